@@ -1,0 +1,16 @@
+//! The HPF-aware syntax layer: source forms, the tree-sitter parse of the
+//! Fortran text, the HPF directive parser, and a small owned AST that the
+//! analysis layer reads. No analysis and no protocol types live here.
+
+mod ast;
+mod diagnostic;
+pub mod directive;
+mod expr;
+mod source_form;
+mod text_range;
+
+pub use ast::*;
+pub use diagnostic::{Code, Diagnostic, Related, Severity};
+pub use expr::{BinaryOp, Expr, ExprKind, Name, Subscript, UnaryOp};
+pub use source_form::{normalize_fixed, SourceForm, DEFAULT_FIXED_LINE_LENGTH, FORTRAN_EXTENSIONS};
+pub use text_range::TextRange;
