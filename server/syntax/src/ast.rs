@@ -131,9 +131,11 @@ pub enum StmtKind {
     Output {
         items: Vec<Expr>,
     },
-    /// Any other statement, with the expressions found in it.
+    /// Any other statement or construct (SELECT CASE, BLOCK, ...), with the
+    /// expressions and statements found in it.
     Other {
         exprs: Vec<Expr>,
+        body: Vec<Stmt>,
     },
 }
 
@@ -148,6 +150,7 @@ impl Stmt {
                 body.iter().chain(elsewhere.iter().flat_map(|(_, it)| it.iter())).collect()
             }
             StmtKind::If { branches } => branches.iter().flat_map(|(_, it)| it.iter()).collect(),
+            StmtKind::Other { body, .. } => body.iter().collect(),
             _ => Vec::new(),
         }
     }

@@ -6,11 +6,16 @@ mod ast;
 mod diagnostic;
 pub mod directive;
 mod expr;
+mod line_index;
+mod lower;
+mod parse;
 mod source_form;
 mod text_range;
 
 pub use ast::*;
 pub use diagnostic::{Code, Diagnostic, Related, Severity};
+pub use line_index::LineIndex;
+pub use parse::{lower_tree, parse, parse_tree, parser_text, SourceFile, DIRECTIVES_QUERY};
 pub use expr::{BinaryOp, Expr, ExprKind, Name, Subscript, UnaryOp};
 pub use source_form::{normalize_fixed, SourceForm, DEFAULT_FIXED_LINE_LENGTH, FORTRAN_EXTENSIONS};
 pub use text_range::TextRange;

@@ -1,0 +1,213 @@
+//! The entry point of the syntax layer: text in, [`SourceFile`] out.
+//!
+//! Parsing never fails. Fixed form is normalised first (every byte stays
+//! where it is, so every range maps straight back to the user's text), the
+//! tree-sitter tree is lowered to the AST, the comments found by
+//! `queries/directives.scm` go to the directive parser, and the directives
+//! are handed to the program unit that holds them.
+
+use std::sync::OnceLock;
+
+use tree_sitter::{Node, Parser, Query, QueryCursor, StreamingIterator, Tree};
+
+use crate::ast::Unit;
+use crate::directive::{parse_directives, Directive};
+use crate::lower::{Lowerer, MAX_DEPTH};
+use crate::{normalize_fixed, Code, Diagnostic, SourceForm, TextRange};
+
+/// The query that finds comments (and so directives), compiled into the binary.
+pub const DIRECTIVES_QUERY: &str = include_str!("../../../queries/directives.scm");
+
+/// How many syntax errors of the Fortran text are reported per file;
+/// past that, the file is not worth reading error by error.
+const MAX_SYNTAX_ERRORS: usize = 50;
+
+#[derive(Clone, Debug)]
+pub struct SourceFile {
+    pub form: SourceForm,
+    pub units: Vec<Unit>,
+    /// Every comment, in text order (directives included).
+    pub comments: Vec<TextRange>,
+    /// Syntax diagnostics: Fortran errors, directive errors, nesting limits.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl SourceFile {
+    /// Every directive of the file, in text order.
+    pub fn directives(&self) -> Vec<&Directive> {
+        let mut res: Vec<&Directive> =
+            self.units.iter().flat_map(|it| it.all_units()).flat_map(|it| it.directives.iter()).collect();
+        res.sort_by_key(|it| it.range.start);
+        res
+    }
+}
+
+fn language() -> tree_sitter::Language {
+    tree_sitter_fortran::LANGUAGE.into()
+}
+
+fn directives_query() -> &'static Query {
+    static QUERY: OnceLock<Query> = OnceLock::new();
+    QUERY.get_or_init(|| Query::new(&language(), DIRECTIVES_QUERY).expect("queries/directives.scm compiles"))
+}
+
+/// The text tree-sitter sees: the normalised text for fixed form.
+pub fn parser_text(text: &str, form: SourceForm) -> std::borrow::Cow<'_, str> {
+    match form {
+        SourceForm::Free => std::borrow::Cow::Borrowed(text),
+        SourceForm::Fixed { line_length } => std::borrow::Cow::Owned(normalize_fixed(text, line_length)),
+    }
+}
+
+/// Parses `text` (already normalised for its form) with tree-sitter,
+/// reusing `old_tree` when it has been edited to match.
+pub fn parse_tree(parser_text: &str, old_tree: Option<&Tree>) -> Tree {
+    let mut parser = Parser::new();
+    parser.set_language(&language()).expect("tree-sitter-fortran matches the tree-sitter ABI");
+    parser.parse(parser_text, old_tree).expect("parsing without a timeout or cancellation flag always ends")
+}
+
+/// Parses a whole file.
+pub fn parse(text: &str, form: SourceForm) -> SourceFile {
+    let normalised = parser_text(text, form);
+    let tree = parse_tree(&normalised, None);
+    lower_tree(text, &normalised, form, &tree)
+}
+
+/// Lowers a tree of `parser_text` (see [`parser_text`]); `text` is what
+/// the user wrote, used for directives and names.
+pub fn lower_tree(text: &str, parser_text: &str, form: SourceForm, tree: &Tree) -> SourceFile {
+    let root = tree.root_node();
+    let mut diagnostics = Vec::new();
+    syntax_errors(root, parser_text, &mut diagnostics);
+
+    let comments = comments(root, parser_text);
+    let units = Lowerer::new(parser_text, &mut diagnostics).units(root);
+    let directives = parse_directives(text, form, &comments, &mut diagnostics);
+    let mut units = units;
+    assign_directives(&mut units, directives);
+    diagnostics.sort_by_key(|it| (it.range.start, it.range.end));
+    SourceFile { form, units, comments, diagnostics }
+}
+
+fn comments(root: Node, text: &str) -> Vec<TextRange> {
+    let mut cursor = QueryCursor::new();
+    // Directives sit at statement level; a pathologically deep tree is not
+    // searched below this depth.
+    cursor.set_max_start_depth(Some(MAX_DEPTH as u32));
+    let mut matches = cursor.matches(directives_query(), root, text.as_bytes());
+    let mut res = Vec::new();
+    while let Some(found) = matches.next() {
+        for capture in found.captures() {
+            res.push(TextRange::new(capture.node.start_byte(), capture.node.end_byte()));
+        }
+    }
+    res.sort_by_key(|it| it.start);
+    res.dedup();
+    res
+}
+
+/// Reports ERROR and MISSING nodes, walking the tree iteratively.
+fn syntax_errors(root: Node, text: &str, diagnostics: &mut Vec<Diagnostic>) {
+    if !root.has_error() {
+        return;
+    }
+    let mut n_errors = 0;
+    let mut cursor = root.walk();
+    'walk: loop {
+        let node = cursor.node();
+        let mut descend = node.has_error();
+        if node.is_missing() {
+            diagnostics.push(Diagnostic::new(
+                Code::FortranSyntax,
+                TextRange::new(node.start_byte(), node.end_byte()),
+                format!("syntax error: missing `{}`", node.kind()),
+            ));
+            n_errors += 1;
+            descend = false;
+        } else if node.is_error() {
+            let range = TextRange::new(node.start_byte(), node.end_byte());
+            diagnostics.push(error_diagnostic(node, text));
+            n_errors += 1;
+            // Errors nested inside an error are part of the same mistake,
+            // except where whole statements are wrapped (look inside those).
+            descend = range.len() > 0 && node.child_count() > 1;
+        }
+        if n_errors >= MAX_SYNTAX_ERRORS {
+            break;
+        }
+        if descend && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                continue 'walk;
+            }
+            if !cursor.goto_parent() {
+                break 'walk;
+            }
+        }
+    }
+}
+
+/// Where an ERROR node puts the mistake: at the first token the grammar
+/// could not place, or, when the node only wraps statements that parsed
+/// (a construct without its END), at its last statement.
+fn error_diagnostic(node: Node, text: &str) -> Diagnostic {
+    let mut cursor = node.walk();
+    let children: Vec<Node> = node.children(&mut cursor).collect();
+    let snippet = |it: Node| {
+        let word = text.get(it.byte_range()).unwrap_or("").lines().next().unwrap_or("").trim();
+        word.chars().take(40).collect::<String>()
+    };
+    if let Some(token) = children.iter().find(|it| !it.is_named() && !it.is_extra() && it.byte_range().len() > 0) {
+        let range = TextRange::new(token.start_byte(), token.end_byte());
+        return Diagnostic::new(Code::FortranSyntax, range, format!("syntax error: unexpected `{}`", snippet(*token)));
+    }
+    let whole = TextRange::new(node.start_byte(), node.end_byte());
+    let on_one_line = !text.get(whole.to_range()).unwrap_or("").trim_end().contains('\n');
+    match children.iter().rev().find(|it| it.is_named() && !it.is_extra()) {
+        Some(last) if !on_one_line && children.len() > 1 => Diagnostic::new(
+            Code::FortranSyntax,
+            TextRange::new(last.start_byte(), last.end_byte()),
+            format!("syntax error: the construct that starts with `{}` is not complete here", snippet(children[0])),
+        ),
+        _ => Diagnostic::new(Code::FortranSyntax, whole, format!("syntax error in `{}`", snippet(node))),
+    }
+}
+
+/// Hands each directive to the innermost unit that holds it; a directive
+/// before a unit's header goes to that unit (fixed-form files often put
+/// `CHPF$` lines before the first statement they describe).
+fn assign_directives(units: &mut Vec<Unit>, directives: Vec<Directive>) {
+    if units.is_empty() && !directives.is_empty() {
+        let start = directives[0].range.start;
+        let end = directives[directives.len() - 1].range.end;
+        units.push(Unit {
+            kind: crate::UnitKind::Program,
+            name: None,
+            range: TextRange::new(start, end),
+            header: TextRange::empty(start),
+            dummies: Vec::new(),
+            uses: Vec::new(),
+            decls: Vec::new(),
+            body: Vec::new(),
+            directives: Vec::new(),
+            contains: Vec::new(),
+            execution_start: end,
+        });
+    }
+    for directive in directives {
+        let offset = directive.range.start;
+        let top = units
+            .iter()
+            .position(|it| it.range.contains(offset))
+            .or_else(|| units.iter().position(|it| it.range.start >= offset))
+            .unwrap_or(units.len() - 1);
+        let mut unit = &mut units[top];
+        while let Some(inner) = unit.contains.iter().position(|it| it.range.contains(offset)) {
+            unit = &mut unit.contains[inner];
+        }
+        unit.directives.push(directive);
+    }
+}
