@@ -1,4 +1,35 @@
-//! The model of HPF programs: symbols, mappings, loops, access ranges,
-//! optimal alignment triples and transfer patterns.
+//! The analysis layer: the semantic model of an HPF program (symbols and
+//! mappings), and the alignment analysis built on it.
+//!
+//! Plain data in, plain data out, deterministic. No LSP and no tokio types
+//! here; the `lsp` crate formats what this crate computes.
 
+pub mod eval;
+mod mapping_checks;
+pub mod model;
+pub mod render;
 pub mod transfer;
+
+use syntax::{Diagnostic, SourceFile, SourceForm};
+
+pub use model::{Model, ModelConfig};
+
+/// Everything known about one file.
+#[derive(Clone, Debug)]
+pub struct FileAnalysis {
+    pub file: SourceFile,
+    pub model: Model,
+    /// Syntax and model diagnostics, in text order.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Parses and analyses one file.
+pub fn analyze(text: &str, form: SourceForm, config: ModelConfig) -> FileAnalysis {
+    let file = syntax::parse(text, form);
+    let mut diagnostics = file.diagnostics.clone();
+    let model = model::build_model(&file, config, &mut diagnostics);
+    diagnostics.sort_by_key(|it| (it.range.start, it.range.end, it.code.as_str()));
+    // One directive can yield the same finding once per entity it names.
+    diagnostics.dedup_by(|a, b| a.code == b.code && a.range == b.range && a.message == b.message);
+    FileAnalysis { file, model, diagnostics }
+}

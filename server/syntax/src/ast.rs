@@ -43,6 +43,9 @@ pub struct Unit {
     pub directives: Vec<Directive>,
     /// Units after CONTAINS.
     pub contains: Vec<Unit>,
+    /// Interface bodies of INTERFACE blocks: scoping units of their own
+    /// (their dummies can carry INHERIT or descriptive mappings).
+    pub interfaces: Vec<Unit>,
     /// Offset of the first executable statement (the end of the
     /// specification part), or the end of the unit.
     pub execution_start: usize,
@@ -157,12 +160,13 @@ impl Stmt {
 }
 
 impl Unit {
-    /// This unit and every unit it contains, depth first.
+    /// This unit and every unit it contains or declares in an interface block, depth first.
     pub fn all_units(&self) -> Vec<&Unit> {
         let mut res = Vec::new();
         let mut stack = vec![self];
         while let Some(unit) = stack.pop() {
             res.push(unit);
+            stack.extend(unit.interfaces.iter().rev());
             stack.extend(unit.contains.iter().rev());
         }
         res

@@ -223,6 +223,14 @@ impl<'a> Lowerer<'a> {
                     }
                 }
             }
+            "interface" => {
+                for child in named_children(node) {
+                    if let Some(unit_kind) = unit_kind(child.kind()).filter(|_| !child.kind().ends_with("_statement")) {
+                        let unit = self.unit(child, unit_kind, depth + 1);
+                        builder.interfaces.push(unit);
+                    }
+                }
+            }
             _ if is_specification(kind) || is_ignored(kind) => {}
             _ => {
                 if let Some(stmt) = self.statement(node, depth) {
@@ -682,6 +690,7 @@ struct UnitBuilder {
     decls: Vec<Decl>,
     body: Vec<Stmt>,
     contains: Vec<Unit>,
+    interfaces: Vec<Unit>,
     execution_start: Option<usize>,
 }
 
@@ -697,6 +706,7 @@ impl UnitBuilder {
             decls: Vec::new(),
             body: Vec::new(),
             contains: Vec::new(),
+            interfaces: Vec::new(),
             execution_start: None,
         }
     }
@@ -717,6 +727,7 @@ impl UnitBuilder {
             body: self.body,
             directives: Vec::new(),
             contains: self.contains,
+            interfaces: self.interfaces,
             execution_start,
         }
     }

@@ -194,6 +194,7 @@ fn assign_directives(units: &mut Vec<Unit>, directives: Vec<Directive>) {
             body: Vec::new(),
             directives: Vec::new(),
             contains: Vec::new(),
+            interfaces: Vec::new(),
             execution_start: end,
         });
     }
@@ -205,8 +206,14 @@ fn assign_directives(units: &mut Vec<Unit>, directives: Vec<Directive>) {
             .or_else(|| units.iter().position(|it| it.range.start >= offset))
             .unwrap_or(units.len() - 1);
         let mut unit = &mut units[top];
-        while let Some(inner) = unit.contains.iter().position(|it| it.range.contains(offset)) {
-            unit = &mut unit.contains[inner];
+        loop {
+            if let Some(inner) = unit.contains.iter().position(|it| it.range.contains(offset)) {
+                unit = &mut unit.contains[inner];
+            } else if let Some(inner) = unit.interfaces.iter().position(|it| it.range.contains(offset)) {
+                unit = &mut unit.interfaces[inner];
+            } else {
+                break;
+            }
         }
         unit.directives.push(directive);
     }

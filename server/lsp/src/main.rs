@@ -1,0 +1,54 @@
+//! `hpf-ls`: the language server and compiler driver for High Performance
+//! Fortran. This file only dispatches the subcommands.
+
+use hpf_ls::cli;
+
+use std::io::Write;
+
+const HELP: &str = "\
+hpf-ls: language server and compiler driver for High Performance Fortran
+
+usage:
+  hpf-ls demo                      show what hpf-ls does on the seed's worked example
+  hpf-ls check [OPTIONS] PATH...   report syntax and mapping diagnostics
+  hpf-ls model [OPTIONS] PATH...   print the mapping model (alignments, triples, distributions)
+
+options:
+  --format text|json               output format of `check` (default text)
+  --form free|fixed|fixed132       source form, overriding the extension and hpf-ls.toml
+  --processors N                   value of NUMBER_OF_PROCESSORS()
+  -h, --help                       this text
+  -V, --version                    the version
+
+exit status of `check`: 0 no errors, 1 errors found, 2 usage or I/O error";
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (mut out, mut err) = (String::new(), String::new());
+    let status = match args.first().map(String::as_str) {
+        Some("check") => cli::check::run(&args[1..], &mut out, &mut err),
+        Some("model") => cli::demo::run_model(&args[1..], &mut out, &mut err),
+        Some("demo") => cli::demo::run_demo(&mut out),
+        Some("-h" | "--help" | "help") => {
+            out.push_str(HELP);
+            out.push('\n');
+            0
+        }
+        Some("-V" | "--version") => {
+            out.push_str(concat!("hpf-ls ", env!("CARGO_PKG_VERSION"), "\n"));
+            0
+        }
+        Some(other) => {
+            err.push_str(&format!("hpf-ls: unknown command `{other}`\n\n{HELP}\n"));
+            cli::EXIT_USAGE
+        }
+        None => {
+            err.push_str(&format!("{HELP}\n"));
+            cli::EXIT_USAGE
+        }
+    };
+    // A closed pipe (`hpf-ls check | head`) is not an error worth a panic.
+    let _ = std::io::stdout().write_all(out.as_bytes());
+    let _ = std::io::stderr().write_all(err.as_bytes());
+    std::process::exit(status);
+}
