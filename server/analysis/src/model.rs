@@ -304,9 +304,8 @@ impl Model {
     /// affine maps. `None` when the chain has a cycle.
     pub fn resolve(&self, id: SymbolId) -> Option<ResolvedMapping> {
         let symbol = self.symbol(id);
-        let mut axes: Vec<Axis> = (0..symbol.rank())
-            .map(|dim| Axis::Affine { source_dim: dim, stride: 1, offset: 0 })
-            .collect();
+        let mut axes: Vec<Axis> =
+            (0..symbol.rank()).map(|dim| Axis::Affine { source_dim: dim, stride: 1, offset: 0 }).collect();
         let mut current = id;
         let mut seen = vec![id];
         while let Some(align) = &self.symbol(current).mapping.align {
@@ -463,7 +462,9 @@ fn shape(model: &Model, unit: UnitId, dims: &[Subscript]) -> Vec<Dim> {
     };
     dims.iter()
         .map(|dim| match dim {
-            Subscript::Expr(expr) => Dim { lo: Bound::Known(1), hi: bound(Some(expr), Bound::Assumed), range: expr.range },
+            Subscript::Expr(expr) => {
+                Dim { lo: Bound::Known(1), hi: bound(Some(expr), Bound::Assumed), range: expr.range }
+            }
             Subscript::Range { lo, hi, range, .. } => Dim {
                 lo: bound(lo.as_ref(), if lo.is_none() && hi.is_some() { Bound::Known(1) } else { Bound::Assumed }),
                 hi: bound(hi.as_ref(), Bound::Assumed),
@@ -835,7 +836,9 @@ fn alignment(
             .collect(),
     };
     if sources.len() != alignee_rank && spec.sources.is_some() && !alignee_symbol.shape.is_empty() {
-        let range = sources.first().map_or(spec.target.range, |first| first.range().cover(sources.last().expect("not empty").range()));
+        let range = sources
+            .first()
+            .map_or(spec.target.range, |first| first.range().cover(sources.last().expect("not empty").range()));
         diagnostics.push(
             Diagnostic::new(
                 Code::AlignRankMismatch,
@@ -915,13 +918,12 @@ fn alignment(
                 let source_lo = alignee_symbol.shape.get(source_dim).and_then(|it| it.lo.known());
                 match (fold(lo, target_lo), fold(stride, 1), source_lo) {
                     // Element LB of the alignee goes to `lo`, each next one `stride` further.
-                    (Ok(lo), Ok(stride), Some(source_lo)) => match stride
-                        .checked_mul(source_lo)
-                        .and_then(|it| lo.checked_sub(it))
-                    {
-                        Some(offset) => Axis::Affine { source_dim, stride, offset },
-                        None => Axis::Unknown,
-                    },
+                    (Ok(lo), Ok(stride), Some(source_lo)) => {
+                        match stride.checked_mul(source_lo).and_then(|it| lo.checked_sub(it)) {
+                            Some(offset) => Axis::Affine { source_dim, stride, offset },
+                            None => Axis::Unknown,
+                        }
+                    }
                     (Err(not_folded), _, _) | (_, Err(not_folded), _) => {
                         not_constant(&not_folded, "the alignment", diagnostics);
                         Axis::Unknown
@@ -970,5 +972,11 @@ fn alignment(
             "this `:` of the alignee has no matching section in the target",
         ));
     }
-    Some(Alignment { target, axes, directive, alignee: TextRange::empty(directive.start), target_range: spec.target_range })
+    Some(Alignment {
+        target,
+        axes,
+        directive,
+        alignee: TextRange::empty(directive.start),
+        target_range: spec.target_range,
+    })
 }

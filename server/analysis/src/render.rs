@@ -141,7 +141,13 @@ pub fn render_model(model: &Model) -> String {
             }
         }
         for remap in &unit.remaps {
-            let _ = writeln!(res, "  {:?} of {} at {}", remap.kind, model.symbol(remap.symbol).name.text, remap.directive.start);
+            let _ = writeln!(
+                res,
+                "  {:?} of {} at {}",
+                remap.kind,
+                model.symbol(remap.symbol).name.text,
+                remap.directive.start
+            );
         }
     }
     res

@@ -35,13 +35,14 @@ pub struct Config {
 impl Config {
     /// Finds and reads the nearest `hpf-ls.toml` above `path`.
     pub fn discover(path: &Path) -> Result<Config, String> {
-        let start = if path.is_dir() { path.to_path_buf() } else { path.parent().unwrap_or(Path::new(".")).to_path_buf() };
+        let start =
+            if path.is_dir() { path.to_path_buf() } else { path.parent().unwrap_or(Path::new(".")).to_path_buf() };
         let start = std::fs::canonicalize(&start).unwrap_or(start);
         for dir in start.ancestors() {
             let candidate = dir.join(CONFIG_FILE_NAME);
             if candidate.is_file() {
-                let text = std::fs::read_to_string(&candidate)
-                    .map_err(|error| format!("{}: {error}", candidate.display()))?;
+                let text =
+                    std::fs::read_to_string(&candidate).map_err(|error| format!("{}: {error}", candidate.display()))?;
                 let file: ConfigFile =
                     toml::from_str(&text).map_err(|error| format!("{}: {error}", candidate.display()))?;
                 for (glob, form) in &file.forms {

@@ -35,7 +35,8 @@ fn snapshot(path: &Path) -> String {
     let form = SourceForm::from_path(path);
     let analysis = analysis::analyze(&text, form, ModelConfig { number_of_processors: Some(4) });
     let relative = path.strip_prefix(corpus_dir()).expect("inside the corpus");
-    let mut res = format!("--- model (NUMBER_OF_PROCESSORS() = 4)\n{}", analysis::render::render_model(&analysis.model));
+    let mut res =
+        format!("--- model (NUMBER_OF_PROCESSORS() = 4)\n{}", analysis::render::render_model(&analysis.model));
     res.push_str("--- check\n");
     hpf_ls::cli::check::render_text(relative, &text, &analysis.diagnostics, &mut res);
     res

@@ -14,8 +14,8 @@ mod text_range;
 
 pub use ast::*;
 pub use diagnostic::{Code, Diagnostic, Related, Severity};
+pub use expr::{BinaryOp, Expr, ExprKind, Name, Subscript, UnaryOp};
 pub use line_index::LineIndex;
 pub use parse::{lower_tree, parse, parse_tree, parser_text, SourceFile, DIRECTIVES_QUERY};
-pub use expr::{BinaryOp, Expr, ExprKind, Name, Subscript, UnaryOp};
 pub use source_form::{normalize_fixed, SourceForm, DEFAULT_FIXED_LINE_LENGTH, FORTRAN_EXTENSIONS};
 pub use text_range::TextRange;

@@ -150,7 +150,8 @@ impl<'a> Lowerer<'a> {
             if kind == "comment" {
                 continue;
             }
-            let builder = loose.get_or_insert_with(|| UnitBuilder::new(UnitKind::Program, TextRange::empty(child.start_byte())));
+            let builder =
+                loose.get_or_insert_with(|| UnitBuilder::new(UnitKind::Program, TextRange::empty(child.start_byte())));
             self.unit_item(builder, child, 1);
         }
         if let Some(builder) = loose.take() {
@@ -180,8 +181,11 @@ impl<'a> Lowerer<'a> {
             match child.kind() {
                 "name" if builder.name.is_none() => builder.name = Some(self.name(child)),
                 "parameters" => {
-                    builder.dummies =
-                        named_children(child).into_iter().filter(|it| it.kind() == "identifier").map(|it| self.name(it)).collect()
+                    builder.dummies = named_children(child)
+                        .into_iter()
+                        .filter(|it| it.kind() == "identifier")
+                        .map(|it| self.name(it))
+                        .collect()
                 }
                 _ => {}
             }
@@ -204,9 +208,9 @@ impl<'a> Lowerer<'a> {
             return;
         }
         match kind {
-            "use_statement" => {
-                builder.uses.extend(named_children(node).into_iter().filter(|it| it.kind() == "module_name").map(|it| self.name(it)))
-            }
+            "use_statement" => builder.uses.extend(
+                named_children(node).into_iter().filter(|it| it.kind() == "module_name").map(|it| self.name(it)),
+            ),
             "variable_declaration" | "variable_modification" => {
                 let decl = self.declaration(node, depth);
                 builder.decls.push(decl);
@@ -288,9 +292,7 @@ impl<'a> Lowerer<'a> {
 
     fn declarator(&mut self, node: Node, depth: usize) -> Option<DeclEntity> {
         match node.kind() {
-            "identifier" => {
-                Some(DeclEntity { name: self.name(node), dims: None, init: None, range: range(node) })
-            }
+            "identifier" => Some(DeclEntity { name: self.name(node), dims: None, init: None, range: range(node) }),
             "sized_declarator" => {
                 let children = named_children(node);
                 let name = children.iter().find(|it| it.kind() == "identifier")?;
@@ -309,8 +311,12 @@ impl<'a> Lowerer<'a> {
     }
 
     fn parameter_statement(&mut self, node: Node, depth: usize) -> Decl {
-        let mut decl =
-            Decl { type_name: String::new(), attrs: vec![DeclAttr::Parameter], entities: Vec::new(), range: range(node) };
+        let mut decl = Decl {
+            type_name: String::new(),
+            attrs: vec![DeclAttr::Parameter],
+            entities: Vec::new(),
+            range: range(node),
+        };
         for assignment in named_children(node).into_iter().filter(|it| it.kind() == "parameter_assignment") {
             let children = named_children(assignment);
             let Some(name) = children.first().filter(|it| it.kind() == "identifier") else { continue };
@@ -358,7 +364,8 @@ impl<'a> Lowerer<'a> {
         let kind = match node.kind() {
             "do_loop" | "do_label_loop" => {
                 let do_statement = children.iter().find(|it| it.kind() == "do_statement");
-                let body = self.statements(children.iter().copied().filter(|it| it.kind() != "do_statement").collect(), depth + 1);
+                let body = self
+                    .statements(children.iter().copied().filter(|it| it.kind() != "do_statement").collect(), depth + 1);
                 let mut label = None;
                 let mut control = None;
                 let mut is_while = None;
@@ -474,7 +481,9 @@ impl<'a> Lowerer<'a> {
                         body_nodes.push(*child);
                     } else {
                         body_nodes.extend(named_children(*child).into_iter().filter(|it| {
-                            it.kind().ends_with("_statement") || it.kind().ends_with("_loop") || is_expression(it.kind())
+                            it.kind().ends_with("_statement")
+                                || it.kind().ends_with("_loop")
+                                || is_expression(it.kind())
                         }));
                     }
                 }
@@ -618,7 +627,10 @@ impl<'a> Lowerer<'a> {
             }
             "unary_expression" => {
                 let operand = node.child_by_field_name("argument").or_else(|| named_children(node).into_iter().next());
-                let operator = all_children(node).into_iter().find(|it| !it.is_named()).map(|it| self.text(it).to_ascii_lowercase());
+                let operator = all_children(node)
+                    .into_iter()
+                    .find(|it| !it.is_named())
+                    .map(|it| self.text(it).to_ascii_lowercase());
                 let op = match operator.as_deref() {
                     Some("-") => Some(UnaryOp::Neg),
                     Some("+") => Some(UnaryOp::Plus),
@@ -633,7 +645,9 @@ impl<'a> Lowerer<'a> {
                 }
             }
             "parenthesized_expression" => match named_children(node).into_iter().find(|it| it.kind() != "comment") {
-                Some(inner) if named_children(node).len() == 1 => ExprKind::Paren(Box::new(self.expr(inner, depth + 1))),
+                Some(inner) if named_children(node).len() == 1 => {
+                    ExprKind::Paren(Box::new(self.expr(inner, depth + 1)))
+                }
                 _ => ExprKind::Other(self.sub_exprs(node, depth)),
             },
             "string_literal" | "boolean_literal" | "complex_literal" | "null_literal" => {
@@ -663,7 +677,9 @@ impl<'a> Lowerer<'a> {
                     for item in self.subscripts(child, depth + 1) {
                         match item {
                             Subscript::Expr(expr) | Subscript::Keyword { value: expr, .. } => res.push(expr),
-                            Subscript::Range { lo, hi, stride, .. } => res.extend(lo.into_iter().chain(hi).chain(stride)),
+                            Subscript::Range { lo, hi, stride, .. } => {
+                                res.extend(lo.into_iter().chain(hi).chain(stride))
+                            }
                             Subscript::Star(_) => {}
                         }
                     }
@@ -712,10 +728,8 @@ impl UnitBuilder {
     }
 
     fn finish(self) -> Unit {
-        let execution_start = self
-            .execution_start
-            .or_else(|| self.contains.first().map(|it| it.range.start))
-            .unwrap_or(self.range.end);
+        let execution_start =
+            self.execution_start.or_else(|| self.contains.first().map(|it| it.range.start)).unwrap_or(self.range.end);
         Unit {
             kind: self.kind,
             name: self.name,

@@ -131,7 +131,7 @@ fn syntax_errors(root: Node, text: &str, diagnostics: &mut Vec<Diagnostic>) {
             n_errors += 1;
             // Errors nested inside an error are part of the same mistake,
             // except where whole statements are wrapped (look inside those).
-            descend = range.len() > 0 && node.child_count() > 1;
+            descend = !range.is_empty() && node.child_count() > 1;
         }
         if n_errors >= MAX_SYNTAX_ERRORS {
             break;
@@ -160,7 +160,7 @@ fn error_diagnostic(node: Node, text: &str) -> Diagnostic {
         let word = text.get(it.byte_range()).unwrap_or("").lines().next().unwrap_or("").trim();
         word.chars().take(40).collect::<String>()
     };
-    if let Some(token) = children.iter().find(|it| !it.is_named() && !it.is_extra() && it.byte_range().len() > 0) {
+    if let Some(token) = children.iter().find(|it| !it.is_named() && !it.is_extra() && !it.byte_range().is_empty()) {
         let range = TextRange::new(token.start_byte(), token.end_byte());
         return Diagnostic::new(Code::FortranSyntax, range, format!("syntax error: unexpected `{}`", snippet(*token)));
     }

@@ -20,7 +20,8 @@ pub enum OutputFormat {
     Json,
 }
 
-pub const USAGE: &str = "usage: hpf-ls check [--format text|json] [--form free|fixed|fixed132] [--processors N] PATH...";
+pub const USAGE: &str =
+    "usage: hpf-ls check [--format text|json] [--form free|fixed|fixed132] [--processors N] PATH...";
 
 /// Runs `check` and returns the process exit status.
 pub fn run(args: &[String], out: &mut String, err: &mut String) -> i32 {
@@ -83,11 +84,7 @@ pub fn run(args: &[String], out: &mut String, err: &mut String) -> i32 {
     match format {
         OutputFormat::Text => {
             if n_errors + n_warnings > 0 || !inputs.is_empty() {
-                let _ = writeln!(
-                    err,
-                    "checked {} file(s): {n_errors} error(s), {n_warnings} warning(s)",
-                    inputs.len()
-                );
+                let _ = writeln!(err, "checked {} file(s): {n_errors} error(s), {n_warnings} warning(s)", inputs.len());
             }
         }
         OutputFormat::Json => {

@@ -53,9 +53,10 @@ pub fn parse_input_options(
         match flag {
             "--form" => {
                 let name = value()?;
-                options.form = Some(SourceForm::from_name(&name).ok_or_else(|| {
-                    format!("unknown source form `{name}`: use free, fixed, fixed72 or fixed132")
-                })?);
+                options.form =
+                    Some(SourceForm::from_name(&name).ok_or_else(|| {
+                        format!("unknown source form `{name}`: use free, fixed, fixed72 or fixed132")
+                    })?);
             }
             "--processors" | "-p" => {
                 let text = value()?;
