@@ -5,6 +5,7 @@
 //! here; the `lsp` crate formats what this crate computes.
 
 pub mod eval;
+pub mod loops;
 mod mapping_checks;
 pub mod model;
 pub mod render;
@@ -19,6 +20,8 @@ pub use model::{Model, ModelConfig};
 pub struct FileAnalysis {
     pub file: SourceFile,
     pub model: Model,
+    /// Every loop, in text order.
+    pub loops: Vec<loops::LoopReport>,
     /// Syntax and model diagnostics, in text order.
     pub diagnostics: Vec<Diagnostic>,
 }
@@ -28,8 +31,10 @@ pub fn analyze(text: &str, form: SourceForm, config: ModelConfig) -> FileAnalysi
     let file = syntax::parse(text, form);
     let mut diagnostics = file.diagnostics.clone();
     let model = model::build_model(&file, config, &mut diagnostics);
+    let units: Vec<&syntax::Unit> = model::flatten_units(&file).into_iter().map(|(unit, _)| unit).collect();
+    let loops = loops::analyze_loops(&model, &units, &mut diagnostics);
     diagnostics.sort_by_key(|it| (it.range.start, it.range.end, it.code.as_str()));
     // One directive can yield the same finding once per entity it names.
     diagnostics.dedup_by(|a, b| a.code == b.code && a.range == b.range && a.message == b.message);
-    FileAnalysis { file, model, diagnostics }
+    FileAnalysis { file, model, loops, diagnostics }
 }

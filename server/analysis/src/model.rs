@@ -380,29 +380,38 @@ impl ConstEnv for UnitEnv<'_> {
     }
 }
 
+/// The units of `file` in model order (the index is the [`UnitId`]), each
+/// with its host: depth first, interface bodies without a host.
+pub fn flatten_units(file: &SourceFile) -> Vec<(&syntax::Unit, Option<UnitId>)> {
+    let mut res = Vec::new();
+    let mut stack: Vec<(&syntax::Unit, Option<UnitId>)> = file.units.iter().rev().map(|it| (it, None)).collect();
+    while let Some((unit, parent)) = stack.pop() {
+        let id = res.len();
+        res.push((unit, parent));
+        // Interface bodies have no host association (IMPORT aside).
+        stack.extend(unit.interfaces.iter().rev().map(|it| (it, None)));
+        stack.extend(unit.contains.iter().rev().map(|it| (it, Some(id))));
+    }
+    res
+}
+
 /// Builds the model of `file` and reports the mapping diagnostics.
 pub fn build_model(file: &SourceFile, config: ModelConfig, diagnostics: &mut Vec<Diagnostic>) -> Model {
     let mut model = Model { units: Vec::new(), config };
-    let mut syntax_units = Vec::new();
-    // Flatten units depth first, keeping their hosts.
-    let mut stack: Vec<(&syntax::Unit, Option<UnitId>)> = file.units.iter().rev().map(|it| (it, None)).collect();
-    while let Some((unit, parent)) = stack.pop() {
-        let id = model.units.len();
+    let flat = flatten_units(file);
+    let syntax_units: Vec<&syntax::Unit> = flat.iter().map(|(unit, _)| *unit).collect();
+    for (unit, parent) in &flat {
         model.units.push(UnitModel {
             kind: unit.kind,
             name: unit.name.clone(),
             range: unit.range,
-            parent,
+            parent: *parent,
             modules_used: Vec::new(),
             uses_unknown_module: false,
             symbols: Vec::new(),
             remaps: Vec::new(),
             scope: HashMap::new(),
         });
-        syntax_units.push(unit);
-        // Interface bodies have no host association (IMPORT aside).
-        stack.extend(unit.interfaces.iter().rev().map(|it| (it, None)));
-        stack.extend(unit.contains.iter().rev().map(|it| (it, Some(id))));
     }
     // USE: modules defined in this file.
     for (id, unit) in syntax_units.iter().enumerate() {

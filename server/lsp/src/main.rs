@@ -11,10 +11,12 @@ hpf-ls: language server and compiler driver for High Performance Fortran
 usage:
   hpf-ls demo                      show what hpf-ls does on the seed's worked example
   hpf-ls check [OPTIONS] PATH...   report syntax and mapping diagnostics
+  hpf-ls analyze [OPTIONS] PATH... per loop: home, access ranges, optimal triples, transfers
   hpf-ls model [OPTIONS] PATH...   print the mapping model (alignments, triples, distributions)
 
 options:
   --format text|json               output format of `check` (default text)
+  --json                           JSON output of `analyze` (schema 1, docs/analyze-json.md)
   --form free|fixed|fixed132       source form, overriding the extension and hpf-ls.toml
   --processors N                   value of NUMBER_OF_PROCESSORS()
   -h, --help                       this text
@@ -27,6 +29,7 @@ fn main() {
     let (mut out, mut err) = (String::new(), String::new());
     let status = match args.first().map(String::as_str) {
         Some("check") => cli::check::run(&args[1..], &mut out, &mut err),
+        Some("analyze") => cli::analyze::run(&args[1..], &mut out, &mut err),
         Some("model") => cli::demo::run_model(&args[1..], &mut out, &mut err),
         Some("demo") => cli::demo::run_demo(&mut out),
         Some("-h" | "--help" | "help") => {

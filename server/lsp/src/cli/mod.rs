@@ -2,6 +2,7 @@
 //!
 //! Subcommands call `analysis` directly, never through the protocol.
 
+pub mod analyze;
 pub mod check;
 pub mod demo;
 

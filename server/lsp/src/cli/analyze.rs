@@ -1,0 +1,415 @@
+//! `hpf-ls analyze [--json] [--form F] [--processors N] PATH...`
+//!
+//! The alignment analysis of every loop: homes, access ranges, declared
+//! and optimal triples, transfer patterns and messages. Text by default;
+//! `--json` prints schema 1 of docs/analyze-json.md (one file at a time).
+
+use std::fmt::Write;
+use std::path::Path;
+
+use analysis::loops::{AccessAttr, LoopReport, Triple, When};
+use analysis::model::{Bound, Format};
+use analysis::{FileAnalysis, ModelConfig};
+use serde::Serialize;
+use syntax::{LineIndex, SourceForm, TextRange};
+
+use super::check::{to_json, JsonDiagnostic};
+use super::{collect_inputs, parse_input_options, read_text, EXIT_USAGE};
+
+pub const USAGE: &str = "usage: hpf-ls analyze [--json] [--form free|fixed|fixed132] [--processors N] PATH...";
+
+/// The version of the JSON layout; bump it on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+pub fn run(args: &[String], out: &mut String, err: &mut String) -> i32 {
+    let mut json = false;
+    let options = parse_input_options(args, |flag, _| match flag {
+        "--json" => {
+            json = true;
+            Ok(true)
+        }
+        _ => Ok(false),
+    });
+    let options = match options {
+        Ok(options) if !options.paths.is_empty() => options,
+        Ok(_) => {
+            let _ = writeln!(err, "{USAGE}");
+            return EXIT_USAGE;
+        }
+        Err(message) => {
+            let _ = writeln!(err, "hpf-ls analyze: {message}\n{USAGE}");
+            return EXIT_USAGE;
+        }
+    };
+    let inputs = match collect_inputs(&options) {
+        Ok(inputs) => inputs,
+        Err(message) => {
+            let _ = writeln!(err, "hpf-ls analyze: {message}");
+            return EXIT_USAGE;
+        }
+    };
+    if json && inputs.len() != 1 {
+        let _ = writeln!(err, "hpf-ls analyze: --json takes exactly one file ({} given)", inputs.len());
+        return EXIT_USAGE;
+    }
+    let mut status = 0;
+    for input in &inputs {
+        let text = match read_text(&input.path) {
+            Ok(text) => text,
+            Err(message) => {
+                let _ = writeln!(err, "hpf-ls analyze: {message}");
+                status = EXIT_USAGE;
+                continue;
+            }
+        };
+        let config = ModelConfig { number_of_processors: input.processors };
+        let analysis = analysis::analyze(&text, input.form, config);
+        if json {
+            let report = to_report(&input.path, &text, input.form, config, &analysis);
+            out.push_str(&serde_json::to_string_pretty(&report).expect("the report serialises"));
+            out.push('\n');
+        } else {
+            render_text(&input.path, &text, &analysis, out);
+        }
+    }
+    status
+}
+
+fn triple_json(triple: &Option<Triple>) -> Option<[i64; 3]> {
+    triple.map(|it| [it.lo, it.hi, it.stride])
+}
+
+fn position(index: &LineIndex, text: &str, range: TextRange) -> (usize, usize) {
+    let (line, column) = index.line_col(text, range.start);
+    (line + 1, column + 1)
+}
+
+#[derive(Serialize)]
+pub struct Report {
+    pub schema: u32,
+    pub path: String,
+    pub form: String,
+    pub processors: Option<i64>,
+    pub arrays: Vec<ArrayJson>,
+    pub loops: Vec<LoopJson>,
+    pub diagnostics: Vec<JsonDiagnostic>,
+}
+
+#[derive(Serialize)]
+pub struct ArrayJson {
+    pub name: String,
+    pub unit: Option<String>,
+    pub line: usize,
+    pub column: usize,
+    pub bounds: Vec<[Option<i64>; 2]>,
+    pub target: String,
+    pub triple: Vec<Option<[i64; 3]>>,
+    pub distribution: Option<DistributionJson>,
+    pub processors: Option<ProcessorsJson>,
+}
+
+#[derive(Serialize)]
+pub struct DistributionJson {
+    pub formats: Vec<String>,
+    pub descriptive: bool,
+}
+
+#[derive(Serialize)]
+pub struct ProcessorsJson {
+    pub name: String,
+    pub shape: Vec<Option<i64>>,
+}
+
+#[derive(Serialize)]
+pub struct LoopJson {
+    pub line: usize,
+    pub kind: &'static str,
+    pub unit: Option<String>,
+    pub var: Option<String>,
+    pub bounds: Option<[i64; 3]>,
+    pub nest: Vec<NestJson>,
+    pub home: Option<HomeJson>,
+    pub no_home: Option<String>,
+    pub triple: Vec<Option<[i64; 3]>>,
+    pub gave_up: Option<String>,
+    pub accesses: Vec<AccessJson>,
+}
+
+#[derive(Serialize)]
+pub struct NestJson {
+    pub var: Option<String>,
+    pub bounds: Option<[i64; 3]>,
+}
+
+#[derive(Serialize)]
+pub struct HomeJson {
+    pub array: String,
+    pub text: String,
+    pub line: usize,
+    pub column: usize,
+}
+
+#[derive(Serialize)]
+pub struct AccessJson {
+    pub array: String,
+    pub text: String,
+    pub attr: &'static str,
+    pub home: bool,
+    pub line: usize,
+    pub column: usize,
+    pub access: Vec<Option<[i64; 3]>>,
+    pub declared: Vec<Option<[i64; 3]>>,
+    pub optimal: Option<Vec<Option<[i64; 3]>>>,
+    pub reason: Option<ReasonJson>,
+    pub optimal_align: Option<String>,
+    pub transfer: Option<TransferJson>,
+}
+
+#[derive(Serialize)]
+pub struct ReasonJson {
+    pub kind: &'static str,
+    pub message: String,
+}
+
+#[derive(Serialize)]
+pub struct TransferJson {
+    pub from: Option<Vec<Option<[i64; 3]>>>,
+    pub to: Option<Vec<Option<[i64; 3]>>>,
+    pub when: &'static str,
+    pub kind: &'static str,
+    pub description: String,
+    pub moved_elements: Option<u64>,
+    pub messages: Option<Vec<MessageJson>>,
+    pub uncounted: Option<String>,
+}
+
+#[derive(Serialize)]
+pub struct MessageJson {
+    pub from: u32,
+    pub to: u32,
+    pub elements: u64,
+}
+
+pub fn to_report(path: &Path, text: &str, form: SourceForm, config: ModelConfig, analysis: &FileAnalysis) -> Report {
+    let index = LineIndex::new(text);
+    let model = &analysis.model;
+    let unit_name = |unit: usize| model.units[unit].name.as_ref().map(|it| it.text.clone());
+    let mut arrays = Vec::new();
+    for (id, symbol) in model.symbols() {
+        if !symbol.is_array() {
+            continue;
+        }
+        let (line, column) = position(&index, text, symbol.name.range);
+        let resolved = model.resolve(id);
+        let target = resolved.as_ref().map_or(symbol.name.text.clone(), |it| model.symbol(it.target).name.text.clone());
+        let distribution = model.distribution_of(id);
+        arrays.push(ArrayJson {
+            name: symbol.name.text.clone(),
+            unit: unit_name(id.unit),
+            line,
+            column,
+            bounds: symbol.shape.iter().map(|dim| [dim.lo.known(), dim.hi.known()]).collect(),
+            target,
+            triple: analysis::render::triples(model, id).iter().map(|it| it.map(|(l, u, s)| [l, u, s])).collect(),
+            distribution: distribution.map(|(_, it)| DistributionJson {
+                formats: it.formats.iter().map(|format: &Format| format.render()).collect(),
+                descriptive: it.descriptive,
+            }),
+            processors: distribution.and_then(|(_, it)| it.onto).map(|onto| {
+                let processors = model.symbol(onto);
+                ProcessorsJson {
+                    name: processors.name.text.clone(),
+                    shape: processors
+                        .shape
+                        .iter()
+                        .map(|dim| match (&dim.lo, &dim.hi) {
+                            (Bound::Known(_), Bound::Known(_)) => dim.extent(),
+                            _ => None,
+                        })
+                        .collect(),
+                }
+            }),
+        });
+    }
+    let loops = analysis.loops.iter().map(|report| loop_json(&index, text, analysis, report)).collect();
+    Report {
+        schema: SCHEMA_VERSION,
+        path: path.display().to_string(),
+        form: match form {
+            SourceForm::Free => "free".to_string(),
+            SourceForm::Fixed { line_length } => format!("fixed{line_length}"),
+        },
+        processors: config.number_of_processors,
+        arrays,
+        loops,
+        diagnostics: to_json(path, text, &analysis.diagnostics),
+    }
+}
+
+fn loop_json(index: &LineIndex, text: &str, analysis: &FileAnalysis, report: &LoopReport) -> LoopJson {
+    let model = &analysis.model;
+    let slice = |range: TextRange| text.get(range.to_range()).unwrap_or("").to_string();
+    let (line, _) = position(index, text, report.header);
+    let bounds = |it: &analysis::loops::NestIndex| Some([it.lo?, it.hi?, it.step?]);
+    LoopJson {
+        line,
+        kind: report.kind.as_str(),
+        unit: model.units[report.unit].name.as_ref().map(|it| it.text.clone()),
+        var: report.var.as_ref().map(|it| it.text.clone()),
+        bounds: report.bounds,
+        nest: report
+            .nest
+            .iter()
+            .map(|it| NestJson { var: it.var.as_ref().map(|it| it.text.clone()), bounds: bounds(it) })
+            .collect(),
+        home: report.home.as_ref().map(|home| {
+            let (line, column) = position(index, text, home.range);
+            HomeJson { array: model.symbol(home.array).name.text.clone(), text: slice(home.range), line, column }
+        }),
+        no_home: report.no_home.clone(),
+        triple: report.home.as_ref().map(|it| it.triple.iter().map(triple_json).collect()).unwrap_or_default(),
+        gave_up: report.gave_up.clone(),
+        accesses: report
+            .accesses
+            .iter()
+            .map(|access| {
+                let (line, column) = position(index, text, access.range);
+                let name = &model.symbol(access.array).name.text;
+                let declared: Vec<Option<[i64; 3]>> = access.declared.iter().map(triple_json).collect();
+                let optimal: Option<Vec<Option<[i64; 3]>>> =
+                    access.optimal.as_ref().map(|it| it.iter().map(triple_json).collect());
+                AccessJson {
+                    array: name.clone(),
+                    text: slice(access.range),
+                    attr: match access.attr {
+                        AccessAttr::Reference => "ref",
+                        AccessAttr::Update => "update",
+                    },
+                    home: access.is_home,
+                    line,
+                    column,
+                    access: access.access.iter().map(triple_json).collect(),
+                    declared: declared.clone(),
+                    optimal: optimal.clone(),
+                    reason: access
+                        .reason
+                        .as_ref()
+                        .map(|reason| ReasonJson { kind: reason.kind(), message: reason.describe(name) }),
+                    optimal_align: access.optimal_align.clone(),
+                    transfer: access.transfer.as_ref().map(|transfer| {
+                        let (from, to) = match transfer.when {
+                            When::Before => (Some(declared.clone()), optimal.clone()),
+                            When::After => (optimal.clone(), Some(declared.clone())),
+                        };
+                        TransferJson {
+                            from,
+                            to,
+                            when: match transfer.when {
+                                When::Before => "before",
+                                When::After => "after",
+                            },
+                            kind: transfer.kind.as_str(),
+                            description: transfer.kind.describe(),
+                            moved_elements: transfer.count.as_ref().map(|it| it.moved_elements),
+                            messages: transfer.count.as_ref().map(|count| {
+                                count
+                                    .messages
+                                    .iter()
+                                    .map(|it| MessageJson { from: it.from, to: it.to, elements: it.elements })
+                                    .collect()
+                            }),
+                            uncounted: transfer.uncounted.clone(),
+                        }
+                    }),
+                }
+            })
+            .collect(),
+    }
+}
+
+fn render_triples(triples: &[Option<Triple>]) -> String {
+    let parts: Vec<String> = triples.iter().map(|it| it.map_or("[?]".to_string(), |it| it.render())).collect();
+    parts.join(" ")
+}
+
+/// The human summary: one block per loop.
+pub fn render_text(path: &Path, text: &str, analysis: &FileAnalysis, out: &mut String) {
+    let index = LineIndex::new(text);
+    let model = &analysis.model;
+    let slice = |range: TextRange| text.get(range.to_range()).unwrap_or("").to_string();
+    let _ = writeln!(out, "== {}", path.display());
+    if analysis.loops.is_empty() {
+        let _ = writeln!(out, "(no loops)");
+    }
+    for report in &analysis.loops {
+        let (line, _) = position(&index, text, report.header);
+        let header = slice(report.header);
+        let _ = write!(out, "{}:{line}: {}", path.display(), header.trim());
+        if let Some(home) = &report.home {
+            let _ = write!(out, "  home {} {}", slice(home.range), render_triples(&home.triple));
+        }
+        out.push('\n');
+        if let Some(why) = report.gave_up.as_ref().or(report.no_home.as_ref()) {
+            let _ = writeln!(out, "    {why}");
+        }
+        for access in &report.accesses {
+            let name = &model.symbol(access.array).name.text;
+            let attr = match access.attr {
+                AccessAttr::Reference => "ref",
+                AccessAttr::Update => "update",
+            };
+            let _ = write!(
+                out,
+                "    {:<12} {:<6} access {}  declared {}",
+                slice(access.range),
+                attr,
+                render_triples(&access.access),
+                render_triples(&access.declared)
+            );
+            if access.is_home {
+                let _ = writeln!(out, "  (home)");
+                continue;
+            }
+            match (&access.optimal, &access.reason) {
+                (Some(optimal), _) => {
+                    let _ = write!(out, "  optimal {}", render_triples(optimal));
+                }
+                (None, Some(_)) => out.push_str("  optimal none"),
+                (None, None) => {}
+            }
+            out.push('\n');
+            if let Some(reason) = &access.reason {
+                let _ = writeln!(out, "        why: {}", reason.describe(name));
+            }
+            if let Some(transfer) = &access.transfer {
+                let when = match transfer.when {
+                    When::Before => "before the loop",
+                    When::After => "after the loop",
+                };
+                let _ = write!(out, "        transfer {when}: {}", transfer.kind.describe());
+                match (&transfer.count, &transfer.uncounted) {
+                    (Some(count), _) => {
+                        let messages: Vec<String> = count
+                            .messages
+                            .iter()
+                            .map(|it| format!("{}->{}: {}", it.from, it.to, it.elements))
+                            .collect();
+                        let _ =
+                            write!(out, "; {} element(s) in {} message(s)", count.moved_elements, count.messages.len());
+                        if !messages.is_empty() && messages.len() <= 16 {
+                            let _ = write!(out, " ({})", messages.join(", "));
+                        }
+                    }
+                    (None, Some(why)) => {
+                        let _ = write!(out, "; not counted: {why}");
+                    }
+                    (None, None) => {}
+                }
+                out.push('\n');
+                if let (Some(align), None) = (&access.optimal_align, &access.reason) {
+                    let _ = writeln!(out, "        optimal alignment: {align}");
+                }
+            }
+        }
+    }
+}
