@@ -4,7 +4,10 @@
 //! program of about LINES lines (default 100,000), then times the whole
 //! `check` pipeline in-process (parse, lower, directives, model, mapping
 //! diagnostics) and, when `target/release/hpf-ls` exists, the CLI end to
-//! end. It prints the minimum and median of several runs: these machines
+//! end. `cargo run --release -p hpf-bench -- large` times the analysis of
+//! loops over arrays of 10^9 elements (the transfer counts are closed
+//! forms, so this must not depend on the size). It prints the minimum and
+//! median of several runs: these machines
 //! are shared and noisy, so compare medians and ratios, not single runs.
 
 use std::fmt::Write;
@@ -138,7 +141,12 @@ fn main() {
             let (parse_ratio, check_ratio) = (ratio(&parse_times), ratio(&check_times));
             summarize("syntax::parse (tree-sitter + lowering + directives)", parse_times, text.len(), n_lines);
             println!("  = {parse_ratio:.2} x baseline");
-            summarize("analysis::analyze (parse + model + mapping checks)", check_times, text.len(), n_lines);
+            summarize(
+                "analysis::analyze (parse, model, mapping checks, loop analysis)",
+                check_times,
+                text.len(),
+                n_lines,
+            );
             println!("  = {check_ratio:.2} x baseline");
 
             let binary = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/release/hpf-ls");
@@ -162,9 +170,76 @@ fn main() {
                 println!("(build target/release/hpf-ls to time the CLI end to end)");
             }
         }
+        Some("large") => large_arrays(),
         Some(other) => {
-            eprintln!("unknown benchmark `{other}`; available: check [LINES]");
+            eprintln!("unknown benchmark `{other}`; available: check [LINES], large");
             std::process::exit(2);
         }
+    }
+}
+
+/// A loop `A(I) = B(I-1) + C(2*I) + D(N+1-I)` over 10^9 elements, with the
+/// target distributed as `format` over 64 processors.
+fn large_program(n: i64, format: &str, other_format: &str) -> String {
+    format!(
+        "program large
+  integer, parameter :: n = {n}
+  real :: a(n), b(n), c(2*n), d(n)
+  integer :: i
+!HPF$ PROCESSORS p(64)
+!HPF$ TEMPLATE t(2*n)
+!HPF$ TEMPLATE t2(n)
+!HPF$ DISTRIBUTE t({format}) ONTO p
+!HPF$ DISTRIBUTE t2({other_format}) ONTO p
+!HPF$ ALIGN a(i) WITH t(i)
+!HPF$ ALIGN b(i) WITH t(i)
+!HPF$ ALIGN c(i) WITH t(i)
+!HPF$ ALIGN d(i) WITH t2(i)
+  do i = 2, n
+    a(i) = b(i-1) + c(2*i) + d(n+1-i)
+  end do
+end program large
+"
+    )
+}
+
+fn large_arrays() {
+    let n = 1_000_000_000_i64;
+    println!(
+        "loops over arrays of {n} elements on 64 processors; cores: {}",
+        std::thread::available_parallelism().map_or(0, |it| it.get())
+    );
+    let config = analysis::ModelConfig { number_of_processors: None };
+    for (format, other) in
+        [("BLOCK", "BLOCK"), ("CYCLIC", "BLOCK"), ("CYCLIC(1000)", "CYCLIC(7)"), ("BLOCK(20000000)", "CYCLIC(1001)")]
+    {
+        let text = large_program(n, format, other);
+        let mut times = Vec::new();
+        let mut summary = String::new();
+        for _ in 0..5 {
+            let start = Instant::now();
+            let analysis = analysis::analyze(&text, syntax::SourceForm::Free, config);
+            times.push(start.elapsed());
+            summary.clear();
+            for report in &analysis.loops {
+                for access in &report.accesses {
+                    if let Some(count) = access.transfer.as_ref().and_then(|it| it.count.as_ref()) {
+                        let _ = write!(
+                            summary,
+                            " {}:{}el/{}msg",
+                            &text[access.range.to_range()],
+                            count.moved_elements,
+                            count.messages.len()
+                        );
+                    }
+                }
+            }
+        }
+        times.sort();
+        println!(
+            "t {format:<16} t2 {other:<13} median {:>8.2} ms (min {:.2} ms);{summary}",
+            times[times.len() / 2].as_secs_f64() * 1e3,
+            times[0].as_secs_f64() * 1e3
+        );
     }
 }
