@@ -5,6 +5,9 @@
 //! [forms]                   # per-file source form overrides (globs)
 //! "legacy/*.f90" = "fixed"
 //! "src/wide.f" = "fixed132"
+//! [severity]                # per-code severity: error, warning, info, hint or off
+//! HPF101 = "error"
+//! HPF104 = "off"
 //! ```
 //!
 //! The CLI's `--form` and `--processors` flags win over the file.
@@ -13,7 +16,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-use syntax::SourceForm;
+use syntax::{Code, Diagnostic, Severity, SourceForm};
 
 pub const CONFIG_FILE_NAME: &str = "hpf-ls.toml";
 
@@ -23,6 +26,37 @@ pub struct ConfigFile {
     pub processors: Option<i64>,
     #[serde(default)]
     pub forms: BTreeMap<String, String>,
+    #[serde(default)]
+    pub severity: BTreeMap<String, String>,
+}
+
+/// A severity chosen for a code; `None` turns the code off.
+pub type SeverityOverride = (Code, Option<Severity>);
+
+/// Parses `HPF101 = "error"` style settings (also the CLI's `--severity HPF101=error`).
+pub fn parse_severity(code: &str, severity: &str) -> Result<SeverityOverride, String> {
+    let code = Code::from_name(code).ok_or_else(|| format!("unknown diagnostic code `{code}`"))?;
+    if severity.eq_ignore_ascii_case("off") || severity.eq_ignore_ascii_case("none") {
+        return Ok((code, None));
+    }
+    let severity = Severity::from_name(severity)
+        .ok_or_else(|| format!("unknown severity `{severity}`: use error, warning, info, hint or off"))?;
+    Ok((code, Some(severity)))
+}
+
+/// Applies severity overrides in place, dropping the codes turned off.
+pub fn apply_severities(diagnostics: &mut Vec<Diagnostic>, overrides: &[SeverityOverride]) {
+    if overrides.is_empty() {
+        return;
+    }
+    diagnostics.retain_mut(|diagnostic| match overrides.iter().rev().find(|(code, _)| *code == diagnostic.code) {
+        Some((_, None)) => false,
+        Some((_, Some(severity))) => {
+            diagnostic.severity = *severity;
+            true
+        }
+        None => true,
+    });
 }
 
 /// A loaded configuration and the directory its globs are relative to.
@@ -35,9 +69,10 @@ pub struct Config {
 impl Config {
     /// Finds and reads the nearest `hpf-ls.toml` above `path`.
     pub fn discover(path: &Path) -> Result<Config, String> {
-        let start =
-            if path.is_dir() { path.to_path_buf() } else { path.parent().unwrap_or(Path::new(".")).to_path_buf() };
-        let start = std::fs::canonicalize(&start).unwrap_or(start);
+        let start = if path.is_dir() { path } else { path.parent().unwrap_or(Path::new(".")) };
+        // `legacy.f90` has the empty path as its parent: that is the current directory.
+        let start = if start.as_os_str().is_empty() { Path::new(".") } else { start };
+        let start = std::fs::canonicalize(start).unwrap_or_else(|_| start.to_path_buf());
         for dir in start.ancestors() {
             let candidate = dir.join(CONFIG_FILE_NAME);
             if candidate.is_file() {
@@ -53,10 +88,18 @@ impl Config {
                         ));
                     }
                 }
+                for (code, severity) in &file.severity {
+                    parse_severity(code, severity).map_err(|error| format!("{}: {error}", candidate.display()))?;
+                }
                 return Ok(Config { root: Some(dir.to_path_buf()), file });
             }
         }
         Ok(Config::default())
+    }
+
+    /// The severity overrides of the file (validated when it was read).
+    pub fn severities(&self) -> Vec<SeverityOverride> {
+        self.file.severity.iter().filter_map(|(code, severity)| parse_severity(code, severity).ok()).collect()
     }
 
     /// The source form of `path`: an override of the configuration, else the extension's.

@@ -18,7 +18,8 @@ options:
   --format text|json               output format of `check` (default text)
   --json                           JSON output of `analyze` (schema 1, docs/analyze-json.md)
   --form free|fixed|fixed132       source form, overriding the extension and hpf-ls.toml
-  --processors N                   value of NUMBER_OF_PROCESSORS()
+  --processors N                   value of NUMBER_OF_PROCESSORS() (and of processors without ONTO)
+  --severity CODE=LEVEL            error, warning, info, hint or off for one code (repeatable)
   -h, --help                       this text
   -V, --version                    the version
 

@@ -63,7 +63,8 @@ pub fn run(args: &[String], out: &mut String, err: &mut String) -> i32 {
             }
         };
         let config = ModelConfig { number_of_processors: input.processors };
-        let analysis = analysis::analyze(&text, input.form, config);
+        let mut analysis = analysis::analyze(&text, input.form, config);
+        crate::config::apply_severities(&mut analysis.diagnostics, &input.severities);
         if json {
             let report = to_report(&input.path, &text, input.form, config, &analysis);
             out.push_str(&serde_json::to_string_pretty(&report).expect("the report serialises"));

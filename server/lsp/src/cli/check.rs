@@ -68,7 +68,8 @@ pub fn run(args: &[String], out: &mut String, err: &mut String) -> i32 {
             }
         };
         let config = ModelConfig { number_of_processors: input.processors };
-        let analysis = analysis::analyze(&text, input.form, config);
+        let mut analysis = analysis::analyze(&text, input.form, config);
+        crate::config::apply_severities(&mut analysis.diagnostics, &input.severities);
         for diagnostic in &analysis.diagnostics {
             match diagnostic.severity {
                 Severity::Error => n_errors += 1,

@@ -20,6 +20,7 @@ pub const EXIT_USAGE: i32 = 2;
 pub struct InputOptions {
     pub form: Option<SourceForm>,
     pub processors: Option<i64>,
+    pub severities: Vec<crate::config::SeverityOverride>,
     pub paths: Vec<PathBuf>,
 }
 
@@ -28,6 +29,8 @@ pub struct Input {
     pub path: PathBuf,
     pub form: SourceForm,
     pub processors: Option<i64>,
+    /// From hpf-ls.toml, then the command line (later entries win).
+    pub severities: Vec<crate::config::SeverityOverride>,
 }
 
 /// Parses `--form F`, `--processors N` and paths; other flags go to `extra`,
@@ -67,6 +70,13 @@ pub fn parse_input_options(
                     return Err(format!("`--processors` needs a positive integer, not `{text}`"));
                 }
                 options.processors = Some(count);
+            }
+            "--severity" => {
+                let setting = value()?;
+                let (code, severity) = setting
+                    .split_once('=')
+                    .ok_or_else(|| format!("`--severity` takes CODE=SEVERITY, not `{setting}`"))?;
+                options.severities.push(crate::config::parse_severity(code, severity)?);
             }
             "--" => {
                 options.paths.extend(args[idx + 1..].iter().map(PathBuf::from));
@@ -110,7 +120,9 @@ pub fn collect_inputs(options: &InputOptions) -> Result<Vec<Input>, String> {
     for path in files {
         let config = Config::discover(&path)?;
         let form = options.form.unwrap_or_else(|| config.form_of(&path));
-        inputs.push(Input { processors: options.processors.or(config.file.processors), path, form });
+        let mut severities = config.severities();
+        severities.extend(options.severities.iter().copied());
+        inputs.push(Input { processors: options.processors.or(config.file.processors), path, form, severities });
     }
     Ok(inputs)
 }
