@@ -853,9 +853,7 @@ fn finish(model: &Model, report: &mut LoopReport) {
         }
         Some(mut home) => {
             let distributed = model.distribution_of(home.array).is_some_and(|(_, it)| !it.formats.is_empty());
-            let replicated_target =
-                model.resolve(home.array).is_some_and(|it| it.axes.iter().any(|axis| matches!(axis, Axis::Replicated)));
-            if !distributed || replicated_target {
+            if !distributed {
                 report.no_home = Some(format!(
                     "{} is not distributed, so the loop has no home: every processor runs it (replicated)",
                     model.symbol(home.array).name.text
@@ -1394,6 +1392,11 @@ fn detect_halos(model: &Model, report: &mut LoopReport) {
             continue;
         }
         let mut distinct = per_access.clone();
+        // The home array read at another offset than the element it updates
+        // needs its neighbours' elements: no ALIGN of it can change that.
+        if report.home.as_ref().is_some_and(|home| home.array == array) {
+            distinct.push(vec![0; per_access[0].len()]);
+        }
         distinct.sort();
         distinct.dedup();
         if distinct.len() < 2 {
