@@ -5,6 +5,7 @@
 //! here; the `lsp` crate formats what this crate computes.
 
 pub mod eval;
+pub mod ide;
 pub mod loops;
 mod mapping_checks;
 pub mod model;
@@ -28,7 +29,11 @@ pub struct FileAnalysis {
 
 /// Parses and analyses one file.
 pub fn analyze(text: &str, form: SourceForm, config: ModelConfig) -> FileAnalysis {
-    let file = syntax::parse(text, form);
+    analyze_file(syntax::parse(text, form), config)
+}
+
+/// Analyses a file parsed already (the language server reparses incrementally).
+pub fn analyze_file(file: SourceFile, config: ModelConfig) -> FileAnalysis {
     let mut diagnostics = file.diagnostics.clone();
     let model = model::build_model(&file, config, &mut diagnostics);
     let units: Vec<&syntax::Unit> = model::flatten_units(&file).into_iter().map(|(unit, _)| unit).collect();

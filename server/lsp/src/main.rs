@@ -9,6 +9,7 @@ const HELP: &str = "\
 hpf-ls: language server and compiler driver for High Performance Fortran
 
 usage:
+  hpf-ls [serve [--stdio]]         the language server, over stdin/stdout (what editors start)
   hpf-ls demo                      show what hpf-ls does on the seed's worked example
   hpf-ls check [OPTIONS] PATH...   report syntax and mapping diagnostics
   hpf-ls analyze [OPTIONS] PATH... per loop: home, access ranges, optimal triples, transfers
@@ -29,6 +30,9 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (mut out, mut err) = (String::new(), String::new());
     let status = match args.first().map(String::as_str) {
+        // The language server: no arguments (how editors start it), or `serve [--stdio]`.
+        None => hpf_ls::server::run_stdio(),
+        Some("serve") if args[1..].iter().all(|it| it == "--stdio") => hpf_ls::server::run_stdio(),
         Some("check") => cli::check::run(&args[1..], &mut out, &mut err),
         Some("analyze") => cli::analyze::run(&args[1..], &mut out, &mut err),
         Some("model") => cli::demo::run_model(&args[1..], &mut out, &mut err),
@@ -44,10 +48,6 @@ fn main() {
         }
         Some(other) => {
             err.push_str(&format!("hpf-ls: unknown command `{other}`\n\n{HELP}\n"));
-            cli::EXIT_USAGE
-        }
-        None => {
-            err.push_str(&format!("{HELP}\n"));
             cli::EXIT_USAGE
         }
     };

@@ -1,0 +1,308 @@
+//! Hover: what an array, template or processor arrangement is mapped to and
+//! who owns which part; what a loop moves; what a directive means.
+
+use std::fmt::Write;
+
+use syntax::directive::DirectiveBody;
+use syntax::TextRange;
+
+use crate::loops::{AccessAttr, LoopReport, Triple, When};
+use crate::model::{Axis, Format, SymbolId, SymbolKind};
+use crate::render::{describe_mapping, render_shape};
+use crate::FileAnalysis;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HoverResult {
+    pub range: TextRange,
+    /// Markdown or plain text, as asked.
+    pub contents: String,
+}
+
+/// The hover at `offset`; `markdown` chooses the format.
+pub fn hover(analysis: &FileAnalysis, text: &str, offset: usize, markdown: bool) -> Option<HoverResult> {
+    if let Some(result) = directive_keyword(analysis, offset, markdown) {
+        return Some(result);
+    }
+    let occurrences = super::occurrences(analysis);
+    if let Some(occurrence) = occurrences.iter().find(|it| it.range.contains_inclusive(offset)) {
+        let symbol = analysis.model.symbol(occurrence.symbol);
+        if symbol.is_array() || matches!(symbol.kind, SymbolKind::Template | SymbolKind::Processors) {
+            return Some(HoverResult {
+                range: occurrence.range,
+                contents: describe_symbol(analysis, text, occurrence.symbol, markdown),
+            });
+        }
+    }
+    // The innermost loop whose header holds the offset.
+    let report =
+        analysis.loops.iter().filter(|it| it.header.contains_inclusive(offset)).min_by_key(|it| it.header.len())?;
+    Some(HoverResult { range: report.header, contents: describe_loop(analysis, text, report, markdown) })
+}
+
+const DIRECTIVE_HELP: &[(&str, &str)] = &[
+    ("processors", "PROCESSORS declares an arrangement of abstract processors, e.g. `P(4)` or `Q(2,2)`: the targets of DISTRIBUTE ... ONTO."),
+    ("template", "TEMPLATE declares an index space that holds no data: arrays are aligned with it and it is distributed."),
+    ("distribute", "DISTRIBUTE splits an array or template over a processor arrangement, per dimension: BLOCK, BLOCK(m), CYCLIC, CYCLIC(m) or `*` (not distributed)."),
+    ("redistribute", "REDISTRIBUTE changes the distribution of a DYNAMIC array or template at run time (every element may move)."),
+    ("align", "ALIGN places each element of an array with an element of another array or template (its target), so both live on the same processor: `ALIGN B(I) WITH A(I+1)`."),
+    ("realign", "REALIGN changes the alignment of a DYNAMIC array at run time."),
+    ("dynamic", "DYNAMIC allows REALIGN and REDISTRIBUTE of an array or template."),
+    ("inherit", "INHERIT: a dummy argument keeps the mapping of the actual argument it is called with."),
+    ("independent", "INDEPENDENT asserts that the iterations of the next DO or FORALL do not interfere, so they may run in parallel; NEW(...) names variables private to each iteration, REDUCTION(...) the reduction variables."),
+    ("shadow", "SHADOW reserves a halo (overlap area) around each processor's block, `SHADOW A(1:2)` one element below and two above, so neighbour exchanges fill it before a stencil loop."),
+    ("on", "ON HOME(...) runs the next statement (or the block until END ON) on the processors that own the given element."),
+    ("resident", "RESIDENT asserts that the listed references are local to the processor executing the ON block."),
+    ("sequence", "SEQUENCE: the array keeps Fortran storage association (it may not be distributed)."),
+    ("nosequence", "NO SEQUENCE: arrays may be distributed (the default)."),
+    ("end", "END ON / END RESIDENT closes an ON or RESIDENT block."),
+];
+
+fn directive_keyword(analysis: &FileAnalysis, offset: usize, markdown: bool) -> Option<HoverResult> {
+    for directive in analysis.file.directives() {
+        if !directive.range.contains_inclusive(offset) {
+            continue;
+        }
+        let mut keywords = vec![&directive.keyword];
+        if let DirectiveBody::Mapping(mapping) = &directive.body {
+            keywords.extend(mapping.attrs.iter().map(|it| &it.keyword));
+        }
+        for keyword in keywords {
+            if keyword.range.contains_inclusive(offset) {
+                let key = keyword.key();
+                let (_, help) = DIRECTIVE_HELP.iter().find(|(name, _)| *name == key)?;
+                let contents = if markdown {
+                    format!("**!HPF$ {}**\n\n{help}", key.to_uppercase())
+                } else {
+                    format!("!HPF$ {}\n\n{}", key.to_uppercase(), help.replace('`', ""))
+                };
+                return Some(HoverResult { range: keyword.range, contents });
+            }
+        }
+    }
+    None
+}
+
+fn code(text: &str, markdown: bool) -> String {
+    if markdown {
+        format!("`{text}`")
+    } else {
+        text.to_string()
+    }
+}
+
+/// A symbol's mapping, and who owns which elements when that is known.
+pub(crate) fn describe_symbol(analysis: &FileAnalysis, text: &str, id: SymbolId, markdown: bool) -> String {
+    let model = &analysis.model;
+    let symbol = model.symbol(id);
+    let mut res = String::new();
+    let kind = match symbol.kind {
+        SymbolKind::Template => "template",
+        SymbolKind::Processors => "processor arrangement",
+        _ => "array",
+    };
+    let title = if symbol.type_name.is_empty() {
+        render_shape(model, id)
+    } else {
+        format!("{} {}", symbol.type_name.to_uppercase(), render_shape(model, id))
+    };
+    let _ = writeln!(res, "{} ({kind})", if markdown { format!("**{title}**") } else { title });
+    if symbol.kind == SymbolKind::Processors {
+        let count: Option<i64> = symbol.shape.iter().map(|it| it.extent()).try_fold(1_i64, |acc, it| Some(acc * it?));
+        if let Some(count) = count {
+            let _ = writeln!(res, "\n{count} processor(s), ranks 0..{} (column-major)", count - 1);
+        }
+        return res;
+    }
+    let _ = writeln!(res, "\n{}", code(&describe_mapping(model, id), markdown));
+    if let Some(resolved) = model.resolve(id) {
+        if resolved.target != id {
+            let _ =
+                writeln!(res, "\nfinal alignment target: {}", code(&render_shape(model, resolved.target), markdown));
+        }
+        if let Some(align) = &symbol.mapping.align {
+            let directive = text.get(align.directive.to_range()).unwrap_or("").lines().next().unwrap_or("").trim();
+            let _ = writeln!(res, "declared by: {}", code(directive, markdown));
+        }
+        if let Some(lines) = ownership(analysis, id) {
+            let _ = writeln!(res, "\nowners:");
+            for line in lines {
+                let _ = writeln!(res, "{}{line}", if markdown { "- " } else { "  " });
+            }
+        }
+    }
+    res
+}
+
+/// Per processor coordinate, the elements of each distributed dimension it
+/// owns: closed forms for BLOCK and BLOCK(m), a rule for CYCLIC(m).
+fn ownership(analysis: &FileAnalysis, id: SymbolId) -> Option<Vec<String>> {
+    let model = &analysis.model;
+    let symbol = model.symbol(id);
+    let resolved = model.resolve(id)?;
+    let target = model.symbol(resolved.target);
+    let distribution = target.mapping.distribution.as_ref()?;
+    let counts: Vec<Option<i64>> = match distribution.onto {
+        Some(onto) => model.symbol(onto).shape.iter().map(|it| it.extent()).collect(),
+        None => vec![model.config.number_of_processors],
+    };
+    let mut lines = Vec::new();
+    let mut proc_dim = 0;
+    for (target_dim, format) in distribution.formats.iter().enumerate() {
+        if *format == Format::Collapsed {
+            continue;
+        }
+        let procs = counts.get(proc_dim).copied().flatten();
+        proc_dim += 1;
+        let Some(procs) = procs else {
+            lines.push(format!("dimension {} of the target: the processor count is not known", target_dim + 1));
+            continue;
+        };
+        let extent = &target.shape[target_dim];
+        let (Some(lower), Some(upper)) = (extent.lo.known(), extent.hi.known()) else { continue };
+        let (dim, stride, offset) = match resolved.axes.get(target_dim) {
+            Some(Axis::Affine { source_dim, stride, offset }) => (*source_dim, *stride, *offset),
+            Some(Axis::Replicated) => {
+                lines.push(format!("target dimension {}: replicated on all {procs} coordinates", target_dim + 1));
+                continue;
+            }
+            Some(Axis::Constant(value)) => {
+                lines.push(format!("target dimension {}: fixed at index {value}", target_dim + 1));
+                continue;
+            }
+            _ => continue,
+        };
+        let Some((lo, hi)) = symbol.shape.get(dim).and_then(|it| Some((it.lo.known()?, it.hi.known()?))) else {
+            continue;
+        };
+        let block = match *format {
+            Format::Block => (upper - lower + 1 + procs - 1) / procs,
+            Format::BlockOf(Some(m)) => m,
+            Format::Cyclic(Some(m)) => {
+                lines.push(format!(
+                    "dimension {}: element i is on coordinate ((({stride}*i{offset:+}) - {lower}) / {m}) mod {procs} (CYCLIC({m}))",
+                    dim + 1
+                ));
+                continue;
+            }
+            _ => continue,
+        };
+        for coord in 0..procs.min(16) {
+            // Template indices owned: lower + coord*block ..= lower + (coord+1)*block - 1.
+            let (t_lo, t_hi) = (lower + coord * block, (lower + (coord + 1) * block - 1).min(upper));
+            // Elements i with t_lo <= stride*i + offset <= t_hi.
+            let (a, b) = if stride > 0 {
+                (div_ceil(t_lo - offset, stride), div_floor(t_hi - offset, stride))
+            } else {
+                (div_ceil(t_hi - offset, stride), div_floor(t_lo - offset, stride))
+            };
+            let (a, b) = (a.max(lo), b.min(hi));
+            let range = if a > b { "nothing".to_string() } else { format!("{}({a}:{b})", symbol.name.text) };
+            lines.push(format!("coordinate {coord} of dimension {}: {range}", dim + 1));
+        }
+        if procs > 16 {
+            lines.push(format!("... {} more coordinates", procs - 16));
+        }
+    }
+    Some(lines)
+}
+
+fn div_floor(a: i64, b: i64) -> i64 {
+    let q = a / b;
+    if (a % b != 0) && ((a < 0) != (b < 0)) {
+        q - 1
+    } else {
+        q
+    }
+}
+
+fn div_ceil(a: i64, b: i64) -> i64 {
+    let q = a / b;
+    if (a % b != 0) && ((a < 0) == (b < 0)) {
+        q + 1
+    } else {
+        q
+    }
+}
+
+fn triples(list: &[Option<Triple>]) -> String {
+    let parts: Vec<String> = list.iter().map(|it| it.map_or("[?]".to_string(), |it| it.render())).collect();
+    parts.join(" ")
+}
+
+/// The loop's triple, its home, and per access the ranges, triples and transfer.
+pub(crate) fn describe_loop(analysis: &FileAnalysis, text: &str, report: &LoopReport, markdown: bool) -> String {
+    let model = &analysis.model;
+    let slice = |range: TextRange| text.get(range.to_range()).unwrap_or("").trim().to_string();
+    let mut res = String::new();
+    let header = slice(report.header);
+    let _ = writeln!(res, "{}", if markdown { format!("**{header}**") } else { header });
+    if let Some(why) = &report.gave_up {
+        let _ = writeln!(res, "\nnot analysed: {why}");
+        return res;
+    }
+    if let Some(home) = &report.home {
+        let _ = writeln!(res, "\nhome {} — loop triple {}", code(&slice(home.range), markdown), triples(&home.triple));
+    }
+    if let Some(why) = &report.no_home {
+        let _ = writeln!(res, "\n{why}");
+    }
+    if report.accesses.is_empty() {
+        return res;
+    }
+    if markdown {
+        let _ = writeln!(res, "\n| access | | range | declared | optimal | transfer |\n|---|---|---|---|---|---|");
+    } else {
+        res.push('\n');
+    }
+    for access in &report.accesses {
+        let name = &model.symbol(access.array).name.text;
+        let attr = match access.attr {
+            AccessAttr::Reference => "ref",
+            AccessAttr::Update => "update",
+        };
+        let optimal = match (&access.optimal, &access.reason, access.is_home) {
+            (_, _, true) => "home".to_string(),
+            (Some(optimal), _, _) => triples(optimal),
+            (None, Some(reason), _) => format!("none ({})", reason.kind()),
+            (None, None, _) => "-".to_string(),
+        };
+        let transfer = match &access.transfer {
+            None => "-".to_string(),
+            Some(transfer) => {
+                let when = match transfer.when {
+                    When::Before => "before",
+                    When::After => "after",
+                };
+                let count = transfer
+                    .count
+                    .as_ref()
+                    .map(|it| format!(": {} elems, {} msgs", it.moved_elements, it.messages.len()))
+                    .unwrap_or_default();
+                format!("{} {when}{count}", transfer.kind.describe())
+            }
+        };
+        let reference = slice(access.range);
+        if markdown {
+            let _ = writeln!(
+                res,
+                "| `{reference}` | {attr} | {} | {} | {optimal} | {transfer} |",
+                triples(&access.access),
+                triples(&access.declared)
+            );
+        } else {
+            let _ = writeln!(
+                res,
+                "{reference} ({attr}): range {} declared {} optimal {optimal}; {transfer}",
+                triples(&access.access),
+                triples(&access.declared)
+            );
+        }
+        let _ = name;
+    }
+    for access in report.accesses.iter().filter(|it| it.transfer.is_some() && it.reason.is_none()) {
+        if let Some(align) = &access.optimal_align {
+            let _ = writeln!(res, "\noptimal for {}: {}", model.symbol(access.array).name.text, code(align, markdown));
+        }
+    }
+    res
+}

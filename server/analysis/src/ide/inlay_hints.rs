@@ -1,0 +1,140 @@
+//! Inlay hints ("show transfer pattern"): a summary of each loop's
+//! transfers at the end of its header, and the pattern after each
+//! misaligned reference.
+
+use std::fmt::Write;
+
+use syntax::TextRange;
+
+use crate::loops::{LoopReport, When};
+use crate::FileAnalysis;
+
+/// Which hints to show (the editor's settings).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HintConfig {
+    pub loops: bool,
+    pub references: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HintKind {
+    /// At the end of a loop header: every transfer of the loop.
+    LoopSummary,
+    /// After a misaligned reference: its pattern.
+    Reference,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InlayHint {
+    /// Where the hint goes (after this byte).
+    pub offset: usize,
+    pub label: String,
+    pub kind: HintKind,
+}
+
+fn compact(kind: &crate::loops::TransferKind) -> String {
+    kind.describe().replace("shift by ", "shift").replace("halo of width ", "halo ")
+}
+
+/// The hints inside `range` (the whole file when `None`).
+pub fn inlay_hints(
+    analysis: &FileAnalysis,
+    text: &str,
+    config: HintConfig,
+    range: Option<TextRange>,
+) -> Vec<InlayHint> {
+    let mut hints = Vec::new();
+    let wanted = |offset: usize| range.is_none_or(|it| it.contains_inclusive(offset));
+    for report in &analysis.loops {
+        let moving: Vec<_> = report
+            .accesses
+            .iter()
+            .filter(|it| it.transfer.as_ref().is_some_and(|t| t.count.as_ref().is_none_or(|c| c.moved_elements > 0)))
+            .collect();
+        if config.loops && !moving.is_empty() && wanted(report.header.end) {
+            let mut parts = Vec::new();
+            for access in &moving {
+                let transfer = access.transfer.as_ref().expect("filtered");
+                let arrow = match transfer.when {
+                    When::Before => "⇐",
+                    When::After => "⇒",
+                };
+                let mut part =
+                    format!("{arrow} {} {}", analysis.model.symbol(access.array).name.text, compact(&transfer.kind));
+                if let Some(count) = &transfer.count {
+                    let _ = write!(part, ": {} elems, {} msgs", count.moved_elements, count.messages.len());
+                }
+                if !parts.contains(&part) {
+                    parts.push(part);
+                }
+            }
+            // Past a trailing comment the hint would read as part of it; put it at the code's end.
+            let header = text.get(report.header.to_range()).unwrap_or("");
+            let end = report.header.start + header.trim_end().len();
+            hints.push(InlayHint {
+                offset: end,
+                label: format!("  {}", parts.join("; ")),
+                kind: HintKind::LoopSummary,
+            });
+        }
+        if config.references {
+            for access in moving {
+                if !wanted(access.range.end) {
+                    continue;
+                }
+                let transfer = access.transfer.as_ref().expect("filtered");
+                hints.push(InlayHint {
+                    offset: access.range.end,
+                    label: format!(" {}", compact(&transfer.kind)),
+                    kind: HintKind::Reference,
+                });
+            }
+        }
+    }
+    hints.sort_by_key(|it| it.offset);
+    hints
+}
+
+/// `hpf.showTransferPattern`: a Markdown table of the messages of the loop
+/// at `offset`, per (source, destination) processor pair.
+pub fn transfer_table(analysis: &FileAnalysis, text: &str, offset: usize) -> Option<String> {
+    let report: &LoopReport =
+        analysis.loops.iter().filter(|it| it.range.contains_inclusive(offset)).min_by_key(|it| it.range.len())?;
+    let mut res = String::new();
+    let header = text.get(report.header.to_range()).unwrap_or("").trim();
+    let _ = writeln!(res, "### Transfers of `{header}`\n");
+    let mut any = false;
+    for access in &report.accesses {
+        let Some(transfer) = &access.transfer else { continue };
+        any = true;
+        let reference = text.get(access.range.to_range()).unwrap_or("");
+        let when = match transfer.when {
+            When::Before => "before the loop",
+            When::After => "after the loop",
+        };
+        let _ = writeln!(res, "**`{reference}`**: {} {when}", transfer.kind.describe());
+        match (&transfer.count, &transfer.uncounted) {
+            (Some(count), _) => {
+                let _ = writeln!(res, "\n{} element(s) in {} message(s)\n", count.moved_elements, count.messages.len());
+                if !count.messages.is_empty() {
+                    let _ = writeln!(res, "| from rank | to rank | elements |\n|---:|---:|---:|");
+                    for message in &count.messages {
+                        let _ = writeln!(res, "| {} | {} | {} |", message.from, message.to, message.elements);
+                    }
+                    res.push('\n');
+                }
+            }
+            (None, Some(why)) => {
+                let _ = writeln!(res, "\nnot counted: {why}\n");
+            }
+            (None, None) => res.push('\n'),
+        }
+        if let (Some(align), None) = (&access.optimal_align, &access.reason) {
+            let _ = writeln!(res, "optimal: `{align}`\n");
+        }
+    }
+    if !any {
+        let _ = writeln!(res, "Nothing moves: every access is aligned with the loop's home.");
+    }
+    Some(res)
+}

@@ -1,0 +1,20 @@
+//! Editor features over one [`FileAnalysis`]: hover, inlay hints, quick
+//! fixes, navigation, completion, semantic tokens, folding.
+//!
+//! Plain data in editor terms (byte offsets, labels, edits); the `lsp`
+//! crate converts them to protocol types. One analysis feeds them all.
+
+mod fixes;
+mod hover;
+mod inlay_hints;
+mod navigation;
+mod occurrences;
+
+pub use fixes::{code_actions, Action, ActionKind, TextEdit};
+pub use hover::{hover, HoverResult};
+pub use inlay_hints::{inlay_hints, transfer_table, HintConfig, HintKind, InlayHint};
+pub use navigation::{
+    completions, definition, document_symbols, folding_ranges, references, rename, semantic_tokens, Completion,
+    CompletionKind, DocumentSymbol, FoldKind, FoldingRange, SemanticToken, SemanticTokenKind, SymbolKindIde,
+};
+pub use occurrences::{occurrences, Occurrence};

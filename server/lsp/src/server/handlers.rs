@@ -1,0 +1,523 @@
+//! The protocol handlers. Each converts its params, asks `analysis::ide`
+//! once, and converts the answer; a panic becomes an error response.
+
+use analysis::ide;
+use serde_json::Value;
+use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
+use tower_lsp_server::ls_types::*;
+use tower_lsp_server::LanguageServer;
+
+use super::position::{offset, position, range, text_range, PositionEncoding};
+use super::proto;
+use super::settings::Settings;
+use super::{Analysed, Backend, Document};
+
+pub const COMMAND_SHOW_TRANSFER_PATTERN: &str = "hpf.showTransferPattern";
+pub const COMMAND_RUN: &str = "hpf.run";
+pub const COMMAND_BUILD: &str = "hpf.build";
+
+/// Runs a read-only handler body; a panic becomes an `InternalError` answer.
+fn guard<T>(what: &str, body: impl FnOnce() -> T) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).map_err(|panic| {
+        let message = panic
+            .downcast_ref::<&str>()
+            .map(|it| it.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".to_string());
+        tracing::error!("{what} panicked: {message}");
+        Error {
+            code: ErrorCode::InternalError,
+            message: format!("hpf-ls: {what} failed: {message}").into(),
+            data: None,
+        }
+    })
+}
+
+fn invalid_params(message: impl Into<String>) -> Error {
+    Error { code: ErrorCode::InvalidParams, message: message.into().into(), data: None }
+}
+
+impl Backend {
+    fn encoding(&self) -> PositionEncoding {
+        self.state.encoding()
+    }
+
+    fn apply_settings(&self, value: &Value) {
+        match Settings::from_json(value) {
+            Ok(settings) => {
+                *self.state.settings.write().expect("settings lock") = settings;
+                self.reanalyse_all();
+            }
+            Err(error) => {
+                tracing::warn!("invalid settings: {error}");
+                let client = self.client.clone();
+                tokio::spawn(async move {
+                    client
+                        .show_message(MessageType::WARNING, format!("hpf-ls: invalid settings ignored: {error}"))
+                        .await;
+                });
+            }
+        }
+    }
+
+    async fn with_document<T>(&self, uri: &Uri, what: &str, body: impl FnOnce(&Analysed) -> T) -> Result<Option<T>> {
+        let Some(analysed) = self.analysed(uri).await else { return Ok(None) };
+        guard(what, || body(&analysed)).map(Some)
+    }
+}
+
+impl LanguageServer for Backend {
+    async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+        let capabilities = &params.capabilities;
+        let utf8 = capabilities
+            .general
+            .as_ref()
+            .and_then(|it| it.position_encodings.as_ref())
+            .is_some_and(|it| it.contains(&PositionEncodingKind::UTF8));
+        let encoding = if utf8 { PositionEncoding::Utf8 } else { PositionEncoding::Utf16 };
+        *self.state.encoding.write().expect("encoding lock") = encoding;
+        let markdown = capabilities
+            .text_document
+            .as_ref()
+            .and_then(|it| it.hover.as_ref())
+            .and_then(|it| it.content_format.as_ref())
+            .is_some_and(|it| it.contains(&MarkupKind::Markdown));
+        *self.state.markdown.write().expect("markdown lock") = markdown;
+        let pull = capabilities.workspace.as_ref().and_then(|it| it.configuration).unwrap_or(false);
+        *self.state.pull_configuration.write().expect("lock") = pull;
+        if let Some(options) = &params.initialization_options {
+            match Settings::from_json(options) {
+                Ok(settings) => *self.state.settings.write().expect("settings lock") = settings,
+                Err(error) => tracing::warn!("invalid initializationOptions: {error}"),
+            }
+        }
+        let legend = SemanticTokensLegend { token_types: proto::semantic_token_types(), token_modifiers: Vec::new() };
+        Ok(InitializeResult {
+            server_info: Some(ServerInfo {
+                name: "hpf-ls".to_string(),
+                version: Some(env!("CARGO_PKG_VERSION").to_string()),
+            }),
+            capabilities: ServerCapabilities {
+                position_encoding: Some(if utf8 { PositionEncodingKind::UTF8 } else { PositionEncodingKind::UTF16 }),
+                text_document_sync: Some(TextDocumentSyncCapability::Options(TextDocumentSyncOptions {
+                    open_close: Some(true),
+                    change: Some(TextDocumentSyncKind::INCREMENTAL),
+                    ..Default::default()
+                })),
+                hover_provider: Some(HoverProviderCapability::Simple(true)),
+                code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
+                    code_action_kinds: Some(vec![CodeActionKind::QUICKFIX, CodeActionKind::SOURCE]),
+                    ..Default::default()
+                })),
+                inlay_hint_provider: Some(OneOf::Left(true)),
+                code_lens_provider: Some(CodeLensOptions { resolve_provider: Some(false) }),
+                execute_command_provider: Some(ExecuteCommandOptions {
+                    commands: vec![
+                        COMMAND_SHOW_TRANSFER_PATTERN.to_string(),
+                        COMMAND_RUN.to_string(),
+                        COMMAND_BUILD.to_string(),
+                    ],
+                    ..Default::default()
+                }),
+                document_symbol_provider: Some(OneOf::Left(true)),
+                definition_provider: Some(OneOf::Left(true)),
+                references_provider: Some(OneOf::Left(true)),
+                rename_provider: Some(OneOf::Left(true)),
+                completion_provider: Some(CompletionOptions {
+                    trigger_characters: Some(vec!["(".to_string(), ",".to_string(), " ".to_string()]),
+                    ..Default::default()
+                }),
+                semantic_tokens_provider: Some(SemanticTokensServerCapabilities::SemanticTokensOptions(
+                    SemanticTokensOptions {
+                        legend,
+                        full: Some(SemanticTokensFullOptions::Bool(true)),
+                        range: None,
+                        ..Default::default()
+                    },
+                )),
+                folding_range_provider: Some(FoldingRangeProviderCapability::Simple(true)),
+                ..Default::default()
+            },
+            ..Default::default()
+        })
+    }
+
+    async fn initialized(&self, _: InitializedParams) {
+        tracing::info!("hpf-ls {} initialized", env!("CARGO_PKG_VERSION"));
+        let pull = *self.state.pull_configuration.read().expect("lock");
+        if pull {
+            let items = vec![ConfigurationItem { scope_uri: None, section: Some("hpf".to_string()) }];
+            if let Ok(values) = self.client.configuration(items).await {
+                if let Some(value) = values.into_iter().next().filter(|it| !it.is_null()) {
+                    self.apply_settings(&value);
+                }
+            }
+        }
+    }
+
+    async fn shutdown(&self) -> Result<()> {
+        Ok(())
+    }
+
+    async fn did_open(&self, params: DidOpenTextDocumentParams) {
+        let document = params.text_document;
+        let form = self.state.form_for(&document.uri);
+        {
+            let mut documents = self.state.documents.lock().expect("documents lock");
+            documents.insert(
+                document.uri.clone(),
+                Document {
+                    version: document.version,
+                    rope: ropey::Rope::from_str(&document.text),
+                    form,
+                    parse: None,
+                    analysed: None,
+                },
+            );
+        }
+        self.schedule(document.uri, document.version);
+    }
+
+    async fn did_change(&self, params: DidChangeTextDocumentParams) {
+        let uri = params.text_document.uri;
+        let version = params.text_document.version;
+        let encoding = self.encoding();
+        let applied = {
+            let mut documents = self.state.documents.lock().expect("documents lock");
+            match documents.get_mut(&uri) {
+                None => Err(format!("didChange for {}, which is not open", uri.as_str())),
+                Some(doc) if version <= doc.version => Err(format!(
+                    "didChange for {} with version {version}, not newer than {}",
+                    uri.as_str(),
+                    doc.version
+                )),
+                Some(doc) => {
+                    for change in params.content_changes {
+                        match change.range {
+                            Some(change_range) => {
+                                let target = text_range(&doc.rope, change_range, encoding);
+                                let (start, end) =
+                                    (doc.rope.byte_to_char(target.start), doc.rope.byte_to_char(target.end));
+                                doc.rope.remove(start..end);
+                                doc.rope.insert(start, &change.text);
+                            }
+                            None => doc.rope = ropey::Rope::from_str(&change.text),
+                        }
+                    }
+                    doc.version = version;
+                    Ok(())
+                }
+            }
+        };
+        match applied {
+            Ok(()) => self.schedule(uri, version),
+            Err(message) => {
+                tracing::warn!("{message}");
+                self.client.log_message(MessageType::WARNING, format!("hpf-ls: {message}; ignored")).await;
+            }
+        }
+    }
+
+    async fn did_close(&self, params: DidCloseTextDocumentParams) {
+        let uri = params.text_document.uri;
+        self.state.documents.lock().expect("documents lock").remove(&uri);
+        self.client.publish_diagnostics(uri, Vec::new(), None).await;
+    }
+
+    async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
+        if params.settings.is_null() || params.settings.as_object().is_some_and(|it| it.is_empty()) {
+            // A nudge to pull the configuration (the VS Code client sends one).
+            let pull = *self.state.pull_configuration.read().expect("lock");
+            if pull {
+                let items = vec![ConfigurationItem { scope_uri: None, section: Some("hpf".to_string()) }];
+                if let Ok(values) = self.client.configuration(items).await {
+                    if let Some(value) = values.into_iter().next() {
+                        self.apply_settings(&value);
+                    }
+                }
+            }
+            return;
+        }
+        self.apply_settings(&params.settings);
+    }
+
+    async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
+        let uri = params.text_document_position_params.text_document.uri;
+        let at = params.text_document_position_params.position;
+        let encoding = self.encoding();
+        let markdown = *self.state.markdown.read().expect("lock");
+        let result = self
+            .with_document(&uri, "hover", |analysed| {
+                let offset = offset(&analysed.rope, at, encoding);
+                let hover = ide::hover(&analysed.analysis, &analysed.text, offset, markdown)?;
+                Some(Hover {
+                    contents: HoverContents::Markup(MarkupContent {
+                        kind: if markdown { MarkupKind::Markdown } else { MarkupKind::PlainText },
+                        value: hover.contents,
+                    }),
+                    range: Some(range(&analysed.rope, hover.range, encoding)),
+                })
+            })
+            .await?;
+        Ok(result.flatten())
+    }
+
+    async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        let uri = params.text_document.uri;
+        let encoding = self.encoding();
+        let only = params.context.only.clone();
+        let result = self
+            .with_document(&uri, "codeAction", |analysed| {
+                let target = text_range(&analysed.rope, params.range, encoding);
+                let actions = ide::code_actions(&analysed.analysis, &analysed.text, target);
+                let mut res: CodeActionResponse = Vec::new();
+                for action in actions {
+                    let kind = match action.kind {
+                        ide::ActionKind::QuickFix => CodeActionKind::QUICKFIX,
+                        ide::ActionKind::Source => CodeActionKind::SOURCE,
+                    };
+                    if let Some(only) = &only {
+                        if !only.iter().any(|it| kind.as_str().starts_with(it.as_str())) {
+                            continue;
+                        }
+                    }
+                    let diagnostics = action.fixes.map(|fixed| {
+                        analysed
+                            .analysis
+                            .diagnostics
+                            .iter()
+                            .filter(|it| it.range == fixed && it.code == syntax::Code::MisalignedTransfer)
+                            .map(|it| proto::diagnostic(&uri, analysed, it, encoding))
+                            .collect()
+                    });
+                    res.push(CodeActionOrCommand::CodeAction(CodeAction {
+                        title: action.title,
+                        kind: Some(kind),
+                        diagnostics,
+                        edit: Some(proto::workspace_edit(&uri, analysed, &action.edits, encoding)),
+                        is_preferred: Some(action.is_preferred),
+                        ..Default::default()
+                    }));
+                }
+                res
+            })
+            .await?;
+        Ok(result)
+    }
+
+    async fn inlay_hint(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
+        let uri = params.text_document.uri;
+        let encoding = self.encoding();
+        let settings = self.state.settings().inlay_hints;
+        let config = ide::HintConfig { loops: settings.loops, references: settings.references };
+        self.with_document(&uri, "inlayHint", |analysed| {
+            let wanted = text_range(&analysed.rope, params.range, encoding);
+            ide::inlay_hints(&analysed.analysis, &analysed.text, config, Some(wanted))
+                .into_iter()
+                .map(|hint| InlayHint {
+                    position: position(&analysed.rope, hint.offset, encoding),
+                    label: InlayHintLabel::String(hint.label),
+                    kind: None,
+                    text_edits: None,
+                    tooltip: None,
+                    padding_left: Some(false),
+                    padding_right: Some(false),
+                    data: None,
+                })
+                .collect()
+        })
+        .await
+    }
+
+    async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
+        let uri = params.text_document.uri;
+        let encoding = self.encoding();
+        let processes = self.state.settings().mpi.processes.unwrap_or(4);
+        self.with_document(&uri, "codeLens", |analysed| {
+            analysed
+                .analysis
+                .model
+                .units
+                .iter()
+                .filter(|it| it.kind == syntax::UnitKind::Program)
+                .map(|unit| CodeLens {
+                    range: range(&analysed.rope, syntax::TextRange::empty(unit.range.start), encoding),
+                    command: Some(Command {
+                        title: format!("▶ Run on {processes} processes"),
+                        command: COMMAND_RUN.to_string(),
+                        arguments: Some(vec![Value::String(uri.as_str().to_string()), Value::from(processes)]),
+                    }),
+                    data: None,
+                })
+                .collect()
+        })
+        .await
+    }
+
+    async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {
+        match params.command.as_str() {
+            COMMAND_SHOW_TRANSFER_PATTERN => {
+                let uri = params
+                    .arguments
+                    .first()
+                    .and_then(|it| it.as_str())
+                    .and_then(|it| it.parse::<Uri>().ok())
+                    .ok_or_else(|| invalid_params("hpf.showTransferPattern takes [uri, position]"))?;
+                let at: Position = params
+                    .arguments
+                    .get(1)
+                    .and_then(|it| serde_json::from_value(it.clone()).ok())
+                    .ok_or_else(|| invalid_params("hpf.showTransferPattern takes [uri, position]"))?;
+                let encoding = self.encoding();
+                let table = self
+                    .with_document(&uri, "showTransferPattern", |analysed| {
+                        let offset = offset(&analysed.rope, at, encoding);
+                        ide::transfer_table(&analysed.analysis, &analysed.text, offset)
+                    })
+                    .await?
+                    .ok_or_else(|| invalid_params(format!("{} is not open", uri.as_str())))?;
+                match table {
+                    Some(table) => Ok(Some(Value::String(table))),
+                    None => Err(invalid_params("there is no loop at this position")),
+                }
+            }
+            COMMAND_RUN | COMMAND_BUILD => Err(Error {
+                code: ErrorCode::InternalError,
+                message: format!(
+                    "{}: the MPI backend is not built yet, so hpf-ls cannot compile or run programs; nothing was run",
+                    params.command
+                )
+                .into(),
+                data: None,
+            }),
+            other => Err(invalid_params(format!("unknown command `{other}`"))),
+        }
+    }
+
+    async fn document_symbol(&self, params: DocumentSymbolParams) -> Result<Option<DocumentSymbolResponse>> {
+        let uri = params.text_document.uri;
+        let encoding = self.encoding();
+        self.with_document(&uri, "documentSymbol", |analysed| {
+            let symbols = ide::document_symbols(&analysed.analysis, &analysed.text);
+            DocumentSymbolResponse::Nested(
+                symbols.iter().map(|it| proto::document_symbol(analysed, it, encoding)).collect(),
+            )
+        })
+        .await
+    }
+
+    async fn goto_definition(&self, params: GotoDefinitionParams) -> Result<Option<GotoDefinitionResponse>> {
+        let uri = params.text_document_position_params.text_document.uri;
+        let at = params.text_document_position_params.position;
+        let encoding = self.encoding();
+        let result = self
+            .with_document(&uri, "definition", |analysed| {
+                let offset = offset(&analysed.rope, at, encoding);
+                let target = ide::definition(&analysed.analysis, offset)?;
+                Some(GotoDefinitionResponse::Scalar(Location {
+                    uri: uri.clone(),
+                    range: range(&analysed.rope, target, encoding),
+                }))
+            })
+            .await?;
+        Ok(result.flatten())
+    }
+
+    async fn references(&self, params: ReferenceParams) -> Result<Option<Vec<Location>>> {
+        let uri = params.text_document_position.text_document.uri;
+        let at = params.text_document_position.position;
+        let include = params.context.include_declaration;
+        let encoding = self.encoding();
+        self.with_document(&uri, "references", |analysed| {
+            let offset = offset(&analysed.rope, at, encoding);
+            ide::references(&analysed.analysis, offset, include)
+                .into_iter()
+                .map(|it| Location { uri: uri.clone(), range: range(&analysed.rope, it, encoding) })
+                .collect()
+        })
+        .await
+    }
+
+    async fn rename(&self, params: RenameParams) -> Result<Option<WorkspaceEdit>> {
+        let uri = params.text_document_position.text_document.uri;
+        let at = params.text_document_position.position;
+        let encoding = self.encoding();
+        let result = self
+            .with_document(&uri, "rename", |analysed| {
+                let offset = offset(&analysed.rope, at, encoding);
+                ide::rename(&analysed.analysis, offset, &params.new_name)
+                    .map(|edits| proto::workspace_edit(&uri, analysed, &edits, encoding))
+            })
+            .await?;
+        match result {
+            None => Ok(None),
+            Some(Ok(edit)) => Ok(Some(edit)),
+            Some(Err(message)) => Err(invalid_params(message)),
+        }
+    }
+
+    async fn completion(&self, params: CompletionParams) -> Result<Option<CompletionResponse>> {
+        let uri = params.text_document_position.text_document.uri;
+        let at = params.text_document_position.position;
+        let encoding = self.encoding();
+        self.with_document(&uri, "completion", |analysed| {
+            let offset = offset(&analysed.rope, at, encoding);
+            let items = ide::completions(&analysed.analysis, &analysed.text, offset)
+                .into_iter()
+                .map(|it| CompletionItem {
+                    label: it.label,
+                    kind: Some(match it.kind {
+                        ide::CompletionKind::Keyword => CompletionItemKind::KEYWORD,
+                        ide::CompletionKind::Format => CompletionItemKind::ENUM_MEMBER,
+                        ide::CompletionKind::Array => CompletionItemKind::VARIABLE,
+                        ide::CompletionKind::Template => CompletionItemKind::STRUCT,
+                        ide::CompletionKind::Processors => CompletionItemKind::MODULE,
+                        ide::CompletionKind::Constant => CompletionItemKind::CONSTANT,
+                    }),
+                    detail: it.detail,
+                    ..Default::default()
+                })
+                .collect();
+            CompletionResponse::Array(items)
+        })
+        .await
+    }
+
+    async fn semantic_tokens_full(&self, params: SemanticTokensParams) -> Result<Option<SemanticTokensResult>> {
+        let uri = params.text_document.uri;
+        let encoding = self.encoding();
+        self.with_document(&uri, "semanticTokens", |analysed| {
+            let tokens = ide::semantic_tokens(&analysed.analysis, &analysed.text);
+            SemanticTokensResult::Tokens(SemanticTokens {
+                result_id: None,
+                data: proto::semantic_tokens(analysed, &tokens, encoding),
+            })
+        })
+        .await
+    }
+
+    async fn folding_range(&self, params: FoldingRangeParams) -> Result<Option<Vec<FoldingRange>>> {
+        let uri = params.text_document.uri;
+        let encoding = self.encoding();
+        self.with_document(&uri, "foldingRange", |analysed| {
+            ide::folding_ranges(&analysed.analysis, &analysed.text)
+                .into_iter()
+                .filter_map(|it| {
+                    let folded = range(&analysed.rope, it.range, encoding);
+                    (folded.end.line > folded.start.line).then_some(FoldingRange {
+                        start_line: folded.start.line,
+                        start_character: None,
+                        end_line: folded.end.line,
+                        end_character: None,
+                        kind: Some(match it.kind {
+                            ide::FoldKind::Directives => FoldingRangeKind::Comment,
+                            ide::FoldKind::Region => FoldingRangeKind::Region,
+                        }),
+                        collapsed_text: None,
+                    })
+                })
+                .collect()
+        })
+        .await
+    }
+}

@@ -1,0 +1,152 @@
+//! Conversions from `analysis` results to protocol types (to_proto).
+
+use analysis::ide;
+use syntax::Severity;
+use tower_lsp_server::ls_types::{self, Uri};
+
+use super::position::{range, PositionEncoding};
+use super::Analysed;
+
+pub fn severity(severity: Severity) -> ls_types::DiagnosticSeverity {
+    match severity {
+        Severity::Error => ls_types::DiagnosticSeverity::ERROR,
+        Severity::Warning => ls_types::DiagnosticSeverity::WARNING,
+        Severity::Information => ls_types::DiagnosticSeverity::INFORMATION,
+        Severity::Hint => ls_types::DiagnosticSeverity::HINT,
+    }
+}
+
+pub fn diagnostic(
+    uri: &Uri,
+    analysed: &Analysed,
+    diagnostic: &syntax::Diagnostic,
+    encoding: PositionEncoding,
+) -> ls_types::Diagnostic {
+    let related: Vec<ls_types::DiagnosticRelatedInformation> = diagnostic
+        .related
+        .iter()
+        .map(|it| ls_types::DiagnosticRelatedInformation {
+            location: ls_types::Location { uri: uri.clone(), range: range(&analysed.rope, it.range, encoding) },
+            message: it.message.clone(),
+        })
+        .collect();
+    ls_types::Diagnostic {
+        range: range(&analysed.rope, diagnostic.range, encoding),
+        severity: Some(severity(diagnostic.severity)),
+        code: Some(ls_types::NumberOrString::String(diagnostic.code.as_str().to_string())),
+        source: Some("hpf-ls".to_string()),
+        message: diagnostic.message.clone(),
+        related_information: if related.is_empty() { None } else { Some(related) },
+        ..Default::default()
+    }
+}
+
+pub fn diagnostics(uri: &Uri, analysed: &Analysed, encoding: PositionEncoding) -> Vec<ls_types::Diagnostic> {
+    analysed.analysis.diagnostics.iter().map(|it| diagnostic(uri, analysed, it, encoding)).collect()
+}
+
+pub fn text_edit(analysed: &Analysed, edit: &ide::TextEdit, encoding: PositionEncoding) -> ls_types::TextEdit {
+    ls_types::TextEdit { range: range(&analysed.rope, edit.range, encoding), new_text: edit.new_text.clone() }
+}
+
+/// A workspace edit for one document, tagged with the version it was computed from.
+pub fn workspace_edit(
+    uri: &Uri,
+    analysed: &Analysed,
+    edits: &[ide::TextEdit],
+    encoding: PositionEncoding,
+) -> ls_types::WorkspaceEdit {
+    let edits = edits.iter().map(|it| ls_types::OneOf::Left(text_edit(analysed, it, encoding))).collect();
+    ls_types::WorkspaceEdit {
+        document_changes: Some(ls_types::DocumentChanges::Edits(vec![ls_types::TextDocumentEdit {
+            text_document: ls_types::OptionalVersionedTextDocumentIdentifier {
+                uri: uri.clone(),
+                version: Some(analysed.version),
+            },
+            edits,
+        }])),
+        ..Default::default()
+    }
+}
+
+pub fn symbol_kind(kind: ide::SymbolKindIde) -> ls_types::SymbolKind {
+    match kind {
+        ide::SymbolKindIde::Program => ls_types::SymbolKind::MODULE,
+        ide::SymbolKindIde::Module => ls_types::SymbolKind::NAMESPACE,
+        ide::SymbolKindIde::Subroutine => ls_types::SymbolKind::FUNCTION,
+        ide::SymbolKindIde::Function => ls_types::SymbolKind::FUNCTION,
+        ide::SymbolKindIde::Array => ls_types::SymbolKind::ARRAY,
+        ide::SymbolKindIde::Template => ls_types::SymbolKind::STRUCT,
+        ide::SymbolKindIde::Processors => ls_types::SymbolKind::OBJECT,
+        ide::SymbolKindIde::Constant => ls_types::SymbolKind::CONSTANT,
+        ide::SymbolKindIde::Loop => ls_types::SymbolKind::EVENT,
+    }
+}
+
+#[allow(deprecated)]
+pub fn document_symbol(
+    analysed: &Analysed,
+    symbol: &ide::DocumentSymbol,
+    encoding: PositionEncoding,
+) -> ls_types::DocumentSymbol {
+    let children: Vec<_> = symbol.children.iter().map(|it| document_symbol(analysed, it, encoding)).collect();
+    let full = range(&analysed.rope, symbol.range, encoding);
+    let mut selection = range(&analysed.rope, symbol.selection, encoding);
+    // The selection must lie inside the range.
+    if selection.start < full.start || selection.end > full.end {
+        selection = ls_types::Range { start: full.start, end: full.start };
+    }
+    ls_types::DocumentSymbol {
+        name: if symbol.name.is_empty() { "?".to_string() } else { symbol.name.clone() },
+        detail: symbol.detail.clone(),
+        kind: symbol_kind(symbol.kind),
+        tags: None,
+        deprecated: None,
+        range: full,
+        selection_range: selection,
+        children: if children.is_empty() { None } else { Some(children) },
+    }
+}
+
+/// The legend of semantic tokens: the order of `SemanticTokenKind`.
+pub fn semantic_token_types() -> Vec<ls_types::SemanticTokenType> {
+    vec![
+        ls_types::SemanticTokenType::KEYWORD,
+        ls_types::SemanticTokenType::TYPE,
+        ls_types::SemanticTokenType::NAMESPACE,
+        ls_types::SemanticTokenType::VARIABLE,
+    ]
+}
+
+pub fn semantic_tokens(
+    analysed: &Analysed,
+    tokens: &[ide::SemanticToken],
+    encoding: PositionEncoding,
+) -> Vec<ls_types::SemanticToken> {
+    let mut res = Vec::with_capacity(tokens.len());
+    let (mut previous_line, mut previous_start) = (0u32, 0u32);
+    for token in tokens {
+        let start = super::position::position(&analysed.rope, token.range.start, encoding);
+        let end = super::position::position(&analysed.rope, token.range.end, encoding);
+        if end.line != start.line || end.character <= start.character {
+            continue;
+        }
+        let delta_line = start.line - previous_line;
+        let delta_start = if delta_line == 0 { start.character - previous_start } else { start.character };
+        res.push(ls_types::SemanticToken {
+            delta_line,
+            delta_start,
+            length: end.character - start.character,
+            token_type: match token.kind {
+                ide::SemanticTokenKind::DirectiveKeyword => 0,
+                ide::SemanticTokenKind::Template => 1,
+                ide::SemanticTokenKind::Processors => 2,
+                ide::SemanticTokenKind::Array => 3,
+            },
+            token_modifiers_bitset: 0,
+        });
+        previous_line = start.line;
+        previous_start = start.character;
+    }
+    res
+}
