@@ -89,19 +89,23 @@ mod tests {
         let a = text.find('A').unwrap();
         assert_eq!(position(&rope, a, PositionEncoding::Utf16), pos(1, 1));
         assert_eq!(position(&rope, a, PositionEncoding::Utf8), pos(1, 1));
-        // After the Japanese text: 9 UTF-16 units, 9*3 bytes on line 0.
+        // After the Japanese text: 2 + 8 UTF-16 units, 2 + 8*3 bytes on line 0.
         let end0 = text.find('\r').unwrap();
-        assert_eq!(position(&rope, end0, PositionEncoding::Utf16), pos(0, 11));
-        assert_eq!(position(&rope, end0, PositionEncoding::Utf8), pos(0, 2 + 9 * 3));
+        assert_eq!(position(&rope, end0, PositionEncoding::Utf16), pos(0, 10));
+        assert_eq!(position(&rope, end0, PositionEncoding::Utf8), pos(0, 2 + 8 * 3));
         // The G clef is two UTF-16 units and four bytes.
         let z = text.find('z').unwrap();
-        assert_eq!(position(&rope, z, PositionEncoding::Utf16), pos(2, 10));
-        assert_eq!(position(&rope, z, PositionEncoding::Utf8), pos(2, 12));
+        assert_eq!(position(&rope, z, PositionEncoding::Utf16), pos(2, 11));
+        assert_eq!(position(&rope, z, PositionEncoding::Utf8), pos(2, 13));
         // A lone CR ends a line for LSP.
         let last = text.find("last").unwrap();
         assert_eq!(position(&rope, last, PositionEncoding::Utf16), pos(3, 0));
         for encoding in [PositionEncoding::Utf8, PositionEncoding::Utf16] {
             for (idx, _) in text.char_indices() {
+                // The `\n` of a CRLF is inside the line terminator: no position names it.
+                if text[..idx].ends_with('\r') && text[idx..].starts_with('\n') {
+                    continue;
+                }
                 assert_eq!(offset(&rope, position(&rope, idx, encoding), encoding), idx, "round trip at {idx}");
             }
         }
