@@ -12,6 +12,7 @@ mod handlers;
 pub mod position;
 mod proto;
 pub mod settings;
+mod transport;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -86,7 +87,16 @@ pub fn run_stdio() -> i32 {
                 pull_configuration: RwLock::new(false),
             }),
         });
-        Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).serve(service).await;
+        // Frames pass through the tolerant transport: a bad message gets an
+        // error response instead of ending the session.
+        let (server_input, filter_output) = tokio::io::duplex(1 << 16);
+        let (server_output, merge_input) = tokio::io::duplex(1 << 16);
+        let (errors, error_frames) = tokio::sync::mpsc::channel(16);
+        let filter = tokio::spawn(transport::filter_input(tokio::io::stdin(), filter_output, errors));
+        let merger = tokio::spawn(transport::merge_output(merge_input, error_frames, tokio::io::stdout()));
+        Server::new(server_input, server_output, socket).serve(service).await;
+        filter.abort();
+        let _ = tokio::time::timeout(Duration::from_secs(2), merger).await;
     });
     // Do not wait for analyses still running in the blocking pool.
     runtime.shutdown_timeout(Duration::from_millis(100));

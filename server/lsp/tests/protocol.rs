@@ -1,0 +1,430 @@
+//! Protocol tests: the real `hpf-ls` binary over stdio, driven by a small
+//! client written here. They assert what an editor receives: diagnostics
+//! with versions, the seed's quick fix, hovers, navigation, and that a long
+//! sequence of random edits ends where opening the final text fresh does.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+const SEED: &str = include_str!("../../../tests/corpus/seed_fig6.f90");
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    messages: Receiver<Value>,
+    next_id: i64,
+    /// Notifications received while waiting for something else.
+    pending: Vec<Value>,
+}
+
+impl Client {
+    fn start(capabilities: Value) -> Client {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_hpf-ls"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the server starts");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (sender, messages) = channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            loop {
+                let mut length = None;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let line = line.trim_end();
+                    if line.is_empty() {
+                        break;
+                    }
+                    if let Some(value) = line.strip_prefix("Content-Length: ") {
+                        length = value.parse::<usize>().ok();
+                    }
+                }
+                let mut body = vec![0; length.expect("a Content-Length header")];
+                if reader.read_exact(&mut body).is_err() {
+                    return;
+                }
+                let message: Value = serde_json::from_slice(&body).expect("the server writes JSON");
+                if sender.send(message).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut client = Client { child, stdin, messages, next_id: 1, pending: Vec::new() };
+        let result =
+            client.request("initialize", json!({"processId": null, "rootUri": null, "capabilities": capabilities}));
+        assert!(result["capabilities"]["hoverProvider"].as_bool().unwrap_or(false));
+        client.notify("initialized", json!({}));
+        client
+    }
+
+    fn send(&mut self, message: &Value) {
+        let body = serde_json::to_vec(message).unwrap();
+        write!(self.stdin, "Content-Length: {}\r\n\r\n", body.len()).unwrap();
+        self.stdin.write_all(&body).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    fn receive(&mut self) -> Value {
+        self.messages.recv_timeout(TIMEOUT).expect("the server answers in time")
+    }
+
+    /// The whole response (result or error).
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let message = self.receive();
+            if message.get("id") == Some(&json!(id)) && message.get("method").is_none() {
+                return message;
+            }
+            self.handle_server_message(message);
+        }
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let response = self.call(method, params);
+        assert!(response.get("error").is_none(), "{method} failed: {response}");
+        response["result"].clone()
+    }
+
+    fn handle_server_message(&mut self, message: Value) {
+        if message.get("id").is_some() && message.get("method").is_some() {
+            // A request from the server (workspace/configuration, ...): answer null.
+            let id = message["id"].clone();
+            self.send(&json!({"jsonrpc": "2.0", "id": id, "result": null}));
+        } else {
+            self.pending.push(message);
+        }
+    }
+
+    /// The diagnostics published for `uri` at `version`.
+    fn diagnostics(&mut self, uri: &str, version: i64) -> Vec<Value> {
+        loop {
+            if let Some(idx) = self.pending.iter().position(|it| {
+                it["method"] == "textDocument/publishDiagnostics"
+                    && it["params"]["uri"] == uri
+                    && it["params"]["version"] == version
+            }) {
+                let message = self.pending.remove(idx);
+                return message["params"]["diagnostics"].as_array().unwrap().clone();
+            }
+            let message = self.receive();
+            self.handle_server_message(message);
+        }
+    }
+
+    fn open(&mut self, uri: &str, text: &str) {
+        self.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": "fortran", "version": 1, "text": text}}),
+        );
+    }
+
+    fn shutdown(mut self) {
+        self.request("shutdown", Value::Null);
+        self.notify("exit", Value::Null);
+        for _ in 0..100 {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                assert!(status.success(), "exit status {status}");
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        panic!("the server did not exit within 5 s of `exit`");
+    }
+}
+
+fn utf16_capabilities() -> Value {
+    json!({"textDocument": {"hover": {"contentFormat": ["markdown", "plaintext"]}}})
+}
+
+/// LSP position (UTF-16) of a byte offset, computed independently of the server.
+fn position(text: &str, offset: usize) -> Value {
+    let before = &text[..offset];
+    let line = before.matches('\n').count();
+    let line_start = before.rfind('\n').map_or(0, |it| it + 1);
+    let character: usize = text[line_start..offset].chars().map(char::len_utf16).sum();
+    json!({"line": line, "character": character})
+}
+
+fn apply_lsp_edits(text: &str, edits: &[Value]) -> String {
+    // Edits of one quick fix do not overlap: apply from the end.
+    let mut offsets: Vec<(usize, usize, String)> = edits
+        .iter()
+        .map(|edit| {
+            let to_offset = |position: &Value| {
+                let line = position["line"].as_u64().unwrap() as usize;
+                let character = position["character"].as_u64().unwrap() as usize;
+                let line_start = text.split_inclusive('\n').take(line).map(str::len).sum::<usize>();
+                let mut units = 0;
+                let mut offset = line_start;
+                for ch in text[line_start..].chars() {
+                    if units >= character || ch == '\n' {
+                        break;
+                    }
+                    units += ch.len_utf16();
+                    offset += ch.len_utf8();
+                }
+                offset
+            };
+            (
+                to_offset(&edit["range"]["start"]),
+                to_offset(&edit["range"]["end"]),
+                edit["newText"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    offsets.sort_by_key(|it| std::cmp::Reverse(it.0));
+    let mut res = text.to_string();
+    for (start, end, new_text) in offsets {
+        res.replace_range(start..end, &new_text);
+    }
+    res
+}
+
+#[test]
+fn seed_quick_fix_removes_the_warning() {
+    let mut client = Client::start(utf16_capabilities());
+    let uri = "file:///hpf-ls-test/seed.f90";
+    client.open(uri, SEED);
+    let diagnostics = client.diagnostics(uri, 1);
+    assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
+    let warning = &diagnostics[0];
+    assert_eq!(warning["code"], "HPF101");
+    assert_eq!(warning["severity"], 2);
+    assert_eq!(warning["range"], json!({"start": {"line": 12, "character": 15}, "end": {"line": 12, "character": 21}}));
+    assert_eq!(warning["relatedInformation"].as_array().unwrap().len(), 2);
+
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": warning["range"], "context": {"diagnostics": [warning]}}),
+    );
+    let fix = actions.as_array().unwrap().iter().find(|it| it["kind"] == "quickfix").expect("a quick fix");
+    assert!(fix["title"].as_str().unwrap().contains("ALIGN B(I) WITH A(I+1)"), "{fix}");
+    let document_edit = &fix["edit"]["documentChanges"][0];
+    assert_eq!(document_edit["textDocument"]["version"], 1);
+    let edits = document_edit["edits"].as_array().unwrap();
+    let fixed = apply_lsp_edits(SEED, edits);
+    assert!(fixed.contains("!HPF$ ALIGN B(I) WITH A(I+1)\n"), "{fixed}");
+    assert_eq!(fixed.len(), SEED.len() + 2, "nothing else changed");
+
+    // The editor applies the edit as an incremental change.
+    let changes: Vec<Value> = edits.iter().map(|it| json!({"range": it["range"], "text": it["newText"]})).collect();
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": changes}),
+    );
+    assert_eq!(client.diagnostics(uri, 2), Vec::<Value>::new());
+    client.shutdown();
+}
+
+#[test]
+fn hover_definition_references_and_commands() {
+    let mut client = Client::start(utf16_capabilities());
+    let uri = "file:///hpf-ls-test/seed.f90";
+    client.open(uri, SEED);
+    client.diagnostics(uri, 1);
+    let use_of_b = SEED.rfind("B(I-1)").unwrap();
+    let hover = client
+        .request("textDocument/hover", json!({"textDocument": {"uri": uri}, "position": position(SEED, use_of_b)}));
+    let contents = hover["contents"]["value"].as_str().unwrap();
+    assert_eq!(hover["contents"]["kind"], "markdown");
+    assert!(contents.contains("B(15) -> A(i) triples [1:15:1]; (BLOCK) onto P(4)"), "{contents}");
+    assert!(contents.contains("coordinate 3 of dimension 1: B(13:15)"), "{contents}");
+
+    let loop_header = SEED.find("DO I = 2, 16").unwrap();
+    let hover = client.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri}, "position": position(SEED, loop_header + 1)}),
+    );
+    let contents = hover["contents"]["value"].as_str().unwrap();
+    assert!(
+        contents.contains("| `B(I-1)` | ref | [1:15:1] | [1:15:1] | [2:16:1] | shift by +1 before: 3 elems, 3 msgs |"),
+        "{contents}"
+    );
+
+    let definition = client.request(
+        "textDocument/definition",
+        json!({"textDocument": {"uri": uri}, "position": position(SEED, use_of_b)}),
+    );
+    let declaration = SEED.find("B(15)").unwrap();
+    assert_eq!(definition["range"]["start"], position(SEED, declaration));
+
+    let references = client.request(
+        "textDocument/references",
+        json!({"textDocument": {"uri": uri}, "position": position(SEED, use_of_b), "context": {"includeDeclaration": true}}),
+    );
+    let lines: Vec<u64> =
+        references.as_array().unwrap().iter().map(|it| it["range"]["start"]["line"].as_u64().unwrap()).collect();
+    // Declaration, the ALIGN directive, the first loop, the second loop.
+    assert_eq!(lines, vec![3, 6, 8, 12]);
+
+    let table = client.request(
+        "workspace/executeCommand",
+        json!({"command": "hpf.showTransferPattern", "arguments": [uri, position(SEED, use_of_b)]}),
+    );
+    let table = table.as_str().unwrap();
+    assert!(table.contains("| 0 | 1 | 1 |") && table.contains("| 2 | 3 | 1 |"), "{table}");
+    let run = client.call("workspace/executeCommand", json!({"command": "hpf.run", "arguments": [uri, 4]}));
+    assert!(run["error"]["message"].as_str().unwrap().contains("not built yet"), "{run}");
+
+    let hints = client.request(
+        "textDocument/inlayHint",
+        json!({"textDocument": {"uri": uri}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 20, "character": 0}}}),
+    );
+    assert_eq!(hints[0]["label"], "  ⇐ B shift+1: 3 elems, 3 msgs");
+    assert_eq!(hints[0]["position"], json!({"line": 11, "character": 18}));
+    client.shutdown();
+}
+
+#[test]
+fn bad_input_gets_answers_and_the_server_lives() {
+    let mut client = Client::start(utf16_capabilities());
+    // A request about a document that is not open.
+    let hover = client.call(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": "file:///nowhere.f90"}, "position": {"line": 0, "character": 0}}),
+    );
+    assert_eq!(hover["result"], Value::Null, "{hover}");
+    // A body that is not JSON, then one that is not a request.
+    let garbage = b"{not json";
+    write!(client.stdin, "Content-Length: {}\r\n\r\n", garbage.len()).unwrap();
+    client.stdin.write_all(garbage).unwrap();
+    client.send(&json!({"jsonrpc": "2.0", "id": "x", "method": "textDocument/hover", "params": {"wrong": true}}));
+    // Positions far out of range, and a stale didChange.
+    let uri = "file:///hpf-ls-test/seed.f90";
+    client.open(uri, SEED);
+    client.diagnostics(uri, 1);
+    let hover = client.call(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri}, "position": {"line": 9999, "character": 9999}}),
+    );
+    assert!(hover.get("error").is_none(), "{hover}");
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 1}, "contentChanges": [{"text": "garbage"}]}),
+    );
+    // The stale change was ignored: the text is still the seed.
+    let symbols = client.request("textDocument/documentSymbol", json!({"textDocument": {"uri": uri}}));
+    assert_eq!(symbols[0]["name"], "SEED");
+    // The garbage got a Parse error, the malformed request an error with its id.
+    assert!(
+        client.pending.iter().any(|it| it["error"]["code"] == -32700 && it["id"].is_null()),
+        "{:?}",
+        client.pending
+    );
+    assert!(client.pending.iter().any(|it| it["id"] == "x" && it.get("error").is_some()), "{:?}", client.pending);
+    client.shutdown();
+}
+
+/// A deterministic xorshift generator: no dependency, reproducible failures.
+struct Random(u64);
+
+impl Random {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+fn char_boundary_at_or_before(text: &str, mut offset: usize) -> usize {
+    offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    offset
+}
+
+/// 1,000 random small edits (inside directives and code, across line ends,
+/// with multi-byte text and CRLF) end with the diagnostics of opening the
+/// final text fresh.
+#[test]
+fn random_edits_end_like_a_fresh_open() {
+    let mut client = Client::start(utf16_capabilities());
+    let uri = "file:///hpf-ls-test/edited.f90";
+    let mut text = include_str!("../../../tests/corpus/stencil1d_halo.f90").to_string();
+    client.open(uri, &text);
+    let snippets = ["A", "(", ")", "I", "+1", "\n", "\r\n", "!HPF$ ", ",", " ", "é", "日本", "::", "ALIGN", "0", "-"];
+    let mut random = Random(0x5eed_1234_abcd_0001);
+    let mut version = 1;
+    for _ in 0..1000 {
+        let start = char_boundary_at_or_before(&text, random.below(text.len() + 1));
+        let end = char_boundary_at_or_before(&text, (start + random.below(4)).min(text.len()));
+        let end = end.max(start);
+        let insert = if random.below(3) == 0 { "" } else { snippets[random.below(snippets.len())] };
+        // Never split a CRLF: LSP positions cannot address its middle.
+        if (start > 0 && text[..start].ends_with('\r') && text[start..].starts_with('\n'))
+            || (end > 0 && text[..end].ends_with('\r') && text[end..].starts_with('\n'))
+        {
+            continue;
+        }
+        let range = json!({"start": position(&text, start), "end": position(&text, end)});
+        text.replace_range(start..end, insert);
+        version += 1;
+        client.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"range": range, "text": insert}]}),
+        );
+    }
+    let edited = client.diagnostics(uri, version);
+    let fresh_uri = "file:///hpf-ls-test/fresh.f90";
+    client.open(fresh_uri, &text);
+    let fresh = client.diagnostics(fresh_uri, 1);
+    let strip = |list: Vec<Value>| -> Vec<Value> {
+        list.into_iter()
+            .map(|mut it| {
+                // Related locations name the document itself.
+                if let Some(related) = it.get_mut("relatedInformation").and_then(Value::as_array_mut) {
+                    for item in related {
+                        item["location"]["uri"] = Value::Null;
+                    }
+                }
+                it
+            })
+            .collect()
+    };
+    assert_eq!(strip(edited), strip(fresh));
+    // And the server's idea of the text is the client's: same symbols.
+    let symbols = client.request("textDocument/documentSymbol", json!({"textDocument": {"uri": uri}}));
+    let fresh_symbols = client.request("textDocument/documentSymbol", json!({"textDocument": {"uri": fresh_uri}}));
+    assert_eq!(symbols, fresh_symbols);
+    client.shutdown();
+}
+
+#[test]
+fn utf8_is_negotiated_when_offered() {
+    let mut client = Client::start(json!({"general": {"positionEncodings": ["utf-8", "utf-16"]}}));
+    let uri = "file:///hpf-ls-test/nonascii.f90";
+    let text = "! 日本語\nprogram p\n  real :: a(8), b(8)\n!HPF$ DISTRIBUTE a(BLOCK)\n!HPF$ ALIGN b(i) WITH a(i)\n  do i = 2, 8\n    a(i) = b(i-1) ! é\n  end do\nend program p\n";
+    client.open(uri, text);
+    let diagnostics = client.diagnostics(uri, 1);
+    // Without a processor count nothing is counted, but the shift is reported.
+    let warning = diagnostics.iter().find(|it| it["code"] == "HPF101").expect("a misalignment");
+    let start = text.find("b(i-1)").unwrap();
+    let line_start = text[..start].rfind('\n').unwrap() + 1;
+    assert_eq!(warning["range"]["start"]["character"], start - line_start);
+    client.shutdown();
+}
