@@ -41,7 +41,8 @@ pub fn code_actions(analysis: &FileAnalysis, text: &str, range: TextRange) -> Ve
         let Some(access) = find_access(analysis, diagnostic.range) else { continue };
         let Some(edits) = realign_edits(analysis, text, access) else { continue };
         let name = &analysis.model.symbol(access.array).name.text;
-        let align = access.optimal_align.clone().unwrap_or_default();
+        let align = edited_directive(text, &edits, access.array, analysis)
+            .unwrap_or_else(|| access.optimal_align.clone().unwrap_or_default());
         let Some(effect) = effect(analysis, text, &edits, Some(diagnostic.range)) else { continue };
         actions.push(Action {
             title: format!("Realign {name}: `{align}` ({effect})"),
@@ -93,6 +94,22 @@ fn find_access(analysis: &FileAnalysis, range: TextRange) -> Option<&Access> {
         .iter()
         .flat_map(|it| it.accesses.iter())
         .find(|it| it.range == range && it.transfer.is_some() && it.reason.is_none() && it.optimal_alignment.is_some())
+}
+
+/// The ALIGN directive of `array` as it reads after the edits (for the title).
+fn edited_directive(text: &str, edits: &[TextEdit], array: SymbolId, analysis: &FileAnalysis) -> Option<String> {
+    let new_text = apply(text, edits);
+    let name = analysis.model.symbol(array).name.key();
+    new_text
+        .lines()
+        .map(str::trim)
+        .filter(|line| line.len() > 5 && line[1..5].eq_ignore_ascii_case("hpf$"))
+        .map(|line| line[5..].trim())
+        .find(|line| {
+            let lower = line.to_ascii_lowercase();
+            lower.starts_with("align") && !text.lines().any(|old| old.trim().ends_with(*line)) && lower.contains(&name)
+        })
+        .map(str::to_string)
 }
 
 /// Applies edits (non-overlapping) to `text`.
