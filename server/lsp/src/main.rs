@@ -13,6 +13,10 @@ usage:
   hpf-ls demo                      show what hpf-ls does on the seed's worked example
   hpf-ls check [OPTIONS] PATH...   report syntax and mapping diagnostics
   hpf-ls analyze [OPTIONS] PATH... per loop: home, access ranges, optimal triples, transfers
+  hpf-ls build FILE [-o EXE] [--emit-source OUT.f90] [--fc MPIF90] [-- FFLAGS]
+                                   translate to SPMD Fortran + MPI and compile
+  hpf-ls run FILE [--np N] [--launcher CMD] [--hostfile F] [--stats] [-- ARGS]
+                                   build and run with mpirun (or srun)
   hpf-ls model [OPTIONS] PATH...   print the mapping model (alignments, triples, distributions)
 
 options:
@@ -35,6 +39,8 @@ fn main() {
         Some("serve") if args[1..].iter().all(|it| it == "--stdio") => hpf_ls::server::run_stdio(),
         Some("check") => cli::check::run(&args[1..], &mut out, &mut err),
         Some("analyze") => cli::analyze::run(&args[1..], &mut out, &mut err),
+        Some("build") => cli::build::run_build(&args[1..], &mut err),
+        Some("run") => cli::build::run_run(&args[1..], &mut err),
         Some("model") => cli::demo::run_model(&args[1..], &mut out, &mut err),
         Some("demo") => cli::demo::run_demo(&mut out),
         Some("-h" | "--help" | "help") => {

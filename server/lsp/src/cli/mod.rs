@@ -3,6 +3,7 @@
 //! Subcommands call `analysis` directly, never through the protocol.
 
 pub mod analyze;
+pub mod build;
 pub mod check;
 pub mod demo;
 

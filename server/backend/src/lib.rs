@@ -1,0 +1,674 @@
+//! The MPI backend: an analysed HPF program in, one SPMD Fortran 2008
+//! source using `mpi_f08` out (plus the runtime module of `runtime.rs`),
+//! and the driver that compiles and runs it.
+//!
+//! What it lowers today (everything else is refused with an error at its
+//! line, never lowered wrongly):
+//! - one main program; 1-D distributed arrays of REAL, DOUBLE PRECISION,
+//!   INTEGER or LOGICAL whose final target is 1-D and BLOCK or BLOCK(m),
+//!   aligned with stride 1 (any offset, through templates and chains);
+//!   replicated scalars and arrays;
+//! - DO loops whose body assigns only the home `H(I+q)` and reads
+//!   distributed arrays at `X(I+c)`: each process runs the iterations it
+//!   owns, after one neighbour fetch per array into its shadow area (the
+//!   seed's transfer before the loop);
+//! - every other statement touching a distributed array runs on rank 0 on
+//!   gathered copies (then scatters what it wrote, broadcasts scalars): a
+//!   correct, slower execution, reported as a note. A loop with a
+//!   dependence carried across processors takes this path too.
+//!
+//! Output statements run on rank 0 only, so the program prints exactly
+//! what the sequential program prints.
+
+pub mod driver;
+pub mod runtime;
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use analysis::loops::{AccessAttr, LoopKind, LoopReport, SubscriptForm};
+use analysis::model::{Axis, Format, SymbolId, SymbolKind};
+use analysis::FileAnalysis;
+use syntax::{ExprKind, Stmt, StmtKind, TextRange, UnitKind};
+
+/// Something the backend refuses, at the place it refuses it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BackendError {
+    pub range: TextRange,
+    pub message: String,
+}
+
+/// Something the user should know about the parallel program.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Note {
+    pub range: TextRange,
+    pub message: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct Generated {
+    /// The SPMD program (free form).
+    pub source: String,
+    pub notes: Vec<Note>,
+}
+
+/// A distributed array as the runtime describes it.
+#[derive(Clone, Debug)]
+struct Distributed {
+    name: String,
+    suffix: &'static str,
+    lb: i64,
+    ub: i64,
+    offset: i64,
+    template_lo: i64,
+    template_hi: i64,
+    /// 0 for BLOCK.
+    block: i64,
+    target: SymbolId,
+    shadow_low: i64,
+    shadow_high: i64,
+}
+
+enum Plan<'a> {
+    Verbatim(&'a Stmt),
+    Parallel {
+        stmt: &'a Stmt,
+        report: &'a LoopReport,
+        home: SymbolId,
+        home_offset: i64,
+        reads: BTreeMap<SymbolId, (i64, i64)>,
+    },
+    OnRankZero {
+        stmt: &'a Stmt,
+        why: Option<String>,
+    },
+}
+
+fn element_suffix(type_name: &str) -> Option<&'static str> {
+    match type_name {
+        "real" => Some("r4"),
+        "double precision" | "doubleprecision" => Some("r8"),
+        "integer" => Some("i4"),
+        "logical" => Some("l4"),
+        _ => None,
+    }
+}
+
+fn mpi_type(suffix: &str) -> &'static str {
+    runtime::ELEMENT_TYPES.iter().find(|it| it.0 == suffix).map_or("MPI_INTEGER", |it| it.2)
+}
+
+struct Lowering<'a> {
+    analysis: &'a FileAnalysis,
+    /// The normalised (free-form) text: statements are copied from it.
+    text: &'a str,
+    /// The user's text, for the line ends the normalisation joined.
+    original: &'a str,
+    distributed: BTreeMap<SymbolId, Distributed>,
+    errors: Vec<BackendError>,
+    notes: Vec<Note>,
+}
+
+/// Lowers the analysed program. `text` is the user's text.
+pub fn lower(analysis: &FileAnalysis, text: &str) -> Result<Generated, Vec<BackendError>> {
+    let normalised = syntax::parser_text(text, analysis.file.form).into_owned();
+    let mut lowering = Lowering {
+        analysis,
+        text: &normalised,
+        original: text,
+        distributed: BTreeMap::new(),
+        errors: Vec::new(),
+        notes: Vec::new(),
+    };
+    let errors: Vec<BackendError> = analysis
+        .diagnostics
+        .iter()
+        .filter(|it| it.severity == syntax::Severity::Error)
+        .map(|it| BackendError { range: it.range, message: format!("{} (fix the errors first)", it.message) })
+        .collect();
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let source = lowering.program();
+    if lowering.errors.is_empty() {
+        Ok(Generated { source, notes: lowering.notes })
+    } else {
+        Err(lowering.errors)
+    }
+}
+
+impl<'a> Lowering<'a> {
+    fn error(&mut self, range: TextRange, message: impl Into<String>) {
+        self.errors.push(BackendError { range, message: message.into() });
+    }
+
+    fn slice(&self, range: TextRange) -> &'a str {
+        self.text.get(range.to_range()).unwrap_or("")
+    }
+
+    /// The normalised text of `range` as free-form source: where the
+    /// fixed-form normalisation turned a line end into `&` (to continue a
+    /// statement), the line end comes back after it.
+    fn copy(&self, range: TextRange) -> String {
+        let normalised = self.slice(range);
+        let original = self.original.as_bytes();
+        let mut res = String::with_capacity(normalised.len() + 8);
+        for (idx, ch) in normalised.char_indices() {
+            res.push(ch);
+            if ch == '&' && original.get(range.start + idx) == Some(&b'\n') {
+                res.push('\n');
+            }
+        }
+        res
+    }
+
+    fn program(&mut self) -> String {
+        let file = &self.analysis.file;
+        let model = &self.analysis.model;
+        let Some(unit) = file.units.first() else {
+            self.error(TextRange::empty(0), "there is no program to lower");
+            return String::new();
+        };
+        if file.units.len() > 1 || unit.kind != UnitKind::Program || !unit.contains.is_empty() {
+            let range = file.units.get(1).map_or(unit.header, |it| it.header);
+            self.error(
+                range,
+                "the MPI backend lowers a single main program so far (no modules, subroutines or functions)",
+            );
+            return String::new();
+        }
+        for remap in &model.units[0].remaps {
+            self.error(remap.directive, "REALIGN and REDISTRIBUTE are not supported by the MPI backend yet");
+        }
+        self.collect_distributed();
+        if !self.errors.is_empty() {
+            return String::new();
+        }
+        let plans: Vec<Plan> = unit.body.iter().map(|stmt| self.plan(stmt)).collect();
+        if !self.errors.is_empty() {
+            return String::new();
+        }
+        self.emit(unit, &plans)
+    }
+
+    /// Every distributed array, checked against what the runtime supports.
+    fn collect_distributed(&mut self) {
+        let model = &self.analysis.model;
+        for (id, symbol) in model.symbols() {
+            if !symbol.is_array() {
+                continue;
+            }
+            let Some((target, distribution)) = model.distribution_of(id) else { continue };
+            if distribution.formats.iter().all(|it| *it == Format::Collapsed) {
+                continue;
+            }
+            let at = symbol.mapping.align.as_ref().map_or(distribution.directive, |it| it.directive);
+            let Some(suffix) = element_suffix(&symbol.type_name) else {
+                self.error(symbol.name.range, format!("distributed arrays of type `{}` are not supported by the MPI backend yet (REAL, DOUBLE PRECISION, INTEGER, LOGICAL are)", if symbol.type_name.is_empty() { "implicit" } else { &symbol.type_name }));
+                continue;
+            };
+            let target_symbol = model.symbol(target);
+            if symbol.rank() != 1 || target_symbol.rank() != 1 {
+                self.error(
+                    at,
+                    format!(
+                        "`{}`: only 1-D distributed arrays on 1-D targets are supported by the MPI backend yet",
+                        symbol.name.text
+                    ),
+                );
+                continue;
+            }
+            let block = match distribution.formats[0] {
+                Format::Block => 0,
+                Format::BlockOf(Some(m)) => m,
+                other => {
+                    self.error(
+                        distribution.directive,
+                        format!(
+                            "the distribution {} is not supported by the MPI backend yet (BLOCK and BLOCK(m) are)",
+                            other.render()
+                        ),
+                    );
+                    continue;
+                }
+            };
+            let resolved = model.resolve(id).expect("a distribution implies a resolved chain");
+            let offset = match resolved.axes.first() {
+                Some(Axis::Affine { stride: 1, offset, .. }) => *offset,
+                _ => {
+                    self.error(
+                        at,
+                        format!(
+                            "`{}`: only alignments of stride 1 are supported by the MPI backend yet",
+                            symbol.name.text
+                        ),
+                    );
+                    continue;
+                }
+            };
+            let (Some(lb), Some(ub)) = (symbol.shape[0].lo.known(), symbol.shape[0].hi.known()) else {
+                self.error(
+                    symbol.name.range,
+                    format!(
+                        "`{}`: the bounds of a distributed array must be constant for the MPI backend",
+                        symbol.name.text
+                    ),
+                );
+                continue;
+            };
+            let (Some(template_lo), Some(template_hi)) =
+                (target_symbol.shape[0].lo.known(), target_symbol.shape[0].hi.known())
+            else {
+                self.error(at, "the bounds of the alignment target must be constant for the MPI backend");
+                continue;
+            };
+            let (shadow_low, shadow_high) =
+                symbol.mapping.shadow.as_ref().and_then(|it| it.first().copied()).unwrap_or((0, 0));
+            self.distributed.insert(
+                id,
+                Distributed {
+                    name: symbol.name.text.clone(),
+                    suffix,
+                    lb,
+                    ub,
+                    offset,
+                    template_lo,
+                    template_hi,
+                    block,
+                    target,
+                    shadow_low,
+                    shadow_high,
+                },
+            );
+        }
+    }
+
+    /// The distributed arrays named inside `range`, with their name ranges.
+    fn distributed_occurrences(&self, range: TextRange) -> Vec<(TextRange, SymbolId)> {
+        analysis::ide::occurrences(self.analysis)
+            .into_iter()
+            .filter(|it| range.contains_range(it.range) && self.distributed.contains_key(&it.symbol))
+            .map(|it| (it.range, it.symbol))
+            .collect()
+    }
+
+    fn plan<'s>(&mut self, stmt: &'s Stmt) -> Plan<'s>
+    where
+        'a: 's,
+    {
+        let header = self.slice(stmt.header).trim_start().to_ascii_lowercase();
+        if header.starts_with("read") {
+            self.error(stmt.header, "READ is not supported by the MPI backend yet");
+        }
+        if header.starts_with("call") {
+            self.error(stmt.header, "CALL is not supported by the MPI backend yet");
+        }
+        if self.distributed_occurrences(stmt.range).is_empty() && !contains_output(stmt) {
+            return Plan::Verbatim(stmt);
+        }
+        if let StmtKind::Do { .. } = stmt.kind {
+            match self.parallel_loop(stmt) {
+                Ok(plan) => return plan,
+                Err(why) => {
+                    self.notes.push(Note { range: stmt.header, message: format!("runs on one process: {why}") });
+                    return Plan::OnRankZero { stmt, why: Some(why) };
+                }
+            }
+        }
+        if !self.distributed_occurrences(stmt.range).is_empty() {
+            let why = match &stmt.kind {
+                StmtKind::Output { .. } => None,
+                _ => Some(
+                    "statements outside parallel loops that touch distributed arrays run on rank 0 on gathered copies"
+                        .to_string(),
+                ),
+            };
+            if let Some(why) = &why {
+                self.notes.push(Note { range: stmt.header, message: format!("runs on one process: {why}") });
+            }
+            return Plan::OnRankZero { stmt, why };
+        }
+        Plan::OnRankZero { stmt, why: None }
+    }
+
+    /// The owner-computes form of a DO loop, or why it has none here.
+    fn parallel_loop<'s>(&mut self, stmt: &'s Stmt) -> Result<Plan<'s>, String>
+    where
+        'a: 's,
+    {
+        let StmtKind::Do { control: Some(control), body, .. } = &stmt.kind else {
+            return Err("the loop has no loop control".to_string());
+        };
+        let report = self
+            .analysis
+            .loops
+            .iter()
+            .find(|it| it.range == stmt.range && it.kind == LoopKind::Do)
+            .ok_or("the loop was not analysed")?;
+        if body.iter().any(|it| !matches!(it.kind, StmtKind::Assign { .. })) {
+            return Err("its body holds more than assignments".to_string());
+        }
+        let step = report.nest.last().and_then(|it| it.step).ok_or("its step is not a constant")?;
+        let home = report.home.as_ref().ok_or("it updates no distributed array")?;
+        if !self.distributed.contains_key(&home.array) {
+            return Err("its home is not distributed".to_string());
+        }
+        let own_index = report.nest.len() - 1;
+        let unit_index = |form: &SubscriptForm| match *form {
+            SubscriptForm::Affine { index, coef: 1, offset } if index == own_index => Some(offset),
+            _ => None,
+        };
+        let home_offset = home.subscripts.first().and_then(unit_index).ok_or("its home is not indexed by `I+q`")?;
+        let home_target = self.distributed[&home.array].target;
+        let model = &self.analysis.model;
+        let mut reads: BTreeMap<SymbolId, (i64, i64)> = BTreeMap::new();
+        for access in &report.accesses {
+            let symbol = model.symbol(access.array);
+            let Some(distributed) = self.distributed.get(&access.array) else {
+                if access.attr == AccessAttr::Update {
+                    return Err(format!("it writes the replicated array {}", symbol.name.text));
+                }
+                continue;
+            };
+            if distributed.target != home_target {
+                return Err(format!("{} and the home are distributed differently", symbol.name.text));
+            }
+            let offset = access
+                .subscripts
+                .first()
+                .and_then(unit_index)
+                .ok_or_else(|| format!("the subscript of {} is not `{}+c`", symbol.name.text, control.var.text))?;
+            match access.attr {
+                AccessAttr::Update => {
+                    if access.array != home.array || offset != home_offset {
+                        return Err(format!("it updates {} besides its home", symbol.name.text));
+                    }
+                }
+                AccessAttr::Reference => {
+                    // Reading an element an earlier iteration wrote: a dependence
+                    // carried across processors.
+                    if access.array == home.array && (offset - home_offset) * step < 0 {
+                        return Err(format!(
+                            "{} is read at an element an earlier iteration writes (a loop-carried dependence)",
+                            symbol.name.text
+                        ));
+                    }
+                    let entry = reads.entry(access.array).or_insert((offset, offset));
+                    entry.0 = entry.0.min(offset);
+                    entry.1 = entry.1.max(offset);
+                }
+            }
+        }
+        // Scalars assigned in the body would differ between processes.
+        for inner in body {
+            if let StmtKind::Assign { lhs, .. } = &inner.kind {
+                if let ExprKind::Name(name) = &lhs.kind {
+                    return Err(format!("it assigns the scalar {}", name.text));
+                }
+            }
+        }
+        // Shadow widths: the template distance between a read and the home.
+        let home_shift = self.distributed[&home.array].offset + home_offset;
+        for (array, (low, high)) in &reads {
+            let distributed = self.distributed.get_mut(array).expect("checked above");
+            let below = home_shift - (low + distributed.offset);
+            let above = (high + distributed.offset) - home_shift;
+            distributed.shadow_low = distributed.shadow_low.max(below).max(0);
+            distributed.shadow_high = distributed.shadow_high.max(above).max(0);
+        }
+        Ok(Plan::Parallel { stmt, report, home: home.array, home_offset, reads })
+    }
+
+    fn emit(&mut self, unit: &syntax::Unit, plans: &[Plan]) -> String {
+        let model = &self.analysis.model;
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "! Generated by hpf-ls {} from an HPF program: SPMD Fortran with MPI.",
+            env!("CARGO_PKG_VERSION")
+        );
+        let _ = writeln!(out, "{}", self.slice(unit.header).trim_end());
+        let _ = writeln!(out, "  use hpf_runtime");
+        // The specification part, without the distributed arrays' entities.
+        let spec = TextRange::new(unit.header.end, unit.execution_start.max(unit.header.end));
+        // Declarations that name distributed arrays are rewritten without them.
+        let mut rewrites: Vec<(TextRange, String)> = Vec::new();
+        for decl in &unit.decls {
+            let is_distributed = |entity: &syntax::DeclEntity| {
+                model.lookup(0, &entity.name.key()).is_some_and(|id| self.distributed.contains_key(&id))
+            };
+            if !decl.entities.iter().any(is_distributed) {
+                continue;
+            }
+            let kept: Vec<String> =
+                decl.entities.iter().filter(|it| !is_distributed(it)).map(|it| self.copy(it.range)).collect();
+            let text = if kept.is_empty() {
+                String::new()
+            } else {
+                let prefix = self.copy(TextRange::new(decl.range.start, decl.entities[0].range.start));
+                format!("{prefix}{}", kept.join(", "))
+            };
+            rewrites.push((decl.range, text));
+        }
+        rewrites.sort_by_key(|it| it.0.start);
+        let mut at = spec.start;
+        let mut spec_text = String::new();
+        for (range, text) in rewrites {
+            if range.start < at {
+                continue;
+            }
+            spec_text.push_str(&self.copy(TextRange::new(at, range.start)));
+            spec_text.push_str(&text);
+            at = range.end;
+        }
+        spec_text.push_str(&self.copy(TextRange::new(at, spec.end)));
+        out.push_str(spec_text.trim_end_matches([' ', '\t']));
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        let _ = writeln!(out, "  ! hpf-ls: local parts of the distributed arrays (global indices, with shadow areas)");
+        for distributed in self.distributed.values() {
+            let type_name =
+                runtime::ELEMENT_TYPES.iter().find(|it| it.0 == distributed.suffix).map_or("real", |it| it.1);
+            let _ = writeln!(out, "  {type_name}, allocatable :: {name}(:), hpf_g_{name}(:)", name = distributed.name);
+            let _ = writeln!(out, "  type(hpf_desc) :: hpf_d_{}", distributed.name);
+        }
+        let _ = writeln!(out, "  integer :: hpf_lo, hpf_hi");
+        let _ = writeln!(out, "  call hpf_init()");
+        for distributed in self.distributed.values() {
+            let _ = writeln!(
+                out,
+                "  hpf_d_{name} = hpf_make_desc({}, {}, {}, {}, {}, {})\n  call hpf_alloc_{}({name}, hpf_d_{name}, {}, {})",
+                distributed.lb,
+                distributed.ub,
+                distributed.offset,
+                distributed.template_lo,
+                distributed.template_hi,
+                distributed.block,
+                distributed.suffix,
+                distributed.shadow_low,
+                distributed.shadow_high,
+                name = distributed.name
+            );
+        }
+        for plan in plans {
+            match plan {
+                Plan::Verbatim(stmt) => {
+                    let _ = writeln!(out, "{}", self.statement_text(stmt));
+                }
+                Plan::Parallel { stmt, report, home, home_offset, reads } => {
+                    self.emit_parallel(&mut out, stmt, report, *home, *home_offset, reads)
+                }
+                Plan::OnRankZero { stmt, why } => self.emit_on_rank_zero(&mut out, stmt, why.as_deref()),
+            }
+        }
+        let _ = writeln!(out, "  call hpf_finalize()");
+        // The END statement: the unit's last line.
+        let unit_text = self.slice(unit.range).trim_end();
+        let end_line = unit_text.lines().last().unwrap_or("end");
+        let _ = writeln!(out, "{}", end_line.trim());
+        out
+    }
+
+    /// A statement's text with its indentation (and any label before it).
+    fn statement_text(&self, stmt: &Stmt) -> String {
+        let line_start = self.text[..stmt.range.start].rfind('\n').map_or(0, |it| it + 1);
+        self.copy(TextRange::new(line_start, stmt.range.end))
+    }
+
+    fn emit_parallel(
+        &self,
+        out: &mut String,
+        stmt: &Stmt,
+        report: &LoopReport,
+        home: SymbolId,
+        home_offset: i64,
+        reads: &BTreeMap<SymbolId, (i64, i64)>,
+    ) {
+        let StmtKind::Do { control: Some(control), body, .. } = &stmt.kind else { return };
+        let step = report.nest.last().and_then(|it| it.step).unwrap_or(1);
+        let lo = self.copy(control.lo.range).replace(['&', '\n'], " ");
+        let hi = self.copy(control.hi.range).replace(['&', '\n'], " ");
+        let home_name = &self.distributed[&home].name;
+        let var = &control.var.text;
+        let _ = writeln!(out, "  ! hpf-ls: owner computes {}", self.slice(stmt.header).trim());
+        let _ = writeln!(
+            out,
+            "  call hpf_local_bounds(hpf_d_{home_name}, {home_offset}, ({lo}), ({hi}), {step}, hpf_lo, hpf_hi)"
+        );
+        for (array, (low, high)) in reads {
+            let distributed = &self.distributed[array];
+            let name = &distributed.name;
+            let _ = writeln!(out, "  if ((hpf_hi - hpf_lo) * ({step}) >= 0) then");
+            let _ = writeln!(
+                out,
+                "    call hpf_fetch_{}({name}, hpf_d_{name}, min(hpf_lo, hpf_hi) + ({low}), max(hpf_lo, hpf_hi) + ({high}))",
+                distributed.suffix
+            );
+            let _ = writeln!(
+                out,
+                "  else\n    call hpf_fetch_{}({name}, hpf_d_{name}, 1, 0)\n  end if",
+                distributed.suffix
+            );
+        }
+        let _ = writeln!(out, "  do {var} = hpf_lo, hpf_hi, {step}");
+        for inner in body {
+            let _ = writeln!(out, "{}", self.statement_text(inner));
+        }
+        let _ = writeln!(out, "  end do");
+        let _ = writeln!(out, "  {var} = hpf_final(({lo}), ({hi}), {step})");
+    }
+
+    fn emit_on_rank_zero(&self, out: &mut String, stmt: &Stmt, why: Option<&str>) {
+        let occurrences = self.distributed_occurrences(stmt.range);
+        let mut arrays: Vec<SymbolId> = occurrences.iter().map(|it| it.1).collect();
+        arrays.sort();
+        arrays.dedup();
+        if let Some(why) = why {
+            let _ = writeln!(out, "  ! hpf-ls: on rank 0 ({why})");
+        }
+        for array in &arrays {
+            let distributed = &self.distributed[array];
+            let _ = writeln!(
+                out,
+                "  call hpf_gather_{}({name}, hpf_d_{name}, hpf_g_{name})",
+                distributed.suffix,
+                name = distributed.name
+            );
+        }
+        // The statement with every distributed array renamed to its gathered copy.
+        let line_start = self.text[..stmt.range.start].rfind('\n').map_or(0, |it| it + 1);
+        let mut text = String::new();
+        let mut at = line_start;
+        for (range, symbol) in &occurrences {
+            text.push_str(&self.copy(TextRange::new(at, range.start)));
+            let _ = write!(text, "hpf_g_{}", self.distributed[symbol].name);
+            at = range.end;
+        }
+        text.push_str(&self.copy(TextRange::new(at, stmt.range.end)));
+        let _ = writeln!(out, "  if (hpf_rank == 0) then\n{text}\n  end if");
+        let (written_arrays, written_scalars) = self.written(stmt);
+        for array in &arrays {
+            let distributed = &self.distributed[array];
+            if written_arrays.contains(array) {
+                let _ = writeln!(
+                    out,
+                    "  call hpf_scatter_{}(hpf_g_{name}, hpf_d_{name}, {name})",
+                    distributed.suffix,
+                    name = distributed.name
+                );
+            } else {
+                let _ =
+                    writeln!(out, "  if (allocated(hpf_g_{name})) deallocate (hpf_g_{name})", name = distributed.name);
+            }
+        }
+        for (name, mpi, count) in written_scalars {
+            let _ = writeln!(out, "  call MPI_Bcast({name}, {count}, {mpi}, 0, MPI_COMM_WORLD)");
+        }
+    }
+
+    /// Distributed arrays written by `stmt`, and the replicated variables
+    /// (name, MPI type, count) it writes.
+    fn written(&self, stmt: &Stmt) -> (Vec<SymbolId>, Vec<(String, &'static str, String)>) {
+        let model = &self.analysis.model;
+        let mut arrays = Vec::new();
+        let mut scalars: Vec<(String, &'static str, String)> = Vec::new();
+        let add_scalar = |name: &syntax::Name, scalars: &mut Vec<(String, &'static str, String)>| {
+            let Some(id) = model.lookup(0, &name.key()) else {
+                // Implicitly typed: I-N integer, the rest real.
+                let first = name.key().chars().next().unwrap_or('a');
+                let mpi = if ('i'..='n').contains(&first) { "MPI_INTEGER" } else { "MPI_REAL" };
+                if !scalars.iter().any(|it| it.0.eq_ignore_ascii_case(&name.text)) {
+                    scalars.push((name.text.clone(), mpi, "1".to_string()));
+                }
+                return;
+            };
+            let symbol = model.symbol(id);
+            if symbol.kind != SymbolKind::Variable || self.distributed.contains_key(&id) {
+                return;
+            }
+            let mpi = element_suffix(&symbol.type_name).map(mpi_type).unwrap_or_else(|| {
+                let first = name.key().chars().next().unwrap_or('a');
+                if symbol.type_name.is_empty() && ('i'..='n').contains(&first) {
+                    "MPI_INTEGER"
+                } else {
+                    "MPI_REAL"
+                }
+            });
+            let count = if symbol.shape.is_empty() { "1".to_string() } else { format!("size({})", symbol.name.text) };
+            if !scalars.iter().any(|it| it.0.eq_ignore_ascii_case(&symbol.name.text)) {
+                scalars.push((symbol.name.text.clone(), mpi, count));
+            }
+        };
+        let mut stack = vec![stmt];
+        while let Some(stmt) = stack.pop() {
+            match &stmt.kind {
+                StmtKind::Assign { lhs, .. } => match &lhs.kind {
+                    ExprKind::Name(name) | ExprKind::Ref { name, .. } => {
+                        match model.lookup(0, &name.key()).filter(|id| self.distributed.contains_key(id)) {
+                            Some(id) => arrays.push(id),
+                            None => add_scalar(name, &mut scalars),
+                        }
+                    }
+                    _ => {}
+                },
+                StmtKind::Do { control: Some(control), .. } => add_scalar(&control.var, &mut scalars),
+                StmtKind::Forall { .. } => {}
+                _ => {}
+            }
+            stack.extend(stmt.children());
+        }
+        (arrays, scalars)
+    }
+}
+
+fn contains_output(stmt: &Stmt) -> bool {
+    let mut stack = vec![stmt];
+    while let Some(stmt) = stack.pop() {
+        if matches!(stmt.kind, StmtKind::Output { .. }) {
+            return true;
+        }
+        stack.extend(stmt.children());
+    }
+    false
+}

@@ -1,0 +1,171 @@
+//! `hpf-ls build` and `hpf-ls run`: the MPI backend from the command line.
+//!
+//! hpf-ls's own messages go to stderr; the program's output and exit status
+//! pass through untouched.
+
+use std::fmt::Write;
+use std::path::PathBuf;
+
+use analysis::ModelConfig;
+use backend::driver::Toolchain;
+use syntax::LineIndex;
+
+use super::{collect_inputs, parse_input_options, read_text, InputOptions, EXIT_USAGE};
+
+pub const BUILD_USAGE: &str =
+    "usage: hpf-ls build FILE [-o EXE] [--emit-source OUT.f90] [--fc COMPILER] [--form F] [-- FFLAGS...]";
+pub const RUN_USAGE: &str =
+    "usage: hpf-ls run FILE [--np N] [--launcher CMD] [--hostfile F] [--fc COMPILER] [--stats] [--form F] [-- ARGS...]";
+
+struct Options {
+    input: InputOptions,
+    output: Option<PathBuf>,
+    emit_source: Option<PathBuf>,
+    processes: u32,
+    stats: bool,
+    toolchain: Toolchain,
+    trailing: Vec<String>,
+}
+
+fn parse(args: &[String]) -> Result<Options, String> {
+    let split = args.iter().position(|it| it == "--").unwrap_or(args.len());
+    let (own, trailing) = (&args[..split], args.get(split + 1..).unwrap_or(&[]));
+    let mut output = None;
+    let mut emit_source = None;
+    let mut processes = 4u32;
+    let mut stats = std::env::var("HPF_LS_STATS").is_ok_and(|it| !it.is_empty() && it != "0");
+    let mut toolchain = Toolchain::default();
+    let mut rest = Vec::new();
+    let mut idx = 0;
+    while idx < own.len() {
+        let arg = own[idx].as_str();
+        let mut value = || -> Result<String, String> {
+            idx += 1;
+            own.get(idx).cloned().ok_or_else(|| format!("`{arg}` needs a value"))
+        };
+        match arg {
+            "-o" => output = Some(PathBuf::from(value()?)),
+            "--emit-source" => emit_source = Some(PathBuf::from(value()?)),
+            "--fc" => toolchain.compiler = Some(value()?),
+            "--launcher" => toolchain.launcher = Some(value()?),
+            "--hostfile" => toolchain.hostfile = Some(PathBuf::from(value()?)),
+            "--np" | "-n" => {
+                let text = value()?;
+                processes = text
+                    .parse()
+                    .ok()
+                    .filter(|it| *it > 0)
+                    .ok_or_else(|| format!("`--np` needs a positive integer, not `{text}`"))?;
+            }
+            "--stats" => stats = true,
+            _ => rest.push(own[idx].clone()),
+        }
+        idx += 1;
+    }
+    let input = parse_input_options(&rest, |_, _| Ok(false))?;
+    if input.paths.len() != 1 {
+        return Err("give exactly one program file".to_string());
+    }
+    Ok(Options { input, output, emit_source, processes, stats, toolchain, trailing: trailing.to_vec() })
+}
+
+/// Lowers the file; errors are printed like `check` prints diagnostics.
+fn lower(options: &Options, err: &mut String) -> Option<(PathBuf, backend::Generated)> {
+    let inputs = match collect_inputs(&options.input) {
+        Ok(inputs) => inputs,
+        Err(message) => {
+            let _ = writeln!(err, "hpf-ls: {message}");
+            return None;
+        }
+    };
+    let input = inputs.into_iter().next()?;
+    let text = match read_text(&input.path) {
+        Ok(text) => text,
+        Err(message) => {
+            let _ = writeln!(err, "hpf-ls: {message}");
+            return None;
+        }
+    };
+    let analysis = analysis::analyze(&text, input.form, ModelConfig { number_of_processors: input.processors });
+    let index = LineIndex::new(&text);
+    match backend::lower(&analysis, &text) {
+        Ok(generated) => {
+            for note in &generated.notes {
+                let (line, column) = index.line_col(&text, note.range.start);
+                let _ = writeln!(err, "{}:{}:{}: note: {}", input.path.display(), line + 1, column + 1, note.message);
+            }
+            Some((input.path, generated))
+        }
+        Err(errors) => {
+            for error in errors {
+                let (line, column) = index.line_col(&text, error.range.start);
+                let _ = writeln!(err, "{}:{}:{}: error: {}", input.path.display(), line + 1, column + 1, error.message);
+            }
+            None
+        }
+    }
+}
+
+pub fn run_build(args: &[String], err: &mut String) -> i32 {
+    let mut options = match parse(args) {
+        Ok(options) => options,
+        Err(message) => {
+            let _ = writeln!(err, "hpf-ls build: {message}\n{BUILD_USAGE}");
+            return EXIT_USAGE;
+        }
+    };
+    options.toolchain.extra_flags = options.trailing.clone();
+    let Some((path, generated)) = lower(&options, err) else { return 1 };
+    if let Some(target) = &options.emit_source {
+        if let Err(error) = std::fs::write(target, &generated.source) {
+            let _ = writeln!(err, "hpf-ls: {}: {error}", target.display());
+            return EXIT_USAGE;
+        }
+    }
+    let executable = options
+        .output
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(path.file_stem().map_or("a.out".into(), |it| it.to_os_string())));
+    let executable = if executable.is_relative() {
+        std::env::current_dir().unwrap_or_default().join(executable)
+    } else {
+        executable
+    };
+    match backend::driver::build(&generated.source, &executable, &options.toolchain) {
+        Ok(()) => {
+            let _ = writeln!(err, "hpf-ls: built {}", executable.display());
+            0
+        }
+        Err(message) => {
+            let _ = writeln!(err, "hpf-ls: {message}");
+            1
+        }
+    }
+}
+
+pub fn run_run(args: &[String], err: &mut String) -> i32 {
+    let options = match parse(args) {
+        Ok(options) => options,
+        Err(message) => {
+            let _ = writeln!(err, "hpf-ls run: {message}\n{RUN_USAGE}");
+            return EXIT_USAGE;
+        }
+    };
+    let Some((_, generated)) = lower(&options, err) else { return 1 };
+    // The program's output must not wait behind ours.
+    eprint!("{err}");
+    err.clear();
+    match backend::driver::run(
+        &generated.source,
+        options.processes,
+        &options.toolchain,
+        &options.trailing,
+        options.stats,
+    ) {
+        Ok(status) => status.code().unwrap_or(1),
+        Err(message) => {
+            let _ = writeln!(err, "hpf-ls: {message}");
+            1
+        }
+    }
+}

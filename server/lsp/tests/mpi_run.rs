@@ -1,0 +1,129 @@
+//! Differential tests of the MPI backend: every corpus program the backend
+//! lowers runs on 1 to 5 processes (5 is more than the cores: oversubscribed)
+//! and prints byte for byte what the sequential program prints
+//! (`tests/corpus/expected/*.out`, checked against gfortran by
+//! `tests/corpus/check_sequential.sh`). Needs `mpif90` and `mpirun`; where
+//! `CI` is set their absence fails the test instead of skipping it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The corpus programs the backend supports today; each must keep building.
+const SUPPORTED: &[&str] = &[
+    "crlf_heat.f90",
+    "csr_gather.for",
+    "heat_seqnum.f",
+    "nonascii_scan.f90",
+    "npb_rhs.f",
+    "odd_even_sort.f90",
+    "on_home.f90",
+    "seed_fig6.f",
+    "seed_fig6.f90",
+    "seed_optimal.f90",
+    "stencil1d_halo.f90",
+    "wave1d_leapfrog.f90",
+];
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus")
+}
+
+fn toolchain_present() -> bool {
+    let found = |program: &str| Command::new(program).arg("--version").output().is_ok_and(|it| it.status.success());
+    let present = found("mpif90") && found("mpirun");
+    if !present && std::env::var_os("CI").is_some() {
+        panic!("CI is set but mpif90/mpirun are missing: apt-get install -y gfortran libopenmpi-dev openmpi-bin");
+    }
+    present
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("hpf-ls-mpi-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn mpirun(executable: &Path, processes: u32) -> std::process::Output {
+    Command::new("mpirun")
+        .args(["--oversubscribe", "-np", &processes.to_string()])
+        .arg(executable)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("OMPI_MCA_rmaps_base_oversubscribe", "1")
+        .output()
+        .expect("mpirun starts")
+}
+
+#[test]
+fn supported_corpus_programs_print_what_the_sequential_program_prints() {
+    if !toolchain_present() {
+        eprintln!("skipped: no MPI toolchain (and CI is not set)");
+        return;
+    }
+    let dir = scratch("corpus");
+    for name in SUPPORTED {
+        let source = corpus().join(name);
+        let executable = dir.join(name.replace('.', "_"));
+        let build = Command::new(env!("CARGO_BIN_EXE_hpf-ls"))
+            .arg("build")
+            .arg(&source)
+            .arg("-o")
+            .arg(&executable)
+            .output()
+            .unwrap();
+        assert!(build.status.success(), "{name} does not build:\n{}", String::from_utf8_lossy(&build.stderr));
+        let expected = std::fs::read(corpus().join(format!("expected/{name}.out"))).expect("an expected output");
+        for processes in 1..=5 {
+            let output = mpirun(&executable, processes);
+            assert!(
+                output.status.success(),
+                "{name} on {processes} processes failed:\n{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            assert!(
+                output.stdout == expected,
+                "{name} on {processes} processes printed\n{}\ninstead of\n{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&expected)
+            );
+        }
+    }
+}
+
+/// The seed's example moves exactly the 3 one-element messages the analysis predicts.
+#[test]
+fn seed_statistics_match_the_analysis() {
+    if !toolchain_present() {
+        eprintln!("skipped: no MPI toolchain (and CI is not set)");
+        return;
+    }
+    let output = Command::new(env!("CARGO_BIN_EXE_hpf-ls"))
+        .args(["run", "--np", "4", "--stats"])
+        .arg(corpus().join("seed_fig6.f90"))
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("hpf-ls stats: 3 message(s), 3 element(s) in total"), "{stderr}");
+    assert_eq!(output.stdout, std::fs::read(corpus().join("expected/seed_fig6.f90.out")).unwrap());
+}
+
+/// What the backend cannot lower is refused at its line, with no program built.
+#[test]
+fn unsupported_constructs_are_refused_at_their_line() {
+    let dir = scratch("refused");
+    let output = Command::new(env!("CARGO_BIN_EXE_hpf-ls"))
+        .arg("build")
+        .arg(corpus().join("reductions.f90"))
+        .arg("-o")
+        .arg(dir.join("never"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("reductions.f90:12:1: error: the distribution CYCLIC is not supported"), "{stderr}");
+    assert!(!dir.join("never").exists());
+}
