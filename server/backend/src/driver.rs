@@ -68,34 +68,52 @@ impl Drop for BuildDir {
     }
 }
 
-/// Compiles `source` with the runtime into `executable`; the compiler's
-/// messages are returned on failure.
-pub fn build(source: &str, executable: &Path, toolchain: &Toolchain) -> Result<(), String> {
+/// A build ready to start: the sources written in a private directory
+/// (removed with it) and the compiler command that makes `executable`.
+pub struct PreparedBuild {
+    pub dir: BuildDir,
+    pub command: Command,
+    pub executable: PathBuf,
+    pub compiler: PathBuf,
+}
+
+/// Writes the program and the runtime into a fresh directory and prepares
+/// the compiler command; `executable` defaults to `program` in that directory.
+pub fn prepare_build(source: &str, executable: Option<&Path>, toolchain: &Toolchain) -> Result<PreparedBuild, String> {
     let compiler = find(toolchain.compiler.as_deref(), COMPILERS, "compiler")?;
     let dir = BuildDir::new().map_err(|error| error.to_string())?;
     let runtime = dir.path.join("hpf_runtime.f90");
     let program = dir.path.join("program.f90");
     std::fs::write(&runtime, crate::runtime::runtime_source()).map_err(|error| error.to_string())?;
     std::fs::write(&program, source).map_err(|error| error.to_string())?;
+    let executable = executable.map_or_else(|| dir.path.join("program"), Path::to_path_buf);
+    let mut command = Command::new(&compiler);
     // -O2 without fast-math keeps IEEE semantics: the output matches the sequential program's.
-    let output = Command::new(&compiler)
+    command
         .args(["-O2", "-ffree-line-length-none", "-J"])
         .arg(&dir.path)
         .arg(&runtime)
         .arg(&program)
         .args(&toolchain.extra_flags)
         .arg("-o")
-        .arg(executable)
+        .arg(&executable)
         .current_dir(&dir.path)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|error| format!("cannot start {}: {error}", compiler.display()))?;
+        .stdin(Stdio::null());
+    Ok(PreparedBuild { dir, command, executable, compiler })
+}
+
+/// Compiles `source` with the runtime into `executable`; the compiler's
+/// messages are returned on failure.
+pub fn build(source: &str, executable: &Path, toolchain: &Toolchain) -> Result<(), String> {
+    let mut prepared = prepare_build(source, Some(executable), toolchain)?;
+    let output =
+        prepared.command.output().map_err(|error| format!("cannot start {}: {error}", prepared.compiler.display()))?;
     if output.status.success() {
         Ok(())
     } else {
         Err(format!(
             "{} failed on the generated program:\n{}{}",
-            compiler.display(),
+            prepared.compiler.display(),
             String::from_utf8_lossy(&output.stdout),
             String::from_utf8_lossy(&output.stderr)
         ))

@@ -15,6 +15,7 @@ use super::{Analysed, Backend, Document};
 pub const COMMAND_SHOW_TRANSFER_PATTERN: &str = "hpf.showTransferPattern";
 pub const COMMAND_RUN: &str = "hpf.run";
 pub const COMMAND_BUILD: &str = "hpf.build";
+pub const COMMAND_SHOW_GENERATED: &str = "hpf.showGenerated";
 
 /// Runs a read-only handler body; a panic becomes an `InternalError` answer.
 fn guard<T>(what: &str, body: impl FnOnce() -> T) -> Result<T> {
@@ -116,6 +117,7 @@ impl LanguageServer for Backend {
                         COMMAND_SHOW_TRANSFER_PATTERN.to_string(),
                         COMMAND_RUN.to_string(),
                         COMMAND_BUILD.to_string(),
+                        COMMAND_SHOW_GENERATED.to_string(),
                     ],
                     ..Default::default()
                 }),
@@ -381,15 +383,35 @@ impl LanguageServer for Backend {
                     None => Err(invalid_params("there is no loop at this position")),
                 }
             }
-            COMMAND_RUN | COMMAND_BUILD => Err(Error {
-                code: ErrorCode::InternalError,
-                message: format!(
-                    "{}: the MPI backend is not built yet, so hpf-ls cannot compile or run programs; nothing was run",
-                    params.command
-                )
-                .into(),
-                data: None,
-            }),
+            COMMAND_RUN | COMMAND_BUILD | COMMAND_SHOW_GENERATED => {
+                let uri = params
+                    .arguments
+                    .first()
+                    .and_then(|it| it.as_str())
+                    .and_then(|it| it.parse::<Uri>().ok())
+                    .ok_or_else(|| invalid_params(format!("{} takes [uri, processes?]", params.command)))?;
+                let analysed =
+                    self.analysed(&uri).await.ok_or_else(|| invalid_params(format!("{} is not open", uri.as_str())))?;
+                let settings = self.state.settings().mpi;
+                let failed =
+                    |message: String| Error { code: ErrorCode::InternalError, message: message.into(), data: None };
+                if params.command == COMMAND_SHOW_GENERATED {
+                    let generated = guard("showGenerated", || super::run::generate(&analysed))?.map_err(failed)?;
+                    return Ok(Some(Value::String(generated.source)));
+                }
+                let processes = (params.command == COMMAND_RUN).then(|| {
+                    params
+                        .arguments
+                        .get(1)
+                        .and_then(Value::as_u64)
+                        .map_or(settings.processes.unwrap_or(4), |it| it.clamp(1, 4096) as u32)
+                });
+                let token = params.work_done_progress_params.work_done_token.clone();
+                super::run::build_or_run(&self.client, &analysed, &settings, processes, token)
+                    .await
+                    .map(Some)
+                    .map_err(failed)
+            }
             other => Err(invalid_params(format!("unknown command `{other}`"))),
         }
     }

@@ -11,6 +11,7 @@
 mod handlers;
 pub mod position;
 mod proto;
+mod run;
 pub mod settings;
 mod transport;
 
