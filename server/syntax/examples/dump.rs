@@ -1,3 +1,7 @@
+//! Prints the raw tree-sitter tree of a Fortran file (named, ERROR and MISSING nodes
+//! with byte ranges), before any fixed-form normalisation or lowering:
+//! `cargo run -p syntax --example dump -- FILE`.
+
 fn main() {
     let path = std::env::args().nth(1).unwrap();
     let text = std::fs::read_to_string(path).unwrap();

@@ -15,13 +15,13 @@ use crate::{BinaryOp, Code, Diagnostic, Expr, ExprKind, Name, Subscript, TextRan
 pub(crate) const MAX_DEPTH: usize = 256;
 
 pub(crate) struct Lowerer<'a> {
+    /// The text tree-sitter parsed (normalised for fixed form).
     text: &'a str,
+    /// The user's text: every range is moved to its char boundaries, and
+    /// names are spelled from it.
+    user_text: &'a str,
     diagnostics: &'a mut Vec<Diagnostic>,
     reported_too_deep: bool,
-}
-
-fn range(node: Node) -> TextRange {
-    TextRange::new(node.start_byte(), node.end_byte())
 }
 
 fn unit_kind(node_kind: &str) -> Option<UnitKind> {
@@ -85,8 +85,12 @@ fn is_ignored(kind: &str) -> bool {
 }
 
 impl<'a> Lowerer<'a> {
-    pub(crate) fn new(text: &'a str, diagnostics: &'a mut Vec<Diagnostic>) -> Lowerer<'a> {
-        Lowerer { text, diagnostics, reported_too_deep: false }
+    pub(crate) fn new(text: &'a str, user_text: &'a str, diagnostics: &'a mut Vec<Diagnostic>) -> Lowerer<'a> {
+        Lowerer { text, user_text, diagnostics, reported_too_deep: false }
+    }
+
+    fn range(&self, node: Node) -> TextRange {
+        TextRange::new(node.start_byte(), node.end_byte()).snap_to_chars(self.user_text)
     }
 
     fn text(&self, node: Node) -> &'a str {
@@ -94,7 +98,8 @@ impl<'a> Lowerer<'a> {
     }
 
     fn name(&self, node: Node) -> Name {
-        Name::new(self.text(node), range(node))
+        let range = self.range(node);
+        Name::new(&self.user_text[range.to_range()], range)
     }
 
     fn too_deep(&mut self, node: Node) -> bool {
@@ -102,7 +107,7 @@ impl<'a> Lowerer<'a> {
             self.reported_too_deep = true;
             self.diagnostics.push(Diagnostic::new(
                 Code::TooDeep,
-                range(node),
+                self.range(node),
                 format!("nesting deeper than {MAX_DEPTH} levels; the code inside is not analysed"),
             ));
         }
@@ -135,14 +140,14 @@ impl<'a> Lowerer<'a> {
                 if let Some(builder) = loose.take() {
                     units.push(builder.finish());
                 }
-                let mut builder = UnitBuilder::new(unit_kind(kind).expect("a unit header"), range(child));
+                let mut builder = UnitBuilder::new(unit_kind(kind).expect("a unit header"), self.range(child));
                 self.header(&mut builder, child);
                 loose = Some(builder);
                 continue;
             }
             if kind.starts_with("end_") && unit_kind(kind.trim_start_matches("end_")).is_some() {
                 if let Some(mut builder) = loose.take() {
-                    builder.range = builder.range.cover(range(child));
+                    builder.range = builder.range.cover(self.range(child));
                     units.push(builder.finish());
                 }
                 continue;
@@ -161,11 +166,11 @@ impl<'a> Lowerer<'a> {
     }
 
     fn unit(&mut self, node: Node, kind: UnitKind, depth: usize) -> Unit {
-        let mut builder = UnitBuilder::new(kind, range(node));
-        builder.range = range(node);
+        let mut builder = UnitBuilder::new(kind, self.range(node));
+        builder.range = self.range(node);
         for child in named_children(node) {
             if is_unit_header(child.kind()) {
-                builder.header = range(child);
+                builder.header = self.range(child);
                 self.header(&mut builder, child);
             } else {
                 self.unit_item(&mut builder, child, depth + 1);
@@ -175,8 +180,8 @@ impl<'a> Lowerer<'a> {
     }
 
     fn header(&mut self, builder: &mut UnitBuilder, node: Node) {
-        builder.header = range(node);
-        builder.range = builder.range.cover(range(node));
+        builder.header = self.range(node);
+        builder.range = builder.range.cover(self.range(node));
         for child in named_children(node) {
             match child.kind() {
                 "name" if builder.name.is_none() => builder.name = Some(self.name(child)),
@@ -193,7 +198,7 @@ impl<'a> Lowerer<'a> {
     }
 
     fn unit_item(&mut self, builder: &mut UnitBuilder, node: Node, depth: usize) {
-        builder.range = builder.range.cover(range(node));
+        builder.range = builder.range.cover(self.range(node));
         let kind = node.kind();
         if depth > MAX_DEPTH && self.too_deep(node) {
             return;
@@ -246,7 +251,8 @@ impl<'a> Lowerer<'a> {
     }
 
     fn declaration(&mut self, node: Node, depth: usize) -> Decl {
-        let mut decl = Decl { type_name: String::new(), attrs: Vec::new(), entities: Vec::new(), range: range(node) };
+        let mut decl =
+            Decl { type_name: String::new(), attrs: Vec::new(), entities: Vec::new(), range: self.range(node) };
         for child in named_children(node) {
             match child.kind() {
                 "intrinsic_type" | "derived_type" => {
@@ -292,18 +298,18 @@ impl<'a> Lowerer<'a> {
 
     fn declarator(&mut self, node: Node, depth: usize) -> Option<DeclEntity> {
         match node.kind() {
-            "identifier" => Some(DeclEntity { name: self.name(node), dims: None, init: None, range: range(node) }),
+            "identifier" => Some(DeclEntity { name: self.name(node), dims: None, init: None, range: self.range(node) }),
             "sized_declarator" => {
                 let children = named_children(node);
                 let name = children.iter().find(|it| it.kind() == "identifier")?;
                 let dims = children.iter().find(|it| it.kind() == "size").map(|size| self.subscripts(*size, depth + 1));
-                Some(DeclEntity { name: self.name(*name), dims, init: None, range: range(node) })
+                Some(DeclEntity { name: self.name(*name), dims, init: None, range: self.range(node) })
             }
             "init_declarator" | "pointer_init_declarator" => {
                 let left = node.child_by_field_name("left")?;
                 let mut entity = self.declarator(left, depth + 1)?;
                 entity.init = node.child_by_field_name("right").map(|it| self.expr(it, depth + 1));
-                entity.range = range(node);
+                entity.range = self.range(node);
                 Some(entity)
             }
             _ => None,
@@ -315,24 +321,24 @@ impl<'a> Lowerer<'a> {
             type_name: String::new(),
             attrs: vec![DeclAttr::Parameter],
             entities: Vec::new(),
-            range: range(node),
+            range: self.range(node),
         };
         for assignment in named_children(node).into_iter().filter(|it| it.kind() == "parameter_assignment") {
             let children = named_children(assignment);
             let Some(name) = children.first().filter(|it| it.kind() == "identifier") else { continue };
             let init = children.get(1).map(|it| self.expr(*it, depth + 1));
-            decl.entities.push(DeclEntity { name: self.name(*name), dims: None, init, range: range(assignment) });
+            decl.entities.push(DeclEntity { name: self.name(*name), dims: None, init, range: self.range(assignment) });
         }
         decl
     }
 
     /// The header of a construct: its text up to the end of its first line.
     fn header_range(&self, node: Node) -> TextRange {
-        let whole = range(node);
+        let whole = TextRange::new(node.start_byte(), node.end_byte());
         let text = self.text(node);
         let end = text.find('\n').map_or(text.len(), |it| it);
         let end = text[..end].trim_end().len();
-        TextRange::new(whole.start, whole.start + end)
+        TextRange::new(whole.start, whole.start + end).snap_to_chars(self.user_text)
     }
 
     /// Lowers the statements among `nodes`, flattening ERROR nodes.
@@ -355,6 +361,10 @@ impl<'a> Lowerer<'a> {
         res
     }
 
+    /// Each kind of statement is lowered by a function of its own: in a
+    /// debug build one function with every arm took about 9 KB of stack
+    /// per nesting level, so 200 nested DO loops overflowed a 2 MiB stack
+    /// before `MAX_DEPTH` was reached.
     fn statement(&mut self, node: Node, depth: usize) -> Option<Stmt> {
         if depth > MAX_DEPTH {
             self.too_deep(node);
@@ -362,143 +372,159 @@ impl<'a> Lowerer<'a> {
         }
         let children = named_children(node);
         let kind = match node.kind() {
-            "do_loop" | "do_label_loop" => {
-                let do_statement = children.iter().find(|it| it.kind() == "do_statement");
-                let body = self
-                    .statements(children.iter().copied().filter(|it| it.kind() != "do_statement").collect(), depth + 1);
-                let mut label = None;
-                let mut control = None;
-                let mut is_while = None;
-                if let Some(do_statement) = do_statement {
-                    if let Some(it) = do_statement.child_by_field_name("do_label") {
-                        label = Some(self.text(it).trim().to_string());
-                    }
-                    for part in named_children(*do_statement) {
-                        match part.kind() {
-                            "loop_control_expression" => control = self.loop_control(part, depth + 1),
-                            "while_statement" => {
-                                is_while = Some(
-                                    named_children(part)
-                                        .into_iter()
-                                        .find(|it| it.kind() == "parenthesized_expression")
-                                        .map(|it| self.expr(it, depth + 1)),
-                                )
-                            }
-                            _ => {}
-                        }
-                    }
-                }
-                match is_while {
-                    Some(cond) => StmtKind::DoWhile { cond, body },
-                    None => StmtKind::Do { label, control, body },
-                }
-            }
-            "forall_statement" => {
-                let mut specs = Vec::new();
-                let mut mask = None;
-                let mut body_nodes = Vec::new();
-                for child in &children {
-                    match child.kind() {
-                        "triplet_spec" => specs.extend(self.loop_control(*child, depth + 1)),
-                        kind if is_expression(kind) && mask.is_none() && body_nodes.is_empty() => {
-                            mask = Some(self.expr(*child, depth + 1))
-                        }
-                        _ => body_nodes.push(*child),
-                    }
-                }
-                StmtKind::Forall { specs, mask, body: self.statements(body_nodes, depth + 1) }
-            }
-            "where_statement" => {
-                let mut mask = None;
-                let mut body_nodes = Vec::new();
-                let mut elsewhere = Vec::new();
-                for child in &children {
-                    match child.kind() {
-                        "parenthesized_expression" if mask.is_none() && body_nodes.is_empty() => {
-                            mask = Some(self.expr(*child, depth + 1))
-                        }
-                        "elsewhere_clause" => elsewhere.push(self.clause(*child, depth + 1)),
-                        _ => body_nodes.push(*child),
-                    }
-                }
-                StmtKind::Where { mask, body: self.statements(body_nodes, depth + 1), elsewhere }
-            }
-            "if_statement" => {
-                let mut cond = None;
-                let mut body_nodes = Vec::new();
-                let mut branches = Vec::new();
-                for child in &children {
-                    match child.kind() {
-                        "parenthesized_expression" if cond.is_none() && body_nodes.is_empty() => {
-                            cond = Some(self.expr(*child, depth + 1))
-                        }
-                        "elseif_clause" | "else_clause" => branches.push(self.clause(*child, depth + 1)),
-                        _ => body_nodes.push(*child),
-                    }
-                }
-                branches.insert(0, (cond, self.statements(body_nodes, depth + 1)));
-                StmtKind::If { branches }
-            }
-            "assignment_statement" | "pointer_assignment_statement" => {
-                let lhs = node.child_by_field_name("left").map(|it| self.expr(it, depth + 1));
-                let rhs = node.child_by_field_name("right").map(|it| self.expr(it, depth + 1));
-                match (lhs, rhs) {
-                    (Some(lhs), Some(rhs)) => StmtKind::Assign { lhs, rhs },
-                    (lhs, rhs) => StmtKind::Other { exprs: lhs.into_iter().chain(rhs).collect(), body: Vec::new() },
-                }
-            }
-            "subroutine_call" => {
-                let name = node.child_by_field_name("subroutine").map(|it| self.name(it));
-                let args = children
-                    .iter()
-                    .find(|it| it.kind() == "argument_list")
-                    .map(|list| self.arguments(*list, depth + 1))
-                    .unwrap_or_default();
-                match name {
-                    Some(name) => StmtKind::Call { name, args },
-                    None => StmtKind::Other { exprs: args, body: Vec::new() },
-                }
-            }
-            "print_statement" | "write_statement" => {
-                let items = children
-                    .iter()
-                    .filter(|it| it.kind() == "output_item_list")
-                    .flat_map(|it| named_children(*it))
-                    .filter(|it| is_expression(it.kind()))
-                    .map(|it| self.expr(it, depth + 1))
-                    .collect();
-                StmtKind::Output { items }
-            }
-            _ => {
-                // Keep references and nested statements visible inside
-                // constructs this layer does not model (SELECT CASE, BLOCK, ...).
-                let mut exprs = Vec::new();
-                let mut body_nodes = Vec::new();
-                for child in &children {
-                    if is_expression(child.kind()) {
-                        exprs.push(self.expr(*child, depth + 1));
-                    } else if child.kind().ends_with("_statement") || child.kind().ends_with("_loop") {
-                        body_nodes.push(*child);
-                    } else {
-                        body_nodes.extend(named_children(*child).into_iter().filter(|it| {
-                            it.kind().ends_with("_statement")
-                                || it.kind().ends_with("_loop")
-                                || is_expression(it.kind())
-                        }));
-                    }
-                }
-                let mut body = Vec::new();
-                for child in body_nodes {
-                    if is_expression(child.kind()) {
-                        exprs.push(self.expr(child, depth + 1));
-                    } else if !is_ignored(child.kind()) {
-                        body.extend(self.statement(child, depth + 1));
-                    }
-                }
-                StmtKind::Other { exprs, body }
-            }
+            "do_loop" | "do_label_loop" => self.do_loop(&children, depth),
+            "forall_statement" => self.forall(&children, depth),
+            "where_statement" => self.where_construct(&children, depth),
+            "if_statement" => self.if_construct(&children, depth),
+            "assignment_statement" | "pointer_assignment_statement" => self.assignment(node, depth),
+            "subroutine_call" => self.call(node, &children, depth),
+            "print_statement" | "write_statement" => self.output(&children, depth),
+            _ => self.other_statement(&children, depth),
         };
-        Some(Stmt { kind, range: range(node), header: self.header_range(node) })
+        Some(Stmt { kind, range: self.range(node), header: self.header_range(node) })
+    }
+
+    fn do_loop(&mut self, children: &[Node], depth: usize) -> StmtKind {
+        let do_statement = children.iter().find(|it| it.kind() == "do_statement");
+        let body =
+            self.statements(children.iter().copied().filter(|it| it.kind() != "do_statement").collect(), depth + 1);
+        let mut label = None;
+        let mut control = None;
+        let mut is_while = None;
+        if let Some(do_statement) = do_statement {
+            if let Some(it) = do_statement.child_by_field_name("do_label") {
+                label = Some(self.text(it).trim().to_string());
+            }
+            for part in named_children(*do_statement) {
+                match part.kind() {
+                    "loop_control_expression" => control = self.loop_control(part, depth + 1),
+                    "while_statement" => {
+                        is_while = Some(
+                            named_children(part)
+                                .into_iter()
+                                .find(|it| it.kind() == "parenthesized_expression")
+                                .map(|it| self.expr(it, depth + 1)),
+                        )
+                    }
+                    _ => {}
+                }
+            }
+        }
+        match is_while {
+            Some(cond) => StmtKind::DoWhile { cond, body },
+            None => StmtKind::Do { label, control, body },
+        }
+    }
+
+    fn forall(&mut self, children: &[Node], depth: usize) -> StmtKind {
+        let mut specs = Vec::new();
+        let mut mask = None;
+        let mut body_nodes = Vec::new();
+        for child in children {
+            match child.kind() {
+                "triplet_spec" => specs.extend(self.loop_control(*child, depth + 1)),
+                kind if is_expression(kind) && mask.is_none() && body_nodes.is_empty() => {
+                    mask = Some(self.expr(*child, depth + 1))
+                }
+                _ => body_nodes.push(*child),
+            }
+        }
+        StmtKind::Forall { specs, mask, body: self.statements(body_nodes, depth + 1) }
+    }
+
+    fn where_construct(&mut self, children: &[Node], depth: usize) -> StmtKind {
+        let mut mask = None;
+        let mut body_nodes = Vec::new();
+        let mut elsewhere = Vec::new();
+        for child in children {
+            match child.kind() {
+                "parenthesized_expression" if mask.is_none() && body_nodes.is_empty() => {
+                    mask = Some(self.expr(*child, depth + 1))
+                }
+                "elsewhere_clause" => elsewhere.push(self.clause(*child, depth + 1)),
+                _ => body_nodes.push(*child),
+            }
+        }
+        StmtKind::Where { mask, body: self.statements(body_nodes, depth + 1), elsewhere }
+    }
+
+    fn if_construct(&mut self, children: &[Node], depth: usize) -> StmtKind {
+        let mut cond = None;
+        let mut body_nodes = Vec::new();
+        let mut branches = Vec::new();
+        for child in children {
+            match child.kind() {
+                "parenthesized_expression" if cond.is_none() && body_nodes.is_empty() => {
+                    cond = Some(self.expr(*child, depth + 1))
+                }
+                "elseif_clause" | "else_clause" => branches.push(self.clause(*child, depth + 1)),
+                _ => body_nodes.push(*child),
+            }
+        }
+        branches.insert(0, (cond, self.statements(body_nodes, depth + 1)));
+        StmtKind::If { branches }
+    }
+
+    fn assignment(&mut self, node: Node, depth: usize) -> StmtKind {
+        let lhs = node.child_by_field_name("left").map(|it| self.expr(it, depth + 1));
+        let rhs = node.child_by_field_name("right").map(|it| self.expr(it, depth + 1));
+        match (lhs, rhs) {
+            (Some(lhs), Some(rhs)) => StmtKind::Assign { lhs, rhs },
+            (lhs, rhs) => StmtKind::Other { exprs: lhs.into_iter().chain(rhs).collect(), body: Vec::new() },
+        }
+    }
+
+    fn call(&mut self, node: Node, children: &[Node], depth: usize) -> StmtKind {
+        let name = node.child_by_field_name("subroutine").map(|it| self.name(it));
+        let args = children
+            .iter()
+            .find(|it| it.kind() == "argument_list")
+            .map(|list| self.arguments(*list, depth + 1))
+            .unwrap_or_default();
+        match name {
+            Some(name) => StmtKind::Call { name, args },
+            None => StmtKind::Other { exprs: args, body: Vec::new() },
+        }
+    }
+
+    fn output(&mut self, children: &[Node], depth: usize) -> StmtKind {
+        let items = children
+            .iter()
+            .filter(|it| it.kind() == "output_item_list")
+            .flat_map(|it| named_children(*it))
+            .filter(|it| is_expression(it.kind()))
+            .map(|it| self.expr(it, depth + 1))
+            .collect();
+        StmtKind::Output { items }
+    }
+
+    fn other_statement(&mut self, children: &[Node], depth: usize) -> StmtKind {
+        // Keep references and nested statements visible inside
+        // constructs this layer does not model (SELECT CASE, BLOCK, ...).
+        let mut exprs = Vec::new();
+        let mut body_nodes = Vec::new();
+        for child in children {
+            if is_expression(child.kind()) {
+                exprs.push(self.expr(*child, depth + 1));
+            } else if is_statement_like(child.kind()) {
+                body_nodes.push(*child);
+            } else {
+                body_nodes.extend(
+                    named_children(*child)
+                        .into_iter()
+                        .filter(|it| is_statement_like(it.kind()) || is_expression(it.kind())),
+                );
+            }
+        }
+        let mut body = Vec::new();
+        for child in body_nodes {
+            if is_expression(child.kind()) {
+                exprs.push(self.expr(child, depth + 1));
+            } else if !is_ignored(child.kind()) {
+                body.extend(self.statement(child, depth + 1));
+            }
+        }
+        StmtKind::Other { exprs, body }
     }
 
     /// An ELSE IF / ELSE / ELSEWHERE clause: its condition and statements.
@@ -540,7 +566,7 @@ impl<'a> Lowerer<'a> {
             match item.kind() {
                 "comment" => {}
                 "extent_specifier" => res.push(self.extent(item, depth + 1)),
-                "assumed_size" => res.push(Subscript::Star(range(item))),
+                "assumed_size" => res.push(Subscript::Star(self.range(item))),
                 "keyword_argument" => {
                     let name = item.child_by_field_name("name").map(|it| self.name(it));
                     let value = item.child_by_field_name("value").map(|it| self.expr(it, depth + 1));
@@ -572,11 +598,11 @@ impl<'a> Lowerer<'a> {
             parts[slot] = Some(self.expr(child, depth + 1));
         }
         let [lo, hi, stride] = parts;
-        Subscript::Range { lo, hi, stride, range: range(node) }
+        Subscript::Range { lo, hi, stride, range: self.range(node) }
     }
 
     pub(crate) fn expr(&mut self, node: Node, depth: usize) -> Expr {
-        let node_range = range(node);
+        let node_range = self.range(node);
         if depth > MAX_DEPTH {
             self.too_deep(node);
             return Expr { kind: ExprKind::Other(Vec::new()), range: node_range };
@@ -691,6 +717,13 @@ impl<'a> Lowerer<'a> {
     }
 }
 
+/// Node kinds that are statements or constructs. `block_construct` is the
+/// one construct whose name does not say so; without it, statements in a
+/// BLOCK nested two deep were lost.
+fn is_statement_like(kind: &str) -> bool {
+    kind.ends_with("_statement") || kind.ends_with("_loop") || kind == "block_construct"
+}
+
 /// Node kinds that are expressions (as opposed to statements and lists).
 fn is_expression(kind: &str) -> bool {
     kind.ends_with("_expression") || kind.ends_with("_literal") || kind == "identifier"
@@ -744,5 +777,27 @@ impl UnitBuilder {
             interfaces: self.interfaces,
             execution_start,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{parse, SourceForm, Stmt, StmtKind};
+
+    fn count_assignments(stmts: &[Stmt]) -> usize {
+        let mut stack: Vec<&Stmt> = stmts.iter().collect();
+        let mut res = 0;
+        while let Some(stmt) = stack.pop() {
+            res += usize::from(matches!(stmt.kind, StmtKind::Assign { .. }));
+            stack.extend(stmt.children());
+        }
+        res
+    }
+
+    #[test]
+    fn statements_in_nested_blocks_are_lowered() {
+        let text = "program p\nblock\nblock\nblock\nx = 1\nend block\nend block\nend block\nend program p\n";
+        let file = parse(text, SourceForm::Free);
+        assert_eq!(count_assignments(&file.units[0].body), 1, "{:#?}", file.units[0].body);
     }
 }

@@ -81,8 +81,12 @@ pub fn lower_tree(text: &str, parser_text: &str, form: SourceForm, tree: &Tree) 
     let mut diagnostics = Vec::new();
     syntax_errors(root, parser_text, &mut diagnostics);
 
-    let comments = comments(root, parser_text);
-    let units = Lowerer::new(parser_text, &mut diagnostics).units(root);
+    // Ranges of the normalised text are made char boundaries of the user's text.
+    let comments: Vec<TextRange> = comments(root, parser_text).into_iter().map(|it| it.snap_to_chars(text)).collect();
+    let units = Lowerer::new(parser_text, text, &mut diagnostics).units(root);
+    for diagnostic in &mut diagnostics {
+        diagnostic.range = diagnostic.range.snap_to_chars(text);
+    }
     let directives = parse_directives(text, form, &comments, &mut diagnostics);
     let mut units = units;
     assign_directives(&mut units, directives);

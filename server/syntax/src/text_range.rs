@@ -52,6 +52,23 @@ impl TextRange {
     pub fn to_range(self) -> Range<usize> {
         self.start..self.end
     }
+
+    /// Widens the range to char boundaries of `text` (and clamps it to
+    /// `text`). Fixed-form normalisation writes ASCII over whole characters
+    /// (a continuation mark in column 6, text beyond the column limit, the
+    /// `&` it adds), so a node of the normalised text can start or end
+    /// inside a character that the user wrote there.
+    pub(crate) fn snap_to_chars(self, text: &str) -> TextRange {
+        let mut start = self.start.min(text.len());
+        while !text.is_char_boundary(start) {
+            start -= 1;
+        }
+        let mut end = self.end.clamp(start, text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        TextRange { start, end }
+    }
 }
 
 impl From<Range<usize>> for TextRange {

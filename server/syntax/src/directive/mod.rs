@@ -30,6 +30,9 @@ struct DirectiveLine {
 /// first byte). Returns `None` for every other comment, including the
 /// sentinels of other tools (`!$omp`, `CDVM$`, ...).
 fn directive_line(text: &str, start: usize, end: usize, form: SourceForm) -> Option<DirectiveLine> {
+    if !text.is_char_boundary(start) {
+        return None;
+    }
     let bytes = text.as_bytes();
     let sentinel = bytes.get(start..start + 5)?;
     let origin = sentinel[0];
@@ -37,7 +40,10 @@ fn directive_line(text: &str, start: usize, end: usize, form: SourceForm) -> Opt
         return None;
     }
     let line_start = text[..start].rfind('\n').map_or(0, |it| it + 1);
-    let mut end = end;
+    let mut end = end.clamp(start, text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
     while end > start && matches!(bytes[end - 1], b'\r' | b'\n') {
         end -= 1;
     }
@@ -56,12 +62,13 @@ fn directive_line(text: &str, start: usize, end: usize, form: SourceForm) -> Opt
             if !matches!(origin, b'!' | b'c' | b'C' | b'*') || start != line_start {
                 return None;
             }
-            if let Some(&mark) = bytes.get(start + 5).filter(|_| start + 5 < end) {
-                if mark != b' ' && mark != b'0' && mark != b'\t' {
+            if let Some(mark) = text[start + 5..end.max(start + 5)].chars().next() {
+                if mark != ' ' && mark != '0' && mark != '\t' {
                     continues_previous = true;
                 }
-                // Column 6 is the continuation field, never directive text.
-                body_start = start + 6;
+                // Column 6 is the continuation field, never directive text
+                // (the mark can be any character, `é` included).
+                body_start = start + 5 + mark.len_utf8();
             }
             // Ignore text beyond the column limit (sequence numbers).
             let limit = text[start..end].char_indices().nth(line_length).map_or(end, |(offset, _)| start + offset);
@@ -120,9 +127,10 @@ pub fn parse_directives(
                     "the directive is continued with `&`, but the next line is not an `!HPF$` line",
                 ));
             } else if line.continues_previous && form.is_fixed() {
+                // The mark is the character in column 6, which ends where the body starts.
                 diagnostics.push(Diagnostic::new(
                     Code::DirectiveSyntax,
-                    TextRange::new(line.line.start + 5, line.line.start + 6),
+                    TextRange::new(line.line.start + 5, line.body.start.max(line.line.start + 5)),
                     "continuation mark in column 6, but no directive line precedes it",
                 ));
             }
@@ -186,9 +194,14 @@ fn parse_group(text: &str, group: &[DirectiveLine], diagnostics: &mut Vec<Diagno
     Directive { range, lines, keyword, body }
 }
 
+/// The first word of a directive that has no known keyword; an empty name
+/// where the directive does not start with a word (`!HPF$ (BLOCK)`).
 fn first_word(text: &str, tokens: &[Token], range: TextRange) -> crate::Name {
     match tokens.first() {
-        Some(token) => crate::Name::new(&text[token.range.to_range()], token.range),
+        Some(token) if token.kind == lexer::TokenKind::Ident => {
+            crate::Name::new(&text[token.range.to_range()], token.range)
+        }
+        Some(token) => crate::Name::new("", TextRange::empty(token.range.start)),
         None => crate::Name::new("", TextRange::empty(range.start + 5)),
     }
 }

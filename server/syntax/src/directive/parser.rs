@@ -4,8 +4,11 @@ use super::ast::*;
 use super::lexer::{Token, TokenKind};
 use crate::{BinaryOp, Expr, ExprKind, Name, Subscript, TextRange, UnaryOp};
 
-/// Deeper expressions are rejected instead of overflowing the stack.
-const MAX_EXPR_DEPTH: usize = 128;
+/// Deeper expressions are rejected instead of overflowing the stack. Each
+/// level of `A(A(...))` costs about 15 KB of stack in a debug build (seven
+/// frames), so 128 levels came within a few KB of a 2 MiB thread stack; 64
+/// levels (every operator counts one) are far more than any directive needs.
+const MAX_EXPR_DEPTH: usize = 64;
 
 #[derive(Debug)]
 pub(crate) struct ParseError {
@@ -234,7 +237,10 @@ impl<'a> Parser<'a> {
     }
 
     fn mapping(&mut self) -> PResult<DirectiveBody> {
-        if self.has_top_level_double_colon() {
+        // A comma right after the keyword starts an attribute list even when
+        // the `::` is missing: the error is then "expected `::`", not
+        // "expected a name".
+        if self.has_top_level_double_colon() || self.nth_kind(1) == Some(TokenKind::Comma) {
             return self.attributed_mapping();
         }
         let keyword_token = self.bump().expect("caller saw the keyword");
@@ -276,6 +282,17 @@ impl<'a> Parser<'a> {
                 let name = self.expect_name("the name of the array to align")?;
                 entities.push(Entity { range: name.range, name, args: None });
                 let sources = if self.at(TokenKind::LParen) { Some(self.subscript_list()?) } else { None };
+                if self.at(TokenKind::Comma) {
+                    return Err(ParseError {
+                        range: self.here(),
+                        message: format!(
+                            "one {0} statement aligns one array: write one per array, or \
+                             `{0} (...) WITH ... :: A, B` when they share the source list",
+                            keyword.text
+                        ),
+                        unknown_keyword: false,
+                    });
+                }
                 let mut spec = self.align_with_clause()?;
                 spec.sources = sources;
                 if word == "align" {
@@ -319,7 +336,22 @@ impl<'a> Parser<'a> {
             }
         }
         let double_colon = self.expect(TokenKind::DoubleColon, "`,` or `::`")?;
-        let entities = self.entity_list(true)?;
+        let mut entities = self.entity_list(true)?;
+        // HPFC's `ALIGN WITH T(I, *) :: A(I)` writes the align-source list
+        // after the one alignee; it is the list `ALIGN (I) WITH T(I, *) :: A`
+        // gives (a list after a PROCESSORS or TEMPLATE name is its shape).
+        let declares = attrs
+            .iter()
+            .any(|it| matches!(it.kind, AttrKind::Processors | AttrKind::Template | AttrKind::Dimension(_)));
+        if let ([entity], false) = (entities.as_mut_slice(), declares) {
+            for attr in &mut attrs {
+                if let AttrKind::Align(spec) | AttrKind::Realign(spec) = &mut attr.kind {
+                    if spec.sources.is_none() && entity.args.is_some() {
+                        spec.sources = entity.args.take();
+                    }
+                }
+            }
+        }
         Ok(DirectiveBody::Mapping(Mapping {
             form: MappingForm::Attributed,
             attrs,
@@ -640,20 +672,33 @@ impl<'a> Parser<'a> {
         Ok(Subscript::Range { lo, hi, stride, range: TextRange::new(start, self.previous_end()) })
     }
 
-    pub(crate) fn expr(&mut self) -> PResult<Expr> {
+    /// Counts one more level of the expression tree being built. Every
+    /// operator adds one, so that chains (`1+1+...`, `- - - 1`) are bounded
+    /// as well as parentheses: a deep tree would overflow the stack when it
+    /// is dropped, compared or walked, not only while it is parsed. The
+    /// callers put `depth` back before they return `Ok` (an error ends the
+    /// whole directive, so error paths need not).
+    fn enter(&mut self) -> PResult<()> {
         self.depth += 1;
         if self.depth > MAX_EXPR_DEPTH {
-            self.depth -= 1;
             return self.error("expression nested too deeply");
         }
-        let res = self.additive();
-        self.depth -= 1;
-        res
+        Ok(())
+    }
+
+    pub(crate) fn expr(&mut self) -> PResult<Expr> {
+        let depth = self.depth;
+        self.enter()?;
+        let res = self.additive()?;
+        self.depth = depth;
+        Ok(res)
     }
 
     fn additive(&mut self) -> PResult<Expr> {
+        let depth = self.depth;
         let start = self.here().start;
         let mut lhs = if let Some(sign) = self.eat(TokenKind::Minus).or_else(|| self.eat(TokenKind::Plus)) {
+            self.enter()?;
             let operand = self.multiplicative()?;
             let op = if sign.kind == TokenKind::Minus { UnaryOp::Neg } else { UnaryOp::Plus };
             Expr {
@@ -664,14 +709,17 @@ impl<'a> Parser<'a> {
             self.multiplicative()?
         };
         while let Some(op) = self.eat(TokenKind::Plus).or_else(|| self.eat(TokenKind::Minus)) {
+            self.enter()?;
             let rhs = self.multiplicative()?;
             let op = if op.kind == TokenKind::Plus { BinaryOp::Add } else { BinaryOp::Sub };
             lhs = binary(op, lhs, rhs);
         }
+        self.depth = depth;
         Ok(lhs)
     }
 
     fn multiplicative(&mut self) -> PResult<Expr> {
+        let depth = self.depth;
         let mut lhs = self.power()?;
         loop {
             // `*` followed by `,` or `)` is a star subscript, not a product.
@@ -682,9 +730,13 @@ impl<'a> Parser<'a> {
                     BinaryOp::Mul
                 }
                 Some(TokenKind::Slash) => BinaryOp::Div,
-                _ => return Ok(lhs),
+                _ => {
+                    self.depth = depth;
+                    return Ok(lhs);
+                }
             };
             self.bump();
+            self.enter()?;
             let rhs = self.power()?;
             lhs = binary(op, lhs, rhs);
         }
@@ -693,13 +745,11 @@ impl<'a> Parser<'a> {
     fn power(&mut self) -> PResult<Expr> {
         let base = self.primary()?;
         if self.eat(TokenKind::Power).is_some() {
-            self.depth += 1;
-            if self.depth > MAX_EXPR_DEPTH {
-                return self.error("expression nested too deeply");
-            }
-            let exponent = self.power();
-            self.depth -= 1;
-            return Ok(binary(BinaryOp::Pow, base, exponent?));
+            let depth = self.depth;
+            self.enter()?;
+            let exponent = self.power()?;
+            self.depth = depth;
+            return Ok(binary(BinaryOp::Pow, base, exponent));
         }
         Ok(base)
     }
@@ -741,7 +791,10 @@ impl<'a> Parser<'a> {
             TokenKind::Minus | TokenKind::Plus => {
                 // A sign after an operator, as in `2*-1`.
                 self.bump();
+                let depth = self.depth;
+                self.enter()?;
                 let operand = self.power()?;
+                self.depth = depth;
                 let op = if token.kind == TokenKind::Minus { UnaryOp::Neg } else { UnaryOp::Plus };
                 Ok(Expr {
                     range: TextRange::new(token.range.start, operand.range.end),
