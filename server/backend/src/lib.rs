@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use analysis::loops::{AccessAttr, LoopKind, LoopReport, SubscriptForm};
-use analysis::model::{Axis, Format, SymbolId, SymbolKind};
+use analysis::model::{Format, SymbolId, SymbolKind};
 use analysis::FileAnalysis;
 use syntax::{ExprKind, Stmt, StmtKind, TextRange, UnitKind};
 
@@ -57,6 +57,11 @@ pub struct Generated {
 struct Distributed {
     name: String,
     suffix: &'static str,
+    /// Declared bounds of every dimension.
+    lbs: Vec<i64>,
+    ubs: Vec<i64>,
+    /// The distributed dimension (0-based) and its bounds.
+    dim: usize,
     lb: i64,
     ub: i64,
     offset: i64,
@@ -69,19 +74,40 @@ struct Distributed {
     shadow_high: i64,
 }
 
+impl Distributed {
+    /// The runtime routines' suffix: type, rank, distributed dimension (1-based).
+    fn variant(&self) -> String {
+        format!("{}_{}{}", self.suffix, self.lbs.len(), self.dim + 1)
+    }
+
+    /// The declared bounds as two array constructors, for alloc and gather.
+    fn bounds_args(&self) -> String {
+        let join = |it: &[i64]| it.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
+        format!("[{}], [{}]", join(&self.lbs), join(&self.ubs))
+    }
+
+    fn colons(&self) -> String {
+        vec![":"; self.lbs.len()].join(",")
+    }
+}
+
+/// An owner-computes loop nest.
+struct ParallelNest<'a> {
+    stmt: &'a Stmt,
+    /// The DO whose iterations are split among the processes.
+    distributing: &'a Stmt,
+    step: i64,
+    home: SymbolId,
+    /// The home's subscript along its distributed dimension is `v + home_offset`.
+    home_offset: i64,
+    /// Per distributed array read: the smallest and largest offset `c` of `v + c`.
+    reads: BTreeMap<SymbolId, (i64, i64)>,
+}
+
 enum Plan<'a> {
     Verbatim(&'a Stmt),
-    Parallel {
-        stmt: &'a Stmt,
-        report: &'a LoopReport,
-        home: SymbolId,
-        home_offset: i64,
-        reads: BTreeMap<SymbolId, (i64, i64)>,
-    },
-    OnRankZero {
-        stmt: &'a Stmt,
-        why: Option<String>,
-    },
+    Parallel(ParallelNest<'a>),
+    OnRankZero { stmt: &'a Stmt, why: Option<String> },
 }
 
 fn element_suffix(type_name: &str) -> Option<&'static str> {
@@ -208,17 +234,28 @@ impl<'a> Lowering<'a> {
                 continue;
             };
             let target_symbol = model.symbol(target);
-            if symbol.rank() != 1 || target_symbol.rank() != 1 {
+            let rank = symbol.rank();
+            if rank > runtime::MAX_RANK || target_symbol.rank() != rank {
                 self.error(
                     at,
                     format!(
-                        "`{}`: only 1-D distributed arrays on 1-D targets are supported by the MPI backend yet",
-                        symbol.name.text
+                        "`{}`: the MPI backend handles arrays of rank 1 to {} aligned with a target of the same rank",
+                        symbol.name.text,
+                        runtime::MAX_RANK
                     ),
                 );
                 continue;
             }
-            let block = match distribution.formats[0] {
+            let distributed_dims: Vec<usize> =
+                (0..rank).filter(|&it| distribution.formats.get(it) != Some(&Format::Collapsed)).collect();
+            let [dim] = distributed_dims[..] else {
+                self.error(
+                    distribution.directive,
+                    "the MPI backend distributes one dimension per array so far (the others `*`)",
+                );
+                continue;
+            };
+            let block = match distribution.formats[dim] {
                 Format::Block => 0,
                 Format::BlockOf(Some(m)) => m,
                 other => {
@@ -233,20 +270,20 @@ impl<'a> Lowering<'a> {
                 }
             };
             let resolved = model.resolve(id).expect("a distribution implies a resolved chain");
-            let offset = match resolved.axes.first() {
-                Some(Axis::Affine { stride: 1, offset, .. }) => *offset,
-                _ => {
-                    self.error(
-                        at,
-                        format!(
-                            "`{}`: only alignments of stride 1 are supported by the MPI backend yet",
-                            symbol.name.text
-                        ),
-                    );
-                    continue;
-                }
+            let identity = (0..rank).all(|d| resolved.axis_of(d).is_some_and(|(t, stride, _)| t == d && stride == 1));
+            let Some((_, _, offset)) = resolved.axis_of(dim).filter(|_| identity) else {
+                self.error(
+                    at,
+                    format!(
+                        "`{}`: only alignments of stride 1 without transposition are supported by the MPI backend yet",
+                        symbol.name.text
+                    ),
+                );
+                continue;
             };
-            let (Some(lb), Some(ub)) = (symbol.shape[0].lo.known(), symbol.shape[0].hi.known()) else {
+            let bounds: Option<Vec<(i64, i64)>> =
+                symbol.shape.iter().map(|it| Some((it.lo.known()?, it.hi.known()?))).collect();
+            let Some(bounds) = bounds else {
                 self.error(
                     symbol.name.range,
                     format!(
@@ -256,19 +293,23 @@ impl<'a> Lowering<'a> {
                 );
                 continue;
             };
+            let (lb, ub) = bounds[dim];
             let (Some(template_lo), Some(template_hi)) =
-                (target_symbol.shape[0].lo.known(), target_symbol.shape[0].hi.known())
+                (target_symbol.shape[dim].lo.known(), target_symbol.shape[dim].hi.known())
             else {
                 self.error(at, "the bounds of the alignment target must be constant for the MPI backend");
                 continue;
             };
             let (shadow_low, shadow_high) =
-                symbol.mapping.shadow.as_ref().and_then(|it| it.first().copied()).unwrap_or((0, 0));
+                symbol.mapping.shadow.as_ref().and_then(|it| it.get(dim).copied()).unwrap_or((0, 0));
             self.distributed.insert(
                 id,
                 Distributed {
                     name: symbol.name.text.clone(),
                     suffix,
+                    lbs: bounds.iter().map(|it| it.0).collect(),
+                    ubs: bounds.iter().map(|it| it.1).collect(),
+                    dim,
                     lb,
                     ub,
                     offset,
@@ -331,79 +372,123 @@ impl<'a> Lowering<'a> {
         Plan::OnRankZero { stmt, why: None }
     }
 
-    /// The owner-computes form of a DO loop, or why it has none here.
+    /// The owner-computes form of a DO nest, or why it has none here.
     fn parallel_loop<'s>(&mut self, stmt: &'s Stmt) -> Result<Plan<'s>, String>
     where
         'a: 's,
     {
-        let StmtKind::Do { control: Some(control), body, .. } = &stmt.kind else {
-            return Err("the loop has no loop control".to_string());
-        };
-        let report = self
+        // Only DO loops (with control) and assignments inside.
+        let mut loops: Vec<&'s Stmt> = Vec::new();
+        let mut assignments: Vec<&'s Stmt> = Vec::new();
+        let mut stack = vec![stmt];
+        while let Some(current) = stack.pop() {
+            match &current.kind {
+                StmtKind::Do { control: Some(_), body, .. } => {
+                    loops.push(current);
+                    stack.extend(body.iter());
+                }
+                StmtKind::Assign { lhs, .. } => {
+                    assignments.push(current);
+                    if let ExprKind::Name(name) = &lhs.kind {
+                        if !self.is_distributed_name(name) {
+                            return Err(format!("it assigns the scalar {}", name.text));
+                        }
+                    }
+                }
+                _ => return Err("its body holds more than DO loops and assignments".to_string()),
+            }
+        }
+        let reports: Vec<&'a LoopReport> = self
             .analysis
             .loops
             .iter()
-            .find(|it| it.range == stmt.range && it.kind == LoopKind::Do)
-            .ok_or("the loop was not analysed")?;
-        if body.iter().any(|it| !matches!(it.kind, StmtKind::Assign { .. })) {
-            return Err("its body holds more than assignments".to_string());
-        }
-        let step = report.nest.last().and_then(|it| it.step).ok_or("its step is not a constant")?;
-        let home = report.home.as_ref().ok_or("it updates no distributed array")?;
-        if !self.distributed.contains_key(&home.array) {
-            return Err("its home is not distributed".to_string());
-        }
-        let own_index = report.nest.len() - 1;
-        let unit_index = |form: &SubscriptForm| match *form {
-            SubscriptForm::Affine { index, coef: 1, offset } if index == own_index => Some(offset),
-            _ => None,
+            .filter(|it| stmt.range.contains_range(it.range) && it.kind == LoopKind::Do)
+            .collect();
+        let with_home: Vec<&&LoopReport> = reports.iter().filter(|it| !it.accesses.is_empty()).collect();
+        let first = with_home.first().ok_or("it touches no array")?;
+        let home = first.home.as_ref().ok_or("it updates no distributed array")?;
+        let home_distributed = self.distributed.get(&home.array).ok_or("its home is not distributed")?;
+        let dim = home_distributed.dim;
+        let home_target = home_distributed.target;
+        let (home_index, home_offset) = match home.subscripts.get(dim) {
+            Some(SubscriptForm::Affine { index, coef: 1, offset }) => (*index, *offset),
+            _ => return Err("the home's distributed subscript is not `v+q` for a loop index v".to_string()),
         };
-        let home_offset = home.subscripts.first().and_then(unit_index).ok_or("its home is not indexed by `I+q`")?;
-        let home_target = self.distributed[&home.array].target;
+        let var_key = first.nest[home_index].key.clone();
+        let distributing = *loops
+            .iter()
+            .find(|it| matches!(&it.kind, StmtKind::Do { control: Some(control), .. } if control.var.key() == var_key))
+            .ok_or("the index of the home's distributed dimension is not a loop of this nest")?;
+        // Only the distributing loop's iterations are split: a second loop over the
+        // same index, or an assignment outside it, would run whole on every process.
+        if loops.iter().any(|it| {
+            !std::ptr::eq(*it, distributing)
+                && matches!(&it.kind, StmtKind::Do { control: Some(control), .. } if control.var.key() == var_key)
+        }) {
+            return Err("two loops of the nest run over the distributed index".to_string());
+        }
+        if assignments.iter().any(|it| !distributing.range.contains_range(it.range)) {
+            return Err("it assigns outside its distributing loop".to_string());
+        }
+        if self.analysis.loops.iter().any(|it| stmt.range.contains_range(it.range) && it.kind != LoopKind::Do) {
+            return Err("it holds an array assignment or FORALL".to_string());
+        }
+        let outermost = std::ptr::eq(distributing, stmt);
+        let report = reports.iter().find(|it| it.range == distributing.range).ok_or("the loop was not analysed")?;
+        let own = report.nest.last().ok_or("the loop was not analysed")?;
+        let step = own.step.ok_or("its step is not a constant")?;
+        if !outermost && (own.lo.is_none() || own.hi.is_none()) {
+            return Err("an inner distributing loop needs constant bounds".to_string());
+        }
         let model = &self.analysis.model;
         let mut reads: BTreeMap<SymbolId, (i64, i64)> = BTreeMap::new();
-        for access in &report.accesses {
-            let symbol = model.symbol(access.array);
-            let Some(distributed) = self.distributed.get(&access.array) else {
-                if access.attr == AccessAttr::Update {
-                    return Err(format!("it writes the replicated array {}", symbol.name.text));
-                }
-                continue;
-            };
-            if distributed.target != home_target {
-                return Err(format!("{} and the home are distributed differently", symbol.name.text));
-            }
-            let offset = access
-                .subscripts
-                .first()
-                .and_then(unit_index)
-                .ok_or_else(|| format!("the subscript of {} is not `{}+c`", symbol.name.text, control.var.text))?;
-            match access.attr {
-                AccessAttr::Update => {
-                    if access.array != home.array || offset != home_offset {
-                        return Err(format!("it updates {} besides its home", symbol.name.text));
+        for report in &reports {
+            for access in &report.accesses {
+                let symbol = model.symbol(access.array);
+                let Some(distributed) = self.distributed.get(&access.array) else {
+                    if access.attr == AccessAttr::Update {
+                        return Err(format!("it writes the replicated array {}", symbol.name.text));
                     }
+                    continue;
+                };
+                if distributed.target != home_target || distributed.dim != dim {
+                    return Err(format!("{} and the home are distributed differently", symbol.name.text));
                 }
-                AccessAttr::Reference => {
-                    // Reading an element an earlier iteration wrote: a dependence
-                    // carried across processors.
-                    if access.array == home.array && (offset - home_offset) * step < 0 {
+                let offset = match access.subscripts.get(dim) {
+                    Some(SubscriptForm::Affine { index, coef: 1, offset }) if report.nest[*index].key == var_key => {
+                        *offset
+                    }
+                    _ => {
                         return Err(format!(
-                            "{} is read at an element an earlier iteration writes (a loop-carried dependence)",
-                            symbol.name.text
-                        ));
+                            "the distributed subscript of {} is not `{}+c`",
+                            symbol.name.text,
+                            own.var.as_ref().map_or("", |it| it.text.as_str())
+                        ))
                     }
-                    let entry = reads.entry(access.array).or_insert((offset, offset));
-                    entry.0 = entry.0.min(offset);
-                    entry.1 = entry.1.max(offset);
-                }
-            }
-        }
-        // Scalars assigned in the body would differ between processes.
-        for inner in body {
-            if let StmtKind::Assign { lhs, .. } = &inner.kind {
-                if let ExprKind::Name(name) = &lhs.kind {
-                    return Err(format!("it assigns the scalar {}", name.text));
+                };
+                match access.attr {
+                    AccessAttr::Update => {
+                        if access.array != home.array || offset != home_offset {
+                            return Err(format!("it updates {} besides its home", symbol.name.text));
+                        }
+                    }
+                    AccessAttr::Reference => {
+                        // Reading what an earlier iteration on another process wrote
+                        // is a dependence carried across processors.
+                        if access.array == home.array {
+                            let carried =
+                                if outermost { (offset - home_offset) * step < 0 } else { offset != home_offset };
+                            if carried {
+                                return Err(format!(
+                                    "{} is read at an element another process writes earlier (a loop-carried dependence)",
+                                    symbol.name.text
+                                ));
+                            }
+                        }
+                        let entry = reads.entry(access.array).or_insert((offset, offset));
+                        entry.0 = entry.0.min(offset);
+                        entry.1 = entry.1.max(offset);
+                    }
                 }
             }
         }
@@ -416,7 +501,11 @@ impl<'a> Lowering<'a> {
             distributed.shadow_low = distributed.shadow_low.max(below).max(0);
             distributed.shadow_high = distributed.shadow_high.max(above).max(0);
         }
-        Ok(Plan::Parallel { stmt, report, home: home.array, home_offset, reads })
+        Ok(Plan::Parallel(ParallelNest { stmt, distributing, step, home: home.array, home_offset, reads }))
+    }
+
+    fn is_distributed_name(&self, name: &syntax::Name) -> bool {
+        self.analysis.model.lookup(0, &name.key()).is_some_and(|id| self.distributed.contains_key(&id))
     }
 
     fn emit(&mut self, unit: &syntax::Unit, plans: &[Plan]) -> String {
@@ -470,7 +559,12 @@ impl<'a> Lowering<'a> {
         for distributed in self.distributed.values() {
             let type_name =
                 runtime::ELEMENT_TYPES.iter().find(|it| it.0 == distributed.suffix).map_or("real", |it| it.1);
-            let _ = writeln!(out, "  {type_name}, allocatable :: {name}(:), hpf_g_{name}(:)", name = distributed.name);
+            let _ = writeln!(
+                out,
+                "  {type_name}, allocatable :: {name}({colons}), hpf_g_{name}({colons})",
+                name = distributed.name,
+                colons = distributed.colons()
+            );
             let _ = writeln!(out, "  type(hpf_desc) :: hpf_d_{}", distributed.name);
         }
         let _ = writeln!(out, "  integer :: hpf_lo, hpf_hi");
@@ -478,16 +572,17 @@ impl<'a> Lowering<'a> {
         for distributed in self.distributed.values() {
             let _ = writeln!(
                 out,
-                "  hpf_d_{name} = hpf_make_desc({}, {}, {}, {}, {}, {})\n  call hpf_alloc_{}({name}, hpf_d_{name}, {}, {})",
+                "  hpf_d_{name} = hpf_make_desc({}, {}, {}, {}, {}, {})\n  call hpf_alloc_{}({name}, hpf_d_{name}, {}, {}, {})",
                 distributed.lb,
                 distributed.ub,
                 distributed.offset,
                 distributed.template_lo,
                 distributed.template_hi,
                 distributed.block,
-                distributed.suffix,
+                distributed.variant(),
                 distributed.shadow_low,
                 distributed.shadow_high,
+                distributed.bounds_args(),
                 name = distributed.name
             );
         }
@@ -496,9 +591,7 @@ impl<'a> Lowering<'a> {
                 Plan::Verbatim(stmt) => {
                     let _ = writeln!(out, "{}", self.statement_text(stmt));
                 }
-                Plan::Parallel { stmt, report, home, home_offset, reads } => {
-                    self.emit_parallel(&mut out, stmt, report, *home, *home_offset, reads)
-                }
+                Plan::Parallel(nest) => self.emit_parallel(&mut out, nest),
                 Plan::OnRankZero { stmt, why } => self.emit_on_rank_zero(&mut out, stmt, why.as_deref()),
             }
         }
@@ -516,46 +609,38 @@ impl<'a> Lowering<'a> {
         self.copy(TextRange::new(line_start, stmt.range.end))
     }
 
-    fn emit_parallel(
-        &self,
-        out: &mut String,
-        stmt: &Stmt,
-        report: &LoopReport,
-        home: SymbolId,
-        home_offset: i64,
-        reads: &BTreeMap<SymbolId, (i64, i64)>,
-    ) {
-        let StmtKind::Do { control: Some(control), body, .. } = &stmt.kind else { return };
-        let step = report.nest.last().and_then(|it| it.step).unwrap_or(1);
+    fn emit_parallel(&self, out: &mut String, nest: &ParallelNest) {
+        let StmtKind::Do { control: Some(control), .. } = &nest.distributing.kind else { return };
+        let step = nest.step;
         let lo = self.copy(control.lo.range).replace(['&', '\n'], " ");
         let hi = self.copy(control.hi.range).replace(['&', '\n'], " ");
-        let home_name = &self.distributed[&home].name;
+        let home_name = &self.distributed[&nest.home].name;
         let var = &control.var.text;
-        let _ = writeln!(out, "  ! hpf-ls: owner computes {}", self.slice(stmt.header).trim());
+        let home_offset = nest.home_offset;
+        let _ = writeln!(out, "  ! hpf-ls: owner computes {}", self.slice(nest.distributing.header).trim());
         let _ = writeln!(
             out,
             "  call hpf_local_bounds(hpf_d_{home_name}, {home_offset}, ({lo}), ({hi}), {step}, hpf_lo, hpf_hi)"
         );
-        for (array, (low, high)) in reads {
+        for (array, (low, high)) in &nest.reads {
             let distributed = &self.distributed[array];
             let name = &distributed.name;
+            let variant = distributed.variant();
             let _ = writeln!(out, "  if ((hpf_hi - hpf_lo) * ({step}) >= 0) then");
             let _ = writeln!(
                 out,
-                "    call hpf_fetch_{}({name}, hpf_d_{name}, min(hpf_lo, hpf_hi) + ({low}), max(hpf_lo, hpf_hi) + ({high}))",
-                distributed.suffix
+                "    call hpf_fetch_{variant}({name}, hpf_d_{name}, min(hpf_lo, hpf_hi) + ({low}), max(hpf_lo, hpf_hi) + ({high}))"
             );
-            let _ = writeln!(
-                out,
-                "  else\n    call hpf_fetch_{}({name}, hpf_d_{name}, 1, 0)\n  end if",
-                distributed.suffix
-            );
+            let _ = writeln!(out, "  else\n    call hpf_fetch_{variant}({name}, hpf_d_{name}, 1, 0)\n  end if");
         }
-        let _ = writeln!(out, "  do {var} = hpf_lo, hpf_hi, {step}");
-        for inner in body {
-            let _ = writeln!(out, "{}", self.statement_text(inner));
-        }
-        let _ = writeln!(out, "  end do");
+        // The nest as written, with the distributing loop's control replaced.
+        let control_end = control.step.as_ref().map_or(control.hi.range.end, |it| it.range.end);
+        let replaced = TextRange::new(control.lo.range.start, control_end);
+        let line_start = self.text[..nest.stmt.range.start].rfind('\n').map_or(0, |it| it + 1);
+        let mut text = self.copy(TextRange::new(line_start, replaced.start));
+        let _ = write!(text, "hpf_lo, hpf_hi, {step}");
+        text.push_str(&self.copy(TextRange::new(replaced.end, nest.stmt.range.end)));
+        let _ = writeln!(out, "{text}");
         let _ = writeln!(out, "  {var} = hpf_final(({lo}), ({hi}), {step})");
     }
 
@@ -571,8 +656,9 @@ impl<'a> Lowering<'a> {
             let distributed = &self.distributed[array];
             let _ = writeln!(
                 out,
-                "  call hpf_gather_{}({name}, hpf_d_{name}, hpf_g_{name})",
-                distributed.suffix,
+                "  call hpf_gather_{}({name}, hpf_d_{name}, hpf_g_{name}, {})",
+                distributed.variant(),
+                distributed.bounds_args(),
                 name = distributed.name
             );
         }
@@ -594,7 +680,7 @@ impl<'a> Lowering<'a> {
                 let _ = writeln!(
                     out,
                     "  call hpf_scatter_{}(hpf_g_{name}, hpf_d_{name}, {name})",
-                    distributed.suffix,
+                    distributed.variant(),
                     name = distributed.name
                 );
             } else {

@@ -3,6 +3,9 @@
 //! statistics. Fortran 2008 with `mpi_f08`, generated once per element type
 //! from one template, shipped inside the binary and compiled with the program.
 
+/// The highest rank of a distributed array the runtime handles.
+pub const MAX_RANK: usize = 3;
+
 /// (suffix, Fortran type, MPI datatype) of each supported element type.
 pub const ELEMENT_TYPES: &[(&str, &str, &str)] = &[
     ("r4", "real", "MPI_REAL"),
@@ -103,81 +106,115 @@ contains
   end function hpf_final
 "#;
 
-const PER_TYPE: &str = r#"
-  subroutine hpf_alloc_@SUF@(a, d, low, high)
-    @TYPE@, allocatable, intent(inout) :: a(:)
+/// The routines for one element type, rank and distributed dimension
+/// (1-based): `hpf_fetch_r8_21` fetches along dimension 1 of a rank-2 array.
+fn per_variant(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, dim: usize) -> String {
+    let name = format!("{suffix}_{rank}{dim}");
+    let colons = vec![":"; rank].join(",");
+    let section = |range: &str| -> String {
+        (1..=rank).map(|d| if d == dim { range.to_string() } else { ":".to_string() }).collect::<Vec<_>>().join(",")
+    };
+    let bounds = |range: &str| -> String {
+        (1..=rank)
+            .map(|d| if d == dim { range.to_string() } else { format!("lbs({d}):ubs({d})") })
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let (s_e, lo_hi, my) = (section("s:e"), section("lo:hi"), section("my_lo:my_hi"));
+    let alloc_bounds = bounds("lo - low:hi + high");
+    let gather_bounds = bounds("d%lb:d%ub");
+    format!(
+        r#"
+  subroutine hpf_alloc_{name}(a, d, low, high, lbs, ubs)
+    {fortran_type}, allocatable, intent(inout) :: a({colons})
     type(hpf_desc), intent(in) :: d
-    integer, intent(in) :: low, high
+    integer, intent(in) :: low, high, lbs({rank}), ubs({rank})
     integer :: lo, hi
     call hpf_owned(d, hpf_rank, lo, hi)
     if (hi < lo) hi = lo - 1
-    allocate (a(lo - low:hi + high))
-  end subroutine hpf_alloc_@SUF@
+    allocate (a({alloc_bounds}))
+  end subroutine hpf_alloc_{name}
 
-  ! Brings a(need_lo:need_hi) from its owners into this rank's shadow area.
-  subroutine hpf_fetch_@SUF@(a, d, need_lo, need_hi)
-    @TYPE@, allocatable, intent(inout) :: a(:)
+  ! Brings the elements need_lo:need_hi (along the distributed dimension)
+  ! from their owners into this rank's shadow area.
+  subroutine hpf_fetch_{name}(a, d, need_lo, need_hi)
+    {fortran_type}, allocatable, intent(inout) :: a({colons})
     type(hpf_desc), intent(in) :: d
     integer, intent(in) :: need_lo, need_hi
     integer :: needs(2, 0:hpf_nprocs - 1), r, lo, hi, my_lo, my_hi, s, e, n_requests
     type(MPI_Request) :: requests(2 * hpf_nprocs)
+    {fortran_type}, allocatable :: outgoing(:)
+    type(hpf_buffer_{suffix}) :: incoming(0:hpf_nprocs - 1)
     call hpf_owned(d, hpf_rank, my_lo, my_hi)
     call MPI_Allgather([need_lo, need_hi], 2, MPI_INTEGER, needs, 2, MPI_INTEGER, MPI_COMM_WORLD)
     n_requests = 0
     do r = 0, hpf_nprocs - 1
       if (r == hpf_rank) cycle
-      ! What r needs of mine.
-      s = max(my_lo, needs(1, r))
-      e = min(my_hi, needs(2, r))
-      if (s <= e) then
-        n_requests = n_requests + 1
-        call MPI_Isend(a(s:e), e - s + 1, @MPI@, r, 7, MPI_COMM_WORLD, requests(n_requests))
-        if (hpf_stats) then
-          hpf_stat_messages = hpf_stat_messages + 1
-          hpf_stat_elements = hpf_stat_elements + (e - s + 1)
-        end if
-      end if
-      ! What I need of r's.
       call hpf_owned(d, r, lo, hi)
       s = max(lo, need_lo)
       e = min(hi, need_hi)
       if (s <= e) then
+        ! Into a contiguous buffer: a section need not be contiguous, and a
+        ! nonblocking receive must not go through a temporary copy.
         n_requests = n_requests + 1
-        call MPI_Irecv(a(s:e), e - s + 1, @MPI@, r, 7, MPI_COMM_WORLD, requests(n_requests))
+        allocate (incoming(r)%v(size(a({s_e}))))
+        call MPI_Irecv(incoming(r)%v, size(incoming(r)%v), {mpi}, r, 7, MPI_COMM_WORLD, requests(n_requests))
+      end if
+    end do
+    do r = 0, hpf_nprocs - 1
+      if (r == hpf_rank) cycle
+      s = max(my_lo, needs(1, r))
+      e = min(my_hi, needs(2, r))
+      if (s <= e) then
+        ! A blocking send of a packed copy: sections need not be contiguous.
+        outgoing = reshape(a({s_e}), [size(a({s_e}))])
+        call MPI_Send(outgoing, size(outgoing), {mpi}, r, 7, MPI_COMM_WORLD)
+        if (hpf_stats) then
+          hpf_stat_messages = hpf_stat_messages + 1
+          hpf_stat_elements = hpf_stat_elements + size(outgoing)
+        end if
       end if
     end do
     call MPI_Waitall(n_requests, requests(1:n_requests), MPI_STATUSES_IGNORE)
-  end subroutine hpf_fetch_@SUF@
+    do r = 0, hpf_nprocs - 1
+      if (.not. allocated(incoming(r)%v)) cycle
+      call hpf_owned(d, r, lo, hi)
+      s = max(lo, need_lo)
+      e = min(hi, need_hi)
+      a({s_e}) = reshape(incoming(r)%v, shape(a({s_e})))
+    end do
+  end subroutine hpf_fetch_{name}
 
-  ! Rank 0 receives the whole array into g(lb:ub); g is allocated there only.
-  subroutine hpf_gather_@SUF@(a, d, g)
-    @TYPE@, allocatable, intent(inout) :: a(:)
+  ! Rank 0 receives the whole array into g; g is allocated there only.
+  subroutine hpf_gather_{name}(a, d, g, lbs, ubs)
+    {fortran_type}, allocatable, intent(inout) :: a({colons})
     type(hpf_desc), intent(in) :: d
-    @TYPE@, allocatable, intent(inout) :: g(:)
+    {fortran_type}, allocatable, intent(inout) :: g({colons})
+    integer, intent(in) :: lbs({rank}), ubs({rank})
     integer :: r, lo, hi, my_lo, my_hi
     call hpf_owned(d, hpf_rank, my_lo, my_hi)
     if (hpf_rank == 0) then
       if (allocated(g)) deallocate (g)
-      allocate (g(d%lb:d%ub))
+      allocate (g({gather_bounds}))
       do r = 0, hpf_nprocs - 1
         call hpf_owned(d, r, lo, hi)
         if (hi < lo) cycle
         if (r == 0) then
-          g(lo:hi) = a(lo:hi)
+          g({lo_hi}) = a({lo_hi})
         else
-          call MPI_Recv(g(lo:hi), hi - lo + 1, @MPI@, r, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+          call MPI_Recv(g({lo_hi}), size(g({lo_hi})), {mpi}, r, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
         end if
       end do
     else if (my_hi >= my_lo) then
-      call MPI_Send(a(my_lo:my_hi), my_hi - my_lo + 1, @MPI@, 0, 8, MPI_COMM_WORLD)
+      call MPI_Send(a({my}), size(a({my})), {mpi}, 0, 8, MPI_COMM_WORLD)
     end if
-  end subroutine hpf_gather_@SUF@
+  end subroutine hpf_gather_{name}
 
   ! The inverse: rank 0 sends each rank its part of g.
-  subroutine hpf_scatter_@SUF@(g, d, a)
-    @TYPE@, allocatable, intent(inout) :: g(:)
+  subroutine hpf_scatter_{name}(g, d, a)
+    {fortran_type}, allocatable, intent(inout) :: g({colons})
     type(hpf_desc), intent(in) :: d
-    @TYPE@, allocatable, intent(inout) :: a(:)
+    {fortran_type}, allocatable, intent(inout) :: a({colons})
     integer :: r, lo, hi, my_lo, my_hi
     call hpf_owned(d, hpf_rank, my_lo, my_hi)
     if (hpf_rank == 0) then
@@ -185,24 +222,38 @@ const PER_TYPE: &str = r#"
         call hpf_owned(d, r, lo, hi)
         if (hi < lo) cycle
         if (r == 0) then
-          a(lo:hi) = g(lo:hi)
+          a({lo_hi}) = g({lo_hi})
         else
-          call MPI_Send(g(lo:hi), hi - lo + 1, @MPI@, r, 9, MPI_COMM_WORLD)
+          call MPI_Send(g({lo_hi}), size(g({lo_hi})), {mpi}, r, 9, MPI_COMM_WORLD)
         end if
       end do
+      deallocate (g)
     else if (my_hi >= my_lo) then
-      call MPI_Recv(a(my_lo:my_hi), my_hi - my_lo + 1, @MPI@, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+      call MPI_Recv(a({my}), size(a({my})), {mpi}, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
     end if
-  end subroutine hpf_scatter_@SUF@
-"#;
+  end subroutine hpf_scatter_{name}
+"#
+    )
+}
 
 const FOOTER: &str = "end module hpf_runtime\n";
 
 /// The whole runtime module source.
 pub fn runtime_source() -> String {
-    let mut res = HEADER.to_string();
+    // One buffer type per element type, declared before `contains`.
+    let mut buffers = String::new();
+    for (suffix, fortran_type, _) in ELEMENT_TYPES {
+        buffers.push_str(&format!(
+            "  type hpf_buffer_{suffix}\n    {fortran_type}, allocatable :: v(:)\n  end type hpf_buffer_{suffix}\n\n"
+        ));
+    }
+    let mut res = HEADER.replacen("contains\n", &format!("{buffers}contains\n"), 1);
     for (suffix, fortran_type, mpi_type) in ELEMENT_TYPES {
-        res.push_str(&PER_TYPE.replace("@SUF@", suffix).replace("@TYPE@", fortran_type).replace("@MPI@", mpi_type));
+        for rank in 1..=MAX_RANK {
+            for dim in 1..=rank {
+                res.push_str(&per_variant(suffix, fortran_type, mpi_type, rank, dim));
+            }
+        }
     }
     res.push_str(FOOTER);
     res

@@ -13,6 +13,8 @@ const SUPPORTED: &[&str] = &[
     "crlf_heat.f90",
     "csr_gather.for",
     "heat_seqnum.f",
+    "jacobi2d_star_block.f90",
+    "nonascii_fixed.f",
     "nonascii_scan.f90",
     "npb_rhs.f",
     "odd_even_sort.f90",
@@ -20,6 +22,7 @@ const SUPPORTED: &[&str] = &[
     "seed_fig6.f",
     "seed_fig6.f90",
     "seed_optimal.f90",
+    "sor_starhpf.f",
     "stencil1d_halo.f90",
     "wave1d_leapfrog.f90",
 ];
