@@ -289,7 +289,10 @@ pub fn semantic_tokens(analysis: &FileAnalysis, text: &str) -> Vec<SemanticToken
                         at += 1;
                     }
                     let word = line_text[start..at].to_ascii_lowercase();
-                    if DIRECTIVE_KEYWORDS.contains(&word.as_str()) || CLAUSE_WORDS.contains(&word.as_str()) {
+                    // DIRECTIVE_KEYWORDS is upper case, CLAUSE_WORDS lower case.
+                    if DIRECTIVE_KEYWORDS.iter().any(|it| it.eq_ignore_ascii_case(&word))
+                        || CLAUSE_WORDS.contains(&word.as_str())
+                    {
                         tokens.push(SemanticToken {
                             range: TextRange::new(line.start + start, line.start + at),
                             kind: SemanticTokenKind::DirectiveKeyword,

@@ -38,11 +38,9 @@ pub fn generate(analysed: &Analysed) -> Result<backend::Generated, String> {
     })
 }
 
-async fn progress_begin(
-    client: &Client,
-    token: Option<ProgressToken>,
-    title: &str,
-) -> Option<tower_lsp_server::OngoingProgress<tower_lsp_server::Unbounded, tower_lsp_server::NotCancellable>> {
+type Progress = tower_lsp_server::OngoingProgress<tower_lsp_server::Unbounded, tower_lsp_server::NotCancellable>;
+
+async fn progress_begin(client: &Client, token: Option<ProgressToken>, title: &str) -> Option<Progress> {
     let token = token?;
     Some(client.progress(token, title).with_message("translating").begin().await)
 }
@@ -56,7 +54,22 @@ pub async fn build_or_run(
     token: Option<ProgressToken>,
 ) -> Result<Value, String> {
     let title = if processes.is_some() { "HPF: run" } else { "HPF: build" };
-    let progress = progress_begin(client, token, title).await;
+    let mut progress = progress_begin(client, token, title).await;
+    let result = build_or_run_steps(client, analysed, settings, processes, &mut progress).await;
+    // A step that failed with `?` left the progress open: end it.
+    if let Some(progress) = progress.take() {
+        progress.finish_with_message("failed").await;
+    }
+    result
+}
+
+async fn build_or_run_steps(
+    client: &Client,
+    analysed: &Analysed,
+    settings: &MpiSettings,
+    processes: Option<u32>,
+    progress: &mut Option<Progress>,
+) -> Result<Value, String> {
     let generated = generate(analysed)?;
     for note in &generated.notes {
         let line = syntax::LineIndex::new(&analysed.text).line_of(note.range.start) + 1;
@@ -64,7 +77,7 @@ pub async fn build_or_run(
     }
     let toolchain = toolchain(settings);
     let prepared = prepare_build(&generated.source, None, &toolchain)?;
-    if let Some(progress) = &progress {
+    if let Some(progress) = progress.as_ref() {
         progress.report("compiling").await;
     }
     let mut compile = tokio::process::Command::from(prepared.command);
@@ -78,20 +91,20 @@ pub async fn build_or_run(
             String::from_utf8_lossy(&output.stdout),
             String::from_utf8_lossy(&output.stderr)
         );
-        if let Some(progress) = progress {
+        if let Some(progress) = progress.take() {
             progress.finish_with_message("compilation failed").await;
         }
         return Err(message);
     }
     let Some(processes) = processes else {
-        if let Some(progress) = progress {
+        if let Some(progress) = progress.take() {
             progress.finish_with_message("built").await;
         }
         return Ok(
             json!({"exitCode": 0, "notes": generated.notes.iter().map(|it| it.message.clone()).collect::<Vec<_>>()}),
         );
     };
-    if let Some(progress) = &progress {
+    if let Some(progress) = progress.as_ref() {
         progress.report(format!("running on {processes} processes")).await;
     }
     let mut launch = launch_command(&prepared.executable, processes, &toolchain, &[])?;
@@ -127,7 +140,7 @@ pub async fn build_or_run(
     }
     let status = child.wait().await.map_err(|error| error.to_string())?;
     let code = status.code().unwrap_or(-1);
-    if let Some(progress) = progress {
+    if let Some(progress) = progress.take() {
         progress.finish_with_message(format!("exit code {code}")).await;
     }
     Ok(json!({"exitCode": code, "stdout": stdout_text, "stderr": stderr_text, "processes": processes}))
