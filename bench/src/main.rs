@@ -9,6 +9,10 @@
 //! forms, so this must not depend on the size). It prints the minimum and
 //! median of several runs: these machines
 //! are shared and noisy, so compare medians and ratios, not single runs.
+//! `cargo run --release -p hpf-bench -- lsp [LINES...]` measures the
+//! server's latency over LSP (see lsp_latency.rs).
+
+mod lsp_latency;
 
 use std::fmt::Write;
 use std::time::{Duration, Instant};
@@ -171,8 +175,9 @@ fn main() {
             }
         }
         Some("large") => large_arrays(),
+        Some("lsp") => lsp_latency::run(&args[1..]),
         Some(other) => {
-            eprintln!("unknown benchmark `{other}`; available: check [LINES], large");
+            eprintln!("unknown benchmark `{other}`; available: check [LINES], large, lsp [LINES...]");
             std::process::exit(2);
         }
     }

@@ -1,0 +1,645 @@
+//! LSP latency of `target/release/hpf-ls`, measured as an editor sees it.
+//!
+//! `cargo run --release -p hpf-bench -- lsp [LINES...]` (default 1000,
+//! 10000 and 100000 lines) runs a real LSP client over stdio for each size:
+//! `initialize` (offering UTF-8 and UTF-16), `initialized`, `didOpen` of a
+//! generated program, timed until the `publishDiagnostics` of that version
+//! (several opens, a `didClose` between them); then one-character
+//! incremental `didChange`s inside a loop body (a blank inserted, then
+//! deleted), each timed until the `publishDiagnostics` of its version; then
+//! `hover`s on an array name inside a loop, timed request to response. The
+//! server's peak RSS (VmHWM) is read from /proc just before `shutdown`.
+//!
+//! Then, in-process, the steps the server runs on every edit (see
+//! `compute` in server/lsp/src/server/mod.rs) are timed one by one on the
+//! same text, to show where the edit latency goes. `HPF_LS_BIN` names
+//! another server binary.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+/// Longest wait for any one answer before the benchmark gives up.
+const TIMEOUT: Duration = Duration::from_secs(300);
+
+/// One message from the server, stamped when its first and last bytes were read.
+struct Incoming {
+    first_byte: Instant,
+    at: Instant,
+    bytes: usize,
+    value: Value,
+}
+
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    incoming: Receiver<Incoming>,
+    next_id: i64,
+}
+
+fn frame(body: &[u8]) -> Vec<u8> {
+    let mut res = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+    res.extend_from_slice(body);
+    res
+}
+
+/// Reads Content-Length frames until the server closes its stdout.
+fn read_frames(stdout: impl Read, sender: mpsc::Sender<Incoming>) {
+    let mut reader = BufReader::new(stdout);
+    loop {
+        let mut length = None;
+        let mut first_byte = None;
+        loop {
+            let mut line = String::new();
+            match reader.read_line(&mut line) {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+            first_byte.get_or_insert_with(Instant::now);
+            let line = line.trim_end();
+            if line.is_empty() {
+                if length.is_some() {
+                    break;
+                }
+                continue;
+            }
+            if let Some((name, value)) = line.split_once(':') {
+                if name.trim().eq_ignore_ascii_case("content-length") {
+                    length = value.trim().parse::<usize>().ok();
+                }
+            }
+        }
+        let Some(length) = length else { return };
+        let mut body = vec![0; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        let at = Instant::now();
+        let Ok(value) = serde_json::from_slice(&body) else {
+            eprintln!("hpf-bench: the server sent a body that is not JSON");
+            continue;
+        };
+        let first_byte = first_byte.unwrap_or(at);
+        if sender.send(Incoming { first_byte, at, bytes: length, value }).is_err() {
+            return;
+        }
+    }
+}
+
+impl Client {
+    fn spawn(binary: &PathBuf) -> Client {
+        let mut child = Command::new(binary)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|error| panic!("cannot start {}: {error}", binary.display()));
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (sender, incoming) = mpsc::channel();
+        std::thread::spawn(move || read_frames(stdout, sender));
+        Client { child, stdin, incoming, next_id: 1 }
+    }
+
+    /// Sends `message`; returns the instant just before its first byte was written.
+    fn send(&mut self, message: &Value) -> Instant {
+        let bytes = frame(message.to_string().as_bytes());
+        let start = Instant::now();
+        self.stdin.write_all(&bytes).and_then(|()| self.stdin.flush()).expect("the server reads its stdin");
+        start
+    }
+
+    fn notify(&mut self, method: &str, params: Value) -> Instant {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}))
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> (i64, Instant) {
+        let id = self.next_id;
+        self.next_id += 1;
+        let start = self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        (id, start)
+    }
+
+    /// The next message for which `wanted` holds; answers server requests on the way.
+    fn wait_for(&mut self, what: &str, wanted: impl Fn(&Value) -> bool) -> Incoming {
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            let message = match self.incoming.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                Ok(message) => message,
+                Err(RecvTimeoutError::Timeout) => panic!("no {what} from the server within {TIMEOUT:?}"),
+                Err(RecvTimeoutError::Disconnected) => panic!("the server closed its stdout while waiting for {what}"),
+            };
+            if wanted(&message.value) {
+                return message;
+            }
+            // A request from the server (configuration, registration): answer null.
+            if let (Some(id), Some(_)) = (message.value.get("id"), message.value.get("method")) {
+                let id = id.clone();
+                self.send(&json!({"jsonrpc": "2.0", "id": id, "result": null}));
+            }
+        }
+    }
+
+    fn response(&mut self, id: i64) -> Incoming {
+        let message = self.wait_for("response", |it| it.get("id") == Some(&json!(id)) && it.get("method").is_none());
+        if let Some(error) = message.value.get("error") {
+            panic!("request {id} failed: {error}");
+        }
+        message
+    }
+
+    fn diagnostics(&mut self, uri: &str, version: i32) -> Incoming {
+        self.wait_for("publishDiagnostics", |it| {
+            it.get("method").and_then(Value::as_str) == Some("textDocument/publishDiagnostics")
+                && it["params"]["uri"].as_str() == Some(uri)
+                && it["params"]["version"].as_i64() == Some(i64::from(version))
+        })
+    }
+
+    /// A field of the server's /proc status in kB: `VmHWM` (peak resident set) or `VmRSS`.
+    fn memory_kb(&self, field: &str) -> Option<u64> {
+        status_kb(&format!("/proc/{}/status", self.child.id()), field)
+    }
+
+    fn shutdown(mut self) {
+        let (id, _) = self.request("shutdown", Value::Null);
+        self.response(id);
+        self.notify("exit", Value::Null);
+        drop(self.stdin);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => {
+                    if !status.success() {
+                        eprintln!("hpf-bench: hpf-ls exited with {status}");
+                    }
+                    return;
+                }
+                Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
+                _ => {
+                    eprintln!("hpf-bench: hpf-ls did not exit after `exit`; killing it");
+                    let _ = self.child.kill();
+                    let _ = self.child.wait();
+                    return;
+                }
+            }
+        }
+    }
+}
+
+fn status_kb(path: &str, field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(path).ok()?;
+    let line = status.lines().find(|it| it.strip_prefix(field).is_some_and(|rest| rest.starts_with(':')))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn mb(kb: Option<u64>) -> String {
+    kb.map_or("?".to_string(), |kb| format!("{:.0} MB", kb as f64 / 1024.0))
+}
+
+fn ms(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1e3
+}
+
+/// Median and 95th percentile (nearest rank) in milliseconds.
+fn median_p95(times: &[Duration]) -> (f64, f64) {
+    let mut sorted = times.to_vec();
+    sorted.sort();
+    let p95 = sorted[((sorted.len() * 95).div_ceil(100)).max(1) - 1];
+    (ms(sorted[sorted.len() / 2]), ms(p95))
+}
+
+/// Where the benchmark edits and hovers: lines and columns (0-based, ASCII text).
+struct Spots {
+    /// The line `v(i, j) = 0.25 * (...` of a kernel in the middle, and the column just after `=`.
+    edit: (usize, usize),
+    /// The `v` of `u(i, j) = v(i, j) + w(j, i)` in several kernels spread over the file.
+    hovers: Vec<(usize, usize)>,
+}
+
+fn spots(text: &str) -> Spots {
+    let lines: Vec<&str> = text.lines().collect();
+    let kernels: Vec<usize> =
+        lines.iter().enumerate().filter(|(_, it)| it.starts_with("subroutine kernel")).map(|(at, _)| at).collect();
+    let find_after = |start: usize, prefix: &str| {
+        (start..lines.len()).find(|&at| lines[at].starts_with(prefix)).expect("the generator's loop body")
+    };
+    let middle = kernels[kernels.len() / 2];
+    let edit_line = find_after(middle, "        v(i, j) = 0.25 *");
+    let edit = (edit_line, lines[edit_line].find('=').expect("an assignment") + 1);
+    let hovers = (0..8)
+        .map(|it| {
+            let line = find_after(kernels[it * (kernels.len() - 1) / 7], "        u(i, j) = v(i, j)");
+            (line, lines[line].find("v(").expect("a reference to v"))
+        })
+        .collect();
+    Spots { edit, hovers }
+}
+
+struct Figures {
+    lines: usize,
+    bytes: usize,
+    diagnostics: usize,
+    diagnostics_bytes: usize,
+    open: Vec<Duration>,
+    /// Until the didOpen was read (the probe's answer), and until the first byte of its diagnostics.
+    open_accepted: Vec<Duration>,
+    open_server: Vec<Duration>,
+    edit: Vec<Duration>,
+    hover: Vec<Duration>,
+    /// Send to the first byte of the diagnostics, and their transfer, per edit.
+    edit_server: Vec<Duration>,
+    edit_transfer: Vec<Duration>,
+    hover_answered: usize,
+    /// VmHWM after the first open, VmRSS after the opens, VmHWM at the end.
+    peak_after_open_kb: Option<u64>,
+    rss_after_opens_kb: Option<u64>,
+    /// VmRSS after each edit's diagnostics arrived.
+    rss_during_edits_kb: Vec<Option<u64>>,
+    peak_rss_kb: Option<u64>,
+}
+
+fn measure(binary: &PathBuf, target_lines: usize) -> Figures {
+    let text = generate_text(target_lines);
+    let lines = text.lines().count();
+    let (opens, edits, hovers): (usize, usize, usize) = if lines > 50_000 { (3, 12, 30) } else { (5, 30, 50) };
+    let spots = spots(&text);
+    let mut client = Client::spawn(binary);
+    // Never written to disk: the server reads the text from didOpen (and
+    // finds no hpf-ls.toml, so the `.f90` name makes it free form).
+    let root = std::env::temp_dir().join(format!("hpf-bench-lsp-{}", std::process::id()));
+    let uri = format!("file://{}/bench{lines}.f90", root.display());
+
+    let (id, _) = client.request(
+        "initialize",
+        json!({
+            "processId": std::process::id(),
+            "rootUri": null,
+            "capabilities": {
+                "general": {"positionEncodings": ["utf-8", "utf-16"]},
+                "textDocument": {
+                    "hover": {"contentFormat": ["markdown", "plaintext"]},
+                    "publishDiagnostics": {"versionSupport": true, "relatedInformation": true},
+                    "synchronization": {"didSave": false}
+                }
+            }
+        }),
+    );
+    let init = client.response(id);
+    let encoding = init.value["result"]["capabilities"]["positionEncoding"].as_str().unwrap_or("utf-16").to_string();
+    client.notify("initialized", json!({}));
+
+    let open_message = |version: i32| {
+        json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+            "textDocument": {"uri": uri, "languageId": "fortran", "version": version, "text": text}
+        }})
+    };
+    let (mut open_times, mut open_accepted, mut open_server) = (Vec::new(), Vec::new(), Vec::new());
+    let mut diagnostics = 0;
+    let mut diagnostics_bytes = 0;
+    let mut peak_after_open_kb = None;
+    for round in 0..opens {
+        if round > 0 {
+            client.notify("textDocument/didClose", json!({"textDocument": {"uri": uri}}));
+        }
+        let start = client.send(&open_message(1));
+        // A probe: a hover on a document that is not open is answered at
+        // once, so its answer marks when the server has read and decoded
+        // the didOpen before it (requests are read in order).
+        let (probe, _) = client.request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": "file:///not-open.f90"}, "position": {"line": 0, "character": 0}}),
+        );
+        open_accepted.push(client.response(probe).at - start);
+        let published = client.diagnostics(&uri, 1);
+        open_times.push(published.at - start);
+        open_server.push(published.first_byte.saturating_duration_since(start));
+        diagnostics = published.value["params"]["diagnostics"].as_array().map_or(0, Vec::len);
+        diagnostics_bytes = published.bytes;
+        if round == 0 {
+            peak_after_open_kb = client.memory_kb("VmHWM");
+        }
+    }
+    let rss_after_opens_kb = client.memory_kb("VmRSS");
+
+    let (mut edit_times, mut edit_server, mut edit_transfer) = (Vec::new(), Vec::new(), Vec::new());
+    let mut rss_during_edits_kb = Vec::new();
+    let (line, column) = spots.edit;
+    for round in 0..edits {
+        let version = 2 + round as i32;
+        let change = if round % 2 == 0 {
+            json!({"range": {"start": {"line": line, "character": column}, "end": {"line": line, "character": column}},
+                   "text": " "})
+        } else {
+            json!({"range": {"start": {"line": line, "character": column}, "end": {"line": line, "character": column + 1}},
+                   "text": ""})
+        };
+        let start = client.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]}),
+        );
+        let published = client.diagnostics(&uri, version);
+        edit_times.push(published.at - start);
+        edit_server.push(published.first_byte.saturating_duration_since(start));
+        edit_transfer.push(published.at - published.first_byte);
+        rss_during_edits_kb.push(client.memory_kb("VmRSS"));
+    }
+
+    let mut hover_times = Vec::new();
+    let mut hover_answered = 0;
+    for round in 0..hovers {
+        let (line, character) = spots.hovers[round % spots.hovers.len()];
+        let (id, start) = client.request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": character}}),
+        );
+        let answer = client.response(id);
+        hover_times.push(answer.at - start);
+        if !answer.value["result"].is_null() {
+            hover_answered += 1;
+        }
+    }
+
+    let peak_rss_kb = client.memory_kb("VmHWM");
+    client.shutdown();
+    println!(
+        "{lines} lines ({:.2} MB, position encoding {encoding}): {diagnostics} diagnostics ({:.2} MB message)",
+        text.len() as f64 / 1e6,
+        diagnostics_bytes as f64 / 1e6
+    );
+    Figures {
+        lines,
+        bytes: text.len(),
+        diagnostics,
+        diagnostics_bytes,
+        open: open_times,
+        open_accepted,
+        open_server,
+        edit: edit_times,
+        hover: hover_times,
+        edit_server,
+        edit_transfer,
+        hover_answered,
+        peak_after_open_kb,
+        rss_after_opens_kb,
+        rss_during_edits_kb,
+        peak_rss_kb,
+    }
+}
+
+fn generate_text(target_lines: usize) -> String {
+    crate::generate(target_lines)
+}
+
+/// The changed region between two texts, as the server computes it (`input_edit` in server/mod.rs).
+fn input_edit(old: &str, new: &str) -> Option<tree_sitter::InputEdit> {
+    if old == new {
+        return None;
+    }
+    let (old_bytes, new_bytes) = (old.as_bytes(), new.as_bytes());
+    let prefix = old_bytes.iter().zip(new_bytes).take_while(|(a, b)| a == b).count();
+    let max_suffix = old_bytes.len().min(new_bytes.len()) - prefix;
+    let suffix =
+        old_bytes.iter().rev().zip(new_bytes.iter().rev()).take(max_suffix).take_while(|(a, b)| a == b).count();
+    let point = |text: &[u8], offset: usize| {
+        let row = text[..offset].iter().filter(|it| **it == b'\n').count();
+        let line_start = text[..offset].iter().rposition(|it| *it == b'\n').map_or(0, |it| it + 1);
+        tree_sitter::Point { row, column: offset - line_start }
+    };
+    let (start, old_end, new_end) = (prefix, old_bytes.len() - suffix, new_bytes.len() - suffix);
+    Some(tree_sitter::InputEdit {
+        start_byte: start,
+        old_end_byte: old_end,
+        new_end_byte: new_end,
+        start_position: point(old_bytes, start),
+        old_end_position: point(old_bytes, old_end),
+        new_end_position: point(new_bytes, new_end),
+    })
+}
+
+/// Medians of the server's per-edit steps, run in-process on the same text and edit.
+struct Breakdown {
+    lines: usize,
+    /// Growth of this process's RSS when one tree and one analysis were built.
+    resident_kb: Option<u64>,
+    copy: Duration,
+    input_edit: Duration,
+    reparse: Duration,
+    full_parse: Duration,
+    lower: Duration,
+    analyze: Duration,
+    model: Duration,
+    loops: Duration,
+    drop_old: Duration,
+    hover: Duration,
+}
+
+fn median(times: &mut [Duration]) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn breakdown(target_lines: usize) -> Breakdown {
+    let original = generate_text(target_lines);
+    let spots = spots(&original);
+    let line_start: usize = original.lines().take(spots.edit.0).map(|it| it.len() + 1).sum();
+    let at = line_start + spots.edit.1;
+    let mut edited = original.clone();
+    edited.insert(at, ' ');
+    let texts = [edited, original];
+    let form = syntax::SourceForm::Free;
+    let config = analysis::ModelConfig { number_of_processors: None };
+
+    let mut previous_text = texts[1].clone();
+    let rss_before = status_kb("/proc/self/status", "VmRSS");
+    let mut previous_tree = syntax::parse_tree(&previous_text, None);
+    let mut previous_analysis =
+        Some(analysis::analyze_file(syntax::lower_tree(&previous_text, &previous_text, form, &previous_tree), config));
+    let rss_after = status_kb("/proc/self/status", "VmRSS");
+    let resident_kb = rss_after.zip(rss_before).map(|(after, before)| after.saturating_sub(before));
+    let rounds = if target_lines > 50_000 { 6 } else { 20 };
+    let (mut copy, mut edit_times, mut reparse, mut full, mut lower) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut model, mut loops, mut analyze, mut drop_old) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for round in 0..rounds {
+        let source = &texts[round % 2];
+        // `rope.to_string()` and `parser_text(..).into_owned()`: two copies of the text.
+        let start = Instant::now();
+        let text = source.clone();
+        let parser_text = syntax::parser_text(&text, form).into_owned();
+        copy.push(start.elapsed());
+
+        let start = Instant::now();
+        let edit = input_edit(&previous_text, &parser_text).expect("the texts differ");
+        previous_tree.edit(&edit);
+        edit_times.push(start.elapsed());
+
+        let start = Instant::now();
+        let tree = syntax::parse_tree(&parser_text, Some(&previous_tree));
+        reparse.push(start.elapsed());
+
+        let start = Instant::now();
+        std::hint::black_box(syntax::parse_tree(&parser_text, None));
+        full.push(start.elapsed());
+
+        let start = Instant::now();
+        let file = syntax::lower_tree(&text, &parser_text, form, &tree);
+        lower.push(start.elapsed());
+
+        // The two halves of `analyze_file`, on a copy: the model (symbols,
+        // mappings, their checks), then the loop analysis.
+        let copy_of_file = file.clone();
+        let start = Instant::now();
+        let mut diagnostics = copy_of_file.diagnostics.clone();
+        let built = analysis::model::build_model(&copy_of_file, config, &mut diagnostics);
+        model.push(start.elapsed());
+        let units: Vec<&syntax::Unit> =
+            analysis::model::flatten_units(&copy_of_file).into_iter().map(|(unit, _)| unit).collect();
+        let start = Instant::now();
+        std::hint::black_box(analysis::loops::analyze_loops(&built, &units, &mut diagnostics));
+        loops.push(start.elapsed());
+        drop(units);
+        drop((built, diagnostics, copy_of_file));
+
+        let start = Instant::now();
+        let analysed = analysis::analyze_file(file, config);
+        analyze.push(start.elapsed());
+
+        // The server drops the previous analysis when it stores the new one.
+        let start = Instant::now();
+        drop(previous_analysis.replace(analysed));
+        drop_old.push(start.elapsed());
+
+        previous_text = parser_text;
+        previous_tree = tree;
+    }
+
+    let analysed = previous_analysis.expect("analysed");
+    let hover_offsets: Vec<usize> = spots
+        .hovers
+        .iter()
+        .map(|&(line, column)| previous_text.lines().take(line).map(|it| it.len() + 1).sum::<usize>() + column)
+        .collect();
+    let mut hover = Vec::new();
+    for round in 0..(rounds * 4) {
+        let offset = hover_offsets[round % hover_offsets.len()];
+        let start = Instant::now();
+        let result = analysis::ide::hover(&analysed, &previous_text, offset, true);
+        hover.push(start.elapsed());
+        assert!(result.is_some(), "hover on an array name answers");
+    }
+    Breakdown {
+        lines: previous_text.lines().count(),
+        resident_kb,
+        copy: median(&mut copy),
+        input_edit: median(&mut edit_times),
+        reparse: median(&mut reparse),
+        full_parse: median(&mut full),
+        lower: median(&mut lower),
+        analyze: median(&mut analyze),
+        model: median(&mut model),
+        loops: median(&mut loops),
+        drop_old: median(&mut drop_old),
+        hover: median(&mut hover),
+    }
+}
+
+pub fn run(args: &[String]) {
+    let sizes: Vec<usize> = if args.is_empty() {
+        vec![1_000, 10_000, 100_000]
+    } else {
+        args.iter().map(|it| it.parse().unwrap_or_else(|_| panic!("`{it}` is not a number of lines"))).collect()
+    };
+    let binary = std::env::var_os("HPF_LS_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/release/hpf-ls"));
+    if !binary.exists() {
+        eprintln!("{} does not exist: run `cargo build --release -p hpf-ls` first", binary.display());
+        std::process::exit(2);
+    }
+    println!(
+        "LSP latency of {}; cores: {}",
+        binary.display(),
+        std::thread::available_parallelism().map_or(0, |it| it.get())
+    );
+    let mut all = Vec::new();
+    for &lines in &sizes {
+        all.push(measure(&binary, lines));
+    }
+    println!();
+    println!(
+        "| lines | MB | diagnostics (message MB) | open→diagnostics median / p95 (n) | edit→diagnostics median / p95 (n) | hover median / p95 (n) | RSS: peak after 1st open / after opens / peak at end |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    for it in &all {
+        let (open_median, open_p95) = median_p95(&it.open);
+        let (edit_median, edit_p95) = median_p95(&it.edit);
+        let (hover_median, hover_p95) = median_p95(&it.hover);
+        println!(
+            "| {} | {:.2} | {} ({:.2}) | {open_median:.1} / {open_p95:.1} ms ({}) | {edit_median:.1} / {edit_p95:.1} ms ({}) | {hover_median:.2} / {hover_p95:.2} ms ({}, {} answered) | {} / {} / {} |",
+            it.lines,
+            it.bytes as f64 / 1e6,
+            it.diagnostics,
+            it.diagnostics_bytes as f64 / 1e6,
+            it.open.len(),
+            it.edit.len(),
+            it.hover.len(),
+            it.hover_answered,
+            mb(it.peak_after_open_kb),
+            mb(it.rss_after_opens_kb),
+            mb(it.peak_rss_kb),
+        );
+    }
+    println!();
+    println!("Open → diagnostics split at the client (medians): didOpen read by the server / first byte of publishDiagnostics / all of it:");
+    for it in &all {
+        let (accepted, _) = median_p95(&it.open_accepted);
+        let (server, _) = median_p95(&it.open_server);
+        let (open, _) = median_p95(&it.open);
+        println!("  {} lines: {accepted:.1} ms / {server:.1} ms / {open:.1} ms", it.lines);
+    }
+    println!(
+        "Edit → diagnostics split at the client (medians): until the first byte of publishDiagnostics / reading it:"
+    );
+    for it in &all {
+        let (server, _) = median_p95(&it.edit_server);
+        let (transfer, _) = median_p95(&it.edit_transfer);
+        println!("  {} lines: {server:.1} ms / {transfer:.1} ms", it.lines);
+    }
+    println!("Server RSS after the opens, then after each edit:");
+    for it in &all {
+        let during: Vec<String> = it.rss_during_edits_kb.iter().map(|it| mb(*it)).collect();
+        println!("  {} lines: {}; {}", it.lines, mb(it.rss_after_opens_kb), during.join(", "));
+    }
+
+    println!();
+    println!("In-process breakdown of one edit (medians; the server's `compute`, then publishing):");
+    println!(
+        "| lines | copy text ×2 | input_edit | incremental reparse (full parse) | lower_tree | analyze_file (model + loops) | drop old analysis | sum | ide::hover | RSS of one tree + analysis |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for &lines in &sizes {
+        let it = breakdown(lines);
+        let lines = it.lines;
+        let sum = it.copy + it.input_edit + it.reparse + it.lower + it.analyze + it.drop_old;
+        println!(
+            "| {lines} | {:.2} ms | {:.2} ms | {:.2} ms ({:.1} ms) | {:.1} ms | {:.1} ms ({:.1} + {:.1} ms) | {:.2} ms | {:.1} ms | {:.2} ms | {} |",
+            ms(it.copy),
+            ms(it.input_edit),
+            ms(it.reparse),
+            ms(it.full_parse),
+            ms(it.lower),
+            ms(it.analyze),
+            ms(it.model),
+            ms(it.loops),
+            ms(it.drop_old),
+            ms(sum),
+            ms(it.hover),
+            mb(it.resident_kb),
+        );
+    }
+}
