@@ -439,3 +439,29 @@ fn utf8_is_negotiated_when_offered() {
     assert_eq!(warning["range"]["start"]["character"], start - line_start);
     client.shutdown();
 }
+
+/// A client that offers `workspace/configuration` but shuts down before
+/// answering it (pytest-lsp does this when a test ends at once) must still
+/// see the server exit: the pending request may not hold the process.
+#[test]
+fn exit_with_an_unanswered_configuration_request() {
+    let mut client = Client::start(json!({"workspace": {"configuration": true}}));
+    client.send(&json!({"jsonrpc": "2.0", "id": 9999, "method": "shutdown", "params": null}));
+    loop {
+        let message = client.receive();
+        if message.get("id") == Some(&json!(9999)) {
+            break;
+        }
+        // Requests from the server stay unanswered on purpose.
+    }
+    client.notify("exit", Value::Null);
+    for _ in 0..100 {
+        if let Ok(Some(status)) = client.child.try_wait() {
+            assert!(status.success(), "exit status {status}");
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = client.child.kill();
+    panic!("the server did not exit within 5 s of `exit` while workspace/configuration was unanswered");
+}

@@ -12,6 +12,9 @@ use super::proto;
 use super::settings::Settings;
 use super::{Analysed, Backend, Document};
 
+/// How long the server waits for the client to answer `workspace/configuration`.
+const CONFIGURATION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 pub const COMMAND_SHOW_TRANSFER_PATTERN: &str = "hpf.showTransferPattern";
 pub const COMMAND_RUN: &str = "hpf.run";
 pub const COMMAND_BUILD: &str = "hpf.build";
@@ -59,6 +62,29 @@ impl Backend {
                 });
             }
         }
+    }
+
+    /// Asks the client for the `hpf` section when it supports
+    /// `workspace/configuration`. Detached from the notification handler: a
+    /// client that shuts down before answering must not keep the server
+    /// from exiting.
+    fn pull_configuration(&self) {
+        if !*self.state.pull_configuration.read().expect("lock") {
+            return;
+        }
+        let this = self.clone();
+        tokio::spawn(async move {
+            let items = vec![ConfigurationItem { scope_uri: None, section: Some("hpf".to_string()) }];
+            match tokio::time::timeout(CONFIGURATION_TIMEOUT, this.client.configuration(items)).await {
+                Ok(Ok(values)) => {
+                    if let Some(value) = values.into_iter().next().filter(|it| !it.is_null()) {
+                        this.apply_settings(&value);
+                    }
+                }
+                Ok(Err(error)) => tracing::warn!("workspace/configuration failed: {error}"),
+                Err(_) => tracing::warn!("workspace/configuration unanswered after {CONFIGURATION_TIMEOUT:?}"),
+            }
+        });
     }
 
     async fn with_document<T>(&self, uri: &Uri, what: &str, body: impl FnOnce(&Analysed) -> T) -> Result<Option<T>> {
@@ -146,15 +172,7 @@ impl LanguageServer for Backend {
 
     async fn initialized(&self, _: InitializedParams) {
         tracing::info!("hpf-ls {} initialized", env!("CARGO_PKG_VERSION"));
-        let pull = *self.state.pull_configuration.read().expect("lock");
-        if pull {
-            let items = vec![ConfigurationItem { scope_uri: None, section: Some("hpf".to_string()) }];
-            if let Ok(values) = self.client.configuration(items).await {
-                if let Some(value) = values.into_iter().next().filter(|it| !it.is_null()) {
-                    self.apply_settings(&value);
-                }
-            }
-        }
+        self.pull_configuration();
     }
 
     async fn shutdown(&self) -> Result<()> {
@@ -229,15 +247,7 @@ impl LanguageServer for Backend {
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
         if params.settings.is_null() || params.settings.as_object().is_some_and(|it| it.is_empty()) {
             // A nudge to pull the configuration (the VS Code client sends one).
-            let pull = *self.state.pull_configuration.read().expect("lock");
-            if pull {
-                let items = vec![ConfigurationItem { scope_uri: None, section: Some("hpf".to_string()) }];
-                if let Ok(values) = self.client.configuration(items).await {
-                    if let Some(value) = values.into_iter().next() {
-                        self.apply_settings(&value);
-                    }
-                }
-            }
+            self.pull_configuration();
             return;
         }
         self.apply_settings(&params.settings);

@@ -60,6 +60,7 @@ pub struct State {
     pull_configuration: RwLock<bool>,
 }
 
+#[derive(Clone)]
 pub struct Backend {
     client: Client,
     state: Arc<State>,
