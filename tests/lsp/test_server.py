@@ -317,13 +317,7 @@ async def test_workspace_edit_follows_the_client_capability(client: LanguageClie
         assert edit.document_changes is not None and edit.changes is None
         assert edit.document_changes[0].text_document.version == 1
         return
-    if edit.document_changes is not None:
-        # Known bug: proto::workspace_edit (server/lsp/src/server/proto.rs)
-        # ignores the capability. Remove this branch once it is fixed.
-        pytest.xfail(
-            "hpf-ls answers documentChanges to a client that does not declare "
-            "workspace.workspaceEdit.documentChanges (the Neovim 0.11 profile)"
-        )
+    assert edit.document_changes is None
     assert edit.changes is not None and list(edit.changes) == [seed]
 
 

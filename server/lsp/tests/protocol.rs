@@ -152,7 +152,10 @@ impl Client {
 }
 
 fn utf16_capabilities() -> Value {
-    json!({"textDocument": {"hover": {"contentFormat": ["markdown", "plaintext"]}}})
+    json!({
+        "textDocument": {"hover": {"contentFormat": ["markdown", "plaintext"]}},
+        "workspace": {"workspaceEdit": {"documentChanges": true}}
+    })
 }
 
 /// LSP position (UTF-16) of a byte offset, computed independently of the server.
@@ -232,6 +235,35 @@ fn seed_quick_fix_removes_the_warning() {
         json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": changes}),
     );
     assert_eq!(client.diagnostics(uri, 2), Vec::<Value>::new());
+    client.shutdown();
+}
+
+/// A client without `workspaceEdit.documentChanges` gets the plain `changes`
+/// map, for quick fixes and renames alike.
+#[test]
+fn edits_use_changes_when_the_client_lacks_document_changes() {
+    let mut client = Client::start(json!({}));
+    let uri = "file:///hpf-ls-test/seed.f90";
+    client.open(uri, SEED);
+    let diagnostics = client.diagnostics(uri, 1);
+    let warning = &diagnostics[0];
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": warning["range"], "context": {"diagnostics": [warning]}}),
+    );
+    let fix = actions.as_array().unwrap().iter().find(|it| it["kind"] == "quickfix").expect("a quick fix");
+    assert!(fix["edit"].get("documentChanges").is_none(), "{fix}");
+    let fixed = apply_lsp_edits(SEED, fix["edit"]["changes"][uri].as_array().expect("edits for the document"));
+    assert!(fixed.contains("!HPF$ ALIGN B(I) WITH A(I+1)\n"), "{fixed}");
+
+    let b = SEED.find("B(15)").unwrap();
+    let rename = client.request(
+        "textDocument/rename",
+        json!({"textDocument": {"uri": uri}, "position": position(SEED, b), "newName": "BB"}),
+    );
+    assert!(rename.get("documentChanges").is_none(), "{rename}");
+    let renamed = apply_lsp_edits(SEED, rename["changes"][uri].as_array().expect("edits for the document"));
+    assert!(renamed.contains("A(16), BB(15)") && renamed.contains("ALIGN BB(I) WITH A(I)"), "{renamed}");
     client.shutdown();
 }
 

@@ -110,6 +110,13 @@ impl LanguageServer for Backend {
             .and_then(|it| it.content_format.as_ref())
             .is_some_and(|it| it.contains(&MarkupKind::Markdown));
         *self.state.markdown.write().expect("markdown lock") = markdown;
+        let document_changes = capabilities
+            .workspace
+            .as_ref()
+            .and_then(|it| it.workspace_edit.as_ref())
+            .and_then(|it| it.document_changes)
+            .unwrap_or(false);
+        *self.state.document_changes.write().expect("lock") = document_changes;
         let pull = capabilities.workspace.as_ref().and_then(|it| it.configuration).unwrap_or(false);
         *self.state.pull_configuration.write().expect("lock") = pull;
         if let Some(options) = &params.initialization_options {
@@ -314,7 +321,19 @@ impl LanguageServer for Backend {
                 res
             })
             .await?;
-        Ok(result)
+        let document_changes = *self.state.document_changes.read().expect("lock");
+        Ok(result.map(|actions| {
+            actions
+                .into_iter()
+                .map(|it| match it {
+                    CodeActionOrCommand::CodeAction(mut action) => {
+                        action.edit = action.edit.map(|edit| proto::workspace_edit_for_client(edit, document_changes));
+                        CodeActionOrCommand::CodeAction(action)
+                    }
+                    command => command,
+                })
+                .collect()
+        }))
     }
 
     async fn inlay_hint(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
@@ -483,7 +502,10 @@ impl LanguageServer for Backend {
             .await?;
         match result {
             None => Ok(None),
-            Some(Ok(edit)) => Ok(Some(edit)),
+            Some(Ok(edit)) => {
+                let document_changes = *self.state.document_changes.read().expect("lock");
+                Ok(Some(proto::workspace_edit_for_client(edit, document_changes)))
+            }
             Some(Err(message)) => Err(invalid_params(message)),
         }
     }

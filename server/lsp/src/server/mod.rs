@@ -13,7 +13,7 @@ pub mod position;
 mod proto;
 mod run;
 pub mod settings;
-mod transport;
+pub mod transport;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -58,6 +58,8 @@ pub struct State {
     encoding: RwLock<PositionEncoding>,
     markdown: RwLock<bool>,
     pull_configuration: RwLock<bool>,
+    /// The client takes versioned `documentChanges` in workspace edits.
+    document_changes: RwLock<bool>,
 }
 
 #[derive(Clone)]
@@ -77,32 +79,41 @@ pub fn run_stdio() -> i32 {
             return 2;
         }
     };
-    runtime.block_on(async {
-        let (service, socket) = LspService::new(|client| Backend {
-            client,
-            state: Arc::new(State {
-                documents: Mutex::new(HashMap::new()),
-                analysed: tokio::sync::Notify::new(),
-                settings: RwLock::new(Settings::default()),
-                encoding: RwLock::new(PositionEncoding::Utf16),
-                markdown: RwLock::new(false),
-                pull_configuration: RwLock::new(false),
-            }),
-        });
-        // Frames pass through the tolerant transport: a bad message gets an
-        // error response instead of ending the session.
-        let (server_input, filter_output) = tokio::io::duplex(1 << 16);
-        let (server_output, merge_input) = tokio::io::duplex(1 << 16);
-        let (errors, error_frames) = tokio::sync::mpsc::channel(16);
-        let filter = tokio::spawn(transport::filter_input(tokio::io::stdin(), filter_output, errors));
-        let merger = tokio::spawn(transport::merge_output(merge_input, error_frames, tokio::io::stdout()));
-        Server::new(server_input, server_output, socket).serve(service).await;
-        filter.abort();
-        let _ = tokio::time::timeout(Duration::from_secs(2), merger).await;
-    });
+    runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout()));
     // Do not wait for analyses still running in the blocking pool.
     runtime.shutdown_timeout(Duration::from_millis(100));
     0
+}
+
+/// Serves one client reading `input` and writing `output` until `exit` or
+/// the end of the input (`run_stdio` on stdin/stdout; the fuzz target in
+/// `fuzz/` in memory).
+pub async fn serve(
+    input: impl tokio::io::AsyncRead + Unpin + Send + 'static,
+    output: impl tokio::io::AsyncWrite + Unpin + Send + 'static,
+) {
+    let (service, socket) = LspService::new(|client| Backend {
+        client,
+        state: Arc::new(State {
+            documents: Mutex::new(HashMap::new()),
+            analysed: tokio::sync::Notify::new(),
+            settings: RwLock::new(Settings::default()),
+            encoding: RwLock::new(PositionEncoding::Utf16),
+            markdown: RwLock::new(false),
+            pull_configuration: RwLock::new(false),
+            document_changes: RwLock::new(false),
+        }),
+    });
+    // Frames pass through the tolerant transport: a bad message gets an
+    // error response instead of ending the session.
+    let (server_input, filter_output) = tokio::io::duplex(1 << 16);
+    let (server_output, merge_input) = tokio::io::duplex(1 << 16);
+    let (errors, error_frames) = tokio::sync::mpsc::channel(16);
+    let filter = tokio::spawn(transport::filter_input(input, filter_output, errors));
+    let merger = tokio::spawn(transport::merge_output(merge_input, error_frames, output));
+    Server::new(server_input, server_output, socket).serve(service).await;
+    filter.abort();
+    let _ = tokio::time::timeout(Duration::from_secs(2), merger).await;
 }
 
 impl State {

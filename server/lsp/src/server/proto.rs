@@ -69,6 +69,24 @@ pub fn workspace_edit(
     }
 }
 
+/// `edit` in the form the client understands: clients without
+/// `workspace.workspaceEdit.documentChanges` only take the plain `changes` map.
+pub fn workspace_edit_for_client(edit: ls_types::WorkspaceEdit, document_changes: bool) -> ls_types::WorkspaceEdit {
+    if document_changes {
+        return edit;
+    }
+    let Some(ls_types::DocumentChanges::Edits(documents)) = edit.document_changes else { return edit };
+    let mut changes: std::collections::HashMap<Uri, Vec<ls_types::TextEdit>> = std::collections::HashMap::new();
+    for document in documents {
+        let edits = document.edits.into_iter().map(|it| match it {
+            ls_types::OneOf::Left(edit) => edit,
+            ls_types::OneOf::Right(annotated) => annotated.text_edit,
+        });
+        changes.entry(document.text_document.uri).or_default().extend(edits);
+    }
+    ls_types::WorkspaceEdit { changes: Some(changes), ..Default::default() }
+}
+
 pub fn symbol_kind(kind: ide::SymbolKindIde) -> ls_types::SymbolKind {
     match kind {
         ide::SymbolKindIde::Program => ls_types::SymbolKind::MODULE,
