@@ -11,8 +11,11 @@
 //! are shared and noisy, so compare medians and ratios, not single runs.
 //! `cargo run --release -p hpf-bench -- lsp [LINES...]` measures the
 //! server's latency over LSP (see lsp_latency.rs).
+//! `cargo run --release -p hpf-bench -- optimize` times the whole-program
+//! alignment optimiser on the corpus and on a generated unit (optimize.rs).
 
 mod lsp_latency;
+mod optimize;
 
 use std::fmt::Write;
 use std::time::{Duration, Instant};
@@ -175,7 +178,34 @@ fn main() {
             }
         }
         Some("large") => large_arrays(),
+        Some("memory") => {
+            // Resident memory after each stage of the analysis of one generated file.
+            let lines: usize = args.get(1).and_then(|it| it.parse().ok()).unwrap_or(100_000);
+            let text = generate(lines);
+            let rss = || {
+                std::fs::read_to_string("/proc/self/statm")
+                    .ok()
+                    .and_then(|it| it.split_whitespace().nth(1).and_then(|pages| pages.parse::<u64>().ok()))
+                    .map_or(0, |pages| pages * 4096 / (1 << 20))
+            };
+            println!("generated {:.2} MB; RSS {} MB", text.len() as f64 / 1e6, rss());
+            let tree = syntax::parse_tree(&text, None);
+            println!("tree-sitter tree: RSS {} MB", rss());
+            drop(tree);
+            let file = syntax::parse(&text, syntax::SourceForm::Free);
+            println!("syntax::parse (tree kept, AST): RSS {} MB", rss());
+            drop(file);
+            let config = analysis::ModelConfig { number_of_processors: None };
+            let analysis = analysis::analyze(&text, syntax::SourceForm::Free, config);
+            println!("analysis::analyze: RSS {} MB ({} diagnostics)", rss(), analysis.diagnostics.len());
+        }
+        Some("generate") => {
+            // The generated program itself, for measuring other tools on it.
+            let lines: usize = args.get(1).and_then(|it| it.parse().ok()).unwrap_or(100_000);
+            print!("{}", generate(lines));
+        }
         Some("lsp") => lsp_latency::run(&args[1..]),
+        Some("optimize") => optimize::run(&args[1..]),
         Some(other) => {
             eprintln!("unknown benchmark `{other}`; available: check [LINES], large, lsp [LINES...]");
             std::process::exit(2);

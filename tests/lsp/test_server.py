@@ -212,6 +212,7 @@ async def test_initialize(client: LanguageClient, session: Session):
         "hpf.run",
         "hpf.build",
         "hpf.showGenerated",
+        "hpf.explainLoop",
     ]
     assert list(capabilities.semantic_tokens_provider.legend.token_types) == [
         "keyword",

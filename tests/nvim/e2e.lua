@@ -147,7 +147,7 @@ check("the server starts for the Fortran buffer", function()
   assert(client.config.root_dir == vim.fs.dirname(file), "root_dir " .. tostring(client.config.root_dir))
   assert(client.server_capabilities.inlayHintProvider, "no inlayHintProvider")
   local commands = client.server_capabilities.executeCommandProvider.commands
-  for _, command in ipairs({ "hpf.showTransferPattern", "hpf.run", "hpf.build", "hpf.showGenerated" }) do
+  for _, command in ipairs({ "hpf.showTransferPattern", "hpf.run", "hpf.build", "hpf.showGenerated", "hpf.explainLoop" }) do
     assert(vim.tbl_contains(commands, command), command .. " not offered: " .. vim.inspect(commands))
   end
 end)
@@ -218,19 +218,35 @@ check("inlay hint '⇐ B shift+1: 3 elems, 3 msgs' at the end of line 12", funct
   assert(hint.position.character == #line12, ("at column %d of %d"):format(hint.position.character, #line12))
 end)
 
-check(":HpfTransferPattern shows the table in a split", function()
+-- The floating window :HpfTransferPattern opens for the source buffer `source`.
+local function picture_window(source)
+  return wait_for("the picture's floating window", 5000, function()
+    for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+      local b = vim.api.nvim_win_get_buf(win)
+      if vim.api.nvim_win_get_config(win).relative ~= "" and vim.b[b].hpf_transfer_pattern and vim.b[b].hpf_source == source then
+        return win
+      end
+    end
+  end)
+end
+
+check(":HpfTransferPattern shows the loop's picture in a floating window", function()
   focus_source()
   local windows = #vim.api.nvim_tabpage_list_wins(0)
   vim.api.nvim_win_set_cursor(0, { 12, 8 })
   vim.cmd("HpfTransferPattern")
-  local out, text = wait_for("the transfer pattern split", 5000, function()
-    return output_buffer("transfer-pattern")
-  end)
-  assert(contains(text, "| 0 | 1 | 1 |"), text)
-  assert(contains(text, "| 2 | 3 | 1 |"), text)
-  assert(vim.bo[out].filetype == "markdown", vim.bo[out].filetype)
-  assert(#vim.api.nvim_tabpage_list_wins(0) == windows + 1, "no split opened")
-  assert(vim.fn.bufwinid(out) ~= -1, "the output is not on screen")
+  local float = picture_window(buf)
+  local float_buf = vim.api.nvim_win_get_buf(float)
+  local text = buffer_text(float_buf)
+  -- The seed: blocks of 4 on 4 processors, B's optimal placement one to the right, three messages.
+  assert(contains(text, "processor           | 1  1  1  1| 2  2  2  2| 3  3  3  3| 4  4  4  4|"), text)
+  assert(contains(text, "B optimal [2:16:1]  | .  1  2  3| 4  5  6  7|"), text)
+  assert(contains(text, "P(1) -> P(2)  B: 1 element (B(4))"), text)
+  assert(contains(text, "P(3) -> P(4)  B: 1 element (B(12))"), text)
+  assert(contains(text, "(CYCLIC) on 4"), text)
+  assert(not vim.wo[float].wrap, "the picture wraps")
+  assert(#vim.api.nvim_tabpage_list_wins(0) == windows + 1, "not exactly one new window")
+  vim.api.nvim_win_close(float, true)
 end)
 
 check("a lens 'Run on 2 processes' above the program", function()
@@ -473,11 +489,10 @@ check("vim.lsp.config + vim.lsp.enable, with setup{ autostart = false }", functi
   assert(vim.lsp.inlay_hint.is_enabled({ bufnr = buf2 }), "inlay hints not enabled for the vim.lsp.enable client")
   vim.api.nvim_win_set_cursor(0, { 13, 8 })
   vim.cmd("HpfTransferPattern")
-  local _, text = wait_for("the transfer pattern split", 5000, function()
-    local out, t = output_buffer("transfer-pattern")
-    return out and vim.b[out].hpf_source == buf2 and t, t
-  end)
-  assert(contains(text, "| 0 | 1 | 1 |"), text)
+  local float = picture_window(buf2)
+  local text = buffer_text(vim.api.nvim_win_get_buf(float))
+  assert(contains(text, "P(1) -> P(2)  B: 1 element (B(4))"), text)
+  vim.api.nvim_win_close(float, true)
   vim.lsp.enable("hpf_ls", false)
   vim.lsp.stop_client(c.id)
   wait_for("hpf_ls to stop", 5000, function()

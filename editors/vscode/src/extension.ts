@@ -1,6 +1,6 @@
 // The VS Code client of hpf-ls: starts the server for Fortran documents,
 // passes the `hpf` settings on, and gives the server's commands
-// (`hpf.run`, `hpf.build`, `hpf.showTransferPattern`, `hpf.showGenerated`)
+// (`hpf.run`, `hpf.build`, `hpf.explainLoop`, `hpf.showGenerated`)
 // an editor UI. Diagnostics, hover, quick fixes, inlay hints, code lenses,
 // completion, semantic tokens and the rest come from the server as they are.
 
@@ -34,6 +34,7 @@ import {
   toServerSettings,
   validateProcessCount,
 } from "./config";
+import { isExplanation, messageHtml, pictureHtml } from "./picture";
 
 const CLIENT_ID = "hpf";
 const CLIENT_NAME = "HPF Language Server";
@@ -45,6 +46,7 @@ const SERVER_COMMAND = {
   run: "hpf.run",
   build: "hpf.build",
   generated: "hpf.showGenerated",
+  explainLoop: "hpf.explainLoop",
 } as const;
 
 let extensionContext: vscode.ExtensionContext;
@@ -415,42 +417,95 @@ async function runOrBuild(kind: "run" | "build", target: unknown, processes: unk
   }
 }
 
-/** `hpf.showTransferPattern` at the cursor: the Markdown table of messages
- * per processor pair, in a Markdown preview beside the editor. */
+/** The transfer-pattern panel: the picture of one loop, beside the code,
+ * redrawn when its document changes, and following the cursor to other loops. */
+interface PicturePanel {
+  panel: vscode.WebviewPanel;
+  /** Where the picture shown was asked for. */
+  document: vscode.Uri;
+  position: vscode.Position;
+  timer?: NodeJS.Timeout;
+}
+let picturePanel: PicturePanel | undefined;
+
+/** "HPF: Show transfer pattern": `hpf.explainLoop` at the cursor, drawn in a webview beside the editor. */
 async function showTransferPattern(): Promise<void> {
   const editor = fortranEditor();
   if (editor === undefined) return;
+  if (picturePanel === undefined) {
+    const panel = vscode.window.createWebviewPanel(
+      "hpf.transferPattern",
+      "HPF transfer pattern",
+      { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
+      { enableScripts: false, retainContextWhenHidden: false },
+    );
+    const state: PicturePanel = { panel, document: editor.document.uri, position: editor.selection.active };
+    picturePanel = state;
+    const later = (document: vscode.Uri, position: vscode.Position) => {
+      if (state.timer !== undefined) clearTimeout(state.timer);
+      state.timer = setTimeout(() => void drawPicture(state, document, position, false), 300);
+    };
+    const subscriptions = [
+      vscode.workspace.onDidChangeTextDocument((event) => {
+        if (event.document.uri.toString() === state.document.toString() && event.contentChanges.length > 0) {
+          later(state.document, state.position);
+        }
+      }),
+      vscode.window.onDidChangeTextEditorSelection((event) => {
+        const document = event.textEditor.document;
+        const position = event.selections[0]?.active;
+        if (!isFortranDocument(document) || position === undefined) return;
+        if (document.uri.toString() === state.document.toString() && position.line === state.position.line) return;
+        later(document.uri, position);
+      }),
+    ];
+    panel.onDidDispose(() => {
+      if (state.timer !== undefined) clearTimeout(state.timer);
+      for (const it of subscriptions) it.dispose();
+      if (picturePanel === state) picturePanel = undefined;
+    });
+  } else {
+    picturePanel.panel.reveal(vscode.ViewColumn.Beside, true);
+  }
+  await drawPicture(picturePanel, editor.document.uri, editor.selection.active, true);
+}
+
+/** Draws the loop at `position`. Asked for explicitly, a failure replaces the
+ * picture with the reason; when following the cursor, the picture stays. */
+async function drawPicture(
+  state: PicturePanel,
+  document: vscode.Uri,
+  position: vscode.Position,
+  explicit: boolean,
+): Promise<void> {
+  const webview = state.panel.webview;
   const languageClient = await runningClient();
-  if (languageClient === undefined) return;
-  const position = editor.selection.active;
-  let table: unknown;
+  if (languageClient === undefined || picturePanel !== state) return;
+  const name = derivedName(document.path, "");
+  let answer: unknown;
   try {
-    table = await languageClient.sendRequest(ExecuteCommandRequest.type, {
-      command: SERVER_COMMAND.transferPattern,
+    answer = await languageClient.sendRequest(ExecuteCommandRequest.type, {
+      command: SERVER_COMMAND.explainLoop,
       arguments: [
-        languageClient.code2ProtocolConverter.asUri(editor.document.uri),
+        languageClient.code2ProtocolConverter.asUri(document),
         languageClient.code2ProtocolConverter.asPosition(position),
       ],
     });
   } catch (error) {
-    void vscode.window.showInformationMessage(`HPF: ${errorMessage(error)}`);
+    if (explicit) {
+      webview.html = messageHtml(`${name}, line ${position.line + 1}: ${errorMessage(error)}`, webview.cspSource);
+    }
     return;
   }
-  if (typeof table !== "string") {
-    void vscode.window.showInformationMessage("HPF: no transfer pattern here.");
+  if (picturePanel !== state) return;
+  if (!isExplanation(answer)) {
+    if (explicit) webview.html = messageHtml(`${name}, line ${position.line + 1}: no loop to draw.`, webview.cspSource);
     return;
   }
-  const name = derivedName(editor.document.uri.path, "");
-  const uri = vscode.Uri.from({ scheme: VIRTUAL_SCHEME, path: `/${name}.transfer.md` });
-  virtualDocuments.set(uri, `# Transfer pattern: ${name}, line ${position.line + 1}\n\n${table}\n`);
-  try {
-    await vscode.commands.executeCommand("markdown.showPreviewToSide", uri);
-  } catch {
-    // No Markdown preview (the built-in extension disabled): the source.
-    const document = await vscode.workspace.openTextDocument(uri);
-    await vscode.languages.setTextDocumentLanguage(document, "markdown");
-    await vscode.window.showTextDocument(document, { viewColumn: vscode.ViewColumn.Beside, preview: true });
-  }
+  state.document = document;
+  state.position = position;
+  state.panel.title = `Transfers: ${name}:${position.line + 1}`;
+  webview.html = pictureHtml(answer, `${name}, line ${position.line + 1}`, webview.cspSource);
 }
 
 /** `hpf.showGenerated`: the SPMD Fortran + MPI program of the active

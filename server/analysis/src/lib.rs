@@ -9,8 +9,11 @@ pub mod ide;
 pub mod loops;
 mod mapping_checks;
 pub mod model;
+pub mod optimize;
+pub mod picture;
 pub mod render;
 pub mod transfer;
+pub mod whatif;
 
 use syntax::{Diagnostic, SourceFile, SourceForm};
 
@@ -25,6 +28,8 @@ pub struct FileAnalysis {
     pub loops: Vec<loops::LoopReport>,
     /// Syntax and model diagnostics, in text order.
     pub diagnostics: Vec<Diagnostic>,
+    /// Built on first use by `ide::occurrences`: hovers and navigation share it.
+    occurrence_index: std::sync::OnceLock<Vec<ide::Occurrence>>,
 }
 
 /// Parses and analyses one file.
@@ -41,5 +46,5 @@ pub fn analyze_file(file: SourceFile, config: ModelConfig) -> FileAnalysis {
     diagnostics.sort_by_key(|it| (it.range.start, it.range.end, it.code.as_str()));
     // One directive can yield the same finding once per entity it names.
     diagnostics.dedup_by(|a, b| a.code == b.code && a.range == b.range && a.message == b.message);
-    FileAnalysis { file, model, loops, diagnostics }
+    FileAnalysis { file, model, loops, diagnostics, occurrence_index: std::sync::OnceLock::new() }
 }

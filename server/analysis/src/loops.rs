@@ -1388,7 +1388,9 @@ fn detect_halos(model: &Model, report: &mut LoopReport) {
             }
             per_access.push(offsets);
         }
-        if !consistent {
+        // Accesses with different numbers of subscripts (a mistyped
+        // reference) have no common halo (found by the `analysis` fuzz target).
+        if !consistent || per_access.is_empty() || per_access.iter().any(|it| it.len() != per_access[0].len()) {
             continue;
         }
         let mut distinct = per_access.clone();

@@ -2,9 +2,31 @@
 //! launcher, builds in a private temporary directory, runs with argv
 //! vectors (never a shell string), and passes the program's output and
 //! exit status through.
+//!
+//! Every process it starts can be stopped with all of its descendants:
+//! the launcher's ranks put themselves in process groups of their own
+//! (Open MPI does), so killing the launcher or its group would leave them
+//! running. The server starts each command in a session of its own
+//! ([`new_session`]) and kills the whole session ([`SessionGuard`]); the
+//! command line, whose commands stay in the terminal's session so that
+//! Ctrl-C reaches them, kills on timeout the descendants it finds under `/proc`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// Bounds on one compilation or run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Wall-clock time of each step (the compiler, then the launcher); `None`: unbounded.
+    pub timeout: Option<Duration>,
+    /// Bytes of output (stdout and stderr together) kept from each step.
+    pub max_output_bytes: usize,
+}
+
+/// The server's default limits (settings `hpf.mpi.timeoutSeconds` and `hpf.mpi.maxOutputBytes`).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 1 << 20;
 
 /// How to build and run.
 #[derive(Clone, Debug, Default)]
@@ -42,7 +64,7 @@ fn find(configured: Option<&str>, candidates: &[&str], what: &str) -> Result<Pat
     }
 }
 
-/// A private build directory, removed when dropped.
+/// A private build directory (mode 0700, a fresh name), removed when dropped.
 pub struct BuildDir {
     pub path: PathBuf,
 }
@@ -54,7 +76,11 @@ impl BuildDir {
             let nanos =
                 std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |it| it.subsec_nanos());
             let path = base.join(format!("hpf-ls-build-{}-{nanos}-{attempt}", std::process::id()));
-            if std::fs::create_dir(&path).is_ok() {
+            let mut builder = std::fs::DirBuilder::new();
+            // Readable by its owner only.
+            #[cfg(unix)]
+            std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+            if builder.create(&path).is_ok() {
                 return Ok(BuildDir { path });
             }
         }
@@ -84,7 +110,7 @@ pub fn prepare_build(source: &str, executable: Option<&Path>, toolchain: &Toolch
     let dir = BuildDir::new().map_err(|error| error.to_string())?;
     let runtime = dir.path.join("hpf_runtime.f90");
     let program = dir.path.join("program.f90");
-    std::fs::write(&runtime, crate::runtime::runtime_source()).map_err(|error| error.to_string())?;
+    std::fs::write(&runtime, crate::runtime::runtime_for(source)).map_err(|error| error.to_string())?;
     std::fs::write(&program, source).map_err(|error| error.to_string())?;
     let executable = executable.map_or_else(|| dir.path.join("program"), Path::to_path_buf);
     let mut command = Command::new(&compiler);
@@ -103,20 +129,57 @@ pub fn prepare_build(source: &str, executable: Option<&Path>, toolchain: &Toolch
 }
 
 /// Compiles `source` with the runtime into `executable`; the compiler's
-/// messages are returned on failure.
-pub fn build(source: &str, executable: &Path, toolchain: &Toolchain) -> Result<(), String> {
+/// messages are returned on failure. Past `timeout` the compiler and its
+/// children are killed.
+pub fn build(source: &str, executable: &Path, toolchain: &Toolchain, timeout: Option<Duration>) -> Result<(), String> {
     let mut prepared = prepare_build(source, Some(executable), toolchain)?;
-    let output =
-        prepared.command.output().map_err(|error| format!("cannot start {}: {error}", prepared.compiler.display()))?;
-    if output.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
+    prepared.command.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child =
+        prepared.command.spawn().map_err(|error| format!("cannot start {}: {error}", prepared.compiler.display()))?;
+    // The compiler's messages are drained while it runs, so a full pipe cannot block it.
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = std::io::Read::read_to_end(&mut pipe, &mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(child.stdout.take().map(|it| Box::new(it) as Box<dyn std::io::Read + Send>));
+    let stderr = drain(child.stderr.take().map(|it| Box::new(it) as Box<dyn std::io::Read + Send>));
+    let status = wait_with_timeout(&mut child, timeout);
+    let (stdout, stderr) = (stdout.join().unwrap_or_default(), stderr.join().unwrap_or_default());
+    match status {
+        Ok(status) if status.success() => Ok(()),
+        Ok(_) => Err(format!(
             "{} failed on the generated program:\n{}{}",
             prepared.compiler.display(),
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        ))
+            String::from_utf8_lossy(&stdout),
+            String::from_utf8_lossy(&stderr)
+        )),
+        Err(message) => Err(format!("{}: {message}", prepared.compiler.display())),
+    }
+}
+
+/// Waits for `child`; past `timeout` kills it with its descendants and says so.
+fn wait_with_timeout(child: &mut std::process::Child, timeout: Option<Duration>) -> Result<ExitStatus, String> {
+    let Some(timeout) = timeout else {
+        return child.wait().map_err(|error| error.to_string());
+    };
+    let deadline = Instant::now() + timeout;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Ok(status),
+            Ok(None) if Instant::now() >= deadline => {
+                kill_descendants(child.id());
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("timed out after {} s; its processes were killed", timeout.as_secs_f64()));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(error) => return Err(error.to_string()),
+        }
     }
 }
 
@@ -153,21 +216,164 @@ pub fn launch_command(
     Ok(command)
 }
 
-/// Builds and runs; the program's stdout and stderr pass through.
+/// Builds and runs; the program's stdout and stderr pass through. Past
+/// `timeout` (each for the build and the run) every process is killed.
 pub fn run(
     source: &str,
     processes: u32,
     toolchain: &Toolchain,
     args: &[String],
     stats: bool,
+    timeout: Option<Duration>,
 ) -> Result<ExitStatus, String> {
     let dir = BuildDir::new().map_err(|error| error.to_string())?;
     let executable = dir.path.join("program");
-    build(source, &executable, toolchain)?;
+    build(source, &executable, toolchain, timeout)?;
     let mut command = launch_command(&executable, processes, toolchain, args)?;
     if stats {
         command.env("HPF_LS_STATS", "1");
     }
     command.current_dir(&dir.path).stdin(Stdio::null());
-    command.status().map_err(|error| format!("cannot start the launcher: {error}"))
+    let mut child = command.spawn().map_err(|error| format!("cannot start the launcher: {error}"))?;
+    wait_with_timeout(&mut child, timeout).map_err(|message| format!("the program {message}"))
+}
+
+/// Makes `command` start in a session (and process group) of its own, so
+/// that [`kill_session`] finds every process it starts, even those that leave
+/// its process group or lose their parent.
+pub fn new_session(command: &mut Command) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: `setsid` is async-signal-safe, as `pre_exec` requires; it
+        // cannot fail in a freshly forked child, which is never a group leader.
+        unsafe {
+            command.pre_exec(|| {
+                sys::setsid();
+                Ok(())
+            });
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = command;
+}
+
+#[cfg(unix)]
+mod sys {
+    extern "C" {
+        pub fn setsid() -> i32;
+        pub fn kill(pid: i32, signal: i32) -> i32;
+    }
+    pub const SIGKILL: i32 = 9;
+}
+
+/// `(pid, parent, session)` of every live (not zombie) process.
+fn processes() -> Vec<(u32, u32, u32)> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    let mut res = Vec::new();
+    for entry in entries.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|it| it.parse::<u32>().ok()) else { continue };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        // `pid (comm) state ppid pgrp session ...`; comm may hold blanks and parentheses.
+        let Some(after) = stat.rfind(')').map(|it| &stat[it + 1..]) else { continue };
+        let fields: Vec<&str> = after.split_whitespace().collect();
+        if fields.len() < 4 || fields[0] == "Z" || fields[0] == "X" {
+            continue;
+        }
+        let (Ok(parent), Ok(session)) = (fields[1].parse(), fields[3].parse()) else { continue };
+        res.push((pid, parent, session));
+    }
+    res
+}
+
+/// The live processes `seeds` started, transitively (by parent pid), with the seeds.
+fn with_descendants(all: &[(u32, u32, u32)], mut members: Vec<u32>) -> Vec<u32> {
+    let mut idx = 0;
+    while idx < members.len() {
+        let parent = members[idx];
+        for &(pid, ppid, _) in all {
+            if ppid == parent && !members.contains(&pid) {
+                members.push(pid);
+            }
+        }
+        idx += 1;
+    }
+    let own = std::process::id();
+    members.retain(|it| *it != own);
+    members
+}
+
+/// Every live process of the session `leader` started with [`new_session`]
+/// (the leader included while it lives), and their descendants.
+pub fn session_members(leader: u32) -> Vec<u32> {
+    let all = processes();
+    let seeds = all.iter().filter(|it| it.2 == leader).map(|it| it.0).collect();
+    with_descendants(&all, seeds)
+}
+
+/// `root`, if alive, and its live descendants.
+pub fn descendants(root: u32) -> Vec<u32> {
+    let all = processes();
+    let seeds = all.iter().filter(|it| it.0 == root).map(|it| it.0).collect();
+    with_descendants(&all, seeds)
+}
+
+/// Sends SIGKILL to what `members` finds, again until nothing is left: a
+/// process forked meanwhile is found in the next round.
+fn kill_all(members: impl Fn() -> Vec<u32>) {
+    #[cfg(unix)]
+    for _ in 0..100 {
+        let found = members();
+        if found.is_empty() {
+            return;
+        }
+        for pid in found {
+            // SAFETY: `kill` has no memory effects; a vanished pid only makes it fail.
+            unsafe {
+                sys::kill(pid as i32, sys::SIGKILL);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    #[cfg(not(unix))]
+    let _ = members;
+}
+
+/// Kills the session `leader` leads ([`session_members`]), even after the
+/// leader itself exited: its ranks stay in the session when their parent dies.
+pub fn kill_session(leader: u32) {
+    kill_all(|| session_members(leader));
+}
+
+/// Kills `root` and its descendants; call it before `root` is reaped, while
+/// its pid cannot name another process.
+pub fn kill_descendants(root: u32) {
+    kill_all(|| descendants(root));
+}
+
+/// Kills the session of a process started with [`new_session`] when
+/// dropped: the server holds one per started process, so a request that is
+/// cancelled (its future dropped), times out or ends takes every process it
+/// started with it.
+pub struct SessionGuard {
+    leader: Option<u32>,
+}
+
+impl SessionGuard {
+    pub fn new(leader: Option<u32>) -> SessionGuard {
+        SessionGuard { leader }
+    }
+
+    /// Kills now what is left of the session.
+    pub fn kill(&mut self) {
+        if let Some(leader) = self.leader.take() {
+            kill_session(leader);
+        }
+    }
+}
+
+impl Drop for SessionGuard {
+    fn drop(&mut self) {
+        self.kill();
+    }
 }

@@ -4,23 +4,32 @@
 //!
 //! What it lowers today (everything else is refused with an error at its
 //! line, never lowered wrongly):
-//! - one main program; 1-D distributed arrays of REAL, DOUBLE PRECISION,
-//!   INTEGER or LOGICAL whose final target is 1-D and BLOCK or BLOCK(m),
+//! - one main program; distributed arrays of rank 1 to 3 of REAL, DOUBLE
+//!   PRECISION, INTEGER or LOGICAL with one BLOCK or BLOCK(m) dimension,
 //!   aligned with stride 1 (any offset, through templates and chains);
 //!   replicated scalars and arrays;
-//! - DO loops whose body assigns only the home `H(I+q)` and reads
+//! - DO nests whose distributing loop updates its home `H(I+q)` and reads
 //!   distributed arrays at `X(I+c)`: each process runs the iterations it
 //!   owns, after one neighbour fetch per array into its shadow area (the
 //!   seed's transfer before the loop);
+//! - array assignments, FORALLs, element assignments and reductions (in
+//!   output statements and scalar assignments) whose distributed operands
+//!   line up with the left side (`assign.rs`, `reduce.rs`);
+//! - DO, DO WHILE and IF constructs around them, run by every process with
+//!   replicated indices and conditions, their statements planned one by one;
 //! - every other statement touching a distributed array runs on rank 0 on
 //!   gathered copies (then scatters what it wrote, broadcasts scalars): a
 //!   correct, slower execution, reported as a note. A loop with a
-//!   dependence carried across processors takes this path too.
+//!   dependence carried across processors takes this path too, and so does
+//!   a loop holding such a statement (gathering in every iteration would
+//!   cost more than running it once on rank 0).
 //!
 //! Output statements run on rank 0 only, so the program prints exactly
 //! what the sequential program prints.
 
+mod assign;
 pub mod driver;
+mod reduce;
 pub mod runtime;
 
 use std::collections::BTreeMap;
@@ -29,7 +38,7 @@ use std::fmt::Write;
 use analysis::loops::{AccessAttr, LoopKind, LoopReport, SubscriptForm};
 use analysis::model::{Format, SymbolId, SymbolKind};
 use analysis::FileAnalysis;
-use syntax::{ExprKind, Stmt, StmtKind, TextRange, UnitKind};
+use syntax::{ExprKind, LoopControl, Stmt, StmtKind, TextRange, UnitKind};
 
 /// Something the backend refuses, at the place it refuses it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -86,6 +95,18 @@ impl Distributed {
         format!("[{}], [{}]", join(&self.lbs), join(&self.ubs))
     }
 
+    /// Whether the elements of both arrays at the same template index live
+    /// on the same process: the same target, or targets of the same bounds
+    /// cut in the same blocks along the same dimension (the runtime spreads
+    /// every distribution over all the processes).
+    fn same_blocks(&self, other: &Distributed) -> bool {
+        self.dim == other.dim
+            && (self.target == other.target
+                || (self.template_lo == other.template_lo
+                    && self.template_hi == other.template_hi
+                    && self.block == other.block))
+    }
+
     fn colons(&self) -> String {
         vec![":"; self.lbs.len()].join(",")
     }
@@ -107,7 +128,74 @@ struct ParallelNest<'a> {
 enum Plan<'a> {
     Verbatim(&'a Stmt),
     Parallel(ParallelNest<'a>),
-    OnRankZero { stmt: &'a Stmt, why: Option<String> },
+    /// A DO loop every process runs (its index and bounds are replicated),
+    /// whose body statements are planned one by one.
+    Sequential {
+        control: &'a LoopControl,
+        body: Vec<Plan<'a>>,
+    },
+    /// A DO WHILE loop every process runs (its condition reads replicated data).
+    While {
+        cond: TextRange,
+        body: Vec<Plan<'a>>,
+    },
+    /// An IF construct every process runs (its conditions read replicated
+    /// data), its branches planned statement by statement.
+    If {
+        branches: Vec<(Option<TextRange>, Vec<Plan<'a>>)>,
+    },
+    /// An array assignment run by the owners of the left side's section.
+    Section(assign::SectionAssign<'a>),
+    /// An assignment to one element (or a row along the other dimensions)
+    /// of a distributed array from replicated data: its owner runs it.
+    /// Reads of other elements (`X(e + c)`, same template) are fetched first.
+    Owner {
+        stmt: &'a Stmt,
+        array: SymbolId,
+        index: TextRange,
+        reads: BTreeMap<SymbolId, (i64, i64)>,
+    },
+    /// A FORALL run by the owners of its home's elements, after neighbour fetches.
+    Forall {
+        stmt: &'a Stmt,
+        home: SymbolId,
+        home_offset: i64,
+        lo: String,
+        hi: String,
+        step: i64,
+        /// The distributing index's `lo:hi:step` in the statement.
+        control: TextRange,
+        reads: BTreeMap<SymbolId, (i64, i64)>,
+    },
+    /// An output statement or a scalar assignment whose reductions of
+    /// distributed arrays are computed in parallel first.
+    Reduce(reduce::Reduce<'a>),
+    OnRankZero {
+        stmt: &'a Stmt,
+        why: Option<String>,
+    },
+}
+
+impl Plan<'_> {
+    /// Whether some of the work runs on every process (not only rank 0).
+    fn runs_in_parallel(&self) -> bool {
+        match self {
+            Plan::Parallel(_) | Plan::Section(_) | Plan::Owner { .. } | Plan::Forall { .. } | Plan::Reduce(_) => true,
+            Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::runs_in_parallel),
+            Plan::If { branches } => branches.iter().flat_map(|it| &it.1).any(Plan::runs_in_parallel),
+            Plan::Verbatim(_) | Plan::OnRankZero { .. } => false,
+        }
+    }
+
+    /// Whether a statement other than output runs on rank 0 on gathered copies.
+    fn gathers(&self) -> bool {
+        match self {
+            Plan::OnRankZero { why, .. } => why.is_some(),
+            Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::gathers),
+            Plan::If { branches } => branches.iter().flat_map(|it| &it.1).any(Plan::gathers),
+            _ => false,
+        }
+    }
 }
 
 fn element_suffix(type_name: &str) -> Option<&'static str> {
@@ -133,6 +221,8 @@ struct Lowering<'a> {
     distributed: BTreeMap<SymbolId, Distributed>,
     errors: Vec<BackendError>,
     notes: Vec<Note>,
+    /// Replicated temporaries of the generated code: (type, name).
+    temps: Vec<(String, String)>,
 }
 
 /// Lowers the analysed program. `text` is the user's text.
@@ -145,6 +235,7 @@ pub fn lower(analysis: &FileAnalysis, text: &str) -> Result<Generated, Vec<Backe
         distributed: BTreeMap::new(),
         errors: Vec::new(),
         notes: Vec::new(),
+        temps: Vec::new(),
     };
     let errors: Vec<BackendError> = analysis
         .diagnostics
@@ -326,8 +417,12 @@ impl<'a> Lowering<'a> {
 
     /// The distributed arrays named inside `range`, with their name ranges.
     fn distributed_occurrences(&self, range: TextRange) -> Vec<(TextRange, SymbolId)> {
-        analysis::ide::occurrences(self.analysis)
-            .into_iter()
+        let occurrences = analysis::ide::occurrences(self.analysis);
+        // Sorted by start: skip those before the range, stop after it.
+        let first = occurrences.partition_point(|it| it.range.start < range.start);
+        occurrences[first..]
+            .iter()
+            .take_while(|it| it.range.start < range.end)
             .filter(|it| range.contains_range(it.range) && self.distributed.contains_key(&it.symbol))
             .map(|it| (it.range, it.symbol))
             .collect()
@@ -351,14 +446,72 @@ impl<'a> Lowering<'a> {
             match self.parallel_loop(stmt) {
                 Ok(plan) => return plan,
                 Err(why) => {
+                    let notes = self.notes.len();
+                    match self.sequential_loop(stmt) {
+                        Ok(plan) => return plan,
+                        Err(sequential_why) => {
+                            // The body's notes describe a plan that is not taken.
+                            self.notes.truncate(notes);
+                            let why = format!("{why}, and {sequential_why}");
+                            self.notes
+                                .push(Note { range: stmt.header, message: format!("runs on one process: {why}") });
+                            return Plan::OnRankZero { stmt, why: Some(why) };
+                        }
+                    }
+                }
+            }
+        }
+        if let StmtKind::DoWhile { .. } | StmtKind::If { .. } = stmt.kind {
+            let notes = self.notes.len();
+            match self.replicated_construct(stmt) {
+                Ok(plan) => return plan,
+                Err(why) => {
+                    self.notes.truncate(notes);
                     self.notes.push(Note { range: stmt.header, message: format!("runs on one process: {why}") });
                     return Plan::OnRankZero { stmt, why: Some(why) };
                 }
             }
         }
+        if let StmtKind::Forall { .. } = stmt.kind {
+            match self.forall(stmt) {
+                Ok(plan) => return plan,
+                Err(why) => {
+                    self.notes.push(Note { range: stmt.header, message: format!("runs on one process: {why}") });
+                    return Plan::OnRankZero { stmt, why: Some(why) };
+                }
+            }
+        }
+        let mut why_not = None;
+        if let StmtKind::Assign { .. } = stmt.kind {
+            match self.assignment(stmt) {
+                Ok(plan) => return plan,
+                Err(why) => why_not = Some(why),
+            }
+        }
+        let assigns_distributed = match &stmt.kind {
+            StmtKind::Assign { lhs, .. } => match &lhs.kind {
+                ExprKind::Name(name) | ExprKind::Ref { name, .. } => self.is_distributed_name(name),
+                _ => false,
+            },
+            _ => false,
+        };
+        if !assigns_distributed && matches!(stmt.kind, StmtKind::Assign { .. } | StmtKind::Output { .. }) {
+            let temps = self.temps.len();
+            match self.reduction_statement(stmt) {
+                Ok(plan) => return plan,
+                Err(why) => {
+                    self.temps.truncate(temps);
+                    why_not = Some(match why_not {
+                        Some(first) => format!("{first}; {why}"),
+                        None => why,
+                    });
+                }
+            }
+        }
         if !self.distributed_occurrences(stmt.range).is_empty() {
-            let why = match &stmt.kind {
-                StmtKind::Output { .. } => None,
+            let why = match (&stmt.kind, why_not) {
+                (StmtKind::Output { .. }, _) => None,
+                (_, Some(why)) => Some(format!("it is not an owner-computes assignment: {why}")),
                 _ => Some(
                     "statements outside parallel loops that touch distributed arrays run on rank 0 on gathered copies"
                         .to_string(),
@@ -370,6 +523,82 @@ impl<'a> Lowering<'a> {
             return Plan::OnRankZero { stmt, why };
         }
         Plan::OnRankZero { stmt, why: None }
+    }
+
+    /// A DO WHILE loop or an IF construct every process runs, its bodies
+    /// planned statement by statement, or why it cannot run that way.
+    fn replicated_construct<'s>(&mut self, stmt: &'s Stmt) -> Result<Plan<'s>, String>
+    where
+        'a: 's,
+    {
+        let branches: Vec<(Option<&'s syntax::Expr>, &'s [Stmt])> = match &stmt.kind {
+            StmtKind::DoWhile { cond: Some(cond), body } => vec![(Some(cond), body.as_slice())],
+            StmtKind::If { branches } => branches.iter().map(|(cond, body)| (cond.as_ref(), body.as_slice())).collect(),
+            _ => return Err("it is not a DO WHILE loop or an IF construct".to_string()),
+        };
+        // Conditions on every branch but the last (ELSE).
+        if branches.iter().rev().skip(1).any(|it| it.0.is_none()) {
+            return Err("its branches were not all understood".to_string());
+        }
+        if branches.iter().filter_map(|it| it.0).any(|it| !self.distributed_occurrences(it.range).is_empty()) {
+            return Err("its condition reads distributed arrays".to_string());
+        }
+        let is_loop = matches!(stmt.kind, StmtKind::DoWhile { .. });
+        for (_, body) in &branches {
+            // An IF may leave an enclosing loop on every process alike, a DO WHILE's body may not.
+            if let Some(branch) = self.find_branch(body).filter(|_| is_loop) {
+                return Err(format!(
+                    "its body branches (`{}`)",
+                    self.slice(branch.header).split_whitespace().next().unwrap_or("")
+                ));
+            }
+        }
+        let planned: Vec<(Option<TextRange>, Vec<Plan<'s>>)> = branches
+            .iter()
+            .map(|(cond, body)| (cond.map(|it| it.range), body.iter().map(|it| self.plan(it)).collect()))
+            .collect();
+        if planned.iter().flat_map(|it| &it.1).any(Plan::gathers) {
+            return Err("a statement of its body runs on rank 0 on gathered copies".to_string());
+        }
+        if !is_loop {
+            return Ok(Plan::If { branches: planned });
+        }
+        match planned.into_iter().next() {
+            Some((Some(cond), body)) => Ok(Plan::While { cond, body }),
+            _ => Err("its condition was not understood".to_string()),
+        }
+    }
+
+    /// A DO loop every process runs, its body planned statement by
+    /// statement, or why it cannot run that way.
+    fn sequential_loop<'s>(&mut self, stmt: &'s Stmt) -> Result<Plan<'s>, String>
+    where
+        'a: 's,
+    {
+        let StmtKind::Do { control: Some(control), body, .. } = &stmt.kind else {
+            return Err("it is not a counted DO loop".to_string());
+        };
+        let mut bounds = vec![control.lo.range, control.hi.range];
+        bounds.extend(control.step.as_ref().map(|it| it.range));
+        if bounds.iter().any(|it| !self.distributed_occurrences(*it).is_empty()) {
+            return Err("its bounds read distributed arrays".to_string());
+        }
+        if let Some(branch) = self.find_branch(body) {
+            return Err(format!(
+                "its body branches (`{}`)",
+                self.slice(branch.header).split_whitespace().next().unwrap_or("")
+            ));
+        }
+        let body: Vec<Plan<'s>> = body.iter().map(|it| self.plan(it)).collect();
+        if !body.iter().any(Plan::runs_in_parallel) {
+            return Err("no statement of its body runs in parallel".to_string());
+        }
+        // Gathering arrays to rank 0 in every iteration would cost more than
+        // running the whole loop there once.
+        if body.iter().any(Plan::gathers) {
+            return Err("a statement of its body runs on rank 0 on gathered copies".to_string());
+        }
+        Ok(Plan::Sequential { control, body })
     }
 
     /// The owner-computes form of a DO nest, or why it has none here.
@@ -407,9 +636,8 @@ impl<'a> Lowering<'a> {
         let with_home: Vec<&&LoopReport> = reports.iter().filter(|it| !it.accesses.is_empty()).collect();
         let first = with_home.first().ok_or("it touches no array")?;
         let home = first.home.as_ref().ok_or("it updates no distributed array")?;
-        let home_distributed = self.distributed.get(&home.array).ok_or("its home is not distributed")?;
+        let home_distributed = self.distributed.get(&home.array).ok_or("its home is not distributed")?.clone();
         let dim = home_distributed.dim;
-        let home_target = home_distributed.target;
         let (home_index, home_offset) = match home.subscripts.get(dim) {
             Some(SubscriptForm::Affine { index, coef: 1, offset }) => (*index, *offset),
             _ => return Err("the home's distributed subscript is not `v+q` for a loop index v".to_string()),
@@ -451,7 +679,7 @@ impl<'a> Lowering<'a> {
                     }
                     continue;
                 };
-                if distributed.target != home_target || distributed.dim != dim {
+                if !distributed.same_blocks(&home_distributed) {
                     return Err(format!("{} and the home are distributed differently", symbol.name.text));
                 }
                 let offset = match access.subscripts.get(dim) {
@@ -492,16 +720,83 @@ impl<'a> Lowering<'a> {
                 }
             }
         }
-        // Shadow widths: the template distance between a read and the home.
-        let home_shift = self.distributed[&home.array].offset + home_offset;
-        for (array, (low, high)) in &reads {
-            let distributed = self.distributed.get_mut(array).expect("checked above");
+        self.grow_shadows(home.array, home_offset, &reads);
+        Ok(Plan::Parallel(ParallelNest { stmt, distributing, step, home: home.array, home_offset, reads }))
+    }
+
+    /// Widens the shadow areas for reads `X(i + c)` by the owner of the home
+    /// element `H(i + home_offset)`: by the template distance between them.
+    fn grow_shadows(&mut self, home: SymbolId, home_offset: i64, reads: &BTreeMap<SymbolId, (i64, i64)>) {
+        let home_shift = self.distributed[&home].offset + home_offset;
+        for (array, (low, high)) in reads {
+            let distributed = self.distributed.get_mut(array).expect("a distributed array");
             let below = home_shift - (low + distributed.offset);
             let above = (high + distributed.offset) - home_shift;
             distributed.shadow_low = distributed.shadow_low.max(below).max(0);
             distributed.shadow_high = distributed.shadow_high.max(above).max(0);
         }
-        Ok(Plan::Parallel(ParallelNest { stmt, distributing, step, home: home.array, home_offset, reads }))
+    }
+
+    /// Whether the reads `X(i + low ..= i + high)` by the owner of `H(i + home_offset)`
+    /// are on its own template cell.
+    fn is_local(&self, home: SymbolId, home_offset: i64, array: SymbolId, (low, high): (i64, i64)) -> bool {
+        let home_shift = self.distributed[&home].offset + home_offset;
+        let offset = self.distributed[&array].offset;
+        low + offset == home_shift && high + offset == home_shift
+    }
+
+    fn needs_fetch(&self, home: SymbolId, home_offset: i64, reads: &BTreeMap<SymbolId, (i64, i64)>) -> bool {
+        reads.iter().any(|(array, range)| !self.is_local(home, home_offset, *array, *range))
+    }
+
+    /// The neighbour fetches before local iterations `hpf_lo, hpf_hi, step`
+    /// whose home element is `H(i + home_offset)`: one per array read off
+    /// its owner's template cells (a read on the home's own cell needs none).
+    fn emit_fetches(
+        &self,
+        out: &mut String,
+        home: SymbolId,
+        home_offset: i64,
+        step: i64,
+        reads: &BTreeMap<SymbolId, (i64, i64)>,
+    ) {
+        for (array, (low, high)) in reads {
+            let distributed = &self.distributed[array];
+            if self.is_local(home, home_offset, *array, (*low, *high)) {
+                continue;
+            }
+            let name = &distributed.name;
+            let variant = distributed.variant();
+            let _ = writeln!(out, "  if ((hpf_hi - hpf_lo) * ({step}) >= 0) then");
+            let _ = writeln!(
+                out,
+                "    call hpf_fetch_{variant}({name}, hpf_d_{name}, min(hpf_lo, hpf_hi) + ({low}), max(hpf_lo, hpf_hi) + ({high}))"
+            );
+            let _ = writeln!(out, "  else\n    call hpf_fetch_{variant}({name}, hpf_d_{name}, 1, 0)\n  end if");
+        }
+    }
+
+    /// The first statement among `body` (at any depth) that may leave the
+    /// sequence of statements: EXIT, CYCLE, GO TO, RETURN, STOP.
+    fn find_branch<'s>(&self, body: &'s [Stmt]) -> Option<&'s Stmt> {
+        const BRANCHES: &[&str] = &["exit", "cycle", "goto", "return", "stop", "errorstop"];
+        let mut stack: Vec<&Stmt> = body.iter().collect();
+        while let Some(stmt) = stack.pop() {
+            let header: String = self
+                .slice(stmt.header)
+                .chars()
+                .filter(|it| !it.is_whitespace())
+                .collect::<String>()
+                .to_ascii_lowercase();
+            // A logical IF holds its statement in its header.
+            let after_if = header.strip_prefix("if(").map(|_| header.rsplit(')').next().unwrap_or(""));
+            let is_branch = |text: &str| BRANCHES.iter().any(|it| text.starts_with(it));
+            if is_branch(&header) || after_if.is_some_and(is_branch) {
+                return Some(stmt);
+            }
+            stack.extend(stmt.children());
+        }
+        None
     }
 
     fn is_distributed_name(&self, name: &syntax::Name) -> bool {
@@ -567,7 +862,10 @@ impl<'a> Lowering<'a> {
             );
             let _ = writeln!(out, "  type(hpf_desc) :: hpf_d_{}", distributed.name);
         }
-        let _ = writeln!(out, "  integer :: hpf_lo, hpf_hi");
+        let _ = writeln!(out, "  integer :: hpf_lo, hpf_hi, hpf_i");
+        for (type_name, name) in &self.temps {
+            let _ = writeln!(out, "  {type_name} :: {name}");
+        }
         let _ = writeln!(out, "  call hpf_init()");
         for distributed in self.distributed.values() {
             let _ = writeln!(
@@ -587,13 +885,7 @@ impl<'a> Lowering<'a> {
             );
         }
         for plan in plans {
-            match plan {
-                Plan::Verbatim(stmt) => {
-                    let _ = writeln!(out, "{}", self.statement_text(stmt));
-                }
-                Plan::Parallel(nest) => self.emit_parallel(&mut out, nest),
-                Plan::OnRankZero { stmt, why } => self.emit_on_rank_zero(&mut out, stmt, why.as_deref()),
-            }
+            self.emit_plan(&mut out, plan);
         }
         let _ = writeln!(out, "  call hpf_finalize()");
         // The END statement: the unit's last line.
@@ -601,6 +893,84 @@ impl<'a> Lowering<'a> {
         let end_line = unit_text.lines().last().unwrap_or("end");
         let _ = writeln!(out, "{}", end_line.trim());
         out
+    }
+
+    fn emit_plan(&self, out: &mut String, plan: &Plan) {
+        match plan {
+            Plan::Verbatim(stmt) => {
+                let _ = writeln!(out, "{}", self.statement_text(stmt));
+            }
+            Plan::Parallel(nest) => self.emit_parallel(out, nest),
+            Plan::Sequential { control, body } => {
+                let one_line = |range: TextRange| self.copy(range).replace(['&', '\n'], " ");
+                let step = control.step.as_ref().map_or(String::new(), |it| format!(", {}", one_line(it.range)));
+                let _ = writeln!(out, "  ! hpf-ls: every process runs this loop");
+                let _ = writeln!(
+                    out,
+                    "  do {} = {}, {}{step}",
+                    control.var.text,
+                    one_line(control.lo.range),
+                    one_line(control.hi.range)
+                );
+                for plan in body {
+                    self.emit_plan(out, plan);
+                }
+                let _ = writeln!(out, "  end do");
+            }
+            Plan::While { cond, body } => {
+                let _ = writeln!(out, "  ! hpf-ls: every process runs this loop");
+                let _ = writeln!(out, "  do while ({})", self.one_line(*cond));
+                for plan in body {
+                    self.emit_plan(out, plan);
+                }
+                let _ = writeln!(out, "  end do");
+            }
+            Plan::If { branches } => {
+                for (idx, (cond, body)) in branches.iter().enumerate() {
+                    let keyword = if idx == 0 { "if" } else { "else if" };
+                    match cond {
+                        Some(cond) => {
+                            let _ = writeln!(out, "  {keyword} ({}) then", self.one_line(*cond));
+                        }
+                        None => {
+                            let _ = writeln!(out, "  else");
+                        }
+                    }
+                    for plan in body {
+                        self.emit_plan(out, plan);
+                    }
+                }
+                let _ = writeln!(out, "  end if");
+            }
+            Plan::Section(section) => self.emit_section(out, section),
+            Plan::Forall { stmt, home, home_offset, lo, hi, step, control, reads } => {
+                let name = &self.distributed[home].name;
+                let _ = writeln!(out, "  ! hpf-ls: owner computes {}", self.slice(stmt.header).trim());
+                let _ = writeln!(
+                    out,
+                    "  call hpf_local_bounds(hpf_d_{name}, {home_offset}, ({lo}), ({hi}), {step}, hpf_lo, hpf_hi)"
+                );
+                self.emit_fetches(out, *home, *home_offset, *step, reads);
+                let edits = [(*control, format!("hpf_lo:hpf_hi:{step}"))];
+                let _ = writeln!(out, "{}", self.edited_statement(stmt, &edits));
+            }
+            Plan::Reduce(reduce) => self.emit_reduce(out, reduce),
+            Plan::Owner { stmt, array, index, reads } => {
+                let name = &self.distributed[array].name;
+                let index = self.copy(*index).replace(['&', '\n'], " ");
+                if self.needs_fetch(*array, 0, reads) {
+                    // The owner fetches the elements it reads from their owners.
+                    let _ = writeln!(out, "  if (hpf_owns(hpf_d_{name}, {index})) then");
+                    let _ = writeln!(out, "    hpf_lo = {index}\n    hpf_hi = hpf_lo\n  else");
+                    let _ = writeln!(out, "    hpf_lo = 1\n    hpf_hi = 0\n  end if");
+                    self.emit_fetches(out, *array, 0, 1, reads);
+                }
+                let _ = writeln!(out, "  if (hpf_owns(hpf_d_{name}, {index})) then");
+                let _ = writeln!(out, "{}", self.statement_text(stmt));
+                let _ = writeln!(out, "  end if");
+            }
+            Plan::OnRankZero { stmt, why } => self.emit_on_rank_zero(out, stmt, why.as_deref()),
+        }
     }
 
     /// A statement's text with its indentation (and any label before it).
@@ -622,17 +992,7 @@ impl<'a> Lowering<'a> {
             out,
             "  call hpf_local_bounds(hpf_d_{home_name}, {home_offset}, ({lo}), ({hi}), {step}, hpf_lo, hpf_hi)"
         );
-        for (array, (low, high)) in &nest.reads {
-            let distributed = &self.distributed[array];
-            let name = &distributed.name;
-            let variant = distributed.variant();
-            let _ = writeln!(out, "  if ((hpf_hi - hpf_lo) * ({step}) >= 0) then");
-            let _ = writeln!(
-                out,
-                "    call hpf_fetch_{variant}({name}, hpf_d_{name}, min(hpf_lo, hpf_hi) + ({low}), max(hpf_lo, hpf_hi) + ({high}))"
-            );
-            let _ = writeln!(out, "  else\n    call hpf_fetch_{variant}({name}, hpf_d_{name}, 1, 0)\n  end if");
-        }
+        self.emit_fetches(out, nest.home, home_offset, step, &nest.reads);
         // The nest as written, with the distributing loop's control replaced.
         let control_end = control.step.as_ref().map_or(control.hi.range.end, |it| it.range.end);
         let replaced = TextRange::new(control.lo.range.start, control_end);
@@ -642,6 +1002,38 @@ impl<'a> Lowering<'a> {
         text.push_str(&self.copy(TextRange::new(replaced.end, nest.stmt.range.end)));
         let _ = writeln!(out, "{text}");
         let _ = writeln!(out, "  {var} = hpf_final(({lo}), ({hi}), {step})");
+        // The loops inside ran only where the process had iterations: their
+        // indices get the values they have after the sequential loop nest.
+        let mut keys: Vec<String> = Vec::new();
+        let mut inner: Vec<&LoopControl> = Vec::new();
+        let mut stack = vec![nest.stmt];
+        while let Some(stmt) = stack.pop() {
+            if let StmtKind::Do { control: Some(control), .. } = &stmt.kind {
+                keys.push(control.var.key());
+                if nest.distributing.range.contains_range(stmt.range) && !std::ptr::eq(stmt, nest.distributing) {
+                    inner.push(control);
+                }
+            }
+            stack.extend(stmt.children());
+        }
+        // (When the distributing loop is itself inside the nest, they may differ.)
+        let outermost = std::ptr::eq(nest.stmt, nest.distributing);
+        for control in inner.into_iter().filter(|_| outermost) {
+            let mut bounds = vec![&control.lo, &control.hi];
+            bounds.extend(control.step.as_ref());
+            if bounds.iter().any(|it| mentions(it, &keys)) {
+                continue;
+            }
+            let inner_step = control.step.as_ref().map_or("1".to_string(), |it| self.one_line(it.range));
+            // Set when the distributing loop ran at least once.
+            let _ = writeln!(
+                out,
+                "  if ((({hi}) - ({lo})) * ({step}) >= 0) {} = hpf_final(({}), ({}), {inner_step})",
+                control.var.text,
+                self.one_line(control.lo.range),
+                self.one_line(control.hi.range)
+            );
+        }
     }
 
     fn emit_on_rank_zero(&self, out: &mut String, stmt: &Stmt, why: Option<&str>) {
@@ -748,6 +1140,27 @@ impl<'a> Lowering<'a> {
     }
 }
 
+/// Whether `expr` names one of `keys` (lower case).
+fn mentions(expr: &syntax::Expr, keys: &[String]) -> bool {
+    match &expr.kind {
+        ExprKind::Name(name) => keys.contains(&name.key()),
+        ExprKind::Ref { name, args } => {
+            keys.contains(&name.key())
+                || args.iter().any(|arg| match arg {
+                    syntax::Subscript::Expr(value) | syntax::Subscript::Keyword { value, .. } => mentions(value, keys),
+                    syntax::Subscript::Range { lo, hi, stride, .. } => {
+                        [lo, hi, stride].into_iter().flatten().any(|it| mentions(it, keys))
+                    }
+                    syntax::Subscript::Star(_) => false,
+                })
+        }
+        ExprKind::Unary { operand, .. } | ExprKind::Paren(operand) => mentions(operand, keys),
+        ExprKind::Binary { lhs, rhs, .. } => mentions(lhs, keys) || mentions(rhs, keys),
+        ExprKind::Other(items) => items.iter().any(|it| mentions(it, keys)),
+        ExprKind::Int(_) | ExprKind::Literal(_) => false,
+    }
+}
+
 fn contains_output(stmt: &Stmt) -> bool {
     let mut stack = vec![stmt];
     while let Some(stmt) = stack.pop() {
@@ -758,3 +1171,6 @@ fn contains_output(stmt: &Stmt) -> bool {
     }
     false
 }
+
+#[cfg(test)]
+mod tests;

@@ -70,6 +70,13 @@ contains
     hi = min(d%ub, d%tl + (r + 1) * d%m - 1 - d%off)
   end subroutine hpf_owned
 
+  ! The rank owning element i.
+  pure integer function hpf_owner(d, i)
+    type(hpf_desc), intent(in) :: d
+    integer, intent(in) :: i
+    hpf_owner = min(max((i + d%off - d%tl) / d%m, 0), hpf_nprocs - 1)
+  end function hpf_owner
+
   pure logical function hpf_owns(d, i)
     type(hpf_desc), intent(in) :: d
     integer, intent(in) :: i
@@ -236,10 +243,59 @@ fn per_variant(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, dim: us
     )
 }
 
+/// The chain of a floating-point reduction kept in the sequential order:
+/// the running value comes from the rank owning the previous elements
+/// (the one below for a positive step) and goes on to the next; at the end
+/// every rank gets the value of the rank holding the last elements.
+fn chain(suffix: &str, fortran_type: &str, mpi: &str) -> String {
+    format!(
+        r#"
+  subroutine hpf_chain_recv_{suffix}(acc, step)
+    {fortran_type}, intent(inout) :: acc
+    integer, intent(in) :: step
+    integer :: previous
+    previous = hpf_rank - sign(1, step)
+    if (previous >= 0 .and. previous < hpf_nprocs) then
+      call MPI_Recv(acc, 1, {mpi}, previous, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+    end if
+  end subroutine hpf_chain_recv_{suffix}
+
+  subroutine hpf_chain_send_{suffix}(acc, step)
+    {fortran_type}, intent(inout) :: acc
+    integer, intent(in) :: step
+    integer :: next, last
+    next = hpf_rank + sign(1, step)
+    if (next >= 0 .and. next < hpf_nprocs) then
+      call MPI_Send(acc, 1, {mpi}, next, 10, MPI_COMM_WORLD)
+      if (hpf_stats) then
+        hpf_stat_messages = hpf_stat_messages + 1
+        hpf_stat_elements = hpf_stat_elements + 1
+      end if
+    end if
+    last = hpf_nprocs - 1
+    if (step < 0) last = 0
+    call MPI_Bcast(acc, 1, {mpi}, last, MPI_COMM_WORLD)
+  end subroutine hpf_chain_send_{suffix}
+"#
+    )
+}
+
 const FOOTER: &str = "end module hpf_runtime\n";
 
 /// The whole runtime module source.
 pub fn runtime_source() -> String {
+    runtime_with(|_| true)
+}
+
+/// The runtime module with only the per-type routines `program` calls
+/// (they are most of the module, and most of its compilation time).
+pub fn runtime_for(program: &str) -> String {
+    runtime_with(|name| program.contains(name))
+}
+
+/// The runtime module with the per-type routines whose name (`hpf_fetch_r4_11`)
+/// `wanted` accepts; a variant is kept whole when any of its routines is.
+fn runtime_with(wanted: impl Fn(&str) -> bool) -> String {
     // One buffer type per element type, declared before `contains`.
     let mut buffers = String::new();
     for (suffix, fortran_type, _) in ELEMENT_TYPES {
@@ -249,9 +305,18 @@ pub fn runtime_source() -> String {
     }
     let mut res = HEADER.replacen("contains\n", &format!("{buffers}contains\n"), 1);
     for (suffix, fortran_type, mpi_type) in ELEMENT_TYPES {
+        if *suffix != "l4" && wanted(&format!("hpf_chain_recv_{suffix}(")) {
+            res.push_str(&chain(suffix, fortran_type, mpi_type));
+        }
         for rank in 1..=MAX_RANK {
             for dim in 1..=rank {
-                res.push_str(&per_variant(suffix, fortran_type, mpi_type, rank, dim));
+                let variant = format!("{suffix}_{rank}{dim}(");
+                if ["hpf_alloc_", "hpf_fetch_", "hpf_gather_", "hpf_scatter_"]
+                    .iter()
+                    .any(|it| wanted(&format!("{it}{variant}")))
+                {
+                    res.push_str(&per_variant(suffix, fortran_type, mpi_type, rank, dim));
+                }
             }
         }
     }

@@ -13,6 +13,10 @@ usage:
   hpf-ls demo                      show what hpf-ls does on the seed's worked example
   hpf-ls check [OPTIONS] PATH...   report syntax and mapping diagnostics
   hpf-ls analyze [OPTIONS] PATH... per loop: home, access ranges, optimal triples, transfers
+  hpf-ls optimize [--diff|--write] FILE
+                                   choose the ALIGN directives that minimise all transfers
+  hpf-ls explain FILE --line N [--svg OUT.svg] [--what-if]
+                                   picture of a loop: ownership, placements, messages
   hpf-ls build FILE [-o EXE] [--emit-source OUT.f90] [--fc MPIF90] [-- FFLAGS]
                                    translate to SPMD Fortran + MPI and compile
   hpf-ls run FILE [--np N] [--launcher CMD] [--hostfile F] [--stats] [-- ARGS]
@@ -39,6 +43,8 @@ fn main() {
         Some("serve") if args[1..].iter().all(|it| it == "--stdio") => hpf_ls::server::run_stdio(),
         Some("check") => cli::check::run(&args[1..], &mut out, &mut err),
         Some("analyze") => cli::analyze::run(&args[1..], &mut out, &mut err),
+        Some("optimize") => cli::optimize::run(&args[1..], &mut out, &mut err),
+        Some("explain") => cli::explain::run(&args[1..], &mut out, &mut err),
         Some("build") => cli::build::run_build(&args[1..], &mut err),
         Some("run") => cli::build::run_run(&args[1..], &mut err),
         Some("model") => cli::demo::run_model(&args[1..], &mut out, &mut err),

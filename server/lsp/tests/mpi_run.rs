@@ -19,6 +19,7 @@ const SUPPORTED: &[&str] = &[
     "npb_rhs.f",
     "odd_even_sort.f90",
     "on_home.f90",
+    "section_reductions.f90",
     "seed_fig6.f",
     "seed_fig6.f90",
     "seed_optimal.f90",

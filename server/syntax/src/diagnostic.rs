@@ -75,6 +75,7 @@ codes! {
     UnknownDirective = "HPF002", Error, "unknown HPF directive keyword";
     FortranSyntax = "HPF003", Warning, "Fortran syntax error";
     TooDeep = "HPF004", Warning, "nesting too deep to analyse";
+    TooLarge = "HPF005", Warning, "file too large to analyse";
     UnknownName = "HPF010", Error, "unknown name in a directive";
     Redeclared = "HPF011", Error, "name mapped or declared twice";
     AlignCycle = "HPF012", Error, "ALIGN of an array with itself or in a cycle";

@@ -18,6 +18,10 @@ use crate::{normalize_fixed, Code, Diagnostic, SourceForm, TextRange};
 /// The query that finds comments (and so directives), compiled into the binary.
 pub const DIRECTIVES_QUERY: &str = include_str!("../../../queries/directives.scm");
 
+/// Files longer than this (in bytes) are not parsed or analysed: they get
+/// one HPF005 and nothing else (docs/ARCHITECTURE.md, "Limits").
+pub const MAX_ANALYSED_BYTES: usize = 4 * 1024 * 1024;
+
 /// How many syntax errors of the Fortran text are reported per file;
 /// past that, the file is not worth reading error by error.
 const MAX_SYNTAX_ERRORS: usize = 50;
@@ -69,6 +73,9 @@ pub fn parse_tree(parser_text: &str, old_tree: Option<&Tree>) -> Tree {
 
 /// Parses a whole file.
 pub fn parse(text: &str, form: SourceForm) -> SourceFile {
+    if text.len() > MAX_ANALYSED_BYTES {
+        return too_large(text, form);
+    }
     let normalised = parser_text(text, form);
     let tree = parse_tree(&normalised, None);
     lower_tree(text, &normalised, form, &tree)
@@ -77,6 +84,9 @@ pub fn parse(text: &str, form: SourceForm) -> SourceFile {
 /// Lowers a tree of `parser_text` (see [`parser_text`]); `text` is what
 /// the user wrote, used for directives and names.
 pub fn lower_tree(text: &str, parser_text: &str, form: SourceForm, tree: &Tree) -> SourceFile {
+    if text.len() > MAX_ANALYSED_BYTES {
+        return too_large(text, form);
+    }
     let root = tree.root_node();
     let mut diagnostics = Vec::new();
     syntax_errors(root, parser_text, &mut diagnostics);
@@ -92,6 +102,22 @@ pub fn lower_tree(text: &str, parser_text: &str, form: SourceForm, tree: &Tree) 
     assign_directives(&mut units, directives);
     diagnostics.sort_by_key(|it| (it.range.start, it.range.end));
     SourceFile { form, units, comments, diagnostics }
+}
+
+/// The file of a text over [`MAX_ANALYSED_BYTES`]: one HPF005 on its first line.
+fn too_large(text: &str, form: SourceForm) -> SourceFile {
+    let first_line = text.find(['\r', '\n']).unwrap_or(text.len());
+    let megabytes = |bytes: usize| bytes as f64 / (1024.0 * 1024.0);
+    let diagnostic = Diagnostic::new(
+        Code::TooLarge,
+        TextRange::new(0, first_line).snap_to_chars(text),
+        format!(
+            "the file is {:.1} MiB; hpf-ls analyses files of at most {:.0} MiB, so nothing in it is checked",
+            megabytes(text.len()),
+            megabytes(MAX_ANALYSED_BYTES)
+        ),
+    );
+    SourceFile { form, units: Vec::new(), comments: Vec::new(), diagnostics: vec![diagnostic] }
 }
 
 fn comments(root: Node, text: &str) -> Vec<TextRange> {

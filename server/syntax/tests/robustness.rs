@@ -352,3 +352,16 @@ fn multibyte_text_in_directive_positions() {
         parse_and_check(text, form, &|| format!("{text:?} in {form:?}"));
     }
 }
+
+#[test]
+fn files_over_the_size_limit_get_one_diagnostic() {
+    let line = "      x = 1\n";
+    let text = line.repeat(syntax::MAX_ANALYSED_BYTES / line.len() + 1);
+    for form in [SourceForm::Free, SourceForm::FIXED] {
+        let file = parse_and_check(&text, form, &|| format!("a file over the limit in {form:?}"));
+        assert!(file.units.is_empty() && file.comments.is_empty());
+        assert_eq!(file.diagnostics.len(), 1, "{:?}", file.diagnostics);
+        assert_eq!(file.diagnostics[0].code, Code::TooLarge);
+        assert_eq!(file.diagnostics[0].range, TextRange::new(0, line.len() - 1));
+    }
+}

@@ -20,6 +20,7 @@ M.commands = {
   run = "hpf.run",
   build = "hpf.build",
   generated = "hpf.showGenerated",
+  explain_loop = "hpf.explainLoop",
 }
 
 local defaults = {
@@ -391,22 +392,57 @@ function M.generated(opts)
   )
 end
 
---- :HpfTransferPattern: the messages per processor pair of the loop under
---- the cursor, as a Markdown table.
+--- The lines of hpf.explainLoop's answer {text, svg, whatIf}: the text
+--- picture, then the what-if table when there is one.
+function M.picture_lines(result)
+  if type(result) ~= "table" or type(result.text) ~= "string" then
+    return result_lines(result)
+  end
+  local lines = split_lines(result.text)
+  if type(result.whatIf) == "string" then
+    table.insert(lines, "")
+    vim.list_extend(lines, split_lines(result.whatIf))
+  end
+  return lines
+end
+
+--- :HpfTransferPattern: the picture of the loop under the cursor
+--- (hpf.explainLoop): which processor owns which cells, where the arrays
+--- sit (declared and optimal), the iterations, every message, and what other
+--- distributions would cost, as text in a floating window (moving the
+--- cursor closes it). opts.on_done(float_bufnr, float_win, err, result).
 function M.transfer_pattern(opts)
+  opts = opts or {}
   local bufnr = source_buffer()
   local win = vim.api.nvim_get_current_win()
   if vim.api.nvim_win_get_buf(win) ~= bufnr then
     win = vim.fn.bufwinid(bufnr)
   end
   local client = M.client(bufnr)
-  local encoding = client and client.offset_encoding or "utf-16"
+  if not client then
+    vim.notify("hpf.nvim: " .. M.commands.explain_loop .. ": hpf-ls is not attached to this buffer.", vim.log.levels.WARN)
+    return
+  end
+  local encoding = client.offset_encoding or "utf-16"
   local position = vim.lsp.util.make_position_params(win ~= -1 and win or 0, encoding).position
-  M.execute(
-    M.commands.show_transfer_pattern,
-    { vim.uri_from_bufnr(bufnr), position },
-    vim.tbl_extend("force", { bufnr = bufnr, title = "transfer-pattern", filetype = "markdown" }, opts or {})
-  )
+  local params = { command = M.commands.explain_loop, arguments = { vim.uri_from_bufnr(bufnr), position } }
+  request(client, "workspace/executeCommand", params, function(err, result)
+    vim.schedule(function()
+      local lines = err and error_lines(M.commands.explain_loop, err) or M.picture_lines(result)
+      local float_buf, float_win = vim.lsp.util.open_floating_preview(lines, "", {
+        border = "rounded",
+        focus_id = "hpf-transfer-pattern",
+        wrap = false,
+        max_width = math.max(vim.o.columns - 4, 20),
+        max_height = math.max(vim.o.lines - 4, 5),
+      })
+      vim.b[float_buf].hpf_source = bufnr
+      vim.b[float_buf].hpf_transfer_pattern = true
+      if opts.on_done then
+        opts.on_done(float_buf, float_win, err, result)
+      end
+    end)
+  end, bufnr)
 end
 
 -- Setup ---------------------------------------------------------------------
@@ -421,7 +457,7 @@ local function create_commands()
   end, { nargs = 0, desc = "hpf-ls: compile with the MPI backend" })
   create("HpfTransferPattern", function()
     M.transfer_pattern()
-  end, { nargs = 0, desc = "hpf-ls: messages per processor pair of the loop under the cursor" })
+  end, { nargs = 0, desc = "hpf-ls: picture of the loop under the cursor (owners, messages, what-if)" })
   create("HpfGenerated", function()
     M.generated()
   end, { nargs = 0, desc = "hpf-ls: the generated SPMD program" })

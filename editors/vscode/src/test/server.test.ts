@@ -40,6 +40,7 @@ import {
 } from "vscode-languageserver-protocol/node";
 
 import { SECTION, convertConfigurationAnswer, objectReader, toServerSettings } from "../config";
+import { isExplanation, pictureHtml } from "../picture";
 
 const ROOT = path.resolve(__dirname, "..", "..");
 const REPOSITORY = path.resolve(ROOT, "..", "..");
@@ -113,7 +114,7 @@ describe("the extension's requests against hpf-ls", { skip, timeout: TIMEOUT }, 
     });
     assert.equal(result.serverInfo?.name, "hpf-ls");
     const commands = result.capabilities.executeCommandProvider?.commands ?? [];
-    for (const command of ["hpf.showTransferPattern", "hpf.run", "hpf.build", "hpf.showGenerated"]) {
+    for (const command of ["hpf.showTransferPattern", "hpf.run", "hpf.build", "hpf.showGenerated", "hpf.explainLoop"]) {
       assert.ok(commands.includes(command), command);
     }
     await connection.sendNotification(InitializedNotification.type, {});
@@ -176,6 +177,27 @@ describe("the extension's requests against hpf-ls", { skip, timeout: TIMEOUT }, 
     await assert.rejects(
       connection.sendRequest(ExecuteCommandRequest.type, {
         command: "hpf.showTransferPattern",
+        arguments: [uri, { line: 0, character: 0 }],
+      }),
+      (error: unknown) => error instanceof ResponseError && /no loop/.test(error.message),
+    );
+  });
+
+  it("answers hpf.explainLoop [uri, position] with the picture the panel shows", async () => {
+    const answer = await connection.sendRequest(ExecuteCommandRequest.type, {
+      command: "hpf.explainLoop",
+      arguments: [uri, positionOf(seed, "B(I-1)")],
+    });
+    assert.ok(isExplanation(answer), JSON.stringify(answer));
+    assert.match(answer.svg, /^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+    assert.equal((answer.svg.match(/<g class="message"/g) ?? []).length, 3);
+    assert.match(answer.text, /P\(3\) -> P\(4\) {2}B: 1 element \(B\(12\)\)/);
+    assert.match(answer.whatIf ?? "", /\(CYCLIC\) on 4/);
+    const html = pictureHtml(answer, "seed", "vscode-resource:");
+    assert.ok(html.includes('data-from="3" data-to="4"'));
+    await assert.rejects(
+      connection.sendRequest(ExecuteCommandRequest.type, {
+        command: "hpf.explainLoop",
         arguments: [uri, { line: 0, character: 0 }],
       }),
       (error: unknown) => error instanceof ResponseError && /no loop/.test(error.message),

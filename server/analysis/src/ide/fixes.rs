@@ -274,6 +274,11 @@ pub(crate) fn realign_edits(analysis: &FileAnalysis, text: &str, access: &Access
     let style = style(analysis, text, existing);
     let default_dummies: Vec<String> =
         ["I", "J", "K", "L", "M", "N", "O"].iter().map(|it| cased(it, style.lower)).collect();
+    // More dimensions than dummy names (a mistyped declaration, found by the
+    // `analysis` fuzz target): no fix rather than a panic.
+    if analysis.model.symbol(access.array).rank() > default_dummies.len() {
+        return None;
+    }
     let Some(directive) = existing else {
         return insert_align(analysis, text, access, optimal, &style, &default_dummies, home_axes.as_deref());
     };
@@ -307,7 +312,7 @@ pub(crate) fn realign_edits(analysis: &FileAnalysis, text: &str, access: &Access
     let sources_text = match (&dummy_names, all_colons) {
         (Some(names), _) if names.len() == symbol.rank() => names.join(","),
         (_, true) => vec![":"; symbol.rank()].join(","),
-        _ => default_dummies[..symbol.rank()].join(","),
+        _ => default_dummies.get(..symbol.rank())?.join(","),
     };
     let with = cased("with", style.lower);
     let align = cased("align", style.lower);
@@ -387,18 +392,29 @@ fn insert_align(
         let end = text[directive.range.end..].find('\n').map_or(text.len(), |it| directive.range.end + it + 1);
         edits.push(TextEdit { range: TextRange::new(start, end), new_text: String::new() });
     }
-    // After the line that declares the array.
+    // After the last line of the statement that declares the array: a line
+    // inserted between continuation lines would split the statement.
     let declared = symbol.name.range.start;
-    let line_end = text[declared..].find('\n').map_or(text.len(), |it| declared + it);
+    let statement_end = analysis
+        .file
+        .units
+        .iter()
+        .flat_map(|it| it.all_units())
+        .flat_map(|it| it.decls.iter())
+        .find(|it| it.range.start <= declared && declared < it.range.end)
+        .map_or(declared, |it| it.range.end.max(declared));
+    let line_end = text[statement_end..].find('\n').map_or(text.len(), |it| statement_end + it);
     let newline = if text[..line_end].ends_with('\r') { "\r\n" } else { "\n" };
     let line_end = if newline == "\r\n" { line_end - 1 } else { line_end };
+    // More dimensions than dummy names (rank over 7, found by the `analysis` fuzz target): no fix.
+    let dummies_used = dummies.get(..symbol.rank())?;
     let target = target_text(analysis, optimal, dummies, home_axes);
     let line = format!(
         "{newline}{}{} {}({}) {} {target}",
         style.prefix,
         cased("align", style.lower),
         symbol.name.text,
-        dummies[..symbol.rank()].join(","),
+        dummies_used.join(","),
         cased("with", style.lower)
     );
     edits.push(TextEdit { range: TextRange::empty(line_end), new_text: line });

@@ -23,8 +23,7 @@ pub fn hover(analysis: &FileAnalysis, text: &str, offset: usize, markdown: bool)
     if let Some(result) = directive_keyword(analysis, offset, markdown) {
         return Some(result);
     }
-    let occurrences = super::occurrences(analysis);
-    if let Some(occurrence) = occurrences.iter().find(|it| it.range.contains_inclusive(offset)) {
+    if let Some(occurrence) = super::occurrence_at(analysis, offset) {
         let symbol = analysis.model.symbol(occurrence.symbol);
         if symbol.is_array() || matches!(symbol.kind, SymbolKind::Template | SymbolKind::Processors) {
             return Some(HoverResult {
@@ -36,7 +35,11 @@ pub fn hover(analysis: &FileAnalysis, text: &str, offset: usize, markdown: bool)
     // The innermost loop whose header holds the offset.
     let report =
         analysis.loops.iter().filter(|it| it.header.contains_inclusive(offset)).min_by_key(|it| it.header.len())?;
-    Some(HoverResult { range: report.header, contents: describe_loop(analysis, text, report, markdown) })
+    let mut contents = describe_loop(analysis, text, report, markdown);
+    if markdown {
+        contents.push_str(&crate::picture::hover_picture(analysis, text, report));
+    }
+    Some(HoverResult { range: report.header, contents })
 }
 
 const DIRECTIVE_HELP: &[(&str, &str)] = &[

@@ -9,6 +9,7 @@ mod hover;
 mod inlay_hints;
 mod navigation;
 mod occurrences;
+mod optimize;
 
 pub use fixes::{code_actions, Action, ActionKind, TextEdit};
 pub use hover::{hover, HoverResult};
@@ -17,4 +18,8 @@ pub use navigation::{
     completions, definition, document_symbols, folding_ranges, references, rename, semantic_tokens, Completion,
     CompletionKind, DocumentSymbol, FoldKind, FoldingRange, SemanticToken, SemanticTokenKind, SymbolKindIde,
 };
-pub use occurrences::{occurrences, Occurrence};
+pub use occurrences::{occurrence_at, occurrences, Occurrence};
+pub use optimize::{
+    apply_edits, describe_change, optimize_action, optimize_file_edits, optimize_unit_edits, propose_growth, GrownDim,
+    Growth, Optimized,
+};

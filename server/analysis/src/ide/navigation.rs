@@ -5,7 +5,7 @@ use syntax::directive::{DirectiveBody, DIRECTIVE_KEYWORDS};
 use syntax::{TextRange, UnitKind};
 
 use super::fixes::TextEdit;
-use super::occurrences::{occurrences, Occurrence};
+use super::occurrences::{occurrence_at, occurrences};
 use crate::model::{flatten_units, SymbolId, SymbolKind};
 use crate::FileAnalysis;
 
@@ -100,20 +100,20 @@ pub fn document_symbols(analysis: &FileAnalysis, text: &str) -> Vec<DocumentSymb
     built.into_iter().flatten().collect()
 }
 
-fn symbol_at(occurrences: &[Occurrence], offset: usize) -> Option<SymbolId> {
-    occurrences.iter().find(|it| it.range.contains_inclusive(offset)).map(|it| it.symbol)
+fn symbol_at(analysis: &FileAnalysis, offset: usize) -> Option<SymbolId> {
+    occurrence_at(analysis, offset).map(|it| it.symbol)
 }
 
 /// The declaration of the symbol under `offset`.
 pub fn definition(analysis: &FileAnalysis, offset: usize) -> Option<TextRange> {
-    let symbol = symbol_at(&occurrences(analysis), offset)?;
+    let symbol = symbol_at(analysis, offset)?;
     Some(analysis.model.symbol(symbol).name.range)
 }
 
 /// Every occurrence of the symbol under `offset`, in code and directives.
 pub fn references(analysis: &FileAnalysis, offset: usize, include_declaration: bool) -> Vec<TextRange> {
     let all = occurrences(analysis);
-    let Some(symbol) = symbol_at(&all, offset) else { return Vec::new() };
+    let Some(symbol) = symbol_at(analysis, offset) else { return Vec::new() };
     all.iter()
         .filter(|it| it.symbol == symbol && (include_declaration || !it.is_declaration))
         .map(|it| it.range)
@@ -129,7 +129,7 @@ pub fn rename(analysis: &FileAnalysis, offset: usize, new_name: &str) -> Result<
         return Err(format!("`{new_name}` is not a Fortran name (a letter, then letters, digits or `_`, at most 63)"));
     }
     let all = occurrences(analysis);
-    let symbol = symbol_at(&all, offset).ok_or("there is no array, template or processor arrangement here")?;
+    let symbol = symbol_at(analysis, offset).ok_or("there is no array, template or processor arrangement here")?;
     let unit = symbol.unit;
     if let Some(existing) = analysis.model.lookup(unit, &new_name.to_ascii_lowercase()) {
         if existing != symbol {
@@ -169,8 +169,8 @@ pub fn completions(analysis: &FileAnalysis, text: &str, offset: usize) -> Vec<Co
     let line_start = text[..offset.min(text.len())].rfind('\n').map_or(0, |it| it + 1);
     let line = &text[line_start..offset.min(text.len())];
     let trimmed = line.trim_start();
-    let is_directive = trimmed.len() >= 5
-        && trimmed[1..5].eq_ignore_ascii_case("hpf$")
+    // Bytes, not a str slice: the line may start with a multi-byte character.
+    let is_directive = trimmed.as_bytes().get(1..5).is_some_and(|it| it.eq_ignore_ascii_case(b"hpf$"))
         && matches!(trimmed.as_bytes()[0], b'!' | b'c' | b'C' | b'*');
     if !is_directive {
         return Vec::new();

@@ -215,15 +215,26 @@ impl Collector<'_> {
     }
 }
 
-/// Every occurrence of a symbol's name in the file, sorted by position.
-pub fn occurrences(analysis: &FileAnalysis) -> Vec<Occurrence> {
-    let mut out = Vec::new();
-    for (unit_id, (unit, _)) in flatten_units(&analysis.file).into_iter().enumerate() {
-        let mut collector = Collector { analysis, unit: unit_id, out: Vec::new() };
-        collector.unit(unit);
-        out.extend(collector.out);
-    }
-    out.sort_by_key(|it| (it.range.start, it.range.end));
-    out.dedup();
-    out
+/// Every occurrence of a symbol's name in the file, sorted by position;
+/// computed once per analysis.
+pub fn occurrences(analysis: &FileAnalysis) -> &[Occurrence] {
+    analysis.occurrence_index.get_or_init(|| {
+        let mut out = Vec::new();
+        for (unit_id, (unit, _)) in flatten_units(&analysis.file).into_iter().enumerate() {
+            let mut collector = Collector { analysis, unit: unit_id, out: Vec::new() };
+            collector.unit(unit);
+            out.extend(collector.out);
+        }
+        out.sort_by_key(|it| (it.range.start, it.range.end));
+        out.dedup();
+        out
+    })
+}
+
+/// The occurrence whose range holds `offset` (ends included), by binary search.
+pub fn occurrence_at(analysis: &FileAnalysis, offset: usize) -> Option<&Occurrence> {
+    let all = occurrences(analysis);
+    // Occurrences do not overlap; two may touch at `offset` (then the first wins).
+    let after = all.partition_point(|it| it.range.start <= offset);
+    all[after.saturating_sub(2)..after].iter().find(|it| it.range.contains_inclusive(offset))
 }

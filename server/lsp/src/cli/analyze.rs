@@ -94,6 +94,28 @@ pub struct Report {
     pub arrays: Vec<ArrayJson>,
     pub loops: Vec<LoopJson>,
     pub diagnostics: Vec<JsonDiagnostic>,
+    /// Per program unit: the cost of its loops and what the optimiser would reach.
+    pub units: Vec<UnitJson>,
+}
+
+#[derive(Serialize)]
+pub struct UnitJson {
+    pub name: Option<String>,
+    pub loops: usize,
+    pub estimated_loops: usize,
+    pub moved_elements: u64,
+    pub messages: u64,
+    pub misaligned: u64,
+    pub optimized: OptimizedJson,
+}
+
+#[derive(Serialize)]
+pub struct OptimizedJson {
+    pub moved_elements: u64,
+    pub messages: u64,
+    pub misaligned: u64,
+    pub realign: Vec<String>,
+    pub exact: bool,
 }
 
 #[derive(Serialize)]
@@ -244,7 +266,39 @@ pub fn to_report(path: &Path, text: &str, form: SourceForm, config: ModelConfig,
         arrays,
         loops,
         diagnostics: to_json(path, text, &analysis.diagnostics),
+        units: unit_totals(analysis),
     }
+}
+
+/// The per-unit totals of the cost model and the optimiser's plan (`hpf-ls optimize`).
+fn unit_totals(analysis: &FileAnalysis) -> Vec<UnitJson> {
+    let config = analysis::optimize::CostConfig {
+        default_trips: analysis::optimize::DEFAULT_TRIPS,
+        exact_limit: analysis::optimize::EXACT_LIMIT,
+        node_budget: analysis::optimize::NODE_BUDGET,
+    };
+    let model = &analysis.model;
+    analysis::optimize::unit_costs(analysis, config)
+        .into_iter()
+        .map(|unit| {
+            let plan = analysis::optimize::optimize_unit(analysis, unit.unit, config);
+            UnitJson {
+                name: model.units[unit.unit].name.as_ref().map(|it| it.text.clone()),
+                loops: unit.loops,
+                estimated_loops: unit.estimated_loops,
+                moved_elements: unit.cost.elements,
+                messages: unit.cost.messages,
+                misaligned: unit.cost.misaligned,
+                optimized: OptimizedJson {
+                    moved_elements: plan.after.elements,
+                    messages: plan.after.messages,
+                    misaligned: plan.after.misaligned,
+                    realign: plan.changes.iter().map(|it| model.symbol(it.array).name.text.clone()).collect(),
+                    exact: plan.exact,
+                },
+            }
+        })
+        .collect()
 }
 
 fn loop_json(index: &LineIndex, text: &str, analysis: &FileAnalysis, report: &LoopReport) -> LoopJson {

@@ -1,10 +1,14 @@
 //! `hpf-ls build` and `hpf-ls run`: the MPI backend from the command line.
 //!
 //! hpf-ls's own messages go to stderr; the program's output and exit status
-//! pass through untouched.
+//! pass through untouched. Commands are argv vectors (never a shell line),
+//! built in a private temporary directory removed afterwards; with
+//! `--timeout` the compiler and the run are each killed, with every process
+//! they started, when they last longer.
 
 use std::fmt::Write;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use analysis::ModelConfig;
 use backend::driver::Toolchain;
@@ -12,10 +16,11 @@ use syntax::LineIndex;
 
 use super::{collect_inputs, parse_input_options, read_text, InputOptions, EXIT_USAGE};
 
-pub const BUILD_USAGE: &str =
-    "usage: hpf-ls build FILE [-o EXE] [--emit-source OUT.f90] [--fc COMPILER] [--form F] [-- FFLAGS...]";
+pub const BUILD_USAGE: &str = "usage: hpf-ls build FILE [-o EXE] [--emit-source OUT.f90] [--fc COMPILER] [--form F] \
+                               [--timeout SECONDS] [-- FFLAGS...]";
 pub const RUN_USAGE: &str =
-    "usage: hpf-ls run FILE [--np N] [--launcher CMD] [--hostfile F] [--fc COMPILER] [--stats] [--form F] [-- ARGS...]";
+    "usage: hpf-ls run FILE [--np N] [--launcher CMD] [--hostfile F] [--fc COMPILER] [--stats] \
+                             [--form F] [--timeout SECONDS] [-- ARGS...]";
 
 struct Options {
     input: InputOptions,
@@ -25,6 +30,8 @@ struct Options {
     stats: bool,
     toolchain: Toolchain,
     trailing: Vec<String>,
+    /// For the compiler and for the run, each: past it all their processes are killed.
+    timeout: Option<Duration>,
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
@@ -35,6 +42,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
     let mut processes = 4u32;
     let mut stats = std::env::var("HPF_LS_STATS").is_ok_and(|it| !it.is_empty() && it != "0");
     let mut toolchain = Toolchain::default();
+    let mut timeout = None;
     let mut rest = Vec::new();
     let mut idx = 0;
     while idx < own.len() {
@@ -58,6 +66,15 @@ fn parse(args: &[String]) -> Result<Options, String> {
                     .ok_or_else(|| format!("`--np` needs a positive integer, not `{text}`"))?;
             }
             "--stats" => stats = true,
+            "--timeout" => {
+                let text = value()?;
+                let seconds = text
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|it| *it > 0.0 && it.is_finite())
+                    .ok_or_else(|| format!("`--timeout` needs a positive number of seconds, not `{text}`"))?;
+                timeout = Some(Duration::from_secs_f64(seconds));
+            }
             _ => rest.push(own[idx].clone()),
         }
         idx += 1;
@@ -66,7 +83,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
     if input.paths.len() != 1 {
         return Err("give exactly one program file".to_string());
     }
-    Ok(Options { input, output, emit_source, processes, stats, toolchain, trailing: trailing.to_vec() })
+    Ok(Options { input, output, emit_source, processes, stats, toolchain, trailing: trailing.to_vec(), timeout })
 }
 
 /// Lowers the file; errors are printed like `check` prints diagnostics.
@@ -131,7 +148,7 @@ pub fn run_build(args: &[String], err: &mut String) -> i32 {
     } else {
         executable
     };
-    match backend::driver::build(&generated.source, &executable, &options.toolchain) {
+    match backend::driver::build(&generated.source, &executable, &options.toolchain, options.timeout) {
         Ok(()) => {
             let _ = writeln!(err, "hpf-ls: built {}", executable.display());
             0
@@ -161,6 +178,7 @@ pub fn run_run(args: &[String], err: &mut String) -> i32 {
         &options.toolchain,
         &options.trailing,
         options.stats,
+        options.timeout,
     ) {
         Ok(status) => status.code().unwrap_or(1),
         Err(message) => {

@@ -6,6 +6,8 @@ pub mod analyze;
 pub mod build;
 pub mod check;
 pub mod demo;
+pub mod explain;
+pub mod optimize;
 
 use std::path::{Path, PathBuf};
 
@@ -101,7 +103,7 @@ pub fn parse_input_options(
 }
 
 fn flag_needs_value(flag: &str) -> bool {
-    matches!(flag, "--format")
+    matches!(flag, "--format" | "--line" | "--svg")
 }
 
 /// Expands directories (recursively, by Fortran extension, sorted) and

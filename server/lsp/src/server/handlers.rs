@@ -19,6 +19,7 @@ pub const COMMAND_SHOW_TRANSFER_PATTERN: &str = "hpf.showTransferPattern";
 pub const COMMAND_RUN: &str = "hpf.run";
 pub const COMMAND_BUILD: &str = "hpf.build";
 pub const COMMAND_SHOW_GENERATED: &str = "hpf.showGenerated";
+pub const COMMAND_EXPLAIN_LOOP: &str = "hpf.explainLoop";
 
 /// Runs a read-only handler body; a panic becomes an `InternalError` answer.
 fn guard<T>(what: &str, body: impl FnOnce() -> T) -> Result<T> {
@@ -151,6 +152,7 @@ impl LanguageServer for Backend {
                         COMMAND_RUN.to_string(),
                         COMMAND_BUILD.to_string(),
                         COMMAND_SHOW_GENERATED.to_string(),
+                        COMMAND_EXPLAIN_LOOP.to_string(),
                     ],
                     ..Default::default()
                 }),
@@ -191,6 +193,8 @@ impl LanguageServer for Backend {
         let form = self.state.form_for(&document.uri);
         {
             let mut documents = self.state.documents.lock().expect("documents lock");
+            // Opened again while open: an analysis still running belongs to the old text.
+            let analysing = documents.get(&document.uri).is_some_and(|it| it.analysing);
             documents.insert(
                 document.uri.clone(),
                 Document {
@@ -199,10 +203,13 @@ impl LanguageServer for Backend {
                     form,
                     parse: None,
                     analysed: None,
+                    revision: super::next_revision(),
+                    analysed_revision: None,
+                    analysing,
                 },
             );
         }
-        self.schedule(document.uri, document.version);
+        self.schedule(document.uri);
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
@@ -232,12 +239,13 @@ impl LanguageServer for Backend {
                         }
                     }
                     doc.version = version;
+                    doc.revision = super::next_revision();
                     Ok(())
                 }
             }
         };
         match applied {
-            Ok(()) => self.schedule(uri, version),
+            Ok(()) => self.schedule(uri),
             Err(message) => {
                 tracing::warn!("{message}");
                 self.client.log_message(MessageType::WARNING, format!("hpf-ls: {message}; ignored")).await;
@@ -288,7 +296,18 @@ impl LanguageServer for Backend {
         let result = self
             .with_document(&uri, "codeAction", |analysed| {
                 let target = text_range(&analysed.rope, params.range, encoding);
-                let actions = ide::code_actions(&analysed.analysis, &analysed.text, target);
+                let mut actions = ide::code_actions(&analysed.analysis, &analysed.text, target);
+                // "Optimize all alignments in this unit" (whole-unit search, see analysis::optimize).
+                let optimize = analysis::optimize::CostConfig {
+                    default_trips: analysis::optimize::DEFAULT_TRIPS,
+                    exact_limit: analysis::optimize::EXACT_LIMIT,
+                    node_budget: analysis::optimize::NODE_BUDGET,
+                };
+                if only.as_ref().is_none_or(|only| only.iter().any(|it| it.as_str().starts_with("source"))) {
+                    actions.extend(ide::optimize_action(&analysed.analysis, &analysed.text, target, optimize));
+                }
+                // "Distribute ... instead of ...": the cheapest distribution of the loop's target.
+                actions.extend(analysis::whatif::redistribute_actions(&analysed.analysis, &analysed.text, target));
                 let mut res: CodeActionResponse = Vec::new();
                 for action in actions {
                     let kind = match action.kind {
@@ -409,6 +428,35 @@ impl LanguageServer for Backend {
                     .ok_or_else(|| invalid_params(format!("{} is not open", uri.as_str())))?;
                 match table {
                     Some(table) => Ok(Some(Value::String(table))),
+                    None => Err(invalid_params("there is no loop at this position")),
+                }
+            }
+            COMMAND_EXPLAIN_LOOP => {
+                let usage = || invalid_params("hpf.explainLoop takes [uri, position]");
+                let uri = params
+                    .arguments
+                    .first()
+                    .and_then(|it| it.as_str())
+                    .and_then(|it| it.parse::<Uri>().ok())
+                    .ok_or_else(usage)?;
+                let at: Position =
+                    params.arguments.get(1).and_then(|it| serde_json::from_value(it.clone()).ok()).ok_or_else(usage)?;
+                let encoding = self.encoding();
+                let explained = self
+                    .with_document(&uri, "explainLoop", |analysed| {
+                        let offset = offset(&analysed.rope, at, encoding);
+                        let explained = analysis::picture::explain(&analysed.analysis, &analysed.text, offset)?;
+                        Some(serde_json::json!({
+                            "text": explained.text,
+                            "svg": explained.svg,
+                            "whatIf": explained.what_if,
+                            "range": range(&analysed.rope, explained.header, encoding),
+                        }))
+                    })
+                    .await?
+                    .ok_or_else(|| invalid_params(format!("{} is not open", uri.as_str())))?;
+                match explained {
+                    Some(explained) => Ok(Some(explained)),
                     None => Err(invalid_params("there is no loop at this position")),
                 }
             }

@@ -40,6 +40,13 @@ pub struct Analysed {
     pub analysis: FileAnalysis,
 }
 
+/// A number never handed out before: revisions of a document closed and
+/// opened again never collide with an analysis still running for the old one.
+fn next_revision() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
 struct Document {
     version: i32,
     rope: Rope,
@@ -48,6 +55,12 @@ struct Document {
     /// The parser text and tree of the last analysis: the next one reparses from them.
     parse: Option<(Arc<String>, Tree)>,
     analysed: Option<Arc<Analysed>>,
+    /// Bumped by every change of text or settings; `analysed_revision` is the
+    /// one the stored analysis (or a failed attempt) describes.
+    revision: u64,
+    analysed_revision: Option<u64>,
+    /// An analysis of this document is running.
+    analysing: bool,
 }
 
 pub struct State {
@@ -177,15 +190,25 @@ fn compute(
     let text = Arc::new(rope.to_string());
     let parser_text = Arc::new(syntax::parser_text(&text, form).into_owned());
     let tree = match previous {
-        Some((old_text, mut old_tree)) => {
+        // Tree-sitter's error recovery depends on the tree it starts from: a
+        // text with syntax errors reparsed from an old tree can get another
+        // tree than a fresh parse (found by tests/edit_sequences.rs), and so
+        // other diagnostics than opening the same text. Such a text, or one
+        // reparsed from such a tree, is parsed fresh.
+        Some((old_text, mut old_tree)) if !old_tree.root_node().has_error() => {
             if let Some(edit) = input_edit(&old_text, &parser_text) {
                 old_tree.edit(&edit);
-                syntax::parse_tree(&parser_text, Some(&old_tree))
+                let tree = syntax::parse_tree(&parser_text, Some(&old_tree));
+                if tree.root_node().has_error() {
+                    syntax::parse_tree(&parser_text, None)
+                } else {
+                    tree
+                }
             } else {
                 old_tree
             }
         }
-        None => syntax::parse_tree(&parser_text, None),
+        _ => syntax::parse_tree(&parser_text, None),
     };
     let file = syntax::lower_tree(&text, &parser_text, form, &tree);
     let config = ModelConfig { number_of_processors: settings.processors };
@@ -195,61 +218,80 @@ fn compute(
 }
 
 impl Backend {
-    /// Analyses `uri` at `version` off the request path and publishes its
-    /// diagnostics, unless a newer version arrives first.
-    fn schedule(&self, uri: Uri, version: i32) {
+    /// Analyses the current text of `uri` off the request path and publishes
+    /// its diagnostics. One analysis per document runs at a time: edits that
+    /// arrive meanwhile are coalesced, and only the newest revision is
+    /// analysed next (a burst of keystrokes costs two analyses, not one each).
+    fn schedule(&self, uri: Uri) {
         let state = self.state.clone();
         let client = self.client.clone();
         tokio::spawn(async move {
-            let job = {
-                let documents = state.documents.lock().expect("documents lock");
-                match documents.get(&uri) {
-                    Some(doc) if doc.version == version => Some((doc.rope.clone(), doc.form, doc.parse.clone())),
-                    _ => None,
-                }
-            };
-            let Some((rope, form, previous)) = job else { return };
-            let settings = state.settings();
-            let result = tokio::task::spawn_blocking(move || {
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    compute(version, rope, form, previous, &settings)
-                }))
-            })
-            .await;
-            let (analysed, parse) = match result {
-                Ok(Ok(it)) => it,
-                Ok(Err(_)) | Err(_) => {
-                    tracing::error!("analysis of {} version {version} panicked", uri.as_str());
-                    client
-                        .log_message(
-                            ls_types::MessageType::ERROR,
-                            format!("hpf-ls: the analysis of {} failed (a bug; see the server log)", uri.as_str()),
-                        )
-                        .await;
-                    return;
-                }
-            };
-            let analysed = Arc::new(analysed);
-            let current = {
-                let mut documents = state.documents.lock().expect("documents lock");
-                match documents.get_mut(&uri) {
-                    Some(doc) => {
-                        // Any parse is a valid base for the next incremental reparse.
-                        doc.parse = Some(parse);
-                        if doc.version == version {
-                            doc.analysed = Some(analysed.clone());
-                            true
-                        } else {
-                            false
+            loop {
+                let job = {
+                    let mut documents = state.documents.lock().expect("documents lock");
+                    let Some(doc) = documents.get_mut(&uri) else { return };
+                    if doc.analysing || doc.analysed_revision == Some(doc.revision) {
+                        // The running analysis picks the newest revision up when it ends.
+                        return;
+                    }
+                    doc.analysing = true;
+                    (doc.revision, doc.version, doc.rope.clone(), doc.form, doc.parse.clone())
+                };
+                let (revision, version, rope, form, previous) = job;
+                let settings = state.settings();
+                let result = tokio::task::spawn_blocking(move || {
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        compute(version, rope, form, previous, &settings)
+                    }))
+                })
+                .await;
+                let computed = match result {
+                    Ok(Ok(it)) => Some(it),
+                    Ok(Err(_)) | Err(_) => {
+                        tracing::error!("analysis of {} version {version} panicked", uri.as_str());
+                        client
+                            .log_message(
+                                ls_types::MessageType::ERROR,
+                                format!("hpf-ls: the analysis of {} failed (a bug; see the server log)", uri.as_str()),
+                            )
+                            .await;
+                        None
+                    }
+                };
+                let (current, replaced, analysed) = {
+                    let mut documents = state.documents.lock().expect("documents lock");
+                    let Some(doc) = documents.get_mut(&uri) else { return };
+                    doc.analysing = false;
+                    match computed {
+                        None => {
+                            // Do not retry the revision that failed; a newer one is analysed.
+                            doc.analysed_revision = Some(revision);
+                            (false, None, None)
+                        }
+                        Some((analysed, parse)) => {
+                            // Any parse is a valid base for the next incremental reparse.
+                            doc.parse = Some(parse);
+                            let analysed = Arc::new(analysed);
+                            if doc.revision == revision {
+                                doc.analysed_revision = Some(revision);
+                                (true, doc.analysed.replace(analysed.clone()), Some(analysed))
+                            } else {
+                                (false, None, None)
+                            }
                         }
                     }
-                    None => false,
+                };
+                state.analysed.notify_waiters();
+                // Freeing a large analysis takes time (a third of an edit's
+                // cost at 100k lines): not on the async workers.
+                if let Some(replaced) = replaced {
+                    tokio::task::spawn_blocking(move || drop(replaced));
                 }
-            };
-            state.analysed.notify_waiters();
-            if current {
-                let diagnostics = proto::diagnostics(&uri, &analysed, state.encoding());
-                client.publish_diagnostics(uri, diagnostics, Some(version)).await;
+                if let (true, Some(analysed)) = (current, analysed) {
+                    let diagnostics = proto::diagnostics(&uri, &analysed, state.encoding());
+                    client.publish_diagnostics(uri, diagnostics, Some(analysed.version)).await;
+                    return;
+                }
             }
         });
     }
@@ -275,7 +317,7 @@ impl Backend {
     }
 
     fn reanalyse_all(&self) {
-        let versions: Vec<(Uri, i32)> = {
+        let uris: Vec<Uri> = {
             let mut documents = self.state.documents.lock().expect("documents lock");
             documents
                 .iter_mut()
@@ -284,12 +326,54 @@ impl Backend {
                     // Settings changed: the old analysis no longer describes this version.
                     doc.analysed = None;
                     doc.parse = None;
-                    (uri.clone(), doc.version)
+                    doc.revision = next_revision();
+                    uri.clone()
                 })
                 .collect()
         };
-        for (uri, version) in versions {
-            self.schedule(uri, version);
+        for uri in uris {
+            self.schedule(uri);
         }
+    }
+}
+
+/// Hooks for `tests/edit_sequences.rs`: the store's application of
+/// `didChange` content changes and its incremental analysis, driven
+/// in-process without the protocol. Not an API.
+#[doc(hidden)]
+pub mod hooks {
+    use std::sync::Arc;
+
+    use ropey::Rope;
+    use syntax::SourceForm;
+    use tower_lsp_server::ls_types::TextDocumentContentChangeEvent;
+    use tree_sitter::Tree;
+
+    use super::position::{text_range, PositionEncoding};
+    use super::settings::Settings;
+    use super::Analysed;
+
+    /// The parser text and tree an analysis leaves for the next reparse.
+    pub type Parse = (Arc<String>, Tree);
+
+    /// Applies content changes in order, as `did_change` does: a ranged
+    /// change replaces its range, a change without a range the whole text.
+    pub fn apply_changes(rope: &mut Rope, changes: &[TextDocumentContentChangeEvent], encoding: PositionEncoding) {
+        for change in changes {
+            match change.range {
+                Some(change_range) => {
+                    let target = text_range(rope, change_range, encoding);
+                    let (start, end) = (rope.byte_to_char(target.start), rope.byte_to_char(target.end));
+                    rope.remove(start..end);
+                    rope.insert(start, &change.text);
+                }
+                None => *rope = Rope::from_str(&change.text),
+            }
+        }
+    }
+
+    /// The server's analysis of `rope`, reparsing from `previous` when given.
+    pub fn analyse(rope: Rope, form: SourceForm, previous: Option<Parse>, settings: &Settings) -> (Analysed, Parse) {
+        super::compute(0, rope, form, previous, settings)
     }
 }

@@ -1,13 +1,19 @@
 //! `hpf.build`, `hpf.run` and `hpf.showGenerated`: the MPI backend from the
 //! editor, on the editor's current text. Progress goes to `$/progress`,
-//! the program's output to `window/logMessage` line by line as it comes;
-//! a cancelled request kills the compiler or the launcher (kill on drop).
+//! the program's output to `window/logMessage` line by line as it comes.
+//! Each process runs in a session of its own in a private directory; a
+//! cancelled request, a timeout or too much output kills the whole session
+//! (the launcher and every rank), and the directory is removed.
 
 use std::process::Stdio;
+use std::time::Duration;
 
-use backend::driver::{launch_command, prepare_build, Toolchain};
+use backend::driver::{
+    launch_command, new_session, prepare_build, Limits, SessionGuard, Toolchain, DEFAULT_MAX_OUTPUT_BYTES,
+    DEFAULT_TIMEOUT,
+};
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::AsyncReadExt;
 use tower_lsp_server::ls_types::{MessageType, ProgressToken};
 use tower_lsp_server::Client;
 
@@ -76,21 +82,21 @@ async fn build_or_run_steps(
         client.log_message(MessageType::INFO, format!("hpf-ls: line {line}: {}", note.message)).await;
     }
     let toolchain = toolchain(settings);
-    let prepared = prepare_build(&generated.source, None, &toolchain)?;
+    let limits = limits(settings);
+    let mut prepared = prepare_build(&generated.source, None, &toolchain)?;
     if let Some(progress) = progress.as_ref() {
         progress.report("compiling").await;
     }
-    let mut compile = tokio::process::Command::from(prepared.command);
-    compile.kill_on_drop(true);
-    let output =
-        compile.output().await.map_err(|error| format!("cannot start {}: {error}", prepared.compiler.display()))?;
-    if !output.status.success() {
-        let message = format!(
-            "{} failed on the generated program:\n{}{}",
-            prepared.compiler.display(),
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
+    prepared.command.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let compiler = prepared.compiler.display().to_string();
+    let output = supervise(prepared.command, &limits, None)
+        .await
+        .map_err(|error| format!("cannot start {compiler}: {error}"))?;
+    if let Some(stop) = output.stopped {
+        return Err(format!("{compiler} {}", stop.describe(&limits)));
+    }
+    if !output.status.is_some_and(|it| it.success()) {
+        let message = format!("{compiler} failed on the generated program:\n{}{}", output.stdout, output.stderr);
         if let Some(progress) = progress.take() {
             progress.finish_with_message("compilation failed").await;
         }
@@ -108,40 +114,179 @@ async fn build_or_run_steps(
         progress.report(format!("running on {processes} processes")).await;
     }
     let mut launch = launch_command(&prepared.executable, processes, &toolchain, &[])?;
-    launch.current_dir(&prepared.dir.path).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = tokio::process::Command::from(launch)
-        .kill_on_drop(true)
-        .spawn()
+    launch.current_dir(&prepared.dir.path).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let output = supervise(launch, &limits, Some(client))
+        .await
         .map_err(|error| format!("cannot start the launcher: {error}"))?;
-    let stdout = child.stdout.take().expect("piped");
-    let stderr = child.stderr.take().expect("piped");
-    let (mut out_lines, mut err_lines) = (BufReader::new(stdout).lines(), BufReader::new(stderr).lines());
-    let (mut stdout_text, mut stderr_text) = (String::new(), String::new());
-    let (mut out_open, mut err_open) = (true, true);
-    while out_open || err_open {
-        tokio::select! {
-            line = out_lines.next_line(), if out_open => match line {
-                Ok(Some(line)) => {
-                    client.log_message(MessageType::LOG, line.clone()).await;
-                    stdout_text.push_str(&line);
-                    stdout_text.push('\n');
-                }
-                _ => out_open = false,
-            },
-            line = err_lines.next_line(), if err_open => match line {
-                Ok(Some(line)) => {
-                    client.log_message(MessageType::WARNING, line.clone()).await;
-                    stderr_text.push_str(&line);
-                    stderr_text.push('\n');
-                }
-                _ => err_open = false,
-            },
-        }
+    if let Some(stop) = output.stopped {
+        return Err(format!("the program {}", stop.describe(&limits)));
     }
-    let status = child.wait().await.map_err(|error| error.to_string())?;
-    let code = status.code().unwrap_or(-1);
+    let code = output.status.and_then(|it| it.code()).unwrap_or(-1);
     if let Some(progress) = progress.take() {
         progress.finish_with_message(format!("exit code {code}")).await;
     }
-    Ok(json!({"exitCode": code, "stdout": stdout_text, "stderr": stderr_text, "processes": processes}))
+    Ok(json!({"exitCode": code, "stdout": output.stdout, "stderr": output.stderr, "processes": processes}))
+}
+
+/// The limits the settings give, with the documented defaults.
+pub fn limits(settings: &MpiSettings) -> Limits {
+    Limits {
+        timeout: match settings.timeout_seconds {
+            Some(seconds) if seconds > 0.0 && seconds.is_finite() => Some(Duration::from_secs_f64(seconds)),
+            Some(_) => None,
+            None => Some(DEFAULT_TIMEOUT),
+        },
+        max_output_bytes: settings.max_output_bytes.map_or(DEFAULT_MAX_OUTPUT_BYTES, |it| it as usize),
+    }
+}
+
+/// Why a process was stopped before it ended.
+#[derive(Clone, Copy, Debug)]
+enum Stop {
+    TimedOut,
+    TooMuchOutput,
+}
+
+impl Stop {
+    fn describe(self, limits: &Limits) -> String {
+        match self {
+            Stop::TimedOut => format!(
+                "timed out after {} s (setting hpf.mpi.timeoutSeconds); all its processes were killed",
+                limits.timeout.map_or(0.0, |it| it.as_secs_f64())
+            ),
+            Stop::TooMuchOutput => format!(
+                "wrote more than {} bytes of output (setting hpf.mpi.maxOutputBytes); all its processes were killed",
+                limits.max_output_bytes
+            ),
+        }
+    }
+}
+
+struct Supervised {
+    /// `None` when it was stopped.
+    status: Option<std::process::ExitStatus>,
+    stdout: String,
+    stderr: String,
+    stopped: Option<Stop>,
+}
+
+/// Runs `command` (stdout and stderr piped) in a session of its own, keeps
+/// at most `limits.max_output_bytes` of its output and sends each line to
+/// the client's log when given one. Past the limits, on cancellation (this
+/// future dropped) and when it ends, every process of the session is killed.
+async fn supervise(
+    mut command: std::process::Command,
+    limits: &Limits,
+    client: Option<&Client>,
+) -> std::io::Result<Supervised> {
+    new_session(&mut command);
+    command.stdin(Stdio::null());
+    let mut child = tokio::process::Command::from(command).kill_on_drop(true).spawn()?;
+    // Declared after `child`, dropped before it: the session dies first.
+    let mut guard = SessionGuard::new(child.id());
+    let deadline = limits.timeout.map(|it| tokio::time::Instant::now() + it);
+    let mut out = Stream::new(child.stdout.take().map(|it| Box::pin(it) as Pipe), MessageType::LOG);
+    let mut err = Stream::new(child.stderr.take().map(|it| Box::pin(it) as Pipe), MessageType::WARNING);
+    let mut stopped = None;
+    while out.pipe.is_some() || err.pipe.is_some() {
+        let sleep = async {
+            match deadline {
+                Some(deadline) => tokio::time::sleep_until(deadline).await,
+                None => std::future::pending().await,
+            }
+        };
+        let (read, is_err) = tokio::select! {
+            read = out.read() => (read, false),
+            read = err.read() => (read, true),
+            () = sleep => {
+                stopped = Some(Stop::TimedOut);
+                break;
+            }
+        };
+        let room = limits.max_output_bytes.saturating_sub(out.kept.len() + err.kept.len());
+        let stream = if is_err { &mut err } else { &mut out };
+        let count = match read {
+            Ok(0) | Err(_) => {
+                stream.pipe = None;
+                if !stream.line.is_empty() {
+                    log(client, stream.kind, std::mem::take(&mut stream.line)).await;
+                }
+                continue;
+            }
+            Ok(count) => count,
+        };
+        let chunk = &stream.buffer[..count.min(room)];
+        stream.kept.extend_from_slice(chunk);
+        for &byte in chunk {
+            if byte == b'\n' {
+                log(client, stream.kind, std::mem::take(&mut stream.line)).await;
+            } else {
+                stream.line.push(byte);
+            }
+        }
+        if count > room {
+            stopped = Some(Stop::TooMuchOutput);
+            break;
+        }
+    }
+    let status = match stopped {
+        Some(_) => None,
+        None => {
+            let waited = match deadline {
+                Some(deadline) => tokio::time::timeout_at(deadline, child.wait()).await.ok(),
+                None => Some(child.wait().await),
+            };
+            match waited {
+                Some(status) => Some(status?),
+                None => {
+                    stopped = Some(Stop::TimedOut);
+                    None
+                }
+            }
+        }
+    };
+    // Stopped or ended: nothing it started outlives it.
+    guard.kill();
+    let _ = child.start_kill();
+    let _ = child.wait().await;
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    Ok(Supervised { status, stdout: text(&out.kept), stderr: text(&err.kept), stopped })
+}
+
+type Pipe = std::pin::Pin<Box<dyn tokio::io::AsyncRead + Send>>;
+
+/// One of the output pipes of a supervised process.
+struct Stream {
+    /// `None` once closed.
+    pipe: Option<Pipe>,
+    buffer: Vec<u8>,
+    /// The output kept for the answer.
+    kept: Vec<u8>,
+    /// The line being received.
+    line: Vec<u8>,
+    kind: MessageType,
+}
+
+impl Stream {
+    fn new(pipe: Option<Pipe>, kind: MessageType) -> Stream {
+        Stream { pipe, buffer: vec![0; 8192], kept: Vec::new(), line: Vec::new(), kind }
+    }
+
+    /// Reads into `buffer`, or waits forever once the pipe is closed.
+    async fn read(&mut self) -> std::io::Result<usize> {
+        match &mut self.pipe {
+            Some(pipe) => pipe.read(&mut self.buffer).await,
+            None => std::future::pending().await,
+        }
+    }
+}
+
+async fn log(client: Option<&Client>, kind: MessageType, line: Vec<u8>) {
+    if let Some(client) = client {
+        let mut line = String::from_utf8_lossy(&line).into_owned();
+        if line.ends_with('\r') {
+            line.pop();
+        }
+        client.log_message(kind, line).await;
+    }
 }

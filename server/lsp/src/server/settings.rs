@@ -58,6 +58,11 @@ pub struct MpiSettings {
     pub processes: Option<u32>,
     pub hostfile: Option<String>,
     pub extra_args: Vec<String>,
+    /// Wall-clock seconds of the compilation and of the run, each; 0 for none. Default 600.
+    pub timeout_seconds: Option<f64>,
+    /// Bytes of output kept from the compiler and from the run, each; past it the
+    /// processes are killed. Default 1 MiB.
+    pub max_output_bytes: Option<u64>,
 }
 
 impl Settings {

@@ -14,6 +14,10 @@ use tokio::sync::mpsc;
 /// Bodies larger than this are refused (and skipped) rather than buffered.
 pub const MAX_BODY: usize = 256 * 1024 * 1024;
 
+/// Header lines longer than this are skipped (without being kept) and the
+/// message they belong to gets a `Parse error`.
+pub const MAX_HEADER_LINE: usize = 8 * 1024;
+
 fn frame(body: &[u8]) -> Vec<u8> {
     let mut res = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
     res.extend_from_slice(body);
@@ -39,6 +43,14 @@ fn is_message(value: &serde_json::Value) -> bool {
     }
 }
 
+/// Whether tower-lsp-server's own decoder takes `body`: it is stricter than
+/// [`is_message`] (a duplicate `id` key, say), and its reader stops for good
+/// at the first message it cannot decode, so such a message must not reach it.
+fn decodes(body: &[u8]) -> bool {
+    use tower_lsp_server::jsonrpc::{Request, Response};
+    serde_json::from_slice::<Request>(body).is_ok() || serde_json::from_slice::<Response>(body).is_ok()
+}
+
 /// Reads frames from `input`; forwards good ones to `server`, answers bad ones on `errors`.
 pub async fn filter_input(input: impl AsyncRead + Unpin, mut server: DuplexStream, errors: mpsc::Sender<Vec<u8>>) {
     let mut reader = BufReader::new(input);
@@ -46,11 +58,32 @@ pub async fn filter_input(input: impl AsyncRead + Unpin, mut server: DuplexStrea
         // Headers: up to an empty line. Lines without Content-Length are skipped.
         let mut length: Option<usize> = None;
         let mut saw_header = false;
+        let mut overlong = false;
         loop {
             let mut line = Vec::new();
-            match reader.read_until(b'\n', &mut line).await {
+            match (&mut reader).take(MAX_HEADER_LINE as u64).read_until(b'\n', &mut line).await {
                 Ok(0) | Err(_) => return,
                 Ok(_) => {}
+            }
+            if !line.ends_with(b"\n") && line.len() == MAX_HEADER_LINE {
+                // Skip the rest of an overlong line without keeping it.
+                overlong = true;
+                saw_header = true;
+                loop {
+                    let buffer = match reader.fill_buf().await {
+                        Ok([]) | Err(_) => return,
+                        Ok(buffer) => buffer,
+                    };
+                    let (used, done) = match buffer.iter().position(|it| *it == b'\n') {
+                        Some(idx) => (idx + 1, true),
+                        None => (buffer.len(), false),
+                    };
+                    reader.consume(used);
+                    if done {
+                        break;
+                    }
+                }
+                continue;
             }
             let text = String::from_utf8_lossy(&line);
             let text = text.trim_end_matches(['\r', '\n']);
@@ -68,17 +101,19 @@ pub async fn filter_input(input: impl AsyncRead + Unpin, mut server: DuplexStrea
             }
         }
         let Some(length) = length else {
-            let _ =
-                errors.send(error_frame(serde_json::Value::Null, -32700, "Parse error: missing Content-Length")).await;
+            let message =
+                if overlong { "Parse error: header line too long" } else { "Parse error: missing Content-Length" };
+            let _ = errors.send(error_frame(serde_json::Value::Null, -32700, message)).await;
             continue;
         };
-        if length > MAX_BODY {
+        if overlong || length > MAX_BODY {
             // Skip the body without keeping it.
             let mut remaining = length as u64;
             let mut sink = tokio::io::sink();
             let copied = tokio::io::copy(&mut (&mut reader).take(remaining), &mut sink).await.unwrap_or(0);
             remaining -= copied;
-            let _ = errors.send(error_frame(serde_json::Value::Null, -32700, "Parse error: message too large")).await;
+            let message = if overlong { "Parse error: header line too long" } else { "Parse error: message too large" };
+            let _ = errors.send(error_frame(serde_json::Value::Null, -32700, message)).await;
             if remaining > 0 {
                 return;
             }
@@ -92,7 +127,7 @@ pub async fn filter_input(input: impl AsyncRead + Unpin, mut server: DuplexStrea
             Err(_) => {
                 let _ = errors.send(error_frame(serde_json::Value::Null, -32700, "Parse error")).await;
             }
-            Ok(value) if !is_message(&value) => {
+            Ok(value) if !is_message(&value) || !decodes(&body) => {
                 let id = value.get("id").cloned().filter(|it| it.is_string() || it.is_number()).unwrap_or_default();
                 let _ = errors.send(error_frame(id, -32600, "Invalid Request")).await;
             }
@@ -107,35 +142,50 @@ pub async fn filter_input(input: impl AsyncRead + Unpin, mut server: DuplexStrea
 
 /// Copies whole frames from the server (`from_server`) and our own error
 /// frames (`errors`) to `output`, never interleaving two frames.
+///
+/// The server's frames are read in their own future and passed on through a
+/// channel: `select!` may drop the future it did not pick, and dropping a
+/// half-read frame would lose its header and stop the output for good.
 pub async fn merge_output(
     from_server: DuplexStream,
     mut errors: mpsc::Receiver<Vec<u8>>,
     mut output: impl AsyncWrite + Unpin,
 ) {
-    let mut reader = BufReader::new(from_server);
-    let (mut server_open, mut errors_open) = (true, true);
-    loop {
-        let frame = tokio::select! {
-            frame = read_frame(&mut reader), if server_open => match frame {
-                Some(frame) => frame,
-                None => {
-                    server_open = false;
-                    continue;
-                }
-            },
-            error = errors.recv(), if errors_open => match error {
-                Some(frame) => frame,
-                None => {
-                    errors_open = false;
-                    continue;
-                }
-            },
-            else => return,
-        };
-        if output.write_all(&frame).await.is_err() || output.flush().await.is_err() {
-            return;
+    let (frames_sender, mut frames) = mpsc::channel(16);
+    let read = async move {
+        let mut reader = BufReader::new(from_server);
+        while let Some(frame) = read_frame(&mut reader).await {
+            if frames_sender.send(frame).await.is_err() {
+                return;
+            }
         }
-    }
+    };
+    let write = async move {
+        let (mut server_open, mut errors_open) = (true, true);
+        loop {
+            let frame = tokio::select! {
+                frame = frames.recv(), if server_open => match frame {
+                    Some(frame) => frame,
+                    None => {
+                        server_open = false;
+                        continue;
+                    }
+                },
+                error = errors.recv(), if errors_open => match error {
+                    Some(frame) => frame,
+                    None => {
+                        errors_open = false;
+                        continue;
+                    }
+                },
+                else => return,
+            };
+            if output.write_all(&frame).await.is_err() || output.flush().await.is_err() {
+                return;
+            }
+        }
+    };
+    tokio::join!(read, write);
 }
 
 /// One complete frame as the server wrote it (headers and body).
@@ -178,5 +228,54 @@ mod tests {
         assert!(!is_message(&json!({"jsonrpc": "2.0", "id": {"x": 1}, "method": "hover"})));
         assert!(!is_message(&json!({"jsonrpc": "2.0", "method": 3})));
         assert!(!is_message(&json!({"jsonrpc": "2.0", "method": "hover", "params": 3})));
+    }
+
+    /// Found by the `lsp_server` fuzz target: a duplicate key passed
+    /// `is_message` (serde_json keeps the last) but stopped tower-lsp-server's
+    /// reader, and every later message went unanswered.
+    #[test]
+    fn duplicate_keys_do_not_reach_the_server() {
+        let body = br#"{"jsonrpc": "2.0", "id": 7, "method": "x", "id": 10, "method": "textDocument/foldingRange"}"#;
+        assert!(!super::decodes(body));
+        assert!(super::decodes(br#"{"jsonrpc": "2.0", "id": 10, "method": "textDocument/foldingRange"}"#));
+        assert!(super::decodes(br#"{"jsonrpc": "2.0", "id": 10, "result": null}"#));
+    }
+}
+
+#[cfg(test)]
+mod merge_tests {
+    use std::time::Duration;
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use super::{frame, merge_output};
+
+    /// Found by the `lsp_server` fuzz target: an error frame that arrived
+    /// while a server frame was half read made `merge_output` drop the
+    /// half-read header, and every later answer of the server was lost.
+    #[tokio::test]
+    async fn an_error_frame_in_the_middle_of_a_server_frame_loses_nothing() {
+        let (mut server, from_server) = tokio::io::duplex(1 << 16);
+        let (errors, error_frames) = tokio::sync::mpsc::channel(16);
+        let (output, mut client) = tokio::io::duplex(1 << 16);
+        let merger = tokio::spawn(merge_output(from_server, error_frames, output));
+        let first = br#"{"jsonrpc":"2.0","id":1,"result":null}"#;
+        let second = br#"{"jsonrpc":"2.0","id":2,"result":null}"#;
+        let error = frame(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#);
+        // The header of the first frame, then an error frame, then its body.
+        server.write_all(format!("Content-Length: {}\r\n\r\n", first.len()).as_bytes()).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        errors.send(error.clone()).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        server.write_all(first).await.unwrap();
+        server.write_all(&frame(second)).await.unwrap();
+        drop((server, errors));
+        let mut written = Vec::new();
+        client.read_to_end(&mut written).await.unwrap();
+        merger.await.unwrap();
+        let mut expected = error;
+        expected.extend(frame(first));
+        expected.extend(frame(second));
+        assert_eq!(String::from_utf8_lossy(&written), String::from_utf8_lossy(&expected));
     }
 }

@@ -1,0 +1,81 @@
+// The "HPF: Show transfer pattern" panel's page: the server's answer to
+// `hpf.explainLoop` ({text, svg, whatIf}) as HTML for a webview. Pure
+// functions (no `vscode`), so that they are tested without an editor.
+
+/** The answer of `hpf.explainLoop`. */
+export interface Explanation {
+  text: string;
+  svg: string;
+  whatIf: string | null;
+}
+
+/** Whether a command's answer is an explanation. */
+export function isExplanation(value: unknown): value is Explanation {
+  if (typeof value !== "object" || value === null) return false;
+  const it = value as Record<string, unknown>;
+  return (
+    typeof it.text === "string" &&
+    typeof it.svg === "string" &&
+    (it.whatIf === null || it.whatIf === undefined || typeof it.whatIf === "string")
+  );
+}
+
+export function escapeHtml(text: string): string {
+  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+}
+
+/** Only the server's own SVG document goes in: no scripts, no event handlers, no foreign objects. */
+export function sanitizeSvg(svg: string): string {
+  const start = svg.indexOf("<svg");
+  if (start < 0) return "";
+  return svg
+    .slice(start)
+    .replace(/<script[\s\S]*?<\/script>/gi, "")
+    .replace(/<foreignObject[\s\S]*?<\/foreignObject>/gi, "")
+    .replace(/\son[a-z]+\s*=\s*"[^"]*"/gi, "");
+}
+
+/** The page: the picture, the what-if table and the text picture, under a strict content policy. */
+export function pictureHtml(explanation: Explanation, title: string, cspSource: string): string {
+  const csp = `default-src 'none'; img-src ${cspSource} data:; style-src 'unsafe-inline' ${cspSource};`;
+  const whatIf = explanation.whatIf
+    ? `<h2>What if the target were distributed otherwise</h2>\n<pre class="table">${escapeHtml(explanation.whatIf)}</pre>`
+    : "";
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<title>${escapeHtml(title)}</title>
+<style>
+  body { font-family: var(--vscode-font-family); color: var(--vscode-foreground); padding: 0 12px; }
+  .picture { overflow: auto; background: #ffffff; border-radius: 4px; padding: 4px; }
+  .picture svg { max-width: none; }
+  pre { font-family: var(--vscode-editor-font-family); font-size: var(--vscode-editor-font-size); overflow: auto; }
+  h2 { font-size: 1.05em; }
+</style>
+</head>
+<body>
+<div class="picture">${sanitizeSvg(explanation.svg)}</div>
+${whatIf}
+<details><summary>As text</summary>
+<pre class="text">${escapeHtml(explanation.text)}</pre>
+</details>
+</body>
+</html>
+`;
+}
+
+/** The page shown when the cursor is not in a loop the server can explain. */
+export function messageHtml(message: string, cspSource: string): string {
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline' ${cspSource};">
+</head>
+<body><p>${escapeHtml(message)}</p></body>
+</html>
+`;
+}

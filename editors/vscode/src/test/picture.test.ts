@@ -1,0 +1,43 @@
+// The transfer-pattern panel's page, from an answer shaped like the server's.
+
+import * as assert from "node:assert/strict";
+import { describe, it } from "node:test";
+
+import { escapeHtml, isExplanation, messageHtml, pictureHtml, sanitizeSvg } from "../picture";
+
+const SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><g class="message" data-from="1" data-to="2"><text>P(1)→P(2) B(4): 1 element</text></g></svg>\n';
+
+describe("the transfer pattern panel", () => {
+  it("recognises hpf.explainLoop's answer", () => {
+    assert.ok(isExplanation({ text: "t", svg: SVG, whatIf: null }));
+    assert.ok(isExplanation({ text: "t", svg: SVG, whatIf: "| a |" }));
+    assert.ok(!isExplanation("a string"));
+    assert.ok(!isExplanation({ text: "t" }));
+    assert.ok(!isExplanation(null));
+  });
+
+  it("puts the SVG inline, the table and the text escaped, under a content policy without scripts", () => {
+    const html = pictureHtml({ text: "P(1) -> P(2)  B: 1 element (B(4))", svg: SVG, whatIf: "| (BLOCK) <on> 4 |" }, "seed.f90", "vscode-resource:");
+    assert.ok(html.includes('<g class="message" data-from="1" data-to="2">'));
+    assert.ok(html.includes("P(1) -&gt; P(2)  B: 1 element (B(4))"));
+    assert.ok(html.includes("| (BLOCK) &lt;on&gt; 4 |"));
+    assert.match(html, /Content-Security-Policy" content="default-src 'none';/);
+    assert.ok(!/script-src/.test(html));
+  });
+
+  it("leaves the what-if section out when there is no table", () => {
+    const html = pictureHtml({ text: "t", svg: SVG, whatIf: null }, "x", "src");
+    assert.ok(!html.includes("What if"));
+  });
+
+  it("strips scripts and handlers from an SVG", () => {
+    const svg = sanitizeSvg('<?xml version="1.0"?><svg onload="x()"><script>alert(1)</script><rect onclick="y()"/></svg>');
+    assert.equal(svg, "<svg><rect/></svg>");
+    assert.equal(sanitizeSvg("no picture"), "");
+  });
+
+  it("escapes messages", () => {
+    assert.equal(escapeHtml('<a href="x">&'), "&lt;a href=&quot;x&quot;&gt;&amp;");
+    assert.ok(messageHtml("no loop <here>", "src").includes("no loop &lt;here&gt;"));
+  });
+});

@@ -1,0 +1,619 @@
+//! Assignments to distributed arrays outside DO nests: array assignments
+//! (`U(1:N) = UN(1:N)`, `A = B`, `A(2:N) = B(1:N-1) + C(2:N)`) and FORALLs
+//! run by the owners of the left side's elements after neighbour fetches,
+//! and element assignments (`U(0) = 100.0`, `X(N,J) = DP(N,J)`) run by the
+//! element's owner.
+//!
+//! An array assignment qualifies when every distributed array it names is
+//! cut in the same blocks as the left side along the same distributed
+//! dimension, each is sectioned along that dimension with the left side's
+//! stride, at a constant distance from the left side's section, and the
+//! rest of the right side is elemental (operators, elemental intrinsics,
+//! scalars). Each process assigns the part of the section it owns; the
+//! statement keeps Fortran's semantics (the right side is evaluated before
+//! the left side is assigned) because the neighbours' elements are fetched
+//! before it and the local statement is itself an array assignment.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use analysis::eval::{ConstEnv, Linear};
+use analysis::model::{Model, SymbolId, SymbolKind};
+use syntax::{Expr, ExprKind, Stmt, StmtKind, Subscript, TextRange};
+
+use crate::{Lowering, Plan};
+
+/// Elemental intrinsics an array expression may apply to sections.
+const ELEMENTAL: &[&str] = &[
+    "abs", "acos", "aimag", "aint", "anint", "asin", "atan", "atan2", "btest", "ceiling", "char", "conjg", "cos",
+    "cosh", "dble", "dim", "dprod", "exp", "float", "floor", "iabs", "iand", "ibclr", "ibits", "ibset", "ieor", "ifix",
+    "int", "ior", "ishft", "log", "log10", "logical", "max", "merge", "min", "mod", "modulo", "nint", "not", "real",
+    "sign", "sin", "sinh", "sngl", "sqrt", "tan", "tanh", "dsqrt", "dexp", "dlog", "dsin", "dcos", "dabs", "amax1",
+    "amin1", "max0", "min0", "dmax1", "dmin1",
+];
+
+/// An array assignment run by the owners of the left side's section.
+pub(crate) struct SectionAssign<'a> {
+    pub(crate) stmt: &'a Stmt,
+    /// The left side's array.
+    home: SymbolId,
+    /// The left side's section along the distributed dimension, as Fortran text.
+    lo: String,
+    hi: String,
+    step: i64,
+    /// Per distributed array read: the smallest and largest distance `c` of
+    /// its element `i + c` from the left side's element `i`.
+    reads: BTreeMap<SymbolId, (i64, i64)>,
+    /// Text replacements in the statement: the distributed subscripts become
+    /// the local part of the section.
+    edits: Vec<(TextRange, String)>,
+    /// Rewrite references to the element `hpf_i + c` instead of the local section.
+    element: bool,
+}
+
+impl SectionAssign<'_> {
+    pub(crate) fn step(&self) -> i64 {
+        self.step
+    }
+
+    pub(crate) fn home(&self) -> SymbolId {
+        self.home
+    }
+
+    pub(crate) fn reads(&self) -> &BTreeMap<SymbolId, (i64, i64)> {
+        &self.reads
+    }
+
+    pub(crate) fn edits(&self) -> &[(TextRange, String)] {
+        &self.edits
+    }
+}
+
+struct Constants<'m> {
+    model: &'m Model,
+}
+
+impl ConstEnv for Constants<'_> {
+    fn constant(&self, key: &str) -> Option<i64> {
+        match self.model.symbol(self.model.lookup(0, key)?).kind {
+            SymbolKind::Constant(value) => value,
+            _ => None,
+        }
+    }
+
+    fn number_of_processors(&self) -> Option<i64> {
+        // Known only when the program runs.
+        None
+    }
+}
+
+/// The section of one reference along its distributed dimension.
+struct DistributedSection {
+    /// Where the section's subscript is (or, for a whole array, its name).
+    range: TextRange,
+    whole: bool,
+    lo: Linear,
+    step: i64,
+}
+
+/// `lo:hi:step` of the local part, `c` elements away from the left side's
+/// (or the element `hpf_i + c`).
+fn local_section(c: i64, step: i64, element: bool) -> String {
+    if element {
+        if c == 0 {
+            "hpf_i".to_string()
+        } else {
+            format!("hpf_i+({c})")
+        }
+    } else if c == 0 {
+        format!("hpf_lo:hpf_hi:{step}")
+    } else {
+        format!("hpf_lo+({c}):hpf_hi+({c}):{step}")
+    }
+}
+
+impl<'a> Lowering<'a> {
+    fn linear_of(&self, expr: &Expr) -> Option<Linear> {
+        let model = &self.analysis.model;
+        let is_var = |key: &str| {
+            !matches!(model.lookup(0, key).map(|id| &model.symbol(id).kind), Some(SymbolKind::Constant(Some(_))))
+        };
+        analysis::eval::linear(expr, &is_var, &Constants { model }).ok()
+    }
+
+    fn constant_of(&self, expr: &Expr) -> Option<i64> {
+        analysis::eval::eval_int(expr, &Constants { model: &self.analysis.model }).ok()
+    }
+
+    /// The owner-computes form of an assignment to a distributed array, or
+    /// why it has none.
+    pub(crate) fn assignment<'s>(&mut self, stmt: &'s Stmt) -> Result<Plan<'s>, String>
+    where
+        'a: 's,
+    {
+        let StmtKind::Assign { lhs, rhs } = &stmt.kind else {
+            return Err("it is not an assignment".to_string());
+        };
+        let (name, args) = match &lhs.kind {
+            ExprKind::Name(name) => (name, None),
+            ExprKind::Ref { name, args } => (name, Some(args)),
+            _ => return Err("its left side is not a variable".to_string()),
+        };
+        let model = &self.analysis.model;
+        let Some(home) = model.lookup(0, &name.key()).filter(|id| self.distributed.contains_key(id)) else {
+            return Err(format!("it assigns the replicated variable {} from distributed data", name.text));
+        };
+        let distributed = &self.distributed[&home];
+        let dim = distributed.dim;
+        if let Some(args) = args {
+            if args.len() != distributed.lbs.len()
+                || args.iter().any(|it| matches!(it, Subscript::Star(_) | Subscript::Keyword { .. }))
+            {
+                return Err(format!("the subscripts of {} are not one per dimension", name.text));
+            }
+            for (idx, arg) in args.iter().enumerate() {
+                if idx != dim && !self.distributed_occurrences(arg.range()).is_empty() {
+                    return Err("a subscript of its left side reads a distributed array".to_string());
+                }
+            }
+            if let Subscript::Expr(index) = &args[dim] {
+                // One element along the distributed dimension: its owner assigns it.
+                if !self.distributed_occurrences(index.range).is_empty() {
+                    return Err("the distributed subscript of its left side reads a distributed array".to_string());
+                }
+                let index_form = self.linear_of(index).ok_or("its distributed subscript is not affine")?;
+                let mut reads = BTreeMap::new();
+                self.element_reads(rhs, home, &index_form, &mut reads)?;
+                self.grow_shadows(home, 0, &reads);
+                return Ok(Plan::Owner { stmt, array: home, index: index.range, reads });
+            }
+        }
+        let section = self.distributed_section(home, args.map(Vec::as_slice), name.range)?;
+        let lhs_position =
+            args.map_or(dim, |args| args[..dim].iter().filter(|it| matches!(it, Subscript::Range { .. })).count());
+        let step = section.step;
+        let (lo, hi) = self.section_bounds(home, args.map(Vec::as_slice));
+        let mut res =
+            SectionAssign { stmt, home, lo, hi, step, reads: BTreeMap::new(), edits: Vec::new(), element: false };
+        let lhs_lo = section.lo.clone();
+        self.edit_reference(&mut res, home, &section, 0, args.map(Vec::as_slice));
+        self.array_expression(rhs, &mut res, &lhs_lo, lhs_position)?;
+        self.grow_shadows(home, 0, &res.reads);
+        Ok(Plan::Section(res))
+    }
+
+    /// The owner-computes form of a FORALL whose assignments all update one
+    /// distributed array at `H(..., i + q, ...)` for one of its indices `i`
+    /// and read distributed arrays of the same blocks at `X(..., i + c, ...)`,
+    /// or why it has none. FORALL evaluates every right side before it
+    /// assigns, so any distance `c` is allowed: the neighbours' elements are
+    /// fetched before it, and the local FORALL keeps the semantics.
+    pub(crate) fn forall<'s>(&mut self, stmt: &'s Stmt) -> Result<Plan<'s>, String>
+    where
+        'a: 's,
+    {
+        let StmtKind::Forall { specs, mask, body } = &stmt.kind else {
+            return Err("it is not a FORALL".to_string());
+        };
+        let mut home: Option<(SymbolId, usize, i64)> = None;
+        let mut exprs: Vec<&Expr> = mask.iter().collect();
+        for assignment in body {
+            let StmtKind::Assign { lhs, rhs } = &assignment.kind else {
+                return Err("its body holds more than assignments".to_string());
+            };
+            let ExprKind::Ref { name, args } = &lhs.kind else {
+                return Err("it assigns a whole variable".to_string());
+            };
+            let id = self.analysis.model.lookup(0, &name.key());
+            let Some(id) = id.filter(|id| self.distributed.contains_key(id)) else {
+                return Err(format!("it assigns the replicated variable {}", name.text));
+            };
+            let distributed = &self.distributed[&id];
+            if args.len() != distributed.lbs.len() || args.iter().any(|it| !matches!(it, Subscript::Expr(_))) {
+                return Err(format!("it assigns a section of {}", name.text));
+            }
+            let Some(Subscript::Expr(subscript)) = args.get(distributed.dim) else {
+                return Err(format!("it assigns a section of {}", name.text));
+            };
+            let form = self.linear_of(subscript).ok_or("the home's distributed subscript is not affine")?;
+            let (spec_idx, q) = specs
+                .iter()
+                .enumerate()
+                .find_map(|(idx, spec)| {
+                    let key = spec.var.key();
+                    (form.coefs.len() == 1 && form.coefs.get(&key) == Some(&1)).then_some((idx, form.constant))
+                })
+                .ok_or("the home's distributed subscript is not `i+q` for an index i of the FORALL")?;
+            match home {
+                None => home = Some((id, spec_idx, q)),
+                Some(it) if it == (id, spec_idx, q) => {}
+                Some(_) => return Err("its assignments update different homes".to_string()),
+            }
+            for (idx, arg) in args.iter().enumerate() {
+                if idx != distributed.dim && !self.distributed_occurrences(arg.range()).is_empty() {
+                    return Err("a subscript of a left side reads a distributed array".to_string());
+                }
+            }
+            exprs.push(rhs);
+        }
+        let (home, spec_idx, q) = home.ok_or("it assigns nothing")?;
+        let spec = &specs[spec_idx];
+        let step = match &spec.step {
+            Some(step) => self.constant_of(step).ok_or("its stride is not a constant")?,
+            None => 1,
+        };
+        if step == 0 {
+            return Err("its stride is zero".to_string());
+        }
+        let mut bounds = vec![&spec.lo, &spec.hi];
+        bounds.extend(spec.step.as_ref());
+        if bounds.iter().any(|it| !self.distributed_occurrences(it.range).is_empty()) {
+            return Err("its bounds read distributed arrays".to_string());
+        }
+        let index = Linear::var(&spec.var.key());
+        let mut reads = BTreeMap::new();
+        for expr in exprs {
+            self.element_reads(expr, home, &index, &mut reads)?;
+        }
+        self.grow_shadows(home, q, &reads);
+        let control_end = spec.step.as_ref().map_or(spec.hi.range.end, |it| it.range.end);
+        Ok(Plan::Forall {
+            stmt,
+            home,
+            home_offset: q,
+            lo: self.one_line(spec.lo.range),
+            hi: self.one_line(spec.hi.range),
+            step,
+            control: TextRange::new(spec.lo.range.start, control_end),
+            reads,
+        })
+    }
+
+    /// The first and last index of a reference's section along the
+    /// distributed dimension, as Fortran text.
+    fn section_bounds(&self, id: SymbolId, args: Option<&[Subscript]>) -> (String, String) {
+        let distributed = &self.distributed[&id];
+        match args.and_then(|it| it.get(distributed.dim)) {
+            Some(Subscript::Range { lo, hi, .. }) => (
+                lo.as_ref().map_or(distributed.lb.to_string(), |it| self.one_line(it.range)),
+                hi.as_ref().map_or(distributed.ub.to_string(), |it| self.one_line(it.range)),
+            ),
+            _ => (distributed.lb.to_string(), distributed.ub.to_string()),
+        }
+    }
+
+    /// The local sections of the arguments of a reduction: the first
+    /// distributed reference of the first argument plays the left side.
+    pub(crate) fn reduced_section<'s>(
+        &self,
+        stmt: &'s Stmt,
+        values: &[&Expr],
+        element: bool,
+    ) -> Result<SectionAssign<'s>, String> {
+        let first = values.first().and_then(|it| self.first_distributed(it));
+        let Some((home, args, name_range)) = first else {
+            return Err("a reduction reads no distributed array".to_string());
+        };
+        let dim = self.distributed[&home].dim;
+        let section = self.distributed_section(home, args, name_range)?;
+        let position =
+            args.map_or(dim, |args| args[..dim].iter().filter(|it| matches!(it, Subscript::Range { .. })).count());
+        let (lo, hi) = self.section_bounds(home, args);
+        let mut res = SectionAssign {
+            stmt,
+            home,
+            lo,
+            hi,
+            step: section.step,
+            reads: BTreeMap::new(),
+            edits: Vec::new(),
+            element,
+        };
+        for value in values {
+            self.array_expression(value, &mut res, &section.lo, position)?;
+        }
+        Ok(res)
+    }
+
+    /// The first reference to a distributed array in `expr`: its array, its
+    /// subscripts (`None` for the whole array) and its name's range.
+    fn first_distributed<'e>(&self, expr: &'e Expr) -> Option<(SymbolId, Option<&'e [Subscript]>, TextRange)> {
+        let model = &self.analysis.model;
+        let is_distributed =
+            |name: &syntax::Name| model.lookup(0, &name.key()).filter(|id| self.distributed.contains_key(id));
+        match &expr.kind {
+            ExprKind::Name(name) => is_distributed(name).map(|id| (id, None, name.range)),
+            ExprKind::Ref { name, args } => {
+                if let Some(id) = is_distributed(name) {
+                    return Some((id, Some(args.as_slice()), name.range));
+                }
+                args.iter().filter_map(Subscript::as_expr).find_map(|it| self.first_distributed(it))
+            }
+            ExprKind::Unary { operand, .. } | ExprKind::Paren(operand) => self.first_distributed(operand),
+            ExprKind::Binary { lhs, rhs, .. } => self.first_distributed(lhs).or_else(|| self.first_distributed(rhs)),
+            _ => None,
+        }
+    }
+
+    /// The section along the distributed dimension of a reference to the
+    /// distributed array `id` (`args` is `None` for the whole array).
+    fn distributed_section(
+        &self,
+        id: SymbolId,
+        args: Option<&[Subscript]>,
+        name_range: TextRange,
+    ) -> Result<DistributedSection, String> {
+        let distributed = &self.distributed[&id];
+        let Some(args) = args else {
+            return Ok(DistributedSection {
+                range: name_range,
+                whole: true,
+                lo: Linear::constant(distributed.lb),
+                step: 1,
+            });
+        };
+        let Some(Subscript::Range { lo, stride, range, .. }) = args.get(distributed.dim) else {
+            return Err(format!("{} is not sectioned along its distributed dimension", distributed.name));
+        };
+        let lo = match lo {
+            Some(lo) => self.linear_of(lo).ok_or("a section bound is not affine")?,
+            None => Linear::constant(distributed.lb),
+        };
+        let step = match stride {
+            Some(stride) => self.constant_of(stride).ok_or("a section stride is not a constant")?,
+            None => 1,
+        };
+        if step == 0 {
+            return Err("a section stride is zero".to_string());
+        }
+        Ok(DistributedSection { range: *range, whole: false, lo, step })
+    }
+
+    /// Rewrites a reference's distributed subscript to the local part, `c`
+    /// elements away from the left side's.
+    fn edit_reference(
+        &self,
+        res: &mut SectionAssign,
+        id: SymbolId,
+        section: &DistributedSection,
+        c: i64,
+        args: Option<&[Subscript]>,
+    ) {
+        let distributed = &self.distributed[&id];
+        let local = local_section(c, section.step, res.element);
+        let text = if section.whole {
+            let subscripts: Vec<String> = (0..distributed.lbs.len())
+                .map(|it| if it == distributed.dim { local.clone() } else { ":".to_string() })
+                .collect();
+            format!("{}({})", distributed.name, subscripts.join(", "))
+        } else {
+            local
+        };
+        debug_assert!(args.is_none() == section.whole);
+        res.edits.push((section.range, text));
+    }
+
+    /// Checks that `expr` is an elemental expression whose distributed
+    /// sections line up with the left side's, recording their rewrites and
+    /// the fetches they need.
+    fn array_expression(
+        &self,
+        expr: &Expr,
+        res: &mut SectionAssign,
+        lhs_lo: &Linear,
+        lhs_position: usize,
+    ) -> Result<(), String> {
+        let model = &self.analysis.model;
+        match &expr.kind {
+            ExprKind::Int(_) | ExprKind::Literal(_) => Ok(()),
+            ExprKind::Unary { operand, .. } => self.array_expression(operand, res, lhs_lo, lhs_position),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                self.array_expression(lhs, res, lhs_lo, lhs_position)?;
+                self.array_expression(rhs, res, lhs_lo, lhs_position)
+            }
+            ExprKind::Paren(inner) => self.array_expression(inner, res, lhs_lo, lhs_position),
+            ExprKind::Other(_) => Err("its right side holds an array constructor or another construct".to_string()),
+            ExprKind::Name(name) => {
+                let Some(id) = model.lookup(0, &name.key()) else { return Ok(()) };
+                if self.distributed.contains_key(&id) {
+                    self.aligned_read(id, None, name.range, res, lhs_lo, lhs_position)
+                } else if model.symbol(id).is_array() {
+                    Err(format!("it reads the replicated array {} as a whole", name.text))
+                } else {
+                    Ok(())
+                }
+            }
+            ExprKind::Ref { name, args } => {
+                let id = model.lookup(0, &name.key());
+                if let Some(id) = id.filter(|id| self.distributed.contains_key(id)) {
+                    for (idx, arg) in args.iter().enumerate() {
+                        if idx != self.distributed[&id].dim && !self.distributed_occurrences(arg.range()).is_empty() {
+                            return Err("a subscript reads a distributed array".to_string());
+                        }
+                    }
+                    if args.len() != self.distributed[&id].lbs.len() {
+                        return Err(format!("the subscripts of {} are not one per dimension", name.text));
+                    }
+                    return self.aligned_read(id, Some(args), name.range, res, lhs_lo, lhs_position);
+                }
+                if id.is_some_and(|id| model.symbol(id).is_array()) {
+                    if args.iter().any(|it| !matches!(it, Subscript::Expr(_))) {
+                        return Err(format!("it reads a section of the replicated array {}", name.text));
+                    }
+                    if !self.distributed_occurrences(expr.range).is_empty() {
+                        return Err("a subscript reads a distributed array".to_string());
+                    }
+                    return Ok(());
+                }
+                if !ELEMENTAL.contains(&name.key().as_str()) {
+                    return Err(format!("it calls {}, which is not an elemental intrinsic", name.text));
+                }
+                for arg in args {
+                    match arg {
+                        Subscript::Expr(value) | Subscript::Keyword { value, .. } => {
+                            self.array_expression(value, res, lhs_lo, lhs_position)?
+                        }
+                        _ => return Err(format!("an argument of {} is not an expression", name.text)),
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Checks that every distributed element `expr` reads is `X(..., e + c, ...)`
+    /// for the left side's distributed subscript `e` (same template and
+    /// dimension) and records the distances `c`.
+    fn element_reads(
+        &self,
+        expr: &Expr,
+        home: SymbolId,
+        index_form: &Linear,
+        reads: &mut BTreeMap<SymbolId, (i64, i64)>,
+    ) -> Result<(), String> {
+        for (range, id) in self.distributed_occurrences(expr.range) {
+            let distributed = &self.distributed[&id];
+            let home_distributed = &self.distributed[&home];
+            if !distributed.same_blocks(home_distributed) {
+                return Err(format!("{} and {} are distributed differently", distributed.name, home_distributed.name));
+            }
+            // The reference whose name is at `range`.
+            let Some(args) = find_reference(expr, range) else {
+                return Err(format!("it reads {} as a whole in an element assignment", distributed.name));
+            };
+            let Some(Subscript::Expr(subscript)) = args.get(distributed.dim) else {
+                return Err(format!("it reads a section of {} in an element assignment", distributed.name));
+            };
+            if args.iter().any(|it| !matches!(it, Subscript::Expr(_))) {
+                return Err(format!("it reads a section of {} in an element assignment", distributed.name));
+            }
+            for arg in args {
+                if !self.distributed_occurrences(arg.range()).is_empty() {
+                    return Err("a subscript reads a distributed array".to_string());
+                }
+            }
+            let form = self.linear_of(subscript).ok_or("a distributed subscript is not affine")?;
+            let c = (form.coefs == index_form.coefs)
+                .then(|| form.constant.checked_sub(index_form.constant))
+                .flatten()
+                .ok_or_else(|| format!("{} is not read at a constant distance from the left side", distributed.name))?;
+            let entry = reads.entry(id).or_insert((c, c));
+            entry.0 = entry.0.min(c);
+            entry.1 = entry.1.max(c);
+        }
+        Ok(())
+    }
+
+    /// A read of the distributed array `id` in an array expression.
+    fn aligned_read(
+        &self,
+        id: SymbolId,
+        args: Option<&[Subscript]>,
+        name_range: TextRange,
+        res: &mut SectionAssign,
+        lhs_lo: &Linear,
+        lhs_position: usize,
+    ) -> Result<(), String> {
+        let home = &self.distributed[&res.home];
+        let distributed = &self.distributed[&id];
+        if !distributed.same_blocks(home) {
+            return Err(format!("{} and {} are distributed differently", distributed.name, home.name));
+        }
+        let position = args.map_or(distributed.dim, |args| {
+            args[..distributed.dim].iter().filter(|it| matches!(it, Subscript::Range { .. })).count()
+        });
+        if position != lhs_position {
+            return Err(format!(
+                "the distributed dimension of {} does not line up with the left side's",
+                distributed.name
+            ));
+        }
+        let section = self.distributed_section(id, args, name_range)?;
+        if section.step != res.step {
+            return Err(format!("{} is sectioned with another stride than the left side", distributed.name));
+        }
+        let c = match (&section.lo, lhs_lo) {
+            (lo, lhs) if lo.coefs == lhs.coefs => lo.constant.checked_sub(lhs.constant),
+            _ => None,
+        }
+        .ok_or_else(|| format!("{} is not read at a constant distance from the left side", distributed.name))?;
+        let entry = res.reads.entry(id).or_insert((c, c));
+        entry.0 = entry.0.min(c);
+        entry.1 = entry.1.max(c);
+        self.edit_reference(res, id, &section, c, args);
+        Ok(())
+    }
+
+    pub(crate) fn one_line(&self, range: TextRange) -> String {
+        self.copy(range).replace(['&', '\n'], " ")
+    }
+
+    /// The local bounds of a section and the fetches its reads need.
+    pub(crate) fn emit_section_bounds(&self, out: &mut String, section: &SectionAssign) {
+        let step = section.step;
+        let home_name = &self.distributed[&section.home].name;
+        let _ = writeln!(
+            out,
+            "  call hpf_local_bounds(hpf_d_{home_name}, 0, ({}), ({}), {step}, hpf_lo, hpf_hi)",
+            section.lo, section.hi
+        );
+        self.emit_fetches(out, section.home, 0, step, &section.reads);
+    }
+
+    pub(crate) fn emit_section(&self, out: &mut String, section: &SectionAssign) {
+        let _ = writeln!(out, "  ! hpf-ls: owner computes {}", self.slice(section.stmt.header).trim());
+        self.emit_section_bounds(out, section);
+        let text = self.edited_statement(section.stmt, &section.edits);
+        let _ = writeln!(out, "{text}");
+    }
+
+    /// The text of `range` with the replacements inside it.
+    pub(crate) fn edited(&self, range: TextRange, edits: &[(TextRange, String)]) -> String {
+        let mut edits: Vec<&(TextRange, String)> = edits.iter().filter(|it| range.contains_range(it.0)).collect();
+        edits.sort_by_key(|it| it.0.start);
+        let mut text = String::new();
+        let mut at = range.start;
+        for (edit_range, replacement) in edits {
+            if edit_range.start < at {
+                continue;
+            }
+            text.push_str(&self.copy(TextRange::new(at, edit_range.start)));
+            text.push_str(replacement);
+            at = edit_range.end;
+        }
+        text.push_str(&self.copy(TextRange::new(at, range.end)));
+        text
+    }
+
+    /// A statement's text (with its indentation and label) with the replacements.
+    pub(crate) fn edited_statement(&self, stmt: &Stmt, edits: &[(TextRange, String)]) -> String {
+        let line_start = self.text[..stmt.range.start].rfind('\n').map_or(0, |it| it + 1);
+        self.edited(TextRange::new(line_start, stmt.range.end), edits)
+    }
+}
+
+/// The subscripts of the reference in `expr` whose name is at `name_range`
+/// (`None` when it is a bare name).
+fn find_reference(expr: &Expr, name_range: TextRange) -> Option<&[Subscript]> {
+    match &expr.kind {
+        ExprKind::Ref { name, args } => {
+            if name.range == name_range {
+                return Some(args);
+            }
+            args.iter().find_map(|arg| match arg {
+                Subscript::Expr(value) | Subscript::Keyword { value, .. } => find_reference(value, name_range),
+                Subscript::Range { lo, hi, stride, .. } => {
+                    [lo, hi, stride].into_iter().flatten().find_map(|it| find_reference(it, name_range))
+                }
+                Subscript::Star(_) => None,
+            })
+        }
+        ExprKind::Unary { operand, .. } => find_reference(operand, name_range),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            find_reference(lhs, name_range).or_else(|| find_reference(rhs, name_range))
+        }
+        ExprKind::Paren(inner) => find_reference(inner, name_range),
+        ExprKind::Other(items) => items.iter().find_map(|it| find_reference(it, name_range)),
+        _ => None,
+    }
+}

@@ -1,0 +1,427 @@
+//! Reductions of distributed arrays (SUM, PRODUCT, MAXVAL, MINVAL, COUNT,
+//! ANY, ALL, DOT_PRODUCT) in output statements and in assignments to
+//! replicated scalars, computed where the data lives with the sequential
+//! program's result.
+//!
+//! Each process reduces the part of the section it owns. Results that do
+//! not depend on the order of the operations (integers, logicals, MAXVAL
+//! and MINVAL) are combined with `MPI_Allreduce`. Floating-point SUM,
+//! PRODUCT and DOT_PRODUCT of rank-1 arrays are accumulated in the
+//! sequential order: the running value passes from the process owning the
+//! first elements to the next (a chain), each adding its elements one by
+//! one as the sequential loop does. A single distributed element comes
+//! from its owner by a broadcast. Anything else runs on rank 0 on gathered
+//! copies.
+
+use std::fmt::Write;
+
+use analysis::model::SymbolKind;
+use syntax::{BinaryOp, Expr, ExprKind, Stmt, StmtKind, Subscript, TextRange, UnaryOp};
+
+use crate::assign::SectionAssign;
+use crate::{Lowering, Plan};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Sum,
+    Product,
+    MaxVal,
+    MinVal,
+    Count,
+    Any,
+    All,
+    DotProduct,
+    /// One element, sent by its owner.
+    Element,
+}
+
+impl Kind {
+    fn from_name(name: &str) -> Option<Kind> {
+        Some(match name {
+            "sum" => Kind::Sum,
+            "product" => Kind::Product,
+            "maxval" => Kind::MaxVal,
+            "minval" => Kind::MinVal,
+            "count" => Kind::Count,
+            "any" => Kind::Any,
+            "all" => Kind::All,
+            "dot_product" => Kind::DotProduct,
+            _ => return None,
+        })
+    }
+
+    fn intrinsic(self) -> &'static str {
+        match self {
+            Kind::Sum => "sum",
+            Kind::Product => "product",
+            Kind::MaxVal => "maxval",
+            Kind::MinVal => "minval",
+            Kind::Count => "count",
+            Kind::Any => "any",
+            Kind::All => "all",
+            Kind::DotProduct => "dot_product",
+            Kind::Element => "element",
+        }
+    }
+
+    fn mpi_op(self) -> &'static str {
+        match self {
+            Kind::Sum | Kind::Count | Kind::DotProduct | Kind::Element => "MPI_SUM",
+            Kind::Product => "MPI_PROD",
+            Kind::MaxVal => "MPI_MAX",
+            Kind::MinVal => "MPI_MIN",
+            Kind::Any => "MPI_LOR",
+            Kind::All => "MPI_LAND",
+        }
+    }
+}
+
+/// One reduction, computed into the replicated temporary `temp`.
+pub(crate) struct Reduction<'a> {
+    kind: Kind,
+    temp: String,
+    /// Element type suffix of the result (`r4`, `i4`, ...).
+    suffix: &'static str,
+    /// The local sections (or, for a chain, the elements `hpf_i + c`) of
+    /// the arguments; `None` for an element.
+    section: Option<SectionAssign<'a>>,
+    /// For an element: its array, its reference and its distributed subscript.
+    element: Option<(crate::SymbolId, TextRange, TextRange)>,
+    /// The arguments (one, two for DOT_PRODUCT).
+    args: Vec<&'a Expr>,
+    /// Accumulate in the sequential order (floating-point SUM, PRODUCT, DOT_PRODUCT).
+    chain: bool,
+}
+
+/// A statement whose reductions are computed first.
+pub(crate) struct Reduce<'a> {
+    stmt: &'a Stmt,
+    reductions: Vec<Reduction<'a>>,
+    /// Every reduction call replaced by its temporary.
+    edits: Vec<(TextRange, String)>,
+    output: bool,
+}
+
+fn promote(a: &'static str, b: &'static str) -> Option<&'static str> {
+    let order = ["i4", "r4", "r8"];
+    let rank = |it: &str| order.iter().position(|o| *o == it);
+    Some(order[rank(a)?.max(rank(b)?)])
+}
+
+impl<'a> Lowering<'a> {
+    /// The element type of an expression, when it is plainly known.
+    fn type_of(&self, expr: &Expr) -> Option<&'static str> {
+        let model = &self.analysis.model;
+        let implicit = |key: &str| if key.starts_with(|c: char| ('i'..='n').contains(&c)) { "i4" } else { "r4" };
+        match &expr.kind {
+            ExprKind::Int(_) => Some("i4"),
+            ExprKind::Literal(text) => {
+                let lower = text.to_ascii_lowercase();
+                if lower == ".true." || lower == ".false." {
+                    Some("l4")
+                } else if lower.contains('_') || lower.starts_with(['\'', '"']) {
+                    None
+                } else if lower.contains('d') {
+                    Some("r8")
+                } else if lower.contains(['.', 'e']) {
+                    Some("r4")
+                } else {
+                    None
+                }
+            }
+            ExprKind::Name(name) => match model.lookup(0, &name.key()) {
+                Some(id) => {
+                    let symbol = model.symbol(id);
+                    match symbol.kind {
+                        SymbolKind::Variable | SymbolKind::Constant(_) if symbol.type_name.is_empty() => {
+                            Some(implicit(&name.key()))
+                        }
+                        SymbolKind::Variable | SymbolKind::Constant(_) => crate::element_suffix(&symbol.type_name),
+                        _ => None,
+                    }
+                }
+                None => Some(implicit(&name.key())),
+            },
+            ExprKind::Ref { name, args } => {
+                if let Some(id) = model.lookup(0, &name.key()) {
+                    let symbol = model.symbol(id);
+                    if symbol.is_array() {
+                        return if symbol.type_name.is_empty() {
+                            Some(implicit(&name.key()))
+                        } else {
+                            crate::element_suffix(&symbol.type_name)
+                        };
+                    }
+                }
+                if args.iter().any(|it| matches!(it, Subscript::Keyword { .. })) {
+                    return None;
+                }
+                let values: Vec<&Expr> = args.iter().filter_map(Subscript::as_expr).collect();
+                let promoted = || values.iter().try_fold("i4", |acc, it| promote(acc, self.type_of(it)?));
+                match name.key().as_str() {
+                    "real" | "float" | "sngl" if values.len() == 1 => Some("r4"),
+                    "dble" | "dprod" => Some("r8"),
+                    "int" | "nint" | "floor" | "ceiling" | "ifix" if values.len() == 1 => Some("i4"),
+                    "abs" | "max" | "min" | "mod" | "modulo" | "sign" | "dim" | "sqrt" | "exp" | "log" | "sin"
+                    | "cos" | "tan" | "aint" | "anint" => promoted(),
+                    _ => None,
+                }
+            }
+            ExprKind::Unary { op: UnaryOp::Not, operand } => (self.type_of(operand)? == "l4").then_some("l4"),
+            ExprKind::Unary { operand, .. } | ExprKind::Paren(operand) => self.type_of(operand),
+            ExprKind::Binary { op: BinaryOp::Other, lhs, rhs } => {
+                self.type_of(lhs)?;
+                self.type_of(rhs)?;
+                Some("l4")
+            }
+            ExprKind::Binary { lhs, rhs, .. } => promote(self.type_of(lhs)?, self.type_of(rhs)?),
+            ExprKind::Other(_) => None,
+        }
+    }
+
+    /// The plan of a statement whose reductions of distributed arrays can be
+    /// computed in parallel, leaving no other reference to distributed data.
+    pub(crate) fn reduction_statement<'s>(&mut self, stmt: &'s Stmt) -> Result<Plan<'s>, String>
+    where
+        'a: 's,
+    {
+        let (exprs, output): (Vec<&'s Expr>, bool) = match &stmt.kind {
+            StmtKind::Assign { lhs, rhs } => {
+                let ExprKind::Name(name) = &lhs.kind else {
+                    return Err("its left side is not a scalar".to_string());
+                };
+                if let Some(id) = self.analysis.model.lookup(0, &name.key()) {
+                    if self.analysis.model.symbol(id).is_array() {
+                        return Err(format!("it assigns the array {} as a whole", name.text));
+                    }
+                }
+                (vec![rhs], false)
+            }
+            StmtKind::Output { items } => (items.iter().collect(), true),
+            _ => return Err("it is not an assignment or an output statement".to_string()),
+        };
+        let mut calls: Vec<(&'s Expr, Kind, &'s [Subscript])> = Vec::new();
+        for expr in exprs {
+            self.collect_reductions(expr, &mut calls);
+        }
+        if calls.is_empty() {
+            return Err("it reads distributed elements outside reductions".to_string());
+        }
+        // Nothing distributed may remain outside the reductions.
+        let covered: Vec<TextRange> = calls.iter().map(|it| it.0.range).collect();
+        if self
+            .distributed_occurrences(stmt.range)
+            .iter()
+            .any(|(range, _)| !covered.iter().any(|it| it.contains_range(*range)))
+        {
+            return Err("it reads distributed elements outside reductions".to_string());
+        }
+        let mut reductions = Vec::new();
+        let mut edits = Vec::new();
+        for (call, kind, args) in calls {
+            let reduction = self.reduction(stmt, call, kind, args)?;
+            edits.push((call.range, reduction.temp.clone()));
+            reductions.push(reduction);
+        }
+        Ok(Plan::Reduce(Reduce { stmt, reductions, edits, output }))
+    }
+
+    fn reduction<'s>(
+        &mut self,
+        stmt: &'s Stmt,
+        call: &'s Expr,
+        kind: Kind,
+        args: &'s [Subscript],
+    ) -> Result<Reduction<'s>, String>
+    where
+        'a: 's,
+    {
+        if kind == Kind::Element {
+            let ExprKind::Ref { name, args } = &call.kind else {
+                return Err("an element reference without subscripts".to_string());
+            };
+            let id = self.analysis.model.lookup(0, &name.key()).ok_or("an unknown array")?;
+            let distributed = &self.distributed[&id];
+            let Some(Subscript::Expr(index)) = args.get(distributed.dim) else {
+                return Err(format!("it reads a section of {} outside reductions", distributed.name));
+            };
+            if args.len() != distributed.lbs.len()
+                || args.iter().any(|it| !matches!(it, Subscript::Expr(_)))
+                || !self.distributed_occurrences(TextRange::new(name.range.end, call.range.end)).is_empty()
+            {
+                return Err(format!("it reads a section of {} outside reductions", distributed.name));
+            }
+            let suffix = distributed.suffix;
+            let temp = format!("hpf_r{}", self.temps.len() + 1);
+            let type_name = crate::runtime::ELEMENT_TYPES.iter().find(|it| it.0 == suffix).map_or("real", |it| it.1);
+            self.temps.push((type_name.to_string(), temp.clone()));
+            return Ok(Reduction {
+                kind,
+                temp,
+                suffix,
+                section: None,
+                element: Some((id, call.range, index.range)),
+                args: Vec::new(),
+                chain: false,
+            });
+        }
+        if let ExprKind::Ref { name, .. } = &call.kind {
+            if self.analysis.model.lookup(0, &name.key()).is_some_and(|id| self.analysis.model.symbol(id).is_array()) {
+                return Err(format!("{} is an array here, not the intrinsic", name.text));
+            }
+        }
+        let arity = if kind == Kind::DotProduct { 2 } else { 1 };
+        let values: Vec<&'s Expr> = args.iter().filter_map(Subscript::as_expr).collect();
+        if args.len() != arity || values.len() != arity {
+            return Err(format!("{} has DIM, MASK or other arguments", kind.intrinsic().to_uppercase()));
+        }
+        let types: Option<Vec<&'static str>> = values.iter().map(|it| self.type_of(it)).collect();
+        let types = types.ok_or("the type of a reduced expression is not plainly known")?;
+        let suffix = match kind {
+            Kind::Count => {
+                if types[0] != "l4" {
+                    return Err("COUNT of a non-logical expression".to_string());
+                }
+                "i4"
+            }
+            Kind::Any | Kind::All => {
+                if types[0] != "l4" {
+                    return Err("ANY or ALL of a non-logical expression".to_string());
+                }
+                "l4"
+            }
+            Kind::DotProduct => promote(types[0], types[1]).ok_or("DOT_PRODUCT of logical arrays")?,
+            _ => {
+                if types[0] == "l4" {
+                    return Err("a numeric reduction of a logical expression".to_string());
+                }
+                types[0]
+            }
+        };
+        let chain = matches!(kind, Kind::Sum | Kind::Product | Kind::DotProduct) && suffix != "i4";
+        let section = self.reduced_section(stmt, &values, chain)?;
+        if chain && self.distributed[&section.home()].lbs.len() != 1 {
+            return Err(
+                "a floating-point reduction of a rank-2 or rank-3 array keeps its order only on rank 0".to_string()
+            );
+        }
+        self.grow_shadows(section.home(), 0, section.reads());
+        let temp = format!("hpf_r{}", self.temps.len() + 1);
+        let type_name = crate::runtime::ELEMENT_TYPES.iter().find(|it| it.0 == suffix).map_or("real", |it| it.1);
+        self.temps.push((type_name.to_string(), temp.clone()));
+        Ok(Reduction { kind, temp, suffix, section: Some(section), element: None, args: values, chain })
+    }
+
+    pub(crate) fn emit_reduce(&self, out: &mut String, reduce: &Reduce) {
+        for reduction in &reduce.reductions {
+            if let Some((array, reference, index)) = reduction.element {
+                let name = &self.distributed[&array].name;
+                let index = self.one_line(index);
+                let _ = writeln!(
+                    out,
+                    "  if (hpf_owns(hpf_d_{name}, {index})) {} = {}",
+                    reduction.temp,
+                    self.one_line(reference)
+                );
+                let _ = writeln!(
+                    out,
+                    "  call MPI_Bcast({}, 1, {}, hpf_owner(hpf_d_{name}, {index}), MPI_COMM_WORLD)",
+                    reduction.temp,
+                    crate::mpi_type(reduction.suffix)
+                );
+                continue;
+            }
+            let Some(section) = &reduction.section else { continue };
+            let step = section.step();
+            let _ = writeln!(out, "  ! hpf-ls: {} in parallel", reduction.kind.intrinsic().to_uppercase());
+            self.emit_section_bounds(out, section);
+            let temp = &reduction.temp;
+            let args: Vec<String> = reduction.args.iter().map(|it| self.edited(it.range, section.edits())).collect();
+            if reduction.chain {
+                let (identity, op) = match reduction.kind {
+                    Kind::Product => ("1", "*"),
+                    _ => ("0", "+"),
+                };
+                let element = match reduction.kind {
+                    Kind::DotProduct => format!("({}) * ({})", args[0], args[1]),
+                    _ => format!("({})", args[0]),
+                };
+                let _ = writeln!(out, "  {temp} = {identity}");
+                let _ = writeln!(out, "  call hpf_chain_recv_{}({temp}, {step})", reduction.suffix);
+                let _ =
+                    writeln!(out, "  do hpf_i = hpf_lo, hpf_hi, {step}\n    {temp} = {temp} {op} {element}\n  end do");
+                let _ = writeln!(out, "  call hpf_chain_send_{}({temp}, {step})", reduction.suffix);
+            } else {
+                let _ = writeln!(out, "  {temp} = {}({})", reduction.kind.intrinsic(), args.join(", "));
+                let _ = writeln!(
+                    out,
+                    "  call MPI_Allreduce(MPI_IN_PLACE, {temp}, 1, {}, {}, MPI_COMM_WORLD)",
+                    crate::mpi_type(reduction.suffix),
+                    reduction.kind.mpi_op()
+                );
+            }
+        }
+        let text = self.edited_statement(reduce.stmt, &reduce.edits);
+        if reduce.output {
+            let _ = writeln!(out, "  if (hpf_rank == 0) then\n{text}\n  end if");
+        } else {
+            let _ = writeln!(out, "{text}");
+        }
+    }
+}
+
+impl Lowering<'_> {
+    /// The reduction calls and distributed element references in `expr`,
+    /// outermost first (a reduction inside another one is part of the outer
+    /// one's argument).
+    fn collect_reductions<'s>(&self, expr: &'s Expr, calls: &mut Vec<(&'s Expr, Kind, &'s [Subscript])>) {
+        collect_reductions(expr, calls, &|name: &syntax::Name| {
+            let model = &self.analysis.model;
+            let id = model.lookup(0, &name.key());
+            if id.is_some_and(|id| self.distributed.contains_key(&id)) {
+                Some(Kind::Element)
+            } else if id.is_some_and(|id| model.symbol(id).is_array()) {
+                None
+            } else {
+                Kind::from_name(&name.key())
+            }
+        });
+    }
+}
+
+fn collect_reductions<'s>(
+    expr: &'s Expr,
+    calls: &mut Vec<(&'s Expr, Kind, &'s [Subscript])>,
+    kind_of: &dyn Fn(&syntax::Name) -> Option<Kind>,
+) {
+    match &expr.kind {
+        ExprKind::Ref { name, args } => {
+            if let Some(kind) = kind_of(name) {
+                calls.push((expr, kind, args));
+                return;
+            }
+            for arg in args {
+                match arg {
+                    Subscript::Expr(value) | Subscript::Keyword { value, .. } => {
+                        collect_reductions(value, calls, kind_of)
+                    }
+                    Subscript::Range { lo, hi, stride, .. } => {
+                        for it in [lo, hi, stride].into_iter().flatten() {
+                            collect_reductions(it, calls, kind_of);
+                        }
+                    }
+                    Subscript::Star(_) => {}
+                }
+            }
+        }
+        ExprKind::Unary { operand, .. } | ExprKind::Paren(operand) => collect_reductions(operand, calls, kind_of),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            collect_reductions(lhs, calls, kind_of);
+            collect_reductions(rhs, calls, kind_of);
+        }
+        // Implied DO loops and constructors may bind their own indices: what
+        // they read stays with the statement (and sends it to rank 0).
+        ExprKind::Other(_) => {}
+        _ => {}
+    }
+}

@@ -1,0 +1,200 @@
+//! What the lowering decides for small programs: which statements run in
+//! parallel, which on rank 0 (the notes), and the shape of the generated
+//! code. The differential tests under MPI are in `server/lsp/tests/mpi_run.rs`.
+
+use analysis::model::ModelConfig;
+use syntax::{LineIndex, SourceForm};
+
+/// The notes as `line: message`, and the generated source.
+fn lower(text: &str) -> (Vec<String>, String) {
+    let analysis = analysis::analyze(text, SourceForm::Free, ModelConfig { number_of_processors: None });
+    let generated = match crate::lower(&analysis, text) {
+        Ok(it) => it,
+        Err(errors) => panic!("refused: {errors:?}"),
+    };
+    let index = LineIndex::new(text);
+    let notes = generated
+        .notes
+        .iter()
+        .map(|it| format!("{}: {}", index.line_col(text, it.range.start).0 + 1, it.message))
+        .collect();
+    (notes, generated.source)
+}
+
+const HEADER: &str = "program p
+  implicit none
+  integer, parameter :: n = 20
+  real :: u(0:n+1), un(0:n+1), s
+  integer :: k(n), i, step, total
+!HPF$ TEMPLATE T(0:N+1)
+!HPF$ DISTRIBUTE T(BLOCK)
+!HPF$ ALIGN (I) WITH T(I) :: U, UN
+!HPF$ ALIGN K(I) WITH T(I)
+";
+
+fn program(body: &str) -> String {
+    format!("{HEADER}{body}end program p\n")
+}
+
+#[test]
+fn a_time_loop_runs_on_every_process_with_its_parallel_statements() {
+    let (notes, source) = lower(&program(
+        "  u = 0.0
+  u(0) = 100.0
+  do step = 1, 10
+    do i = 1, n
+      un(i) = u(i) + 0.25 * (u(i-1) - 2.0*u(i) + u(i+1))
+    end do
+    u(1:n) = un(1:n)
+  end do
+  print *, u(1), sum(u(1:n))
+",
+    ));
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(source.contains("  do step = 1, 10\n"), "{source}");
+    assert!(source.contains("u(hpf_lo:hpf_hi:1) = un(hpf_lo:hpf_hi:1)"), "{source}");
+    assert!(source.contains("if (hpf_owns(hpf_d_u, 0)) then"), "{source}");
+    // The element comes from its owner, the sum along the chain: nothing is gathered.
+    assert!(!source.contains("call hpf_gather"), "{source}");
+    assert!(source.contains("call hpf_chain_recv_r4(hpf_r2, 1)"), "{source}");
+}
+
+#[test]
+fn shifted_sections_fetch_their_neighbours_first() {
+    let (notes, source) = lower(&program("  u(1:n) = un(0:n-1) + un(2:n+1)\n  un(2:n:2) = u(1:n-1:2)\n"));
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(
+        source.contains("call hpf_fetch_r4_11(un, hpf_d_un, min(hpf_lo, hpf_hi) + (-1), max(hpf_lo, hpf_hi) + (1))")
+    );
+    assert!(source.contains("un(hpf_lo:hpf_hi:2) = u(hpf_lo+(-1):hpf_hi+(-1):2)"), "{source}");
+    // The shadow areas are as wide as the shifts.
+    assert!(source.contains("call hpf_alloc_r4_11(un, hpf_d_un, 1, 1,"), "{source}");
+}
+
+#[test]
+fn what_does_not_line_up_runs_on_rank_0() {
+    let (notes, _) = lower(&program(
+        "  k(n:1:-1) = k(1:n)
+  u(1:n) = u(0)
+  s = u(1) + sum(k(1:n))
+  total = maxloc(k, 1)
+",
+    ));
+    assert_eq!(
+        notes,
+        [
+            "10: runs on one process: it is not an owner-computes assignment: k is sectioned with another stride than the left side",
+            "11: runs on one process: it is not an owner-computes assignment: u is not sectioned along its distributed dimension",
+            "13: runs on one process: it is not an owner-computes assignment: it assigns the replicated variable total from distributed data; it reads distributed elements outside reductions",
+        ]
+    );
+}
+
+#[test]
+fn a_loop_that_branches_or_gathers_runs_whole_on_rank_0() {
+    let (notes, _) = lower(&program(
+        "  do step = 1, 10
+    u(1:n) = un(1:n)
+    if (u(1) > 3.0) exit
+  end do
+  do step = 1, 10
+    u(1:n) = un(1:n)
+    k(1) = maxloc(u, 1)
+  end do
+",
+    ));
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(
+        notes[0].starts_with("10: runs on one process:") && notes[0].ends_with("its body branches (`if`)"),
+        "{notes:?}"
+    );
+    assert!(notes[1].ends_with("a statement of its body runs on rank 0 on gathered copies"), "{notes:?}");
+}
+
+#[test]
+fn reductions_keep_the_sequential_order_of_floating_point_sums() {
+    let (notes, source) = lower(&program(
+        "  s = sum(u(n:1:-1)) + product(un)
+  total = sum(k) + count(k > 0) + maxval(k)
+  print *, any(k > 3), all(u > 0.0), dot_product(u(1:n), un(0:n-1)), minval(u)
+",
+    ));
+    assert_eq!(notes, Vec::<String>::new());
+    // Floating point: along the chain, downwards for a negative stride.
+    assert!(source.contains("call hpf_chain_recv_r4(hpf_r1, -1)"), "{source}");
+    assert!(source.contains("hpf_r2 = hpf_r2 * (un(hpf_i))"), "{source}");
+    assert!(source.contains("hpf_r8 = hpf_r8 + (u(hpf_i)) * (un(hpf_i+(-1)))"), "{source}");
+    // Integers, logicals, extrema: in any order.
+    assert!(source.contains("MPI_Allreduce(MPI_IN_PLACE, hpf_r3, 1, MPI_INTEGER, MPI_SUM"), "{source}");
+    assert!(source.contains("MPI_Allreduce(MPI_IN_PLACE, hpf_r6, 1, MPI_LOGICAL, MPI_LOR"), "{source}");
+    assert!(source.contains("MPI_Allreduce(MPI_IN_PLACE, hpf_r9, 1, MPI_REAL, MPI_MIN"), "{source}");
+}
+
+#[test]
+fn foralls_and_arrays_of_equal_blocks_run_in_parallel() {
+    let text = "program q
+  implicit none
+  integer, parameter :: n = 16
+  real :: a(n), b(n)
+  integer :: i
+!HPF$ DISTRIBUTE A(BLOCK)
+!HPF$ DISTRIBUTE B(BLOCK)
+  forall (i = 2:n-1) a(i) = b(i-1) + a(i+1)
+  forall (i = 1:n, a(i) > 0.0) b(i) = a(n+1-i)
+end program q
+";
+    let (notes, source) = lower(text);
+    // B(I) on its own template lives where A(I) does; A(N+1-I) does not follow I.
+    assert_eq!(notes, ["9: runs on one process: a is not read at a constant distance from the left side"]);
+    assert!(source.contains("  forall (i = hpf_lo:hpf_hi:1) a(i) = b(i-1) + a(i+1)\n"), "{source}");
+    assert!(source.contains("call hpf_fetch_r4_11(a, hpf_d_a, min(hpf_lo, hpf_hi) + (1), max(hpf_lo, hpf_hi) + (1))"));
+}
+
+#[test]
+fn replicated_conditions_and_elements_from_their_owner() {
+    let (notes, source) = lower(&program(
+        "  step = 0
+  do while (step < 5)
+    step = step + 1
+    if (mod(step, 2) == 0) then
+      u(1:n) = un(1:n) + u(step)
+    else
+      print *, step, u(step)
+    end if
+  end do
+",
+    ));
+    // `u(1:n) = un(1:n) + u(step)` would gather in every iteration: the whole loop runs on rank 0.
+    assert_eq!(notes, ["11: runs on one process: a statement of its body runs on rank 0 on gathered copies"]);
+    let (notes, source_ok) = lower(&program(
+        "  step = 0
+  do while (step < 5)
+    step = step + 1
+    if (mod(step, 2) == 0) then
+      s = u(step)
+      u(1:n) = un(1:n) + s
+    else
+      print *, step, u(step)
+    end if
+  end do
+",
+    ));
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(source_ok.contains("  do while ((step < 5))\n"), "{source_ok}");
+    assert!(source_ok.contains("  if (hpf_owns(hpf_d_u, step)) hpf_r1 = u(step)\n"), "{source_ok}");
+    assert!(source_ok.contains("call MPI_Bcast(hpf_r1, 1, MPI_REAL, hpf_owner(hpf_d_u, step), MPI_COMM_WORLD)"));
+    assert!(!source_ok.contains("hpf_gather"), "{source_ok}");
+    assert!(source.contains("hpf_gather"), "{source}");
+}
+
+#[test]
+fn the_runtime_holds_only_the_routines_the_program_calls() {
+    let (_, source) = lower(&program("  u(1:n) = un(0:n-1)\n  total = sum(k)\n  s = sum(u(1:n))\n"));
+    let runtime = crate::runtime::runtime_for(&source);
+    assert!(runtime.contains("subroutine hpf_fetch_r4_11("), "{runtime}");
+    assert!(runtime.contains("subroutine hpf_alloc_i4_11("), "{runtime}");
+    assert!(runtime.contains("subroutine hpf_chain_recv_r4("), "{runtime}");
+    assert!(!runtime.contains("hpf_fetch_r8_11") && !runtime.contains("hpf_fetch_r4_21"), "{runtime}");
+    assert!(!runtime.contains("hpf_chain_recv_r8"), "{runtime}");
+    assert!(crate::runtime::runtime_source().contains("subroutine hpf_fetch_l4_33("));
+}

@@ -1,0 +1,144 @@
+//! `hpf-ls explain FILE --line N [--svg OUT.svg] [--what-if]`
+//!
+//! The picture of the loop on line N: who owns which part of the alignment
+//! target, where the arrays sit (declared and optimal), which iterations
+//! each processor runs and every message, as text (and as SVG with
+//! `--svg`); `--what-if` adds the transfer cost under other distributions.
+
+use std::fmt::Write;
+
+use analysis::picture::{loop_at_line, loop_picture, render_svg, render_text};
+use analysis::whatif::{render_table, what_if_loop, what_if_unit};
+use analysis::ModelConfig;
+
+use super::{collect_inputs, parse_input_options, read_text, EXIT_USAGE};
+
+pub const USAGE: &str =
+    "usage: hpf-ls explain FILE --line N [--svg OUT.svg] [--what-if] [--form free|fixed|fixed132] [--processors N]";
+
+pub fn run(args: &[String], out: &mut String, err: &mut String) -> i32 {
+    let mut line: Option<String> = None;
+    let mut svg: Option<String> = None;
+    let mut what_if = false;
+    let options = parse_input_options(args, |flag, value| match flag {
+        "--line" => {
+            line = value.map(str::to_string);
+            Ok(true)
+        }
+        "--svg" => {
+            svg = value.map(str::to_string);
+            Ok(true)
+        }
+        "--what-if" => {
+            what_if = true;
+            Ok(true)
+        }
+        _ => Ok(false),
+    });
+    let usage = |err: &mut String, message: &str| {
+        let _ = writeln!(err, "hpf-ls explain: {message}\n{USAGE}");
+        EXIT_USAGE
+    };
+    let options = match options {
+        Ok(options) => options,
+        Err(message) => return usage(err, &message),
+    };
+    if options.paths.len() != 1 {
+        return usage(err, "give exactly one file");
+    }
+    let Some(line) = line.as_deref().and_then(|it| it.parse::<usize>().ok()).filter(|it| *it >= 1) else {
+        return usage(err, "`--line` needs a line number (1-based)");
+    };
+    let input = match collect_inputs(&options) {
+        Ok(mut inputs) if inputs.len() == 1 => inputs.remove(0),
+        Ok(_) => return usage(err, "give exactly one file"),
+        Err(message) => {
+            let _ = writeln!(err, "hpf-ls explain: {message}");
+            return EXIT_USAGE;
+        }
+    };
+    let text = match read_text(&input.path) {
+        Ok(text) => text,
+        Err(message) => {
+            let _ = writeln!(err, "hpf-ls explain: {message}");
+            return EXIT_USAGE;
+        }
+    };
+    let analysis = analysis::analyze(&text, input.form, ModelConfig { number_of_processors: input.processors });
+    let Some(loop_idx) = loop_at_line(&analysis, &text, line - 1) else {
+        let _ = writeln!(err, "hpf-ls explain: {}:{line}: there is no loop on this line", input.path.display());
+        return 1;
+    };
+    let picture = loop_picture(&analysis, &text, loop_idx);
+    out.push_str(&render_text(&picture));
+    if what_if {
+        out.push('\n');
+        match what_if_loop(&analysis, loop_idx) {
+            Some(table) => out.push_str(&render_table(&analysis, &table)),
+            None => out.push_str("What if: the loop's target has no known distribution to vary.\n"),
+        }
+        if let Some(table) = what_if_unit(&analysis, loop_idx).filter(|it| it.loops.len() > 1) {
+            out.push('\n');
+            out.push_str(&render_table(&analysis, &table));
+        }
+    }
+    if let Some(path) = svg {
+        if let Err(error) = std::fs::write(&path, render_svg(&picture)) {
+            let _ = writeln!(err, "hpf-ls explain: {path}: {error}");
+            return EXIT_USAGE;
+        }
+    }
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seed() -> String {
+        format!("{}/../../tests/corpus/seed_fig6.f90", env!("CARGO_MANIFEST_DIR"))
+    }
+
+    fn explain(args: &[&str]) -> (i32, String, String) {
+        let args: Vec<String> = args.iter().map(|it| it.to_string()).collect();
+        let (mut out, mut err) = (String::new(), String::new());
+        let status = run(&args, &mut out, &mut err);
+        (status, out, err)
+    }
+
+    #[test]
+    fn draws_the_seed_loop_and_writes_the_svg() {
+        let svg = std::env::temp_dir().join(format!("hpf-ls-explain-{}.svg", std::process::id()));
+        let svg_arg = svg.to_string_lossy().to_string();
+        let (status, out, err) = explain(&[&seed(), "--line", "12", "--svg", &svg_arg, "--what-if"]);
+        assert_eq!(status, 0, "{err}");
+        assert!(out.starts_with("DO I = 2, 16 (line 12)\n"), "{out}");
+        assert!(out.contains("P(2) -> P(3)  B: 1 element (B(8))"), "{out}");
+        assert!(out.contains("| (BLOCK) on 4 current"), "{out}");
+        assert!(out.contains("What if A were distributed otherwise (2 loops):"), "{out}");
+        let written = std::fs::read_to_string(&svg).expect("the SVG is written");
+        let _ = std::fs::remove_file(&svg);
+        assert_eq!(written.matches("<g class=\"message\"").count(), 3);
+    }
+
+    #[test]
+    fn the_line_inside_a_loop_body_picks_that_loop() {
+        let (status, out, _) = explain(&[&seed(), "--line=13"]);
+        assert_eq!(status, 0);
+        assert!(out.starts_with("DO I = 2, 16 (line 12)\n"), "{out}");
+        assert!(!out.contains("What if"), "{out}");
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_do() {
+        let (status, _, err) = explain(&[&seed(), "--line", "3"]);
+        assert_eq!(status, 1);
+        assert!(err.contains(":3: there is no loop on this line"), "{err}");
+        let (status, _, err) = explain(&[&seed()]);
+        assert_eq!(status, EXIT_USAGE);
+        assert!(err.contains("`--line` needs a line number"), "{err}");
+        let (status, _, err) = explain(&["--line", "3"]);
+        assert_eq!(status, EXIT_USAGE);
+        assert!(err.contains("give exactly one file"), "{err}");
+    }
+}

@@ -1,0 +1,662 @@
+//! Edit-sequence differential test: random sequences of editor changes,
+//! applied as `didChange` content changes, must leave the server where
+//! opening the final text fresh does: the same text, syntax tree,
+//! diagnostics, loops, hovers and inlay hints.
+//!
+//! The edits are what people do: typing and deleting (inside directives,
+//! across line ends), replacing, pasting whole corpus files, replacing the
+//! whole text, undoing the last edits in reverse order, on LF and CRLF text
+//! with multi-byte characters, with positions in UTF-8 or UTF-16, several
+//! changes in one `didChange`, and analyses skipped between some of them
+//! (the server coalesces a burst of edits and reparses from the last tree
+//! it analysed).
+//!
+//! In-process through the server's own hooks (`server::hooks`: the change
+//! application of `did_change` and the incremental reparse and analysis of
+//! the document store), then through the real binary over stdio for fewer
+//! sequences. `HPF_EDIT_SEQUENCES=N` bounds the long (ignored) versions:
+//! `cargo test --release -p hpf-ls --test edit_sequences -- --ignored`.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::Duration;
+
+use analysis::ide::{hover, inlay_hints, HintConfig};
+use hpf_ls::server::hooks::{analyse, apply_changes, Parse};
+use hpf_ls::server::position::PositionEncoding;
+use hpf_ls::server::settings::Settings;
+use ropey::Rope;
+use serde_json::{json, Value};
+use syntax::SourceForm;
+use tower_lsp_server::ls_types::{Position, Range, TextDocumentContentChangeEvent};
+
+/// Sequences of the fast in-process test.
+const FAST_SEQUENCES: u64 = 200;
+/// Sequences of the fast test over stdio.
+const FAST_STDIO_SEQUENCES: u64 = 12;
+
+struct Random(u64);
+
+impl Random {
+    fn new(seed: u64) -> Random {
+        Random(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x5eed_0000_0000_1234 | 1)
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        if n == 0 {
+            0
+        } else {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+}
+
+struct CorpusFile {
+    name: String,
+    text: String,
+    form: SourceForm,
+}
+
+fn corpus() -> Vec<CorpusFile> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for dir in [root.clone(), root.join("errors")] {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            let known = path.extension().is_some_and(|it| syntax::FORTRAN_EXTENSIONS.iter().any(|e| it == *e));
+            if path.is_file() && known {
+                paths.push(path);
+            }
+        }
+    }
+    paths.sort();
+    assert!(paths.len() >= 40, "the corpus is missing");
+    paths
+        .into_iter()
+        .map(|path| CorpusFile {
+            name: path.file_name().unwrap().to_string_lossy().into_owned(),
+            text: String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned(),
+            form: SourceForm::from_path(&path),
+        })
+        .collect()
+}
+
+const SNIPPETS: &[&str] = &[
+    "A",
+    "(",
+    ")",
+    "I",
+    "+1",
+    "-1",
+    "\n",
+    "\r\n",
+    "!HPF$ ",
+    ",",
+    " ",
+    "é",
+    "日本",
+    "𝄞",
+    "::",
+    "ALIGN",
+    "WITH",
+    "0",
+    "&",
+    "&\n",
+    "*",
+    "BLOCK",
+    "(BLOCK)",
+    "CHPF$",
+    "      ",
+    "\t",
+    "do i = 1, 10\n",
+    "end do\n",
+    "!HPF$ INDEPENDENT\n",
+    "!HPF$ ALIGN B(I) WITH A(I+1)\n",
+    "!HPF$ DISTRIBUTE A(BLOCK) ONTO P\n",
+    "real a(16), b(16)\n",
+    "'",
+    "\"",
+    "!",
+    "end program\n",
+    "program q\n",
+    "C",
+    "     &",
+    "ONTO",
+];
+
+/// LSP's line breaks: `\n`, `\r\n` and a lone `\r`.
+fn position(text: &str, offset: usize, utf16: bool) -> Position {
+    let bytes = text.as_bytes();
+    let (mut line, mut line_start) = (0u32, 0usize);
+    let mut idx = 0;
+    while idx < offset {
+        match bytes[idx] {
+            b'\n' => {
+                line += 1;
+                line_start = idx + 1;
+            }
+            b'\r' if bytes.get(idx + 1) != Some(&b'\n') => {
+                line += 1;
+                line_start = idx + 1;
+            }
+            _ => {}
+        }
+        idx += 1;
+    }
+    let prefix = &text[line_start..offset];
+    let character = if utf16 { prefix.encode_utf16().count() } else { prefix.len() };
+    Position { line, character: character as u32 }
+}
+
+/// A valid edit point at or before `offset`: a character boundary, not inside a CRLF.
+fn point_at(text: &str, offset: usize) -> usize {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset)
+        || (offset > 0 && text[..offset].ends_with('\r') && text[offset..].starts_with('\n'))
+    {
+        offset -= 1;
+    }
+    offset
+}
+
+/// One ranged change in the model text: replace `start..end` by `new_text`.
+#[derive(Clone, Debug)]
+struct Edit {
+    start: usize,
+    end: usize,
+    new_text: String,
+}
+
+/// The model of the editor: its text and what undo would restore.
+struct Editor {
+    text: String,
+    /// (start, inserted length, removed text), most recent last.
+    undo: Vec<(usize, usize, String)>,
+}
+
+impl Editor {
+    /// A random edit (ranged), or `None` for a whole-text replacement (in `text`).
+    fn random_edit(&mut self, random: &mut Random, corpus: &[CorpusFile]) -> Result<Edit, String> {
+        let text = &self.text;
+        let len = text.len();
+        let snippet = |random: &mut Random| SNIPPETS[random.below(SNIPPETS.len())].to_string();
+        let edit = match random.below(100) {
+            // Undo the last edits, in reverse order.
+            0..=9 if !self.undo.is_empty() => {
+                let (start, inserted, removed) = self.undo.pop().unwrap();
+                return Ok(Edit { start, end: start + inserted, new_text: removed });
+            }
+            // Paste a whole corpus file.
+            10..=12 => {
+                let at = point_at(text, random.below(len + 1));
+                Edit { start: at, end: at, new_text: corpus[random.below(corpus.len())].text.clone() }
+            }
+            // Replace the whole text (a change without a range).
+            13 => return Err(corpus[random.below(corpus.len())].text.clone()),
+            // Inside a directive: after a sentinel.
+            14..=39 => {
+                let sentinels: Vec<usize> = (0..len.saturating_sub(3))
+                    .filter(|idx| text.as_bytes()[*idx..idx + 4].eq_ignore_ascii_case(b"hpf$"))
+                    .collect();
+                if sentinels.is_empty() {
+                    let at = point_at(text, random.below(len + 1));
+                    Edit { start: at, end: at, new_text: snippet(random) }
+                } else {
+                    let base = sentinels[random.below(sentinels.len())] + 4;
+                    let start = point_at(text, base + random.below(30));
+                    let end = point_at(text, start + random.below(6)).max(start);
+                    let new_text = if random.chance(30) { String::new() } else { snippet(random) };
+                    Edit { start, end, new_text }
+                }
+            }
+            // Across a line end.
+            40..=54 => {
+                let newlines: Vec<usize> = text.match_indices('\n').map(|(idx, _)| idx).collect();
+                if newlines.is_empty() {
+                    Edit { start: 0, end: 0, new_text: snippet(random) }
+                } else {
+                    let at = newlines[random.below(newlines.len())];
+                    let start = point_at(text, at.saturating_sub(random.below(5)));
+                    let end = point_at(text, at + 1 + random.below(5)).max(start);
+                    let new_text = if random.chance(50) { String::new() } else { snippet(random) };
+                    Edit { start, end, new_text }
+                }
+            }
+            // Delete a range, small or large.
+            55..=69 => {
+                let start = point_at(text, random.below(len + 1));
+                let width = if random.chance(10) { random.below(400) } else { random.below(8) };
+                Edit { start, end: point_at(text, start + width).max(start), new_text: String::new() }
+            }
+            // Replace a range.
+            70..=79 => {
+                let start = point_at(text, random.below(len + 1));
+                Edit { start, end: point_at(text, start + random.below(6)).max(start), new_text: snippet(random) }
+            }
+            // Type.
+            _ => {
+                let at = point_at(text, random.below(len + 1));
+                Edit { start: at, end: at, new_text: snippet(random) }
+            }
+        };
+        self.undo.push((edit.start, edit.new_text.len(), text[edit.start..edit.end].to_string()));
+        Ok(edit)
+    }
+}
+
+/// A change, as a client sends it, and the model text after it.
+fn change_for(
+    editor: &mut Editor,
+    random: &mut Random,
+    corpus: &[CorpusFile],
+    utf16: bool,
+) -> TextDocumentContentChangeEvent {
+    match editor.random_edit(random, corpus) {
+        Ok(edit) => {
+            let range = Range {
+                start: position(&editor.text, edit.start, utf16),
+                end: position(&editor.text, edit.end, utf16),
+            };
+            editor.text.replace_range(edit.start..edit.end, &edit.new_text);
+            TextDocumentContentChangeEvent { range: Some(range), range_length: None, text: edit.new_text }
+        }
+        Err(whole) => {
+            editor.text = whole.clone();
+            editor.undo.clear();
+            TextDocumentContentChangeEvent { range: None, range_length: None, text: whole }
+        }
+    }
+}
+
+fn settings() -> Settings {
+    Settings { processors: Some(4), ..Settings::default() }
+}
+
+/// Everything an editor sees of one analysis, in comparable form.
+fn observe(text: &str, parse: &Parse, analysed: &hpf_ls::server::Analysed, probes: &[usize]) -> Vec<String> {
+    let analysis = &analysed.analysis;
+    let mut res = vec![
+        analysed.text.to_string(),
+        parse.1.root_node().to_sexp(),
+        format!("{:?}", analysis.diagnostics),
+        format!("{:?}", analysis.loops),
+        format!("{:?}", inlay_hints(analysis, text, HintConfig { loops: true, references: true }, None)),
+    ];
+    for probe in probes {
+        res.push(format!("{:?}", hover(analysis, text, *probe, true)));
+    }
+    res
+}
+
+const LABELS: &[&str] = &["text", "tree", "diagnostics", "loops", "inlay hints"];
+
+/// Where hovers are asked: the start of each diagnostic and loop, and random places.
+fn probes(text: &str, analysed: &hpf_ls::server::Analysed, random: &mut Random) -> Vec<usize> {
+    let mut res: Vec<usize> = analysed.analysis.diagnostics.iter().take(4).map(|it| it.range.start).collect();
+    res.extend(analysed.analysis.loops.iter().take(3).map(|it| it.range.start + 1));
+    for _ in 0..6 {
+        res.push(point_at(text, random.below(text.len() + 1)));
+    }
+    res.retain(|it| *it <= text.len());
+    res
+}
+
+struct Outcome {
+    changes: usize,
+    /// The text the analysis panicked on (fresh and incremental alike).
+    panicked: Option<String>,
+}
+
+/// One in-process sequence; `Err` describes the first difference.
+fn run_sequence(seed: u64, corpus: &[CorpusFile]) -> Result<Outcome, String> {
+    let mut random = Random::new(seed);
+    let start = &corpus[random.below(corpus.len())];
+    let mut text = start.text.clone();
+    if random.chance(25) && !text.contains('\r') {
+        text = text.replace('\n', "\r\n");
+    }
+    let form = start.form;
+    let utf16 = random.chance(50);
+    let encoding = if utf16 { PositionEncoding::Utf16 } else { PositionEncoding::Utf8 };
+    let settings = settings();
+    let mut editor = Editor { text: text.clone(), undo: Vec::new() };
+    let mut rope = Rope::from_str(&text);
+    let (_, mut parse) = analyse(rope.clone(), form, None, &settings);
+    let steps = 1 + random.below(20);
+    let mut changes_applied = 0;
+    for step in 0..steps {
+        let batch: Vec<TextDocumentContentChangeEvent> =
+            (0..1 + random.below(3)).map(|_| change_for(&mut editor, &mut random, corpus, utf16)).collect();
+        changes_applied += batch.len();
+        apply_changes(&mut rope, &batch, encoding);
+        if rope != editor.text.as_str() {
+            return Err(format!("step {step}: the store's text differs from the client's after {batch:?}"));
+        }
+        // The server skips the analysis of some revisions (a burst of edits).
+        let last = step + 1 == steps;
+        if random.chance(30) && !last {
+            continue;
+        }
+        let incremental = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            analyse(rope.clone(), form, Some(parse), &settings)
+        }));
+        let Ok((analysed, new_parse)) = incremental else {
+            let fresh = std::panic::catch_unwind(|| analyse(Rope::from_str(&editor.text), form, None, &settings));
+            if fresh.is_err() {
+                // FIXME: the analysis panics on some texts (both ways alike, so
+                // not an incremental bug), e.g. a rank-2 array aligned and
+                // referenced with three subscripts in a loop (`loops.rs`,
+                // `symbol.shape[dim]`), and so does the hover on others
+                // (`hover.rs`). Counted and printed, not failed here.
+                return Ok(Outcome { changes: changes_applied, panicked: Some(editor.text.clone()) });
+            }
+            return Err(format!(
+                "step {step}: the incremental analysis panicked, a fresh open does not, on this {form:?} text:\n{}",
+                editor.text
+            ));
+        };
+        parse = new_parse;
+        if last || random.chance(10) {
+            let (fresh, fresh_parse) = analyse(Rope::from_str(&editor.text), form, None, &settings);
+            let probes = probes(&editor.text, &fresh, &mut random);
+            let observed = |parse: &Parse, analysed: &hpf_ls::server::Analysed| {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    observe(&editor.text, parse, analysed, &probes)
+                }))
+            };
+            let (incremental, opened) = match (observed(&parse, &analysed), observed(&fresh_parse, &fresh)) {
+                (Ok(incremental), Ok(opened)) => (incremental, opened),
+                // FIXME: an editor feature panics on this text, both ways alike (see above).
+                (Err(_), Err(_)) => {
+                    return Ok(Outcome { changes: changes_applied, panicked: Some(editor.text.clone()) })
+                }
+                _ => return Err(format!("step {step}: an editor feature panics on one side only:\n{}", editor.text)),
+            };
+            for (idx, (a, b)) in incremental.iter().zip(&opened).enumerate() {
+                if a != b {
+                    let what = LABELS
+                        .get(idx)
+                        .map_or_else(|| format!("hover at {}", probes[idx - LABELS.len()]), |it| it.to_string());
+                    return Err(format!(
+                        "step {step} ({} from {}): the {what} differs\nedited: {a}\nfresh:  {b}\n--- text ---\n{}",
+                        if utf16 { "UTF-16" } else { "UTF-8" },
+                        start.name,
+                        editor.text
+                    ));
+                }
+            }
+        }
+    }
+    Ok(Outcome { changes: changes_applied, panicked: None })
+}
+
+fn sequences(default: u64) -> u64 {
+    std::env::var("HPF_EDIT_SEQUENCES").ok().and_then(|it| it.parse().ok()).unwrap_or(default)
+}
+
+fn in_process(count: u64) {
+    let corpus = corpus();
+    let (mut changes, mut panicked) = (0, 0);
+    for seed in 0..count {
+        match run_sequence(seed, &corpus) {
+            Ok(outcome) => {
+                changes += outcome.changes;
+                if let Some(text) = outcome.panicked {
+                    panicked += 1;
+                    eprintln!("FIXME: sequence {seed}: the analysis panics on this text:\n{text}\n---");
+                }
+            }
+            Err(problem) => panic!("sequence {seed}: {problem}"),
+        }
+    }
+    eprintln!("{count} edit sequences, {changes} changes: each ended like a fresh open ({panicked} cut short by an analysis panic)");
+}
+
+#[test]
+fn edit_sequences_end_like_a_fresh_open() {
+    in_process(FAST_SEQUENCES);
+}
+
+/// Found by the long version: from `red_black_sor.f90`, six batches of edits
+/// left syntax errors that tree-sitter recovered from differently when
+/// reparsing from the old tree than when parsing fresh (the store now parses
+/// a text with errors fresh).
+#[test]
+fn error_recovery_after_edits_is_that_of_a_fresh_parse() {
+    let corpus = corpus();
+    for seed in [9874] {
+        if let Err(problem) = run_sequence(seed, &corpus) {
+            panic!("sequence {seed}: {problem}");
+        }
+    }
+}
+
+/// The long version: `HPF_EDIT_SEQUENCES` sequences (10,000 by default).
+#[test]
+#[ignore = "long: run with --ignored, bounded by HPF_EDIT_SEQUENCES"]
+fn many_edit_sequences_end_like_a_fresh_open() {
+    in_process(sequences(10_000));
+}
+
+// Over stdio: the real binary, its `did_change`, scheduling and coalescing.
+
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    messages: Receiver<Value>,
+    next_id: i64,
+    pending: Vec<Value>,
+}
+
+impl Client {
+    fn start(utf8: bool) -> Client {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_hpf-ls"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the server starts");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (sender, messages) = channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            loop {
+                let mut length = None;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let line = line.trim_end();
+                    if line.is_empty() {
+                        break;
+                    }
+                    if let Some(value) = line.strip_prefix("Content-Length: ") {
+                        length = value.parse::<usize>().ok();
+                    }
+                }
+                let mut body = vec![0; length.expect("a Content-Length header")];
+                if reader.read_exact(&mut body).is_err() || sender.send(serde_json::from_slice(&body).unwrap()).is_err()
+                {
+                    return;
+                }
+            }
+        });
+        let mut client = Client { child, stdin, messages, next_id: 1, pending: Vec::new() };
+        let encodings = if utf8 { json!(["utf-8", "utf-16"]) } else { json!(["utf-16"]) };
+        let result = client.request(
+            "initialize",
+            json!({"processId": null, "rootUri": null, "capabilities": {"general": {"positionEncodings": encodings}},
+                   "initializationOptions": {"hpf": {"processors": 4}}}),
+        );
+        let negotiated = result["capabilities"]["positionEncoding"].as_str().unwrap_or("utf-16").to_string();
+        assert_eq!(negotiated == "utf-8", utf8, "{result}");
+        client.notify("initialized", json!({}));
+        client
+    }
+
+    fn send(&mut self, message: &Value) {
+        let body = serde_json::to_vec(message).unwrap();
+        write!(self.stdin, "Content-Length: {}\r\n\r\n", body.len()).unwrap();
+        self.stdin.write_all(&body).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    fn receive(&mut self) -> Value {
+        let message = self.messages.recv_timeout(Duration::from_secs(120)).expect("the server answers in time");
+        if message.get("id").is_some() && message.get("method").is_some() {
+            let id = message["id"].clone();
+            self.send(&json!({"jsonrpc": "2.0", "id": id, "result": null}));
+        }
+        message
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let message = self.receive();
+            if message["id"] == id && message.get("method").is_none() {
+                assert!(message.get("error").is_none(), "{method} failed: {message}");
+                return message["result"].clone();
+            }
+            self.pending.push(message);
+        }
+    }
+
+    /// The diagnostics published for `uri` at `version`, related locations without their URI.
+    fn diagnostics(&mut self, uri: &str, version: i64) -> Value {
+        loop {
+            let found = self.pending.iter().position(|it| {
+                it["method"] == "textDocument/publishDiagnostics"
+                    && it["params"]["uri"] == uri
+                    && it["params"]["version"] == version
+            });
+            if let Some(idx) = found {
+                let mut diagnostics = self.pending.remove(idx)["params"]["diagnostics"].clone();
+                for diagnostic in diagnostics.as_array_mut().unwrap() {
+                    for item in
+                        diagnostic.get_mut("relatedInformation").and_then(Value::as_array_mut).into_iter().flatten()
+                    {
+                        item["location"]["uri"] = Value::Null;
+                    }
+                }
+                self.pending.retain(|it| it["params"]["uri"] != uri);
+                return diagnostics;
+            }
+            let message = self.receive();
+            self.pending.push(message);
+        }
+    }
+
+    /// Hovers at `probes` and every inlay hint: what an editor shows.
+    fn observe(&mut self, uri: &str, text: &str, probes: &[usize], utf16: bool) -> Vec<Value> {
+        let mut res = Vec::new();
+        let end = position(text, text.len(), utf16);
+        let range = json!({"start": {"line": 0, "character": 0}, "end": {"line": end.line + 1, "character": 0}});
+        res.push(self.request("textDocument/inlayHint", json!({"textDocument": {"uri": uri}, "range": range})));
+        for probe in probes {
+            let at = position(text, *probe, utf16);
+            let params =
+                json!({"textDocument": {"uri": uri}, "position": {"line": at.line, "character": at.character}});
+            res.push(self.request("textDocument/hover", params));
+        }
+        res.push(self.request("textDocument/documentSymbol", json!({"textDocument": {"uri": uri}})));
+        res
+    }
+
+    fn shutdown(mut self) {
+        self.request("shutdown", Value::Null);
+        self.notify("exit", Value::Null);
+        for _ in 0..200 {
+            if self.child.try_wait().unwrap().is_some() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        panic!("the server did not exit");
+    }
+}
+
+fn over_stdio(count: u64) {
+    let corpus = corpus();
+    for utf8 in [false, true] {
+        let mut client = Client::start(utf8);
+        let utf16 = !utf8;
+        for seed in 0..count {
+            let mut random = Random::new(seed ^ 0xabcd);
+            let start = &corpus[random.below(corpus.len())];
+            let mut text = start.text.clone();
+            if random.chance(25) && !text.contains('\r') {
+                text = text.replace('\n', "\r\n");
+            }
+            let uri = format!("file:///hpf-ls-edits/{seed}/edited-{}", start.name);
+            let fresh_uri = format!("file:///hpf-ls-edits/{seed}/fresh-{}", start.name);
+            client.notify(
+                "textDocument/didOpen",
+                json!({"textDocument": {"uri": uri, "languageId": "fortran", "version": 1, "text": text}}),
+            );
+            let mut editor = Editor { text, undo: Vec::new() };
+            let mut version = 1;
+            for _ in 0..1 + random.below(40) {
+                let batch: Vec<TextDocumentContentChangeEvent> =
+                    (0..1 + random.below(3)).map(|_| change_for(&mut editor, &mut random, &corpus, utf16)).collect();
+                version += 1;
+                client.notify(
+                    "textDocument/didChange",
+                    json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": batch}),
+                );
+            }
+            let edited = client.diagnostics(&uri, version);
+            client.notify(
+                "textDocument/didOpen",
+                json!({"textDocument": {"uri": fresh_uri, "languageId": "fortran", "version": 1, "text": editor.text}}),
+            );
+            let fresh = client.diagnostics(&fresh_uri, 1);
+            let context =
+                || format!("sequence {seed} from {} (utf-8: {utf8})\n--- text ---\n{}", start.name, editor.text);
+            assert_eq!(edited, fresh, "diagnostics differ: {}", context());
+            let probes: Vec<usize> =
+                (0..6).map(|_| point_at(&editor.text, random.below(editor.text.len() + 1))).collect();
+            let seen = client.observe(&uri, &editor.text, &probes, utf16);
+            let fresh_seen = client.observe(&fresh_uri, &editor.text, &probes, utf16);
+            assert_eq!(seen, fresh_seen, "hovers, hints or symbols differ: {}", context());
+            for it in [&uri, &fresh_uri] {
+                client.notify("textDocument/didClose", json!({"textDocument": {"uri": it}}));
+            }
+        }
+        client.shutdown();
+    }
+}
+
+#[test]
+fn edit_sequences_over_stdio_end_like_a_fresh_open() {
+    over_stdio(FAST_STDIO_SEQUENCES);
+}
+
+/// The long version over stdio: `HPF_EDIT_SEQUENCES / 20` sequences per encoding.
+#[test]
+#[ignore = "long: run with --ignored, bounded by HPF_EDIT_SEQUENCES"]
+fn many_edit_sequences_over_stdio_end_like_a_fresh_open() {
+    over_stdio((sequences(10_000) / 20).max(1));
+}
