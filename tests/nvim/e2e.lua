@@ -362,7 +362,6 @@ check(":HpfBuild reports the build", function()
   end)
   if has_mpi() then
     assert(contains(text, "-- exit code 0 --"), text)
-    assert(contains(text, "note: "), text)
   else
     assert(contains(text, "hpf.build failed (hpf-ls error"), text)
   end
