@@ -226,18 +226,7 @@ impl LanguageServer for Backend {
                     doc.version
                 )),
                 Some(doc) => {
-                    for change in params.content_changes {
-                        match change.range {
-                            Some(change_range) => {
-                                let target = text_range(&doc.rope, change_range, encoding);
-                                let (start, end) =
-                                    (doc.rope.byte_to_char(target.start), doc.rope.byte_to_char(target.end));
-                                doc.rope.remove(start..end);
-                                doc.rope.insert(start, &change.text);
-                            }
-                            None => doc.rope = ropey::Rope::from_str(&change.text),
-                        }
-                    }
+                    super::hooks::apply_changes(&mut doc.rope, &params.content_changes, encoding);
                     doc.version = version;
                     doc.revision = super::next_revision();
                     Ok(())

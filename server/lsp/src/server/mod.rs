@@ -356,7 +356,7 @@ pub mod hooks {
     /// The parser text and tree an analysis leaves for the next reparse.
     pub type Parse = (Arc<String>, Tree);
 
-    /// Applies content changes in order, as `did_change` does: a ranged
+    /// Applies content changes in order (`did_change` calls this): a ranged
     /// change replaces its range, a change without a range the whole text.
     pub fn apply_changes(rope: &mut Rope, changes: &[TextDocumentContentChangeEvent], encoding: PositionEncoding) {
         for change in changes {
