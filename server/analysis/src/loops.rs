@@ -975,9 +975,9 @@ fn analyse_access(model: &Model, report: &LoopReport, idx: usize) -> Access {
             let mut triples = Vec::new();
             let mut reason = None;
             for (dim, &(target_dim, stride, offset)) in optimal.dims.iter().enumerate() {
-                let shape = &symbol.shape[dim];
-                let triple = match (shape.lo.known(), shape.hi.known()) {
-                    (Some(lo), Some(hi)) => (|| {
+                let bounds = symbol.shape.get(dim).map(|it| (it.lo.known(), it.hi.known()));
+                let triple = match bounds {
+                    Some((Some(lo), Some(hi))) => (|| {
                         Some(Triple {
                             lo: stride.checked_mul(lo)?.checked_add(offset)?,
                             hi: stride.checked_mul(hi)?.checked_add(offset)?,
@@ -1088,13 +1088,12 @@ fn render_align(model: &Model, access: &Access, optimal: &OptimalAlignment, home
     let target = model.symbol(optimal.target);
     let lower = symbol.name.text.chars().all(|it| !it.is_ascii_uppercase())
         && target.name.text.chars().all(|it| !it.is_ascii_uppercase());
-    let dummies = ["I", "J", "K", "L", "M", "N", "O"];
     let dummy = |dim: usize| {
-        let name = dummies.get(dim).copied().unwrap_or("X");
+        let name = crate::render::align_dummy(dim);
         if lower {
             name.to_ascii_lowercase()
         } else {
-            name.to_string()
+            name
         }
     };
     let sources: Vec<String> = (0..symbol.rank()).map(dummy).collect();
@@ -1130,13 +1129,7 @@ fn render_align(model: &Model, access: &Access, optimal: &OptimalAlignment, home
 /// The processor count along each distributed dimension of `target`.
 fn processor_counts(model: &Model, target: SymbolId) -> Option<Vec<Option<i64>>> {
     let distribution = model.symbol(target).mapping.distribution.as_ref()?;
-    let n_distributed = distribution.formats.iter().filter(|it| **it != Format::Collapsed).count();
-    Some(match distribution.onto {
-        Some(onto) if model.symbol(onto).shape.is_empty() => vec![Some(1); n_distributed],
-        Some(onto) => model.symbol(onto).shape.iter().map(|it| it.extent()).collect(),
-        None if n_distributed == 1 => vec![model.config.number_of_processors],
-        None => vec![None; n_distributed],
-    })
+    Some(model.processor_counts(distribution))
 }
 
 /// Two final targets that put every index on the same processor: the
@@ -1228,18 +1221,7 @@ fn placements(
         return Err("the distribution is only known from the actual argument".to_string());
     }
     let n_distributed = distribution.formats.iter().filter(|it| **it != Format::Collapsed).count();
-    let counts: Vec<Option<i64>> = match distribution.onto {
-        Some(onto) => {
-            let shape = &model.symbol(onto).shape;
-            if shape.is_empty() {
-                vec![Some(1); n_distributed]
-            } else {
-                shape.iter().map(|it| it.extent()).collect()
-            }
-        }
-        None if n_distributed == 1 => vec![model.config.number_of_processors],
-        None => vec![None; n_distributed],
-    };
+    let counts = model.processor_counts(distribution);
     if counts.len() != n_distributed {
         return Err("the processor arrangement does not match the distribution".to_string());
     }
@@ -1257,7 +1239,7 @@ fn placements(
         let block = match *format {
             Format::Block => {
                 let extent = extent.extent().ok_or("the target's bounds are not known")?;
-                ((extent + procs - 1) / procs).max(1)
+                crate::model::block_size(extent, procs)
             }
             Format::BlockOf(Some(m)) | Format::Cyclic(Some(m)) => m,
             Format::BlockOf(None) | Format::Cyclic(None) => return Err("the block size is not known".to_string()),

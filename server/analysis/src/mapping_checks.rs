@@ -116,16 +116,6 @@ fn check_alignment(model: &Model, id: SymbolId, diagnostics: &mut Vec<Diagnostic
     }
 }
 
-/// The processor count of each dimension of `onto` (or of the implicit
-/// arrangement), `None` where it is not known.
-fn processor_counts(model: &Model, onto: Option<SymbolId>, n_distributed: usize) -> Vec<Option<i64>> {
-    match onto {
-        Some(onto) => model.symbol(onto).shape.iter().map(|dim| dim.extent()).collect(),
-        None if n_distributed == 1 => vec![model.config.number_of_processors],
-        None => vec![None; n_distributed],
-    }
-}
-
 fn check_distribution(model: &Model, id: SymbolId, diagnostics: &mut Vec<Diagnostic>) {
     let symbol = model.symbol(id);
     let Some(distribution) = &symbol.mapping.distribution else { return };
@@ -186,10 +176,14 @@ fn check_distribution(model: &Model, id: SymbolId, diagnostics: &mut Vec<Diagnos
             return;
         }
     }
-    let counts = processor_counts(model, distribution.onto, distributed.len());
+    let counts = model.processor_counts(distribution);
     for (proc_dim, &dim) in distributed.iter().enumerate() {
         let Format::BlockOf(Some(block)) = distribution.formats[dim] else { continue };
-        let (Some(Some(count)), Some(extent)) = (counts.get(proc_dim), symbol.shape[dim].extent()) else { continue };
+        let (Some(Some(count)), Some(extent)) =
+            (counts.get(proc_dim), symbol.shape.get(dim).and_then(|it| it.extent()))
+        else {
+            continue;
+        };
         if block.saturating_mul(*count) < extent {
             diagnostics.push(Diagnostic::new(
                 Code::BlockTooSmall,

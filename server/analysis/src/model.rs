@@ -989,3 +989,33 @@ fn alignment(
         target_range: spec.target_range,
     })
 }
+
+impl Model {
+    /// The processor count along each distributed dimension of
+    /// `distribution`: the extents of its ONTO arrangement (a scalar one
+    /// counts 1), or the configured NUMBER_OF_PROCESSORS() for one
+    /// distributed dimension without ONTO. `None` where it is not known,
+    /// and where it is not positive (`PROCESSORS P(0)`, a negative
+    /// setting) or above [`MAX_PROCESSORS`]: nothing is divided by it, and
+    /// products with it stay far from overflow.
+    pub fn processor_counts(&self, distribution: &Distribution) -> Vec<Option<i64>> {
+        let n_distributed = distribution.formats.iter().filter(|it| **it != Format::Collapsed).count();
+        let positive = |count: Option<i64>| count.filter(|it| (1..=MAX_PROCESSORS).contains(it));
+        match distribution.onto {
+            Some(onto) if self.symbol(onto).shape.is_empty() => vec![Some(1); n_distributed],
+            Some(onto) => self.symbol(onto).shape.iter().map(|it| positive(it.extent())).collect(),
+            None if n_distributed == 1 => vec![positive(self.config.number_of_processors)],
+            None => vec![None; n_distributed],
+        }
+    }
+}
+
+/// The largest processor count the analysis computes with (2^31 - 1).
+pub const MAX_PROCESSORS: i64 = i32::MAX as i64;
+
+/// The block of `BLOCK` over `procs` processors (HPF: ceiling of
+/// extent / procs), at least 1; written so that no extent or positive
+/// processor count overflows.
+pub fn block_size(extent: i64, procs: i64) -> i64 {
+    (extent.saturating_sub(1) / procs.max(1)).saturating_add(1).max(1)
+}

@@ -301,18 +301,7 @@ fn placements(model: &Model, map: Map, forms: &[SubscriptForm], trips: &[Trip]) 
         return Err(());
     }
     let n_distributed = distribution.formats.iter().filter(|it| **it != Format::Collapsed).count();
-    let counts: Vec<Option<i64>> = match distribution.onto {
-        Some(onto) => {
-            let shape = &model.symbol(onto).shape;
-            if shape.is_empty() {
-                vec![Some(1); n_distributed]
-            } else {
-                shape.iter().map(|it| it.extent()).collect()
-            }
-        }
-        None if n_distributed == 1 => vec![model.config.number_of_processors],
-        None => vec![None; n_distributed],
-    };
+    let counts = model.processor_counts(distribution);
     if counts.len() != n_distributed {
         return Err(());
     }
@@ -330,7 +319,7 @@ fn placements(model: &Model, map: Map, forms: &[SubscriptForm], trips: &[Trip]) 
         let block = match *format {
             Format::Block => {
                 let extent = extent.extent().ok_or(())?;
-                ((extent + procs - 1) / procs).max(1)
+                crate::model::block_size(extent, procs)
             }
             Format::BlockOf(Some(m)) | Format::Cyclic(Some(m)) => m,
             _ => return Err(()),

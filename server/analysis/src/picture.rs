@@ -161,16 +161,8 @@ fn layout(model: &Model, target: SymbolId) -> Result<(Layout, String), String> {
         return Err("the distribution is only known from the actual argument".into());
     }
     let n_distributed = distribution.formats.iter().filter(|it| **it != Format::Collapsed).count();
-    let (procs_name, counts): (String, Vec<Option<i64>>) = match distribution.onto {
-        Some(onto) if model.symbol(onto).shape.is_empty() => {
-            (model.symbol(onto).name.text.clone(), vec![Some(1); n_distributed])
-        }
-        Some(onto) => {
-            (model.symbol(onto).name.text.clone(), model.symbol(onto).shape.iter().map(|it| it.extent()).collect())
-        }
-        None if n_distributed == 1 => ("P".into(), vec![model.config.number_of_processors]),
-        None => ("P".into(), vec![None; n_distributed]),
-    };
+    let procs_name = distribution.onto.map_or_else(|| "P".to_string(), |onto| model.symbol(onto).name.text.clone());
+    let counts = model.processor_counts(distribution);
     if counts.len() != n_distributed {
         return Err("the processor arrangement does not match the distribution".into());
     }
@@ -191,7 +183,7 @@ fn layout(model: &Model, target: SymbolId) -> Result<(Layout, String), String> {
         let procs = counts[proc_dim].ok_or("the number of processors is not known (set it with --processors)")?;
         proc_dim += 1;
         let block = match *format {
-            Format::Block => ((extent + procs - 1) / procs).max(1),
+            Format::Block => crate::model::block_size(extent, procs),
             Format::BlockOf(Some(m)) | Format::Cyclic(Some(m)) => m.max(1),
             _ => return Err(format!("{} distributions are not drawn", format.render())),
         };

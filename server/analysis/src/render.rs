@@ -39,6 +39,14 @@ pub fn render_shape(model: &Model, id: SymbolId) -> String {
     format!("{}({})", symbol.name.text, dims.join(","))
 }
 
+/// The align dummy for dimension `dim` (from 0) in the ALIGN directives
+/// hpf-ls writes: `I`, `J`, ..., `O`, then `I8`, `I9`, ... (Fortran allows
+/// rank 15).
+pub fn align_dummy(dim: usize) -> String {
+    const NAMES: [&str; 7] = ["I", "J", "K", "L", "M", "N", "O"];
+    NAMES.get(dim).map_or_else(|| format!("I{}", dim + 1), |it| it.to_string())
+}
+
 /// One line on how `id` is mapped: alignment, final target, triples, distribution.
 pub fn describe_mapping(model: &Model, id: SymbolId) -> String {
     let symbol = model.symbol(id);
@@ -54,7 +62,7 @@ pub fn describe_mapping(model: &Model, id: SymbolId) -> String {
             .iter()
             .map(|axis| match *axis {
                 Axis::Affine { source_dim, stride, offset } => {
-                    let var = ["i", "j", "k", "l", "m", "n", "o"].get(source_dim).copied().unwrap_or("x");
+                    let var = align_dummy(source_dim).to_ascii_lowercase();
                     match (stride, offset) {
                         (1, 0) => var.to_string(),
                         (1, offset) if offset > 0 => format!("{var}+{offset}"),

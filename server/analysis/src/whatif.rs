@@ -147,12 +147,7 @@ pub fn what_if(analysis: &FileAnalysis, target: SymbolId, loops: Vec<usize>) -> 
 fn processor_counts(model: &Model, target: SymbolId) -> Option<Vec<i64>> {
     let distribution = model.symbol(target).mapping.distribution.as_ref()?;
     let n_distributed = distribution.formats.iter().filter(|it| **it != Format::Collapsed).count();
-    let counts: Vec<i64> = match distribution.onto {
-        Some(onto) if model.symbol(onto).shape.is_empty() => vec![1; n_distributed],
-        Some(onto) => model.symbol(onto).shape.iter().map(|it| it.extent()).collect::<Option<_>>()?,
-        None if n_distributed == 1 => vec![model.config.number_of_processors?],
-        None => return None,
-    };
+    let counts: Vec<i64> = model.processor_counts(distribution).into_iter().collect::<Option<_>>()?;
     (counts.len() == n_distributed).then_some(counts)
 }
 
@@ -162,7 +157,7 @@ fn alternatives(current: &Alternative, extents: &[i64]) -> Vec<Alternative> {
     let n_distributed = current.procs.len();
     let candidates = |extent: i64, procs: i64| {
         let mut res = vec![Format::Block, Format::Cyclic(Some(1))];
-        let block = (extent + procs - 1) / procs.max(1);
+        let block = crate::model::block_size(extent, procs);
         res.extend(CYCLIC_SIZES.iter().filter(|k| **k < block).map(|k| Format::Cyclic(Some(*k))));
         res
     };
@@ -186,7 +181,7 @@ fn alternatives(current: &Alternative, extents: &[i64]) -> Vec<Alternative> {
                 }
             }
             let dim = current.formats.iter().position(|it| *it != Format::Collapsed).unwrap_or(0);
-            for other in [procs / 2, procs * 2] {
+            for other in [procs / 2, procs.saturating_mul(2)] {
                 if other >= 1 && other != procs {
                     let mut formats = vec![Format::Collapsed; rank];
                     formats[dim] = Format::Block;
@@ -200,7 +195,7 @@ fn alternatives(current: &Alternative, extents: &[i64]) -> Vec<Alternative> {
             let smallest_block = dims
                 .iter()
                 .zip(&current.procs)
-                .map(|(dim, procs)| (extents[*dim] + procs - 1) / procs.max(&1))
+                .map(|(dim, procs)| crate::model::block_size(extents[*dim], *procs))
                 .min()
                 .unwrap_or(1);
             uniform.extend(CYCLIC_SIZES.iter().filter(|k| **k < smallest_block).map(|k| Format::Cyclic(Some(*k))));

@@ -103,8 +103,9 @@ fn edited_directive(text: &str, edits: &[TextEdit], array: SymbolId, analysis: &
     new_text
         .lines()
         .map(str::trim)
-        .filter(|line| line.len() > 5 && line[1..5].eq_ignore_ascii_case("hpf$"))
-        .map(|line| line[5..].trim())
+        // `get`: a line may start with a multi-byte character.
+        .filter_map(|line| line.get(1..5).filter(|it| it.eq_ignore_ascii_case("hpf$")).and(line.get(5..)))
+        .map(str::trim)
         .find(|line| {
             let lower = line.to_ascii_lowercase();
             lower.starts_with("align") && !text.lines().any(|old| old.trim().ends_with(*line)) && lower.contains(&name)
@@ -272,13 +273,9 @@ pub(crate) fn realign_edits(analysis: &FileAnalysis, text: &str, access: &Access
         .as_ref()
         .and_then(|align| directives.iter().find(|it| it.range == align.directive).copied());
     let style = style(analysis, text, existing);
+    // One per dimension (rank over 7 once panicked here: crash 5 of the `analysis` fuzz target).
     let default_dummies: Vec<String> =
-        ["I", "J", "K", "L", "M", "N", "O"].iter().map(|it| cased(it, style.lower)).collect();
-    // More dimensions than dummy names (a mistyped declaration, found by the
-    // `analysis` fuzz target): no fix rather than a panic.
-    if analysis.model.symbol(access.array).rank() > default_dummies.len() {
-        return None;
-    }
+        (0..symbol.rank()).map(|dim| cased(&crate::render::align_dummy(dim), style.lower)).collect();
     let Some(directive) = existing else {
         return insert_align(analysis, text, access, optimal, &style, &default_dummies, home_axes.as_deref());
     };
@@ -406,7 +403,6 @@ fn insert_align(
     let line_end = text[statement_end..].find('\n').map_or(text.len(), |it| statement_end + it);
     let newline = if text[..line_end].ends_with('\r') { "\r\n" } else { "\n" };
     let line_end = if newline == "\r\n" { line_end - 1 } else { line_end };
-    // More dimensions than dummy names (rank over 7, found by the `analysis` fuzz target): no fix.
     let dummies_used = dummies.get(..symbol.rank())?;
     let target = target_text(analysis, optimal, dummies, home_axes);
     let line = format!(

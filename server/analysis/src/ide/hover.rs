@@ -144,10 +144,7 @@ fn ownership(analysis: &FileAnalysis, id: SymbolId) -> Option<Vec<String>> {
     let resolved = model.resolve(id)?;
     let target = model.symbol(resolved.target);
     let distribution = target.mapping.distribution.as_ref()?;
-    let counts: Vec<Option<i64>> = match distribution.onto {
-        Some(onto) => model.symbol(onto).shape.iter().map(|it| it.extent()).collect(),
-        None => vec![model.config.number_of_processors],
-    };
+    let counts = model.processor_counts(distribution);
     let mut lines = Vec::new();
     let mut proc_dim = 0;
     for (target_dim, format) in distribution.formats.iter().enumerate() {
@@ -160,7 +157,9 @@ fn ownership(analysis: &FileAnalysis, id: SymbolId) -> Option<Vec<String>> {
             lines.push(format!("dimension {} of the target: the processor count is not known", target_dim + 1));
             continue;
         };
-        let extent = &target.shape[target_dim];
+        // A DISTRIBUTE with more formats than the target has dimensions is
+        // reported elsewhere (HPF021).
+        let Some(extent) = target.shape.get(target_dim) else { continue };
         let (Some(lower), Some(upper)) = (extent.lo.known(), extent.hi.known()) else { continue };
         let (dim, stride, offset) = match resolved.axes.get(target_dim) {
             Some(Axis::Affine { source_dim, stride, offset }) => (*source_dim, *stride, *offset),
@@ -178,7 +177,7 @@ fn ownership(analysis: &FileAnalysis, id: SymbolId) -> Option<Vec<String>> {
             continue;
         };
         let block = match *format {
-            Format::Block => (upper - lower + 1 + procs - 1) / procs,
+            Format::Block => crate::model::block_size(upper.saturating_sub(lower).saturating_add(1), procs),
             Format::BlockOf(Some(m)) => m,
             Format::Cyclic(Some(m)) => {
                 lines.push(format!(
