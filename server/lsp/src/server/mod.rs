@@ -3,7 +3,7 @@
 //! Documents live in one store keyed by URI. Notification handlers apply
 //! their edit to the store before their first `.await` (tower-lsp-server
 //! runs handlers concurrently), under a std lock never held across an
-//! await. Analysis runs in `spawn_blocking`, reparses incrementally from
+//! await. Analysis runs on low-priority worker threads (`workers`), reparses from
 //! the last tree, and is dropped when a newer version arrived meanwhile;
 //! diagnostics are published with the version they describe. Requests wait
 //! (briefly) for the analysis of the current version and answer from it.
@@ -14,6 +14,7 @@ mod proto;
 mod run;
 pub mod settings;
 pub mod transport;
+mod workers;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -93,7 +94,7 @@ pub fn run_stdio() -> i32 {
         }
     };
     runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout()));
-    // Do not wait for analyses still running in the blocking pool.
+    // Do not wait for blocking tasks; analyses on `workers` end with the process.
     runtime.shutdown_timeout(Duration::from_millis(100));
     0
 }
@@ -239,15 +240,19 @@ impl Backend {
                 };
                 let (revision, version, rope, form, previous) = job;
                 let settings = state.settings();
-                let result = tokio::task::spawn_blocking(move || {
-                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        compute(version, rope, form, previous, &settings)
-                    }))
-                })
-                .await;
+                let (job_uri, encoding) = (uri.clone(), state.encoding());
+                let result = workers::analysis_pool()
+                    .run(move || {
+                        let (analysed, parse) = compute(version, rope, form, previous, &settings);
+                        // Converted here too: at a hundred edits a second the
+                        // conversion would otherwise delay requests on the async workers.
+                        let diagnostics = proto::diagnostics(&job_uri, &analysed, encoding);
+                        (analysed, parse, diagnostics)
+                    })
+                    .await;
                 let computed = match result {
-                    Ok(Ok(it)) => Some(it),
-                    Ok(Err(_)) | Err(_) => {
+                    Ok(it) => Some(it),
+                    Err(workers::Panicked) => {
                         tracing::error!("analysis of {} version {version} panicked", uri.as_str());
                         client
                             .log_message(
@@ -258,7 +263,7 @@ impl Backend {
                         None
                     }
                 };
-                let (current, replaced, analysed) = {
+                let (current, replaced, to_publish) = {
                     let mut documents = state.documents.lock().expect("documents lock");
                     let Some(doc) = documents.get_mut(&uri) else { return };
                     doc.analysing = false;
@@ -268,13 +273,13 @@ impl Backend {
                             doc.analysed_revision = Some(revision);
                             (false, None, None)
                         }
-                        Some((analysed, parse)) => {
+                        Some((analysed, parse, diagnostics)) => {
                             // Any parse is a valid base for the next incremental reparse.
                             doc.parse = Some(parse);
                             let analysed = Arc::new(analysed);
                             if doc.revision == revision {
                                 doc.analysed_revision = Some(revision);
-                                (true, doc.analysed.replace(analysed.clone()), Some(analysed))
+                                (true, doc.analysed.replace(analysed.clone()), Some((analysed.version, diagnostics)))
                             } else {
                                 (false, None, None)
                             }
@@ -285,11 +290,10 @@ impl Backend {
                 // Freeing a large analysis takes time (a third of an edit's
                 // cost at 100k lines): not on the async workers.
                 if let Some(replaced) = replaced {
-                    tokio::task::spawn_blocking(move || drop(replaced));
+                    workers::analysis_pool().spawn(move || drop(replaced));
                 }
-                if let (true, Some(analysed)) = (current, analysed) {
-                    let diagnostics = proto::diagnostics(&uri, &analysed, state.encoding());
-                    client.publish_diagnostics(uri, diagnostics, Some(analysed.version)).await;
+                if let (true, Some((version, diagnostics))) = (current, to_publish) {
+                    client.publish_diagnostics(uri, diagnostics, Some(version)).await;
                     return;
                 }
             }
