@@ -301,6 +301,51 @@ async def test_quick_fix_then_incremental_change_clears_the_warning(
     assert list(actions) == []
 
 
+async def source_actions(client: LanguageClient, uri: str, line: int) -> list[t.CodeAction]:
+    """The source actions offered at the start of `line` (inside a unit)."""
+    return list(
+        await request(
+            client.text_document_code_action_async(
+                t.CodeActionParams(
+                    text_document=t.TextDocumentIdentifier(uri=uri),
+                    range=rng(line, 0, line, 0),
+                    context=t.CodeActionContext(diagnostics=[], only=[t.CodeActionKind.Source]),
+                )
+            )
+        )
+    )
+
+
+async def test_optimize_and_grow_template_source_actions(client: LanguageClient, session: Session, seed: str):
+    # The seed: the whole-unit optimiser realigns B and the warning goes.
+    text = SEED.read_text()
+    optimize = [it for it in await source_actions(client, seed, 12) if it.title.startswith("Optimize all alignments")]
+    assert [it.title for it in optimize] == [
+        "Optimize all alignments in this unit (B): moved elements 3 → 0, messages 3 → 0"
+    ]
+    optimized = apply_edits(text, edits_of(optimize[0].edit, seed), session.encoding)
+    assert "!HPF$ ALIGN B(I) WITH A(I+1)\n" in optimized
+
+    # A template too small for the optimal alignment: the action grows it.
+    uri = (CORPUS / "grow_in_editor.f90").as_uri()  # never on disk
+    small = (
+        "program grow\n  real :: a(16), b(16)\n!HPF$ PROCESSORS p(4)\n!HPF$ TEMPLATE t(16)\n"
+        "!HPF$ DISTRIBUTE t(BLOCK) ONTO p\n!HPF$ ALIGN a(i) WITH t(i)\n!HPF$ ALIGN b(i) WITH t(i)\n"
+        "  do i = 2, 16\n    a(i) = b(i-1)\n  end do\nend program grow\n"
+    )
+    assert [it.code for it in await open_document(client, session, uri, small)] == ["HPF101"]
+    grow = [it for it in await source_actions(client, uri, 8) if it.title.startswith("Grow TEMPLATE")]
+    assert [it.title for it in grow] == [
+        "Grow TEMPLATE t(1:16) to t(1:17) and realign b: moved elements 3 → 0, messages 3 → 0"
+    ]
+    edits = edits_of(grow[0].edit, uri)
+    grown = apply_edits(small, edits, session.encoding)
+    assert "!HPF$ TEMPLATE t(17)\n" in grown and "!HPF$ ALIGN b(i) WITH t(i+1)\n" in grown
+    # Applied as the editor would, the warning goes and nothing more is proposed.
+    assert await change(client, session, uri, 2, [(it.range, it.new_text) for it in reversed(edits)]) == []
+    assert [it.title for it in await source_actions(client, uri, 8) if it.title.startswith("Grow")] == []
+
+
 async def test_workspace_edit_follows_the_client_capability(client: LanguageClient, session: Session, seed: str):
     """LSP 3.17: `documentChanges` only when the client declares
     workspace.workspaceEdit.documentChanges, `changes` otherwise."""

@@ -418,12 +418,27 @@ END PROGRAM
     assert_eq!(growth.dims, vec![analysis::ide::GrownDim { dim: 0, old: (1, 16), new: (1, 17) }]);
     assert_eq!(growth.realigned, vec!["B".to_string()]);
     assert_eq!((growth.measured.elements, growth.measured.messages), (0, 0));
-    assert!(growth.new_text.contains("!HPF$ TEMPLATE T(1:17)\n"), "{}", growth.new_text);
+    // The bounds keep the user's form: `T(16)` grows to `T(17)`.
+    assert!(growth.new_text.contains("!HPF$ TEMPLATE T(17)\n"), "{}", growth.new_text);
     assert!(growth.new_text.contains("!HPF$ ALIGN B(I) WITH T(I+1)\n"), "{}", growth.new_text);
     // Nothing to propose when the alignments fit already.
     let fitted = analyze(&growth.new_text);
     let measured = optimize_unit_edits(&fitted, &growth.new_text, 0, CONFIG).measured;
     assert!(analysis::ide::propose_growth(&fitted, &growth.new_text, 0, CONFIG, measured).is_empty());
+    // The editor's source action carries out the same proposal.
+    let action = analysis::ide::grow_template_action(&analysis, text, syntax::TextRange::empty(0), CONFIG)
+        .expect("a grow-template action");
+    assert_eq!(action.title, "Grow TEMPLATE T(1:16) to T(1:17) and realign B: moved elements 3 → 0, messages 3 → 0");
+    assert_eq!(analysis::ide::apply_edits(text, &action.edits), growth.new_text);
+    assert!(
+        analysis::ide::grow_template_action(&fitted, &growth.new_text, syntax::TextRange::empty(0), CONFIG).is_none()
+    );
+    // A lower bound stays written out.
+    let explicit = text.replace("TEMPLATE T(16)", "TEMPLATE T(1:16)");
+    let analysis = analyze(&explicit);
+    let measured = optimize_unit_edits(&analysis, &explicit, 0, CONFIG).measured;
+    let grown = analysis::ide::propose_growth(&analysis, &explicit, 0, CONFIG, measured);
+    assert!(grown[0].new_text.contains("!HPF$ TEMPLATE T(1:17)\n"), "{}", grown[0].new_text);
 }
 
 /// On every corpus program (with and without a processor count), the cost

@@ -101,6 +101,18 @@ fn optimize_proposes_growing_a_template_that_is_too_small() {
     );
     // A proposal only: the file is not rewritten.
     assert_eq!(std::fs::read_to_string(&file).unwrap(), program);
+
+    // Asked for, the template grows (in the user's form) and b realigns.
+    let grown = stdout(&hpf_ls(&["optimize", "--grow-templates", "--write"], &file));
+    assert!(grown.contains("grew TEMPLATE t(1:16) to t(1:17) and realigned b (--grow-templates)"), "{grown}");
+    let expected = program
+        .replace("!HPF$ TEMPLATE t(16)\n", "!HPF$ TEMPLATE t(17)\n")
+        .replace("!HPF$ ALIGN b(i) WITH t(i)\n", "!HPF$ ALIGN b(i) WITH t(i+1)\n");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), expected);
+    let again = stdout(&hpf_ls(&["optimize"], &file));
+    let moved = again.lines().find(|it| it.trim_start().starts_with("moved elements")).expect(&again);
+    assert_eq!(moved.split_whitespace().collect::<Vec<_>>(), ["moved", "elements", "0", "0"], "{again}");
+    assert!(!again.contains("proposal"), "{again}");
 }
 
 #[test]

@@ -20,6 +20,6 @@ pub use navigation::{
 };
 pub use occurrences::{occurrence_at, occurrences, Occurrence};
 pub use optimize::{
-    apply_edits, describe_change, optimize_action, optimize_file_edits, optimize_unit_edits, propose_growth, GrownDim,
-    Growth, Optimized,
+    apply_edits, describe_change, describe_growth, grow_template_action, optimize_action, optimize_file_edits,
+    optimize_unit_edits, propose_growth, GrownDim, Growth, Optimized,
 };

@@ -143,14 +143,7 @@ pub fn optimize_unit_edits(analysis: &FileAnalysis, text: &str, unit: UnitId, co
 /// The source action "Optimize all alignments in this unit" for the unit
 /// around `range`, when the optimiser finds a cheaper set of alignments.
 pub fn optimize_action(analysis: &FileAnalysis, text: &str, range: TextRange, config: CostConfig) -> Option<Action> {
-    let unit = analysis
-        .model
-        .units
-        .iter()
-        .enumerate()
-        .filter(|(_, it)| it.range.contains_range(range))
-        .min_by_key(|(_, it)| it.range.len())
-        .map(|(idx, _)| idx)?;
+    let unit = innermost_unit(analysis, range)?;
     let optimized = optimize_unit_edits(analysis, text, unit, config);
     if optimized.edits.is_empty() || optimized.measured >= optimized.plan.before {
         return None;
@@ -168,6 +161,62 @@ pub fn optimize_action(analysis: &FileAnalysis, text: &str, range: TextRange, co
         fixes: None,
         is_preferred: false,
     })
+}
+
+/// The innermost program unit that holds `range`.
+fn innermost_unit(analysis: &FileAnalysis, range: TextRange) -> Option<UnitId> {
+    analysis
+        .model
+        .units
+        .iter()
+        .enumerate()
+        .filter(|(_, it)| it.range.contains_range(range))
+        .min_by_key(|(_, it)| it.range.len())
+        .map(|(idx, _)| idx)
+}
+
+/// "Grow TEMPLATE T to T(0:9) and realign B": the cheapest of
+/// [`propose_growth`]'s proposals for the unit that holds `range`, as one
+/// source action (the template's bounds and the unit's ALIGN directives).
+pub fn grow_template_action(
+    analysis: &FileAnalysis,
+    text: &str,
+    range: TextRange,
+    config: CostConfig,
+) -> Option<Action> {
+    let unit = innermost_unit(analysis, range)?;
+    let optimized = optimize_unit_edits(analysis, text, unit, config);
+    let growth = propose_growth(analysis, text, unit, config, optimized.measured).into_iter().next()?;
+    Some(Action {
+        title: format!(
+            "Grow TEMPLATE {} and realign {}: {}",
+            describe_growth(analysis, &growth),
+            growth.realigned.join(", "),
+            describe_change(optimized.plan.before, growth.measured)
+        ),
+        kind: ActionKind::Source,
+        edits: vec![whole_change(text, &growth.new_text)],
+        fixes: None,
+        is_preferred: false,
+    })
+}
+
+/// `T(1:4) to T(1:5)`: a grown template's bounds before and after.
+pub fn describe_growth(analysis: &FileAnalysis, growth: &Growth) -> String {
+    let symbol = analysis.model.symbol(growth.template);
+    let bounds = |new: bool| -> String {
+        let parts: Vec<String> = (0..symbol.rank())
+            .map(|dim| match growth.dims.iter().find(|it| it.dim == dim) {
+                Some(grown) => {
+                    let (lo, hi) = if new { grown.new } else { grown.old };
+                    format!("{lo}:{hi}")
+                }
+                None => symbol.shape.get(dim).map_or("?".to_string(), |it| it.render()),
+            })
+            .collect();
+        format!("{}({})", symbol.name.text, parts.join(","))
+    };
+    format!("{} to {}", bounds(false), bounds(true))
 }
 
 /// `moved elements 12 → 0, messages 6 → 0` (and the misaligned accesses
@@ -271,7 +320,14 @@ pub fn propose_growth(
             let (Some(old_lo), Some(old_hi)) = (shape.lo.known(), shape.hi.known()) else { continue };
             let new = (old_lo.min(lo), old_hi.max(hi));
             if new != (old_lo, old_hi) {
-                edits.push(TextEdit { range: shape.range, new_text: format!("{}:{}", new.0, new.1) });
+                // `T(4)` grows to `T(5)`, not `T(1:5)`: keep the user's form where it can be kept.
+                let written = text.get(shape.range.start..shape.range.end).unwrap_or(":");
+                let new_text = if new.0 == 1 && !written.contains(':') {
+                    new.1.to_string()
+                } else {
+                    format!("{}:{}", new.0, new.1)
+                };
+                edits.push(TextEdit { range: shape.range, new_text });
                 grown.push(GrownDim { dim: target_dim, old: (old_lo, old_hi), new });
             }
         }

@@ -1,22 +1,27 @@
-//! `hpf-ls optimize [--diff|--write] [--form F] [--processors N] [--default-trips N] FILE`
+//! `hpf-ls optimize [--diff|--write] [--grow-templates] [--form F] [--processors N] [--default-trips N] FILE`
 //!
 //! Chooses the ALIGN directives that minimise the transfers of every loop
 //! of each program unit (`analysis::optimize`), prints the before/after
 //! cost table and the directive edits as a unified diff; `--diff` prints
 //! only the diff, `--write` rewrites the file. Where growing a template
-//! would let an array align where its loops need it, the table says so (a
-//! proposal, never written).
+//! would let an array align where its loops need it, the table proposes
+//! it; `--grow-templates` carries the proposals out too (the template's
+//! bounds change, which changes the program's memory and iteration space
+//! of the template, so it is asked for explicitly).
 
 use std::fmt::Write;
 
-use analysis::ide::{optimize_file_edits, propose_growth, GrownDim, Optimized, TextEdit};
+use analysis::ide::{describe_growth, optimize_file_edits, propose_growth, Optimized, TextEdit};
 use analysis::optimize::{CostConfig, DEFAULT_TRIPS, EXACT_LIMIT, NODE_BUDGET};
 use analysis::ModelConfig;
 
 use super::{collect_inputs, parse_input_options, read_text, EXIT_USAGE};
 
 pub const USAGE: &str =
-    "usage: hpf-ls optimize [--diff|--write] [--form free|fixed|fixed132] [--processors N] [--default-trips N] FILE";
+    "usage: hpf-ls optimize [--diff|--write] [--grow-templates] [--form free|fixed|fixed132] [--processors N] [--default-trips N] FILE";
+
+/// At most this many templates are grown, one per round of re-analysis.
+const MAX_GROWTH_ROUNDS: usize = 16;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Output {
@@ -29,6 +34,7 @@ pub fn run(args: &[String], out: &mut String, err: &mut String) -> i32 {
     let mut output = Output::TableAndDiff;
     let mut default_trips = DEFAULT_TRIPS;
     let mut bad_trips = None;
+    let mut grow_templates = false;
     let options = parse_input_options(args, |flag, value| match flag {
         "--diff" => {
             output = Output::Diff;
@@ -36,6 +42,10 @@ pub fn run(args: &[String], out: &mut String, err: &mut String) -> i32 {
         }
         "--write" => {
             output = Output::Write;
+            Ok(true)
+        }
+        "--grow-templates" => {
+            grow_templates = true;
             Ok(true)
         }
         "--default-trips" => {
@@ -86,16 +96,21 @@ pub fn run(args: &[String], out: &mut String, err: &mut String) -> i32 {
     let cost_config = CostConfig { default_trips, exact_limit: EXACT_LIMIT, node_budget: NODE_BUDGET };
     let units = optimize_file_edits(&analysis, &text, cost_config);
     let edits: Vec<TextEdit> = units.iter().flat_map(|it| it.edits.iter().cloned()).collect();
-    let new_text = analysis::ide::apply_edits(&text, &edits);
+    let mut new_text = analysis::ide::apply_edits(&text, &edits);
     let display = input.path.display().to_string();
+    let mut table = String::new();
+    render_table(&display, &text, &analysis, &units, cost_config, grow_templates, &mut table);
+    if grow_templates {
+        new_text = grow(&text, &analysis, cost_config, &mut table).unwrap_or(new_text);
+    }
     match output {
         Output::Diff => out.push_str(&unified_diff(&display, &text, &new_text)),
         Output::TableAndDiff => {
-            render_table(&display, &text, &analysis, &units, cost_config, out);
+            out.push_str(&table);
             out.push_str(&unified_diff(&display, &text, &new_text));
         }
         Output::Write => {
-            render_table(&display, &text, &analysis, &units, cost_config, out);
+            out.push_str(&table);
             if new_text != text {
                 if let Err(error) = std::fs::write(&input.path, &new_text) {
                     let _ = writeln!(err, "hpf-ls optimize: {}: {error}", input.path.display());
@@ -108,12 +123,42 @@ pub fn run(args: &[String], out: &mut String, err: &mut String) -> i32 {
     0
 }
 
+/// Grows templates as `propose_growth` proposes, one at a time (each
+/// changes the program the next is computed on), then optimises every unit
+/// of the result. `None` when there is nothing to grow.
+fn grow(text: &str, analysis: &analysis::FileAnalysis, config: CostConfig, out: &mut String) -> Option<String> {
+    let (form, model_config) = (analysis.file.form, analysis.model.config);
+    let mut current = text.to_string();
+    let mut current_analysis: Option<analysis::FileAnalysis> = None;
+    for _ in 0..MAX_GROWTH_ROUNDS {
+        let now = current_analysis.as_ref().unwrap_or(analysis);
+        let units = optimize_file_edits(now, &current, config);
+        let growth = units.iter().find_map(|optimized| {
+            propose_growth(now, &current, optimized.plan.unit, config, optimized.measured).into_iter().next()
+        });
+        let Some(growth) = growth else { break };
+        let _ = writeln!(
+            out,
+            "grew TEMPLATE {} and realigned {} (--grow-templates)",
+            describe_growth(now, &growth),
+            growth.realigned.join(", ")
+        );
+        current = growth.new_text;
+        current_analysis = Some(analysis::analyze(&current, form, model_config));
+    }
+    let grown = current_analysis?;
+    let units = optimize_file_edits(&grown, &current, config);
+    let edits: Vec<TextEdit> = units.iter().flat_map(|it| it.edits.iter().cloned()).collect();
+    Some(analysis::ide::apply_edits(&current, &edits))
+}
+
 fn render_table(
     path: &str,
     text: &str,
     analysis: &analysis::FileAnalysis,
     units: &[Optimized],
     config: CostConfig,
+    growing: bool,
     out: &mut String,
 ) {
     let model = &analysis.model;
@@ -175,28 +220,15 @@ fn render_table(
             let _ = writeln!(out, "  the declared alignments are already optimal");
         }
         for growth in propose_growth(analysis, text, plan.unit, config, optimized.measured) {
-            let bounds = |dims: &[GrownDim], new: bool| -> String {
-                let symbol = model.symbol(growth.template);
-                let parts: Vec<String> = (0..symbol.rank())
-                    .map(|dim| match dims.iter().find(|it| it.dim == dim) {
-                        Some(grown) => {
-                            let (lo, hi) = if new { grown.new } else { grown.old };
-                            format!("{lo}:{hi}")
-                        }
-                        None => symbol.shape[dim].render(),
-                    })
-                    .collect();
-                format!("{}({})", symbol.name.text, parts.join(","))
-            };
             let _ = writeln!(
                 out,
-                "  proposal: grow TEMPLATE {} to {} so that {} can align where its loops need it: moved elements {} (messages {}) instead of {} (a proposal: `--write` does not grow templates)",
-                bounds(&growth.dims, false),
-                bounds(&growth.dims, true),
+                "  proposal: grow TEMPLATE {} so that {} can align where its loops need it: moved elements {} (messages {}) instead of {}{}",
+                describe_growth(analysis, &growth),
                 growth.realigned.join(", "),
                 growth.measured.elements,
                 growth.measured.messages,
-                optimized.measured.elements
+                optimized.measured.elements,
+                if growing { "" } else { " (`--grow-templates` carries it out)" }
             );
         }
     }

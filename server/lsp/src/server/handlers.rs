@@ -294,6 +294,7 @@ impl LanguageServer for Backend {
                 };
                 if only.as_ref().is_none_or(|only| only.iter().any(|it| it.as_str().starts_with("source"))) {
                     actions.extend(ide::optimize_action(&analysed.analysis, &analysed.text, target, optimize));
+                    actions.extend(ide::grow_template_action(&analysed.analysis, &analysed.text, target, optimize));
                 }
                 // "Distribute ... instead of ...": the cheapest distribution of the loop's target.
                 actions.extend(analysis::whatif::redistribute_actions(&analysed.analysis, &analysed.text, target));
