@@ -15,6 +15,7 @@
 //! same text, to show where the edit latency goes. `HPF_LS_BIN` names
 //! another server binary.
 
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -24,21 +25,24 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 /// Longest wait for any one answer before the benchmark gives up.
-const TIMEOUT: Duration = Duration::from_secs(300);
+pub(crate) const TIMEOUT: Duration = Duration::from_secs(300);
 
 /// One message from the server, stamped when its first and last bytes were read.
-struct Incoming {
-    first_byte: Instant,
-    at: Instant,
-    bytes: usize,
-    value: Value,
+pub(crate) struct Incoming {
+    pub(crate) first_byte: Instant,
+    pub(crate) at: Instant,
+    pub(crate) bytes: usize,
+    pub(crate) value: Value,
 }
 
-struct Client {
+pub(crate) struct Client {
     child: Child,
     stdin: ChildStdin,
     incoming: Receiver<Incoming>,
     next_id: i64,
+    /// The newest diagnostics version seen per URI, whoever waited for what:
+    /// a wait for one answer must not lose the publishes it skips.
+    pub(crate) published_versions: HashMap<String, i64>,
 }
 
 fn frame(body: &[u8]) -> Vec<u8> {
@@ -91,7 +95,7 @@ fn read_frames(stdout: impl Read, sender: mpsc::Sender<Incoming>) {
 }
 
 impl Client {
-    fn spawn(binary: &PathBuf) -> Client {
+    pub(crate) fn spawn(binary: &PathBuf) -> Client {
         let mut child = Command::new(binary)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -102,22 +106,22 @@ impl Client {
         let stdout = child.stdout.take().expect("piped stdout");
         let (sender, incoming) = mpsc::channel();
         std::thread::spawn(move || read_frames(stdout, sender));
-        Client { child, stdin, incoming, next_id: 1 }
+        Client { child, stdin, incoming, next_id: 1, published_versions: HashMap::new() }
     }
 
     /// Sends `message`; returns the instant just before its first byte was written.
-    fn send(&mut self, message: &Value) -> Instant {
+    pub(crate) fn send(&mut self, message: &Value) -> Instant {
         let bytes = frame(message.to_string().as_bytes());
         let start = Instant::now();
         self.stdin.write_all(&bytes).and_then(|()| self.stdin.flush()).expect("the server reads its stdin");
         start
     }
 
-    fn notify(&mut self, method: &str, params: Value) -> Instant {
+    pub(crate) fn notify(&mut self, method: &str, params: Value) -> Instant {
         self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}))
     }
 
-    fn request(&mut self, method: &str, params: Value) -> (i64, Instant) {
+    pub(crate) fn request(&mut self, method: &str, params: Value) -> (i64, Instant) {
         let id = self.next_id;
         self.next_id += 1;
         let start = self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
@@ -125,7 +129,7 @@ impl Client {
     }
 
     /// The next message for which `wanted` holds; answers server requests on the way.
-    fn wait_for(&mut self, what: &str, wanted: impl Fn(&Value) -> bool) -> Incoming {
+    pub(crate) fn wait_for(&mut self, what: &str, wanted: impl Fn(&Value) -> bool) -> Incoming {
         let deadline = Instant::now() + TIMEOUT;
         loop {
             let message = match self.incoming.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
@@ -133,6 +137,12 @@ impl Client {
                 Err(RecvTimeoutError::Timeout) => panic!("no {what} from the server within {TIMEOUT:?}"),
                 Err(RecvTimeoutError::Disconnected) => panic!("the server closed its stdout while waiting for {what}"),
             };
+            if message.value.get("method").and_then(Value::as_str) == Some("textDocument/publishDiagnostics") {
+                let params = &message.value["params"];
+                if let (Some(uri), Some(version)) = (params["uri"].as_str(), params["version"].as_i64()) {
+                    self.published_versions.insert(uri.to_string(), version);
+                }
+            }
             if wanted(&message.value) {
                 return message;
             }
@@ -144,7 +154,7 @@ impl Client {
         }
     }
 
-    fn response(&mut self, id: i64) -> Incoming {
+    pub(crate) fn response(&mut self, id: i64) -> Incoming {
         let message = self.wait_for("response", |it| it.get("id") == Some(&json!(id)) && it.get("method").is_none());
         if let Some(error) = message.value.get("error") {
             panic!("request {id} failed: {error}");
@@ -152,7 +162,7 @@ impl Client {
         message
     }
 
-    fn diagnostics(&mut self, uri: &str, version: i32) -> Incoming {
+    pub(crate) fn diagnostics(&mut self, uri: &str, version: i32) -> Incoming {
         self.wait_for("publishDiagnostics", |it| {
             it.get("method").and_then(Value::as_str) == Some("textDocument/publishDiagnostics")
                 && it["params"]["uri"].as_str() == Some(uri)
@@ -161,11 +171,11 @@ impl Client {
     }
 
     /// A field of the server's /proc status in kB: `VmHWM` (peak resident set) or `VmRSS`.
-    fn memory_kb(&self, field: &str) -> Option<u64> {
+    pub(crate) fn memory_kb(&self, field: &str) -> Option<u64> {
         status_kb(&format!("/proc/{}/status", self.child.id()), field)
     }
 
-    fn shutdown(mut self) {
+    pub(crate) fn shutdown(mut self) {
         let (id, _) = self.request("shutdown", Value::Null);
         self.response(id);
         self.notify("exit", Value::Null);
@@ -197,7 +207,7 @@ fn status_kb(path: &str, field: &str) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
-fn mb(kb: Option<u64>) -> String {
+pub(crate) fn mb(kb: Option<u64>) -> String {
     kb.map_or("?".to_string(), |kb| format!("{:.0} MB", kb as f64 / 1024.0))
 }
 
@@ -206,7 +216,7 @@ fn ms(duration: Duration) -> f64 {
 }
 
 /// Median and 95th percentile (nearest rank) in milliseconds.
-fn median_p95(times: &[Duration]) -> (f64, f64) {
+pub(crate) fn median_p95(times: &[Duration]) -> (f64, f64) {
     let mut sorted = times.to_vec();
     sorted.sort();
     let p95 = sorted[((sorted.len() * 95).div_ceil(100)).max(1) - 1];

@@ -14,6 +14,7 @@
 //! `cargo run --release -p hpf-bench -- optimize` times the whole-program
 //! alignment optimiser on the corpus and on a generated unit (optimize.rs).
 
+mod load;
 mod lsp_latency;
 mod optimize;
 
@@ -205,9 +206,10 @@ fn main() {
             print!("{}", generate(lines));
         }
         Some("lsp") => lsp_latency::run(&args[1..]),
+        Some("load") => load::run(&args[1..]),
         Some("optimize") => optimize::run(&args[1..]),
         Some(other) => {
-            eprintln!("unknown benchmark `{other}`; available: check [LINES], large, lsp [LINES...]");
+            eprintln!("unknown benchmark `{other}`; available: check [LINES], large, memory [LINES], generate [LINES], lsp [LINES...], load [DOCS] [SECONDS] [LINES], optimize");
             std::process::exit(2);
         }
     }
