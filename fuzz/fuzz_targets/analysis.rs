@@ -80,7 +80,7 @@ fuzz_target!(|data: &[u8]| {
             check_range(&text, hover.range, "hover");
         }
         if let Some(target) = ide::definition(&analysis, offset) {
-            check_range(&text, target, "definition");
+            check_range(&text, target.range, "definition");
         }
         for reference in ide::references(&analysis, offset, idx % 2 == 0) {
             check_range(&text, reference, "reference");

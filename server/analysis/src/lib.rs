@@ -32,6 +32,25 @@ pub struct FileAnalysis {
     occurrence_index: std::sync::OnceLock<Vec<ide::Occurrence>>,
 }
 
+impl FileAnalysis {
+    /// Analyses an edited text of the same file with the same settings and
+    /// the same modules of other files (what a quick fix's effect, the
+    /// optimiser and template growth measure).
+    pub fn reanalyze(&self, text: &str) -> FileAnalysis {
+        let modules = KnownModules(&self.model.externals);
+        analyze_file_with(syntax::parse(text, self.file.form), self.model.config, &modules)
+    }
+}
+
+/// The modules of other files an analysis already found.
+struct KnownModules<'a>(&'a [std::sync::Arc<model::ExternalFile>]);
+
+impl model::ModuleResolver for KnownModules<'_> {
+    fn find_module(&self, key: &str) -> Option<std::sync::Arc<model::ExternalFile>> {
+        self.0.iter().find(|it| it.module(key).is_some()).cloned()
+    }
+}
+
 /// Parses and analyses one file.
 pub fn analyze(text: &str, form: SourceForm, config: ModelConfig) -> FileAnalysis {
     analyze_file(syntax::parse(text, form), config)
@@ -39,8 +58,14 @@ pub fn analyze(text: &str, form: SourceForm, config: ModelConfig) -> FileAnalysi
 
 /// Analyses a file parsed already (the language server reparses incrementally).
 pub fn analyze_file(file: SourceFile, config: ModelConfig) -> FileAnalysis {
+    analyze_file_with(file, config, &model::NoModules)
+}
+
+/// Analyses a file parsed already, taking the modules it USEs from other
+/// files from `modules` (see [`model::ModuleResolver`]).
+pub fn analyze_file_with(file: SourceFile, config: ModelConfig, modules: &dyn model::ModuleResolver) -> FileAnalysis {
     let mut diagnostics = file.diagnostics.clone();
-    let model = model::build_model(&file, config, &mut diagnostics);
+    let model = model::build_model_with(&file, config, modules, &mut diagnostics);
     let units: Vec<&syntax::Unit> = model::flatten_units(&file).into_iter().map(|(unit, _)| unit).collect();
     let loops = loops::analyze_loops(&model, &units, &mut diagnostics);
     diagnostics.sort_by_key(|it| (it.range.start, it.range.end, it.code.as_str()));

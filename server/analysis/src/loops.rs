@@ -1493,7 +1493,11 @@ fn report_diagnostics(model: &Model, report: &LoopReport, diagnostics: &mut Vec<
                 let mut diagnostic = Diagnostic::new(Code::MisalignedTransfer, access.range, message)
                     .with_related(report.header, "the loop");
                 if let Some(range) = align_range {
-                    diagnostic = diagnostic.with_related(range, format!("the ALIGN of {name}"));
+                    diagnostic = diagnostic.with_related_in(
+                        model.file_name(access.array.unit),
+                        range,
+                        format!("the ALIGN of {name}"),
+                    );
                 }
                 diagnostics.push(diagnostic);
             }

@@ -8,13 +8,14 @@ use syntax::{Code, Diagnostic, Stmt, StmtKind};
 use crate::model::{Axis, Format, Model, RemapKind, SymbolId, SymbolKind};
 
 pub(crate) fn check(model: &Model, syntax_units: &[&syntax::Unit], diagnostics: &mut Vec<Diagnostic>) {
-    let symbols: Vec<SymbolId> = model.symbols().map(|(id, _)| id).collect();
+    // The file's own symbols: those of other files are reported there.
+    let symbols: Vec<SymbolId> = model.symbols().map(|(id, _)| id).filter(|id| !model.is_external(*id)).collect();
     for &id in &symbols {
         check_alignment(model, id, diagnostics);
         check_distribution(model, id, diagnostics);
         check_processors(model, id, diagnostics);
     }
-    for (unit_id, unit) in model.units.iter().enumerate() {
+    for (unit_id, unit) in model.units.iter().enumerate().take(syntax_units.len()) {
         for remap in &unit.remaps {
             let symbol = model.symbol(remap.symbol);
             if !symbol.mapping.dynamic {
@@ -28,7 +29,11 @@ pub(crate) fn check(model: &Model, syntax_units: &[&syntax::Unit], diagnostics: 
                         remap.directive,
                         format!("{what} of `{}`, which is not declared DYNAMIC", symbol.name.text),
                     )
-                    .with_related(symbol.name.range, "declared here; add `!HPF$ DYNAMIC` for it"),
+                    .with_related_in(
+                        model.file_name(remap.symbol.unit),
+                        symbol.name.range,
+                        "declared here; add `!HPF$ DYNAMIC` for it",
+                    ),
                 );
             }
         }
@@ -109,7 +114,11 @@ fn check_alignment(model: &Model, id: SymbolId, diagnostics: &mut Vec<Diagnostic
                             target_hi
                         ),
                     )
-                    .with_related(target.name.range, "target declared here"),
+                    .with_related_in(
+                        model.file_name(align.target.unit),
+                        target.name.range,
+                        "target declared here",
+                    ),
                 );
             }
         }
@@ -171,7 +180,11 @@ fn check_distribution(model: &Model, id: SymbolId, diagnostics: &mut Vec<Diagnos
                         symbol.name.text
                     ),
                 )
-                .with_related(processors.name.range, "processor arrangement declared here"),
+                .with_related_in(
+                    model.file_name(onto.unit),
+                    processors.name.range,
+                    "processor arrangement declared here",
+                ),
             );
             return;
         }

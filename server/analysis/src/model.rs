@@ -4,10 +4,14 @@
 //! the target's distribution and processor arrangement.
 //!
 //! Names are case-insensitive and scoped per unit: a unit sees its own
-//! symbols, then its host's, then those of the modules it USEs that are
-//! defined in the same file.
+//! symbols, then its host's, then those of the modules it USEs: defined in
+//! the same file, or in another file that a [`ModuleResolver`] finds (the
+//! language server's workspace, the command line's directory). Units of
+//! other files come after the file's own units and are marked with their
+//! origin; nothing is reported about them here, only used.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use syntax::directive::{AlignSpec, AttrKind, DirectiveBody, DistFormatKind, DistSpec, Mapping as MappingSyntax};
 use syntax::{Code, Diagnostic, Expr, Name, SourceFile, Subscript, TextRange, UnitKind};
@@ -32,9 +36,59 @@ pub struct ModelConfig {
 
 #[derive(Clone, Debug)]
 pub struct Model {
+    /// The file's own units first (in [`flatten_units`] order), then the
+    /// modules of other files they USE (see [`UnitModel::origin`]).
     pub units: Vec<UnitModel>,
     pub config: ModelConfig,
+    /// The other files whose modules are in `units`.
+    pub externals: Vec<Arc<ExternalFile>>,
 }
+
+/// Another file whose modules the analysed file USEs: the editor's text
+/// when it is open, else the file on disk.
+#[derive(Debug)]
+pub struct ExternalFile {
+    /// How the caller names the file (a path or a URI); diagnostics'
+    /// related places in it carry this name.
+    pub name: Arc<str>,
+    pub text: Arc<str>,
+    pub file: SourceFile,
+}
+
+impl ExternalFile {
+    pub fn parse(name: impl Into<Arc<str>>, text: impl Into<Arc<str>>, form: syntax::SourceForm) -> ExternalFile {
+        let text: Arc<str> = text.into();
+        let file = syntax::parse(&text, form);
+        ExternalFile { name: name.into(), text, file }
+    }
+
+    /// The module named `key` (lower case) that this file defines.
+    pub fn module(&self, key: &str) -> Option<&syntax::Unit> {
+        self.file
+            .units
+            .iter()
+            .find(|it| it.kind == UnitKind::Module && it.name.as_ref().is_some_and(|name| name.key() == key))
+    }
+}
+
+/// Finds the file that defines a module the analysed file USEs but does not
+/// define, by the module's name in lower case.
+pub trait ModuleResolver {
+    fn find_module(&self, key: &str) -> Option<Arc<ExternalFile>>;
+}
+
+/// No other files: modules not in the file stay unknown.
+pub struct NoModules;
+
+impl ModuleResolver for NoModules {
+    fn find_module(&self, _key: &str) -> Option<Arc<ExternalFile>> {
+        None
+    }
+}
+
+/// At most this many modules are taken from other files (USE chains of a
+/// pathological workspace stay bounded).
+pub const MAX_EXTERNAL_MODULES: usize = 256;
 
 #[derive(Clone, Debug)]
 pub struct UnitModel {
@@ -42,10 +96,13 @@ pub struct UnitModel {
     pub name: Option<Name>,
     pub range: TextRange,
     pub parent: Option<UnitId>,
-    /// Modules of this file that the unit USEs.
+    /// Modules that the unit USEs (of this file or of others).
     pub modules_used: Vec<UnitId>,
-    /// The unit USEs a module that is not in this file: unknown names may come from it.
+    /// The unit USEs a module that was not found: unknown names may come from it.
     pub uses_unknown_module: bool,
+    /// `None` for the file's own units; else the index in [`Model::externals`]
+    /// of the file this module comes from (its ranges are in that file).
+    pub origin: Option<usize>,
     pub symbols: Vec<Symbol>,
     /// REALIGN / REDISTRIBUTE points, in text order.
     pub remaps: Vec<Remap>,
@@ -287,6 +344,27 @@ impl Model {
         model.parent.and_then(|parent| self.lookup_in(parent, key, visited))
     }
 
+    /// The units of the analysed file itself (the first ones).
+    pub fn local_units(&self) -> usize {
+        self.units.iter().take_while(|it| it.origin.is_none()).count()
+    }
+
+    /// Whether `id` is declared in another file (a module USEd from it):
+    /// its ranges are not in the analysed text, and no edit may touch it.
+    pub fn is_external(&self, id: SymbolId) -> bool {
+        self.units[id.unit].origin.is_some()
+    }
+
+    /// The other file `unit` comes from, if any.
+    pub fn external_file(&self, unit: UnitId) -> Option<&Arc<ExternalFile>> {
+        self.units[unit].origin.map(|it| &self.externals[it])
+    }
+
+    /// The name of the other file `unit` comes from, for [`syntax::Related::file`].
+    pub fn file_name(&self, unit: UnitId) -> Option<Arc<str>> {
+        self.external_file(unit).map(|it| it.name.clone())
+    }
+
     /// Whether a name unknown in `unit` may still exist (USE of a module from another file).
     pub fn may_know_more(&self, unit: UnitId) -> bool {
         let mut current = Some(unit);
@@ -395,11 +473,24 @@ pub fn flatten_units(file: &SourceFile) -> Vec<(&syntax::Unit, Option<UnitId>)> 
     res
 }
 
-/// Builds the model of `file` and reports the mapping diagnostics.
+/// Builds the model of `file` and reports the mapping diagnostics, with
+/// no modules from other files.
 pub fn build_model(file: &SourceFile, config: ModelConfig, diagnostics: &mut Vec<Diagnostic>) -> Model {
-    let mut model = Model { units: Vec::new(), config };
+    build_model_with(file, config, &NoModules, diagnostics)
+}
+
+/// Builds the model of `file`, taking the modules it USEs and does not
+/// define from `resolver`, and reports the mapping diagnostics of the
+/// file's own units.
+pub fn build_model_with(
+    file: &SourceFile,
+    config: ModelConfig,
+    resolver: &dyn ModuleResolver,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Model {
+    let mut model = Model { units: Vec::new(), config, externals: Vec::new() };
     let flat = flatten_units(file);
-    let syntax_units: Vec<&syntax::Unit> = flat.iter().map(|(unit, _)| *unit).collect();
+    let mut syntax_units: Vec<&syntax::Unit> = flat.iter().map(|(unit, _)| *unit).collect();
     for (unit, parent) in &flat {
         model.units.push(UnitModel {
             kind: unit.kind,
@@ -408,12 +499,52 @@ pub fn build_model(file: &SourceFile, config: ModelConfig, diagnostics: &mut Vec
             parent: *parent,
             modules_used: Vec::new(),
             uses_unknown_module: false,
+            origin: None,
             symbols: Vec::new(),
             remaps: Vec::new(),
             scope: HashMap::new(),
         });
     }
-    // USE: modules defined in this file.
+    let local_units = model.units.len();
+    // Modules of other files, and the modules those USE in turn.
+    let defines = |units: &[&syntax::Unit], key: &str| {
+        units.iter().any(|it| it.kind == UnitKind::Module && it.name.as_ref().is_some_and(|name| name.key() == key))
+    };
+    let mut found: Vec<(String, Arc<ExternalFile>)> = Vec::new();
+    let mut pending: Vec<String> = syntax_units.iter().flat_map(|it| it.uses.iter().map(|used| used.key())).collect();
+    while let Some(key) = pending.pop() {
+        if found.len() >= MAX_EXTERNAL_MODULES || defines(&syntax_units, &key) || found.iter().any(|it| it.0 == key) {
+            continue;
+        }
+        let Some(external) = resolver.find_module(&key) else { continue };
+        let Some(module) = external.module(&key) else { continue };
+        pending.extend(module.uses.iter().map(|it| it.key()));
+        found.push((key, external));
+    }
+    for (key, external) in &found {
+        let origin = match model.externals.iter().position(|it| Arc::ptr_eq(it, external)) {
+            Some(index) => index,
+            None => {
+                model.externals.push(external.clone());
+                model.externals.len() - 1
+            }
+        };
+        let module = external.module(key).expect("found above");
+        syntax_units.push(module);
+        model.units.push(UnitModel {
+            kind: module.kind,
+            name: module.name.clone(),
+            range: module.range,
+            parent: None,
+            modules_used: Vec::new(),
+            uses_unknown_module: false,
+            origin: Some(origin),
+            symbols: Vec::new(),
+            remaps: Vec::new(),
+            scope: HashMap::new(),
+        });
+    }
+    // USE: the file's own modules first, then those of other files.
     for (id, unit) in syntax_units.iter().enumerate() {
         for used in &unit.uses {
             let module = model.units.iter().position(|it| {
@@ -425,19 +556,24 @@ pub fn build_model(file: &SourceFile, config: ModelConfig, diagnostics: &mut Vec
             }
         }
     }
-    // Modules first, so that their constants fold before their users' do.
+    // Modules first, so that their constants fold before their users' do;
+    // the modules of other files before all (this file's may USE them).
+    // What is wrong in other files is reported when they are analysed.
+    let mut elsewhere = Vec::new();
     let mut order: Vec<UnitId> = (0..model.units.len()).collect();
-    order.sort_by_key(|&id| (model.units[id].kind != UnitKind::Module, id));
+    order.sort_by_key(|&id| (id < local_units, model.units[id].kind != UnitKind::Module, id));
     for &id in &order {
         declare_symbols(&mut model, id, syntax_units[id]);
     }
     for &id in &order {
-        declare_directive_objects(&mut model, id, syntax_units[id], diagnostics);
+        let out = if id < local_units { &mut *diagnostics } else { &mut elsewhere };
+        declare_directive_objects(&mut model, id, syntax_units[id], out);
     }
     for &id in &order {
-        apply_mapping_directives(&mut model, id, syntax_units[id], diagnostics);
+        let out = if id < local_units { &mut *diagnostics } else { &mut elsewhere };
+        apply_mapping_directives(&mut model, id, syntax_units[id], out);
     }
-    crate::mapping_checks::check(&model, &syntax_units, diagnostics);
+    crate::mapping_checks::check(&model, &syntax_units[..local_units], diagnostics);
     model
 }
 
@@ -779,7 +915,7 @@ fn distribution(
                     name.range,
                     format!("ONTO names `{}`, a {}, not a processor arrangement", name.text, symbol.kind.as_str()),
                 )
-                .with_related(symbol.name.range, "declared here"),
+                .with_related_in(model.file_name(id.unit), symbol.name.range, "declared here"),
             );
             return None;
         }
@@ -828,7 +964,7 @@ fn alignment(
                     target_symbol.kind.as_str()
                 ),
             )
-            .with_related(target_symbol.name.range, "declared here"),
+            .with_related_in(model.file_name(target.unit), target_symbol.name.range, "declared here"),
         );
         return None;
     }
@@ -858,7 +994,7 @@ fn alignment(
                     sources.len()
                 ),
             )
-            .with_related(alignee_symbol.name.range, "declared here"),
+            .with_related_in(model.file_name(alignee.unit), alignee_symbol.name.range, "declared here"),
         );
         return None;
     }
@@ -898,7 +1034,7 @@ fn alignment(
                     target_subscripts.len()
                 ),
             )
-            .with_related(target_symbol.name.range, "declared here"),
+            .with_related_in(model.file_name(target.unit), target_symbol.name.range, "declared here"),
         );
         return None;
     }

@@ -128,7 +128,14 @@ pub fn render_model(model: &Model) -> String {
     let mut res = String::new();
     for (unit_id, unit) in model.units.iter().enumerate() {
         let name = unit.name.as_ref().map_or("(main)", |it| it.text.as_str());
-        let _ = writeln!(res, "{} {}", unit.kind.as_str(), name);
+        match model.external_file(unit_id) {
+            None => {
+                let _ = writeln!(res, "{} {}", unit.kind.as_str(), name);
+            }
+            Some(file) => {
+                let _ = writeln!(res, "{} {} (from {})", unit.kind.as_str(), name, file.name);
+            }
+        }
         for (index, symbol) in unit.symbols.iter().enumerate() {
             let id = SymbolId { unit: unit_id, index };
             match symbol.kind {

@@ -320,7 +320,8 @@ pub fn redistribute_actions(analysis: &FileAnalysis, text: &str, range: TextRang
     let model = &analysis.model;
     // Remapped at run time: the directive is not the whole story.
     let remapped = model.units.iter().flat_map(|it| &it.remaps).any(|it| what_if.targets.contains(&it.symbol));
-    if remapped {
+    // A target declared in another file is rewritten there, not here.
+    if remapped || what_if.targets.iter().any(|it| model.is_external(*it)) {
         return Vec::new();
     }
     let mut edits: Vec<TextEdit> = Vec::new();

@@ -297,6 +297,10 @@ impl<'a> Lowering<'a> {
         for remap in &model.units[0].remaps {
             self.error(remap.directive, "REALIGN and REDISTRIBUTE are not supported by the MPI backend yet");
         }
+        // A module (of this file or another) would have to be lowered too.
+        for used in &unit.uses {
+            self.error(used.range, format!("USE {}: modules are not supported by the MPI backend yet", used.text));
+        }
         self.collect_distributed();
         if !self.errors.is_empty() {
             return String::new();

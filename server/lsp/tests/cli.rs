@@ -122,3 +122,44 @@ fn analyze_json_schema() {
     let (status, _, err) = hpf_ls(&["analyze", "--json", "seed.f90", "seed.f90"], &dir);
     assert_eq!(status, 2, "{err}");
 }
+
+/// A module USEd from another file of the directory (or of the project of
+/// `hpf-ls.toml`) is read from disk: its arrays are analysed in the loops
+/// that use them, and related places name that file.
+#[test]
+fn modules_of_other_files_are_read_from_disk() {
+    let dir = scratch("modules");
+    std::fs::create_dir_all(dir.join("src/lib")).unwrap();
+    std::fs::write(dir.join("hpf-ls.toml"), "").unwrap();
+    std::fs::write(
+        dir.join("src/lib/grid.f90"),
+        "module grid\n  integer, parameter :: n = 16\n  real :: a(n), b(n)\n!HPF$ TEMPLATE t(0:n+1)\n\
+         !HPF$ DISTRIBUTE t(BLOCK)\n!HPF$ ALIGN a(i) WITH t(i)\n!HPF$ ALIGN b(i) WITH t(i)\nend module grid\n",
+    )
+    .unwrap();
+    let main = "program main\n  use grid\n  integer :: i\n  do i = 1, n - 1\n    a(i) = b(i + 1)\n  end do\nend\n";
+    std::fs::write(dir.join("src/main.f90"), main).unwrap();
+    let (status, out, _) = hpf_ls(&["check", "--processors", "4", "src/main.f90"], &dir);
+    assert_eq!(status, 0, "{out}");
+    assert!(out.starts_with("src/main.f90:5:12: warning[HPF101]: b is not aligned with the loop's home a"), "{out}");
+    assert!(out.contains("src/lib/grid.f90:7:1: note: the ALIGN of b\n"), "{out}");
+    let (_, json, _) = hpf_ls(&["check", "--format", "json", "--processors", "4", "src/main.f90"], &dir);
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let related = &json[0]["related"];
+    assert_eq!(related[1]["path"], "src/lib/grid.f90", "{json:#}");
+    assert_eq!(related[1]["range"]["start"]["line"], 7);
+    assert!(related[0].get("path").is_none(), "the loop is in main.f90: {json:#}");
+    // The backend says what it cannot lower.
+    let (status, _, err) = hpf_ls(&["build", "src/main.f90", "-o", "never"], &dir);
+    assert_eq!(status, 1);
+    assert!(
+        err.contains("src/main.f90:2:7: error: USE grid: modules are not supported by the MPI backend yet"),
+        "{err}"
+    );
+    // Without the project file, the directory of main.f90 (and below) is searched: grid is not there.
+    std::fs::remove_file(dir.join("hpf-ls.toml")).unwrap();
+    std::fs::create_dir_all(dir.join("other")).unwrap();
+    std::fs::rename(dir.join("src/lib/grid.f90"), dir.join("other/grid.f90")).unwrap();
+    let (status, out, _) = hpf_ls(&["check", "--processors", "4", "src/main.f90"], &dir);
+    assert_eq!((status, out.as_str()), (0, ""));
+}

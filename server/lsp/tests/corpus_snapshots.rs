@@ -48,7 +48,7 @@ fn snapshot(path: &Path) -> String {
     let mut res =
         format!("--- model (NUMBER_OF_PROCESSORS() = 4)\n{}", analysis::render::render_model(&analysis.model));
     res.push_str("--- check\n");
-    hpf_ls::cli::check::render_text(relative, &text, &analysis.diagnostics, &mut res);
+    hpf_ls::cli::check::render_text(relative, &text, &analysis.diagnostics, &analysis.model.externals, &mut res);
     res
 }
 

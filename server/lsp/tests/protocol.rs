@@ -24,6 +24,11 @@ struct Client {
 
 impl Client {
     fn start(capabilities: Value) -> Client {
+        Client::start_in(capabilities, Value::Null)
+    }
+
+    /// A session whose workspace is `root_uri` (a `file://` URI or null).
+    fn start_in(capabilities: Value, root_uri: Value) -> Client {
         let mut child = Command::new(env!("CARGO_BIN_EXE_hpf-ls"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -62,7 +67,7 @@ impl Client {
         });
         let mut client = Client { child, stdin, messages, next_id: 1, pending: Vec::new() };
         let result =
-            client.request("initialize", json!({"processId": null, "rootUri": null, "capabilities": capabilities}));
+            client.request("initialize", json!({"processId": null, "rootUri": root_uri, "capabilities": capabilities}));
         assert!(result["capabilities"]["hoverProvider"].as_bool().unwrap_or(false));
         client.notify("initialized", json!({}));
         client
@@ -496,4 +501,57 @@ fn exit_with_an_unanswered_configuration_request() {
     }
     let _ = client.child.kill();
     panic!("the server did not exit within 5 s of `exit` while workspace/configuration was unanswered");
+}
+
+/// A module USEd from a file of the workspace that is not open is read from
+/// disk; once that file is opened, its text as edited counts, and the
+/// documents that use it are analysed again.
+#[test]
+fn modules_come_from_the_workspace_and_from_open_documents() {
+    let dir = std::env::temp_dir().join(format!("hpf-ls-protocol-modules-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("lib")).unwrap();
+    let grid = "module grid\n  integer, parameter :: n = 16\n  real :: a(n), b(n)\n!HPF$ PROCESSORS p(4)\n\
+                !HPF$ TEMPLATE t(0:n+1)\n!HPF$ DISTRIBUTE t(BLOCK) ONTO p\n!HPF$ ALIGN a(i) WITH t(i)\n\
+                !HPF$ ALIGN b(i) WITH t(i)\nend module grid\n";
+    std::fs::write(dir.join("lib/grid.f90"), grid).unwrap();
+    let main = "program main\n  use grid\n  integer :: i\n  do i = 1, n - 1\n    a(i) = b(i + 1)\n  end do\nend\n";
+    let root = format!("file://{}", dir.display());
+    let (main_uri, grid_uri) = (format!("{root}/main.f90"), format!("{root}/lib/grid.f90"));
+    let mut client = Client::start_in(utf16_capabilities(), json!(root));
+    client.open(&main_uri, main);
+    let diagnostics = client.diagnostics(&main_uri, 1);
+    assert_eq!(diagnostics.len(), 1, "{diagnostics:#?}");
+    assert_eq!(diagnostics[0]["code"], "HPF101");
+    let related = diagnostics[0]["relatedInformation"].as_array().unwrap();
+    let align = related.iter().find(|it| it["message"] == "the ALIGN of b").expect("the ALIGN of b");
+    assert_eq!(align["location"]["uri"], json!(grid_uri));
+    assert_eq!(align["location"]["range"]["start"], json!({"line": 7, "character": 0}));
+    // No quick fix: it would edit grid.f90.
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": main_uri}, "range": diagnostics[0]["range"],
+               "context": {"diagnostics": [diagnostics[0].clone()]}}),
+    );
+    assert!(actions.as_array().is_none_or(|it| it.iter().all(|it| it["kind"] != "quickfix")), "{actions:#}");
+    let definition = client.request(
+        "textDocument/definition",
+        json!({"textDocument": {"uri": main_uri}, "position": {"line": 4, "character": 11}}),
+    );
+    assert_eq!(definition["uri"], json!(grid_uri));
+    assert_eq!(
+        definition["range"],
+        json!({"start": {"line": 2, "character": 16}, "end": {"line": 2, "character": 17}})
+    );
+
+    // The module opened and realigned in the editor (not saved): main follows its text.
+    client.open(&grid_uri, &grid.replace("ALIGN b(i) WITH t(i)", "ALIGN b(i) WITH t(i-1)"));
+    assert_eq!(client.diagnostics(&grid_uri, 1), Vec::<Value>::new());
+    let mut republished = client.diagnostics(&main_uri, 1);
+    // The analysis of main that read the disk may be published again first.
+    while !republished.is_empty() {
+        republished = client.diagnostics(&main_uri, 1);
+    }
+    client.shutdown();
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -117,7 +117,7 @@ fn diagnostics_doc_names_every_json_field() {
     // A diagnostic with a related location, so that every nested field is present.
     let text = "program p\n  real :: b(16)\n!HPF$ TEMPLATE T(16)\n!HPF$ ALIGN B(I) WITH T(I+10)\nend program p\n";
     let analysis = analysis::analyze(text, SourceForm::Free, ModelConfig { number_of_processors: Some(4) });
-    let json = hpf_ls::cli::check::to_json(Path::new("p.f90"), text, &analysis.diagnostics);
+    let json = hpf_ls::cli::check::to_json(Path::new("p.f90"), text, &analysis.diagnostics, &analysis.model.externals);
     assert!(json.iter().any(|it| !it.related.is_empty()), "the example should have a related location");
     let value = serde_json::to_value(&json).expect("diagnostics serialise");
     let mut fields = BTreeSet::new();

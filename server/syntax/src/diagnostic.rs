@@ -105,6 +105,9 @@ codes! {
 pub struct Related {
     pub range: TextRange,
     pub message: String,
+    /// The other file `range` is in (a module USEd from it), as the
+    /// analysis was given its name; `None`: the diagnostic's own file.
+    pub file: Option<std::sync::Arc<str>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -122,7 +125,18 @@ impl Diagnostic {
     }
 
     pub fn with_related(mut self, range: TextRange, message: impl Into<String>) -> Diagnostic {
-        self.related.push(Related { range, message: message.into() });
+        self.related.push(Related { range, message: message.into(), file: None });
+        self
+    }
+
+    /// A related place that may be in another file (`file`), see [`Related::file`].
+    pub fn with_related_in(
+        mut self,
+        file: Option<std::sync::Arc<str>>,
+        range: TextRange,
+        message: impl Into<String>,
+    ) -> Diagnostic {
+        self.related.push(Related { range, message: message.into(), file });
         self
     }
 }

@@ -148,7 +148,7 @@ fn total_moved(analysis: &FileAnalysis) -> (u64, usize) {
 /// when the edited text does not analyse cleanly or the fixed diagnostic remains.
 fn effect(analysis: &FileAnalysis, text: &str, edits: &[TextEdit], fixed: Option<TextRange>) -> Option<String> {
     let new_text = apply(text, edits);
-    let after = crate::analyze(&new_text, analysis.file.form, analysis.model.config);
+    let after = analysis.reanalyze(&new_text);
     if after.diagnostics.iter().any(|it| it.severity == syntax::Severity::Error && it.code.as_str() < "HPF100") {
         return None;
     }
@@ -258,6 +258,10 @@ fn triplet_target_text(analysis: &FileAnalysis, access: &Access, optimal: &Optim
 pub(crate) fn realign_edits(analysis: &FileAnalysis, text: &str, access: &Access) -> Option<Vec<TextEdit>> {
     let optimal = access.optimal_alignment.as_ref()?;
     let model = &analysis.model;
+    // Its ALIGN is in another file: that file is not this edit's to change.
+    if model.is_external(access.array) {
+        return None;
+    }
     let symbol = model.symbol(access.array);
     let home_axes = analysis
         .loops

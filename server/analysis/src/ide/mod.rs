@@ -16,7 +16,8 @@ pub use hover::{hover, HoverResult};
 pub use inlay_hints::{inlay_hints, transfer_table, HintConfig, HintKind, InlayHint};
 pub use navigation::{
     completions, definition, document_symbols, folding_ranges, references, rename, semantic_tokens, Completion,
-    CompletionKind, DocumentSymbol, FoldKind, FoldingRange, SemanticToken, SemanticTokenKind, SymbolKindIde,
+    CompletionKind, Definition, DocumentSymbol, FoldKind, FoldingRange, SemanticToken, SemanticTokenKind,
+    SymbolKindIde,
 };
 pub use occurrences::{occurrence_at, occurrences, Occurrence};
 pub use optimize::{

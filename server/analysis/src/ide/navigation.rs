@@ -104,10 +104,21 @@ fn symbol_at(analysis: &FileAnalysis, offset: usize) -> Option<SymbolId> {
     occurrence_at(analysis, offset).map(|it| it.symbol)
 }
 
+/// Where a symbol is declared: in the analysed file, or in another one.
+#[derive(Clone, Debug)]
+pub struct Definition {
+    pub range: TextRange,
+    /// The other file (a module USEd from it); `None`: this file.
+    pub file: Option<std::sync::Arc<crate::model::ExternalFile>>,
+}
+
 /// The declaration of the symbol under `offset`.
-pub fn definition(analysis: &FileAnalysis, offset: usize) -> Option<TextRange> {
+pub fn definition(analysis: &FileAnalysis, offset: usize) -> Option<Definition> {
     let symbol = symbol_at(analysis, offset)?;
-    Some(analysis.model.symbol(symbol).name.range)
+    Some(Definition {
+        range: analysis.model.symbol(symbol).name.range,
+        file: analysis.model.external_file(symbol.unit).cloned(),
+    })
 }
 
 /// Every occurrence of the symbol under `offset`, in code and directives.
@@ -130,6 +141,10 @@ pub fn rename(analysis: &FileAnalysis, offset: usize, new_name: &str) -> Result<
     }
     let all = occurrences(analysis);
     let symbol = symbol_at(analysis, offset).ok_or("there is no array, template or processor arrangement here")?;
+    if let Some(file) = analysis.model.external_file(symbol.unit) {
+        let name = &analysis.model.symbol(symbol).name.text;
+        return Err(format!("`{name}` is declared in another file ({}): rename it there", file.name));
+    }
     let unit = symbol.unit;
     if let Some(existing) = analysis.model.lookup(unit, &new_name.to_ascii_lowercase()) {
         if existing != symbol {
@@ -355,7 +370,7 @@ pub fn folding_ranges(analysis: &FileAnalysis, text: &str) -> Vec<FoldingRange> 
     if let Some(it) = block.filter(|it| text[it.to_range()].contains('\n')) {
         res.push(FoldingRange { range: it, kind: FoldKind::Directives });
     }
-    for unit in &analysis.model.units {
+    for unit in analysis.model.units.iter().filter(|it| it.origin.is_none()) {
         res.push(FoldingRange { range: unit.range, kind: FoldKind::Region });
     }
     for report in &analysis.loops {

@@ -60,7 +60,7 @@ fn plan_edits(analysis: &FileAnalysis, text: &str, plan: &UnitPlan) -> Result<(V
         if deferred.is_empty() {
             break;
         }
-        reanalysed = Some(crate::analyze(&current_text, analysis.file.form, analysis.model.config));
+        reanalysed = Some(analysis.reanalyze(&current_text));
         pending = deferred;
     }
     let edits = match applied_rounds.len() {
@@ -128,7 +128,7 @@ pub fn optimize_unit_edits(analysis: &FileAnalysis, text: &str, unit: UnitId, co
         }
         match plan_edits(analysis, text, &plan) {
             Ok((edits, new_text)) => {
-                let after = crate::analyze(&new_text, analysis.file.form, analysis.model.config);
+                let after = analysis.reanalyze(&new_text);
                 let measured = unit_costs(&after, config)
                     .into_iter()
                     .find(|it| it.unit == unit)
@@ -245,7 +245,7 @@ pub fn optimize_file_edits(analysis: &FileAnalysis, text: &str, config: CostConf
         let optimized = optimize_unit_edits(reanalysed.as_ref().unwrap_or(analysis), &current_text, unit, config);
         if !optimized.edits.is_empty() {
             current_text = optimized.new_text.clone();
-            reanalysed = Some(crate::analyze(&current_text, analysis.file.form, analysis.model.config));
+            reanalysed = Some(analysis.reanalyze(&current_text));
         }
         res.push(optimized);
     }
@@ -312,6 +312,9 @@ pub fn propose_growth(
     let errors = |it: &FileAnalysis| it.diagnostics.iter().filter(|d| d.severity == syntax::Severity::Error).count();
     let mut res = Vec::new();
     for (template, dims) in needed {
+        if model.is_external(template) {
+            continue;
+        }
         let symbol = model.symbol(template);
         let mut edits = Vec::new();
         let mut grown = Vec::new();
@@ -335,7 +338,7 @@ pub fn propose_growth(
             continue;
         }
         let grown_text = apply(text, &edits);
-        let grown_analysis = crate::analyze(&grown_text, analysis.file.form, model.config);
+        let grown_analysis = analysis.reanalyze(&grown_text);
         if errors(&grown_analysis) > errors(analysis) {
             continue;
         }

@@ -63,7 +63,7 @@ pub fn run(args: &[String], out: &mut String, err: &mut String) -> i32 {
             }
         };
         let config = ModelConfig { number_of_processors: input.processors };
-        let mut analysis = analysis::analyze(&text, input.form, config);
+        let mut analysis = crate::modules::analyze_path(&input.path, &text, input.form, config);
         crate::config::apply_severities(&mut analysis.diagnostics, &input.severities);
         if json {
             let report = to_report(&input.path, &text, input.form, config, &analysis);
@@ -219,7 +219,8 @@ pub fn to_report(path: &Path, text: &str, form: SourceForm, config: ModelConfig,
     let unit_name = |unit: usize| model.units[unit].name.as_ref().map(|it| it.text.clone());
     let mut arrays = Vec::new();
     for (id, symbol) in model.symbols() {
-        if !symbol.is_array() {
+        // The arrays of this file (those of modules in other files are in their reports).
+        if !symbol.is_array() || model.is_external(id) {
             continue;
         }
         let (line, column) = position(&index, text, symbol.name.range);
@@ -265,7 +266,7 @@ pub fn to_report(path: &Path, text: &str, form: SourceForm, config: ModelConfig,
         processors: config.number_of_processors,
         arrays,
         loops,
-        diagnostics: to_json(path, text, &analysis.diagnostics),
+        diagnostics: to_json(path, text, &analysis.diagnostics, &analysis.model.externals),
         units: unit_totals(analysis),
     }
 }

@@ -103,7 +103,12 @@ fn lower(options: &Options, err: &mut String) -> Option<(PathBuf, backend::Gener
             return None;
         }
     };
-    let analysis = analysis::analyze(&text, input.form, ModelConfig { number_of_processors: input.processors });
+    let analysis = crate::modules::analyze_path(
+        &input.path,
+        &text,
+        input.form,
+        ModelConfig { number_of_processors: input.processors },
+    );
     let index = LineIndex::new(&text);
     match backend::lower(&analysis, &text) {
         Ok(generated) => {

@@ -7,7 +7,9 @@
 
 use std::fmt::Write;
 use std::path::Path;
+use std::sync::Arc;
 
+use analysis::model::ExternalFile;
 use analysis::ModelConfig;
 use serde::Serialize;
 use syntax::{Diagnostic, LineIndex, Severity};
@@ -68,7 +70,7 @@ pub fn run(args: &[String], out: &mut String, err: &mut String) -> i32 {
             }
         };
         let config = ModelConfig { number_of_processors: input.processors };
-        let mut analysis = analysis::analyze(&text, input.form, config);
+        let mut analysis = crate::modules::analyze_path(&input.path, &text, input.form, config);
         crate::config::apply_severities(&mut analysis.diagnostics, &input.severities);
         for diagnostic in &analysis.diagnostics {
             match diagnostic.severity {
@@ -78,8 +80,12 @@ pub fn run(args: &[String], out: &mut String, err: &mut String) -> i32 {
             }
         }
         match format {
-            OutputFormat::Text => render_text(&input.path, &text, &analysis.diagnostics, out),
-            OutputFormat::Json => json.extend(to_json(&input.path, &text, &analysis.diagnostics)),
+            OutputFormat::Text => {
+                render_text(&input.path, &text, &analysis.diagnostics, &analysis.model.externals, out)
+            }
+            OutputFormat::Json => {
+                json.extend(to_json(&input.path, &text, &analysis.diagnostics, &analysis.model.externals))
+            }
         }
     }
     match format {
@@ -100,7 +106,13 @@ pub fn run(args: &[String], out: &mut String, err: &mut String) -> i32 {
 }
 
 /// `path:line:col: severity[CODE]: message`, the line, a caret under the range.
-pub fn render_text(path: &Path, text: &str, diagnostics: &[Diagnostic], out: &mut String) {
+pub fn render_text(
+    path: &Path,
+    text: &str,
+    diagnostics: &[Diagnostic],
+    externals: &[Arc<ExternalFile>],
+    out: &mut String,
+) {
     let index = LineIndex::new(text);
     for diagnostic in diagnostics {
         let (line, column) = index.line_col(text, diagnostic.range.start);
@@ -116,9 +128,24 @@ pub fn render_text(path: &Path, text: &str, diagnostics: &[Diagnostic], out: &mu
         );
         render_snippet(&index, text, diagnostic.range, out);
         for related in &diagnostic.related {
-            let (line, column) = index.line_col(text, related.range.start);
-            let _ = writeln!(out, "{}:{}:{}: note: {}", path.display(), line + 1, column + 1, related.message);
+            let Some((file, text)) = related_file(path, text, externals, related) else { continue };
+            let (line, column) = LineIndex::new(text).line_col(text, related.range.start);
+            let _ = writeln!(out, "{file}:{}:{}: note: {}", line + 1, column + 1, related.message);
         }
+    }
+}
+
+/// The file a related place is in and its text: the analysed file, or a
+/// file whose modules it USEs (`None` if that file is not among `externals`).
+fn related_file<'a>(
+    path: &Path,
+    text: &'a str,
+    externals: &'a [Arc<ExternalFile>],
+    related: &syntax::Related,
+) -> Option<(String, &'a str)> {
+    match &related.file {
+        None => Some((path.display().to_string(), text)),
+        Some(name) => externals.iter().find(|it| it.name == *name).map(|it| (name.to_string(), &*it.text)),
     }
 }
 
@@ -148,6 +175,9 @@ pub struct JsonDiagnostic {
 #[derive(Serialize)]
 pub struct JsonRelated {
     pub message: String,
+    /// The other file the place is in (a module USEd from it); absent: the diagnostic's file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
     pub range: JsonRange,
 }
 
@@ -175,7 +205,12 @@ fn json_range(index: &LineIndex, text: &str, range: syntax::TextRange) -> JsonRa
     JsonRange { start: position(range.start), end: position(range.end), start_byte: range.start, end_byte: range.end }
 }
 
-pub fn to_json(path: &Path, text: &str, diagnostics: &[Diagnostic]) -> Vec<JsonDiagnostic> {
+pub fn to_json(
+    path: &Path,
+    text: &str,
+    diagnostics: &[Diagnostic],
+    externals: &[Arc<ExternalFile>],
+) -> Vec<JsonDiagnostic> {
     let index = LineIndex::new(text);
     diagnostics
         .iter()
@@ -188,7 +223,15 @@ pub fn to_json(path: &Path, text: &str, diagnostics: &[Diagnostic]) -> Vec<JsonD
             related: diagnostic
                 .related
                 .iter()
-                .map(|it| JsonRelated { message: it.message.clone(), range: json_range(&index, text, it.range) })
+                .filter_map(|it| {
+                    let (file, file_text) = related_file(path, text, externals, it)?;
+                    let range = if it.file.is_none() {
+                        json_range(&index, text, it.range)
+                    } else {
+                        json_range(&LineIndex::new(file_text), file_text, it.range)
+                    };
+                    Some(JsonRelated { message: it.message.clone(), path: it.file.as_ref().map(|_| file), range })
+                })
                 .collect(),
         })
         .collect()

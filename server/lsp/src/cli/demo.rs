@@ -27,7 +27,7 @@ pub fn run_demo(out: &mut String) -> i32 {
     if analysis.diagnostics.is_empty() {
         let _ = writeln!(out, "(none)");
     }
-    super::check::render_text(Path::new(DEMO_PATH), DEMO_TEXT, &analysis.diagnostics, out);
+    super::check::render_text(Path::new(DEMO_PATH), DEMO_TEXT, &analysis.diagnostics, &[], out);
     0
 }
 
@@ -55,7 +55,7 @@ pub fn run_model(args: &[String], out: &mut String, err: &mut String) -> i32 {
         match read_text(&input.path) {
             Ok(text) => {
                 let config = ModelConfig { number_of_processors: input.processors };
-                let analysis = analysis::analyze(&text, input.form, config);
+                let analysis = crate::modules::analyze_path(&input.path, &text, input.form, config);
                 let _ = writeln!(out, "--- {}", input.path.display());
                 out.push_str(&analysis::render::render_model(&analysis.model));
             }

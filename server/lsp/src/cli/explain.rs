@@ -64,7 +64,12 @@ pub fn run(args: &[String], out: &mut String, err: &mut String) -> i32 {
             return EXIT_USAGE;
         }
     };
-    let analysis = analysis::analyze(&text, input.form, ModelConfig { number_of_processors: input.processors });
+    let analysis = crate::modules::analyze_path(
+        &input.path,
+        &text,
+        input.form,
+        ModelConfig { number_of_processors: input.processors },
+    );
     let Some(loop_idx) = loop_at_line(&analysis, &text, line - 1) else {
         let _ = writeln!(err, "hpf-ls explain: {}:{line}: there is no loop on this line", input.path.display());
         return 1;

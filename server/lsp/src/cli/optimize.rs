@@ -92,7 +92,7 @@ pub fn run(args: &[String], out: &mut String, err: &mut String) -> i32 {
         }
     };
     let config = ModelConfig { number_of_processors: input.processors };
-    let analysis = analysis::analyze(&text, input.form, config);
+    let analysis = crate::modules::analyze_path(&input.path, &text, input.form, config);
     let cost_config = CostConfig { default_trips, exact_limit: EXACT_LIMIT, node_budget: NODE_BUDGET };
     let units = optimize_file_edits(&analysis, &text, cost_config);
     let edits: Vec<TextEdit> = units.iter().flat_map(|it| it.edits.iter().cloned()).collect();
@@ -127,7 +127,6 @@ pub fn run(args: &[String], out: &mut String, err: &mut String) -> i32 {
 /// changes the program the next is computed on), then optimises every unit
 /// of the result. `None` when there is nothing to grow.
 fn grow(text: &str, analysis: &analysis::FileAnalysis, config: CostConfig, out: &mut String) -> Option<String> {
-    let (form, model_config) = (analysis.file.form, analysis.model.config);
     let mut current = text.to_string();
     let mut current_analysis: Option<analysis::FileAnalysis> = None;
     for _ in 0..MAX_GROWTH_ROUNDS {
@@ -144,7 +143,7 @@ fn grow(text: &str, analysis: &analysis::FileAnalysis, config: CostConfig, out: 
             growth.realigned.join(", ")
         );
         current = growth.new_text;
-        current_analysis = Some(analysis::analyze(&current, form, model_config));
+        current_analysis = Some(analysis.reanalyze(&current));
     }
     let grown = current_analysis?;
     let units = optimize_file_edits(&grown, &current, config);

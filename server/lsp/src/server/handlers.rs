@@ -118,6 +118,17 @@ impl LanguageServer for Backend {
             .and_then(|it| it.document_changes)
             .unwrap_or(false);
         *self.state.document_changes.write().expect("lock") = document_changes;
+        // Modules USEd from files that are not open are read from under these.
+        #[allow(deprecated)]
+        let roots: Vec<std::path::PathBuf> = match &params.workspace_folders {
+            Some(folders) if !folders.is_empty() => folders.iter().map(|it| &it.uri).collect::<Vec<_>>(),
+            _ => params.root_uri.iter().collect(),
+        }
+        .into_iter()
+        .filter_map(|it| it.to_file_path().map(|path| path.into_owned()))
+        .collect();
+        *self.state.workspace.write().expect("workspace lock") =
+            std::sync::Arc::new(super::workspace::Workspace::new(roots));
         let pull = capabilities.workspace.as_ref().and_then(|it| it.configuration).unwrap_or(false);
         *self.state.pull_configuration.write().expect("lock") = pull;
         if let Some(options) = &params.initialization_options {
@@ -209,7 +220,8 @@ impl LanguageServer for Backend {
                 },
             );
         }
-        self.schedule(document.uri);
+        self.schedule(document.uri.clone());
+        self.reanalyse_dependents(&document.uri);
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
@@ -234,7 +246,10 @@ impl LanguageServer for Backend {
             }
         };
         match applied {
-            Ok(()) => self.schedule(uri),
+            Ok(()) => {
+                self.schedule(uri.clone());
+                self.reanalyse_dependents(&uri);
+            }
             Err(message) => {
                 tracing::warn!("{message}");
                 self.client.log_message(MessageType::WARNING, format!("hpf-ls: {message}; ignored")).await;
@@ -245,6 +260,9 @@ impl LanguageServer for Backend {
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
         let uri = params.text_document.uri;
         self.state.documents.lock().expect("documents lock").remove(&uri);
+        self.state.workspace.read().expect("workspace lock").closed(&uri);
+        // Its modules now come from the file on disk, if anywhere.
+        self.reanalyse_dependents(&uri);
         self.client.publish_diagnostics(uri, Vec::new(), None).await;
     }
 
@@ -503,10 +521,15 @@ impl LanguageServer for Backend {
             .with_document(&uri, "definition", |analysed| {
                 let offset = offset(&analysed.rope, at, encoding);
                 let target = ide::definition(&analysed.analysis, offset)?;
-                Some(GotoDefinitionResponse::Scalar(Location {
-                    uri: uri.clone(),
-                    range: range(&analysed.rope, target, encoding),
-                }))
+                let location = match &target.file {
+                    None => Location { uri: uri.clone(), range: range(&analysed.rope, target.range, encoding) },
+                    // Declared in a module of another file.
+                    Some(file) => Location {
+                        uri: file.name.parse().ok()?,
+                        range: range(&ropey::Rope::from_str(&file.text), target.range, encoding),
+                    },
+                };
+                Some(GotoDefinitionResponse::Scalar(location))
             })
             .await?;
         Ok(result.flatten())

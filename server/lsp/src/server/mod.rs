@@ -15,6 +15,7 @@ mod run;
 pub mod settings;
 pub mod transport;
 mod workers;
+pub mod workspace;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -74,6 +75,8 @@ pub struct State {
     pull_configuration: RwLock<bool>,
     /// The client takes versioned `documentChanges` in workspace edits.
     document_changes: RwLock<bool>,
+    /// Where USEd modules of other files are found (set by `initialize`).
+    workspace: RwLock<Arc<workspace::Workspace>>,
 }
 
 #[derive(Clone)]
@@ -116,6 +119,7 @@ pub async fn serve(
             markdown: RwLock::new(false),
             pull_configuration: RwLock::new(false),
             document_changes: RwLock::new(false),
+            workspace: RwLock::new(Arc::new(workspace::Workspace::new(Vec::new()))),
         }),
     });
     // Frames pass through the tolerant transport: a bad message gets an
@@ -154,6 +158,28 @@ impl State {
     }
 }
 
+/// The modules the analysed file USEs that were found nowhere (lower case).
+fn unknown_modules(analysis: &FileAnalysis) -> Vec<String> {
+    let model = &analysis.model;
+    if !model.units.iter().any(|it| it.uses_unknown_module) {
+        return Vec::new();
+    }
+    let known = |key: &str| {
+        model
+            .units
+            .iter()
+            .any(|it| it.kind == syntax::UnitKind::Module && it.name.as_ref().is_some_and(|name| name.key() == key))
+    };
+    let mut res: Vec<String> = analysis::model::flatten_units(&analysis.file)
+        .into_iter()
+        .flat_map(|(unit, _)| unit.uses.iter().map(|it| it.key()))
+        .filter(|it| !known(it))
+        .collect();
+    res.sort();
+    res.dedup();
+    res
+}
+
 /// The changed region between two texts: common prefix and suffix.
 fn input_edit(old: &str, new: &str) -> Option<InputEdit> {
     if old == new {
@@ -187,6 +213,7 @@ fn compute(
     form: SourceForm,
     previous: Option<(Arc<String>, Tree)>,
     settings: &Settings,
+    modules: &dyn analysis::model::ModuleResolver,
 ) -> (Analysed, (Arc<String>, Tree)) {
     let text = Arc::new(rope.to_string());
     let parser_text = Arc::new(syntax::parser_text(&text, form).into_owned());
@@ -213,7 +240,7 @@ fn compute(
     };
     let file = syntax::lower_tree(&text, &parser_text, form, &tree);
     let config = ModelConfig { number_of_processors: settings.processors };
-    let mut analysis = analysis::analyze_file(file, config);
+    let mut analysis = analysis::analyze_file_with(file, config, modules);
     crate::config::apply_severities(&mut analysis.diagnostics, &settings.severities());
     // Built here, on the analysis worker: hover, definition, references and
     // rename need the occurrence index, and building it lazily made the
@@ -240,14 +267,28 @@ impl Backend {
                         return;
                     }
                     doc.analysing = true;
-                    (doc.revision, doc.version, doc.rope.clone(), doc.form, doc.parse.clone())
+                    let job = (doc.revision, doc.version, doc.rope.clone(), doc.form, doc.parse.clone());
+                    // The other open documents may define modules this one USEs.
+                    let open: Vec<workspace::OpenDocument> = documents
+                        .iter()
+                        .filter(|(other, _)| **other != uri)
+                        .map(|(other, it)| workspace::OpenDocument {
+                            uri: other.clone(),
+                            version: it.version,
+                            rope: it.rope.clone(),
+                            form: it.form,
+                        })
+                        .collect();
+                    (job, open)
                 };
-                let (revision, version, rope, form, previous) = job;
+                let ((revision, version, rope, form, previous), open) = job;
+                let workspace = state.workspace.read().expect("workspace lock").clone();
                 let settings = state.settings();
                 let (job_uri, encoding) = (uri.clone(), state.encoding());
                 let result = workers::analysis_pool()
                     .run(move || {
-                        let (analysed, parse) = compute(version, rope, form, previous, &settings);
+                        let modules = workspace::ServerModules { workspace: &workspace, analysed: &job_uri, open };
+                        let (analysed, parse) = compute(version, rope, form, previous, &settings, &modules);
                         // Converted here too: at a hundred edits a second the
                         // conversion would otherwise delay requests on the async workers.
                         let diagnostics = proto::diagnostics(&job_uri, &analysed, encoding);
@@ -324,6 +365,37 @@ impl Backend {
         }
     }
 
+    /// Reanalyses the open documents that use modules of `changed` (just
+    /// opened, edited or closed): those whose analysis took modules from it,
+    /// and those USEing a module not found that its text now defines.
+    fn reanalyse_dependents(&self, changed: &Uri) {
+        let dependents: Vec<Uri> = {
+            let mut documents = self.state.documents.lock().expect("documents lock");
+            let mut defined: Option<Vec<String>> = None;
+            let changed_text = documents.get(changed).map(|it| it.rope.clone());
+            let mut res = Vec::new();
+            for (uri, doc) in documents.iter_mut().filter(|(uri, _)| *uri != changed) {
+                let Some(analysed) = &doc.analysed else { continue };
+                let model = &analysed.analysis.model;
+                let took_from = model.externals.iter().any(|it| *it.name == *changed.as_str());
+                let unknown = unknown_modules(&analysed.analysis);
+                let now_defined = !unknown.is_empty()
+                    && changed_text.as_ref().is_some_and(|text| {
+                        let defined = defined.get_or_insert_with(|| crate::modules::defined_modules(&text.to_string()));
+                        unknown.iter().any(|it| defined.contains(it))
+                    });
+                if took_from || now_defined {
+                    doc.revision = next_revision();
+                    res.push(uri.clone());
+                }
+            }
+            res
+        };
+        for uri in dependents {
+            self.schedule(uri);
+        }
+    }
+
     fn reanalyse_all(&self) {
         let uris: Vec<Uri> = {
             let mut documents = self.state.documents.lock().expect("documents lock");
@@ -382,6 +454,6 @@ pub mod hooks {
 
     /// The server's analysis of `rope`, reparsing from `previous` when given.
     pub fn analyse(rope: Rope, form: SourceForm, previous: Option<Parse>, settings: &Settings) -> (Analysed, Parse) {
-        super::compute(0, rope, form, previous, settings)
+        super::compute(0, rope, form, previous, settings, &analysis::model::NoModules)
     }
 }

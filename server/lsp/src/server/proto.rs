@@ -25,9 +25,19 @@ pub fn diagnostic(
     let related: Vec<ls_types::DiagnosticRelatedInformation> = diagnostic
         .related
         .iter()
-        .map(|it| ls_types::DiagnosticRelatedInformation {
-            location: ls_types::Location { uri: uri.clone(), range: range(&analysed.rope, it.range, encoding) },
-            message: it.message.clone(),
+        .filter_map(|it| {
+            let location = match &it.file {
+                None => ls_types::Location { uri: uri.clone(), range: range(&analysed.rope, it.range, encoding) },
+                // In a module of another file: that file's text gives the position.
+                Some(name) => {
+                    let external = analysed.analysis.model.externals.iter().find(|file| file.name == *name)?;
+                    ls_types::Location {
+                        uri: name.parse().ok()?,
+                        range: range(&ropey::Rope::from_str(&external.text), it.range, encoding),
+                    }
+                }
+            };
+            Some(ls_types::DiagnosticRelatedInformation { location, message: it.message.clone() })
         })
         .collect();
     ls_types::Diagnostic {
