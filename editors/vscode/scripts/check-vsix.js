@@ -4,6 +4,11 @@
 // runtime dependencies), no sources or tests are, and the main script loads
 // from the unpacked package with a stand-in `vscode` module (so every
 // require resolves inside the .vsix) and exports activate/deactivate.
+// It also checks that the packaged package.json contributes every setting
+// the server documents (the `hpf` example in the "The language server"
+// section of the repository's README.md, or the README given with
+// --readme), and that the extension's own README documents every setting
+// it contributes.
 // Plain Node.js: reads the zip itself (no unzip needed).
 "use strict";
 
@@ -44,8 +49,93 @@ function readZip(file) {
   return entries;
 }
 
+/** Removes `//` comments outside strings from JSONC text. */
+function stripComments(text) {
+  let out = "";
+  let inString = false;
+  for (let index = 0; index < text.length; index++) {
+    const char = text[index];
+    if (inString) {
+      out += char;
+      if (char === "\\") out += text[++index] ?? "";
+      else if (char === '"') inString = false;
+    } else if (char === '"') {
+      inString = true;
+      out += char;
+    } else if (char === "/" && text[index + 1] === "/") {
+      while (index < text.length && text[index] !== "\n") index++;
+      out += "\n";
+    } else {
+      out += char;
+    }
+  }
+  return out;
+}
+
+/**
+ * The settings the server's README documents: the JSONC example with an
+ * `"hpf"` member in the README's "The language server" section, as a
+ * nested object (`{ form: ..., mpi: { timeoutSeconds: ... } }`).
+ */
+function documentedServerSettings(readmeFile) {
+  const readme = fs.readFileSync(readmeFile, "utf8");
+  const blocks = [...readme.matchAll(/```jsonc?\n([\s\S]*?)```/g)].map((it) => it[1]);
+  const block = blocks.find((it) => /"hpf"\s*:\s*\{/.test(it));
+  assert.ok(block, `${readmeFile}: no \`\`\`jsonc block with the "hpf" settings`);
+  let parsed;
+  try {
+    parsed = JSON.parse(stripComments(block).replace(/,(\s*[}\]])/g, "$1"));
+  } catch (error) {
+    assert.fail(`${readmeFile}: the "hpf" settings example is not JSON with comments: ${error.message}`);
+  }
+  assert.ok(parsed.hpf && typeof parsed.hpf === "object", `${readmeFile}: the example has no "hpf" object`);
+  return parsed.hpf;
+}
+
+/**
+ * The documented settings (dotted, `hpf.mpi.timeoutSeconds`) that the
+ * manifest does not contribute. An object is a setting of its own when the
+ * manifest contributes it (`hpf.severity`, a map of codes), else a group
+ * whose members are checked one by one.
+ */
+function missingSettings(documented, contributed, prefix = "hpf") {
+  const missing = [];
+  for (const [key, value] of Object.entries(documented)) {
+    const name = `${prefix}.${key}`;
+    if (contributed.has(name)) continue;
+    if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+      missing.push(...missingSettings(value, contributed, name));
+    } else {
+      missing.push(name);
+    }
+  }
+  return missing;
+}
+
+function checkSettings(manifest, extensionReadme, readmeFile) {
+  const properties = manifest.contributes?.configuration?.properties ?? {};
+  const contributed = new Set(Object.keys(properties));
+  const missing = missingSettings(documentedServerSettings(readmeFile), contributed);
+  assert.deepEqual(
+    missing,
+    [],
+    `package.json does not contribute settings that ${path.relative(process.cwd(), readmeFile)} documents: ${missing.join(", ")}`,
+  );
+  for (const [name, schema] of Object.entries(properties)) {
+    assert.ok(schema.description || schema.markdownDescription, `${name} has no description`);
+  }
+  const undocumented = [...contributed].filter((name) => !extensionReadme.includes(`\`${name}\``));
+  assert.deepEqual(undocumented, [], `the extension's README does not document: ${undocumented.join(", ")}`);
+  return contributed.size;
+}
+
 function main() {
-  const file = path.resolve(process.argv[2] ?? "hpf-ls.vsix");
+  const args = process.argv.slice(2);
+  const readmeAt = args.indexOf("--readme");
+  const readmeFile = path.resolve(
+    readmeAt >= 0 ? args.splice(readmeAt, 2)[1] : path.join(__dirname, "..", "..", "..", "README.md"),
+  );
+  const file = path.resolve(args[0] ?? "hpf-ls.vsix");
   const entries = readZip(file);
   const names = [...entries.keys()];
   const has = (name) => entries.has(name);
@@ -55,6 +145,7 @@ function main() {
     assert.ok(has(name), `${name} in ${file}`);
   }
   const manifest = JSON.parse(text("extension/package.json"));
+  const settingCount = checkSettings(manifest, text("extension/readme.md"), readmeFile);
   const inExtension = (relative) => `extension/${path.posix.normalize(relative).replace(/^\.\//, "")}`;
   assert.ok(has(inExtension(manifest.main)), `main ${manifest.main}`);
   assert.equal(inExtension(manifest.main), "extension/out/extension.js");
@@ -120,7 +211,10 @@ function main() {
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
-  console.log(`${path.basename(file)}: ${names.length} files; package.json, out/extension.js, grammars, dependencies present; loads.`);
+  console.log(
+    `${path.basename(file)}: ${names.length} files; package.json, out/extension.js, grammars, dependencies present; ` +
+      `${settingCount} settings, every one the server's README documents among them; loads.`,
+  );
 }
 
 main();

@@ -167,6 +167,10 @@ export interface ServerSettings {
     processes?: number;
     hostfile?: string;
     extraArgs: string[];
+    /** Seconds for the compilation and for the run, each; 0: no limit. */
+    timeoutSeconds?: number;
+    /** Bytes of output kept from each; past it the processes are killed. */
+    maxOutputBytes?: number;
   };
 }
 
@@ -202,6 +206,18 @@ function positiveInteger(value: unknown, max: number): number | undefined {
   const number = typeof value === "string" && value.trim().length > 0 ? Number(value) : value;
   if (typeof number !== "number" || !Number.isInteger(number) || number < 1) return undefined;
   return Math.min(number, max);
+}
+
+/** A finite number >= 0 (a numeric string too), or undefined. */
+function nonNegativeNumber(value: unknown, integer: boolean): number | undefined {
+  const number = typeof value === "string" && value.trim().length > 0 ? Number(value) : value;
+  if (typeof number !== "number" || !Number.isFinite(number) || number < 0) return undefined;
+  if (integer && !Number.isInteger(number)) return undefined;
+  return Math.min(number, Number.MAX_SAFE_INTEGER);
+}
+
+function isUnset(value: unknown): boolean {
+  return value === undefined || value === null || value === "";
 }
 
 function boolean(value: unknown, fallback: boolean): boolean {
@@ -272,6 +288,18 @@ export function toServerSettings(read: SettingReader): ConvertedSettings {
   const extraArgs = read("mpi.extraArgs");
   if (Array.isArray(extraArgs)) {
     settings.mpi.extraArgs = extraArgs.filter((it): it is string => typeof it === "string");
+  }
+  const timeoutValue = read("mpi.timeoutSeconds");
+  const timeout = nonNegativeNumber(timeoutValue, false);
+  if (timeout !== undefined) settings.mpi.timeoutSeconds = timeout;
+  else if (!isUnset(timeoutValue)) {
+    problems.push(`hpf.mpi.timeoutSeconds: ${JSON.stringify(timeoutValue)} is not a number of seconds >= 0`);
+  }
+  const maxOutputValue = read("mpi.maxOutputBytes");
+  const maxOutput = nonNegativeNumber(maxOutputValue, true);
+  if (maxOutput !== undefined) settings.mpi.maxOutputBytes = maxOutput;
+  else if (!isUnset(maxOutputValue)) {
+    problems.push(`hpf.mpi.maxOutputBytes: ${JSON.stringify(maxOutputValue)} is not a whole number of bytes >= 0`);
   }
   return { settings, problems };
 }

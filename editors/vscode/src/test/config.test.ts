@@ -157,7 +157,15 @@ describe("toServerSettings", () => {
       processors: 4,
       inlayHints: { loops: false, references: true },
       severity: { HPF101: "error", hpf104: "off" },
-      mpi: { compiler: "mpif90", launcher: "mpirun", processes: 4, hostfile: "", extraArgs: ["-O2", 3] },
+      mpi: {
+        compiler: "mpif90",
+        launcher: "mpirun",
+        processes: 4,
+        hostfile: "",
+        extraArgs: ["-O2", 3],
+        timeoutSeconds: 600,
+        maxOutputBytes: 1048576,
+      },
     };
     assert.deepEqual(toServerSettings(objectReader(section)), {
       settings: {
@@ -165,7 +173,14 @@ describe("toServerSettings", () => {
         processors: 4,
         inlayHints: { loops: false, references: true },
         severity: { HPF101: "error", HPF104: "off" },
-        mpi: { compiler: "mpif90", launcher: "mpirun", processes: 4, extraArgs: ["-O2"] },
+        mpi: {
+          compiler: "mpif90",
+          launcher: "mpirun",
+          processes: 4,
+          extraArgs: ["-O2"],
+          timeoutSeconds: 600,
+          maxOutputBytes: 1048576,
+        },
       },
       problems: [],
     });
@@ -176,11 +191,13 @@ describe("toServerSettings", () => {
       form: "fixed99",
       processors: 0,
       severity: { HPF101: "loud", nonsense: "error", HPF102: "warn" },
-      mpi: { processes: -1 },
+      mpi: { processes: -1, timeoutSeconds: -5, maxOutputBytes: 1.5 },
     };
     const { settings, problems } = toServerSettings(objectReader(section));
     assert.deepEqual(settings, { ...DEFAULTS, severity: { HPF102: "warn" } });
-    assert.equal(problems.length, 5, problems.join("\n"));
+    assert.equal(problems.length, 7, problems.join("\n"));
+    assert.match(problems.join("\n"), /hpf\.mpi\.timeoutSeconds: -5/);
+    assert.match(problems.join("\n"), /hpf\.mpi\.maxOutputBytes: 1\.5/);
     assert.match(problems.join("\n"), /hpf\.form: "fixed99"/);
   });
 
@@ -190,6 +207,13 @@ describe("toServerSettings", () => {
     );
     assert.deepEqual(settings, { ...DEFAULTS, mpi: { extraArgs: [], processes: 4096 } });
     assert.equal(toServerSettings(objectReader({ form: "FIXED132" })).settings.form, "fixed132");
+  });
+
+  it("passes a timeout of 0 (no limit) and fractional seconds on", () => {
+    const { settings, problems } = toServerSettings(objectReader({ mpi: { timeoutSeconds: 0, maxOutputBytes: "4096" } }));
+    assert.deepEqual(settings.mpi, { extraArgs: [], timeoutSeconds: 0, maxOutputBytes: 4096 });
+    assert.deepEqual(problems, []);
+    assert.equal(toServerSettings(objectReader({ mpi: { timeoutSeconds: 2.5 } })).settings.mpi.timeoutSeconds, 2.5);
   });
 
   it("reads flat dotted keys as well as nested objects", () => {
@@ -212,7 +236,15 @@ describe("convertConfigurationAnswer", () => {
       processors: null,
       inlayHints: { loops: true, references: false },
       severity: {},
-      mpi: { compiler: "", launcher: "", processes: null, hostfile: "", extraArgs: [] },
+      mpi: {
+        compiler: "",
+        launcher: "",
+        processes: null,
+        hostfile: "",
+        extraArgs: [],
+        timeoutSeconds: null,
+        maxOutputBytes: null,
+      },
     };
     assert.deepEqual(convertConfigurationAnswer(raw), {
       inlayHints: { loops: true, references: false },
