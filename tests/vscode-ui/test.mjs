@@ -317,6 +317,33 @@ async function main() {
       await waitFor("the loop's inlay hint without messages", async () => !(await editorText()).includes("3 msgs"), 10000);
     });
 
+    await check("the transfer panel follows the code as it changes", async () => {
+      // The text of the webview frame that holds the picture ("" while there is none):
+      // re-read every time, since an update may replace the frame's document.
+      const pictureText = async () => {
+        for (const it of page.frames()) {
+          if ((await it.locator("svg").count().catch(() => 0)) === 0) continue;
+          const text = await it.locator("body").innerText().catch(() => "");
+          if (text.includes("P(1)")) return text;
+        }
+        return "";
+      };
+      await sideBar(false);
+      await goTo(12, 9);
+      await runCommand("HPF: Show transfer pattern");
+      await waitFor("the picture of the fixed loop: total 0 elements", async () => (await pictureText()).includes("total: 0 elements in 0 messages") || undefined, 20000);
+      // Undo the quick fix in the editor: the panel shows the messages again.
+      await focusEditor();
+      await page.keyboard.press("Control+z");
+      await waitFor("ALIGN B(I) WITH A(I) back in the editor", async () => (await editorText()).includes("ALIGN B(I) WITH A(I)\n") || (await editorText()).match(/ALIGN B\(I\) WITH A\(I\)\s*$/m) !== null, 10000);
+      await waitFor("the panel to show the 3 messages again", async () => (await pictureText()).includes("total: 3 elements in 3 messages") || undefined, 20000);
+      const tab = page.locator(".tabs-container .tab", { hasText: "Transfers: seed_fig6.f90" }).first();
+      await tab.hover();
+      await tab.locator(".codicon-close, .action-label.codicon-close").first().click();
+      await waitFor("the panel to close", async () => !(await tab.isVisible()), 10000);
+      await sideBar(true);
+    });
+
     if (MPI) {
       await check('"HPF: Run program" runs it under mpirun and shows the output', async () => {
         await focusEditor();
