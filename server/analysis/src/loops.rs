@@ -285,7 +285,21 @@ pub struct Transfer {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OptimalAlignment {
     pub target: SymbolId,
-    pub dims: Vec<(usize, i64, i64)>,
+    /// Per dimension of the array: the target dimension, stride and offset
+    /// it follows, or `None` when it is best collapsed (a constant subscript
+    /// in a dimension its own mapping does not distribute: any position
+    /// along it is on the same processors).
+    pub dims: Vec<Option<(usize, i64, i64)>>,
+}
+
+impl OptimalAlignment {
+    /// The dimension of the array that follows `target_dim`, with its stride and offset.
+    pub fn source_of(&self, target_dim: usize) -> Option<(usize, i64, i64)> {
+        self.dims.iter().enumerate().find_map(|(dim, it)| match *it {
+            Some((target, stride, offset)) if target == target_dim => Some((dim, stride, offset)),
+            _ => None,
+        })
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -974,7 +988,12 @@ fn analyse_access(model: &Model, report: &LoopReport, idx: usize) -> Access {
             // The triple of each dimension, and whether it fits in the target.
             let mut triples = Vec::new();
             let mut reason = None;
-            for (dim, &(target_dim, stride, offset)) in optimal.dims.iter().enumerate() {
+            for (dim, &optimal_dim) in optimal.dims.iter().enumerate() {
+                let Some((target_dim, stride, offset)) = optimal_dim else {
+                    // Collapsed: no triple.
+                    triples.push(None);
+                    continue;
+                };
                 let bounds = symbol.shape.get(dim).map(|it| (it.lo.known(), it.hi.known()));
                 let triple = match bounds {
                     Some((Some(lo), Some(hi))) => (|| {
@@ -1026,6 +1045,14 @@ fn optimal_alignment(
     for (dim, form) in access.subscripts.iter().enumerate() {
         let (index, coef, offset) = match *form {
             SubscriptForm::Affine { index, coef, offset } if coef != 0 => (index, coef, offset),
+            // `B(I, 1)` with B's second dimension not distributed: the constant
+            // picks no processor, so the dimension is best collapsed.
+            SubscriptForm::Affine { .. } | SubscriptForm::Constant(_)
+                if !is_distributed_dim(model, access.array, dim) =>
+            {
+                dims.push(None);
+                continue;
+            }
             SubscriptForm::Affine { offset, .. } | SubscriptForm::Constant(offset) => {
                 return Err(NoOptimal::Broadcast { dim, value: offset });
             }
@@ -1076,9 +1103,23 @@ fn optimal_alignment(
             )));
         }
         used_target_dims.push(target_dim);
-        dims.push((target_dim, stride, opt_offset));
+        dims.push(Some((target_dim, stride, opt_offset)));
     }
     Ok(OptimalAlignment { target: home_resolved.target, dims })
+}
+
+/// Whether dimension `dim` of `array` decides where its elements live: it
+/// follows a target dimension that is distributed (or may be). `false`
+/// when its ALIGN collapses it or its target's DISTRIBUTE gives that
+/// dimension `*`.
+fn is_distributed_dim(model: &Model, array: SymbolId, dim: usize) -> bool {
+    let Some(resolved) = model.resolve(array) else { return true };
+    if resolved.axes.contains(&Axis::Unknown) {
+        return true;
+    }
+    let Some((target_dim, _, _)) = resolved.axis_of(dim) else { return false };
+    let Some(distribution) = &model.symbol(resolved.target).mapping.distribution else { return true };
+    distribution.formats.get(target_dim).is_none_or(|it| *it != Format::Collapsed)
 }
 
 /// The optimal ALIGN directive in HPF syntax, in the case of the user's
@@ -1100,8 +1141,7 @@ fn render_align(model: &Model, access: &Access, optimal: &OptimalAlignment, home
     let home_resolved = model.resolve(home.array);
     let subscripts: Vec<String> = (0..target.rank())
         .map(|target_dim| {
-            if let Some(dim) = optimal.dims.iter().position(|it| it.0 == target_dim) {
-                let (_, stride, offset) = optimal.dims[dim];
+            if let Some((dim, stride, offset)) = optimal.source_of(target_dim) {
                 let var = dummy(dim);
                 let scaled = match stride {
                     1 => var,
@@ -1172,7 +1212,7 @@ fn is_aligned(model: &Model, access: &Access) -> bool {
             .dims
             .iter()
             .enumerate()
-            .all(|(dim, &(target_dim, stride, offset))| resolved.axis_of(dim) == Some((target_dim, stride, offset)))
+            .all(|(dim, &optimal_dim)| optimal_dim.is_none() || resolved.axis_of(dim) == optimal_dim)
 }
 
 fn transfer_kind(model: &Model, access: &Access) -> TransferKind {
@@ -1187,7 +1227,9 @@ fn transfer_kind(model: &Model, access: &Access) -> TransferKind {
     }
     let mut shifts = Vec::new();
     let mut kind = None;
-    for (dim, &(target_dim, stride, offset)) in optimal.dims.iter().enumerate() {
+    for (dim, &optimal_dim) in optimal.dims.iter().enumerate() {
+        // A collapsed dimension moves nothing.
+        let Some((target_dim, stride, offset)) = optimal_dim else { continue };
         let Some((declared_dim, declared_stride, declared_offset)) = resolved.axis_of(dim) else {
             return TransferKind::General;
         };
@@ -1354,7 +1396,12 @@ fn detect_halos(model: &Model, report: &mut LoopReport) {
                 break;
             }
             let mut offsets = Vec::new();
-            for (dim, &(target_dim, stride, offset)) in optimal.dims.iter().enumerate() {
+            for (dim, &optimal_dim) in optimal.dims.iter().enumerate() {
+                let Some((target_dim, stride, offset)) = optimal_dim else {
+                    // Collapsed: every position along it is local.
+                    offsets.push(0);
+                    continue;
+                };
                 match resolved.axis_of(dim) {
                     Some((declared_dim, declared_stride, declared_offset))
                         if declared_dim == target_dim && declared_stride == stride && stride != 0 =>

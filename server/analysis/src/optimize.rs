@@ -191,6 +191,17 @@ impl Map<'_> {
             _ => None,
         })
     }
+
+    /// Whether dimension `dim` of the array decides where its elements live
+    /// (as `loops::is_distributed_dim` for the declared mapping).
+    fn is_distributed_dim(&self, model: &Model, dim: usize) -> bool {
+        if self.axes.contains(&Axis::Unknown) {
+            return true;
+        }
+        let Some((target_dim, _, _)) = self.axis_of(dim) else { return false };
+        let Some(distribution) = &model.symbol(self.target).mapping.distribution else { return true };
+        distribution.formats.get(target_dim).is_none_or(|it| *it != Format::Collapsed)
+    }
 }
 
 /// One nest index as the cost model counts it (unknown trip counts replaced).
@@ -260,9 +271,21 @@ impl Counter {
 
 /// The optimal alignment of the access under the home's mapping `home`
 /// (equations (1)-(3)), per dimension of the access's array, or `None`.
-fn optimal_dims(home: Map, home_forms: &[SubscriptForm], forms: &[SubscriptForm]) -> Option<Vec<(usize, i64, i64)>> {
+fn optimal_dims(
+    model: &Model,
+    home: Map,
+    array: Map,
+    home_forms: &[SubscriptForm],
+    forms: &[SubscriptForm],
+) -> Option<Vec<Option<(usize, i64, i64)>>> {
     let mut dims = Vec::new();
-    for form in forms {
+    for (dim, form) in forms.iter().enumerate() {
+        let constant = matches!(*form, SubscriptForm::Constant(_) | SubscriptForm::Affine { coef: 0, .. });
+        if constant && !array.is_distributed_dim(model, dim) {
+            // A constant where the array is not distributed: collapsed, local.
+            dims.push(None);
+            continue;
+        }
         let SubscriptForm::Affine { index, coef, offset } = *form else { return None };
         if coef == 0 {
             return None;
@@ -281,10 +304,10 @@ fn optimal_dims(home: Map, home_forms: &[SubscriptForm], forms: &[SubscriptForm]
         }
         let stride = loop_stride / coef;
         let opt_offset = a.checked_mul(home_offset)?.checked_add(b)?.checked_sub(stride.checked_mul(offset)?)?;
-        if dims.iter().any(|it: &(usize, i64, i64)| it.0 == target_dim) {
+        if dims.iter().flatten().any(|it: &(usize, i64, i64)| it.0 == target_dim) {
             return None;
         }
-        dims.push((target_dim, stride, opt_offset));
+        dims.push(Some((target_dim, stride, opt_offset)));
     }
     Some(dims)
 }
@@ -357,9 +380,9 @@ fn placements(model: &Model, map: Map, forms: &[SubscriptForm], trips: &[Trip]) 
 
 /// The cost of one access with the home mapped by `home` and the array by `array`.
 fn access_cost(model: &Model, counter: &mut Counter, term: &AccessTerm, home: Map, array: Map) -> Cost {
-    if let Some(optimal) = optimal_dims(home, term.home_forms, term.forms) {
+    if let Some(optimal) = optimal_dims(model, home, array, term.home_forms, term.forms) {
         let aligned = equivalent_targets(model, array.target, home.target)
-            && optimal.iter().enumerate().all(|(dim, &it)| array.axis_of(dim) == Some(it));
+            && optimal.iter().enumerate().all(|(dim, &it)| it.is_none() || array.axis_of(dim) == it);
         if aligned {
             return Cost::default();
         }
@@ -512,10 +535,8 @@ fn candidates(analysis: &FileAnalysis, unit: UnitId, array: SymbolId) -> Vec<Can
             let Some(optimal) = &access.optimal_alignment else { continue };
             let target_rank = model.symbol(optimal.target).rank();
             let axes: Vec<Axis> = (0..target_rank)
-                .map(|target_dim| match optimal.dims.iter().position(|it| it.0 == target_dim) {
-                    Some(dim) => {
-                        Axis::Affine { source_dim: dim, stride: optimal.dims[dim].1, offset: optimal.dims[dim].2 }
-                    }
+                .map(|target_dim| match optimal.source_of(target_dim) {
+                    Some((dim, stride, offset)) => Axis::Affine { source_dim: dim, stride, offset },
                     None => match home_resolved.axes.get(target_dim) {
                         Some(Axis::Constant(value)) => Axis::Constant(*value),
                         _ => Axis::Replicated,

@@ -190,3 +190,31 @@ end program p
         "#]],
     );
 }
+
+/// `b(i-1, 1)` with b's second dimension not distributed (`*`): the
+/// constant picks no processor, so the transfer is a shift of the first
+/// dimension (HPF101, not a broadcast), and the fix aligns b with its
+/// second dimension collapsed (`J` does not appear in the target).
+#[test]
+fn a_constant_in_a_collapsed_dimension_is_not_a_broadcast() {
+    check(
+        r#"program p
+  real a(16)
+  real b(15, 4)
+!HPF$ PROCESSORS pr(4)
+!HPF$ DISTRIBUTE a(BLOCK) ONTO pr
+!HPF$ DISTRIBUTE b(BLOCK, *) ONTO pr
+  do i = 2, 16
+    a(i) = $0b(i-1, 1)
+  end do
+end program p
+"#,
+        SourceForm::Free,
+        expect![[r#"
+            Realign b: `ALIGN b(I,J) WITH a(I+1)` (3 fewer element moves in the file; misalignment warnings 1 → 0)
+            warnings after: 0
+            - !HPF$ DISTRIBUTE b(BLOCK, *) ONTO pr
+            + !HPF$ ALIGN b(I,J) WITH a(I+1)
+        "#]],
+    );
+}

@@ -414,9 +414,18 @@ impl Prog {
 
     /// Equations (1)-(3) per dimension of B, or `None` where no optimal triple exists:
     /// `(target dim, triple)`; the outer `None` when some dimension has none.
-    fn equations(&self) -> Option<Vec<(usize, Triple)>> {
+    fn equations(&self) -> Option<Vec<Option<(usize, Triple)>>> {
         let mut res = Vec::new();
         for (dim, &(index, r, s)) in self.b_subs.iter().enumerate() {
+            // A constant subscript in a dimension of B that is not distributed
+            // (collapsed by its ALIGN, or on a `*` template dimension) picks no
+            // processor: the dimension is best collapsed.
+            let followed = self.b_align.iter().position(|it| it.is_some_and(|(src, _, _)| src == dim));
+            let distributed = followed.is_some_and(|t| self.formats[t] != Fmt::Star);
+            if r == 0 && !distributed {
+                res.push(None);
+                continue;
+            }
             let (lo, _, st) = self.loops[index];
             // The home dimension that the same index drives, and its alignment.
             let home_dim = self.a_subs.iter().position(|&(i, p, _)| i == index && p != 0)?;
@@ -438,7 +447,7 @@ impl Prog {
             if l_opt.min(u_opt) < t_lo || l_opt.max(u_opt) > t_hi {
                 return None;
             }
-            res.push((t, Triple { lo: l_opt, hi: u_opt, stride: s_opt }));
+            res.push(Some((t, Triple { lo: l_opt, hi: u_opt, stride: s_opt })));
         }
         Some(res)
     }
@@ -558,11 +567,11 @@ fn check_optimal(prog: &Prog, b: &Access, text: &str) -> Result<(), TestCaseErro
     match (&expected, &b.optimal) {
         (None, None) => {}
         (Some(dims), Some(optimal)) => {
-            let triples: Vec<Option<Triple>> = dims.iter().map(|it| Some(it.1)).collect();
+            let triples: Vec<Option<Triple>> = dims.iter().map(|it| it.map(|dim| dim.1)).collect();
             prop_assert_eq!(optimal, &triples, "optimal triple of B in\n{}", text);
             let alignment = b.optimal_alignment.as_ref().unwrap();
-            let targets: Vec<usize> = alignment.dims.iter().map(|it| it.0).collect();
-            let expected_targets: Vec<usize> = dims.iter().map(|it| it.0).collect();
+            let targets: Vec<Option<usize>> = alignment.dims.iter().map(|it| it.map(|dim| dim.0)).collect();
+            let expected_targets: Vec<Option<usize>> = dims.iter().map(|it| it.map(|dim| dim.0)).collect();
             prop_assert_eq!(targets, expected_targets, "target dimensions of the optimal alignment in\n{}", text);
         }
         _ => prop_assert!(

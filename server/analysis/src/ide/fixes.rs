@@ -211,9 +211,8 @@ fn target_text(
 ) -> String {
     let target = analysis.model.symbol(optimal.target);
     let subscripts: Vec<String> = (0..target.rank())
-        .map(|target_dim| match optimal.dims.iter().position(|it| it.0 == target_dim) {
-            Some(dim) => {
-                let (_, stride, offset) = optimal.dims[dim];
+        .map(|target_dim| match optimal.source_of(target_dim) {
+            Some((dim, stride, offset)) => {
                 let var = dummies.get(dim).cloned().unwrap_or_else(|| "I".to_string());
                 let scaled = match stride {
                     1 => var,
@@ -241,9 +240,8 @@ fn triplet_target_text(analysis: &FileAnalysis, access: &Access, optimal: &Optim
     let symbol = analysis.model.symbol(access.array);
     let mut parts = Vec::new();
     for target_dim in 0..target.rank() {
-        match optimal.dims.iter().position(|it| it.0 == target_dim) {
-            Some(dim) => {
-                let (_, stride, offset) = optimal.dims[dim];
+        match optimal.source_of(target_dim) {
+            Some((dim, stride, offset)) => {
                 let (lo, hi) = (symbol.shape[dim].lo.known()?, symbol.shape[dim].hi.known()?);
                 let (first, last) = (stride * lo + offset, stride * hi + offset);
                 parts.push(if stride == 1 { format!("{first}:{last}") } else { format!("{first}:{last}:{stride}") });

@@ -78,10 +78,11 @@ fn synthetic_access(analysis: &FileAnalysis, array: SymbolId, range: TextRange, 
         analysis.loops.iter().flat_map(|it| it.accesses.iter()).find(|it| it.array == array && it.range == range)?;
     let mut dims = Vec::new();
     for dim in 0..analysis.model.symbol(array).rank() {
+        // A dimension no target axis follows is collapsed.
         let found = chosen.axes.iter().enumerate().find_map(|(target_dim, axis)| match *axis {
             Axis::Affine { source_dim, stride, offset } if source_dim == dim => Some((target_dim, stride, offset)),
             _ => None,
-        })?;
+        });
         dims.push(found);
     }
     let mut res = access.clone();
@@ -304,7 +305,7 @@ pub fn propose_growth(
             if model.symbol(optimal.target).kind != crate::model::SymbolKind::Template {
                 continue;
             }
-            let Some(&(target_dim, _, _)) = optimal.dims.get(*dim) else { continue };
+            let Some(&Some((target_dim, _, _))) = optimal.dims.get(*dim) else { continue };
             let entry = needed.entry(optimal.target).or_default().entry(target_dim).or_insert((*lo, *hi));
             *entry = (entry.0.min(*lo), entry.1.max(*hi));
         }
