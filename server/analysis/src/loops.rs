@@ -292,6 +292,27 @@ pub struct OptimalAlignment {
     pub dims: Vec<Option<(usize, i64, i64)>>,
 }
 
+impl Access {
+    /// The optimal triples as hovers and `analyze` show them: `*` for a
+    /// dimension best collapsed, `[?]` for one whose bounds are unknown.
+    pub fn optimal_text(&self) -> Option<String> {
+        let optimal = self.optimal.as_ref()?;
+        let collapsed = |dim: usize| {
+            self.optimal_alignment.as_ref().is_some_and(|it| it.dims.get(dim).is_some_and(Option::is_none))
+        };
+        let parts: Vec<String> = optimal
+            .iter()
+            .enumerate()
+            .map(|(dim, it)| match it {
+                Some(triple) => triple.render(),
+                None if collapsed(dim) => "*".to_string(),
+                None => "[?]".to_string(),
+            })
+            .collect();
+        Some(parts.join(" "))
+    }
+}
+
 impl OptimalAlignment {
     /// The dimension of the array that follows `target_dim`, with its stride and offset.
     pub fn source_of(&self, target_dim: usize) -> Option<(usize, i64, i64)> {

@@ -264,7 +264,7 @@ pub(crate) fn describe_loop(analysis: &FileAnalysis, text: &str, report: &LoopRe
         };
         let optimal = match (&access.optimal, &access.reason, access.is_home) {
             (_, _, true) => "home".to_string(),
-            (Some(optimal), _, _) => triples(optimal),
+            (Some(_), _, _) => access.optimal_text().unwrap_or_default(),
             (None, Some(reason), _) => format!("none ({})", reason.kind()),
             (None, None, _) => "-".to_string(),
         };

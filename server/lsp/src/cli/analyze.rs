@@ -427,8 +427,8 @@ pub fn render_text(path: &Path, text: &str, analysis: &FileAnalysis, out: &mut S
                 continue;
             }
             match (&access.optimal, &access.reason) {
-                (Some(optimal), _) => {
-                    let _ = write!(out, "  optimal {}", render_triples(optimal));
+                (Some(_), _) => {
+                    let _ = write!(out, "  optimal {}", access.optimal_text().unwrap_or_default());
                 }
                 (None, Some(_)) => out.push_str("  optimal none"),
                 (None, None) => {}
