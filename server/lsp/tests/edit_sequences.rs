@@ -17,13 +17,13 @@
 //! sequences. `HPF_EDIT_SEQUENCES=N` bounds the long (ignored) versions:
 //! `cargo test --release -p hpf-ls --test edit_sequences -- --ignored`.
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver};
 use std::time::Duration;
 
 use analysis::ide::{hover, inlay_hints, HintConfig};
+use common::{without_related_uris, Client};
 use hpf_ls::server::hooks::{analyse, apply_changes, Parse};
 use hpf_ls::server::position::PositionEncoding;
 use hpf_ls::server::settings::Settings;
@@ -456,155 +456,47 @@ fn many_edit_sequences_end_like_a_fresh_open() {
 
 // Over stdio: the real binary, its `did_change`, scheduling and coalescing.
 
-struct Client {
-    child: Child,
-    stdin: ChildStdin,
-    messages: Receiver<Value>,
-    next_id: i64,
-    pending: Vec<Value>,
+fn start(utf8: bool) -> Client {
+    let encodings = if utf8 { json!(["utf-8", "utf-16"]) } else { json!(["utf-16"]) };
+    let client = Client::builder()
+        .capabilities(json!({"general": {"positionEncodings": encodings}}))
+        .initialization_options(json!({"hpf": {"processors": 4}}))
+        .timeout(Duration::from_secs(120))
+        .exit_within(Duration::from_secs(10), false)
+        .start();
+    let result = &client.initialize_result;
+    let negotiated = result["capabilities"]["positionEncoding"].as_str().unwrap_or("utf-16").to_string();
+    assert_eq!(negotiated == "utf-8", utf8, "{result}");
+    client
 }
 
-impl Client {
-    fn start(utf8: bool) -> Client {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_hpf-ls"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the server starts");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (sender, messages) = channel();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            loop {
-                let mut length = None;
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let line = line.trim_end();
-                    if line.is_empty() {
-                        break;
-                    }
-                    if let Some(value) = line.strip_prefix("Content-Length: ") {
-                        length = value.parse::<usize>().ok();
-                    }
-                }
-                let mut body = vec![0; length.expect("a Content-Length header")];
-                if reader.read_exact(&mut body).is_err() || sender.send(serde_json::from_slice(&body).unwrap()).is_err()
-                {
-                    return;
-                }
-            }
-        });
-        let mut client = Client { child, stdin, messages, next_id: 1, pending: Vec::new() };
-        let encodings = if utf8 { json!(["utf-8", "utf-16"]) } else { json!(["utf-16"]) };
-        let result = client.request(
-            "initialize",
-            json!({"processId": null, "rootUri": null, "capabilities": {"general": {"positionEncodings": encodings}},
-                   "initializationOptions": {"hpf": {"processors": 4}}}),
-        );
-        let negotiated = result["capabilities"]["positionEncoding"].as_str().unwrap_or("utf-16").to_string();
-        assert_eq!(negotiated == "utf-8", utf8, "{result}");
-        client.notify("initialized", json!({}));
-        client
-    }
+/// The diagnostics published for `uri` at `version`, related locations
+/// without their URI; what else is pending about `uri` is dropped.
+fn diagnostics(client: &mut Client, uri: &str, version: i64) -> Vec<Value> {
+    let diagnostics = without_related_uris(client.diagnostics(uri, version));
+    client.pending.retain(|it| it["params"]["uri"] != uri);
+    diagnostics
+}
 
-    fn send(&mut self, message: &Value) {
-        let body = serde_json::to_vec(message).unwrap();
-        write!(self.stdin, "Content-Length: {}\r\n\r\n", body.len()).unwrap();
-        self.stdin.write_all(&body).unwrap();
-        self.stdin.flush().unwrap();
+/// Hovers at `probes` and every inlay hint: what an editor shows.
+fn observe_over_stdio(client: &mut Client, uri: &str, text: &str, probes: &[usize], utf16: bool) -> Vec<Value> {
+    let mut res = Vec::new();
+    let end = position(text, text.len(), utf16);
+    let range = json!({"start": {"line": 0, "character": 0}, "end": {"line": end.line + 1, "character": 0}});
+    res.push(client.request("textDocument/inlayHint", json!({"textDocument": {"uri": uri}, "range": range})));
+    for probe in probes {
+        let at = position(text, *probe, utf16);
+        let params = json!({"textDocument": {"uri": uri}, "position": {"line": at.line, "character": at.character}});
+        res.push(client.request("textDocument/hover", params));
     }
-
-    fn notify(&mut self, method: &str, params: Value) {
-        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
-    }
-
-    fn receive(&mut self) -> Value {
-        let message = self.messages.recv_timeout(Duration::from_secs(120)).expect("the server answers in time");
-        if message.get("id").is_some() && message.get("method").is_some() {
-            let id = message["id"].clone();
-            self.send(&json!({"jsonrpc": "2.0", "id": id, "result": null}));
-        }
-        message
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let message = self.receive();
-            if message["id"] == id && message.get("method").is_none() {
-                assert!(message.get("error").is_none(), "{method} failed: {message}");
-                return message["result"].clone();
-            }
-            self.pending.push(message);
-        }
-    }
-
-    /// The diagnostics published for `uri` at `version`, related locations without their URI.
-    fn diagnostics(&mut self, uri: &str, version: i64) -> Value {
-        loop {
-            let found = self.pending.iter().position(|it| {
-                it["method"] == "textDocument/publishDiagnostics"
-                    && it["params"]["uri"] == uri
-                    && it["params"]["version"] == version
-            });
-            if let Some(idx) = found {
-                let mut diagnostics = self.pending.remove(idx)["params"]["diagnostics"].clone();
-                for diagnostic in diagnostics.as_array_mut().unwrap() {
-                    for item in
-                        diagnostic.get_mut("relatedInformation").and_then(Value::as_array_mut).into_iter().flatten()
-                    {
-                        item["location"]["uri"] = Value::Null;
-                    }
-                }
-                self.pending.retain(|it| it["params"]["uri"] != uri);
-                return diagnostics;
-            }
-            let message = self.receive();
-            self.pending.push(message);
-        }
-    }
-
-    /// Hovers at `probes` and every inlay hint: what an editor shows.
-    fn observe(&mut self, uri: &str, text: &str, probes: &[usize], utf16: bool) -> Vec<Value> {
-        let mut res = Vec::new();
-        let end = position(text, text.len(), utf16);
-        let range = json!({"start": {"line": 0, "character": 0}, "end": {"line": end.line + 1, "character": 0}});
-        res.push(self.request("textDocument/inlayHint", json!({"textDocument": {"uri": uri}, "range": range})));
-        for probe in probes {
-            let at = position(text, *probe, utf16);
-            let params =
-                json!({"textDocument": {"uri": uri}, "position": {"line": at.line, "character": at.character}});
-            res.push(self.request("textDocument/hover", params));
-        }
-        res.push(self.request("textDocument/documentSymbol", json!({"textDocument": {"uri": uri}})));
-        res
-    }
-
-    fn shutdown(mut self) {
-        self.request("shutdown", Value::Null);
-        self.notify("exit", Value::Null);
-        for _ in 0..200 {
-            if self.child.try_wait().unwrap().is_some() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        panic!("the server did not exit");
-    }
+    res.push(client.request("textDocument/documentSymbol", json!({"textDocument": {"uri": uri}})));
+    res
 }
 
 fn over_stdio(count: u64) {
     let corpus = corpus();
     for utf8 in [false, true] {
-        let mut client = Client::start(utf8);
+        let mut client = start(utf8);
         let utf16 = !utf8;
         for seed in 0..count {
             let mut random = Random::new(seed ^ 0xabcd);
@@ -615,10 +507,7 @@ fn over_stdio(count: u64) {
             }
             let uri = format!("file:///hpf-ls-edits/{seed}/edited-{}", start.name);
             let fresh_uri = format!("file:///hpf-ls-edits/{seed}/fresh-{}", start.name);
-            client.notify(
-                "textDocument/didOpen",
-                json!({"textDocument": {"uri": uri, "languageId": "fortran", "version": 1, "text": text}}),
-            );
+            client.open(&uri, &text);
             let mut editor = Editor { text, undo: Vec::new() };
             let mut version = 1;
             for _ in 0..1 + random.below(40) {
@@ -630,19 +519,16 @@ fn over_stdio(count: u64) {
                     json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": batch}),
                 );
             }
-            let edited = client.diagnostics(&uri, version);
-            client.notify(
-                "textDocument/didOpen",
-                json!({"textDocument": {"uri": fresh_uri, "languageId": "fortran", "version": 1, "text": editor.text}}),
-            );
-            let fresh = client.diagnostics(&fresh_uri, 1);
+            let edited = diagnostics(&mut client, &uri, version);
+            client.open(&fresh_uri, &editor.text);
+            let fresh = diagnostics(&mut client, &fresh_uri, 1);
             let context =
                 || format!("sequence {seed} from {} (utf-8: {utf8})\n--- text ---\n{}", start.name, editor.text);
             assert_eq!(edited, fresh, "diagnostics differ: {}", context());
             let probes: Vec<usize> =
                 (0..6).map(|_| point_at(&editor.text, random.below(editor.text.len() + 1))).collect();
-            let seen = client.observe(&uri, &editor.text, &probes, utf16);
-            let fresh_seen = client.observe(&fresh_uri, &editor.text, &probes, utf16);
+            let seen = observe_over_stdio(&mut client, &uri, &editor.text, &probes, utf16);
+            let fresh_seen = observe_over_stdio(&mut client, &fresh_uri, &editor.text, &probes, utf16);
             assert_eq!(seen, fresh_seen, "hovers, hints or symbols differ: {}", context());
             for it in [&uri, &fresh_uri] {
                 client.notify("textDocument/didClose", json!({"textDocument": {"uri": it}}));

@@ -6,139 +6,34 @@
 //! answers a hover afterwards. The bounds are in docs/ARCHITECTURE.md,
 //! "Limits".
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver};
+mod common;
+
+use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::{position, scratch, Client, Random, SEED};
 use serde_json::{json, Value};
 
-const SEED: &str = include_str!("../../../tests/corpus/seed_fig6.f90");
 /// A liveness bound, generous for a debug build on a loaded machine.
 const TIMEOUT: Duration = Duration::from_secs(60);
 /// The server's peak resident memory over a whole session of hostile input.
 const MAX_PEAK_RSS_KB: u64 = 3 * 1024 * 1024;
 
-struct Client {
-    child: Child,
-    stdin: ChildStdin,
-    messages: Receiver<Value>,
-    next_id: i64,
-    pending: Vec<Value>,
+/// A session whose `shutdown` also asserts the peak memory.
+fn start() -> Client {
+    Client::builder()
+        .capabilities(json!({"textDocument": {"hover": {"contentFormat": ["markdown"]}}}))
+        .timeout(TIMEOUT)
+        .max_peak_rss_kb(MAX_PEAK_RSS_KB)
+        .start()
 }
 
-impl Client {
-    fn start() -> Client {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_hpf-ls"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the server starts");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (sender, messages) = channel();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            loop {
-                let mut length = None;
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let line = line.trim_end();
-                    if line.is_empty() {
-                        break;
-                    }
-                    if let Some(value) = line.strip_prefix("Content-Length: ") {
-                        length = value.parse::<usize>().ok();
-                    }
-                }
-                let mut body = vec![0; length.expect("a Content-Length header")];
-                if reader.read_exact(&mut body).is_err() {
-                    return;
-                }
-                let message: Value = serde_json::from_slice(&body).expect("the server writes JSON");
-                if sender.send(message).is_err() {
-                    return;
-                }
-            }
-        });
-        let mut client = Client { child, stdin, messages, next_id: 1, pending: Vec::new() };
-        let capabilities = json!({"textDocument": {"hover": {"contentFormat": ["markdown"]}}});
-        client.request("initialize", json!({"processId": null, "rootUri": null, "capabilities": capabilities}));
-        client.notify("initialized", json!({}));
-        client
-    }
+trait Hostile {
+    fn hover(&mut self, uri: &str, line: u32, character: u32) -> Value;
+    fn assert_alive(&mut self);
+}
 
-    fn send_raw(&mut self, bytes: &[u8]) {
-        self.stdin.write_all(bytes).unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    fn send(&mut self, message: &Value) {
-        let body = serde_json::to_vec(message).unwrap();
-        let mut framed = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
-        framed.extend(body);
-        self.send_raw(&framed);
-    }
-
-    fn notify(&mut self, method: &str, params: Value) {
-        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
-    }
-
-    fn receive(&mut self) -> Value {
-        self.messages.recv_timeout(TIMEOUT).expect("the server answers in time")
-    }
-
-    /// The whole response (result or error) to a new request.
-    fn call(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        self.response(json!(id))
-    }
-
-    fn response(&mut self, id: Value) -> Value {
-        loop {
-            let message = self.receive();
-            if message.get("id") == Some(&id) && message.get("method").is_none() {
-                return message;
-            }
-            self.pending.push(message);
-        }
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let response = self.call(method, params);
-        assert!(response.get("error").is_none(), "{method} failed: {response}");
-        response["result"].clone()
-    }
-
-    /// The diagnostics published for `uri` at `version`.
-    fn diagnostics(&mut self, uri: &str, version: i64) -> Vec<Value> {
-        loop {
-            if let Some(idx) = self.pending.iter().position(|it| {
-                it["method"] == "textDocument/publishDiagnostics"
-                    && it["params"]["uri"] == uri
-                    && it["params"]["version"] == version
-            }) {
-                let message = self.pending.remove(idx);
-                return message["params"]["diagnostics"].as_array().unwrap().clone();
-            }
-            let message = self.receive();
-            self.pending.push(message);
-        }
-    }
-
-    fn open(&mut self, uri: &str, text: &str) {
-        self.notify(
-            "textDocument/didOpen",
-            json!({"textDocument": {"uri": uri, "languageId": "fortran", "version": 1, "text": text}}),
-        );
-    }
-
+impl Hostile for Client {
     fn hover(&mut self, uri: &str, line: u32, character: u32) -> Value {
         self.request(
             "textDocument/hover",
@@ -154,47 +49,9 @@ impl Client {
             self.diagnostics(uri, 1);
         }
         let offset = SEED.rfind("B(I-1)").expect("the seed reads B(I-1)");
-        let line = SEED[..offset].matches('\n').count() as u32;
-        let character = (offset - SEED[..offset].rfind('\n').map_or(0, |it| it + 1)) as u32;
-        let hover = self.hover(uri, line, character);
+        let hover = self
+            .request("textDocument/hover", json!({"textDocument": {"uri": uri}, "position": position(SEED, offset)}));
         assert!(hover["contents"]["value"].as_str().is_some_and(|it| it.contains('B')), "{hover}");
-    }
-
-    fn peak_rss_kb(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
-        status
-            .lines()
-            .find_map(|it| it.strip_prefix("VmHWM:"))
-            .and_then(|it| it.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap_or(0)
-    }
-
-    fn shutdown(mut self) {
-        let peak = self.peak_rss_kb();
-        assert!(peak <= MAX_PEAK_RSS_KB, "peak RSS {peak} kB");
-        self.request("shutdown", Value::Null);
-        self.notify("exit", Value::Null);
-        for _ in 0..100 {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                assert!(status.success(), "exit status {status}");
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        panic!("the server did not exit within 5 s of `exit`");
-    }
-}
-
-/// A deterministic xorshift generator.
-struct Random(u64);
-
-impl Random {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
     }
 }
 
@@ -204,7 +61,7 @@ fn codes(diagnostics: &[Value]) -> Vec<String> {
 
 #[test]
 fn huge_documents() {
-    let mut client = Client::start();
+    let mut client = start();
     let started = Instant::now();
 
     // 10 MB: the seed's subroutine, renamed, again and again.
@@ -270,7 +127,7 @@ fn huge_documents() {
 
 #[test]
 fn garbage_and_wrong_requests() {
-    let mut client = Client::start();
+    let mut client = start();
 
     // Binary garbage (as a client sends it: replaced with U+FFFD) and control characters.
     let mut random = Random(0x9e37_79b9_7f4a_7c15);
@@ -444,9 +301,7 @@ fn garbage_and_wrong_requests() {
 
 #[test]
 fn invalid_utf8_on_disk() {
-    let dir = std::env::temp_dir().join(format!("hpf-ls-hostile-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("hostile");
     let mut bytes = b"program p\n  real a(8)\n! \xff\xfe bad bytes \xc3\n!HPF$ DISTRIBUTE a(BLOK)\nend\n".to_vec();
     std::fs::write(dir.join("bad.f90"), &bytes).unwrap();
     let output =
@@ -463,7 +318,7 @@ fn invalid_utf8_on_disk() {
     assert!(matches!(output.status.code(), Some(0 | 1)), "{:?}", output);
     // The server reads hpf-ls.toml from disk: invalid UTF-8 there is ignored.
     std::fs::write(dir.join("hpf-ls.toml"), b"processors = \xff\xfe\n[forms]\n\"*.f90\" = \"\xc3\"\n").unwrap();
-    let mut client = Client::start();
+    let mut client = start();
     let uri = format!("file://{}/seed.f90", dir.display());
     client.open(&uri, SEED);
     client.diagnostics(&uri, 1);

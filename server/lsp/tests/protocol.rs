@@ -1,159 +1,25 @@
-//! Protocol tests: the real `hpf-ls` binary over stdio, driven by a small
-//! client written here. They assert what an editor receives: diagnostics
+//! Protocol tests: the real `hpf-ls` binary over stdio, driven by the small
+//! client of `common`. They assert what an editor receives: diagnostics
 //! with versions, the seed's quick fix, hovers, navigation, and that a long
 //! sequence of random edits ends where opening the final text fresh does.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver};
+mod common;
+
+use std::process::Command;
 use std::time::Duration;
 
+use common::{position, scratch, without_related_uris, Client, Random, SEED};
 use serde_json::{json, Value};
 
-const SEED: &str = include_str!("../../../tests/corpus/seed_fig6.f90");
-const TIMEOUT: Duration = Duration::from_secs(60);
-
-struct Client {
-    child: Child,
-    stdin: ChildStdin,
-    messages: Receiver<Value>,
-    next_id: i64,
-    /// Notifications received while waiting for something else.
-    pending: Vec<Value>,
+fn start(capabilities: Value) -> Client {
+    start_in(capabilities, Value::Null)
 }
 
-impl Client {
-    fn start(capabilities: Value) -> Client {
-        Client::start_in(capabilities, Value::Null)
-    }
-
-    /// A session whose workspace is `root_uri` (a `file://` URI or null).
-    fn start_in(capabilities: Value, root_uri: Value) -> Client {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_hpf-ls"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the server starts");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (sender, messages) = channel();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            loop {
-                let mut length = None;
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let line = line.trim_end();
-                    if line.is_empty() {
-                        break;
-                    }
-                    if let Some(value) = line.strip_prefix("Content-Length: ") {
-                        length = value.parse::<usize>().ok();
-                    }
-                }
-                let mut body = vec![0; length.expect("a Content-Length header")];
-                if reader.read_exact(&mut body).is_err() {
-                    return;
-                }
-                let message: Value = serde_json::from_slice(&body).expect("the server writes JSON");
-                if sender.send(message).is_err() {
-                    return;
-                }
-            }
-        });
-        let mut client = Client { child, stdin, messages, next_id: 1, pending: Vec::new() };
-        let result =
-            client.request("initialize", json!({"processId": null, "rootUri": root_uri, "capabilities": capabilities}));
-        assert!(result["capabilities"]["hoverProvider"].as_bool().unwrap_or(false));
-        client.notify("initialized", json!({}));
-        client
-    }
-
-    fn send(&mut self, message: &Value) {
-        let body = serde_json::to_vec(message).unwrap();
-        write!(self.stdin, "Content-Length: {}\r\n\r\n", body.len()).unwrap();
-        self.stdin.write_all(&body).unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    fn notify(&mut self, method: &str, params: Value) {
-        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
-    }
-
-    fn receive(&mut self) -> Value {
-        self.messages.recv_timeout(TIMEOUT).expect("the server answers in time")
-    }
-
-    /// The whole response (result or error).
-    fn call(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let message = self.receive();
-            if message.get("id") == Some(&json!(id)) && message.get("method").is_none() {
-                return message;
-            }
-            self.handle_server_message(message);
-        }
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let response = self.call(method, params);
-        assert!(response.get("error").is_none(), "{method} failed: {response}");
-        response["result"].clone()
-    }
-
-    fn handle_server_message(&mut self, message: Value) {
-        if message.get("id").is_some() && message.get("method").is_some() {
-            // A request from the server (workspace/configuration, ...): answer null.
-            let id = message["id"].clone();
-            self.send(&json!({"jsonrpc": "2.0", "id": id, "result": null}));
-        } else {
-            self.pending.push(message);
-        }
-    }
-
-    /// The diagnostics published for `uri` at `version`.
-    fn diagnostics(&mut self, uri: &str, version: i64) -> Vec<Value> {
-        loop {
-            if let Some(idx) = self.pending.iter().position(|it| {
-                it["method"] == "textDocument/publishDiagnostics"
-                    && it["params"]["uri"] == uri
-                    && it["params"]["version"] == version
-            }) {
-                let message = self.pending.remove(idx);
-                return message["params"]["diagnostics"].as_array().unwrap().clone();
-            }
-            let message = self.receive();
-            self.handle_server_message(message);
-        }
-    }
-
-    fn open(&mut self, uri: &str, text: &str) {
-        self.notify(
-            "textDocument/didOpen",
-            json!({"textDocument": {"uri": uri, "languageId": "fortran", "version": 1, "text": text}}),
-        );
-    }
-
-    fn shutdown(mut self) {
-        self.request("shutdown", Value::Null);
-        self.notify("exit", Value::Null);
-        for _ in 0..100 {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                assert!(status.success(), "exit status {status}");
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        panic!("the server did not exit within 5 s of `exit`");
-    }
+/// A session whose workspace is `root_uri` (a `file://` URI or null).
+fn start_in(capabilities: Value, root_uri: Value) -> Client {
+    let client = Client::builder().capabilities(capabilities).root_uri(root_uri).start();
+    assert!(client.initialize_result["capabilities"]["hoverProvider"].as_bool().unwrap_or(false));
+    client
 }
 
 fn utf16_capabilities() -> Value {
@@ -161,15 +27,6 @@ fn utf16_capabilities() -> Value {
         "textDocument": {"hover": {"contentFormat": ["markdown", "plaintext"]}},
         "workspace": {"workspaceEdit": {"documentChanges": true}}
     })
-}
-
-/// LSP position (UTF-16) of a byte offset, computed independently of the server.
-fn position(text: &str, offset: usize) -> Value {
-    let before = &text[..offset];
-    let line = before.matches('\n').count();
-    let line_start = before.rfind('\n').map_or(0, |it| it + 1);
-    let character: usize = text[line_start..offset].chars().map(char::len_utf16).sum();
-    json!({"line": line, "character": character})
 }
 
 fn apply_lsp_edits(text: &str, edits: &[Value]) -> String {
@@ -209,7 +66,7 @@ fn apply_lsp_edits(text: &str, edits: &[Value]) -> String {
 
 #[test]
 fn seed_quick_fix_removes_the_warning() {
-    let mut client = Client::start(utf16_capabilities());
+    let mut client = start(utf16_capabilities());
     let uri = "file:///hpf-ls-test/seed.f90";
     client.open(uri, SEED);
     let diagnostics = client.diagnostics(uri, 1);
@@ -247,7 +104,7 @@ fn seed_quick_fix_removes_the_warning() {
 /// map, for quick fixes and renames alike.
 #[test]
 fn edits_use_changes_when_the_client_lacks_document_changes() {
-    let mut client = Client::start(json!({}));
+    let mut client = start(json!({}));
     let uri = "file:///hpf-ls-test/seed.f90";
     client.open(uri, SEED);
     let diagnostics = client.diagnostics(uri, 1);
@@ -274,7 +131,7 @@ fn edits_use_changes_when_the_client_lacks_document_changes() {
 
 #[test]
 fn hover_definition_references_and_commands() {
-    let mut client = Client::start(utf16_capabilities());
+    let mut client = start(utf16_capabilities());
     let uri = "file:///hpf-ls-test/seed.f90";
     client.open(uri, SEED);
     client.diagnostics(uri, 1);
@@ -344,7 +201,7 @@ fn hover_definition_references_and_commands() {
 
 #[test]
 fn bad_input_gets_answers_and_the_server_lives() {
-    let mut client = Client::start(utf16_capabilities());
+    let mut client = start(utf16_capabilities());
     // A request about a document that is not open.
     let hover = client.call(
         "textDocument/hover",
@@ -352,9 +209,7 @@ fn bad_input_gets_answers_and_the_server_lives() {
     );
     assert_eq!(hover["result"], Value::Null, "{hover}");
     // A body that is not JSON, then one that is not a request.
-    let garbage = b"{not json";
-    write!(client.stdin, "Content-Length: {}\r\n\r\n", garbage.len()).unwrap();
-    client.stdin.write_all(garbage).unwrap();
+    client.send_frame(b"{not json");
     client.send(&json!({"jsonrpc": "2.0", "id": "x", "method": "textDocument/hover", "params": {"wrong": true}}));
     // Positions far out of range, and a stale didChange.
     let uri = "file:///hpf-ls-test/seed.f90";
@@ -382,22 +237,6 @@ fn bad_input_gets_answers_and_the_server_lives() {
     client.shutdown();
 }
 
-/// A deterministic xorshift generator: no dependency, reproducible failures.
-struct Random(u64);
-
-impl Random {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
 fn char_boundary_at_or_before(text: &str, mut offset: usize) -> usize {
     offset = offset.min(text.len());
     while !text.is_char_boundary(offset) {
@@ -411,7 +250,7 @@ fn char_boundary_at_or_before(text: &str, mut offset: usize) -> usize {
 /// final text fresh.
 #[test]
 fn random_edits_end_like_a_fresh_open() {
-    let mut client = Client::start(utf16_capabilities());
+    let mut client = start(utf16_capabilities());
     let uri = "file:///hpf-ls-test/edited.f90";
     let mut text = include_str!("../../../tests/corpus/stencil1d_halo.f90").to_string();
     client.open(uri, &text);
@@ -441,20 +280,8 @@ fn random_edits_end_like_a_fresh_open() {
     let fresh_uri = "file:///hpf-ls-test/fresh.f90";
     client.open(fresh_uri, &text);
     let fresh = client.diagnostics(fresh_uri, 1);
-    let strip = |list: Vec<Value>| -> Vec<Value> {
-        list.into_iter()
-            .map(|mut it| {
-                // Related locations name the document itself.
-                if let Some(related) = it.get_mut("relatedInformation").and_then(Value::as_array_mut) {
-                    for item in related {
-                        item["location"]["uri"] = Value::Null;
-                    }
-                }
-                it
-            })
-            .collect()
-    };
-    assert_eq!(strip(edited), strip(fresh));
+    // Related locations name the document itself.
+    assert_eq!(without_related_uris(edited), without_related_uris(fresh));
     // And the server's idea of the text is the client's: same symbols.
     let symbols = client.request("textDocument/documentSymbol", json!({"textDocument": {"uri": uri}}));
     let fresh_symbols = client.request("textDocument/documentSymbol", json!({"textDocument": {"uri": fresh_uri}}));
@@ -464,7 +291,7 @@ fn random_edits_end_like_a_fresh_open() {
 
 #[test]
 fn utf8_is_negotiated_when_offered() {
-    let mut client = Client::start(json!({"general": {"positionEncodings": ["utf-8", "utf-16"]}}));
+    let mut client = start(json!({"general": {"positionEncodings": ["utf-8", "utf-16"]}}));
     let uri = "file:///hpf-ls-test/nonascii.f90";
     let text = "! 日本語\nprogram p\n  real :: a(8), b(8)\n!HPF$ DISTRIBUTE a(BLOCK)\n!HPF$ ALIGN b(i) WITH a(i)\n  do i = 2, 8\n    a(i) = b(i-1) ! é\n  end do\nend program p\n";
     client.open(uri, text);
@@ -482,25 +309,20 @@ fn utf8_is_negotiated_when_offered() {
 /// see the server exit: the pending request may not hold the process.
 #[test]
 fn exit_with_an_unanswered_configuration_request() {
-    let mut client = Client::start(json!({"workspace": {"configuration": true}}));
+    let mut client = start(json!({"workspace": {"configuration": true}}));
     client.send(&json!({"jsonrpc": "2.0", "id": 9999, "method": "shutdown", "params": null}));
     loop {
-        let message = client.receive();
+        // Requests from the server stay unanswered on purpose.
+        let message = client.next_message();
         if message.get("id") == Some(&json!(9999)) {
             break;
         }
-        // Requests from the server stay unanswered on purpose.
     }
     client.notify("exit", Value::Null);
-    for _ in 0..100 {
-        if let Ok(Some(status)) = client.child.try_wait() {
-            assert!(status.success(), "exit status {status}");
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let _ = client.child.kill();
-    panic!("the server did not exit within 5 s of `exit` while workspace/configuration was unanswered");
+    let Some(status) = client.wait_for_exit(Duration::from_secs(5)) else {
+        panic!("the server did not exit within 5 s of `exit` while workspace/configuration was unanswered");
+    };
+    assert!(status.success(), "exit status {status}");
 }
 
 /// A module USEd from a file of the workspace that is not open is read from
@@ -508,8 +330,7 @@ fn exit_with_an_unanswered_configuration_request() {
 /// documents that use it are analysed again.
 #[test]
 fn modules_come_from_the_workspace_and_from_open_documents() {
-    let dir = std::env::temp_dir().join(format!("hpf-ls-protocol-modules-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = scratch("protocol-modules");
     std::fs::create_dir_all(dir.join("lib")).unwrap();
     let grid = "module grid\n  integer, parameter :: n = 16\n  real :: a(n), b(n)\n!HPF$ PROCESSORS p(4)\n\
                 !HPF$ TEMPLATE t(0:n+1)\n!HPF$ DISTRIBUTE t(BLOCK) ONTO p\n!HPF$ ALIGN a(i) WITH t(i)\n\
@@ -518,7 +339,7 @@ fn modules_come_from_the_workspace_and_from_open_documents() {
     let main = "program main\n  use grid\n  integer :: i\n  do i = 1, n - 1\n    a(i) = b(i + 1)\n  end do\nend\n";
     let root = format!("file://{}", dir.display());
     let (main_uri, grid_uri) = (format!("{root}/main.f90"), format!("{root}/lib/grid.f90"));
-    let mut client = Client::start_in(utf16_capabilities(), json!(root));
+    let mut client = start_in(utf16_capabilities(), json!(root));
     client.open(&main_uri, main);
     let diagnostics = client.diagnostics(&main_uri, 1);
     assert_eq!(diagnostics.len(), 1, "{diagnostics:#?}");

@@ -12,16 +12,16 @@
 //! for the unique marker each test puts in its ranks' command line. Needs
 //! `mpirun` and `mpif90`; where `CI` is set their absence fails the tests.
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::{scratch, Client, SEED};
 use serde_json::{json, Value};
 
 const TIMEOUT: Duration = Duration::from_secs(120);
-const SEED: &str = include_str!("../../../tests/corpus/seed_fig6.f90");
 
 /// A directory name no shell could take literally.
 const HOSTILE: &str = "a b 'q' \"d\" $(touch PWNED) ; touch PWNED2 `touch PWNED3`";
@@ -33,13 +33,6 @@ fn toolchain_present() -> bool {
         panic!("CI is set but mpif90/mpirun are missing: apt-get install -y gfortran libopenmpi-dev openmpi-bin");
     }
     present
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("hpf-ls-safe-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 /// A fake MPI compiler in a directory with a hostile name: it writes, as
@@ -133,142 +126,21 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     res
 }
 
-struct Client {
-    child: Child,
-    stdin: ChildStdin,
-    messages: Receiver<Value>,
-    next_id: i64,
-    pending: Vec<Value>,
+/// A session whose runs build in `tmp`, with `settings` as its initialization options.
+fn start(tmp: &Path, settings: Value) -> Client {
+    Client::builder()
+        .env("TMPDIR", tmp)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .initialization_options(json!({"hpf": settings}))
+        .timeout(TIMEOUT)
+        .exit_within(Duration::from_secs(30), false)
+        .start()
 }
 
-impl Client {
-    fn start(tmp: &Path, settings: Value) -> Client {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_hpf-ls"))
-            .env("TMPDIR", tmp)
-            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the server starts");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (sender, messages) = channel();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            loop {
-                let mut length = None;
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let line = line.trim_end();
-                    if line.is_empty() {
-                        break;
-                    }
-                    if let Some(value) = line.strip_prefix("Content-Length: ") {
-                        length = value.parse::<usize>().ok();
-                    }
-                }
-                let mut body = vec![0; length.expect("a Content-Length header")];
-                if reader.read_exact(&mut body).is_err() {
-                    return;
-                }
-                if sender.send(serde_json::from_slice(&body).expect("JSON")).is_err() {
-                    return;
-                }
-            }
-        });
-        let mut client = Client { child, stdin, messages, next_id: 1, pending: Vec::new() };
-        let id = client.send_request(
-            "initialize",
-            json!({"processId": null, "rootUri": null, "capabilities": {}, "initializationOptions": {"hpf": settings}}),
-        );
-        client.response(id);
-        client.send(&json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
-        client
-    }
-
-    fn send(&mut self, message: &Value) {
-        let body = serde_json::to_vec(message).unwrap();
-        write!(self.stdin, "Content-Length: {}\r\n\r\n", body.len()).unwrap();
-        self.stdin.write_all(&body).unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    fn send_request(&mut self, method: &str, params: Value) -> i64 {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        id
-    }
-
-    fn receive(&mut self) -> Value {
-        let Ok(message) = self.messages.recv_timeout(TIMEOUT) else {
-            panic!("the server did not answer in time; received meanwhile: {:#?}", self.pending);
-        };
-        if message.get("id").is_some() && message.get("method").is_some() {
-            let id = message["id"].clone();
-            self.send(&json!({"jsonrpc": "2.0", "id": id, "result": null}));
-        }
-        message
-    }
-
-    /// The response to request `id`; other messages are kept in `pending`.
-    fn response(&mut self, id: i64) -> Value {
-        if let Some(idx) = self.pending.iter().position(|it| it["id"] == id && it.get("method").is_none()) {
-            return self.pending.remove(idx);
-        }
-        loop {
-            let message = self.receive();
-            if message["id"] == id && message.get("method").is_none() {
-                return message;
-            }
-            self.pending.push(message);
-        }
-    }
-
-    /// Waits until `count` log messages containing `text` arrived.
-    fn wait_for_logs(&mut self, text: &str, count: usize) {
-        let seen = |pending: &[Value]| {
-            pending
-                .iter()
-                .filter(|it| it["method"] == "window/logMessage")
-                .filter(|it| it["params"]["message"].as_str().is_some_and(|it| it.contains(text)))
-                .count()
-        };
-        while seen(&self.pending) < count {
-            let message = self.receive();
-            self.pending.push(message);
-        }
-    }
-
-    fn open(&mut self, uri: &str, text: &str) {
-        self.send(&json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params":
-            {"textDocument": {"uri": uri, "languageId": "fortran", "version": 1, "text": text}}}));
-    }
-
-    fn run(&mut self, uri: &str, processes: u32) -> i64 {
-        self.send_request("workspace/executeCommand", json!({"command": "hpf.run", "arguments": [uri, processes]}))
-    }
-
-    /// Ends the session and returns the server's pid (gone by then).
-    fn shutdown(mut self) {
-        let id = self.send_request("shutdown", Value::Null);
-        self.response(id);
-        self.send(&json!({"jsonrpc": "2.0", "method": "exit", "params": null}));
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while Instant::now() < deadline {
-            if self.child.try_wait().unwrap().is_some() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        panic!("the server did not exit");
-    }
+/// Starts `hpf.run` of `uri` on `processes` ranks and returns the request's id.
+fn run(client: &mut Client, uri: &str, processes: u32) -> i64 {
+    client.send_request("workspace/executeCommand", json!({"command": "hpf.run", "arguments": [uri, processes]}))
 }
 
 /// A `file:` URI, every byte but the unreserved ones and `/` percent-encoded.
@@ -295,15 +167,15 @@ fn cancelling_a_run_kills_mpirun_and_every_rank_and_removes_the_build() {
         eprintln!("skipped: no MPI toolchain (and CI is not set)");
         return;
     }
-    let dir = scratch("cancel");
+    let dir = scratch("safe-cancel");
     let tmp = dir.join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
     let seconds = unique_seconds();
     let compiler = fake_compiler(&dir, &sleeper(seconds));
-    let mut client = Client::start(&tmp, json!({"mpi": {"compiler": compiler, "launcher": "mpirun"}}));
+    let mut client = start(&tmp, json!({"mpi": {"compiler": compiler, "launcher": "mpirun"}}));
     let uri = uri_in(&dir, HOSTILE);
     client.open(&uri, SEED);
-    let id = client.run(&uri, 3);
+    let id = run(&mut client, &uri, 3);
     client.wait_for_logs("rank-started", 3);
     assert_eq!(processes_with(&format!("sleep {seconds}")).len(), 3, "three ranks sleep");
     // The build directory is private while it lives.
@@ -332,17 +204,17 @@ fn a_run_past_its_timeout_is_killed_with_every_rank() {
         eprintln!("skipped: no MPI toolchain (and CI is not set)");
         return;
     }
-    let dir = scratch("timeout");
+    let dir = scratch("safe-timeout");
     let tmp = dir.join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
     let seconds = unique_seconds();
     let compiler = fake_compiler(&dir, &sleeper(seconds));
     let settings = json!({"mpi": {"compiler": compiler, "timeoutSeconds": 3}});
-    let mut client = Client::start(&tmp, settings);
+    let mut client = start(&tmp, settings);
     let uri = uri_in(&dir, "prog.f90");
     client.open(&uri, SEED);
     let started = Instant::now();
-    let id = client.run(&uri, 2);
+    let id = run(&mut client, &uri, 2);
     let response = client.response(id);
     let message = response["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("timed out after 3 s"), "{response}");
@@ -360,7 +232,7 @@ fn a_run_past_its_output_limit_is_killed_and_its_output_kept_to_the_limit() {
         eprintln!("skipped: no MPI toolchain (and CI is not set)");
         return;
     }
-    let dir = scratch("output");
+    let dir = scratch("safe-output");
     let tmp = dir.join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
     let seconds = unique_seconds();
@@ -368,10 +240,10 @@ fn a_run_past_its_output_limit_is_killed_and_its_output_kept_to_the_limit() {
     let program = format!("(sleep {seconds}) &\nhead -c 300000 /dev/zero | tr '\\\\0' x\nyes PROGRAM");
     let compiler = fake_compiler(&dir, &program);
     let settings = json!({"mpi": {"compiler": compiler, "maxOutputBytes": 100000}});
-    let mut client = Client::start(&tmp, settings);
+    let mut client = start(&tmp, settings);
     let uri = uri_in(&dir, "prog.f90");
     client.open(&uri, SEED);
-    let id = client.run(&uri, 2);
+    let id = run(&mut client, &uri, 2);
     let response = client.response(id);
     let message = response["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("more than 100000 bytes of output"), "{response}");
@@ -386,19 +258,19 @@ fn concurrent_runs_keep_their_output_apart() {
         eprintln!("skipped: no MPI toolchain (and CI is not set)");
         return;
     }
-    let dir = scratch("concurrent");
+    let dir = scratch("safe-concurrent");
     let tmp = dir.join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
     // Each program prints its own name on 200 lines, slowly enough to interleave.
     let program = "for i in $(seq 1 200); do echo \"PROGRAM line $i\"; [ $((i % 50)) -eq 0 ] && sleep 0.1; done";
     let compiler = fake_compiler(&dir, program);
-    let mut client = Client::start(&tmp, json!({"mpi": {"compiler": compiler}}));
+    let mut client = start(&tmp, json!({"mpi": {"compiler": compiler}}));
     let names = ["alpha", "beta", "gamma"];
     let mut ids = Vec::new();
     for name in names {
         let uri = uri_in(&dir, &format!("{name}.f90"));
         client.open(&uri, &SEED.replace("SEED", name));
-        ids.push(client.run(&uri, 2));
+        ids.push(run(&mut client, &uri, 2));
     }
     for (name, id) in names.iter().zip(ids) {
         let response = client.response(id);
@@ -421,7 +293,7 @@ fn cli_run_takes_hostile_file_names_literally() {
         eprintln!("skipped: no MPI toolchain (and CI is not set)");
         return;
     }
-    let dir = scratch("cli-names");
+    let dir = scratch("safe-cli-names");
     let tmp = dir.join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
     let source_dir = dir.join(HOSTILE);
@@ -463,7 +335,7 @@ fn cli_run_past_its_timeout_kills_every_rank() {
         eprintln!("skipped: no MPI toolchain (and CI is not set)");
         return;
     }
-    let dir = scratch("cli-timeout");
+    let dir = scratch("safe-cli-timeout");
     let tmp = dir.join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
     let seconds = unique_seconds();
