@@ -165,7 +165,7 @@ impl<'a> Lowering<'a> {
                 let mut reads = BTreeMap::new();
                 self.element_reads(rhs, home, &index_form, &mut reads)?;
                 self.grow_shadows(home, 0, &reads);
-                return Ok(Plan::Owner { stmt, array: home, index: index.range, reads });
+                return Ok(Plan::Owner { stmt, array: home, index: index.range, reads, edits: Vec::new() });
             }
         }
         let section = self.distributed_section(home, args.map(Vec::as_slice), name.range)?;
@@ -594,7 +594,7 @@ impl<'a> Lowering<'a> {
 
 /// The subscripts of the reference in `expr` whose name is at `name_range`
 /// (`None` when it is a bare name).
-fn find_reference(expr: &Expr, name_range: TextRange) -> Option<&[Subscript]> {
+pub(crate) fn find_reference(expr: &Expr, name_range: TextRange) -> Option<&[Subscript]> {
     match &expr.kind {
         ExprKind::Ref { name, args } => {
             if name.range == name_range {

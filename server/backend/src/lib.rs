@@ -5,9 +5,9 @@
 //! What it lowers today (everything else is refused with an error at its
 //! line, never lowered wrongly):
 //! - one main program; distributed arrays of rank 1 to 3 of REAL, DOUBLE
-//!   PRECISION, INTEGER or LOGICAL with one BLOCK or BLOCK(m) dimension,
-//!   aligned with stride 1 (any offset, through templates and chains);
-//!   replicated scalars and arrays;
+//!   PRECISION, INTEGER or LOGICAL with one BLOCK, BLOCK(m), CYCLIC or
+//!   CYCLIC(m) dimension over a 1-D arrangement, aligned with stride 1 (any
+//!   offset, through templates and chains); replicated scalars and arrays;
 //! - DO nests whose distributing loop updates its home `H(I+q)` and reads
 //!   distributed arrays at `X(I+c)`: each process runs the iterations it
 //!   owns, after one neighbour fetch per array into its shadow area (the
@@ -15,6 +15,17 @@
 //! - array assignments, FORALLs, element assignments and reductions (in
 //!   output statements and scalar assignments) whose distributed operands
 //!   line up with the left side (`assign.rs`, `reduce.rs`);
+//! - on CYCLIC(m) arrays (template cell `j` from the template's start:
+//!   block `b = j / m`, owner `mod(b, P)`, stored compressed at local
+//!   position `(b / P) * m + mod(j, m)`): DO nests whose outermost loop is
+//!   the distributing one and whose distributed references all lie on the
+//!   home's template cell, run course by course (one block of `m` cells per
+//!   course) with every distributed subscript `e` rewritten to
+//!   `hpf_lx(d, e)`; whole arrays set to a constant (each process its
+//!   part) and single elements set from replicated data (their owner). Any
+//!   other statement on a CYCLIC array, a read at another cell included
+//!   (no neighbour shift there), takes the rank-0 path below, whose gather
+//!   and scatter follow the cyclic owner map;
 //! - DO, DO WHILE and IF constructs around them, run by every process with
 //!   replicated indices and conditions, their statements planned one by one;
 //! - every other statement touching a distributed array runs on rank 0 on
@@ -76,8 +87,11 @@ struct Distributed {
     offset: i64,
     template_lo: i64,
     template_hi: i64,
-    /// 0 for BLOCK.
+    /// 0 for BLOCK; `m` for BLOCK(m) and CYCLIC(m).
     block: i64,
+    /// CYCLIC(m): stored compressed (the owned elements in order, from
+    /// local position 0), so subscripts along `dim` go through `hpf_lx`.
+    cyclic: bool,
     target: SymbolId,
     shadow_low: i64,
     shadow_high: i64,
@@ -101,6 +115,7 @@ impl Distributed {
     /// every distribution over all the processes).
     fn same_blocks(&self, other: &Distributed) -> bool {
         self.dim == other.dim
+            && self.cyclic == other.cyclic
             && (self.target == other.target
                 || (self.template_lo == other.template_lo
                     && self.template_hi == other.template_hi
@@ -123,6 +138,8 @@ struct ParallelNest<'a> {
     home_offset: i64,
     /// Per distributed array read: the smallest and largest offset `c` of `v + c`.
     reads: BTreeMap<SymbolId, (i64, i64)>,
+    /// For a CYCLIC home: the distributed subscripts rewritten to local positions.
+    cyclic_edits: Option<Vec<(TextRange, String)>>,
 }
 
 enum Plan<'a> {
@@ -154,6 +171,8 @@ enum Plan<'a> {
         array: SymbolId,
         index: TextRange,
         reads: BTreeMap<SymbolId, (i64, i64)>,
+        /// For a CYCLIC array: its distributed subscript as a local position.
+        edits: Vec<(TextRange, String)>,
     },
     /// A FORALL run by the owners of its home's elements, after neighbour fetches.
     Forall {
@@ -350,14 +369,15 @@ impl<'a> Lowering<'a> {
                 );
                 continue;
             };
-            let block = match distribution.formats[dim] {
-                Format::Block => 0,
-                Format::BlockOf(Some(m)) => m,
+            let (block, cyclic) = match distribution.formats[dim] {
+                Format::Block => (0, false),
+                Format::BlockOf(Some(m)) => (m, false),
+                Format::Cyclic(Some(m)) if m >= 1 => (m, true),
                 other => {
                     self.error(
                         distribution.directive,
                         format!(
-                            "the distribution {} is not supported by the MPI backend yet (BLOCK and BLOCK(m) are)",
+                            "the distribution {} is not supported by the MPI backend yet (BLOCK, BLOCK(m), CYCLIC and CYCLIC(m) with a constant m are)",
                             other.render()
                         ),
                     );
@@ -411,6 +431,7 @@ impl<'a> Lowering<'a> {
                     template_lo,
                     template_hi,
                     block,
+                    cyclic,
                     target,
                     shadow_low,
                     shadow_high,
@@ -476,8 +497,19 @@ impl<'a> Lowering<'a> {
                 }
             }
         }
+        // Outside DO loops, a statement on a CYCLIC array runs in parallel only
+        // when it needs no other process's data (`cyclic_assignment`), else on
+        // gathered copies.
+        let cyclic =
+            self.distributed_occurrences(stmt.range).iter().find(|it| self.distributed[&it.1].cyclic).map(|it| it.1);
+        let cyclic_why = cyclic.map(|id| {
+            format!(
+                "{} is distributed CYCLIC, and only DO loops over its own elements run in parallel on such arrays",
+                self.distributed[&id].name
+            )
+        });
         if let StmtKind::Forall { .. } = stmt.kind {
-            match self.forall(stmt) {
+            match cyclic_why.clone().map_or_else(|| self.forall(stmt), Err) {
                 Ok(plan) => return plan,
                 Err(why) => {
                     self.notes.push(Note { range: stmt.header, message: format!("runs on one process: {why}") });
@@ -486,7 +518,12 @@ impl<'a> Lowering<'a> {
             }
         }
         let mut why_not = None;
-        if let StmtKind::Assign { .. } = stmt.kind {
+        if let Some(why) = cyclic_why {
+            match self.cyclic_assignment(stmt) {
+                Some(plan) => return plan,
+                None => why_not = Some(why),
+            }
+        } else if let StmtKind::Assign { .. } = stmt.kind {
             match self.assignment(stmt) {
                 Ok(plan) => return plan,
                 Err(why) => why_not = Some(why),
@@ -499,7 +536,10 @@ impl<'a> Lowering<'a> {
             },
             _ => false,
         };
-        if !assigns_distributed && matches!(stmt.kind, StmtKind::Assign { .. } | StmtKind::Output { .. }) {
+        if cyclic.is_none()
+            && !assigns_distributed
+            && matches!(stmt.kind, StmtKind::Assign { .. } | StmtKind::Output { .. })
+        {
             let temps = self.temps.len();
             match self.reduction_statement(stmt) {
                 Ok(plan) => return plan,
@@ -724,8 +764,101 @@ impl<'a> Lowering<'a> {
                 }
             }
         }
-        self.grow_shadows(home.array, home_offset, &reads);
-        Ok(Plan::Parallel(ParallelNest { stmt, distributing, step, home: home.array, home_offset, reads }))
+        let cyclic_edits = if home_distributed.cyclic {
+            Some(self.cyclic_edits(stmt, outermost, home.array, home_offset, &reads, &assignments)?)
+        } else {
+            self.grow_shadows(home.array, home_offset, &reads);
+            None
+        };
+        Ok(Plan::Parallel(ParallelNest {
+            stmt,
+            distributing,
+            step,
+            home: home.array,
+            home_offset,
+            reads,
+            cyclic_edits,
+        }))
+    }
+
+    /// An assignment to a CYCLIC array that needs no other process's data:
+    /// a whole array set to a constant (every process sets its part), or one
+    /// element set from replicated data (its owner sets it).
+    fn cyclic_assignment<'s>(&self, stmt: &'s Stmt) -> Option<Plan<'s>> {
+        let StmtKind::Assign { lhs, rhs } = &stmt.kind else { return None };
+        let occurrences = self.distributed_occurrences(stmt.range);
+        let [(_, array)] = occurrences[..] else { return None };
+        if !self.distributed_occurrences(rhs.range).is_empty() {
+            return None;
+        }
+        let distributed = &self.distributed[&array];
+        match &lhs.kind {
+            ExprKind::Name(_) => {
+                let mut constant = rhs;
+                while let ExprKind::Unary { operand, .. } | ExprKind::Paren(operand) = &constant.kind {
+                    constant = operand;
+                }
+                matches!(constant.kind, ExprKind::Int(_) | ExprKind::Literal(_)).then_some(Plan::Verbatim(stmt))
+            }
+            ExprKind::Ref { args, .. } if args.len() == distributed.lbs.len() => {
+                let Some(syntax::Subscript::Expr(index)) = args.get(distributed.dim) else { return None };
+                let others_elements = args.iter().all(|it| matches!(it, syntax::Subscript::Expr(_)));
+                others_elements.then(|| Plan::Owner {
+                    stmt,
+                    array,
+                    index: index.range,
+                    reads: BTreeMap::new(),
+                    edits: vec![(
+                        index.range,
+                        format!("hpf_lx(hpf_d_{}, {})", distributed.name, self.one_line(index.range)),
+                    )],
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// For a nest whose home is CYCLIC: the rewrites of every distributed
+    /// subscript `e` into the local position `hpf_lx(d, e)`, or why the nest
+    /// cannot run course by course. Its reads must all be on the home's
+    /// template cells: a shift on a CYCLIC distribution is no neighbour
+    /// exchange, so those loops run on rank 0.
+    fn cyclic_edits(
+        &self,
+        stmt: &Stmt,
+        outermost: bool,
+        home: SymbolId,
+        home_offset: i64,
+        reads: &BTreeMap<SymbolId, (i64, i64)>,
+        assignments: &[&Stmt],
+    ) -> Result<Vec<(TextRange, String)>, String> {
+        if !outermost {
+            return Err("its loop over a CYCLIC dimension is not the outermost loop of the nest".to_string());
+        }
+        if let Some((array, _)) =
+            reads.iter().find(|(array, range)| !self.is_local(home, home_offset, **array, **range))
+        {
+            return Err(format!(
+                "it reads {} at other elements than its home's (on a CYCLIC distribution they live on other processes)",
+                self.distributed[array].name
+            ));
+        }
+        let mut edits = Vec::new();
+        for (range, id) in self.distributed_occurrences(stmt.range) {
+            let distributed = &self.distributed[&id];
+            let args = assignments.iter().find(|it| it.range.contains_range(range)).and_then(|it| match &it.kind {
+                StmtKind::Assign { lhs, rhs } => {
+                    assign::find_reference(lhs, range).or_else(|| assign::find_reference(rhs, range))
+                }
+                _ => None,
+            });
+            match args.filter(|it| it.len() == distributed.lbs.len()).and_then(|it| it.get(distributed.dim)) {
+                Some(syntax::Subscript::Expr(value)) => edits
+                    .push((value.range, format!("hpf_lx(hpf_d_{}, {})", distributed.name, self.one_line(value.range)))),
+                _ => return Err(format!("it names {} other than as one element", distributed.name)),
+            }
+        }
+        Ok(edits)
     }
 
     /// Widens the shadow areas for reads `X(i + c)` by the owner of the home
@@ -866,7 +999,7 @@ impl<'a> Lowering<'a> {
             );
             let _ = writeln!(out, "  type(hpf_desc) :: hpf_d_{}", distributed.name);
         }
-        let _ = writeln!(out, "  integer :: hpf_lo, hpf_hi, hpf_i");
+        let _ = writeln!(out, "  integer :: hpf_lo, hpf_hi, hpf_i, hpf_c");
         for (type_name, name) in &self.temps {
             let _ = writeln!(out, "  {type_name} :: {name}");
         }
@@ -874,13 +1007,14 @@ impl<'a> Lowering<'a> {
         for distributed in self.distributed.values() {
             let _ = writeln!(
                 out,
-                "  hpf_d_{name} = hpf_make_desc({}, {}, {}, {}, {}, {})\n  call hpf_alloc_{}({name}, hpf_d_{name}, {}, {}, {})",
+                "  hpf_d_{name} = hpf_make_desc({}, {}, {}, {}, {}, {}, {})\n  call hpf_alloc_{}({name}, hpf_d_{name}, {}, {}, {})",
                 distributed.lb,
                 distributed.ub,
                 distributed.offset,
                 distributed.template_lo,
                 distributed.template_hi,
                 distributed.block,
+                i32::from(distributed.cyclic),
                 distributed.variant(),
                 distributed.shadow_low,
                 distributed.shadow_high,
@@ -959,7 +1093,7 @@ impl<'a> Lowering<'a> {
                 let _ = writeln!(out, "{}", self.edited_statement(stmt, &edits));
             }
             Plan::Reduce(reduce) => self.emit_reduce(out, reduce),
-            Plan::Owner { stmt, array, index, reads } => {
+            Plan::Owner { stmt, array, index, reads, edits } => {
                 let name = &self.distributed[array].name;
                 let index = self.copy(*index).replace(['&', '\n'], " ");
                 if self.needs_fetch(*array, 0, reads) {
@@ -970,7 +1104,7 @@ impl<'a> Lowering<'a> {
                     self.emit_fetches(out, *array, 0, 1, reads);
                 }
                 let _ = writeln!(out, "  if (hpf_owns(hpf_d_{name}, {index})) then");
-                let _ = writeln!(out, "{}", self.statement_text(stmt));
+                let _ = writeln!(out, "{}", self.edited_statement(stmt, edits));
                 let _ = writeln!(out, "  end if");
             }
             Plan::OnRankZero { stmt, why } => self.emit_on_rank_zero(out, stmt, why.as_deref()),
@@ -992,19 +1126,31 @@ impl<'a> Lowering<'a> {
         let var = &control.var.text;
         let home_offset = nest.home_offset;
         let _ = writeln!(out, "  ! hpf-ls: owner computes {}", self.slice(nest.distributing.header).trim());
-        let _ = writeln!(
-            out,
-            "  call hpf_local_bounds(hpf_d_{home_name}, {home_offset}, ({lo}), ({hi}), {step}, hpf_lo, hpf_hi)"
-        );
-        self.emit_fetches(out, nest.home, home_offset, step, &nest.reads);
         // The nest as written, with the distributing loop's control replaced.
         let control_end = control.step.as_ref().map_or(control.hi.range.end, |it| it.range.end);
         let replaced = TextRange::new(control.lo.range.start, control_end);
         let line_start = self.text[..nest.stmt.range.start].rfind('\n').map_or(0, |it| it + 1);
-        let mut text = self.copy(TextRange::new(line_start, replaced.start));
-        let _ = write!(text, "hpf_lo, hpf_hi, {step}");
-        text.push_str(&self.copy(TextRange::new(replaced.end, nest.stmt.range.end)));
-        let _ = writeln!(out, "{text}");
+        let nest_range = TextRange::new(line_start, nest.stmt.range.end);
+        let control_edit = (replaced, format!("hpf_lo, hpf_hi, {step}"));
+        if let Some(edits) = &nest.cyclic_edits {
+            // Course by course: each holds one block of the process's elements.
+            let mut edits = edits.clone();
+            edits.push(control_edit);
+            let _ = writeln!(out, "  do hpf_c = 0, hpf_courses(hpf_d_{home_name}) - 1");
+            let _ = writeln!(
+                out,
+                "    call hpf_course_bounds(hpf_d_{home_name}, {home_offset}, ({lo}), ({hi}), {step}, hpf_c, hpf_lo, hpf_hi)"
+            );
+            let _ = writeln!(out, "{}", self.edited(nest_range, &edits));
+            let _ = writeln!(out, "  end do");
+        } else {
+            let _ = writeln!(
+                out,
+                "  call hpf_local_bounds(hpf_d_{home_name}, {home_offset}, ({lo}), ({hi}), {step}, hpf_lo, hpf_hi)"
+            );
+            self.emit_fetches(out, nest.home, home_offset, step, &nest.reads);
+            let _ = writeln!(out, "{}", self.edited(nest_range, &[control_edit]));
+        }
         let _ = writeln!(out, "  {var} = hpf_final(({lo}), ({hi}), {step})");
         // The loops inside ran only where the process had iterations: their
         // indices get the values they have after the sequential loop nest.

@@ -23,9 +23,12 @@ module hpf_runtime
   integer(8) :: hpf_stat_messages = 0, hpf_stat_elements = 0
 
   ! A 1-D array aligned with stride 1 and offset `off` to a template axis
-  ! starting at `tl`, distributed in blocks of `m` over the ranks.
+  ! starting at `tl`, distributed in blocks of `m` over the ranks: one block
+  ! per rank (BLOCK, `cyc` 0), or round robin (CYCLIC(m), `cyc` 1). A
+  ! cyclic array is stored compressed: element i at its local position
+  ! hpf_lx(d, i), from 0 (the owned cells of the template, in order).
   type hpf_desc
-    integer :: lb, ub, off, tl, m
+    integer :: lb, ub, off, tl, m, cyc
   end type hpf_desc
 
 contains
@@ -51,15 +54,90 @@ contains
     call MPI_Finalize()
   end subroutine hpf_finalize
 
-  ! `block` <= 0 means BLOCK: ceil(extent / ranks).
-  function hpf_make_desc(lb, ub, off, tl, tu, block) result(d)
-    integer, intent(in) :: lb, ub, off, tl, tu, block
+  ! `block` <= 0 means BLOCK: ceil(extent / ranks). `cyclic` /= 0 means
+  ! CYCLIC(block).
+  function hpf_make_desc(lb, ub, off, tl, tu, block, cyclic) result(d)
+    integer, intent(in) :: lb, ub, off, tl, tu, block, cyclic
     type(hpf_desc) :: d
     integer :: m
+    if (cyclic /= 0) then
+      d = hpf_desc(lb, ub, off, tl, max(block, 1), 1)
+      return
+    end if
     m = (tu - tl + hpf_nprocs) / hpf_nprocs
     if (block > 0 .and. block * hpf_nprocs >= tu - tl + 1) m = block
-    d = hpf_desc(lb, ub, off, tl, max(m, 1))
+    d = hpf_desc(lb, ub, off, tl, max(m, 1), 0)
   end function hpf_make_desc
+
+  ! CYCLIC: how many of the template cells 0 .. j-1 (relative to `tl`)
+  ! rank r owns.
+  pure integer function hpf_cyclic_count(d, r, j)
+    type(hpf_desc), intent(in) :: d
+    integer, intent(in) :: r, j
+    integer :: period
+    period = d%m * hpf_nprocs
+    hpf_cyclic_count = (j / period) * d%m + min(max(mod(j, period) - r * d%m, 0), d%m)
+  end function hpf_cyclic_count
+
+  ! CYCLIC: the local positions plo:phi of the elements rank r owns (empty
+  ! when plo > phi); they are the elements' order on that rank.
+  pure subroutine hpf_cyclic_owned(d, r, plo, phi)
+    type(hpf_desc), intent(in) :: d
+    integer, intent(in) :: r
+    integer, intent(out) :: plo, phi
+    plo = hpf_cyclic_count(d, r, d%lb + d%off - d%tl)
+    phi = hpf_cyclic_count(d, r, d%ub + d%off - d%tl + 1) - 1
+  end subroutine hpf_cyclic_owned
+
+  ! The local position of element i (on its owner); i itself for BLOCK.
+  pure integer function hpf_lx(d, i)
+    type(hpf_desc), intent(in) :: d
+    integer, intent(in) :: i
+    integer :: j
+    if (d%cyc == 0) then
+      hpf_lx = i
+      return
+    end if
+    j = i + d%off - d%tl
+    hpf_lx = (j / d%m / hpf_nprocs) * d%m + mod(j, d%m)
+  end function hpf_lx
+
+  ! CYCLIC: the element at local position p of rank r.
+  pure integer function hpf_cyclic_global(d, r, p)
+    type(hpf_desc), intent(in) :: d
+    integer, intent(in) :: r, p
+    hpf_cyclic_global = ((p / d%m) * hpf_nprocs + r) * d%m + mod(p, d%m) + d%tl - d%off
+  end function hpf_cyclic_global
+
+  ! CYCLIC: the number of courses (rounds of blocks over all ranks) the
+  ! array's template cells span.
+  pure integer function hpf_courses(d)
+    type(hpf_desc), intent(in) :: d
+    hpf_courses = (d%ub + d%off - d%tl + d%m * hpf_nprocs) / (d%m * hpf_nprocs)
+  end function hpf_courses
+
+  ! CYCLIC: the iterations of DO I = first, last, step whose home index
+  ! I + q lies in this rank's block of course c (counted from the end for a
+  ! negative step, so the courses run in the loop's order): DO I = lo, hi, step.
+  pure subroutine hpf_course_bounds(d, q, first, last, step, c, lo, hi)
+    type(hpf_desc), intent(in) :: d
+    integer, intent(in) :: q, first, last, step, c
+    integer, intent(out) :: lo, hi
+    integer :: course, window_lo, window_hi
+    course = c
+    if (step < 0) course = hpf_courses(d) - 1 - c
+    window_lo = (course * hpf_nprocs + hpf_rank) * d%m + d%tl - d%off - q
+    window_hi = window_lo + d%m - 1
+    if (step > 0) then
+      lo = max(first, window_lo)
+      lo = first + ((lo - first + step - 1) / step) * step
+      hi = min(last, window_hi)
+    else
+      lo = min(first, window_hi)
+      lo = first - ((first - lo + (-step) - 1) / (-step)) * (-step)
+      hi = max(last, window_lo)
+    end if
+  end subroutine hpf_course_bounds
 
   ! The elements of the array that rank `r` owns (empty when lo > hi).
   pure subroutine hpf_owned(d, r, lo, hi)
@@ -74,6 +152,10 @@ contains
   pure integer function hpf_owner(d, i)
     type(hpf_desc), intent(in) :: d
     integer, intent(in) :: i
+    if (d%cyc /= 0) then
+      hpf_owner = mod((i + d%off - d%tl) / d%m, hpf_nprocs)
+      return
+    end if
     hpf_owner = min(max((i + d%off - d%tl) / d%m, 0), hpf_nprocs - 1)
   end function hpf_owner
 
@@ -81,6 +163,10 @@ contains
     type(hpf_desc), intent(in) :: d
     integer, intent(in) :: i
     integer :: lo, hi
+    if (d%cyc /= 0) then
+      hpf_owns = i >= d%lb .and. i <= d%ub .and. hpf_owner(d, i) == hpf_rank
+      return
+    end if
     call hpf_owned(d, hpf_rank, lo, hi)
     hpf_owns = i >= lo .and. i <= hi
   end function hpf_owns
@@ -130,6 +216,13 @@ fn per_variant(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, dim: us
     let (s_e, lo_hi, my) = (section("s:e"), section("lo:hi"), section("my_lo:my_hi"));
     let alloc_bounds = bounds("lo - low:hi + high");
     let gather_bounds = bounds("d%lb:d%ub");
+    // A rank's part of a CYCLIC array, packed, and one element of it.
+    let part_bounds = bounds("lo:hi");
+    let part_bounds_g = (1..=rank)
+        .map(|d| if d == dim { "lo:hi".to_string() } else { format!("lbound(g, {d}):ubound(g, {d})") })
+        .collect::<Vec<_>>()
+        .join(",");
+    let (global_p, local_p) = (section("hpf_cyclic_global(d, r, p)"), section("p"));
     format!(
         r#"
   subroutine hpf_alloc_{name}(a, d, low, high, lbs, ubs)
@@ -137,7 +230,11 @@ fn per_variant(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, dim: us
     type(hpf_desc), intent(in) :: d
     integer, intent(in) :: low, high, lbs({rank}), ubs({rank})
     integer :: lo, hi
-    call hpf_owned(d, hpf_rank, lo, hi)
+    if (d%cyc /= 0) then
+      call hpf_cyclic_owned(d, hpf_rank, lo, hi)
+    else
+      call hpf_owned(d, hpf_rank, lo, hi)
+    end if
     if (hi < lo) hi = lo - 1
     allocate (a({alloc_bounds}))
   end subroutine hpf_alloc_{name}
@@ -152,6 +249,8 @@ fn per_variant(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, dim: us
     type(MPI_Request) :: requests(2 * hpf_nprocs)
     {fortran_type}, allocatable :: outgoing(:)
     type(hpf_buffer_{suffix}) :: incoming(0:hpf_nprocs - 1)
+    ! The lowering never fetches along a CYCLIC dimension.
+    if (d%cyc /= 0) error stop 'hpf_fetch: a CYCLIC dimension'
     call hpf_owned(d, hpf_rank, my_lo, my_hi)
     call MPI_Allgather([need_lo, need_hi], 2, MPI_INTEGER, needs, 2, MPI_INTEGER, MPI_COMM_WORLD)
     n_requests = 0
@@ -198,7 +297,34 @@ fn per_variant(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, dim: us
     type(hpf_desc), intent(in) :: d
     {fortran_type}, allocatable, intent(inout) :: g({colons})
     integer, intent(in) :: lbs({rank}), ubs({rank})
-    integer :: r, lo, hi, my_lo, my_hi
+    integer :: r, lo, hi, my_lo, my_hi, p
+    {fortran_type}, allocatable :: t({colons})
+    if (d%cyc /= 0) then
+      ! The owners send their local parts; rank 0 puts each element at its
+      ! global index.
+      call hpf_cyclic_owned(d, hpf_rank, my_lo, my_hi)
+      if (hpf_rank == 0) then
+        if (allocated(g)) deallocate (g)
+        allocate (g({gather_bounds}))
+        do r = 0, hpf_nprocs - 1
+          call hpf_cyclic_owned(d, r, lo, hi)
+          if (hi < lo) cycle
+          allocate (t({part_bounds}))
+          if (r == 0) then
+            t = a({lo_hi})
+          else
+            call MPI_Recv(t, size(t), {mpi}, r, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+          end if
+          do p = lo, hi
+            g({global_p}) = t({local_p})
+          end do
+          deallocate (t)
+        end do
+      else if (my_hi >= my_lo) then
+        call MPI_Send(a({my}), size(a({my})), {mpi}, 0, 8, MPI_COMM_WORLD)
+      end if
+      return
+    end if
     call hpf_owned(d, hpf_rank, my_lo, my_hi)
     if (hpf_rank == 0) then
       if (allocated(g)) deallocate (g)
@@ -222,7 +348,31 @@ fn per_variant(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, dim: us
     {fortran_type}, allocatable, intent(inout) :: g({colons})
     type(hpf_desc), intent(in) :: d
     {fortran_type}, allocatable, intent(inout) :: a({colons})
-    integer :: r, lo, hi, my_lo, my_hi
+    integer :: r, lo, hi, my_lo, my_hi, p
+    {fortran_type}, allocatable :: t({colons})
+    if (d%cyc /= 0) then
+      call hpf_cyclic_owned(d, hpf_rank, my_lo, my_hi)
+      if (hpf_rank == 0) then
+        do r = 0, hpf_nprocs - 1
+          call hpf_cyclic_owned(d, r, lo, hi)
+          if (hi < lo) cycle
+          allocate (t({part_bounds_g}))
+          do p = lo, hi
+            t({local_p}) = g({global_p})
+          end do
+          if (r == 0) then
+            a({lo_hi}) = t
+          else
+            call MPI_Send(t, size(t), {mpi}, r, 9, MPI_COMM_WORLD)
+          end if
+          deallocate (t)
+        end do
+        deallocate (g)
+      else if (my_hi >= my_lo) then
+        call MPI_Recv(a({my}), size(a({my})), {mpi}, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+      end if
+      return
+    end if
     call hpf_owned(d, hpf_rank, my_lo, my_hi)
     if (hpf_rank == 0) then
       do r = 0, hpf_nprocs - 1

@@ -198,3 +198,62 @@ fn the_runtime_holds_only_the_routines_the_program_calls() {
     assert!(!runtime.contains("hpf_chain_recv_r8"), "{runtime}");
     assert!(crate::runtime::runtime_source().contains("subroutine hpf_fetch_l4_33("));
 }
+
+#[test]
+fn cyclic_loops_run_course_by_course_on_local_positions() {
+    let text = "program c
+  implicit none
+  integer, parameter :: n = 20
+  real :: a(n), b(n)
+  integer :: i
+!HPF$ DISTRIBUTE A(CYCLIC(2))
+!HPF$ ALIGN B(I) WITH A(I)
+  do i = n, 1, -1
+    a(i) = b(i) * 2.0
+  end do
+  do i = 1, n - 1
+    a(i) = b(i + 1)
+  end do
+  b(1:n) = a(1:n)
+  print *, sum(a), a(3)
+end program c
+";
+    let (notes, source) = lower(text);
+    assert_eq!(
+        notes,
+        [
+            "11: runs on one process: it reads b at other elements than its home's (on a CYCLIC distribution they live on other processes), and no statement of its body runs in parallel",
+            "14: runs on one process: it is not an owner-computes assignment: b is distributed CYCLIC, and only DO loops over its own elements run in parallel on such arrays",
+        ]
+    );
+    assert!(source.contains("hpf_d_a = hpf_make_desc(1, 20, 0, 1, 20, 2, 1)"), "{source}");
+    assert!(source.contains("  do hpf_c = 0, hpf_courses(hpf_d_a) - 1\n"), "{source}");
+    assert!(source.contains("call hpf_course_bounds(hpf_d_a, 0, (n), (1), -1, hpf_c, hpf_lo, hpf_hi)"), "{source}");
+    assert!(source.contains("  do i = hpf_lo, hpf_hi, -1\n    a(hpf_lx(hpf_d_a, i)) = b(hpf_lx(hpf_d_b, i)) * 2.0\n"));
+    // Nothing is fetched along a CYCLIC dimension: the rest runs on gathered copies.
+    assert!(!source.contains("hpf_fetch"), "{source}");
+    assert!(source.contains("call hpf_gather_r4_11(b, hpf_d_b, hpf_g_b, [1], [20])"), "{source}");
+}
+
+/// The runtime's CYCLIC maps (owner, local position and its inverse, the
+/// local parts, the iterations of each course) against a brute-force
+/// enumeration on 1 to 5 processes, by a Fortran driver that sets the rank
+/// and the process count itself (no MPI run needed, only `mpif90`).
+#[test]
+fn the_runtime_cyclic_maps_agree_with_enumeration() {
+    use std::process::Command;
+    if Command::new("mpif90").arg("--version").output().is_err() {
+        eprintln!("skipped: no mpif90");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("hpf-ls-cyclic-maps-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("runtime.f90"), crate::runtime::runtime_for("")).unwrap();
+    std::fs::write(dir.join("driver.f90"), include_str!("cyclic_maps_test.f90")).unwrap();
+    let build =
+        Command::new("mpif90").args(["runtime.f90", "driver.f90", "-o", "driver"]).current_dir(&dir).output().unwrap();
+    assert!(build.status.success(), "{}", String::from_utf8_lossy(&build.stderr));
+    let run = Command::new(dir.join("driver")).output().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "errors: 0\n");
+}

@@ -12,6 +12,9 @@ use std::process::Command;
 const SUPPORTED: &[&str] = &[
     "crlf_heat.f90",
     "csr_gather.for",
+    "cyclic_basic.f90",
+    "cyclic_template.f90",
+    "gather_particles.f90",
     "heat_seqnum.f",
     "jacobi2d_star_block.f90",
     "nonascii_fixed.f",
@@ -19,10 +22,13 @@ const SUPPORTED: &[&str] = &[
     "npb_rhs.f",
     "odd_even_sort.f90",
     "on_home.f90",
+    "reductions.f90",
     "section_reductions.f90",
     "seed_fig6.f",
     "seed_fig6.f90",
     "seed_optimal.f90",
+    "sentinels_free.f90",
+    "shift_advection.hpf",
     "sor_starhpf.f",
     "stencil1d_halo.f90",
     "wave1d_leapfrog.f90",
@@ -121,13 +127,17 @@ fn unsupported_constructs_are_refused_at_their_line() {
     let dir = scratch("refused");
     let output = Command::new(env!("CARGO_BIN_EXE_hpf-ls"))
         .arg("build")
-        .arg(corpus().join("reductions.f90"))
+        .arg(corpus().join("block_cyclic_matmul.f90"))
         .arg("-o")
         .arg(dir.join("never"))
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("reductions.f90:12:1: error: the distribution CYCLIC is not supported"), "{stderr}");
+    assert!(
+        stderr
+            .contains("block_cyclic_matmul.f90:9:1: error: the MPI backend distributes one dimension per array so far"),
+        "{stderr}"
+    );
     assert!(!dir.join("never").exists());
 }
