@@ -1233,7 +1233,12 @@ fn is_aligned(model: &Model, access: &Access) -> bool {
             .dims
             .iter()
             .enumerate()
-            .all(|(dim, &optimal_dim)| optimal_dim.is_none() || resolved.axis_of(dim) == optimal_dim)
+            // Where a dimension the mapping does not distribute sits changes no owner.
+            .all(|(dim, &optimal_dim)| {
+                optimal_dim.is_none()
+                    || !is_distributed_dim(model, access.array, dim)
+                    || resolved.axis_of(dim) == optimal_dim
+            })
 }
 
 fn transfer_kind(model: &Model, access: &Access) -> TransferKind {
@@ -1249,8 +1254,11 @@ fn transfer_kind(model: &Model, access: &Access) -> TransferKind {
     let mut shifts = Vec::new();
     let mut kind = None;
     for (dim, &optimal_dim) in optimal.dims.iter().enumerate() {
-        // A collapsed dimension moves nothing.
+        // A collapsed or undistributed dimension moves nothing.
         let Some((target_dim, stride, offset)) = optimal_dim else { continue };
+        if !is_distributed_dim(model, access.array, dim) {
+            continue;
+        }
         let Some((declared_dim, declared_stride, declared_offset)) = resolved.axis_of(dim) else {
             return TransferKind::General;
         };
@@ -1418,8 +1426,10 @@ fn detect_halos(model: &Model, report: &mut LoopReport) {
             }
             let mut offsets = Vec::new();
             for (dim, &optimal_dim) in optimal.dims.iter().enumerate() {
-                let Some((target_dim, stride, offset)) = optimal_dim else {
-                    // Collapsed: every position along it is local.
+                let Some((target_dim, stride, offset)) =
+                    optimal_dim.filter(|_| is_distributed_dim(model, report.accesses[idx].array, dim))
+                else {
+                    // Collapsed or not distributed: every position along it is local.
                     offsets.push(0);
                     continue;
                 };

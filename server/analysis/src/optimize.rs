@@ -382,7 +382,10 @@ fn placements(model: &Model, map: Map, forms: &[SubscriptForm], trips: &[Trip]) 
 fn access_cost(model: &Model, counter: &mut Counter, term: &AccessTerm, home: Map, array: Map) -> Cost {
     if let Some(optimal) = optimal_dims(model, home, array, term.home_forms, term.forms) {
         let aligned = equivalent_targets(model, array.target, home.target)
-            && optimal.iter().enumerate().all(|(dim, &it)| it.is_none() || array.axis_of(dim) == it);
+            && optimal
+                .iter()
+                .enumerate()
+                .all(|(dim, &it)| it.is_none() || !array.is_distributed_dim(model, dim) || array.axis_of(dim) == it);
         if aligned {
             return Cost::default();
         }
