@@ -20,7 +20,6 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -119,13 +118,7 @@ pub fn run(args: &[String]) {
     };
     let (docs, seconds, target_lines) = (number(0, 50) as usize, number(1, 60), number(2, 1_000) as usize);
     let tick = Duration::from_millis(number(3, DEFAULT_TICK_MS));
-    let binary = std::env::var_os("HPF_LS_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/release/hpf-ls"));
-    if !binary.exists() {
-        eprintln!("{} does not exist: run `cargo build --release -p hpf-ls` first", binary.display());
-        std::process::exit(2);
-    }
+    let binary = crate::lsp_latency::server_binary();
     let text = crate::generate(target_lines);
     let lines = text.lines().count();
     let (edit_spot, hover_spot) = spots(&text);

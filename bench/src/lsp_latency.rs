@@ -558,12 +558,8 @@ fn breakdown(target_lines: usize) -> Breakdown {
     }
 }
 
-pub fn run(args: &[String]) {
-    let sizes: Vec<usize> = if args.is_empty() {
-        vec![1_000, 10_000, 100_000]
-    } else {
-        args.iter().map(|it| it.parse().unwrap_or_else(|_| panic!("`{it}` is not a number of lines"))).collect()
-    };
+/// The server to measure: `HPF_LS_BIN`, else the release build; exits when it is missing.
+pub(crate) fn server_binary() -> PathBuf {
     let binary = std::env::var_os("HPF_LS_BIN")
         .map(PathBuf::from)
         .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/release/hpf-ls"));
@@ -571,6 +567,16 @@ pub fn run(args: &[String]) {
         eprintln!("{} does not exist: run `cargo build --release -p hpf-ls` first", binary.display());
         std::process::exit(2);
     }
+    binary
+}
+
+pub fn run(args: &[String]) {
+    let sizes: Vec<usize> = if args.is_empty() {
+        vec![1_000, 10_000, 100_000]
+    } else {
+        args.iter().map(|it| it.parse().unwrap_or_else(|_| panic!("`{it}` is not a number of lines"))).collect()
+    };
+    let binary = server_binary();
     println!(
         "LSP latency of {}; cores: {}",
         binary.display(),
