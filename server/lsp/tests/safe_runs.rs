@@ -55,9 +55,12 @@ fn fake_compiler(dir: &Path, program: &str) -> PathBuf {
 }
 
 fn unique_seconds() -> u64 {
-    // A sleep length that names this test's ranks in `/proc`.
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
-    900_000 + u64::from(std::process::id() % 1000) * 97 + u64::from(nanos % 89)
+    // A sleep length that names this test's ranks in `/proc`: distinct for
+    // the tests of this process (they run concurrently) and, very likely,
+    // from those of other processes.
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let this_test = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    900_000 + u64::from(std::process::id() % 10_000) * 16 + this_test % 16
 }
 
 /// The live processes whose command line contains `marker`.
@@ -177,6 +180,13 @@ fn cancelling_a_run_kills_mpirun_and_every_rank_and_removes_the_build() {
     client.open(&uri, SEED);
     let id = run(&mut client, &uri, 3);
     client.wait_for_logs("rank-started", 3);
+    // A rank's shell echoes before it starts `sleep`: on a loaded machine the
+    // log can arrive first, so give the last `sleep` a moment to appear.
+    let sleeping = |count: usize| processes_with(&format!("sleep {seconds}")).len() >= count;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !sleeping(3) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
     assert_eq!(processes_with(&format!("sleep {seconds}")).len(), 3, "three ranks sleep");
     // The build directory is private while it lives.
     let dirs = build_dirs_left(&tmp);
@@ -209,7 +219,7 @@ fn a_run_past_its_timeout_is_killed_with_every_rank() {
     std::fs::create_dir_all(&tmp).unwrap();
     let seconds = unique_seconds();
     let compiler = fake_compiler(&dir, &sleeper(seconds));
-    let settings = json!({"mpi": {"compiler": compiler, "timeoutSeconds": 3}});
+    let settings = json!({"mpi": {"compiler": compiler, "timeoutSeconds": 6}});
     let mut client = start(&tmp, settings);
     let uri = uri_in(&dir, "prog.f90");
     client.open(&uri, SEED);
@@ -217,7 +227,7 @@ fn a_run_past_its_timeout_is_killed_with_every_rank() {
     let id = run(&mut client, &uri, 2);
     let response = client.response(id);
     let message = response["error"]["message"].as_str().unwrap_or_default();
-    assert!(message.contains("timed out after 3 s"), "{response}");
+    assert!(message.contains("timed out after 6 s"), "{response}");
     assert!(started.elapsed() < Duration::from_secs(100), "the timeout was not applied");
     // What it printed before was streamed.
     assert!(client.pending.iter().any(|it| it["params"]["message"] == "rank-started"));
