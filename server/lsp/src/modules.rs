@@ -7,8 +7,10 @@
 //!
 //! Bounds: at most [`MAX_FILES`] files are looked at per walk, files over
 //! [`MAX_FILE_BYTES`] are skipped, hidden directories and `target`,
-//! `node_modules` and `build` are not entered. A file is parsed only when it
-//! defines a module that is needed, and kept until it changes on disk.
+//! `node_modules` and `build` are not entered. The roots are listed and new
+//! or changed files scanned at most once per 3 s, not per analysis (a file
+//! changed meanwhile is seen at the next refresh). A file is parsed only
+//! when it defines a module that is needed, and kept until it changes.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -113,23 +115,14 @@ impl ModuleIndex {
             return None;
         }
         let mut cache = self.cache.lock().unwrap_or_else(|it| it.into_inner());
+        // The disk is looked at (listed, stat'ed, changed files scanned) at
+        // most once per WALK_REUSE: analyses on the edit path look up memory.
         if cache.walked.is_none_or(|it| it.elapsed() > WALK_REUSE) {
-            cache.files = walk(&self.roots);
-            cache.walked = Some(Instant::now());
+            refresh(&mut cache, &self.roots);
         }
-        let files = cache.files.clone();
+        let Cache { files, scanned, .. } = &mut *cache;
         for path in files.iter().filter(|it| !skip(it)) {
-            let Ok(metadata) = std::fs::metadata(path) else { continue };
-            if metadata.len() > MAX_FILE_BYTES {
-                continue;
-            }
-            let stamp = (metadata.len(), metadata.modified().ok());
-            let fresh = cache.scanned.get(path).is_some_and(|it| it.stamp == stamp);
-            if !fresh {
-                let Ok(text) = crate::cli::read_text(path) else { continue };
-                cache.scanned.insert(path.clone(), Scanned { stamp, modules: defined_modules(&text), parsed: None });
-            }
-            let scanned = cache.scanned.get_mut(path).expect("scanned above");
+            let Some(scanned) = scanned.get_mut(path) else { continue };
             if !scanned.modules.iter().any(|it| it == key) {
                 continue;
             }
@@ -152,6 +145,30 @@ fn display_name(path: &Path) -> String {
     let cwd = std::env::current_dir().ok();
     let relative = cwd.as_deref().and_then(|cwd| path.strip_prefix(cwd).ok());
     relative.or_else(|| path.strip_prefix(".").ok()).unwrap_or(path).display().to_string()
+}
+
+/// Lists the files under `roots` again and scans those that are new or
+/// changed (length or modification time) for the modules they define.
+fn refresh(cache: &mut Cache, roots: &[PathBuf]) {
+    cache.files = walk(roots);
+    let mut known = std::mem::take(&mut cache.scanned);
+    for path in &cache.files {
+        let Ok(metadata) = std::fs::metadata(path) else { continue };
+        if metadata.len() > MAX_FILE_BYTES {
+            continue;
+        }
+        let stamp = (metadata.len(), metadata.modified().ok());
+        match known.remove(path) {
+            Some(scanned) if scanned.stamp == stamp => {
+                cache.scanned.insert(path.clone(), scanned);
+            }
+            _ => {
+                let Ok(text) = crate::cli::read_text(path) else { continue };
+                cache.scanned.insert(path.clone(), Scanned { stamp, modules: defined_modules(&text), parsed: None });
+            }
+        }
+    }
+    cache.walked = Some(Instant::now());
 }
 
 /// The Fortran files under `roots`, sorted, at most [`MAX_FILES`].

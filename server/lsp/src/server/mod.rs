@@ -40,6 +40,9 @@ pub struct Analysed {
     pub text: Arc<String>,
     pub rope: Rope,
     pub analysis: FileAnalysis,
+    /// The modules it USEs that were found nowhere (lower case), computed
+    /// with the analysis: `didChange` of another document checks them.
+    unknown_modules: Vec<String>,
 }
 
 /// A number never handed out before: revisions of a document closed and
@@ -246,7 +249,8 @@ fn compute(
     // rename need the occurrence index, and building it lazily made the
     // first hover after every edit pay for it (3x the idle latency under load).
     analysis::ide::occurrences(&analysis);
-    (Analysed { version, text, rope, analysis }, (parser_text, tree))
+    let unknown_modules = unknown_modules(&analysis);
+    (Analysed { version, text, rope, analysis, unknown_modules }, (parser_text, tree))
 }
 
 impl Backend {
@@ -378,7 +382,7 @@ impl Backend {
                 let Some(analysed) = &doc.analysed else { continue };
                 let model = &analysed.analysis.model;
                 let took_from = model.externals.iter().any(|it| *it.name == *changed.as_str());
-                let unknown = unknown_modules(&analysed.analysis);
+                let unknown = &analysed.unknown_modules;
                 let now_defined = !unknown.is_empty()
                     && changed_text.as_ref().is_some_and(|text| {
                         let defined = defined.get_or_insert_with(|| crate::modules::defined_modules(&text.to_string()));
