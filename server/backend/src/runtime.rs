@@ -128,6 +128,14 @@ contains
     if (step < 0) course = hpf_courses(d) - 1 - c
     window_lo = (course * hpf_nprocs + hpf_rank) * d%m + d%tl - d%off - q
     window_hi = window_lo + d%m - 1
+    call hpf_window(first, last, step, window_lo, window_hi, lo, hi)
+  end subroutine hpf_course_bounds
+
+  ! The iterations of DO I = first, last, step with I in window_lo .. window_hi,
+  ! as DO I = lo, hi, step (none when they cross).
+  pure subroutine hpf_window(first, last, step, window_lo, window_hi, lo, hi)
+    integer, intent(in) :: first, last, step, window_lo, window_hi
+    integer, intent(out) :: lo, hi
     if (step > 0) then
       lo = max(first, window_lo)
       lo = first + ((lo - first + step - 1) / step) * step
@@ -137,7 +145,7 @@ contains
       lo = first - ((first - lo + (-step) - 1) / (-step)) * (-step)
       hi = max(last, window_lo)
     end if
-  end subroutine hpf_course_bounds
+  end subroutine hpf_window
 
   ! The elements of the array that rank `r` owns (empty when lo > hi).
   pure subroutine hpf_owned(d, r, lo, hi)
@@ -181,15 +189,7 @@ contains
     call hpf_owned(d, hpf_rank, own_lo, own_hi)
     window_lo = own_lo - q
     window_hi = own_hi - q
-    if (step > 0) then
-      lo = max(first, window_lo)
-      lo = first + ((lo - first + step - 1) / step) * step
-      hi = min(last, window_hi)
-    else
-      lo = min(first, window_hi)
-      lo = first - ((first - lo + (-step) - 1) / (-step)) * (-step)
-      hi = max(last, window_lo)
-    end if
+    call hpf_window(first, last, step, window_lo, window_hi, lo, hi)
   end subroutine hpf_local_bounds
 
   ! The value a DO variable has after DO I = first, last, step.
