@@ -129,7 +129,13 @@ pub fn render_text(
         render_snippet(&index, text, diagnostic.range, out);
         for related in &diagnostic.related {
             let Some((file, text)) = related_file(path, text, externals, related) else { continue };
-            let (line, column) = LineIndex::new(text).line_col(text, related.range.start);
+            // Most related places are in the analysed file: its index, not a
+            // new one per place (that made `check` quadratic in the file).
+            let (line, column) = if related.file.is_none() {
+                index.line_col(text, related.range.start)
+            } else {
+                LineIndex::new(text).line_col(text, related.range.start)
+            };
             let _ = writeln!(out, "{file}:{}:{}: note: {}", line + 1, column + 1, related.message);
         }
     }

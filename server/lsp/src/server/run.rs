@@ -77,8 +77,9 @@ async fn build_or_run_steps(
     progress: &mut Option<Progress>,
 ) -> Result<Value, String> {
     let generated = generate(analysed)?;
+    let index = syntax::LineIndex::new(&analysed.text);
     for note in &generated.notes {
-        let line = syntax::LineIndex::new(&analysed.text).line_of(note.range.start) + 1;
+        let line = index.line_of(note.range.start) + 1;
         client.log_message(MessageType::INFO, format!("hpf-ls: line {line}: {}", note.message)).await;
     }
     let toolchain = toolchain(settings);
