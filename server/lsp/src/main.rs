@@ -5,6 +5,11 @@ use hpf_ls::cli;
 
 use std::io::Write;
 
+// Under a stream of edits glibc's malloc made requests wait on the analysis
+// threads' frees (bench/RESULTS.md, "Under load").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const HELP: &str = "\
 hpf-ls: language server and compiler driver for High Performance Fortran
 
