@@ -11,7 +11,10 @@
 //! 3. *load*: for SECONDS, every TICK_MS one `didChange` (a blank inserted or
 //!    deleted inside a loop body) to the next document in turn, and one
 //!    hover and one inlay-hint request on other documents, each timed from
-//!    request to response; the server's VmRSS is sampled every second;
+//!    request to response; in blocks of 5 s that alternate with quiet blocks
+//!    (the same requests at the same pace, no edits), the idle figure that
+//!    shares the background load of a shared machine with the loaded one;
+//!    the server's VmRSS is sampled every second;
 //!    (`HPF_BENCH_HOVER_FIRST=1`: the hover before the tick's `didChange`);
 //! 4. waits until every document's last version has its diagnostics (the
 //!    server caught up), then reads VmHWM and shuts the server down.
@@ -30,6 +33,9 @@ use crate::lsp_latency::{mb, median_p95, Client};
 /// One edit per tick, and one hover and one inlay-hint request; 10 ms
 /// unless given (100 edits a second: ten fast typists at once).
 const DEFAULT_TICK_MS: u64 = 10;
+
+/// Length of the alternating loaded and quiet blocks of the load phase.
+const BLOCK_SECONDS: u64 = 5;
 
 struct Document {
     uri: String,
@@ -174,6 +180,9 @@ pub fn run(args: &[String]) {
     let rss_idle = client.memory_kb("VmRSS");
 
     let (mut load_hovers, mut load_hints) = (Vec::new(), Vec::new());
+    // Split by whether a publishDiagnostics reached the client between the
+    // hover and its answer (the answer then came behind it on the pipe).
+    let (mut hovers_behind_publish, mut hovers_alone) = (Vec::new(), Vec::new());
     let mut rss_timeline = Vec::new();
     let mut edits = 0u64;
     let start = Instant::now();
@@ -183,29 +192,51 @@ pub fn run(args: &[String]) {
     // Diagnosis: requests right after a `didChange` wait longer at p95 than
     // requests before it (bench/RESULTS.md); this puts the hover first.
     let hover_first = std::env::var_os("HPF_BENCH_HOVER_FIRST").is_some();
-    while start.elapsed() < Duration::from_secs(seconds) {
-        if Instant::now() >= next_sample {
+    // Loaded blocks alternate with quiet ones (the same requests at the same
+    // pace, no edits), so that both see the same background load on a
+    // shared machine: the quiet blocks are the idle figure the ratios use.
+    let (mut quiet_hovers, mut quiet_hints) = (Vec::new(), Vec::new());
+    let mut loaded_time = Duration::ZERO;
+    while loaded_time < Duration::from_secs(seconds) {
+        let tick_start = Instant::now();
+        if tick_start >= next_sample {
             rss_timeline.push(client.memory_kb("VmRSS"));
             next_sample += Duration::from_secs(1);
         }
+        let loaded = ((tick_start - start).as_secs() / BLOCK_SECONDS).is_multiple_of(2);
         let other = documents[(turn + docs / 3) % docs].uri.clone();
-        if hover_first {
-            load_hovers.push(hover(&mut client, &other, hover_spot));
+        let hint_document = documents[(turn + 2 * docs / 3) % docs].uri.clone();
+        if !loaded {
+            quiet_hovers.push(hover(&mut client, &other, hover_spot));
+            quiet_hints.push(inlay_hints(&mut client, &hint_document, lines));
+        } else {
+            if hover_first {
+                load_hovers.push(hover(&mut client, &other, hover_spot));
+            }
+            edit(&mut client, &mut documents[turn % docs], edit_spot);
+            edits += 1;
+            if !hover_first {
+                let asked = Instant::now();
+                let took = hover(&mut client, &other, hover_spot);
+                load_hovers.push(took);
+                if client.last_publish.is_some_and(|it| it > asked) {
+                    hovers_behind_publish.push(took);
+                } else {
+                    hovers_alone.push(took);
+                }
+            }
+            load_hints.push(inlay_hints(&mut client, &hint_document, lines));
         }
-        edit(&mut client, &mut documents[turn % docs], edit_spot);
-        edits += 1;
-        if !hover_first {
-            load_hovers.push(hover(&mut client, &other, hover_spot));
-        }
-        let other = documents[(turn + 2 * docs / 3) % docs].uri.clone();
-        load_hints.push(inlay_hints(&mut client, &other, lines));
         turn += 1;
         next_tick += tick;
         if let Some(wait) = next_tick.checked_duration_since(Instant::now()) {
             std::thread::sleep(wait);
         }
+        if loaded {
+            loaded_time += tick_start.elapsed();
+        }
     }
-    let load_elapsed = start.elapsed();
+    let load_elapsed = loaded_time;
 
     // Caught up: the last version of every document has its diagnostics.
     let settle = Instant::now();
@@ -226,11 +257,22 @@ pub fn run(args: &[String]) {
     println!();
     println!("| request | phase | median / p95 (n) | load ÷ this phase, medians | load ÷ this phase, p95 |");
     println!("|---|---|---|---|---|");
-    for (request, idle, paced, (load, load_p95), loaded) in [
-        ("hover", &idle_hovers, &paced_hovers, (load_hover, load_hover_p95), &load_hovers),
-        ("inlay hints (whole document)", &idle_hints, &paced_hints, (load_hint, load_hint_p95), &load_hints),
+    for (request, idle, paced, quiet, (load, load_p95), loaded) in [
+        ("hover", &idle_hovers, &paced_hovers, &quiet_hovers, (load_hover, load_hover_p95), &load_hovers),
+        (
+            "inlay hints (whole document)",
+            &idle_hints,
+            &paced_hints,
+            &quiet_hints,
+            (load_hint, load_hint_p95),
+            &load_hints,
+        ),
     ] {
-        for (phase, times) in [("idle, back to back", idle), ("idle, one per tick", paced)] {
+        for (phase, times) in [
+            ("idle, back to back", idle),
+            ("idle, one per tick", paced),
+            ("idle, one per tick, between loaded blocks", quiet),
+        ] {
             let (median, p95) = median_p95(times);
             println!(
                 "| {request} | {phase} | {median:.2} / {p95:.2} ms ({}) | {} | {} |",
@@ -240,6 +282,15 @@ pub fn run(args: &[String]) {
             );
         }
         println!("| {request} | under load | {load:.2} / {load_p95:.2} ms ({}) | 1 | 1 |", loaded.len());
+    }
+    for (what, times) in [
+        ("after a publishDiagnostics", &hovers_behind_publish),
+        ("with no publishDiagnostics before it", &hovers_alone),
+    ] {
+        if !times.is_empty() {
+            let (median, p95) = median_p95(times);
+            println!("hovers under load answered {what}: {median:.2} / {p95:.2} ms ({})", times.len());
+        }
     }
     println!();
     let timeline: Vec<String> = rss_timeline.iter().map(|it| mb(*it)).collect();

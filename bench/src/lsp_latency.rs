@@ -43,6 +43,9 @@ pub(crate) struct Client {
     /// The newest diagnostics version seen per URI, whoever waited for what:
     /// a wait for one answer must not lose the publishes it skips.
     pub(crate) published_versions: HashMap<String, i64>,
+    /// When the newest publishDiagnostics was read (a request whose answer
+    /// came after a publish that arrived after the request waited behind it).
+    pub(crate) last_publish: Option<Instant>,
 }
 
 fn frame(body: &[u8]) -> Vec<u8> {
@@ -106,7 +109,7 @@ impl Client {
         let stdout = child.stdout.take().expect("piped stdout");
         let (sender, incoming) = mpsc::channel();
         std::thread::spawn(move || read_frames(stdout, sender));
-        Client { child, stdin, incoming, next_id: 1, published_versions: HashMap::new() }
+        Client { child, stdin, incoming, next_id: 1, published_versions: HashMap::new(), last_publish: None }
     }
 
     /// Sends `message`; returns the instant just before its first byte was written.
@@ -138,6 +141,7 @@ impl Client {
                 Err(RecvTimeoutError::Disconnected) => panic!("the server closed its stdout while waiting for {what}"),
             };
             if message.value.get("method").and_then(Value::as_str) == Some("textDocument/publishDiagnostics") {
+                self.last_publish = Some(message.at);
                 let params = &message.value["params"];
                 if let (Some(uri), Some(version)) = (params["uri"].as_str(), params["version"].as_i64()) {
                     self.published_versions.insert(uri.to_string(), version);

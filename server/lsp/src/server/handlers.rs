@@ -89,8 +89,17 @@ impl Backend {
     }
 
     async fn with_document<T>(&self, uri: &Uri, what: &str, body: impl FnOnce(&Analysed) -> T) -> Result<Option<T>> {
+        let started = std::time::Instant::now();
         let Some(analysed) = self.analysed(uri).await else { return Ok(None) };
-        guard(what, || body(&analysed)).map(Some)
+        let waited = started.elapsed();
+        let result = guard(what, || body(&analysed)).map(Some);
+        // Latency under load is measured on the client; this splits it.
+        tracing::debug!(
+            "{what}: {:.3} ms waiting for the analysis, {:.3} ms answering",
+            waited.as_secs_f64() * 1e3,
+            (started.elapsed() - waited).as_secs_f64() * 1e3
+        );
+        result
     }
 }
 
