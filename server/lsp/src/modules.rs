@@ -108,6 +108,13 @@ impl ModuleIndex {
         &self.roots
     }
 
+    /// Files under the roots changed (the client's file watcher said so):
+    /// the next lookup lists and scans the disk again instead of reusing a
+    /// walk younger than [`WALK_REUSE`].
+    pub fn files_changed(&self) {
+        self.cache.lock().unwrap_or_else(|it| it.into_inner()).walked = None;
+    }
+
     /// The file on disk that defines module `key`, parsed; `skip` is left
     /// out (the file being analysed, or files whose editor text wins).
     pub fn find(&self, key: &str, skip: &dyn Fn(&Path) -> bool) -> Option<Arc<ExternalFile>> {

@@ -329,6 +329,41 @@ fn exit_with_an_unanswered_configuration_request() {
 /// disk; once that file is opened, its text as edited counts, and the
 /// documents that use it are analysed again.
 #[test]
+fn a_module_file_changed_on_disk_reanalyses_its_dependents() {
+    let dir = scratch("protocol-watched");
+    let grid = "module grid\n  integer, parameter :: n = 16\n  real :: a(n), b(n)\n!HPF$ PROCESSORS p(4)\n\
+                !HPF$ TEMPLATE t(0:n+1)\n!HPF$ DISTRIBUTE t(BLOCK) ONTO p\n!HPF$ ALIGN a(i) WITH t(i)\n\
+                !HPF$ ALIGN b(i) WITH t(i)\nend module grid\n";
+    std::fs::write(dir.join("grid.f90"), grid).unwrap();
+    let main = "program main\n  use grid\n  integer :: i\n  do i = 1, n - 1\n    a(i) = b(i + 1)\n  end do\nend\n";
+    let root = format!("file://{}", dir.display());
+    let (main_uri, grid_uri) = (format!("{root}/main.f90"), format!("{root}/grid.f90"));
+    let mut capabilities = utf16_capabilities();
+    capabilities["workspace"]["didChangeWatchedFiles"] = json!({"dynamicRegistration": true});
+    let mut client = start_in(capabilities, json!(root));
+    client.open(&main_uri, main);
+    assert_eq!(client.diagnostics(&main_uri, 1).len(), 1);
+    // The server asked to be told about changes of Fortran files.
+    let registration = client
+        .pending
+        .iter()
+        .filter(|it| it["method"] == "client/registerCapability")
+        .flat_map(|it| it["params"]["registrations"].as_array().cloned().unwrap_or_default())
+        .find(|it| it["method"] == "workspace/didChangeWatchedFiles")
+        .expect("a file watcher registration");
+    let glob = registration["registerOptions"]["watchers"][0]["globPattern"].as_str().unwrap();
+    assert!(glob.starts_with("**/*.{") && glob.contains(",f90,") && glob.contains(",F90,"), "{glob}");
+
+    // grid.f90 realigned on disk (not open): main is analysed again at once,
+    // without an edit of its own, and b(i+1) is now where a(i) is.
+    std::fs::write(dir.join("grid.f90"), grid.replace("ALIGN b(i) WITH t(i)", "ALIGN b(i) WITH t(i-1)")).unwrap();
+    client.notify("workspace/didChangeWatchedFiles", json!({"changes": [{"uri": grid_uri, "type": 2}]}));
+    assert_eq!(client.diagnostics(&main_uri, 1), Vec::<Value>::new());
+    client.shutdown();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn modules_come_from_the_workspace_and_from_open_documents() {
     let dir = scratch("protocol-modules");
     std::fs::create_dir_all(dir.join("lib")).unwrap();

@@ -88,6 +88,36 @@ impl Backend {
         });
     }
 
+    /// Asks the client to report changes of the Fortran files of the
+    /// workspace (modules USEd from files that are not open). Detached, as
+    /// [`Backend::pull_configuration`] is.
+    fn watch_fortran_files(&self) {
+        if !*self.state.watch_files.read().expect("lock") {
+            return;
+        }
+        let extensions: Vec<String> =
+            syntax::FORTRAN_EXTENSIONS.iter().flat_map(|it| [it.to_string(), it.to_ascii_uppercase()]).collect();
+        let options = DidChangeWatchedFilesRegistrationOptions {
+            watchers: vec![FileSystemWatcher {
+                glob_pattern: GlobPattern::String(format!("**/*.{{{}}}", extensions.join(","))),
+                kind: None,
+            }],
+        };
+        let registration = Registration {
+            id: "hpf-ls-fortran-files".to_string(),
+            method: "workspace/didChangeWatchedFiles".to_string(),
+            register_options: serde_json::to_value(options).ok(),
+        };
+        let client = self.client.clone();
+        tokio::spawn(async move {
+            match tokio::time::timeout(CONFIGURATION_TIMEOUT, client.register_capability(vec![registration])).await {
+                Ok(Ok(())) => {}
+                Ok(Err(error)) => tracing::warn!("registering the file watcher failed: {error}"),
+                Err(_) => tracing::warn!("client/registerCapability unanswered after {CONFIGURATION_TIMEOUT:?}"),
+            }
+        });
+    }
+
     async fn with_document<T>(&self, uri: &Uri, what: &str, body: impl FnOnce(&Analysed) -> T) -> Result<Option<T>> {
         let started = std::time::Instant::now();
         let Some(analysed) = self.analysed(uri).await else { return Ok(None) };
@@ -140,6 +170,13 @@ impl LanguageServer for Backend {
             std::sync::Arc::new(super::workspace::Workspace::new(roots));
         let pull = capabilities.workspace.as_ref().and_then(|it| it.configuration).unwrap_or(false);
         *self.state.pull_configuration.write().expect("lock") = pull;
+        let watch = capabilities
+            .workspace
+            .as_ref()
+            .and_then(|it| it.did_change_watched_files.as_ref())
+            .and_then(|it| it.dynamic_registration)
+            .unwrap_or(false);
+        *self.state.watch_files.write().expect("lock") = watch;
         if let Some(options) = &params.initialization_options {
             match Settings::from_json(options) {
                 Ok(settings) => *self.state.settings.write().expect("settings lock") = settings,
@@ -202,6 +239,23 @@ impl LanguageServer for Backend {
     async fn initialized(&self, _: InitializedParams) {
         tracing::info!("hpf-ls {} initialized", env!("CARGO_PKG_VERSION"));
         self.pull_configuration();
+        self.watch_fortran_files();
+    }
+
+    async fn did_change_watched_files(&self, params: DidChangeWatchedFilesParams) {
+        let changed: Vec<Uri> = {
+            let documents = self.state.documents.lock().expect("documents lock");
+            params
+                .changes
+                .into_iter()
+                .map(|it| it.uri)
+                // An open document's text comes from the editor, not the disk.
+                .filter(|uri| is_fortran_file(uri) && !documents.contains_key(uri))
+                .collect()
+        };
+        if !changed.is_empty() {
+            self.files_changed_on_disk(&changed);
+        }
     }
 
     async fn shutdown(&self) -> Result<()> {
@@ -644,4 +698,12 @@ impl LanguageServer for Backend {
         })
         .await
     }
+}
+
+/// Whether `uri` names a Fortran source file (by its extension).
+fn is_fortran_file(uri: &Uri) -> bool {
+    let path = uri.path().as_str();
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.rsplit_once('.')
+        .is_some_and(|(_, ext)| syntax::FORTRAN_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()))
 }

@@ -76,6 +76,8 @@ pub struct State {
     encoding: RwLock<PositionEncoding>,
     markdown: RwLock<bool>,
     pull_configuration: RwLock<bool>,
+    /// The client registers file watchers on request (`workspace/didChangeWatchedFiles`).
+    watch_files: RwLock<bool>,
     /// The client takes versioned `documentChanges` in workspace edits.
     document_changes: RwLock<bool>,
     /// Where USEd modules of other files are found (set by `initialize`).
@@ -121,6 +123,7 @@ pub async fn serve(
             encoding: RwLock::new(PositionEncoding::Utf16),
             markdown: RwLock::new(false),
             pull_configuration: RwLock::new(false),
+            watch_files: RwLock::new(false),
             document_changes: RwLock::new(false),
             workspace: RwLock::new(Arc::new(workspace::Workspace::new(Vec::new()))),
         }),
@@ -389,6 +392,31 @@ impl Backend {
                         unknown.iter().any(|it| defined.contains(it))
                     });
                 if took_from || now_defined {
+                    doc.revision = next_revision();
+                    res.push(uri.clone());
+                }
+            }
+            res
+        };
+        for uri in dependents {
+            self.schedule(uri);
+        }
+    }
+
+    /// Files on disk that are not open changed (created, edited, deleted):
+    /// modules are looked for there afresh, and the open documents that took
+    /// modules from them, or USE modules that were not found, are analysed again.
+    fn files_changed_on_disk(&self, changed: &[Uri]) {
+        self.state.workspace.read().expect("workspace lock").files_changed();
+        let names: Vec<String> = changed.iter().filter_map(workspace::Workspace::file_name).collect();
+        let dependents: Vec<Uri> = {
+            let mut documents = self.state.documents.lock().expect("documents lock");
+            let mut res = Vec::new();
+            for (uri, doc) in documents.iter_mut() {
+                let Some(analysed) = &doc.analysed else { continue };
+                let took_from =
+                    analysed.analysis.model.externals.iter().any(|it| names.iter().any(|name| *name == *it.name));
+                if took_from || !analysed.unknown_modules.is_empty() {
                     doc.revision = next_revision();
                     res.push(uri.clone());
                 }

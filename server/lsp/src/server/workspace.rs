@@ -45,6 +45,17 @@ impl Workspace {
         self.index.roots()
     }
 
+    /// Files on disk changed: modules are looked for there afresh.
+    pub fn files_changed(&self) {
+        self.index.files_changed();
+    }
+
+    /// How the analyses name the file of `uri` when they take modules from
+    /// it (see [`ExternalFile::name`]).
+    pub fn file_name(uri: &Uri) -> Option<String> {
+        uri.to_file_path().map(|path| uri_name(&path))
+    }
+
     /// Forgets what a closed document provided.
     pub fn closed(&self, uri: &Uri) {
         self.open.lock().unwrap_or_else(|it| it.into_inner()).remove(uri);
