@@ -68,6 +68,7 @@ class Session:
     capabilities: types.ClientCapabilities
     initialize_result: types.InitializeResult | None = None
     published: list[Published] = field(default_factory=list)
+    registrations: list[types.Registration] = field(default_factory=list)
 
     @property
     def encoding(self) -> str:
@@ -87,7 +88,16 @@ def make_client() -> LanguageClient:
             session.published.append(Published(params.uri, params.version, list(params.diagnostics)))
 
     features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = publish_diagnostics
+
+    def register_capability(client: LanguageClient, params: types.RegistrationParams):
+        # What VS Code and Neovim do: accept, and watch files if asked to.
+        session = getattr(client, "session", None)
+        if session is not None:
+            session.registrations.extend(params.registrations)
+        return None
+
     register_lsp_features(client, features)
+    client.feature(types.CLIENT_REGISTER_CAPABILITY)(register_capability)
     return client
 
 

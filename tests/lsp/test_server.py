@@ -237,6 +237,23 @@ async def test_initialize(client: LanguageClient, session: Session):
         assert getattr(capabilities, provider) is True, provider
 
 
+async def test_fortran_files_are_watched_when_the_client_can(client: LanguageClient, session: Session):
+    workspace = session.capabilities.workspace
+    watched = workspace and workspace.did_change_watched_files
+    dynamic = bool(watched and watched.dynamic_registration)
+    deadline = time.monotonic() + TIMEOUT
+    while dynamic and not session.registrations and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    if not dynamic:
+        await asyncio.sleep(0.5)
+    watchers = [it for it in session.registrations if it.method == "workspace/didChangeWatchedFiles"]
+    assert len(watchers) == (1 if dynamic else 0), session.registrations
+    if dynamic:
+        options = watchers[0].register_options
+        glob = options["watchers"][0]["globPattern"]
+        assert glob.startswith("**/*.{") and ",f90," in glob and ",F90," in glob, glob
+
+
 async def test_diagnostics_on_open(client: LanguageClient, session: Session, seed: str):
     # The `seed` fixture compared the whole list; the versions are the document's.
     assert [it.version for it in session.published if it.uri == seed] == [1]
