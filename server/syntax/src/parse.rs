@@ -2,13 +2,14 @@
 //!
 //! Parsing never fails. Fixed form is normalised first (every byte stays
 //! where it is, so every range maps straight back to the user's text), the
-//! tree-sitter tree is lowered to the AST, the comments found by
-//! `queries/directives.scm` go to the directive parser, and the directives
-//! are handed to the program unit that holds them.
+//! tree-sitter tree is lowered to the AST, the comments (the nodes that
+//! `queries/directives.scm` matches, found by a tree walk) go to the
+//! directive parser, and the directives are handed to the program unit
+//! that holds them.
 
 use std::sync::OnceLock;
 
-use tree_sitter::{Node, Parser, Query, QueryCursor, StreamingIterator, Tree};
+use tree_sitter::{Node, Parser, Tree};
 
 use crate::ast::Unit;
 use crate::directive::{parse_directives, Directive};
@@ -48,11 +49,6 @@ impl SourceFile {
 
 fn language() -> tree_sitter::Language {
     tree_sitter_fortran::LANGUAGE.into()
-}
-
-fn directives_query() -> &'static Query {
-    static QUERY: OnceLock<Query> = OnceLock::new();
-    QUERY.get_or_init(|| Query::new(&language(), DIRECTIVES_QUERY).expect("queries/directives.scm compiles"))
 }
 
 /// The text tree-sitter sees: the normalised text for fixed form.
@@ -120,16 +116,50 @@ fn too_large(text: &str, form: SourceForm) -> SourceFile {
     SourceFile { form, units: Vec::new(), comments: Vec::new(), diagnostics: vec![diagnostic] }
 }
 
+/// The node kinds the grammar calls `comment` (HPF directives are comments
+/// to it).
+fn comment_kinds() -> &'static [u16] {
+    static KINDS: OnceLock<Vec<u16>> = OnceLock::new();
+    KINDS.get_or_init(|| {
+        let language = language();
+        (0..language.node_kind_count() as u16)
+            .filter(|&id| language.node_kind_is_named(id) && language.node_kind_for_id(id) == Some("comment"))
+            .collect()
+    })
+}
+
+/// Every comment node, in text order: an iterative walk of the tree that
+/// enters only nodes whose text has a `!` (every comment starts with one in
+/// the parser's text), so most statements are passed over without a visit
+/// of their expressions. (The query `(comment) @comment` of
+/// queries/directives.scm finds the same nodes, but took as long as the
+/// whole lowering: 0.3-0.7 s at 100k lines.)
 fn comments(root: Node, text: &str) -> Vec<TextRange> {
-    let mut cursor = QueryCursor::new();
-    // Directives sit at statement level; a pathologically deep tree is not
-    // searched below this depth.
-    cursor.set_max_start_depth(Some(MAX_DEPTH as u32));
-    let mut matches = cursor.matches(directives_query(), root, text.as_bytes());
+    let kinds = comment_kinds();
+    let bytes = text.as_bytes();
+    let may_hold_comment =
+        |node: Node| bytes.get(node.start_byte()..node.end_byte()).is_some_and(|it| it.contains(&b'!'));
     let mut res = Vec::new();
-    while let Some(found) = matches.next() {
-        for capture in found.captures() {
-            res.push(TextRange::new(capture.node.start_byte(), capture.node.end_byte()));
+    let mut cursor = root.walk();
+    let mut depth = 0usize;
+    'walk: loop {
+        let node = cursor.node();
+        if kinds.contains(&node.kind_id()) {
+            res.push(TextRange::new(node.start_byte(), node.end_byte()));
+        } else if depth < MAX_DEPTH && node.child_count() > 0 && may_hold_comment(node) && cursor.goto_first_child() {
+            // Directives sit at statement level; a pathologically deep
+            // tree is not searched below MAX_DEPTH.
+            depth += 1;
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                continue 'walk;
+            }
+            if depth == 0 || !cursor.goto_parent() {
+                break 'walk;
+            }
+            depth -= 1;
         }
     }
     res.sort_by_key(|it| it.start);
@@ -246,5 +276,40 @@ fn assign_directives(units: &mut Vec<Unit>, directives: Vec<Directive>) {
             }
         }
         unit.directives.push(directive);
+    }
+}
+
+#[cfg(test)]
+mod comment_tests {
+    use tree_sitter::{Query, QueryCursor, StreamingIterator};
+
+    use super::*;
+
+    /// The walk finds exactly the nodes of `queries/directives.scm`.
+    #[test]
+    fn the_comment_walk_finds_what_the_directives_query_matches() {
+        let query = Query::new(&language(), DIRECTIVES_QUERY).expect("queries/directives.scm compiles");
+        let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
+        let mut files = 0;
+        for entry in std::fs::read_dir(&corpus).unwrap() {
+            let path = entry.unwrap().path();
+            let Ok(text) = std::fs::read_to_string(&path) else { continue };
+            let text = parser_text(&text, SourceForm::from_path(&path)).into_owned();
+            let tree = parse_tree(&text, None);
+            let mut cursor = QueryCursor::new();
+            let mut matches = cursor.matches(&query, tree.root_node(), text.as_bytes());
+            let mut expected = Vec::new();
+            while let Some(found) = matches.next() {
+                for capture in found.captures() {
+                    expected.push(TextRange::new(capture.node.start_byte(), capture.node.end_byte()));
+                }
+            }
+            expected.sort_by_key(|it| it.start);
+            expected.dedup();
+            assert!(!expected.is_empty(), "{}", path.display());
+            assert_eq!(comments(tree.root_node(), &text), expected, "{}", path.display());
+            files += 1;
+        }
+        assert!(files >= 40, "{files} corpus files");
     }
 }
