@@ -291,6 +291,7 @@ fn observe(text: &str, parse: &Parse, analysed: &hpf_ls::server::Analysed, probe
     let mut res = vec![
         analysed.text.to_string(),
         parse.1.root_node().to_sexp(),
+        format!("{:?}", analysis.file.units),
         format!("{:?}", analysis.diagnostics),
         format!("{:?}", analysis.loops),
         format!("{:?}", inlay_hints(analysis, text, HintConfig { loops: true, references: true }, None)),
@@ -301,7 +302,7 @@ fn observe(text: &str, parse: &Parse, analysed: &hpf_ls::server::Analysed, probe
     res
 }
 
-const LABELS: &[&str] = &["text", "tree", "diagnostics", "loops", "inlay hints"];
+const LABELS: &[&str] = &["text", "tree", "units", "diagnostics", "loops", "inlay hints"];
 
 /// Where hovers are asked: the start of each diagnostic and loop, and random places.
 fn probes(text: &str, analysed: &hpf_ls::server::Analysed, random: &mut Random) -> Vec<usize> {

@@ -9,6 +9,7 @@ mod expr;
 mod line_index;
 mod lower;
 mod parse;
+mod reuse;
 mod source_form;
 mod text_range;
 
@@ -16,6 +17,9 @@ pub use ast::*;
 pub use diagnostic::{Code, Diagnostic, Related, Severity};
 pub use expr::{BinaryOp, Expr, ExprKind, Name, Subscript, UnaryOp};
 pub use line_index::LineIndex;
-pub use parse::{lower_tree, parse, parse_tree, parser_text, SourceFile, DIRECTIVES_QUERY, MAX_ANALYSED_BYTES};
+pub use parse::{
+    lower_tree, lower_tree_reusing, parse, parse_tree, parser_text, SourceFile, DIRECTIVES_QUERY, MAX_ANALYSED_BYTES,
+};
+pub use reuse::{PreviousLowering, WholeUnit};
 pub use source_form::{normalize_fixed, SourceForm, DEFAULT_FIXED_LINE_LENGTH, FORTRAN_EXTENSIONS};
 pub use text_range::TextRange;

@@ -9,6 +9,7 @@
 use tree_sitter::Node;
 
 use crate::ast::{Decl, DeclAttr, DeclEntity, LoopControl, Stmt, StmtKind, Unit, UnitKind};
+use crate::reuse::{ReusableUnits, WholeUnit};
 use crate::{BinaryOp, Code, Diagnostic, Expr, ExprKind, Name, Subscript, TextRange, UnaryOp};
 
 /// Deepest nesting of statements plus expressions that is lowered.
@@ -22,6 +23,11 @@ pub(crate) struct Lowerer<'a> {
     user_text: &'a str,
     diagnostics: &'a mut Vec<Diagnostic>,
     reported_too_deep: bool,
+    /// Units of the previous version of the text, reused where unchanged.
+    pub(crate) reusable: Option<&'a ReusableUnits<'a>>,
+    /// See [`crate::SourceFile::whole_units`].
+    pub(crate) whole_units: Vec<WholeUnit>,
+    pub(crate) reused_units: usize,
 }
 
 fn unit_kind(node_kind: &str) -> Option<UnitKind> {
@@ -37,6 +43,15 @@ fn unit_kind(node_kind: &str) -> Option<UnitKind> {
 
 fn is_unit_header(kind: &str) -> bool {
     kind.ends_with("_statement") && unit_kind(kind).is_some()
+}
+
+/// Identifies the subtree of `node` across an incremental reparse. A
+/// node's own id is the address of its slot in its parent's list of
+/// children, and the root is rebuilt by every edit, so a top-level unit
+/// never keeps its id; the slot of its first child lies in the unit's own
+/// list, which an incremental parse that reuses the unit keeps.
+fn subtree_id(node: Node) -> usize {
+    node.child(0).map_or(0, |it| it.id())
 }
 
 fn named_children(node: Node) -> Vec<Node> {
@@ -86,7 +101,15 @@ fn is_ignored(kind: &str) -> bool {
 
 impl<'a> Lowerer<'a> {
     pub(crate) fn new(text: &'a str, user_text: &'a str, diagnostics: &'a mut Vec<Diagnostic>) -> Lowerer<'a> {
-        Lowerer { text, user_text, diagnostics, reported_too_deep: false }
+        Lowerer {
+            text,
+            user_text,
+            diagnostics,
+            reported_too_deep: false,
+            reusable: None,
+            whole_units: Vec::new(),
+            reused_units: 0,
+        }
     }
 
     fn range(&self, node: Node) -> TextRange {
@@ -133,7 +156,25 @@ impl<'a> Lowerer<'a> {
                 if let Some(builder) = loose.take() {
                     units.push(builder.finish());
                 }
-                units.push(self.unit(child, unit_kind, 0));
+                if child.has_error() {
+                    units.push(self.unit(child, unit_kind, 0));
+                    continue;
+                }
+                let range = self.range(child);
+                let subtree = subtree_id(child);
+                let reused = self.reusable.and_then(|it| it.unit(subtree, range, self.text, self.user_text));
+                let unit = match reused {
+                    Some(unit) => {
+                        self.reused_units += 1;
+                        unit
+                    }
+                    None => self.unit(child, unit_kind, 0),
+                };
+                // A unit cut off by the nesting limit is not handed on.
+                if !self.reported_too_deep {
+                    self.whole_units.push(WholeUnit { range: unit.range, subtree });
+                }
+                units.push(unit);
                 continue;
             }
             if is_unit_header(kind) {

@@ -14,6 +14,7 @@ use tree_sitter::{Node, Parser, Tree};
 use crate::ast::Unit;
 use crate::directive::{parse_directives, Directive};
 use crate::lower::{Lowerer, MAX_DEPTH};
+use crate::reuse::{PreviousLowering, ReusableUnits, WholeUnit};
 use crate::{normalize_fixed, Code, Diagnostic, SourceForm, TextRange};
 
 /// The query that finds comments (and so directives), compiled into the binary.
@@ -35,6 +36,12 @@ pub struct SourceFile {
     pub comments: Vec<TextRange>,
     /// Syntax diagnostics: Fortran errors, directive errors, nesting limits.
     pub diagnostics: Vec<Diagnostic>,
+    /// The top-level units lowered from a whole, error-free unit node: the
+    /// units the next version of the text can reuse.
+    pub whole_units: Vec<WholeUnit>,
+    /// How many of them were taken from the previous version of the text
+    /// ([`lower_tree_reusing`]) instead of being lowered again.
+    pub reused_units: usize,
 }
 
 impl SourceFile {
@@ -80,6 +87,18 @@ pub fn parse(text: &str, form: SourceForm) -> SourceFile {
 /// Lowers a tree of `parser_text` (see [`parser_text`]); `text` is what
 /// the user wrote, used for directives and names.
 pub fn lower_tree(text: &str, parser_text: &str, form: SourceForm, tree: &Tree) -> SourceFile {
+    lower_tree_reusing(text, parser_text, form, tree, None)
+}
+
+/// [`lower_tree`], reusing the units of `previous` whose text did not
+/// change (see [`crate::reuse`]); the result is the same.
+pub fn lower_tree_reusing(
+    text: &str,
+    parser_text: &str,
+    form: SourceForm,
+    tree: &Tree,
+    previous: Option<PreviousLowering>,
+) -> SourceFile {
     if text.len() > MAX_ANALYSED_BYTES {
         return too_large(text, form);
     }
@@ -89,7 +108,12 @@ pub fn lower_tree(text: &str, parser_text: &str, form: SourceForm, tree: &Tree) 
 
     // Ranges of the normalised text are made char boundaries of the user's text.
     let comments: Vec<TextRange> = comments(root, parser_text).into_iter().map(|it| it.snap_to_chars(text)).collect();
-    let units = Lowerer::new(parser_text, text, &mut diagnostics).units(root);
+    let reusable = previous.and_then(ReusableUnits::new);
+    let mut lowerer = Lowerer::new(parser_text, text, &mut diagnostics);
+    lowerer.reusable = reusable.as_ref();
+    let units = lowerer.units(root);
+    let whole_units = std::mem::take(&mut lowerer.whole_units);
+    let reused_units = lowerer.reused_units;
     for diagnostic in &mut diagnostics {
         diagnostic.range = diagnostic.range.snap_to_chars(text);
     }
@@ -97,7 +121,7 @@ pub fn lower_tree(text: &str, parser_text: &str, form: SourceForm, tree: &Tree) 
     let mut units = units;
     assign_directives(&mut units, directives);
     diagnostics.sort_by_key(|it| (it.range.start, it.range.end));
-    SourceFile { form, units, comments, diagnostics }
+    SourceFile { form, units, comments, diagnostics, whole_units, reused_units }
 }
 
 /// The file of a text over [`MAX_ANALYSED_BYTES`]: one HPF005 on its first line.
@@ -113,7 +137,14 @@ fn too_large(text: &str, form: SourceForm) -> SourceFile {
             megabytes(MAX_ANALYSED_BYTES)
         ),
     );
-    SourceFile { form, units: Vec::new(), comments: Vec::new(), diagnostics: vec![diagnostic] }
+    SourceFile {
+        form,
+        units: Vec::new(),
+        comments: Vec::new(),
+        diagnostics: vec![diagnostic],
+        whole_units: Vec::new(),
+        reused_units: 0,
+    }
 }
 
 /// The node kinds the grammar calls `comment` (HPF directives are comments

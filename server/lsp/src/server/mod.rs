@@ -26,7 +26,7 @@ use ropey::Rope;
 use syntax::SourceForm;
 use tower_lsp_server::ls_types::{self, Uri};
 use tower_lsp_server::{Client, LspService, Server};
-use tree_sitter::{InputEdit, Point, Tree};
+use tree_sitter::{InputEdit, Point};
 
 use position::PositionEncoding;
 use settings::Settings;
@@ -57,8 +57,9 @@ struct Document {
     rope: Rope,
     /// The form the document's name (or the settings) give.
     form: SourceForm,
-    /// The parser text and tree of the last analysis: the next one reparses from them.
-    parse: Option<(Arc<String>, Tree)>,
+    /// The parser text, tree and analysis of the last analysis: the next one
+    /// reparses from them and reuses the units whose text did not change.
+    parse: Option<hooks::Parse>,
     analysed: Option<Arc<Analysed>>,
     /// Bumped by every change of text or settings; `analysed_revision` is the
     /// one the stored analysis (or a failed attempt) describes.
@@ -217,20 +218,21 @@ fn compute(
     version: i32,
     rope: Rope,
     form: SourceForm,
-    previous: Option<(Arc<String>, Tree)>,
+    previous: Option<hooks::Parse>,
     settings: &Settings,
     modules: &dyn analysis::model::ModuleResolver,
-) -> (Analysed, (Arc<String>, Tree)) {
+) -> (Arc<Analysed>, hooks::Parse) {
     let text = Arc::new(rope.to_string());
     let parser_text = Arc::new(syntax::parser_text(&text, form).into_owned());
-    let tree = match previous {
+    let tree = match &previous {
         // Tree-sitter's error recovery depends on the tree it starts from: a
         // text with syntax errors reparsed from an old tree can get another
         // tree than a fresh parse (found by tests/edit_sequences.rs), and so
         // other diagnostics than opening the same text. Such a text, or one
         // reparsed from such a tree, is parsed fresh.
-        Some((old_text, mut old_tree)) if !old_tree.root_node().has_error() => {
-            if let Some(edit) = input_edit(&old_text, &parser_text) {
+        Some((old_text, old_tree, _)) if !old_tree.root_node().has_error() => {
+            if let Some(edit) = input_edit(old_text, &parser_text) {
+                let mut old_tree = old_tree.clone();
                 old_tree.edit(&edit);
                 let tree = syntax::parse_tree(&parser_text, Some(&old_tree));
                 if tree.root_node().has_error() {
@@ -239,12 +241,19 @@ fn compute(
                     tree
                 }
             } else {
-                old_tree
+                old_tree.clone()
             }
         }
         _ => syntax::parse_tree(&parser_text, None),
     };
-    let file = syntax::lower_tree(&text, &parser_text, form, &tree);
+    // Units whose text did not change are taken from the previous analysis.
+    let reuse = previous.as_ref().map(|(old_parser_text, _, old)| syntax::PreviousLowering {
+        text: &old.text,
+        parser_text: old_parser_text,
+        file: &old.analysis.file,
+    });
+    let file = syntax::lower_tree_reusing(&text, &parser_text, form, &tree, reuse);
+    drop(previous);
     let config = ModelConfig { number_of_processors: settings.processors };
     let mut analysis = analysis::analyze_file_with(file, config, modules);
     crate::config::apply_severities(&mut analysis.diagnostics, &settings.severities());
@@ -253,7 +262,8 @@ fn compute(
     // first hover after every edit pay for it (3x the idle latency under load).
     analysis::ide::occurrences(&analysis);
     let unknown_modules = unknown_modules(&analysis);
-    (Analysed { version, text, rope, analysis, unknown_modules }, (parser_text, tree))
+    let analysed = Arc::new(Analysed { version, text, rope, analysis, unknown_modules });
+    (analysed.clone(), (parser_text, tree, analysed))
 }
 
 impl Backend {
@@ -327,20 +337,20 @@ impl Backend {
                         }
                         Some((analysed, parse, diagnostics)) => {
                             // Any parse is a valid base for the next incremental reparse.
-                            doc.parse = Some(parse);
-                            let analysed = Arc::new(analysed);
+                            let replaced_parse = doc.parse.replace(parse);
                             if doc.revision == revision {
                                 doc.analysed_revision = Some(revision);
-                                (true, doc.analysed.replace(analysed.clone()), Some((analysed.version, diagnostics)))
+                                let replaced = doc.analysed.replace(analysed.clone());
+                                (true, Some((replaced, replaced_parse)), Some((analysed.version, diagnostics)))
                             } else {
-                                (false, None, None)
+                                (false, Some((None, replaced_parse)), None)
                             }
                         }
                     }
                 };
                 state.analysed.notify_waiters();
                 // Freeing a large analysis takes time (a third of an edit's
-                // cost at 100k lines): not on the async workers.
+                // cost at 100k lines): not under the lock, not on the async workers.
                 if let Some(replaced) = replaced {
                     workers::analysis_pool().spawn(move || drop(replaced));
                 }
@@ -465,8 +475,9 @@ pub mod hooks {
     use super::settings::Settings;
     use super::Analysed;
 
-    /// The parser text and tree an analysis leaves for the next reparse.
-    pub type Parse = (Arc<String>, Tree);
+    /// The parser text, tree and analysis an analysis leaves for the next
+    /// one: it reparses from the tree and reuses unchanged units.
+    pub type Parse = (Arc<String>, Tree, Arc<Analysed>);
 
     /// Applies content changes in order (`did_change` calls this): a ranged
     /// change replaces its range, a change without a range the whole text.
@@ -485,7 +496,12 @@ pub mod hooks {
     }
 
     /// The server's analysis of `rope`, reparsing from `previous` when given.
-    pub fn analyse(rope: Rope, form: SourceForm, previous: Option<Parse>, settings: &Settings) -> (Analysed, Parse) {
+    pub fn analyse(
+        rope: Rope,
+        form: SourceForm,
+        previous: Option<Parse>,
+        settings: &Settings,
+    ) -> (Arc<Analysed>, Parse) {
         super::compute(0, rope, form, previous, settings, &analysis::model::NoModules)
     }
 }
