@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Compile every (non-error) program of the HPF corpus with gfortran, run it
 # sequentially (HPF directives are comments to gfortran) and compare what it
-# prints with expected/<file>.out when that file exists.
+# prints with expected/<file>.out when that file exists. A program that
+# READs gets <name>.in (next to it) on its standard input.
 #
 #   tests/corpus/check_sequential.sh            check all programs
 #   tests/corpus/check_sequential.sh --update   rewrite expected/*.out
@@ -46,7 +47,10 @@ for src in "$here"/*.f90 "$here"/*.hpf "$here"/*.f "$here"/*.for; do
     sed 's/^/    /' "$work/compile.log" | head -20
     fail=$((fail + 1)); failed+=("$name"); continue
   fi
-  (cd "$work" && timeout 60 ./prog) >"$work/out" 2>"$work/err"
+  # A program that READs gets <file>.in on its standard input.
+  input=/dev/null
+  [ -f "$here/${name%.*}.in" ] && input="$here/${name%.*}.in"
+  (cd "$work" && timeout 60 ./prog) <"$input" >"$work/out" 2>"$work/err"
   rc=$?
   if [ "$rc" -ne 0 ]; then
     echo "FAIL $name (run, exit status $rc)"

@@ -233,7 +233,9 @@ pub fn run(
     if stats {
         command.env("HPF_LS_STATS", "1");
     }
-    command.current_dir(&dir.path).stdin(Stdio::null());
+    // The program's standard input is the user's (the launcher hands it to
+    // rank 0, which does every READ).
+    command.current_dir(&dir.path).stdin(Stdio::inherit());
     let mut child = command.spawn().map_err(|error| format!("cannot start the launcher: {error}"))?;
     wait_with_timeout(&mut child, timeout).map_err(|message| format!("the program {message}"))
 }

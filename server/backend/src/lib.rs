@@ -457,14 +457,18 @@ impl<'a> Lowering<'a> {
     where
         'a: 's,
     {
-        let header = self.slice(stmt.header).trim_start().to_ascii_lowercase();
-        if header.starts_with("read") {
-            self.error(stmt.header, "READ is not supported by the MPI backend yet");
-        }
-        if header.starts_with("call") {
+        if let StmtKind::Call { .. } = stmt.kind {
             self.error(stmt.header, "CALL is not supported by the MPI backend yet");
         }
-        if self.distributed_occurrences(stmt.range).is_empty() && !contains_output(stmt) {
+        if self.is_read(stmt) {
+            // Rank 0 reads (the launcher gives it the standard input), then
+            // what it read is scattered or broadcast (`emit_on_rank_zero`).
+            if let Err(why) = self.read_parts(stmt) {
+                self.error(stmt.header, why);
+            }
+            return Plan::OnRankZero { stmt, why: None };
+        }
+        if self.distributed_occurrences(stmt.range).is_empty() && !self.contains_io(stmt) {
             return Plan::Verbatim(stmt);
         }
         if let StmtKind::Do { .. } = stmt.kind {
@@ -1235,6 +1239,90 @@ impl<'a> Lowering<'a> {
         }
     }
 
+    /// Whether `stmt` is a READ statement.
+    fn is_read(&self, stmt: &Stmt) -> bool {
+        let header = self.slice(stmt.header).trim_start().as_bytes();
+        matches!(stmt.kind, StmtKind::Other { .. })
+            && header.len() >= 4
+            && header[..4].eq_ignore_ascii_case(b"read")
+            && !header.get(4).is_some_and(|it| it.is_ascii_alphanumeric() || *it == b'_')
+    }
+
+    /// Whether `stmt` prints or reads, or holds a statement that does: such
+    /// statements run on rank 0 only.
+    fn contains_io(&self, stmt: &Stmt) -> bool {
+        let mut stack = vec![stmt];
+        while let Some(stmt) = stack.pop() {
+            if matches!(stmt.kind, StmtKind::Output { .. }) || self.is_read(stmt) {
+                return true;
+            }
+            stack.extend(stmt.children());
+        }
+        false
+    }
+
+    /// The items and status variables of a READ statement, or why the
+    /// backend cannot read it on one process and hand the values on.
+    fn read_parts<'s>(&self, stmt: &'s Stmt) -> Result<ReadParts<'s>, String> {
+        let StmtKind::Other { exprs, .. } = &stmt.kind else { return Err("it is not a READ statement".to_string()) };
+        let text = self.slice(stmt.range).to_ascii_lowercase();
+        let after_read = text.find("read").map_or(text.len(), |it| it + 4);
+        let rest = &text[after_read..];
+        let open = after_read + (rest.len() - rest.trim_start().len());
+        let mut status_keys = Vec::new();
+        let items_start = if text[open..].starts_with('(') {
+            let close = closing_paren(&text, open).ok_or("its control list is not closed")?;
+            for (_, part) in top_level_parts(&text[open + 1..close]) {
+                let Some((key, value)) = part.split_once('=') else { continue };
+                match key.trim() {
+                    "end" | "err" | "eor" => return Err(format!(
+                        "READ with {}= is not supported by the MPI backend yet (only the reading process would branch)",
+                        key.trim().to_ascii_uppercase()
+                    )),
+                    "iostat" | "iomsg" | "size" => status_keys.push(value.trim().to_string()),
+                    _ => {}
+                }
+            }
+            close + 1
+        } else {
+            // READ format, items
+            top_level_parts(&text[open..]).get(1).map_or(text.len(), |(at, _)| open + at)
+        };
+        let items_start = stmt.range.start + items_start;
+        let mut parts = ReadParts { items: Vec::new(), status: Vec::new() };
+        for expr in exprs {
+            match &expr.kind {
+                ExprKind::Name(name) if expr.range.start < items_start => {
+                    if status_keys.contains(&name.key()) {
+                        parts.status.push(name);
+                    }
+                }
+                _ if expr.range.start < items_start => {}
+                ExprKind::Name(name) | ExprKind::Ref { name, .. } => {
+                    let model = &self.analysis.model;
+                    let known = model.lookup(0, &name.key()).map(|id| model.symbol(id));
+                    if let Some(symbol) = known.filter(|it| element_suffix(&it.type_name).is_none()) {
+                        if !symbol.type_name.is_empty() {
+                            return Err(format!(
+                                "READ of `{}` ({}): the MPI backend reads INTEGER, REAL, DOUBLE PRECISION and LOGICAL items",
+                                name.text,
+                                symbol.type_name.to_ascii_uppercase()
+                            ));
+                        }
+                    }
+                    parts.items.push(expr);
+                }
+                _ => {
+                    return Err(format!(
+                        "READ of `{}`: implied-DO lists and expressions are not supported by the MPI backend yet",
+                        self.slice(expr.range)
+                    ))
+                }
+            }
+        }
+        Ok(parts)
+    }
+
     /// Distributed arrays written by `stmt`, and the replicated variables
     /// (name, MPI type, count) it writes.
     fn written(&self, stmt: &Stmt) -> (Vec<SymbolId>, Vec<(String, &'static str, String)>) {
@@ -1282,6 +1370,19 @@ impl<'a> Lowering<'a> {
                 },
                 StmtKind::Do { control: Some(control), .. } => add_scalar(&control.var, &mut scalars),
                 StmtKind::Forall { .. } => {}
+                StmtKind::Other { .. } if self.is_read(stmt) => {
+                    let Ok(parts) = self.read_parts(stmt) else { continue };
+                    for name in parts.status {
+                        add_scalar(name, &mut scalars);
+                    }
+                    for item in parts.items {
+                        let (ExprKind::Name(name) | ExprKind::Ref { name, .. }) = &item.kind else { continue };
+                        match model.lookup(0, &name.key()).filter(|id| self.distributed.contains_key(id)) {
+                            Some(id) => arrays.push(id),
+                            None => add_scalar(name, &mut scalars),
+                        }
+                    }
+                }
                 _ => {}
             }
             stack.extend(stmt.children());
@@ -1311,15 +1412,57 @@ fn mentions(expr: &syntax::Expr, keys: &[String]) -> bool {
     }
 }
 
-fn contains_output(stmt: &Stmt) -> bool {
-    let mut stack = vec![stmt];
-    while let Some(stmt) = stack.pop() {
-        if matches!(stmt.kind, StmtKind::Output { .. }) {
-            return true;
+/// The byte offset of the `)` that closes the `(` at `open`, skipping
+/// quoted strings.
+fn closing_paren(text: &str, open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut quote = None;
+    for (at, byte) in text.bytes().enumerate().skip(open) {
+        match (quote, byte) {
+            (Some(q), _) if byte == q => quote = None,
+            (Some(_), _) => {}
+            (None, b'\'' | b'"') => quote = Some(byte),
+            (None, b'(') => depth += 1,
+            (None, b')') => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(at);
+                }
+            }
+            _ => {}
         }
-        stack.extend(stmt.children());
     }
-    false
+    None
+}
+
+/// `text` split at its commas outside parentheses and quotes, with the
+/// offset of each part.
+fn top_level_parts(text: &str) -> Vec<(usize, &str)> {
+    let mut parts = Vec::new();
+    let (mut depth, mut quote, mut start) = (0usize, None, 0);
+    for (at, byte) in text.bytes().enumerate() {
+        match (quote, byte) {
+            (Some(q), _) if byte == q => quote = None,
+            (Some(_), _) => {}
+            (None, b'\'' | b'"') => quote = Some(byte),
+            (None, b'(') => depth += 1,
+            (None, b')') => depth = depth.saturating_sub(1),
+            (None, b',') if depth == 0 => {
+                parts.push((start, &text[start..at]));
+                start = at + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push((start, &text[start..]));
+    parts
+}
+
+/// What a READ statement writes: its input items, and the variables of its
+/// IOSTAT=, IOMSG= and SIZE= specifiers.
+struct ReadParts<'s> {
+    items: Vec<&'s syntax::Expr>,
+    status: Vec<&'s syntax::Name>,
 }
 
 #[cfg(test)]

@@ -188,6 +188,36 @@ fn replicated_conditions_and_elements_from_their_owner() {
 }
 
 #[test]
+fn reads_happen_on_rank_0_and_what_they_read_is_handed_on() {
+    // A READ inside a loop with no distributed array still runs on rank 0
+    // only (every process reading stdin would lose input on the others).
+    let (notes, source) = lower(&program(
+        "  read (*, *, iostat=total) step, k(1:3)\n  do i = 1, 2\n    read *, s\n  end do\n  u(1) = s\n",
+    ));
+    // The loop around the second READ runs whole on rank 0 (a note); the
+    // first READ, a statement of the program, needs no note.
+    assert!(notes.iter().all(|it| it.starts_with("11: runs on one process")), "{notes:?}");
+    let reads = source.matches("if (hpf_rank == 0) then").count();
+    assert!(reads >= 2, "{source}");
+    assert!(source.contains("call MPI_Bcast(step, 1, MPI_INTEGER"), "{source}");
+    assert!(source.contains("call MPI_Bcast(total, 1, MPI_INTEGER"), "{source}");
+    assert!(source.contains("call MPI_Bcast(s, 1, MPI_REAL"), "{source}");
+    assert!(source.contains("call hpf_scatter_"), "k is read on rank 0 and scattered:\n{source}");
+
+    // What only the reading process could act on is refused at its line.
+    for (body, why) in
+        [("  read (*, *, end=10) step\n10 continue\n", "END="), ("  read *, (k(i), i = 1, 3)\n", "implied-DO")]
+    {
+        let text = program(body);
+        let analysis = analysis::analyze(&text, SourceForm::Free, ModelConfig { number_of_processors: None });
+        let errors = crate::lower(&analysis, &text).expect_err(body);
+        assert!(errors.iter().any(|it| it.message.contains(why)), "{errors:?}");
+        let line = LineIndex::new(&text).line_col(&text, errors[0].range.start).0 + 1;
+        assert_eq!(line, HEADER.lines().count() + 1, "{errors:?}");
+    }
+}
+
+#[test]
 fn the_runtime_holds_only_the_routines_the_program_calls() {
     let (_, source) = lower(&program("  u(1:n) = un(0:n-1)\n  total = sum(k)\n  s = sum(u(1:n))\n"));
     let runtime = crate::runtime::runtime_for(&source);

@@ -22,6 +22,7 @@ const SUPPORTED: &[&str] = &[
     "npb_rhs.f",
     "odd_even_sort.f90",
     "on_home.f90",
+    "read_input.f90",
     "reductions.f90",
     "section_reductions.f90",
     "seed_fig6.f",
@@ -54,13 +55,22 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-fn mpirun(executable: &Path, processes: u32) -> std::process::Output {
+/// Runs `executable` of corpus program `name` on `processes` processes; a
+/// program that READs gets `tests/corpus/<stem>.in` on its standard input,
+/// as `check_sequential.sh` gives it to the sequential program.
+fn mpirun(name: &str, executable: &Path, processes: u32) -> std::process::Output {
+    let input = corpus().join(Path::new(name).with_extension("in"));
+    let stdin = match std::fs::File::open(&input) {
+        Ok(file) => std::process::Stdio::from(file),
+        Err(_) => std::process::Stdio::null(),
+    };
     Command::new("mpirun")
         .args(["--oversubscribe", "-np", &processes.to_string()])
         .arg(executable)
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .env("OMPI_MCA_rmaps_base_oversubscribe", "1")
+        .stdin(stdin)
         .output()
         .expect("mpirun starts")
 }
@@ -85,7 +95,7 @@ fn supported_corpus_programs_print_what_the_sequential_program_prints() {
         assert!(build.status.success(), "{name} does not build:\n{}", String::from_utf8_lossy(&build.stderr));
         let expected = std::fs::read(corpus().join(format!("expected/{name}.out"))).expect("an expected output");
         for processes in 1..=5 {
-            let output = mpirun(&executable, processes);
+            let output = mpirun(name, &executable, processes);
             assert!(
                 output.status.success(),
                 "{name} on {processes} processes failed:\n{}",
@@ -119,6 +129,26 @@ fn seed_statistics_match_the_analysis() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("hpf-ls stats: 3 message(s), 3 element(s) in total"), "{stderr}");
     assert_eq!(output.stdout, std::fs::read(corpus().join("expected/seed_fig6.f90.out")).unwrap());
+}
+
+/// `hpf-ls run` hands its standard input to the program (rank 0 reads it).
+#[test]
+fn run_passes_standard_input_to_the_program() {
+    if !toolchain_present() {
+        eprintln!("skipped: no MPI toolchain (and CI is not set)");
+        return;
+    }
+    let input = std::fs::File::open(corpus().join("read_input.in")).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_hpf-ls"))
+        .args(["run", "--np", "3"])
+        .arg(corpus().join("read_input.f90"))
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .stdin(input)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(output.stdout, std::fs::read(corpus().join("expected/read_input.f90.out")).unwrap());
 }
 
 /// What the backend cannot lower is refused at its line, with no program built.
