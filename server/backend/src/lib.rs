@@ -305,12 +305,29 @@ impl<'a> Lowering<'a> {
             self.error(TextRange::empty(0), "there is no program to lower");
             return String::new();
         };
-        if file.units.len() > 1 || unit.kind != UnitKind::Program || !unit.contains.is_empty() {
-            let range = file.units.get(1).map_or(unit.header, |it| it.header);
+        if let Some(module) = file.units.iter().find(|it| it.kind == UnitKind::Module) {
+            self.error(module.header, "modules are not supported by the MPI backend yet");
+            return String::new();
+        }
+        if unit.kind != UnitKind::Program {
+            let range = file.units.iter().find(|it| it.kind == UnitKind::Program).map_or(unit.header, |it| it.header);
             self.error(
                 range,
-                "the MPI backend lowers a single main program so far (no modules, subroutines or functions)",
+                "the MPI backend needs the main program first in the file (move the subroutines and functions after it)",
             );
+            return String::new();
+        }
+        if let Some(internal) = unit.contains.first() {
+            self.error(
+                internal.header,
+                "internal procedures (after CONTAINS) are not supported by the MPI backend yet (external subroutines and functions after the main program are)",
+            );
+            return String::new();
+        }
+        for other in &file.units[1..] {
+            self.check_external_procedure(other);
+        }
+        if !self.errors.is_empty() {
             return String::new();
         }
         for remap in &model.units[0].remaps {
@@ -334,7 +351,9 @@ impl<'a> Lowering<'a> {
     /// Every distributed array, checked against what the runtime supports.
     fn collect_distributed(&mut self) {
         let model = &self.analysis.model;
-        for (id, symbol) in model.symbols() {
+        // The main program's arrays; those of the subroutines and functions
+        // are plain arrays of the rank that runs them.
+        for (id, symbol) in model.symbols().filter(|(id, _)| id.unit == 0) {
             if !symbol.is_array() {
                 continue;
             }
@@ -458,7 +477,15 @@ impl<'a> Lowering<'a> {
         'a: 's,
     {
         if let StmtKind::Call { .. } = stmt.kind {
-            self.error(stmt.header, "CALL is not supported by the MPI backend yet");
+            // Subroutines run on rank 0: distributed arguments are gathered
+            // for the call and scattered after it, variables it may have set
+            // are broadcast (`emit_on_rank_zero`).
+            let why = (!self.distributed_occurrences(stmt.range).is_empty())
+                .then(|| "subroutines run on rank 0 on gathered copies of distributed arguments".to_string());
+            if let Some(why) = &why {
+                self.notes.push(Note { range: stmt.header, message: format!("runs on one process: {why}") });
+            }
+            return Plan::OnRankZero { stmt, why };
         }
         if self.is_read(stmt) {
             // Rank 0 reads (the launcher gives it the standard input), then
@@ -940,6 +967,62 @@ impl<'a> Lowering<'a> {
         None
     }
 
+    /// An external subroutine or function of the file, copied into the
+    /// generated program as it is: subroutines run on rank 0 (every CALL
+    /// does), functions wherever the statement that uses them runs, so a
+    /// function must not print, read, stop or call; a subroutine must not
+    /// stop (the other processes would wait for it).
+    fn check_external_procedure(&mut self, unit: &syntax::Unit) {
+        match unit.kind {
+            UnitKind::Subroutine | UnitKind::Function => {}
+            UnitKind::Module => {
+                self.error(unit.header, "modules are not supported by the MPI backend yet");
+                return;
+            }
+            UnitKind::Program => {
+                self.error(unit.header, "a second main program");
+                return;
+            }
+            UnitKind::BlockData => {
+                self.error(unit.header, "BLOCK DATA is not supported by the MPI backend yet");
+                return;
+            }
+        }
+        if let Some(internal) = unit.contains.first() {
+            self.error(
+                internal.header,
+                "internal procedures (after CONTAINS) are not supported by the MPI backend yet",
+            );
+            return;
+        }
+        let is_function = unit.kind == UnitKind::Function;
+        let mut stack: Vec<&Stmt> = unit.body.iter().collect();
+        while let Some(stmt) = stack.pop() {
+            let header: String = self
+                .slice(stmt.header)
+                .chars()
+                .filter(|it| !it.is_whitespace())
+                .collect::<String>()
+                .to_ascii_lowercase();
+            let after_if = header.strip_prefix("if(").map(|_| header.rsplit(')').next().unwrap_or("").to_string());
+            let starts =
+                |word: &str| header.starts_with(word) || after_if.as_ref().is_some_and(|it| it.starts_with(word));
+            let stops = starts("stop") || starts("errorstop");
+            let io = matches!(stmt.kind, StmtKind::Output { .. }) || self.is_read(stmt);
+            let calls = matches!(stmt.kind, StmtKind::Call { .. });
+            if stops || (is_function && (io || calls)) {
+                let what = if stops {
+                    "STOP in a subroutine or function is not supported by the MPI backend yet (only rank 0 would stop)"
+                } else {
+                    "a function that prints, reads or calls a subroutine would do so on every process: not supported by the MPI backend yet (a subroutine may)"
+                };
+                self.error(stmt.header, what);
+                return;
+            }
+            stack.extend(stmt.children());
+        }
+    }
+
     fn is_distributed_name(&self, name: &syntax::Name) -> bool {
         self.analysis.model.lookup(0, &name.key()).is_some_and(|id| self.distributed.contains_key(&id))
     }
@@ -1034,6 +1117,10 @@ impl<'a> Lowering<'a> {
         let unit_text = self.slice(unit.range).trim_end();
         let end_line = unit_text.lines().last().unwrap_or("end");
         let _ = writeln!(out, "{}", end_line.trim());
+        // External subroutines and functions, as they are.
+        for other in &self.analysis.file.units[1..] {
+            let _ = writeln!(out, "\n{}", self.copy(other.range).trim_end());
+        }
         out
     }
 
@@ -1275,10 +1362,12 @@ impl<'a> Lowering<'a> {
             for (_, part) in top_level_parts(&text[open + 1..close]) {
                 let Some((key, value)) = part.split_once('=') else { continue };
                 match key.trim() {
-                    "end" | "err" | "eor" => return Err(format!(
+                    "end" | "err" | "eor" => {
+                        return Err(format!(
                         "READ with {}= is not supported by the MPI backend yet (only the reading process would branch)",
                         key.trim().to_ascii_uppercase()
-                    )),
+                    ))
+                    }
                     "iostat" | "iomsg" | "size" => status_keys.push(value.trim().to_string()),
                     _ => {}
                 }
@@ -1370,6 +1459,16 @@ impl<'a> Lowering<'a> {
                 },
                 StmtKind::Do { control: Some(control), .. } => add_scalar(&control.var, &mut scalars),
                 StmtKind::Forall { .. } => {}
+                // A subroutine may set any variable it is passed.
+                StmtKind::Call { args, .. } => {
+                    for arg in args {
+                        let (ExprKind::Name(name) | ExprKind::Ref { name, .. }) = &arg.kind else { continue };
+                        match model.lookup(0, &name.key()).filter(|id| self.distributed.contains_key(id)) {
+                            Some(id) => arrays.push(id),
+                            None => add_scalar(name, &mut scalars),
+                        }
+                    }
+                }
                 StmtKind::Other { .. } if self.is_read(stmt) => {
                     let Ok(parts) = self.read_parts(stmt) else { continue };
                     for name in parts.status {

@@ -218,6 +218,42 @@ fn reads_happen_on_rank_0_and_what_they_read_is_handed_on() {
 }
 
 #[test]
+fn calls_run_on_rank_0_and_unsupported_procedures_are_refused_at_their_line() {
+    let (notes, source) = lower(&format!(
+        "{}subroutine shift(x, m, t)\n  integer :: m, x(m), t\n  t = t + x(1)\nend subroutine shift\n",
+        program("  call shift(k, n, total)\n  print *, total\n")
+    ));
+    assert!(notes.iter().any(|it| it.contains("subroutines run on rank 0")), "{notes:?}");
+    assert!(source.contains("call shift(hpf_g_k, n, total)"), "{source}");
+    assert!(source.contains("call MPI_Bcast(total, 1, MPI_INTEGER"), "{source}");
+    assert!(source.contains("\nsubroutine shift(x, m, t)"), "the subroutine is copied:\n{source}");
+
+    let refused = |text: &str, why: &str, line: usize| {
+        let analysis = analysis::analyze(text, SourceForm::Free, ModelConfig { number_of_processors: None });
+        let errors = crate::lower(&analysis, text).expect_err(why);
+        assert!(errors[0].message.contains(why), "{errors:?}");
+        assert_eq!(LineIndex::new(text).line_col(text, errors[0].range.start).0 + 1, line, "{errors:?}");
+    };
+    let main_lines = program("").lines().count();
+    refused(
+        &format!("{}subroutine s()\n  stop\nend subroutine s\n", program("")),
+        "STOP in a subroutine",
+        main_lines + 2,
+    );
+    refused(
+        &format!("{}integer function f(v)\n  integer :: v\n  print *, v\n  f = v\nend function f\n", program("")),
+        "a function that prints",
+        main_lines + 3,
+    );
+    refused(&format!("subroutine s()\nend subroutine s\n{}", program("")), "main program first", 3);
+    refused(
+        &program("contains\n  subroutine inner()\n  end subroutine inner\n"),
+        "internal procedures",
+        main_lines + 1,
+    );
+}
+
+#[test]
 fn the_runtime_holds_only_the_routines_the_program_calls() {
     let (_, source) = lower(&program("  u(1:n) = un(0:n-1)\n  total = sum(k)\n  s = sum(u(1:n))\n"));
     let runtime = crate::runtime::runtime_for(&source);
