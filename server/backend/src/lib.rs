@@ -950,21 +950,23 @@ impl<'a> Lowering<'a> {
         const BRANCHES: &[&str] = &["exit", "cycle", "goto", "return", "stop", "errorstop"];
         let mut stack: Vec<&Stmt> = body.iter().collect();
         while let Some(stmt) = stack.pop() {
-            let header: String = self
-                .slice(stmt.header)
-                .chars()
-                .filter(|it| !it.is_whitespace())
-                .collect::<String>()
-                .to_ascii_lowercase();
-            // A logical IF holds its statement in its header.
-            let after_if = header.strip_prefix("if(").map(|_| header.rsplit(')').next().unwrap_or(""));
-            let is_branch = |text: &str| BRANCHES.iter().any(|it| text.starts_with(it));
-            if is_branch(&header) || after_if.is_some_and(is_branch) {
+            if self.begins_with_keyword(stmt, BRANCHES) {
                 return Some(stmt);
             }
             stack.extend(stmt.children());
         }
         None
+    }
+
+    /// Whether `stmt`, or the statement of a logical IF, begins with one of
+    /// `keywords` (lower case, blanks removed: `errorstop`).
+    fn begins_with_keyword(&self, stmt: &Stmt, keywords: &[&str]) -> bool {
+        let header: String =
+            self.slice(stmt.header).chars().filter(|it| !it.is_whitespace()).collect::<String>().to_ascii_lowercase();
+        // A logical IF holds its statement in its header.
+        let after_if = header.strip_prefix("if(").map(|_| header.rsplit(')').next().unwrap_or(""));
+        let begins = |text: &str| keywords.iter().any(|it| text.starts_with(it));
+        begins(&header) || after_if.is_some_and(begins)
     }
 
     /// An external subroutine or function of the file, copied into the
@@ -998,16 +1000,7 @@ impl<'a> Lowering<'a> {
         let is_function = unit.kind == UnitKind::Function;
         let mut stack: Vec<&Stmt> = unit.body.iter().collect();
         while let Some(stmt) = stack.pop() {
-            let header: String = self
-                .slice(stmt.header)
-                .chars()
-                .filter(|it| !it.is_whitespace())
-                .collect::<String>()
-                .to_ascii_lowercase();
-            let after_if = header.strip_prefix("if(").map(|_| header.rsplit(')').next().unwrap_or("").to_string());
-            let starts =
-                |word: &str| header.starts_with(word) || after_if.as_ref().is_some_and(|it| it.starts_with(word));
-            let stops = starts("stop") || starts("errorstop");
+            let stops = self.begins_with_keyword(stmt, &["stop", "errorstop"]);
             let io = matches!(stmt.kind, StmtKind::Output { .. }) || self.is_read(stmt);
             let calls = matches!(stmt.kind, StmtKind::Call { .. });
             if stops || (is_function && (io || calls)) {

@@ -328,14 +328,21 @@ fn exit_with_an_unanswered_configuration_request() {
 /// A module USEd from a file of the workspace that is not open is read from
 /// disk; once that file is opened, its text as edited counts, and the
 /// documents that use it are analysed again.
+/// A module of arrays aligned with a template, in a file of its own.
+const GRID_MODULE: &str = "module grid\n  integer, parameter :: n = 16\n  real :: a(n), b(n)\n!HPF$ PROCESSORS p(4)\n\
+                           !HPF$ TEMPLATE t(0:n+1)\n!HPF$ DISTRIBUTE t(BLOCK) ONTO p\n!HPF$ ALIGN a(i) WITH t(i)\n\
+                           !HPF$ ALIGN b(i) WITH t(i)\nend module grid\n";
+
+/// A program that USEs `grid` with one misaligned reference (HPF101).
+const USES_GRID: &str =
+    "program main\n  use grid\n  integer :: i\n  do i = 1, n - 1\n    a(i) = b(i + 1)\n  end do\nend\n";
+
 #[test]
 fn a_module_file_changed_on_disk_reanalyses_its_dependents() {
     let dir = scratch("protocol-watched");
-    let grid = "module grid\n  integer, parameter :: n = 16\n  real :: a(n), b(n)\n!HPF$ PROCESSORS p(4)\n\
-                !HPF$ TEMPLATE t(0:n+1)\n!HPF$ DISTRIBUTE t(BLOCK) ONTO p\n!HPF$ ALIGN a(i) WITH t(i)\n\
-                !HPF$ ALIGN b(i) WITH t(i)\nend module grid\n";
+    let grid = GRID_MODULE;
     std::fs::write(dir.join("grid.f90"), grid).unwrap();
-    let main = "program main\n  use grid\n  integer :: i\n  do i = 1, n - 1\n    a(i) = b(i + 1)\n  end do\nend\n";
+    let main = USES_GRID;
     let root = format!("file://{}", dir.display());
     let (main_uri, grid_uri) = (format!("{root}/main.f90"), format!("{root}/grid.f90"));
     let mut capabilities = utf16_capabilities();
@@ -367,11 +374,9 @@ fn a_module_file_changed_on_disk_reanalyses_its_dependents() {
 fn modules_come_from_the_workspace_and_from_open_documents() {
     let dir = scratch("protocol-modules");
     std::fs::create_dir_all(dir.join("lib")).unwrap();
-    let grid = "module grid\n  integer, parameter :: n = 16\n  real :: a(n), b(n)\n!HPF$ PROCESSORS p(4)\n\
-                !HPF$ TEMPLATE t(0:n+1)\n!HPF$ DISTRIBUTE t(BLOCK) ONTO p\n!HPF$ ALIGN a(i) WITH t(i)\n\
-                !HPF$ ALIGN b(i) WITH t(i)\nend module grid\n";
+    let grid = GRID_MODULE;
     std::fs::write(dir.join("lib/grid.f90"), grid).unwrap();
-    let main = "program main\n  use grid\n  integer :: i\n  do i = 1, n - 1\n    a(i) = b(i + 1)\n  end do\nend\n";
+    let main = USES_GRID;
     let root = format!("file://{}", dir.display());
     let (main_uri, grid_uri) = (format!("{root}/main.f90"), format!("{root}/lib/grid.f90"));
     let mut client = start_in(utf16_capabilities(), json!(root));
