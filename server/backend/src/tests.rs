@@ -257,3 +257,26 @@ fn the_runtime_cyclic_maps_agree_with_enumeration() {
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(String::from_utf8_lossy(&run.stdout), "errors: 0\n");
 }
+
+/// The runtime's 2-D grid (its shape for every process count, the block
+/// owners along each axis, each rank's box, the local iterations) against
+/// a brute-force enumeration on 1 to 7 processes, by a Fortran driver that
+/// sets the rank and the process count itself (only `mpif90` needed).
+#[test]
+fn the_runtime_grid_maps_agree_with_enumeration() {
+    use std::process::Command;
+    if Command::new("mpif90").arg("--version").output().is_err() {
+        eprintln!("skipped: no mpif90");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("hpf-ls-grid-maps-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("runtime.f90"), crate::runtime::runtime_for("call hpf_box_i4_212(")).unwrap();
+    std::fs::write(dir.join("driver.f90"), include_str!("grid_maps_test.f90")).unwrap();
+    let build =
+        Command::new("mpif90").args(["runtime.f90", "driver.f90", "-o", "driver"]).current_dir(&dir).output().unwrap();
+    assert!(build.status.success(), "{}", String::from_utf8_lossy(&build.stderr));
+    let run = Command::new(dir.join("driver")).output().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "errors: 0\n");
+}
