@@ -40,6 +40,7 @@
 
 mod assign;
 pub mod driver;
+mod grid;
 mod reduce;
 pub mod runtime;
 
@@ -95,12 +96,35 @@ struct Distributed {
     target: SymbolId,
     shadow_low: i64,
     shadow_high: i64,
+    /// Distributed in two dimensions: the second one (`dim` is the first),
+    /// over the second axis of a 2-D grid of processes (`grid.rs`).
+    second: Option<SecondAxis>,
+}
+
+/// The second distributed dimension of an array distributed in two: BLOCK
+/// or BLOCK(m) along both, over a grid the runtime shapes from the declared
+/// arrangement `procs` (0 x 0 when there is none).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct SecondAxis {
+    dim: usize,
+    lb: i64,
+    ub: i64,
+    offset: i64,
+    template_lo: i64,
+    template_hi: i64,
+    block: i64,
+    shadow_low: i64,
+    shadow_high: i64,
+    procs: (i64, i64),
 }
 
 impl Distributed {
     /// The runtime routines' suffix: type, rank, distributed dimension (1-based).
     fn variant(&self) -> String {
-        format!("{}_{}{}", self.suffix, self.lbs.len(), self.dim + 1)
+        match &self.second {
+            Some(second) => format!("{}_{}{}{}", self.suffix, self.lbs.len(), self.dim + 1, second.dim + 1),
+            None => format!("{}_{}{}", self.suffix, self.lbs.len(), self.dim + 1),
+        }
     }
 
     /// The declared bounds as two array constructors, for alloc and gather.
@@ -114,6 +138,9 @@ impl Distributed {
     /// cut in the same blocks along the same dimension (the runtime spreads
     /// every distribution over all the processes).
     fn same_blocks(&self, other: &Distributed) -> bool {
+        if self.second.is_some() || other.second.is_some() {
+            return grid::same_grid_blocks(self, other);
+        }
         self.dim == other.dim
             && self.cyclic == other.cyclic
             && (self.target == other.target
@@ -362,13 +389,32 @@ impl<'a> Lowering<'a> {
             }
             let distributed_dims: Vec<usize> =
                 (0..rank).filter(|&it| distribution.formats.get(it) != Some(&Format::Collapsed)).collect();
-            let [dim] = distributed_dims[..] else {
-                self.error(
-                    distribution.directive,
-                    "the MPI backend distributes one dimension per array so far (the others `*`)",
-                );
-                continue;
+            let (dim, second_dim) = match distributed_dims[..] {
+                [dim] => (dim, None),
+                [dim, second] => (dim, Some(second)),
+                _ => {
+                    self.error(
+                        distribution.directive,
+                        "the MPI backend distributes one or two dimensions per array (the others `*`)",
+                    );
+                    continue;
+                }
             };
+            if let Some(second) = second_dim {
+                let cyclic = [dim, second]
+                    .into_iter()
+                    .find(|it| !matches!(distribution.formats[*it], Format::Block | Format::BlockOf(Some(_))));
+                if let Some(format) = cyclic {
+                    self.error(
+                        distribution.directive,
+                        format!(
+                            "the distribution {} in two dimensions is not supported by the MPI backend yet (BLOCK and BLOCK(m) with a constant m are)",
+                            distribution.formats[format].render()
+                        ),
+                    );
+                    continue;
+                }
+            }
             let (block, cyclic) = match distribution.formats[dim] {
                 Format::Block => (0, false),
                 Format::BlockOf(Some(m)) => (m, false),
@@ -417,6 +463,46 @@ impl<'a> Lowering<'a> {
             };
             let (shadow_low, shadow_high) =
                 symbol.mapping.shadow.as_ref().and_then(|it| it.get(dim).copied()).unwrap_or((0, 0));
+            let second = match second_dim {
+                None => None,
+                Some(second) => {
+                    let (Some(template_lo), Some(template_hi)) =
+                        (target_symbol.shape[second].lo.known(), target_symbol.shape[second].hi.known())
+                    else {
+                        self.error(at, "the bounds of the alignment target must be constant for the MPI backend");
+                        continue;
+                    };
+                    let offset = resolved.axis_of(second).map_or(0, |it| it.2);
+                    let block = match distribution.formats[second] {
+                        Format::BlockOf(Some(m)) => m,
+                        _ => 0,
+                    };
+                    let (shadow_low, shadow_high) =
+                        symbol.mapping.shadow.as_ref().and_then(|it| it.get(second).copied()).unwrap_or((0, 0));
+                    // The declared arrangement's shape, when it is 2-D and constant.
+                    let procs = distribution
+                        .onto
+                        .map(|it| &model.symbol(it).shape)
+                        .filter(|shape| shape.len() == 2)
+                        .and_then(|shape| {
+                            let extent = |it: &analysis::model::Dim| Some(it.hi.known()? - it.lo.known()? + 1);
+                            Some((extent(&shape[0])?, extent(&shape[1])?))
+                        })
+                        .unwrap_or((0, 0));
+                    Some(SecondAxis {
+                        dim: second,
+                        lb: bounds[second].0,
+                        ub: bounds[second].1,
+                        offset,
+                        template_lo,
+                        template_hi,
+                        block,
+                        shadow_low,
+                        shadow_high,
+                        procs,
+                    })
+                }
+            };
             self.distributed.insert(
                 id,
                 Distributed {
@@ -435,6 +521,7 @@ impl<'a> Lowering<'a> {
                     target,
                     shadow_low,
                     shadow_high,
+                    second,
                 },
             );
         }
@@ -467,8 +554,10 @@ impl<'a> Lowering<'a> {
         if self.distributed_occurrences(stmt.range).is_empty() && !contains_output(stmt) {
             return Plan::Verbatim(stmt);
         }
+        let grid = self.touches_grid(stmt.range);
         if let StmtKind::Do { .. } = stmt.kind {
-            match self.parallel_loop(stmt) {
+            let parallel = if grid { self.grid_nest(stmt) } else { self.parallel_loop(stmt) };
+            match parallel {
                 Ok(plan) => return plan,
                 Err(why) => {
                     let notes = self.notes.len();
@@ -494,6 +583,19 @@ impl<'a> Lowering<'a> {
                     self.notes.truncate(notes);
                     self.notes.push(Note { range: stmt.header, message: format!("runs on one process: {why}") });
                     return Plan::OnRankZero { stmt, why: Some(why) };
+                }
+            }
+        }
+        // A statement on an array distributed in two dimensions: `grid.rs`.
+        if grid {
+            match self.grid_statement(stmt) {
+                Ok(plan) => return plan,
+                Err(why) => {
+                    let why = (!matches!(stmt.kind, StmtKind::Output { .. })).then_some(why);
+                    if let Some(why) = &why {
+                        self.notes.push(Note { range: stmt.header, message: format!("runs on one process: {why}") });
+                    }
+                    return Plan::OnRankZero { stmt, why };
                 }
             }
         }
@@ -997,14 +1099,22 @@ impl<'a> Lowering<'a> {
                 name = distributed.name,
                 colons = distributed.colons()
             );
-            let _ = writeln!(out, "  type(hpf_desc) :: hpf_d_{}", distributed.name);
+            let descriptors = if distributed.second.is_some() { "(2)" } else { "" };
+            let _ = writeln!(out, "  type(hpf_desc) :: hpf_d_{}{descriptors}", distributed.name);
         }
         let _ = writeln!(out, "  integer :: hpf_lo, hpf_hi, hpf_i, hpf_c");
+        if self.distributed.values().any(|it| it.second.is_some()) {
+            let _ = writeln!(out, "  integer :: hpf_lo2, hpf_hi2, hpf_nl(2), hpf_nh(2), hpf_bl(2), hpf_bh(2)");
+        }
         for (type_name, name) in &self.temps {
             let _ = writeln!(out, "  {type_name} :: {name}");
         }
         let _ = writeln!(out, "  call hpf_init()");
         for distributed in self.distributed.values() {
+            if let Some(second) = &distributed.second {
+                grid::emit_alloc(&mut out, distributed, second);
+                continue;
+            }
             let _ = writeln!(
                 out,
                 "  hpf_d_{name} = hpf_make_desc({}, {}, {}, {}, {}, {}, {})\n  call hpf_alloc_{}({name}, hpf_d_{name}, {}, {}, {})",
