@@ -21,11 +21,38 @@
 //! gathered copies (`hpf_gather_*`/`hpf_scatter_*` assemble and split the
 //! boxes), with a note; output statements print the gathered copies.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use syntax::{Stmt, TextRange};
+use analysis::loops::{AccessAttr, LoopKind, LoopReport, SubscriptForm};
+use analysis::model::SymbolId;
+use syntax::{Expr, ExprKind, LoopControl, Stmt, StmtKind, Subscript, TextRange};
 
 use crate::{Distributed, Lowering, Plan, SecondAxis};
+
+/// Per distributed array read: the smallest and largest distance of its
+/// subscripts from the home's iteration, along each distributed dimension.
+type Reads = BTreeMap<SymbolId, [(i64, i64); 2]>;
+
+/// The work on arrays distributed in two dimensions that runs in parallel.
+pub(crate) enum GridPlan<'a> {
+    /// A DO nest: `loops[k]` distributes along the home's k-th distributed
+    /// dimension, whose subscript is `v + offsets[k]` for its index `v`.
+    Nest { stmt: &'a Stmt, home: SymbolId, loops: [&'a Stmt; 2], steps: [i64; 2], offsets: [i64; 2], reads: Reads },
+    /// A FORALL: `specs[k]` indexes the home's k-th distributed dimension.
+    Forall {
+        stmt: &'a Stmt,
+        home: SymbolId,
+        specs: [&'a LoopControl; 2],
+        steps: [i64; 2],
+        offsets: [i64; 2],
+        reads: Reads,
+    },
+    /// A whole-array assignment: every whole array becomes its local box.
+    Whole { stmt: &'a Stmt, home: SymbolId, edits: Vec<(TextRange, String)> },
+    /// An element assignment from replicated data, by its owner.
+    Owner { stmt: &'a Stmt, home: SymbolId, index: [TextRange; 2] },
+}
 
 /// Whether the elements of both arrays (one of them at least distributed in
 /// two dimensions) at the same template cells live on the same process.
@@ -80,21 +107,618 @@ impl<'a> Lowering<'a> {
         self.distributed_occurrences(range).iter().any(|it| self.distributed[&it.1].second.is_some())
     }
 
+    /// The two distributed dimensions (0-based) of a grid array.
+    fn grid_dims(&self, id: SymbolId) -> Option<[usize; 2]> {
+        let distributed = self.distributed.get(&id)?;
+        distributed.second.as_ref().map(|second| [distributed.dim, second.dim])
+    }
+
+    /// The alignment offsets along the two distributed dimensions.
+    fn grid_offsets(&self, id: SymbolId) -> [i64; 2] {
+        let distributed = &self.distributed[&id];
+        [distributed.offset, distributed.second.as_ref().map_or(0, |it| it.offset)]
+    }
+
     /// The owner-computes form of a DO nest on arrays distributed in two
     /// dimensions, or why it has none.
-    pub(crate) fn grid_nest<'s>(&mut self, _stmt: &'s Stmt) -> Result<Plan<'s>, String>
+    pub(crate) fn grid_nest<'s>(&mut self, stmt: &'s Stmt) -> Result<Plan<'s>, String>
     where
         'a: 's,
     {
-        Err("not yet".to_string())
+        // Only DO loops (with control) and assignments to distributed arrays inside.
+        let mut loops: Vec<&'s Stmt> = Vec::new();
+        let mut assignments: Vec<&'s Stmt> = Vec::new();
+        let mut stack = vec![stmt];
+        while let Some(current) = stack.pop() {
+            match &current.kind {
+                StmtKind::Do { control: Some(_), body, .. } => {
+                    loops.push(current);
+                    stack.extend(body.iter());
+                }
+                StmtKind::Assign { lhs, .. } => {
+                    assignments.push(current);
+                    if let ExprKind::Name(name) = &lhs.kind {
+                        if !self.is_distributed_name(name) {
+                            return Err(format!("it assigns the scalar {}", name.text));
+                        }
+                    }
+                }
+                _ => return Err("its body holds more than DO loops and assignments".to_string()),
+            }
+        }
+        if self.analysis.loops.iter().any(|it| stmt.range.contains_range(it.range) && it.kind != LoopKind::Do) {
+            return Err("it holds an array assignment or FORALL".to_string());
+        }
+        let reports: Vec<&'a LoopReport> = self
+            .analysis
+            .loops
+            .iter()
+            .filter(|it| stmt.range.contains_range(it.range) && it.kind == LoopKind::Do)
+            .collect();
+        let first = reports.iter().find(|it| !it.accesses.is_empty()).ok_or("it touches no array")?;
+        let home = first.home.as_ref().ok_or("it updates no distributed array")?;
+        let dims = self
+            .grid_dims(home.array)
+            .ok_or("its home is not distributed in two dimensions (and it reads arrays that are)")?;
+        // The loop over each distributed dimension of the home, and the home's offsets.
+        let mut keys: Vec<String> = Vec::new();
+        let mut offsets = [0; 2];
+        for (k, dim) in dims.iter().enumerate() {
+            match home.subscripts.get(*dim) {
+                Some(SubscriptForm::Affine { index, coef: 1, offset }) => {
+                    keys.push(first.nest[*index].key.clone());
+                    offsets[k] = *offset;
+                }
+                _ => {
+                    return Err(format!(
+                        "the home's subscript along its distributed dimension {} is not `v+q` for a loop index v",
+                        dim + 1
+                    ))
+                }
+            }
+        }
+        if keys[0] == keys[1] {
+            return Err("the home's distributed subscripts follow the same loop index".to_string());
+        }
+        let loop_of = |key: &str| -> Result<&'s Stmt, String> {
+            let mut found = loops.iter().filter(
+                |it| matches!(&it.kind, StmtKind::Do { control: Some(control), .. } if control.var.key() == key),
+            );
+            let first =
+                found.next().ok_or("an index of the home's distributed subscripts is not a loop of this nest")?;
+            if found.next().is_some() {
+                return Err("two loops of the nest run over a distributed index".to_string());
+            }
+            Ok(*first)
+        };
+        let distributing = [loop_of(&keys[0])?, loop_of(&keys[1])?];
+        for it in &distributing {
+            if assignments.iter().any(|assignment| !it.range.contains_range(assignment.range)) {
+                return Err("it assigns outside its distributing loops".to_string());
+            }
+        }
+        // The local bounds of an inner distributing loop are computed on a
+        // line of their own before it; its bounds must not read distributed arrays.
+        for it in &loops {
+            let StmtKind::Do { control: Some(control), .. } = &it.kind else { continue };
+            let mut bounds = vec![control.lo.range, control.hi.range];
+            bounds.extend(control.step.as_ref().map(|step| step.range));
+            if bounds.iter().any(|range| !self.distributed_occurrences(*range).is_empty()) {
+                return Err("the bounds of a loop of the nest read distributed arrays".to_string());
+            }
+        }
+        for it in &distributing {
+            let line_start = self.text[..it.range.start].rfind('\n').map_or(0, |at| at + 1);
+            let before = &self.text[line_start..it.range.start];
+            if !std::ptr::eq(*it, stmt) && !before.chars().all(|ch| ch.is_ascii_digit() || ch.is_whitespace()) {
+                return Err("a distributing loop does not begin its line".to_string());
+            }
+        }
+        let mut steps = [0; 2];
+        for (k, it) in distributing.iter().enumerate() {
+            let report = reports.iter().find(|report| report.range == it.range).ok_or("the loop was not analysed")?;
+            steps[k] =
+                report.nest.last().and_then(|own| own.step).ok_or("a distributing loop's step is not a constant")?;
+        }
+        let model = &self.analysis.model;
+        let home_distributed = self.distributed[&home.array].clone();
+        let mut reads: Reads = BTreeMap::new();
+        for report in &reports {
+            for access in &report.accesses {
+                let symbol = model.symbol(access.array);
+                let Some(distributed) = self.distributed.get(&access.array) else {
+                    if access.attr == AccessAttr::Update {
+                        return Err(format!("it writes the replicated array {}", symbol.name.text));
+                    }
+                    continue;
+                };
+                if !distributed.same_blocks(&home_distributed) {
+                    return Err(format!("{} and the home are distributed differently", symbol.name.text));
+                }
+                let mut distance = [0; 2];
+                for k in 0..2 {
+                    distance[k] = match access.subscripts.get(dims[k]) {
+                        Some(SubscriptForm::Affine { index, coef: 1, offset })
+                            if report.nest[*index].key == keys[k] =>
+                        {
+                            *offset
+                        }
+                        _ => {
+                            return Err(format!(
+                                "the subscript of {} along its distributed dimension {} is not `{}+c`",
+                                symbol.name.text,
+                                dims[k] + 1,
+                                keys[k]
+                            ))
+                        }
+                    };
+                }
+                match access.attr {
+                    AccessAttr::Update => {
+                        if access.array != home.array || distance != offsets {
+                            return Err(format!("it updates {} besides its home", symbol.name.text));
+                        }
+                    }
+                    AccessAttr::Reference => {
+                        // What another process writes during the loop cannot be fetched before it.
+                        if access.array == home.array && distance != offsets {
+                            return Err(format!(
+                                "it reads its home {} at other elements than it writes (a dependence may cross processes)",
+                                symbol.name.text
+                            ));
+                        }
+                        let entry = reads
+                            .entry(access.array)
+                            .or_insert([(distance[0], distance[0]), (distance[1], distance[1])]);
+                        for k in 0..2 {
+                            entry[k].0 = entry[k].0.min(distance[k]);
+                            entry[k].1 = entry[k].1.max(distance[k]);
+                        }
+                    }
+                }
+            }
+        }
+        self.grow_grid_shadows(home.array, offsets, &reads);
+        Ok(Plan::Grid(GridPlan::Nest { stmt, home: home.array, loops: distributing, steps, offsets, reads }))
+    }
+
+    /// Widens the shadow areas of the arrays read at distances from the home
+    /// element `H(v + offsets)`: by their template distances, per dimension.
+    fn grow_grid_shadows(&mut self, home: SymbolId, offsets: [i64; 2], reads: &Reads) {
+        let home_offsets = self.grid_offsets(home);
+        for (array, ranges) in reads {
+            let array_offsets = self.grid_offsets(*array);
+            let distributed = self.distributed.get_mut(array).expect("a distributed array");
+            let widths: Vec<(i64, i64)> = (0..2)
+                .map(|k| {
+                    let home_shift = home_offsets[k] + offsets[k];
+                    (home_shift - (ranges[k].0 + array_offsets[k]), (ranges[k].1 + array_offsets[k]) - home_shift)
+                })
+                .collect();
+            distributed.shadow_low = distributed.shadow_low.max(widths[0].0).max(0);
+            distributed.shadow_high = distributed.shadow_high.max(widths[0].1).max(0);
+            let second = distributed.second.as_mut().expect("a grid array");
+            second.shadow_low = second.shadow_low.max(widths[1].0).max(0);
+            second.shadow_high = second.shadow_high.max(widths[1].1).max(0);
+        }
     }
 
     /// The parallel form of a statement (not a DO loop) on arrays
     /// distributed in two dimensions, or why it has none.
-    pub(crate) fn grid_statement<'s>(&mut self, _stmt: &'s Stmt) -> Result<Plan<'s>, String>
+    pub(crate) fn grid_statement<'s>(&mut self, stmt: &'s Stmt) -> Result<Plan<'s>, String>
     where
         'a: 's,
     {
-        Err("not yet".to_string())
+        match &stmt.kind {
+            StmtKind::Forall { .. } => self.grid_forall(stmt),
+            StmtKind::Assign { lhs, rhs } => match &lhs.kind {
+                ExprKind::Name(name) => {
+                    let home = self
+                        .analysis
+                        .model
+                        .lookup(0, &name.key())
+                        .filter(|id| self.grid_dims(*id).is_some())
+                        .ok_or_else(|| format!("it assigns {} from arrays distributed in two dimensions", name.text))?;
+                    let mut edits = Vec::new();
+                    self.whole_operands(home, rhs, &mut edits)?;
+                    edits.push((name.range, self.box_section(home)));
+                    Ok(Plan::Grid(GridPlan::Whole { stmt, home, edits }))
+                }
+                ExprKind::Ref { name, args } => {
+                    let home = self
+                        .analysis
+                        .model
+                        .lookup(0, &name.key())
+                        .filter(|id| self.grid_dims(*id).is_some())
+                        .ok_or_else(|| format!("it assigns {} from arrays distributed in two dimensions", name.text))?;
+                    let dims = self.grid_dims(home).expect("a grid array");
+                    if !self.distributed_occurrences(rhs.range).is_empty() {
+                        return Err("it assigns an element or section from distributed data".to_string());
+                    }
+                    if args.len() != self.distributed[&home].lbs.len() {
+                        return Err(format!("the subscripts of {} are not one per dimension", name.text));
+                    }
+                    let mut index = [TextRange::empty(0); 2];
+                    for (k, dim) in dims.iter().enumerate() {
+                        match &args[*dim] {
+                            Subscript::Expr(value) if self.distributed_occurrences(value.range).is_empty() => {
+                                index[k] = value.range;
+                            }
+                            _ => return Err(format!("it assigns a section of {}", name.text)),
+                        }
+                    }
+                    if args.iter().any(|it| !self.distributed_occurrences(it.range()).is_empty()) {
+                        return Err("a subscript of its left side reads a distributed array".to_string());
+                    }
+                    Ok(Plan::Grid(GridPlan::Owner { stmt, home, index }))
+                }
+                _ => Err("its left side is not a variable".to_string()),
+            },
+            _ => Err("statements other than assignments and FORALLs on arrays distributed in two dimensions run on rank 0 on gathered copies".to_string()),
+        }
+    }
+
+    /// `H(hpf_bl(1):hpf_bh(1), ...)`: the local box of a grid array, whole along the other dimensions.
+    fn box_section(&self, id: SymbolId) -> String {
+        let distributed = &self.distributed[&id];
+        let dims = self.grid_dims(id).expect("a grid array");
+        let subscripts: Vec<String> = (0..distributed.lbs.len())
+            .map(|d| match dims.iter().position(|it| *it == d) {
+                Some(k) => format!("hpf_bl({}):hpf_bh({})", k + 1, k + 1),
+                None => ":".to_string(),
+            })
+            .collect();
+        format!("{}({})", distributed.name, subscripts.join(","))
+    }
+
+    /// Checks that the right side of a whole-array assignment to `home` is
+    /// elemental in whole arrays cut like it (and scalars), and rewrites
+    /// each of them to its local box.
+    fn whole_operands(&self, home: SymbolId, expr: &Expr, edits: &mut Vec<(TextRange, String)>) -> Result<(), String> {
+        let model = &self.analysis.model;
+        match &expr.kind {
+            ExprKind::Int(_) | ExprKind::Literal(_) => Ok(()),
+            ExprKind::Unary { operand, .. } | ExprKind::Paren(operand) => self.whole_operands(home, operand, edits),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                self.whole_operands(home, lhs, edits)?;
+                self.whole_operands(home, rhs, edits)
+            }
+            ExprKind::Name(name) => {
+                let Some(id) = model.lookup(0, &name.key()) else { return Ok(()) };
+                let symbol = model.symbol(id);
+                if let Some(distributed) = self.distributed.get(&id) {
+                    let home_distributed = &self.distributed[&home];
+                    if !distributed.same_blocks(home_distributed)
+                        || self.grid_offsets(id) != self.grid_offsets(home)
+                        || distributed.lbs != home_distributed.lbs
+                        || distributed.ubs != home_distributed.ubs
+                    {
+                        return Err(format!("{} is not laid out like {}", distributed.name, home_distributed.name));
+                    }
+                    edits.push((name.range, self.box_section(id)));
+                    return Ok(());
+                }
+                if symbol.is_array() {
+                    return Err(format!("it reads the replicated array {} whole", symbol.name.text));
+                }
+                Ok(())
+            }
+            ExprKind::Ref { name, args } => {
+                let known = model.lookup(0, &name.key());
+                let is_array = known.is_some_and(|id| model.symbol(id).is_array());
+                if known.is_some_and(|id| self.distributed.contains_key(&id)) {
+                    return Err(format!("it reads a part of {}", name.text));
+                }
+                if is_array {
+                    // An element of a replicated array: a scalar.
+                    if args.iter().all(|it| matches!(it, Subscript::Expr(_)))
+                        && args.iter().all(|it| self.distributed_occurrences(it.range()).is_empty())
+                    {
+                        return Ok(());
+                    }
+                    return Err(format!("it reads a section of the replicated array {}", name.text));
+                }
+                if !crate::assign::ELEMENTAL.contains(&name.key().as_str()) {
+                    return Err(format!("it calls {}, which is not an elemental intrinsic", name.text));
+                }
+                for arg in args {
+                    match arg {
+                        Subscript::Expr(value) | Subscript::Keyword { value, .. } => {
+                            self.whole_operands(home, value, edits)?
+                        }
+                        _ => return Err(format!("an argument of {} is not an expression", name.text)),
+                    }
+                }
+                Ok(())
+            }
+            ExprKind::Other(_) => Err("its right side was not understood".to_string()),
+        }
+    }
+
+    /// The owner-computes form of a FORALL on arrays distributed in two
+    /// dimensions: its assignments update one home at `H(i+p, j+q)` for two
+    /// of its indices and read arrays of the same blocks at `X(i+c, j+d)`.
+    fn grid_forall<'s>(&mut self, stmt: &'s Stmt) -> Result<Plan<'s>, String>
+    where
+        'a: 's,
+    {
+        let StmtKind::Forall { specs, mask, body } = &stmt.kind else {
+            return Err("it is not a FORALL".to_string());
+        };
+        let mut home: Option<(SymbolId, [usize; 2], [i64; 2])> = None;
+        let mut exprs: Vec<&Expr> = mask.iter().collect();
+        for assignment in body {
+            let StmtKind::Assign { lhs, rhs } = &assignment.kind else {
+                return Err("its body holds more than assignments".to_string());
+            };
+            let ExprKind::Ref { name, args } = &lhs.kind else {
+                return Err("it assigns a whole variable".to_string());
+            };
+            let id = self.analysis.model.lookup(0, &name.key());
+            let Some(id) = id.filter(|id| self.grid_dims(*id).is_some()) else {
+                return Err(format!("it assigns {}, which is not distributed in two dimensions", name.text));
+            };
+            let dims = self.grid_dims(id).expect("a grid array");
+            if args.len() != self.distributed[&id].lbs.len() || args.iter().any(|it| !matches!(it, Subscript::Expr(_)))
+            {
+                return Err(format!("it assigns a section of {}", name.text));
+            }
+            if args.iter().any(|it| !self.distributed_occurrences(it.range()).is_empty()) {
+                return Err("a subscript of a left side reads a distributed array".to_string());
+            }
+            let mut spec_of = [0; 2];
+            let mut offsets = [0; 2];
+            for k in 0..2 {
+                let Subscript::Expr(subscript) = &args[dims[k]] else { unreachable!() };
+                let form = self.linear_of(subscript).ok_or("the home's distributed subscript is not affine")?;
+                let (spec_idx, q) = specs
+                    .iter()
+                    .enumerate()
+                    .find_map(|(idx, spec)| {
+                        (form.coefs.len() == 1 && form.coefs.get(&spec.var.key()) == Some(&1))
+                            .then_some((idx, form.constant))
+                    })
+                    .ok_or("a distributed subscript of the home is not `i+q` for an index i of the FORALL")?;
+                spec_of[k] = spec_idx;
+                offsets[k] = q;
+            }
+            if spec_of[0] == spec_of[1] {
+                return Err("the home's distributed subscripts follow the same index".to_string());
+            }
+            match home {
+                None => home = Some((id, spec_of, offsets)),
+                Some(it) if it == (id, spec_of, offsets) => {}
+                Some(_) => return Err("its assignments update different homes".to_string()),
+            }
+            exprs.push(rhs);
+        }
+        let (home, spec_of, offsets) = home.ok_or("it assigns nothing")?;
+        let mut steps = [0; 2];
+        for k in 0..2 {
+            let spec = &specs[spec_of[k]];
+            steps[k] = match &spec.step {
+                Some(step) => self.constant_of(step).ok_or("its stride is not a constant")?,
+                None => 1,
+            };
+            if steps[k] == 0 {
+                return Err("its stride is zero".to_string());
+            }
+            let mut bounds = vec![&spec.lo, &spec.hi];
+            bounds.extend(spec.step.as_ref());
+            if bounds.iter().any(|it| !self.distributed_occurrences(it.range).is_empty()) {
+                return Err("its bounds read distributed arrays".to_string());
+            }
+        }
+        let index_keys = [specs[spec_of[0]].var.key(), specs[spec_of[1]].var.key()];
+        let mut reads: Reads = BTreeMap::new();
+        for expr in &exprs {
+            self.grid_element_reads(expr, home, &index_keys, &mut reads)?;
+        }
+        // A later assignment would read what an earlier one wrote on another process.
+        if body.len() > 1
+            && reads.get(&home).is_some_and(|it| it[0] != (offsets[0], offsets[0]) || it[1] != (offsets[1], offsets[1]))
+        {
+            return Err("a later assignment of its body reads its home at other elements".to_string());
+        }
+        self.grow_grid_shadows(home, offsets, &reads);
+        Ok(Plan::Grid(GridPlan::Forall {
+            stmt,
+            home,
+            specs: [&specs[spec_of[0]], &specs[spec_of[1]]],
+            steps,
+            offsets,
+            reads,
+        }))
+    }
+
+    /// The reads of distributed arrays in `expr` at `X(i+c, j+d)` (i, j the
+    /// FORALL indices along the distributed dimensions), or why not.
+    fn grid_element_reads(
+        &self,
+        expr: &Expr,
+        home: SymbolId,
+        keys: &[String; 2],
+        reads: &mut Reads,
+    ) -> Result<(), String> {
+        for (range, id) in self.distributed_occurrences(expr.range) {
+            let distributed = &self.distributed[&id];
+            let home_distributed = &self.distributed[&home];
+            if !distributed.same_blocks(home_distributed) {
+                return Err(format!("{} and {} are distributed differently", distributed.name, home_distributed.name));
+            }
+            let dims = self.grid_dims(id).expect("a grid array");
+            let Some(args) = crate::assign::find_reference(expr, range) else {
+                return Err(format!("it reads {} as a whole", distributed.name));
+            };
+            if args.len() != distributed.lbs.len() || args.iter().any(|it| !matches!(it, Subscript::Expr(_))) {
+                return Err(format!("it reads a section of {}", distributed.name));
+            }
+            if args.iter().any(|it| !self.distributed_occurrences(it.range()).is_empty()) {
+                return Err("a subscript reads a distributed array".to_string());
+            }
+            let mut distance = [0; 2];
+            for k in 0..2 {
+                let Subscript::Expr(subscript) = &args[dims[k]] else { unreachable!() };
+                let form = self.linear_of(subscript).ok_or("a distributed subscript is not affine")?;
+                if form.coefs.len() != 1 || form.coefs.get(&keys[k]) != Some(&1) {
+                    return Err(format!("{} is not read at a constant distance from the left side", distributed.name));
+                }
+                distance[k] = form.constant;
+            }
+            let entry = reads.entry(id).or_insert([(distance[0], distance[0]), (distance[1], distance[1])]);
+            for k in 0..2 {
+                entry[k].0 = entry[k].0.min(distance[k]);
+                entry[k].1 = entry[k].1.max(distance[k]);
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the reads of `array` lie on the home's own template cells.
+    fn grid_is_local(&self, home: SymbolId, offsets: [i64; 2], array: SymbolId, ranges: &[(i64, i64); 2]) -> bool {
+        let home_offsets = self.grid_offsets(home);
+        let array_offsets = self.grid_offsets(array);
+        (0..2).all(|k| {
+            let home_shift = home_offsets[k] + offsets[k];
+            ranges[k].0 + array_offsets[k] == home_shift && ranges[k].1 + array_offsets[k] == home_shift
+        })
+    }
+
+    /// The fetches into the shadow areas before a nest or FORALL whose
+    /// home element is `H(v + offsets)`: the box of elements the iterations
+    /// of this process's box read, from whichever processes own them.
+    fn emit_grid_fetches(&self, out: &mut String, home: SymbolId, offsets: [i64; 2], reads: &Reads) {
+        let home_name = &self.distributed[&home].name;
+        for (array, ranges) in reads {
+            if self.grid_is_local(home, offsets, *array, ranges) {
+                continue;
+            }
+            for k in 0..2 {
+                let _ = writeln!(
+                    out,
+                    "  call hpf_need(hpf_d_{home_name}({}), {}, {}, {}, hpf_nl({}), hpf_nh({}))",
+                    k + 1,
+                    offsets[k],
+                    ranges[k].0,
+                    ranges[k].1,
+                    k + 1,
+                    k + 1
+                );
+            }
+            let distributed = &self.distributed[array];
+            let _ = writeln!(
+                out,
+                "  call hpf_fetch_{}({name}, hpf_d_{name}, hpf_nl, hpf_nh)",
+                distributed.variant(),
+                name = distributed.name
+            );
+        }
+    }
+
+    pub(crate) fn emit_grid(&self, out: &mut String, plan: &GridPlan) {
+        match plan {
+            GridPlan::Nest { stmt, home, loops, steps, offsets, reads } => {
+                let home_name = &self.distributed[home].name;
+                let _ = writeln!(out, "  ! hpf-ls: owner computes {} (on a 2-D grid)", self.slice(stmt.header).trim());
+                self.emit_grid_fetches(out, *home, *offsets, reads);
+                let line_start = |range: TextRange| self.text[..range.start].rfind('\n').map_or(0, |it| it + 1);
+                let nest_range = TextRange::new(line_start(stmt.range), stmt.range.end);
+                let mut edits: Vec<(TextRange, String)> = Vec::new();
+                let names = [("hpf_lo", "hpf_hi"), ("hpf_lo2", "hpf_hi2")];
+                for k in 0..2 {
+                    let StmtKind::Do { control: Some(control), .. } = &loops[k].kind else { continue };
+                    let (lo_name, hi_name) = names[k];
+                    let step = steps[k];
+                    // Before the loop (inside the loops around it: its bounds may depend on them).
+                    let at = line_start(loops[k].range);
+                    edits.push((
+                        TextRange::new(at, at),
+                        format!(
+                            "call hpf_local_bounds(hpf_d_{home_name}({}), {}, ({}), ({}), {step}, {lo_name}, {hi_name})\n",
+                            k + 1,
+                            offsets[k],
+                            self.one_line(control.lo.range),
+                            self.one_line(control.hi.range)
+                        ),
+                    ));
+                    let control_end = control.step.as_ref().map_or(control.hi.range.end, |it| it.range.end);
+                    edits.push((
+                        TextRange::new(control.lo.range.start, control_end),
+                        format!("{lo_name}, {hi_name}, {step}"),
+                    ));
+                }
+                let _ = writeln!(out, "{}", self.edited(nest_range, &edits));
+                // The loop indices get the values they have after the
+                // sequential nest: its loops run again, empty.
+                let _ = writeln!(out, "  ! hpf-ls: the indices' final values");
+                self.emit_skeleton(out, stmt, 1);
+            }
+            GridPlan::Forall { stmt, home, specs, steps, offsets, reads } => {
+                let home_name = &self.distributed[home].name;
+                let _ = writeln!(out, "  ! hpf-ls: owner computes {} (on a 2-D grid)", self.slice(stmt.header).trim());
+                let names = [("hpf_lo", "hpf_hi"), ("hpf_lo2", "hpf_hi2")];
+                let mut edits = Vec::new();
+                for k in 0..2 {
+                    let (lo_name, hi_name) = names[k];
+                    let spec = specs[k];
+                    let _ = writeln!(
+                        out,
+                        "  call hpf_local_bounds(hpf_d_{home_name}({}), {}, ({}), ({}), {}, {lo_name}, {hi_name})",
+                        k + 1,
+                        offsets[k],
+                        self.one_line(spec.lo.range),
+                        self.one_line(spec.hi.range),
+                        steps[k]
+                    );
+                    let control_end = spec.step.as_ref().map_or(spec.hi.range.end, |it| it.range.end);
+                    edits.push((
+                        TextRange::new(spec.lo.range.start, control_end),
+                        format!("{lo_name}:{hi_name}:{}", steps[k]),
+                    ));
+                }
+                self.emit_grid_fetches(out, *home, *offsets, reads);
+                let _ = writeln!(out, "{}", self.edited_statement(stmt, &edits));
+            }
+            GridPlan::Whole { stmt, home, edits } => {
+                let distributed = &self.distributed[home];
+                let _ = writeln!(out, "  ! hpf-ls: each process assigns its box");
+                let _ = writeln!(
+                    out,
+                    "  call hpf_box_{}(hpf_d_{}, hpf_rank, hpf_bl, hpf_bh)",
+                    distributed.variant(),
+                    distributed.name
+                );
+                let _ = writeln!(out, "{}", self.edited_statement(stmt, edits));
+            }
+            GridPlan::Owner { stmt, home, index } => {
+                let name = &self.distributed[home].name;
+                let _ = writeln!(
+                    out,
+                    "  if (hpf_owns(hpf_d_{name}(1), {}) .and. hpf_owns(hpf_d_{name}(2), {})) then",
+                    self.one_line(index[0]),
+                    self.one_line(index[1])
+                );
+                let _ = writeln!(out, "{}", self.edited_statement(stmt, &[]));
+                let _ = writeln!(out, "  end if");
+            }
+        }
+    }
+
+    /// The DO loops of a nest without their bodies.
+    fn emit_skeleton(&self, out: &mut String, stmt: &Stmt, depth: usize) {
+        let StmtKind::Do { control: Some(control), body, .. } = &stmt.kind else { return };
+        let indent = "  ".repeat(depth);
+        let step = control.step.as_ref().map_or(String::new(), |it| format!(", {}", self.one_line(it.range)));
+        let _ = writeln!(
+            out,
+            "{indent}do {} = {}, {}{step}",
+            control.var.text,
+            self.one_line(control.lo.range),
+            self.one_line(control.hi.range)
+        );
+        for inner in body {
+            self.emit_skeleton(out, inner, depth + 1);
+        }
+        let _ = writeln!(out, "{indent}end do");
     }
 }

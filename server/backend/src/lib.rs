@@ -6,7 +6,8 @@
 //! line, never lowered wrongly):
 //! - one main program; distributed arrays of rank 1 to 3 of REAL, DOUBLE
 //!   PRECISION, INTEGER or LOGICAL with one BLOCK, BLOCK(m), CYCLIC or
-//!   CYCLIC(m) dimension over a 1-D arrangement, aligned with stride 1 (any
+//!   CYCLIC(m) dimension over a 1-D arrangement, or two BLOCK or BLOCK(m)
+//!   dimensions over a 2-D grid (`grid.rs`), aligned with stride 1 (any
 //!   offset, through templates and chains); replicated scalars and arrays;
 //! - DO nests whose distributing loop updates its home `H(I+q)` and reads
 //!   distributed arrays at `X(I+c)`: each process runs the iterations it
@@ -220,13 +221,20 @@ enum Plan<'a> {
         stmt: &'a Stmt,
         why: Option<String>,
     },
+    /// Work on arrays distributed in two dimensions (`grid.rs`).
+    Grid(grid::GridPlan<'a>),
 }
 
 impl Plan<'_> {
     /// Whether some of the work runs on every process (not only rank 0).
     fn runs_in_parallel(&self) -> bool {
         match self {
-            Plan::Parallel(_) | Plan::Section(_) | Plan::Owner { .. } | Plan::Forall { .. } | Plan::Reduce(_) => true,
+            Plan::Parallel(_)
+            | Plan::Section(_)
+            | Plan::Owner { .. }
+            | Plan::Forall { .. }
+            | Plan::Reduce(_)
+            | Plan::Grid(_) => true,
             Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::runs_in_parallel),
             Plan::If { branches } => branches.iter().flat_map(|it| &it.1).any(Plan::runs_in_parallel),
             Plan::Verbatim(_) | Plan::OnRankZero { .. } => false,
@@ -1218,6 +1226,7 @@ impl<'a> Lowering<'a> {
                 let _ = writeln!(out, "  end if");
             }
             Plan::OnRankZero { stmt, why } => self.emit_on_rank_zero(out, stmt, why.as_deref()),
+            Plan::Grid(plan) => self.emit_grid(out, plan),
         }
     }
 

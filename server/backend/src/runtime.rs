@@ -266,6 +266,24 @@ contains
     call hpf_window(first, last, step, window_lo, window_hi, lo, hi)
   end subroutine hpf_local_bounds
 
+  ! Along one axis: the elements read at distances cmin .. cmax by the
+  ! iterations whose home, at distance q, this process owns (none, 1 .. 0,
+  ! when it owns nothing).
+  pure subroutine hpf_need(d, q, cmin, cmax, lo, hi)
+    type(hpf_desc), intent(in) :: d
+    integer, intent(in) :: q, cmin, cmax
+    integer, intent(out) :: lo, hi
+    integer :: own_lo, own_hi
+    call hpf_owned(d, hpf_me(d), own_lo, own_hi)
+    if (own_hi < own_lo) then
+      lo = 1
+      hi = 0
+    else
+      lo = own_lo - q + cmin
+      hi = own_hi - q + cmax
+    end if
+  end subroutine hpf_need
+
   ! The value a DO variable has after DO I = first, last, step.
   pure integer function hpf_final(first, last, step)
     integer, intent(in) :: first, last, step

@@ -35,6 +35,7 @@ const SUPPORTED: &[&str] = &[
     "shift_advection.hpf",
     "sor_starhpf.f",
     "stencil1d_halo.f90",
+    "stencil9_block_block.f90",
     "wave1d_leapfrog.f90",
 ];
 
