@@ -30,9 +30,25 @@ use syntax::{Expr, ExprKind, LoopControl, Stmt, StmtKind, Subscript, TextRange};
 
 use crate::{Distributed, Lowering, Plan, SecondAxis};
 
-/// Per distributed array read: the smallest and largest distance of its
-/// subscripts from the home's iteration, along each distributed dimension.
-type Reads = BTreeMap<SymbolId, [(i64, i64); 2]>;
+/// Per distributed array read: the distances of its subscripts from the
+/// home's iteration along the two distributed dimensions, one per reference.
+type Reads = BTreeMap<SymbolId, Vec<[i64; 2]>>;
+
+/// The smallest and largest distance along each dimension.
+fn ranges(distances: &[[i64; 2]]) -> [(i64, i64); 2] {
+    let range = |k: usize| {
+        let values = distances.iter().map(|it| it[k]);
+        (values.clone().min().unwrap_or(0), values.max().unwrap_or(0))
+    };
+    [range(0), range(1)]
+}
+
+fn add_read(reads: &mut Reads, array: SymbolId, distance: [i64; 2]) {
+    let entry = reads.entry(array).or_default();
+    if !entry.contains(&distance) {
+        entry.push(distance);
+    }
+}
 
 /// The work on arrays distributed in two dimensions that runs in parallel.
 pub(crate) enum GridPlan<'a> {
@@ -267,13 +283,7 @@ impl<'a> Lowering<'a> {
                                 symbol.name.text
                             ));
                         }
-                        let entry = reads
-                            .entry(access.array)
-                            .or_insert([(distance[0], distance[0]), (distance[1], distance[1])]);
-                        for k in 0..2 {
-                            entry[k].0 = entry[k].0.min(distance[k]);
-                            entry[k].1 = entry[k].1.max(distance[k]);
-                        }
+                        add_read(&mut reads, access.array, distance);
                     }
                 }
             }
@@ -286,7 +296,8 @@ impl<'a> Lowering<'a> {
     /// element `H(v + offsets)`: by their template distances, per dimension.
     fn grow_grid_shadows(&mut self, home: SymbolId, offsets: [i64; 2], reads: &Reads) {
         let home_offsets = self.grid_offsets(home);
-        for (array, ranges) in reads {
+        for (array, distances) in reads {
+            let ranges = ranges(distances);
             let array_offsets = self.grid_offsets(*array);
             let distributed = self.distributed.get_mut(array).expect("a distributed array");
             let widths: Vec<(i64, i64)> = (0..2)
@@ -515,9 +526,7 @@ impl<'a> Lowering<'a> {
             self.grid_element_reads(expr, home, &index_keys, &mut reads)?;
         }
         // A later assignment would read what an earlier one wrote on another process.
-        if body.len() > 1
-            && reads.get(&home).is_some_and(|it| it[0] != (offsets[0], offsets[0]) || it[1] != (offsets[1], offsets[1]))
-        {
+        if body.len() > 1 && reads.get(&home).is_some_and(|it| it.iter().any(|distance| *distance != offsets)) {
             return Err("a later assignment of its body reads its home at other elements".to_string());
         }
         self.grow_grid_shadows(home, offsets, &reads);
@@ -565,45 +574,67 @@ impl<'a> Lowering<'a> {
                 }
                 distance[k] = form.constant;
             }
-            let entry = reads.entry(id).or_insert([(distance[0], distance[0]), (distance[1], distance[1])]);
-            for k in 0..2 {
-                entry[k].0 = entry[k].0.min(distance[k]);
-                entry[k].1 = entry[k].1.max(distance[k]);
-            }
+            add_read(reads, id, distance);
         }
         Ok(())
     }
 
-    /// Whether the reads of `array` lie on the home's own template cells.
-    fn grid_is_local(&self, home: SymbolId, offsets: [i64; 2], array: SymbolId, ranges: &[(i64, i64); 2]) -> bool {
+    /// The distances at which a read of `array` lies on the home's own
+    /// template cell, along each distributed dimension.
+    fn aligned_distances(&self, home: SymbolId, offsets: [i64; 2], array: SymbolId) -> [i64; 2] {
         let home_offsets = self.grid_offsets(home);
         let array_offsets = self.grid_offsets(array);
-        (0..2).all(|k| {
-            let home_shift = home_offsets[k] + offsets[k];
-            ranges[k].0 + array_offsets[k] == home_shift && ranges[k].1 + array_offsets[k] == home_shift
-        })
+        [0, 1].map(|k| home_offsets[k] + offsets[k] - array_offsets[k])
     }
 
     /// The fetches into the shadow areas before a nest or FORALL whose
-    /// home element is `H(v + offsets)`: the box of elements the iterations
-    /// of this process's box read, from whichever processes own them.
+    /// home element is `H(v + offsets)`: per array read off the home's
+    /// template cells, the elements the iterations of this process's box
+    /// read, from whichever processes own them. Reads that are off along
+    /// one dimension only need two strips (the 4 neighbours' elements),
+    /// reads off along both the whole box around (the corners too).
     fn emit_grid_fetches(&self, out: &mut String, home: SymbolId, offsets: [i64; 2], reads: &Reads) {
         let home_name = &self.distributed[&home].name;
-        for (array, ranges) in reads {
-            if self.grid_is_local(home, offsets, *array, ranges) {
+        for (array, distances) in reads {
+            let aligned = self.aligned_distances(home, offsets, *array);
+            let off = |distance: &[i64; 2], k: usize| distance[k] != aligned[k];
+            if !distances.iter().any(|it| off(it, 0) || off(it, 1)) {
                 continue;
             }
-            for k in 0..2 {
-                let _ = writeln!(
-                    out,
-                    "  call hpf_need(hpf_d_{home_name}({}), {}, {}, {}, hpf_nl({}), hpf_nh({}))",
-                    k + 1,
-                    offsets[k],
-                    ranges[k].0,
-                    ranges[k].1,
-                    k + 1,
-                    k + 1
-                );
+            let boxes: Vec<[(i64, i64); 2]> = if distances.iter().any(|it| off(it, 0) && off(it, 1)) {
+                vec![ranges(distances)]
+            } else {
+                // Off along dimension k only: the strip along k, on the home's cells along the other.
+                (0..2)
+                    .filter_map(|k| {
+                        let strip: Vec<[i64; 2]> = distances.iter().filter(|it| off(it, k)).copied().collect();
+                        (!strip.is_empty()).then(|| {
+                            let mut range = ranges(&strip);
+                            range[1 - k] = (aligned[1 - k], aligned[1 - k]);
+                            range
+                        })
+                    })
+                    .collect()
+            };
+            for b in 0..2 {
+                match boxes.get(b) {
+                    Some(range) => {
+                        for k in 0..2 {
+                            let _ = writeln!(
+                                out,
+                                "  call hpf_need(hpf_d_{home_name}({k1}), {}, {}, {}, hpf_nl({k1}, {b1}), hpf_nh({k1}, {b1}))",
+                                offsets[k],
+                                range[k].0,
+                                range[k].1,
+                                k1 = k + 1,
+                                b1 = b + 1
+                            );
+                        }
+                    }
+                    None => {
+                        let _ = writeln!(out, "  hpf_nl(:, {b1}) = 1\n  hpf_nh(:, {b1}) = 0", b1 = b + 1);
+                    }
+                }
             }
             let distributed = &self.distributed[array];
             let _ = writeln!(

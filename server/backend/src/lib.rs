@@ -1112,7 +1112,7 @@ impl<'a> Lowering<'a> {
         }
         let _ = writeln!(out, "  integer :: hpf_lo, hpf_hi, hpf_i, hpf_c");
         if self.distributed.values().any(|it| it.second.is_some()) {
-            let _ = writeln!(out, "  integer :: hpf_lo2, hpf_hi2, hpf_nl(2), hpf_nh(2), hpf_bl(2), hpf_bh(2)");
+            let _ = writeln!(out, "  integer :: hpf_lo2, hpf_hi2, hpf_nl(2, 2), hpf_nh(2, 2), hpf_bl(2), hpf_bh(2)");
         }
         for (type_name, name) in &self.temps {
             let _ = writeln!(out, "  {type_name} :: {name}");

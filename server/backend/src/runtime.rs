@@ -550,52 +550,62 @@ fn per_grid(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, da: usize,
     allocate (a({alloc_bounds}))
   end subroutine hpf_alloc_{name}
 
-  ! Brings the elements of the box need_lo:need_hi (along da, db) from
-  ! their owners into this rank's shadow areas: one message from every
-  ! rank whose box meets it (the 4 neighbours, and the diagonal ones when
-  ! the box holds corners).
+  ! Brings the elements of the boxes need_lo(:, b):need_hi(:, b) (along da,
+  ! db; b = 1, 2, an empty box has lo > hi) from their owners into this
+  ! rank's shadow areas: one message per box from every rank whose box
+  ! meets it. A stencil without diagonal reads needs two strips (a cross:
+  ! the 4 neighbours), one with diagonal reads the whole box around its own
+  ! (the diagonal neighbours too).
   subroutine hpf_fetch_{name}(a, d, need_lo, need_hi)
     {fortran_type}, allocatable, intent(inout) :: a({colons})
     type(hpf_desc), intent(in) :: d(2)
-    integer, intent(in) :: need_lo(2), need_hi(2)
-    integer :: needs(4, 0:hpf_nprocs - 1), r, lo(2), hi(2), my_lo(2), my_hi(2), s(2), e(2), n_requests
-    type(MPI_Request) :: requests(2 * hpf_nprocs)
+    integer, intent(in) :: need_lo(2, 2), need_hi(2, 2)
+    integer :: needs(8, 0:hpf_nprocs - 1), r, b, lo(2), hi(2), my_lo(2), my_hi(2), s(2), e(2), n_requests
+    type(MPI_Request) :: requests(4 * hpf_nprocs)
     {fortran_type}, allocatable :: outgoing(:)
-    type(hpf_buffer_{suffix}) :: incoming(0:hpf_nprocs - 1)
+    type(hpf_buffer_{suffix}) :: incoming(0:hpf_nprocs - 1, 2)
     call hpf_box_{name}(d, hpf_rank, my_lo, my_hi)
-    call MPI_Allgather([need_lo, need_hi], 4, MPI_INTEGER, needs, 4, MPI_INTEGER, MPI_COMM_WORLD)
+    call MPI_Allgather([need_lo(:, 1), need_hi(:, 1), need_lo(:, 2), need_hi(:, 2)], 8, MPI_INTEGER, &
+                       needs, 8, MPI_INTEGER, MPI_COMM_WORLD)
     n_requests = 0
     do r = 0, hpf_nprocs - 1
       if (r == hpf_rank) cycle
       call hpf_box_{name}(d, r, lo, hi)
-      s = max(lo, need_lo)
-      e = min(hi, need_hi)
-      if (all(s <= e)) then
-        n_requests = n_requests + 1
-        allocate (incoming(r)%v(size(a({box_se}))))
-        call MPI_Irecv(incoming(r)%v, size(incoming(r)%v), {mpi}, r, 7, MPI_COMM_WORLD, requests(n_requests))
-      end if
+      do b = 1, 2
+        s = max(lo, need_lo(:, b))
+        e = min(hi, need_hi(:, b))
+        if (all(s <= e)) then
+          n_requests = n_requests + 1
+          allocate (incoming(r, b)%v(size(a({box_se}))))
+          call MPI_Irecv(incoming(r, b)%v, size(incoming(r, b)%v), {mpi}, r, 20 + b, MPI_COMM_WORLD, &
+                         requests(n_requests))
+        end if
+      end do
     end do
     do r = 0, hpf_nprocs - 1
       if (r == hpf_rank) cycle
-      s = max(my_lo, needs(1:2, r))
-      e = min(my_hi, needs(3:4, r))
-      if (all(s <= e)) then
-        outgoing = reshape(a({box_se}), [size(a({box_se}))])
-        call MPI_Send(outgoing, size(outgoing), {mpi}, r, 7, MPI_COMM_WORLD)
-        if (hpf_stats) then
-          hpf_stat_messages = hpf_stat_messages + 1
-          hpf_stat_elements = hpf_stat_elements + size(outgoing)
+      do b = 1, 2
+        s = max(my_lo, needs(4 * b - 3:4 * b - 2, r))
+        e = min(my_hi, needs(4 * b - 1:4 * b, r))
+        if (all(s <= e)) then
+          outgoing = reshape(a({box_se}), [size(a({box_se}))])
+          call MPI_Send(outgoing, size(outgoing), {mpi}, r, 20 + b, MPI_COMM_WORLD)
+          if (hpf_stats) then
+            hpf_stat_messages = hpf_stat_messages + 1
+            hpf_stat_elements = hpf_stat_elements + size(outgoing)
+          end if
         end if
-      end if
+      end do
     end do
     call MPI_Waitall(n_requests, requests(1:n_requests), MPI_STATUSES_IGNORE)
     do r = 0, hpf_nprocs - 1
-      if (.not. allocated(incoming(r)%v)) cycle
       call hpf_box_{name}(d, r, lo, hi)
-      s = max(lo, need_lo)
-      e = min(hi, need_hi)
-      a({box_se}) = reshape(incoming(r)%v, shape(a({box_se})))
+      do b = 1, 2
+        if (.not. allocated(incoming(r, b)%v)) cycle
+        s = max(lo, need_lo(:, b))
+        e = min(hi, need_hi(:, b))
+        a({box_se}) = reshape(incoming(r, b)%v, shape(a({box_se})))
+      end do
     end do
   end subroutine hpf_fetch_{name}
 

@@ -126,6 +126,29 @@ fn seed_statistics_match_the_analysis() {
     assert_eq!(output.stdout, std::fs::read(corpus().join("expected/seed_fig6.f90.out")).unwrap());
 }
 
+/// The 2-D Jacobi on a 2x2 grid exchanges strips with its 4 neighbours only
+/// (a 5-point stencil reads no corners): per sweep and array, each of the 4
+/// processes sends one strip of 12 elements to each of its 2 neighbours.
+#[test]
+fn block_block_jacobi_exchanges_strips_with_its_neighbours() {
+    if !toolchain_present() {
+        eprintln!("skipped: no MPI toolchain (and CI is not set)");
+        return;
+    }
+    let output = Command::new(env!("CARGO_BIN_EXE_hpf-ls"))
+        .args(["run", "--np", "4", "--stats"])
+        .arg(corpus().join("jacobi2d_block_block.f90"))
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    // 50 sweeps x 2 arrays x 8 messages of 12 elements.
+    assert!(stderr.contains("hpf-ls stats: 800 message(s), 9600 element(s) in total"), "{stderr}");
+    assert_eq!(output.stdout, std::fs::read(corpus().join("expected/jacobi2d_block_block.f90.out")).unwrap());
+}
+
 /// What the backend cannot lower is refused at its line, with no program built.
 #[test]
 fn unsupported_constructs_are_refused_at_their_line() {
