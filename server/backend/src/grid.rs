@@ -24,6 +24,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use analysis::eval::Linear;
 use analysis::loops::{AccessAttr, LoopKind, LoopReport, SubscriptForm};
 use analysis::model::SymbolId;
 use syntax::{Expr, ExprKind, LoopControl, Stmt, StmtKind, Subscript, TextRange};
@@ -68,6 +69,54 @@ pub(crate) enum GridPlan<'a> {
     Whole { stmt: &'a Stmt, home: SymbolId, edits: Vec<(TextRange, String)> },
     /// An element assignment from replicated data, by its owner.
     Owner { stmt: &'a Stmt, home: SymbolId, index: [TextRange; 2] },
+    /// A section assignment: the owners of the left side's elements.
+    Section { stmt: &'a Stmt, home: SymbolId, axes: [SectionAxis; 2], reads: Reads, edits: Vec<(TextRange, String)> },
+}
+
+/// The local parts of the sections a reduction of arrays distributed in
+/// two dimensions reads: the bounds of the first one's (its `home`) along
+/// both distributed dimensions, the others at distances from it.
+pub(crate) struct GridSection {
+    home: SymbolId,
+    axes: [(String, String, i64); 2],
+    reads: Reads,
+    edits: Vec<(TextRange, String)>,
+}
+
+impl GridSection {
+    pub(crate) fn edits(&self) -> &[(TextRange, String)] {
+        &self.edits
+    }
+}
+
+/// A reference's section along one distributed dimension: lower bound,
+/// the text of both bounds, stride, position among the section's dimensions.
+type AxisSection = (Linear, String, String, i64, usize);
+
+/// What an operand of a section assignment or reduction lines up with, along
+/// one distributed dimension: a section (lower bound, stride, position among
+/// the section's dimensions) or one element (its subscript, when affine).
+pub(crate) enum Frame {
+    Range(Linear, i64, usize),
+    Scalar(Option<Linear>),
+}
+
+/// The left side of a section assignment along one distributed dimension.
+#[derive(Clone)]
+pub(crate) enum SectionAxis {
+    Range { lo: String, hi: String, step: i64 },
+    Scalar(String),
+}
+
+/// The local part `hpf_lo+(c):hpf_hi+(c):step` of a section along the k-th
+/// distributed dimension, `c` elements from the left side's.
+fn local_triplet(k: usize, c: i64, step: i64) -> String {
+    let (lo, hi) = [("hpf_lo", "hpf_hi"), ("hpf_lo2", "hpf_hi2")][k];
+    if c == 0 {
+        format!("{lo}:{hi}:{step}")
+    } else {
+        format!("{lo}+({c}):{hi}+({c}):{step}")
+    }
 }
 
 /// Whether the elements of both arrays (one of them at least distributed in
@@ -320,52 +369,339 @@ impl<'a> Lowering<'a> {
     where
         'a: 's,
     {
-        match &stmt.kind {
-            StmtKind::Forall { .. } => self.grid_forall(stmt),
-            StmtKind::Assign { lhs, rhs } => match &lhs.kind {
-                ExprKind::Name(name) => {
-                    let home = self
-                        .analysis
-                        .model
-                        .lookup(0, &name.key())
-                        .filter(|id| self.grid_dims(*id).is_some())
-                        .ok_or_else(|| format!("it assigns {} from arrays distributed in two dimensions", name.text))?;
-                    let mut edits = Vec::new();
-                    self.whole_operands(home, rhs, &mut edits)?;
-                    edits.push((name.range, self.box_section(home)));
-                    Ok(Plan::Grid(GridPlan::Whole { stmt, home, edits }))
+        let (lhs, rhs) = match &stmt.kind {
+            StmtKind::Forall { .. } => return self.grid_forall(stmt),
+            StmtKind::Assign { lhs, rhs } => (lhs, rhs),
+            _ => return Err("statements other than assignments and FORALLs on arrays distributed in two dimensions run on rank 0 on gathered copies".to_string()),
+        };
+        let (name, args) = match &lhs.kind {
+            ExprKind::Name(name) => (name, None),
+            ExprKind::Ref { name, args } => (name, Some(args)),
+            _ => return Err("its left side is not a variable".to_string()),
+        };
+        let home = self
+            .analysis
+            .model
+            .lookup(0, &name.key())
+            .filter(|id| self.grid_dims(*id).is_some())
+            .ok_or_else(|| format!("it assigns {} from arrays distributed in two dimensions", name.text))?;
+        let dims = self.grid_dims(home).expect("a grid array");
+        let Some(args) = args else {
+            // The whole array: from arrays laid out alike, on the box; else as a section.
+            let mut edits = Vec::new();
+            if self.whole_operands(home, rhs, &mut edits).is_ok() {
+                edits.push((name.range, self.box_section(home)));
+                return Ok(Plan::Grid(GridPlan::Whole { stmt, home, edits }));
+            }
+            return self.grid_section(stmt, home, None, rhs);
+        };
+        if args.len() != self.distributed[&home].lbs.len() {
+            return Err(format!("the subscripts of {} are not one per dimension", name.text));
+        }
+        if args.iter().any(|it| !self.distributed_occurrences(it.range()).is_empty()) {
+            return Err("a subscript of its left side reads a distributed array".to_string());
+        }
+        if dims.iter().all(|dim| matches!(args[*dim], Subscript::Expr(_))) {
+            // One element along both distributed dimensions: its owner assigns it.
+            if !self.distributed_occurrences(rhs.range).is_empty() {
+                return Err("it assigns an element from distributed data".to_string());
+            }
+            let index = dims.map(|dim| args[dim].range());
+            return Ok(Plan::Grid(GridPlan::Owner { stmt, home, index }));
+        }
+        self.grid_section(stmt, home, Some(args), rhs)
+    }
+
+    /// The section of a reference along one distributed dimension `dim`:
+    /// its lower bound, text of both bounds, stride, and position among the
+    /// section's dimensions; `None` for a scalar subscript.
+    fn section_axis(
+        &self,
+        id: SymbolId,
+        args: Option<&[Subscript]>,
+        dim: usize,
+    ) -> Result<Option<AxisSection>, String> {
+        let distributed = &self.distributed[&id];
+        let (lb, ub) = (distributed.lbs[dim], distributed.ubs[dim]);
+        let Some(args) = args else {
+            return Ok(Some((Linear::constant(lb), lb.to_string(), ub.to_string(), 1, dim)));
+        };
+        match &args[dim] {
+            Subscript::Range { lo, hi, stride, .. } => {
+                let lo_form = match lo {
+                    Some(lo) => self.linear_of(lo).ok_or("a section bound is not affine")?,
+                    None => Linear::constant(lb),
+                };
+                let step = match stride {
+                    Some(stride) => self.constant_of(stride).ok_or("a section stride is not a constant")?,
+                    None => 1,
+                };
+                if step == 0 {
+                    return Err("a section stride is zero".to_string());
                 }
-                ExprKind::Ref { name, args } => {
-                    let home = self
-                        .analysis
-                        .model
-                        .lookup(0, &name.key())
-                        .filter(|id| self.grid_dims(*id).is_some())
-                        .ok_or_else(|| format!("it assigns {} from arrays distributed in two dimensions", name.text))?;
-                    let dims = self.grid_dims(home).expect("a grid array");
-                    if !self.distributed_occurrences(rhs.range).is_empty() {
-                        return Err("it assigns an element or section from distributed data".to_string());
+                let text = |it: &Option<Expr>, default: i64| {
+                    it.as_ref().map_or(default.to_string(), |it| self.one_line(it.range))
+                };
+                let position = args[..dim].iter().filter(|it| matches!(it, Subscript::Range { .. })).count();
+                Ok(Some((lo_form, text(lo, lb), text(hi, ub), step, position)))
+            }
+            Subscript::Expr(_) => Ok(None),
+            _ => Err(format!("a subscript of {} is not an expression or a section", distributed.name)),
+        }
+    }
+
+    /// An array assignment to a section of a grid array whose distributed
+    /// operands are sectioned like it (same strides, in the same positions,
+    /// at constant distances): the owners assign their parts of the section
+    /// after fetching what they read of other processes' elements. A scalar
+    /// subscript of the left side along a distributed dimension leaves the
+    /// work to the processes owning it (the right side then reads no
+    /// distributed array).
+    fn grid_section<'s>(
+        &mut self,
+        stmt: &'s Stmt,
+        home: SymbolId,
+        args: Option<&'s Vec<Subscript>>,
+        rhs: &'s Expr,
+    ) -> Result<Plan<'s>, String>
+    where
+        'a: 's,
+    {
+        let dims = self.grid_dims(home).expect("a grid array");
+        let names = [("hpf_lo", "hpf_hi"), ("hpf_lo2", "hpf_hi2")];
+        let mut axes: Vec<SectionAxis> = Vec::new();
+        let mut lhs_sections = Vec::new();
+        let mut edits: Vec<(TextRange, String)> = Vec::new();
+        for (k, dim) in dims.iter().enumerate() {
+            match self.section_axis(home, args.map(Vec::as_slice), *dim)? {
+                Some((lo_form, lo, hi, step, position)) => {
+                    axes.push(SectionAxis::Range { lo, hi, step });
+                    lhs_sections.push(Frame::Range(lo_form, step, position));
+                    if let Some(args) = args {
+                        edits.push((args[*dim].range(), format!("{}:{}:{step}", names[k].0, names[k].1)));
                     }
-                    if args.len() != self.distributed[&home].lbs.len() {
-                        return Err(format!("the subscripts of {} are not one per dimension", name.text));
-                    }
-                    let mut index = [TextRange::empty(0); 2];
-                    for (k, dim) in dims.iter().enumerate() {
-                        match &args[*dim] {
-                            Subscript::Expr(value) if self.distributed_occurrences(value.range).is_empty() => {
-                                index[k] = value.range;
+                }
+                None => {
+                    let subscript = &args.expect("a reference")[*dim];
+                    axes.push(SectionAxis::Scalar(self.one_line(subscript.range())));
+                    lhs_sections.push(Frame::Scalar(subscript.as_expr().and_then(|it| self.linear_of(it))));
+                }
+            }
+        }
+        if args.is_none() {
+            let name_range = match &stmt.kind {
+                StmtKind::Assign { lhs, .. } => lhs.range,
+                _ => unreachable!(),
+            };
+            edits.push((name_range, self.local_reference(home, [0, 0], &[1, 1])));
+        }
+        let mut reads: Reads = BTreeMap::new();
+        self.section_operands(home, &lhs_sections, rhs, &mut edits, &mut reads)?;
+        self.grow_grid_shadows(home, [0, 0], &reads);
+        let axes = [axes[0].clone(), axes[1].clone()];
+        Ok(Plan::Grid(GridPlan::Section { stmt, home, axes, reads, edits }))
+    }
+
+    /// The local parts of the arguments of a reduction on arrays distributed
+    /// in two dimensions: elemental expressions of sections cut like the
+    /// first one's, at constant distances from it.
+    pub(crate) fn grid_reduction(&mut self, values: &[&Expr]) -> Result<GridSection, String> {
+        let mut first = None;
+        for value in values {
+            for (range, id) in self.distributed_occurrences(value.range) {
+                if self.grid_dims(id).is_none() {
+                    return Err(format!(
+                        "{} and arrays distributed in two dimensions are distributed differently",
+                        self.distributed[&id].name
+                    ));
+                }
+                if first.is_none() {
+                    first = Some((id, crate::assign::find_reference(value, range)));
+                }
+            }
+        }
+        let (home, args) = first.ok_or("it reduces no distributed array")?;
+        let dims = self.grid_dims(home).expect("a grid array");
+        let mut frame = Vec::new();
+        let mut axes = Vec::new();
+        for dim in dims {
+            let Some((lo_form, lo, hi, step, position)) = self.section_axis(home, args, dim)? else {
+                return Err(format!(
+                    "it reduces {} at one element along a distributed dimension",
+                    self.distributed[&home].name
+                ));
+            };
+            frame.push(Frame::Range(lo_form, step, position));
+            axes.push((lo, hi, step));
+        }
+        let mut edits = Vec::new();
+        let mut reads: Reads = BTreeMap::new();
+        for value in values {
+            self.section_operands(home, &frame, value, &mut edits, &mut reads)?;
+        }
+        self.grow_grid_shadows(home, [0, 0], &reads);
+        Ok(GridSection { home, axes: [axes[0].clone(), axes[1].clone()], reads, edits })
+    }
+
+    /// The local bounds of a reduction's sections and the fetches it needs.
+    pub(crate) fn emit_grid_section_bounds(&self, out: &mut String, section: &GridSection) {
+        let name = &self.distributed[&section.home].name;
+        let names = [("hpf_lo", "hpf_hi"), ("hpf_lo2", "hpf_hi2")];
+        for (k, (lo, hi, step)) in section.axes.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "  call hpf_local_bounds(hpf_d_{name}({}), 0, ({lo}), ({hi}), {step}, {}, {})",
+                k + 1,
+                names[k].0,
+                names[k].1
+            );
+        }
+        self.emit_grid_fetches(out, section.home, [0, 0], &section.reads, &[None, None]);
+    }
+
+    /// `X(hpf_lo+(c1):hpf_hi+(c1):s1, ..., :)`: the local part of a whole
+    /// grid array at distances `c` from the left side's section.
+    fn local_reference(&self, id: SymbolId, distance: [i64; 2], steps: &[i64; 2]) -> String {
+        let distributed = &self.distributed[&id];
+        let dims = self.grid_dims(id).expect("a grid array");
+        let subscripts: Vec<String> = (0..distributed.lbs.len())
+            .map(|d| match dims.iter().position(|it| *it == d) {
+                Some(k) => local_triplet(k, distance[k], steps[k]),
+                None => ":".to_string(),
+            })
+            .collect();
+        format!("{}({})", distributed.name, subscripts.join(","))
+    }
+
+    /// Checks the right side of a section assignment: elemental, its
+    /// distributed operands sectioned like the left side; rewrites them to
+    /// their local parts and records their distances.
+    fn section_operands(
+        &self,
+        home: SymbolId,
+        lhs: &[Frame],
+        expr: &Expr,
+        edits: &mut Vec<(TextRange, String)>,
+        reads: &mut Reads,
+    ) -> Result<(), String> {
+        let model = &self.analysis.model;
+        let operand = |id: SymbolId,
+                       args: Option<&[Subscript]>,
+                       edits: &mut Vec<(TextRange, String)>,
+                       reads: &mut Reads|
+         -> Result<[i64; 2], String> {
+            let distributed = &self.distributed[&id];
+            if !distributed.same_blocks(&self.distributed[&home]) {
+                return Err(format!(
+                    "{} and {} are distributed differently",
+                    distributed.name, self.distributed[&home].name
+                ));
+            }
+            let dims = self.grid_dims(id).expect("a grid array");
+            let mut distance = [0; 2];
+            let mut steps = [1; 2];
+            for k in 0..2 {
+                let (lhs_lo, lhs_step, lhs_position) = match &lhs[k] {
+                    Frame::Range(lo, step, position) => (lo, step, position),
+                    Frame::Scalar(lhs_index) => {
+                        // One element along this dimension, at a constant distance from the left side's.
+                        let index = args.and_then(|args| args[dims[k]].as_expr()).and_then(|it| self.linear_of(it));
+                        match (lhs_index, index) {
+                            (Some(lhs_index), Some(index)) if lhs_index.coefs == index.coefs => {
+                                distance[k] = index.constant - lhs_index.constant;
+                                continue;
                             }
-                            _ => return Err(format!("it assigns a section of {}", name.text)),
+                            _ => {
+                                return Err(format!(
+                                    "{} is not read at a constant distance from the left side's element",
+                                    distributed.name
+                                ))
+                            }
                         }
                     }
-                    if args.iter().any(|it| !self.distributed_occurrences(it.range()).is_empty()) {
-                        return Err("a subscript of its left side reads a distributed array".to_string());
-                    }
-                    Ok(Plan::Grid(GridPlan::Owner { stmt, home, index }))
+                };
+                let Some((lo, _, _, step, position)) = self.section_axis(id, args, dims[k])? else {
+                    return Err(format!("it reads one element of {} along a distributed dimension", distributed.name));
+                };
+                if step != *lhs_step || position != *lhs_position {
+                    return Err(format!("{} is not sectioned like the left side", distributed.name));
                 }
-                _ => Err("its left side is not a variable".to_string()),
-            },
-            _ => Err("statements other than assignments and FORALLs on arrays distributed in two dimensions run on rank 0 on gathered copies".to_string()),
+                if lo.coefs != lhs_lo.coefs {
+                    return Err(format!("{} is not at a constant distance from the left side", distributed.name));
+                }
+                distance[k] = lo.constant - lhs_lo.constant;
+                steps[k] = step;
+            }
+            match args {
+                None => {}
+                Some(args) => {
+                    if args.iter().any(|it| !self.distributed_occurrences(it.range()).is_empty()) {
+                        return Err("a subscript reads a distributed array".to_string());
+                    }
+                    for k in 0..2 {
+                        if matches!(lhs[k], Frame::Range(..)) {
+                            edits.push((args[dims[k]].range(), local_triplet(k, distance[k], steps[k])));
+                        }
+                    }
+                }
+            }
+            add_read(reads, id, distance);
+            Ok(distance)
+        };
+        match &expr.kind {
+            ExprKind::Int(_) | ExprKind::Literal(_) => Ok(()),
+            ExprKind::Unary { operand, .. } | ExprKind::Paren(operand) => {
+                self.section_operands(home, lhs, operand, edits, reads)
+            }
+            ExprKind::Binary { lhs: left, rhs: right, .. } => {
+                self.section_operands(home, lhs, left, edits, reads)?;
+                self.section_operands(home, lhs, right, edits, reads)
+            }
+            ExprKind::Name(name) => {
+                let Some(id) = model.lookup(0, &name.key()) else { return Ok(()) };
+                if self.distributed.contains_key(&id) {
+                    let mut steps = [1; 2];
+                    for (k, it) in lhs.iter().enumerate() {
+                        if let Frame::Range(_, step, _) = it {
+                            steps[k] = *step;
+                        }
+                    }
+                    let distance = operand(id, None, edits, reads)?;
+                    edits.push((name.range, self.local_reference(id, distance, &steps)));
+                    return Ok(());
+                }
+                if model.symbol(id).is_array() {
+                    return Err(format!("it reads the replicated array {} whole", name.text));
+                }
+                Ok(())
+            }
+            ExprKind::Ref { name, args } => {
+                let known = model.lookup(0, &name.key());
+                if let Some(id) = known.filter(|id| self.distributed.contains_key(id)) {
+                    return operand(id, Some(args), edits, reads).map(|_| ());
+                }
+                if known.is_some_and(|id| model.symbol(id).is_array()) {
+                    if args.iter().all(|it| matches!(it, Subscript::Expr(_)))
+                        && args.iter().all(|it| self.distributed_occurrences(it.range()).is_empty())
+                    {
+                        return Ok(());
+                    }
+                    return Err(format!("it reads a section of the replicated array {}", name.text));
+                }
+                if !crate::assign::ELEMENTAL.contains(&name.key().as_str()) {
+                    return Err(format!("it calls {}, which is not an elemental intrinsic", name.text));
+                }
+                for arg in args {
+                    match arg {
+                        Subscript::Expr(value) | Subscript::Keyword { value, .. } => {
+                            self.section_operands(home, lhs, value, edits, reads)?
+                        }
+                        _ => return Err(format!("an argument of {} is not an expression", name.text)),
+                    }
+                }
+                Ok(())
+            }
+            ExprKind::Other(_) => Err("its right side was not understood".to_string()),
         }
     }
 
@@ -593,7 +929,16 @@ impl<'a> Lowering<'a> {
     /// read, from whichever processes own them. Reads that are off along
     /// one dimension only need two strips (the 4 neighbours' elements),
     /// reads off along both the whole box around (the corners too).
-    fn emit_grid_fetches(&self, out: &mut String, home: SymbolId, offsets: [i64; 2], reads: &Reads) {
+    /// Along a dimension where the left side is one element `e` (`scalars`),
+    /// only its owners fetch, the elements at `e` plus the distances.
+    fn emit_grid_fetches(
+        &self,
+        out: &mut String,
+        home: SymbolId,
+        offsets: [i64; 2],
+        reads: &Reads,
+        scalars: &[Option<String>; 2],
+    ) {
         let home_name = &self.distributed[&home].name;
         for (array, distances) in reads {
             let aligned = self.aligned_distances(home, offsets, *array);
@@ -620,6 +965,17 @@ impl<'a> Lowering<'a> {
                 match boxes.get(b) {
                     Some(range) => {
                         for k in 0..2 {
+                            if let Some(index) = &scalars[k] {
+                                let _ = writeln!(
+                                    out,
+                                    "  hpf_nl({k1}, {b1}) = 1\n  hpf_nh({k1}, {b1}) = 0\n  if (hpf_owns(hpf_d_{home_name}({k1}), {index})) then\n    hpf_nl({k1}, {b1}) = ({index}) + ({})\n    hpf_nh({k1}, {b1}) = ({index}) + ({})\n  end if",
+                                    range[k].0,
+                                    range[k].1,
+                                    k1 = k + 1,
+                                    b1 = b + 1
+                                );
+                                continue;
+                            }
                             let _ = writeln!(
                                 out,
                                 "  call hpf_need(hpf_d_{home_name}({k1}), {}, {}, {}, hpf_nl({k1}, {b1}), hpf_nh({k1}, {b1}))",
@@ -651,7 +1007,7 @@ impl<'a> Lowering<'a> {
             GridPlan::Nest { stmt, home, loops, steps, offsets, reads } => {
                 let home_name = &self.distributed[home].name;
                 let _ = writeln!(out, "  ! hpf-ls: owner computes {} (on a 2-D grid)", self.slice(stmt.header).trim());
-                self.emit_grid_fetches(out, *home, *offsets, reads);
+                self.emit_grid_fetches(out, *home, *offsets, reads, &[None, None]);
                 let line_start = |range: TextRange| self.text[..range.start].rfind('\n').map_or(0, |it| it + 1);
                 let nest_range = TextRange::new(line_start(stmt.range), stmt.range.end);
                 let mut edits: Vec<(TextRange, String)> = Vec::new();
@@ -707,7 +1063,7 @@ impl<'a> Lowering<'a> {
                         format!("{lo_name}:{hi_name}:{}", steps[k]),
                     ));
                 }
-                self.emit_grid_fetches(out, *home, *offsets, reads);
+                self.emit_grid_fetches(out, *home, *offsets, reads, &[None, None]);
                 let _ = writeln!(out, "{}", self.edited_statement(stmt, &edits));
             }
             GridPlan::Whole { stmt, home, edits } => {
@@ -720,6 +1076,40 @@ impl<'a> Lowering<'a> {
                     distributed.name
                 );
                 let _ = writeln!(out, "{}", self.edited_statement(stmt, edits));
+            }
+            GridPlan::Section { stmt, home, axes, reads, edits } => {
+                let name = &self.distributed[home].name;
+                let _ = writeln!(out, "  ! hpf-ls: the owners assign their part of the section");
+                let names = [("hpf_lo", "hpf_hi"), ("hpf_lo2", "hpf_hi2")];
+                let mut conditions = Vec::new();
+                for (k, axis) in axes.iter().enumerate() {
+                    match axis {
+                        SectionAxis::Range { lo, hi, step } => {
+                            let _ = writeln!(
+                                out,
+                                "  call hpf_local_bounds(hpf_d_{name}({}), 0, ({lo}), ({hi}), {step}, {}, {})",
+                                k + 1,
+                                names[k].0,
+                                names[k].1
+                            );
+                        }
+                        SectionAxis::Scalar(index) => {
+                            conditions.push(format!("hpf_owns(hpf_d_{name}({}), {index})", k + 1))
+                        }
+                    }
+                }
+                let scalars = [0, 1].map(|k| match &axes[k] {
+                    SectionAxis::Scalar(index) => Some(index.clone()),
+                    SectionAxis::Range { .. } => None,
+                });
+                self.emit_grid_fetches(out, *home, [0, 0], reads, &scalars);
+                if conditions.is_empty() {
+                    let _ = writeln!(out, "{}", self.edited_statement(stmt, edits));
+                } else {
+                    let _ = writeln!(out, "  if ({}) then", conditions.join(" .and. "));
+                    let _ = writeln!(out, "{}", self.edited_statement(stmt, edits));
+                    let _ = writeln!(out, "  end if");
+                }
             }
             GridPlan::Owner { stmt, home, index } => {
                 let name = &self.distributed[home].name;

@@ -596,7 +596,22 @@ impl<'a> Lowering<'a> {
         }
         // A statement on an array distributed in two dimensions: `grid.rs`.
         if grid {
-            match self.grid_statement(stmt) {
+            let reduces = match &stmt.kind {
+                StmtKind::Output { .. } => true,
+                StmtKind::Assign { lhs, .. } => match &lhs.kind {
+                    ExprKind::Name(name) => !self.is_distributed_name(name),
+                    _ => false,
+                },
+                _ => false,
+            };
+            let planned = if reduces {
+                // Reductions and elements computed in parallel, then the statement.
+                let temps = self.temps.len();
+                self.reduction_statement(stmt).inspect_err(|_| self.temps.truncate(temps))
+            } else {
+                self.grid_statement(stmt)
+            };
+            match planned {
                 Ok(plan) => return plan,
                 Err(why) => {
                     let why = (!matches!(stmt.kind, StmtKind::Output { .. })).then_some(why);

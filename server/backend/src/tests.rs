@@ -314,6 +314,8 @@ fn block_block_nests_fetch_their_corners_and_run_their_box() {
       end do
     end do
   end do
+  a(2:n:3, 4) = b(1:n-1:3, 5) + 1.0
+  print *, a(3, 4), count(a > 0.0), maxval(b(2:n, :) - a(1:n-1, :))
 ",
     ));
     assert_eq!(notes, Vec::<String>::new());
@@ -344,6 +346,21 @@ fn block_block_nests_fetch_their_corners_and_run_their_box() {
         source.contains("  do l = 1, 3\ncall hpf_local_bounds(hpf_d_w(1), 0, (1), (n), 1, hpf_lo, hpf_hi)"),
         "{source}"
     );
+    // A section, then an element from its owner and reductions on the boxes.
+    assert!(
+        source.contains(
+            "  if (hpf_owns(hpf_d_a(2), 4)) then\n  a(hpf_lo:hpf_hi:3, 4) = b(hpf_lo+(-1):hpf_hi+(-1):3, 5) + 1.0\n"
+        ),
+        "{source}"
+    );
+    assert!(source.contains("hpf_owner(hpf_d_a(1), 3) + hpf_owner(hpf_d_a(2), 4) * hpf_np(hpf_d_a(1))"), "{source}");
+    assert!(source.contains("= count(a(hpf_lo:hpf_hi:1,hpf_lo2:hpf_hi2:1) > 0.0)"), "{source}");
+    assert!(
+        source.contains(
+            "= maxval(b(hpf_lo:hpf_hi:1, hpf_lo2:hpf_hi2:1) - a(hpf_lo+(-1):hpf_hi+(-1):1, hpf_lo2:hpf_hi2:1))"
+        ),
+        "{source}"
+    );
     assert!(!source.contains("hpf_gather"), "{source}");
 }
 
@@ -355,7 +372,7 @@ fn what_a_grid_cannot_run_in_parallel_runs_on_rank_0() {
       a(i, j) = a(i, j-1) + 1.0
     end do
   end do
-  a(2:n, 1) = 0.0
+  a(2:n, 1) = b(1, 2:m)
   s = sum(b)
   print *, a(3, 4), sum(a)
 ",
@@ -364,8 +381,8 @@ fn what_a_grid_cannot_run_in_parallel_runs_on_rank_0() {
         notes,
         [
             "9: runs on one process: it reads its home a at other elements than it writes (a dependence may cross processes), and no statement of its body runs in parallel",
-            "14: runs on one process: it assigns a section of a",
-            "15: runs on one process: it assigns s from arrays distributed in two dimensions",
+            "14: runs on one process: it reads one element of b along a distributed dimension",
+            "15: runs on one process: a floating-point reduction of an array distributed in two dimensions keeps its order only on rank 0",
         ]
     );
     assert!(source.contains("call hpf_gather_r4_212(a, hpf_d_a, hpf_g_a, [1, 1], [12, 10])"), "{source}");

@@ -28,6 +28,7 @@ const SUPPORTED: &[&str] = &[
     "red_black_sor.f90",
     "reductions.f90",
     "section_reductions.f90",
+    "sections_block_block.f90",
     "seed_fig6.f",
     "seed_fig6.f90",
     "seed_optimal.f90",
