@@ -13,13 +13,34 @@
 //!   iterations of its own box;
 //! - FORALLs of the same form (the left side may be read at any distance,
 //!   FORALL evaluating every right side first);
-//! - whole-array assignments of elemental expressions of arrays of the same
-//!   blocks (`U = 0`, `V = U`), on each process's box;
-//! - element assignments from replicated data, by the element's owner.
+//! - whole-array assignments of elemental expressions of arrays laid out
+//!   alike (`U = 0`, `V = U`), on each process's box;
+//! - section assignments whose distributed operands are sectioned like the
+//!   left side (same strides and positions, constant distances, any
+//!   alignment offsets): the owners of the left side's part, after fetching
+//!   what they read; a scalar subscript of the left side along a
+//!   distributed dimension (`A(K, 2:M) = A(K+1, 1:M-1)`) leaves the work to
+//!   the processes owning it;
+//! - element assignments from replicated data, by the element's owner;
+//! - in output statements and assignments to replicated scalars, integer
+//!   and logical SUM, PRODUCT, COUNT, ANY, ALL, and MAXVAL, MINVAL of such
+//!   sections (each process reduces its part, then `MPI_Allreduce`), and
+//!   single elements (broadcast by their owner). Floating-point sums and
+//!   products run on rank 0, whose gathered copy is summed in the
+//!   sequential order.
 //!
-//! Every other statement that touches such an array runs on rank 0 on
-//! gathered copies (`hpf_gather_*`/`hpf_scatter_*` assemble and split the
-//! boxes), with a note; output statements print the gathered copies.
+//! Fetches: per array and statement, one `MPI_Allgather` of the boxes each
+//! process needs, then one message per neighbour whose box meets them. A
+//! stencil whose reads are off the home's cell along one dimension at a
+//! time needs two strips (the 4 neighbours); one reading diagonal
+//! neighbours needs the box around its own (the corners come from the
+//! diagonal neighbours directly, in the same single exchange).
+//!
+//! A DO nest that reads its home at other elements than it writes (a
+//! dependence that may cross processes) and every other statement that
+//! touches such an array run on rank 0 on gathered copies
+//! (`hpf_gather_*`/`hpf_scatter_*` assemble and split the boxes), with a
+//! note; output statements print the gathered copies.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
