@@ -16,6 +16,7 @@ const SUPPORTED: &[&str] = &[
     "cyclic_template.f90",
     "game_of_life.f90",
     "gather_particles.f90",
+    "grid3d_star_block_block.f90",
     "heat_seqnum.f",
     "jacobi2d_block_block.f90",
     "jacobi2d_star_block.f90",
