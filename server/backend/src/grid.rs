@@ -447,6 +447,9 @@ impl<'a> Lowering<'a> {
         let Some(args) = args else {
             return Ok(Some((Linear::constant(lb), lb.to_string(), ub.to_string(), 1, dim)));
         };
+        if args.len() != distributed.lbs.len() {
+            return Err(format!("the subscripts of {} are not one per dimension", distributed.name));
+        }
         match &args[dim] {
             Subscript::Range { lo, hi, stride, .. } => {
                 let lo_form = match lo {
@@ -617,6 +620,9 @@ impl<'a> Lowering<'a> {
                     "{} and {} are distributed differently",
                     distributed.name, self.distributed[&home].name
                 ));
+            }
+            if args.is_some_and(|args| args.len() != distributed.lbs.len()) {
+                return Err(format!("the subscripts of {} are not one per dimension", distributed.name));
             }
             let dims = self.grid_dims(id).expect("a grid array");
             let mut distance = [0; 2];
