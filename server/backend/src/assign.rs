@@ -24,7 +24,7 @@ use syntax::{Expr, ExprKind, Stmt, StmtKind, Subscript, TextRange};
 use crate::{Lowering, Plan};
 
 /// Elemental intrinsics an array expression may apply to sections.
-const ELEMENTAL: &[&str] = &[
+pub(crate) const ELEMENTAL: &[&str] = &[
     "abs", "acos", "aimag", "aint", "anint", "asin", "atan", "atan2", "btest", "ceiling", "char", "conjg", "cos",
     "cosh", "dble", "dim", "dprod", "exp", "float", "floor", "iabs", "iand", "ibclr", "ibits", "ibset", "ieor", "ifix",
     "int", "ior", "ishft", "log", "log10", "logical", "max", "merge", "min", "mod", "modulo", "nint", "not", "real",
@@ -113,7 +113,7 @@ fn local_section(c: i64, step: i64, element: bool) -> String {
 }
 
 impl<'a> Lowering<'a> {
-    fn linear_of(&self, expr: &Expr) -> Option<Linear> {
+    pub(crate) fn linear_of(&self, expr: &Expr) -> Option<Linear> {
         let model = &self.analysis.model;
         let is_var = |key: &str| {
             !matches!(model.lookup(0, key).map(|id| &model.symbol(id).kind), Some(SymbolKind::Constant(Some(_))))
@@ -121,7 +121,7 @@ impl<'a> Lowering<'a> {
         analysis::eval::linear(expr, &is_var, &Constants { model }).ok()
     }
 
-    fn constant_of(&self, expr: &Expr) -> Option<i64> {
+    pub(crate) fn constant_of(&self, expr: &Expr) -> Option<i64> {
         analysis::eval::eval_int(expr, &Constants { model: &self.analysis.model }).ok()
     }
 

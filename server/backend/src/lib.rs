@@ -6,7 +6,8 @@
 //! line, never lowered wrongly):
 //! - one main program; distributed arrays of rank 1 to 3 of REAL, DOUBLE
 //!   PRECISION, INTEGER or LOGICAL with one BLOCK, BLOCK(m), CYCLIC or
-//!   CYCLIC(m) dimension over a 1-D arrangement, aligned with stride 1 (any
+//!   CYCLIC(m) dimension over a 1-D arrangement, or two BLOCK or BLOCK(m)
+//!   dimensions over a 2-D grid (`grid.rs`), aligned with stride 1 (any
 //!   offset, through templates and chains); replicated scalars and arrays;
 //! - DO nests whose distributing loop updates its home `H(I+q)` and reads
 //!   distributed arrays at `X(I+c)`: each process runs the iterations it
@@ -40,6 +41,7 @@
 
 mod assign;
 pub mod driver;
+mod grid;
 mod reduce;
 pub mod runtime;
 
@@ -95,12 +97,35 @@ struct Distributed {
     target: SymbolId,
     shadow_low: i64,
     shadow_high: i64,
+    /// Distributed in two dimensions: the second one (`dim` is the first),
+    /// over the second axis of a 2-D grid of processes (`grid.rs`).
+    second: Option<SecondAxis>,
+}
+
+/// The second distributed dimension of an array distributed in two: BLOCK
+/// or BLOCK(m) along both, over a grid the runtime shapes from the declared
+/// arrangement `procs` (0 x 0 when there is none).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct SecondAxis {
+    dim: usize,
+    lb: i64,
+    ub: i64,
+    offset: i64,
+    template_lo: i64,
+    template_hi: i64,
+    block: i64,
+    shadow_low: i64,
+    shadow_high: i64,
+    procs: (i64, i64),
 }
 
 impl Distributed {
     /// The runtime routines' suffix: type, rank, distributed dimension (1-based).
     fn variant(&self) -> String {
-        format!("{}_{}{}", self.suffix, self.lbs.len(), self.dim + 1)
+        match &self.second {
+            Some(second) => format!("{}_{}{}{}", self.suffix, self.lbs.len(), self.dim + 1, second.dim + 1),
+            None => format!("{}_{}{}", self.suffix, self.lbs.len(), self.dim + 1),
+        }
     }
 
     /// The declared bounds as two array constructors, for alloc and gather.
@@ -114,6 +139,9 @@ impl Distributed {
     /// cut in the same blocks along the same dimension (the runtime spreads
     /// every distribution over all the processes).
     fn same_blocks(&self, other: &Distributed) -> bool {
+        if self.second.is_some() || other.second.is_some() {
+            return grid::same_grid_blocks(self, other);
+        }
         self.dim == other.dim
             && self.cyclic == other.cyclic
             && (self.target == other.target
@@ -193,13 +221,20 @@ enum Plan<'a> {
         stmt: &'a Stmt,
         why: Option<String>,
     },
+    /// Work on arrays distributed in two dimensions (`grid.rs`).
+    Grid(grid::GridPlan<'a>),
 }
 
 impl Plan<'_> {
     /// Whether some of the work runs on every process (not only rank 0).
     fn runs_in_parallel(&self) -> bool {
         match self {
-            Plan::Parallel(_) | Plan::Section(_) | Plan::Owner { .. } | Plan::Forall { .. } | Plan::Reduce(_) => true,
+            Plan::Parallel(_)
+            | Plan::Section(_)
+            | Plan::Owner { .. }
+            | Plan::Forall { .. }
+            | Plan::Reduce(_)
+            | Plan::Grid(_) => true,
             Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::runs_in_parallel),
             Plan::If { branches } => branches.iter().flat_map(|it| &it.1).any(Plan::runs_in_parallel),
             Plan::Verbatim(_) | Plan::OnRankZero { .. } => false,
@@ -327,6 +362,18 @@ impl<'a> Lowering<'a> {
         for other in &file.units[1..] {
             self.check_external_procedure(other);
         }
+        if file.units.len() > 1 {
+            // Procedures run on rank 0: what they set in a COMMON block would
+            // stay there.
+            for unit in &file.units {
+                if let Some(common) = self.common_statement(unit) {
+                    self.error(
+                        common,
+                        "COMMON blocks are not supported by the MPI backend yet in programs with subroutines or functions",
+                    );
+                }
+            }
+        }
         if !self.errors.is_empty() {
             return String::new();
         }
@@ -381,13 +428,32 @@ impl<'a> Lowering<'a> {
             }
             let distributed_dims: Vec<usize> =
                 (0..rank).filter(|&it| distribution.formats.get(it) != Some(&Format::Collapsed)).collect();
-            let [dim] = distributed_dims[..] else {
-                self.error(
-                    distribution.directive,
-                    "the MPI backend distributes one dimension per array so far (the others `*`)",
-                );
-                continue;
+            let (dim, second_dim) = match distributed_dims[..] {
+                [dim] => (dim, None),
+                [dim, second] => (dim, Some(second)),
+                _ => {
+                    self.error(
+                        distribution.directive,
+                        "the MPI backend distributes one or two dimensions per array (the others `*`)",
+                    );
+                    continue;
+                }
             };
+            if let Some(second) = second_dim {
+                let cyclic = [dim, second]
+                    .into_iter()
+                    .find(|it| !matches!(distribution.formats[*it], Format::Block | Format::BlockOf(Some(_))));
+                if let Some(format) = cyclic {
+                    self.error(
+                        distribution.directive,
+                        format!(
+                            "the distribution {} in two dimensions is not supported by the MPI backend yet (BLOCK and BLOCK(m) with a constant m are)",
+                            distribution.formats[format].render()
+                        ),
+                    );
+                    continue;
+                }
+            }
             let (block, cyclic) = match distribution.formats[dim] {
                 Format::Block => (0, false),
                 Format::BlockOf(Some(m)) => (m, false),
@@ -436,6 +502,46 @@ impl<'a> Lowering<'a> {
             };
             let (shadow_low, shadow_high) =
                 symbol.mapping.shadow.as_ref().and_then(|it| it.get(dim).copied()).unwrap_or((0, 0));
+            let second = match second_dim {
+                None => None,
+                Some(second) => {
+                    let (Some(template_lo), Some(template_hi)) =
+                        (target_symbol.shape[second].lo.known(), target_symbol.shape[second].hi.known())
+                    else {
+                        self.error(at, "the bounds of the alignment target must be constant for the MPI backend");
+                        continue;
+                    };
+                    let offset = resolved.axis_of(second).map_or(0, |it| it.2);
+                    let block = match distribution.formats[second] {
+                        Format::BlockOf(Some(m)) => m,
+                        _ => 0,
+                    };
+                    let (shadow_low, shadow_high) =
+                        symbol.mapping.shadow.as_ref().and_then(|it| it.get(second).copied()).unwrap_or((0, 0));
+                    // The declared arrangement's shape, when it is 2-D and constant.
+                    let procs = distribution
+                        .onto
+                        .map(|it| &model.symbol(it).shape)
+                        .filter(|shape| shape.len() == 2)
+                        .and_then(|shape| {
+                            let extent = |it: &analysis::model::Dim| Some(it.hi.known()? - it.lo.known()? + 1);
+                            Some((extent(&shape[0])?, extent(&shape[1])?))
+                        })
+                        .unwrap_or((0, 0));
+                    Some(SecondAxis {
+                        dim: second,
+                        lb: bounds[second].0,
+                        ub: bounds[second].1,
+                        offset,
+                        template_lo,
+                        template_hi,
+                        block,
+                        shadow_low,
+                        shadow_high,
+                        procs,
+                    })
+                }
+            };
             self.distributed.insert(
                 id,
                 Distributed {
@@ -454,6 +560,7 @@ impl<'a> Lowering<'a> {
                     target,
                     shadow_low,
                     shadow_high,
+                    second,
                 },
             );
         }
@@ -498,8 +605,10 @@ impl<'a> Lowering<'a> {
         if self.distributed_occurrences(stmt.range).is_empty() && !self.contains_io(stmt) {
             return Plan::Verbatim(stmt);
         }
+        let grid = self.touches_grid(stmt.range);
         if let StmtKind::Do { .. } = stmt.kind {
-            match self.parallel_loop(stmt) {
+            let parallel = if grid { self.grid_nest(stmt) } else { self.parallel_loop(stmt) };
+            match parallel {
                 Ok(plan) => return plan,
                 Err(why) => {
                     let notes = self.notes.len();
@@ -525,6 +634,34 @@ impl<'a> Lowering<'a> {
                     self.notes.truncate(notes);
                     self.notes.push(Note { range: stmt.header, message: format!("runs on one process: {why}") });
                     return Plan::OnRankZero { stmt, why: Some(why) };
+                }
+            }
+        }
+        // A statement on an array distributed in two dimensions: `grid.rs`.
+        if grid {
+            let reduces = match &stmt.kind {
+                StmtKind::Output { .. } => true,
+                StmtKind::Assign { lhs, .. } => match &lhs.kind {
+                    ExprKind::Name(name) => !self.is_distributed_name(name),
+                    _ => false,
+                },
+                _ => false,
+            };
+            let planned = if reduces {
+                // Reductions and elements computed in parallel, then the statement.
+                let temps = self.temps.len();
+                self.reduction_statement(stmt).inspect_err(|_| self.temps.truncate(temps))
+            } else {
+                self.grid_statement(stmt)
+            };
+            match planned {
+                Ok(plan) => return plan,
+                Err(why) => {
+                    let why = (!matches!(stmt.kind, StmtKind::Output { .. })).then_some(why);
+                    if let Some(why) = &why {
+                        self.notes.push(Note { range: stmt.header, message: format!("runs on one process: {why}") });
+                    }
+                    return Plan::OnRankZero { stmt, why };
                 }
             }
         }
@@ -1016,6 +1153,24 @@ impl<'a> Lowering<'a> {
         }
     }
 
+    /// The first COMMON statement of the specification part of `unit` (or
+    /// of a unit it contains): a line that begins with COMMON.
+    fn common_statement(&self, unit: &syntax::Unit) -> Option<TextRange> {
+        let spec = TextRange::new(unit.header.end, unit.execution_start.max(unit.header.end));
+        let mut at = spec.start;
+        for line in self.slice(spec).split_inclusive('\n') {
+            let trimmed = line.trim_start();
+            let start = at + (line.len() - trimmed.len());
+            at += line.len();
+            let word = trimmed.get(..6).unwrap_or("");
+            let next = trimmed.as_bytes().get(6).copied().unwrap_or(b' ');
+            if word.eq_ignore_ascii_case("common") && (next == b'/' || next.is_ascii_whitespace()) {
+                return Some(TextRange::new(start, start + trimmed.trim_end().len()));
+            }
+        }
+        unit.contains.iter().find_map(|it| self.common_statement(it))
+    }
+
     fn is_distributed_name(&self, name: &syntax::Name) -> bool {
         self.analysis.model.lookup(0, &name.key()).is_some_and(|id| self.distributed.contains_key(&id))
     }
@@ -1077,14 +1232,22 @@ impl<'a> Lowering<'a> {
                 name = distributed.name,
                 colons = distributed.colons()
             );
-            let _ = writeln!(out, "  type(hpf_desc) :: hpf_d_{}", distributed.name);
+            let descriptors = if distributed.second.is_some() { "(2)" } else { "" };
+            let _ = writeln!(out, "  type(hpf_desc) :: hpf_d_{}{descriptors}", distributed.name);
         }
         let _ = writeln!(out, "  integer :: hpf_lo, hpf_hi, hpf_i, hpf_c");
+        if self.distributed.values().any(|it| it.second.is_some()) {
+            let _ = writeln!(out, "  integer :: hpf_lo2, hpf_hi2, hpf_nl(2, 2), hpf_nh(2, 2), hpf_bl(2), hpf_bh(2)");
+        }
         for (type_name, name) in &self.temps {
             let _ = writeln!(out, "  {type_name} :: {name}");
         }
         let _ = writeln!(out, "  call hpf_init()");
         for distributed in self.distributed.values() {
+            if let Some(second) = &distributed.second {
+                grid::emit_alloc(&mut out, distributed, second);
+                continue;
+            }
             let _ = writeln!(
                 out,
                 "  hpf_d_{name} = hpf_make_desc({}, {}, {}, {}, {}, {}, {})\n  call hpf_alloc_{}({name}, hpf_d_{name}, {}, {}, {})",
@@ -1192,6 +1355,7 @@ impl<'a> Lowering<'a> {
                 let _ = writeln!(out, "  end if");
             }
             Plan::OnRankZero { stmt, why } => self.emit_on_rank_zero(out, stmt, why.as_deref()),
+            Plan::Grid(plan) => self.emit_grid(out, plan),
         }
     }
 

@@ -91,6 +91,10 @@ pub(crate) struct Reduction<'a> {
     args: Vec<&'a Expr>,
     /// Accumulate in the sequential order (floating-point SUM, PRODUCT, DOT_PRODUCT).
     chain: bool,
+    /// On arrays distributed in two dimensions: the local parts of the
+    /// arguments' sections, or (for an element) its two distributed subscripts.
+    grid: Option<crate::grid::GridSection>,
+    grid_element: Option<[TextRange; 2]>,
 }
 
 /// A statement whose reductions are computed first.
@@ -242,6 +246,32 @@ impl<'a> Lowering<'a> {
             };
             let id = self.analysis.model.lookup(0, &name.key()).ok_or("an unknown array")?;
             let distributed = &self.distributed[&id];
+            if let Some(second) = &distributed.second {
+                // An element of an array distributed in two dimensions.
+                if args.len() != distributed.lbs.len()
+                    || args.iter().any(|it| !matches!(it, Subscript::Expr(_)))
+                    || !self.distributed_occurrences(TextRange::new(name.range.end, call.range.end)).is_empty()
+                {
+                    return Err(format!("it reads a section of {} outside reductions", distributed.name));
+                }
+                let index = [args[distributed.dim].range(), args[second.dim].range()];
+                let suffix = distributed.suffix;
+                let temp = format!("hpf_r{}", self.temps.len() + 1);
+                let type_name =
+                    crate::runtime::ELEMENT_TYPES.iter().find(|it| it.0 == suffix).map_or("real", |it| it.1);
+                self.temps.push((type_name.to_string(), temp.clone()));
+                return Ok(Reduction {
+                    kind,
+                    temp,
+                    suffix,
+                    section: None,
+                    element: Some((id, call.range, index[0])),
+                    args: Vec::new(),
+                    chain: false,
+                    grid: None,
+                    grid_element: Some(index),
+                });
+            }
             let Some(Subscript::Expr(index)) = args.get(distributed.dim) else {
                 return Err(format!("it reads a section of {} outside reductions", distributed.name));
             };
@@ -263,6 +293,8 @@ impl<'a> Lowering<'a> {
                 element: Some((id, call.range, index.range)),
                 args: Vec::new(),
                 chain: false,
+                grid: None,
+                grid_element: None,
             });
         }
         if let ExprKind::Ref { name, .. } = &call.kind {
@@ -299,6 +331,29 @@ impl<'a> Lowering<'a> {
             }
         };
         let chain = matches!(kind, Kind::Sum | Kind::Product | Kind::DotProduct) && suffix != "i4";
+        if values.iter().any(|it| self.touches_grid(it.range)) {
+            if chain {
+                return Err(
+                    "a floating-point reduction of an array distributed in two dimensions keeps its order only on rank 0"
+                        .to_string(),
+                );
+            }
+            let grid = self.grid_reduction(&values)?;
+            let temp = format!("hpf_r{}", self.temps.len() + 1);
+            let type_name = crate::runtime::ELEMENT_TYPES.iter().find(|it| it.0 == suffix).map_or("real", |it| it.1);
+            self.temps.push((type_name.to_string(), temp.clone()));
+            return Ok(Reduction {
+                kind,
+                temp,
+                suffix,
+                section: None,
+                element: None,
+                args: values,
+                chain,
+                grid: Some(grid),
+                grid_element: None,
+            });
+        }
         let section = self.reduced_section(stmt, &values, chain)?;
         if chain && self.distributed[&section.home()].lbs.len() != 1 {
             return Err(
@@ -309,11 +364,56 @@ impl<'a> Lowering<'a> {
         let temp = format!("hpf_r{}", self.temps.len() + 1);
         let type_name = crate::runtime::ELEMENT_TYPES.iter().find(|it| it.0 == suffix).map_or("real", |it| it.1);
         self.temps.push((type_name.to_string(), temp.clone()));
-        Ok(Reduction { kind, temp, suffix, section: Some(section), element: None, args: values, chain })
+        Ok(Reduction {
+            kind,
+            temp,
+            suffix,
+            section: Some(section),
+            element: None,
+            args: values,
+            chain,
+            grid: None,
+            grid_element: None,
+        })
     }
 
     pub(crate) fn emit_reduce(&self, out: &mut String, reduce: &Reduce) {
         for reduction in &reduce.reductions {
+            if let (Some((array, reference, _)), Some(index)) = (reduction.element, reduction.grid_element) {
+                let name = &self.distributed[&array].name;
+                let [first, second] = index.map(|it| self.one_line(it));
+                let _ = writeln!(
+                    out,
+                    "  if (hpf_owns(hpf_d_{name}(1), {first}) .and. hpf_owns(hpf_d_{name}(2), {second})) {} = {}",
+                    reduction.temp,
+                    self.one_line(reference)
+                );
+                let _ = writeln!(
+                    out,
+                    "  call MPI_Bcast({}, 1, {}, hpf_owner(hpf_d_{name}(1), {first}) + hpf_owner(hpf_d_{name}(2), {second}) * hpf_np(hpf_d_{name}(1)), MPI_COMM_WORLD)",
+                    reduction.temp,
+                    crate::mpi_type(reduction.suffix)
+                );
+                continue;
+            }
+            if let Some(grid) = &reduction.grid {
+                let _ = writeln!(
+                    out,
+                    "  ! hpf-ls: {} in parallel (on a 2-D grid)",
+                    reduction.kind.intrinsic().to_uppercase()
+                );
+                self.emit_grid_section_bounds(out, grid);
+                let temp = &reduction.temp;
+                let args: Vec<String> = reduction.args.iter().map(|it| self.edited(it.range, grid.edits())).collect();
+                let _ = writeln!(out, "  {temp} = {}({})", reduction.kind.intrinsic(), args.join(", "));
+                let _ = writeln!(
+                    out,
+                    "  call MPI_Allreduce(MPI_IN_PLACE, {temp}, 1, {}, {}, MPI_COMM_WORLD)",
+                    crate::mpi_type(reduction.suffix),
+                    reduction.kind.mpi_op()
+                );
+                continue;
+            }
             if let Some((array, reference, index)) = reduction.element {
                 let name = &self.distributed[&array].name;
                 let index = self.one_line(index);

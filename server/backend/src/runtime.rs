@@ -27,8 +27,15 @@ module hpf_runtime
   ! per rank (BLOCK, `cyc` 0), or round robin (CYCLIC(m), `cyc` 1). A
   ! cyclic array is stored compressed: element i at its local position
   ! hpf_lx(d, i), from 0 (the owned cells of the template, in order).
+  !
+  ! An array distributed in two dimensions has one descriptor per
+  ! distributed dimension, each over one axis of a 2-D grid of processes:
+  ! `np` processes along that axis, this process at coordinate `me` on it
+  ! (rank = c1 + c2 * np1). `np` 0 means the 1-D case: all the ranks, at
+  ! coordinate hpf_rank (hpf_np and hpf_me read them).
   type hpf_desc
     integer :: lb, ub, off, tl, m, cyc
+    integer :: np = 0, me = 0
   end type hpf_desc
 
 contains
@@ -54,20 +61,87 @@ contains
     call MPI_Finalize()
   end subroutine hpf_finalize
 
+  ! The processes along the descriptor's axis, and this process's coordinate.
+  pure integer function hpf_np(d)
+    type(hpf_desc), intent(in) :: d
+    hpf_np = hpf_nprocs
+    if (d%np > 0) hpf_np = d%np
+  end function hpf_np
+
+  pure integer function hpf_me(d)
+    type(hpf_desc), intent(in) :: d
+    hpf_me = hpf_rank
+    if (d%np > 0) hpf_me = d%me
+  end function hpf_me
+
   ! `block` <= 0 means BLOCK: ceil(extent / ranks). `cyclic` /= 0 means
   ! CYCLIC(block).
   function hpf_make_desc(lb, ub, off, tl, tu, block, cyclic) result(d)
     integer, intent(in) :: lb, ub, off, tl, tu, block, cyclic
     type(hpf_desc) :: d
-    integer :: m
+    d = hpf_make_desc_on(lb, ub, off, tl, tu, block, cyclic, 0, 0)
+  end function hpf_make_desc
+
+  ! The same over `np` processes (0: all the ranks), this one at coordinate `me`.
+  function hpf_make_desc_on(lb, ub, off, tl, tu, block, cyclic, np, me) result(d)
+    integer, intent(in) :: lb, ub, off, tl, tu, block, cyclic, np, me
+    type(hpf_desc) :: d
+    integer :: m, p
+    p = hpf_nprocs
+    if (np > 0) p = np
     if (cyclic /= 0) then
-      d = hpf_desc(lb, ub, off, tl, max(block, 1), 1)
+      d = hpf_desc(lb, ub, off, tl, max(block, 1), 1, np, me)
       return
     end if
-    m = (tu - tl + hpf_nprocs) / hpf_nprocs
-    if (block > 0 .and. block * hpf_nprocs >= tu - tl + 1) m = block
-    d = hpf_desc(lb, ub, off, tl, max(m, 1), 0)
-  end function hpf_make_desc
+    m = (tu - tl + p) / p
+    if (block > 0 .and. block * p >= tu - tl + 1) m = block
+    d = hpf_desc(lb, ub, off, tl, max(m, 1), 0, np, me)
+  end function hpf_make_desc_on
+
+  ! The 2-D grid g1 x g2 of all the processes for an arrangement declared
+  ! p1 x p2. Like the 1-D distributions, which spread over however many
+  ! processes run (PROCESSORS P(4) on 2 or 5 of them), a 2-D arrangement
+  ! always uses every process: its declared shape when the process count
+  ! matches it, else the most square factorisation g1 * g2 of the count,
+  ! its longer side along the declared arrangement's longer side (along
+  ! the first dimension on a tie), so that 5 processes run P(2,2) as 5 x 1.
+  pure subroutine hpf_grid_shape(p1, p2, g1, g2)
+    integer, intent(in) :: p1, p2
+    integer, intent(out) :: g1, g2
+    integer :: f
+    if (p1 >= 1 .and. p2 >= 1 .and. p1 * p2 == hpf_nprocs) then
+      g1 = p1
+      g2 = p2
+      return
+    end if
+    f = 1
+    do while ((f + 1) * (f + 1) <= hpf_nprocs)
+      f = f + 1
+    end do
+    do while (mod(hpf_nprocs, f) /= 0)
+      f = f - 1
+    end do
+    g1 = hpf_nprocs / f
+    g2 = f
+    if (p2 > p1) then
+      g2 = hpf_nprocs / f
+      g1 = f
+    end if
+  end subroutine hpf_grid_shape
+
+  ! The descriptor of the distributed dimension along axis `axis` (1 or 2)
+  ! of the grid for an arrangement declared p1 x p2.
+  function hpf_make_grid_desc(lb, ub, off, tl, tu, block, axis, p1, p2) result(d)
+    integer, intent(in) :: lb, ub, off, tl, tu, block, axis, p1, p2
+    type(hpf_desc) :: d
+    integer :: g1, g2
+    call hpf_grid_shape(p1, p2, g1, g2)
+    if (axis == 1) then
+      d = hpf_make_desc_on(lb, ub, off, tl, tu, block, 0, g1, mod(hpf_rank, g1))
+    else
+      d = hpf_make_desc_on(lb, ub, off, tl, tu, block, 0, g2, hpf_rank / g1)
+    end if
+  end function hpf_make_grid_desc
 
   ! CYCLIC: how many of the template cells 0 .. j-1 (relative to `tl`)
   ! rank r owns.
@@ -75,7 +149,7 @@ contains
     type(hpf_desc), intent(in) :: d
     integer, intent(in) :: r, j
     integer :: period
-    period = d%m * hpf_nprocs
+    period = d%m * hpf_np(d)
     hpf_cyclic_count = (j / period) * d%m + min(max(mod(j, period) - r * d%m, 0), d%m)
   end function hpf_cyclic_count
 
@@ -99,21 +173,21 @@ contains
       return
     end if
     j = i + d%off - d%tl
-    hpf_lx = (j / d%m / hpf_nprocs) * d%m + mod(j, d%m)
+    hpf_lx = (j / d%m / hpf_np(d)) * d%m + mod(j, d%m)
   end function hpf_lx
 
   ! CYCLIC: the element at local position p of rank r.
   pure integer function hpf_cyclic_global(d, r, p)
     type(hpf_desc), intent(in) :: d
     integer, intent(in) :: r, p
-    hpf_cyclic_global = ((p / d%m) * hpf_nprocs + r) * d%m + mod(p, d%m) + d%tl - d%off
+    hpf_cyclic_global = ((p / d%m) * hpf_np(d) + r) * d%m + mod(p, d%m) + d%tl - d%off
   end function hpf_cyclic_global
 
   ! CYCLIC: the number of courses (rounds of blocks over all ranks) the
   ! array's template cells span.
   pure integer function hpf_courses(d)
     type(hpf_desc), intent(in) :: d
-    hpf_courses = (d%ub + d%off - d%tl + d%m * hpf_nprocs) / (d%m * hpf_nprocs)
+    hpf_courses = (d%ub + d%off - d%tl + d%m * hpf_np(d)) / (d%m * hpf_np(d))
   end function hpf_courses
 
   ! CYCLIC: the iterations of DO I = first, last, step whose home index
@@ -126,7 +200,7 @@ contains
     integer :: course, window_lo, window_hi
     course = c
     if (step < 0) course = hpf_courses(d) - 1 - c
-    window_lo = (course * hpf_nprocs + hpf_rank) * d%m + d%tl - d%off - q
+    window_lo = (course * hpf_np(d) + hpf_me(d)) * d%m + d%tl - d%off - q
     window_hi = window_lo + d%m - 1
     call hpf_window(first, last, step, window_lo, window_hi, lo, hi)
   end subroutine hpf_course_bounds
@@ -161,10 +235,10 @@ contains
     type(hpf_desc), intent(in) :: d
     integer, intent(in) :: i
     if (d%cyc /= 0) then
-      hpf_owner = mod((i + d%off - d%tl) / d%m, hpf_nprocs)
+      hpf_owner = mod((i + d%off - d%tl) / d%m, hpf_np(d))
       return
     end if
-    hpf_owner = min(max((i + d%off - d%tl) / d%m, 0), hpf_nprocs - 1)
+    hpf_owner = min(max((i + d%off - d%tl) / d%m, 0), hpf_np(d) - 1)
   end function hpf_owner
 
   pure logical function hpf_owns(d, i)
@@ -172,10 +246,10 @@ contains
     integer, intent(in) :: i
     integer :: lo, hi
     if (d%cyc /= 0) then
-      hpf_owns = i >= d%lb .and. i <= d%ub .and. hpf_owner(d, i) == hpf_rank
+      hpf_owns = i >= d%lb .and. i <= d%ub .and. hpf_owner(d, i) == hpf_me(d)
       return
     end if
-    call hpf_owned(d, hpf_rank, lo, hi)
+    call hpf_owned(d, hpf_me(d), lo, hi)
     hpf_owns = i >= lo .and. i <= hi
   end function hpf_owns
 
@@ -186,11 +260,29 @@ contains
     integer, intent(in) :: q, first, last, step
     integer, intent(out) :: lo, hi
     integer :: own_lo, own_hi, window_lo, window_hi
-    call hpf_owned(d, hpf_rank, own_lo, own_hi)
+    call hpf_owned(d, hpf_me(d), own_lo, own_hi)
     window_lo = own_lo - q
     window_hi = own_hi - q
     call hpf_window(first, last, step, window_lo, window_hi, lo, hi)
   end subroutine hpf_local_bounds
+
+  ! Along one axis: the elements read at distances cmin .. cmax by the
+  ! iterations whose home, at distance q, this process owns (none, 1 .. 0,
+  ! when it owns nothing).
+  pure subroutine hpf_need(d, q, cmin, cmax, lo, hi)
+    type(hpf_desc), intent(in) :: d
+    integer, intent(in) :: q, cmin, cmax
+    integer, intent(out) :: lo, hi
+    integer :: own_lo, own_hi
+    call hpf_owned(d, hpf_me(d), own_lo, own_hi)
+    if (own_hi < own_lo) then
+      lo = 1
+      hi = 0
+    else
+      lo = own_lo - q + cmin
+      hi = own_hi - q + cmax
+    end if
+  end subroutine hpf_need
 
   ! The value a DO variable has after DO I = first, last, step.
   pure integer function hpf_final(first, last, step)
@@ -393,6 +485,190 @@ fn per_variant(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, dim: us
     )
 }
 
+/// The routines for one element type and rank of an array distributed in
+/// two dimensions `da` < `db` (1-based) over a 2-D grid: `hpf_fetch_r8_312`
+/// fetches the shadow areas of a rank-3 array distributed in dimensions 1
+/// and 2. Every routine takes the two descriptors `d(1)` (along `da`, the
+/// grid's first axis) and `d(2)`; grid coordinates (c1, c2) are rank
+/// c1 + c2 * d(1)%np.
+fn per_grid(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, da: usize, db: usize) -> String {
+    let name = format!("{suffix}_{rank}{da}{db}");
+    let colons = vec![":"; rank].join(",");
+    // A section: `x` along da, `y` along db, the rest whole.
+    let section = |x: &str, y: &str| -> String {
+        (1..=rank)
+            .map(|d| {
+                if d == da {
+                    x.to_string()
+                } else if d == db {
+                    y.to_string()
+                } else {
+                    ":".to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    // Bounds: `x` along da, `y` along db, the declared bounds elsewhere.
+    let bounds = |x: &str, y: &str| -> String {
+        (1..=rank)
+            .map(|d| {
+                if d == da {
+                    x.to_string()
+                } else if d == db {
+                    y.to_string()
+                } else {
+                    format!("lbs({d}):ubs({d})")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let alloc_bounds = bounds("lo(1) - low(1):hi(1) + high(1)", "lo(2) - low(2):hi(2) + high(2)");
+    let gather_bounds = bounds("d(1)%lb:d(1)%ub", "d(2)%lb:d(2)%ub");
+    let box_se = section("s(1):e(1)", "s(2):e(2)");
+    let box_lohi = section("lo(1):hi(1)", "lo(2):hi(2)");
+    let box_my = section("my_lo(1):my_hi(1)", "my_lo(2):my_hi(2)");
+    format!(
+        r#"
+  ! The box of elements grid rank r owns (along da, db; empty when lo > hi).
+  pure subroutine hpf_box_{name}(d, r, lo, hi)
+    type(hpf_desc), intent(in) :: d(2)
+    integer, intent(in) :: r
+    integer, intent(out) :: lo(2), hi(2)
+    call hpf_owned(d(1), mod(r, hpf_np(d(1))), lo(1), hi(1))
+    call hpf_owned(d(2), r / hpf_np(d(1)), lo(2), hi(2))
+  end subroutine hpf_box_{name}
+
+  subroutine hpf_alloc_{name}(a, d, low, high, lbs, ubs)
+    {fortran_type}, allocatable, intent(inout) :: a({colons})
+    type(hpf_desc), intent(in) :: d(2)
+    integer, intent(in) :: low(2), high(2), lbs({rank}), ubs({rank})
+    integer :: lo(2), hi(2)
+    call hpf_box_{name}(d, hpf_rank, lo, hi)
+    where (hi < lo) hi = lo - 1
+    allocate (a({alloc_bounds}))
+  end subroutine hpf_alloc_{name}
+
+  ! Brings the elements of the boxes need_lo(:, b):need_hi(:, b) (along da,
+  ! db; b = 1, 2, an empty box has lo > hi) from their owners into this
+  ! rank's shadow areas: one message per box from every rank whose box
+  ! meets it. A stencil without diagonal reads needs two strips (a cross:
+  ! the 4 neighbours), one with diagonal reads the whole box around its own
+  ! (the diagonal neighbours too).
+  subroutine hpf_fetch_{name}(a, d, need_lo, need_hi)
+    {fortran_type}, allocatable, intent(inout) :: a({colons})
+    type(hpf_desc), intent(in) :: d(2)
+    integer, intent(in) :: need_lo(2, 2), need_hi(2, 2)
+    integer :: needs(8, 0:hpf_nprocs - 1), r, b, lo(2), hi(2), my_lo(2), my_hi(2), s(2), e(2), n_requests
+    type(MPI_Request) :: requests(4 * hpf_nprocs)
+    {fortran_type}, allocatable :: outgoing(:)
+    type(hpf_buffer_{suffix}) :: incoming(0:hpf_nprocs - 1, 2)
+    call hpf_box_{name}(d, hpf_rank, my_lo, my_hi)
+    call MPI_Allgather([need_lo(:, 1), need_hi(:, 1), need_lo(:, 2), need_hi(:, 2)], 8, MPI_INTEGER, &
+                       needs, 8, MPI_INTEGER, MPI_COMM_WORLD)
+    n_requests = 0
+    do r = 0, hpf_nprocs - 1
+      if (r == hpf_rank) cycle
+      call hpf_box_{name}(d, r, lo, hi)
+      do b = 1, 2
+        s = max(lo, need_lo(:, b))
+        e = min(hi, need_hi(:, b))
+        if (all(s <= e)) then
+          n_requests = n_requests + 1
+          allocate (incoming(r, b)%v(size(a({box_se}))))
+          call MPI_Irecv(incoming(r, b)%v, size(incoming(r, b)%v), {mpi}, r, 20 + b, MPI_COMM_WORLD, &
+                         requests(n_requests))
+        end if
+      end do
+    end do
+    do r = 0, hpf_nprocs - 1
+      if (r == hpf_rank) cycle
+      do b = 1, 2
+        s = max(my_lo, needs(4 * b - 3:4 * b - 2, r))
+        e = min(my_hi, needs(4 * b - 1:4 * b, r))
+        if (all(s <= e)) then
+          outgoing = reshape(a({box_se}), [size(a({box_se}))])
+          call MPI_Send(outgoing, size(outgoing), {mpi}, r, 20 + b, MPI_COMM_WORLD)
+          if (hpf_stats) then
+            hpf_stat_messages = hpf_stat_messages + 1
+            hpf_stat_elements = hpf_stat_elements + size(outgoing)
+          end if
+        end if
+      end do
+    end do
+    call MPI_Waitall(n_requests, requests(1:n_requests), MPI_STATUSES_IGNORE)
+    do r = 0, hpf_nprocs - 1
+      call hpf_box_{name}(d, r, lo, hi)
+      do b = 1, 2
+        if (.not. allocated(incoming(r, b)%v)) cycle
+        s = max(lo, need_lo(:, b))
+        e = min(hi, need_hi(:, b))
+        a({box_se}) = reshape(incoming(r, b)%v, shape(a({box_se})))
+      end do
+    end do
+  end subroutine hpf_fetch_{name}
+
+  ! Rank 0 receives the whole array into g; g is allocated there only.
+  subroutine hpf_gather_{name}(a, d, g, lbs, ubs)
+    {fortran_type}, allocatable, intent(inout) :: a({colons})
+    type(hpf_desc), intent(in) :: d(2)
+    {fortran_type}, allocatable, intent(inout) :: g({colons})
+    integer, intent(in) :: lbs({rank}), ubs({rank})
+    integer :: r, lo(2), hi(2), my_lo(2), my_hi(2)
+    {fortran_type}, allocatable :: t(:)
+    call hpf_box_{name}(d, hpf_rank, my_lo, my_hi)
+    if (hpf_rank == 0) then
+      if (allocated(g)) deallocate (g)
+      allocate (g({gather_bounds}))
+      do r = 0, hpf_nprocs - 1
+        call hpf_box_{name}(d, r, lo, hi)
+        if (any(hi < lo)) cycle
+        if (r == 0) then
+          g({box_lohi}) = a({box_lohi})
+        else
+          allocate (t(size(g({box_lohi}))))
+          call MPI_Recv(t, size(t), {mpi}, r, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+          g({box_lohi}) = reshape(t, shape(g({box_lohi})))
+          deallocate (t)
+        end if
+      end do
+    else if (all(my_hi >= my_lo)) then
+      t = reshape(a({box_my}), [size(a({box_my}))])
+      call MPI_Send(t, size(t), {mpi}, 0, 8, MPI_COMM_WORLD)
+    end if
+  end subroutine hpf_gather_{name}
+
+  ! The inverse: rank 0 sends each rank its part of g.
+  subroutine hpf_scatter_{name}(g, d, a)
+    {fortran_type}, allocatable, intent(inout) :: g({colons})
+    type(hpf_desc), intent(in) :: d(2)
+    {fortran_type}, allocatable, intent(inout) :: a({colons})
+    integer :: r, lo(2), hi(2), my_lo(2), my_hi(2)
+    {fortran_type}, allocatable :: t(:)
+    call hpf_box_{name}(d, hpf_rank, my_lo, my_hi)
+    if (hpf_rank == 0) then
+      do r = 0, hpf_nprocs - 1
+        call hpf_box_{name}(d, r, lo, hi)
+        if (any(hi < lo)) cycle
+        if (r == 0) then
+          a({box_lohi}) = g({box_lohi})
+        else
+          t = reshape(g({box_lohi}), [size(g({box_lohi}))])
+          call MPI_Send(t, size(t), {mpi}, r, 9, MPI_COMM_WORLD)
+        end if
+      end do
+      deallocate (g)
+    else if (all(my_hi >= my_lo)) then
+      allocate (t(size(a({box_my}))))
+      call MPI_Recv(t, size(t), {mpi}, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+      a({box_my}) = reshape(t, shape(a({box_my})))
+    end if
+  end subroutine hpf_scatter_{name}
+"#
+    )
+}
+
 /// The chain of a floating-point reduction kept in the sequential order:
 /// the running value comes from the rank owning the previous elements
 /// (the one below for a positive step) and goes on to the next; at the end
@@ -428,6 +704,12 @@ fn chain(suffix: &str, fortran_type: &str, mpi: &str) -> String {
   end subroutine hpf_chain_send_{suffix}
 "#
     )
+}
+
+/// The pairs of distributed dimensions (1-based) of an array of rank `rank`
+/// distributed in two dimensions.
+fn grid_dims(rank: usize) -> Vec<(usize, usize)> {
+    (1..=rank).flat_map(|da| (da + 1..=rank).map(move |db| (da, db))).collect()
 }
 
 const FOOTER: &str = "end module hpf_runtime\n";
@@ -466,6 +748,15 @@ fn runtime_with(wanted: impl Fn(&str) -> bool) -> String {
                     .any(|it| wanted(&format!("{it}{variant}")))
                 {
                     res.push_str(&per_variant(suffix, fortran_type, mpi_type, rank, dim));
+                }
+            }
+            for (da, db) in grid_dims(rank) {
+                let variant = format!("{suffix}_{rank}{da}{db}(");
+                if ["hpf_alloc_", "hpf_fetch_", "hpf_gather_", "hpf_scatter_", "hpf_box_"]
+                    .iter()
+                    .any(|it| wanted(&format!("{it}{variant}")))
+                {
+                    res.push_str(&per_grid(suffix, fortran_type, mpi_type, rank, da, db));
                 }
             }
         }

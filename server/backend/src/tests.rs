@@ -247,6 +247,11 @@ fn calls_run_on_rank_0_and_unsupported_procedures_are_refused_at_their_line() {
     );
     refused(&format!("subroutine s()\nend subroutine s\n{}", program("")), "main program first", 3);
     refused(
+        &format!("{}subroutine s()\n  integer :: c\n  common /blk/ c\n  c = 1\nend subroutine s\n", program("")),
+        "COMMON blocks",
+        main_lines + 3,
+    );
+    refused(
         &program("contains\n  subroutine inner()\n  end subroutine inner\n"),
         "internal procedures",
         main_lines + 1,
@@ -322,4 +327,150 @@ fn the_runtime_cyclic_maps_agree_with_enumeration() {
     let run = Command::new(dir.join("driver")).output().unwrap();
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(String::from_utf8_lossy(&run.stdout), "errors: 0\n");
+}
+
+/// The runtime's 2-D grid (its shape for every process count, the block
+/// owners along each axis, each rank's box, the local iterations) against
+/// a brute-force enumeration on 1 to 7 processes, by a Fortran driver that
+/// sets the rank and the process count itself (only `mpif90` needed).
+#[test]
+fn the_runtime_grid_maps_agree_with_enumeration() {
+    use std::process::Command;
+    if Command::new("mpif90").arg("--version").output().is_err() {
+        eprintln!("skipped: no mpif90");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("hpf-ls-grid-maps-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("runtime.f90"), crate::runtime::runtime_for("call hpf_box_i4_212(")).unwrap();
+    std::fs::write(dir.join("driver.f90"), include_str!("grid_maps_test.f90")).unwrap();
+    let build =
+        Command::new("mpif90").args(["runtime.f90", "driver.f90", "-o", "driver"]).current_dir(&dir).output().unwrap();
+    assert!(build.status.success(), "{}", String::from_utf8_lossy(&build.stderr));
+    let run = Command::new(dir.join("driver")).output().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "errors: 0\n");
+}
+
+const GRID: &str = "program g
+  implicit none
+  integer, parameter :: n = 12, m = 10
+  real :: a(n, m), b(n, m), s
+  integer :: w(0:n+1, m, 3), i, j, l
+!HPF$ PROCESSORS P(2, 2)
+!HPF$ DISTRIBUTE (BLOCK, BLOCK) ONTO P :: A, B
+!HPF$ DISTRIBUTE W(BLOCK, BLOCK(5), *) ONTO P
+";
+
+fn grid_program(body: &str) -> String {
+    format!("{GRID}{body}end program g\n")
+}
+
+#[test]
+fn block_block_nests_fetch_their_corners_and_run_their_box() {
+    let (notes, source) = lower(&grid_program(
+        "  a = 1.0
+  b = a
+  a(1, 1) = 0.0
+  do j = 2, m - 1
+    do i = 2, n - 1
+      b(i, j) = a(i-1, j-1) + a(i+1, j+1) + a(i, j)
+    end do
+  end do
+  forall (i = 1:n, j = 2:m:2) a(i, j) = b(i, j-1) * a(i, j)
+  do l = 1, 3
+    do i = 1, n
+      do j = 1, m
+        w(i, j, l) = l
+      end do
+    end do
+  end do
+  a(2:n:3, 4) = b(1:n-1:3, 5) + 1.0
+  print *, a(3, 4), count(a > 0.0), maxval(b(2:n, :) - a(1:n-1, :))
+",
+    ));
+    assert_eq!(notes, Vec::<String>::new());
+    // Descriptors along both axes of the grid, boxes with shadows in both dimensions.
+    assert!(source.contains("hpf_d_a(2) = hpf_make_grid_desc(1, 10, 0, 1, 10, 0, 2, 2, 2)"), "{source}");
+    assert!(source.contains("hpf_d_w(2) = hpf_make_grid_desc(1, 10, 0, 1, 10, 5, 2, 2, 2)"), "{source}");
+    assert!(source.contains("call hpf_alloc_r4_212(a, hpf_d_a, [1, 1], [1, 1], [1, 1], [12, 10])"), "{source}");
+    assert!(source.contains("call hpf_alloc_i4_312(w, hpf_d_w, [0, 0], [0, 0], [0, 1, 1], [13, 10, 3])"), "{source}");
+    // Whole arrays on the box, the element by its owner.
+    assert!(source.contains("b(hpf_bl(1):hpf_bh(1),hpf_bl(2):hpf_bh(2)) = a(hpf_bl(1):hpf_bh(1),hpf_bl(2):hpf_bh(2))"));
+    assert!(source.contains("if (hpf_owns(hpf_d_a(1), 1) .and. hpf_owns(hpf_d_a(2), 1)) then"), "{source}");
+    // The box the nest reads, corners included, then the local iterations.
+    assert!(source.contains("call hpf_need(hpf_d_b(1), 0, -1, 1, hpf_nl(1, 1), hpf_nh(1, 1))"), "{source}");
+    assert!(
+        source.contains("  hpf_nl(:, 2) = 1\n  hpf_nh(:, 2) = 0\n  call hpf_fetch_r4_212(a, hpf_d_a, hpf_nl, hpf_nh)")
+    );
+    // A read off along one dimension only: the strip along it, no corners.
+    assert!(source.contains(
+        "  call hpf_need(hpf_d_a(1), 0, 0, 0, hpf_nl(1, 1), hpf_nh(1, 1))\n  call hpf_need(hpf_d_a(2), 0, -1, -1, hpf_nl(2, 1), hpf_nh(2, 1))\n"
+    ));
+    assert!(source.contains("call hpf_fetch_r4_212(a, hpf_d_a, hpf_nl, hpf_nh)"), "{source}");
+    assert!(source.contains(
+        "call hpf_local_bounds(hpf_d_b(1), 0, (2), (n - 1), 1, hpf_lo, hpf_hi)\n    do i = hpf_lo, hpf_hi, 1\n"
+    ));
+    assert!(source.contains("forall (i = hpf_lo:hpf_hi:1, j = hpf_lo2:hpf_hi2:2) a(i, j) = b(i, j-1) * a(i, j)"));
+    // The rank-3 array: its third dimension is local, its loop runs whole.
+    assert!(
+        source.contains("  do l = 1, 3\ncall hpf_local_bounds(hpf_d_w(1), 0, (1), (n), 1, hpf_lo, hpf_hi)"),
+        "{source}"
+    );
+    // A section, then an element from its owner and reductions on the boxes.
+    assert!(
+        source.contains(
+            "  if (hpf_owns(hpf_d_a(2), 4)) then\n  a(hpf_lo:hpf_hi:3, 4) = b(hpf_lo+(-1):hpf_hi+(-1):3, 5) + 1.0\n"
+        ),
+        "{source}"
+    );
+    assert!(source.contains("hpf_owner(hpf_d_a(1), 3) + hpf_owner(hpf_d_a(2), 4) * hpf_np(hpf_d_a(1))"), "{source}");
+    assert!(source.contains("= count(a(hpf_lo:hpf_hi:1,hpf_lo2:hpf_hi2:1) > 0.0)"), "{source}");
+    assert!(
+        source.contains(
+            "= maxval(b(hpf_lo:hpf_hi:1, hpf_lo2:hpf_hi2:1) - a(hpf_lo+(-1):hpf_hi+(-1):1, hpf_lo2:hpf_hi2:1))"
+        ),
+        "{source}"
+    );
+    assert!(!source.contains("hpf_gather"), "{source}");
+}
+
+#[test]
+fn what_a_grid_cannot_run_in_parallel_runs_on_rank_0() {
+    let (notes, source) = lower(&grid_program(
+        "  do j = 2, m
+    do i = 1, n
+      a(i, j) = a(i, j-1) + 1.0
+    end do
+  end do
+  a(2:n, 1) = b(1, 2:m)
+  s = sum(b)
+  print *, a(3, 4), sum(a)
+",
+    ));
+    assert_eq!(
+        notes,
+        [
+            "9: runs on one process: it reads its home a at other elements than it writes (a dependence may cross processes), and no statement of its body runs in parallel",
+            "14: runs on one process: it reads one element of b along a distributed dimension",
+            "15: runs on one process: a floating-point reduction of an array distributed in two dimensions keeps its order only on rank 0",
+        ]
+    );
+    assert!(source.contains("call hpf_gather_r4_212(a, hpf_d_a, hpf_g_a, [1, 1], [12, 10])"), "{source}");
+    assert!(source.contains("call hpf_scatter_r4_212(hpf_g_a, hpf_d_a, a)"), "{source}");
+}
+
+#[test]
+fn cyclic_in_two_dimensions_is_refused_at_the_directive() {
+    let text = "program c
+  real :: a(8, 8)
+!HPF$ DISTRIBUTE A(CYCLIC, BLOCK)
+  a = 0.0
+end program c
+";
+    let analysis = analysis::analyze(text, SourceForm::Free, ModelConfig { number_of_processors: None });
+    let errors = crate::lower(&analysis, text).expect_err("refused");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].message.starts_with("the distribution CYCLIC in two dimensions is not supported"), "{errors:?}");
+    assert_eq!(&text[errors[0].range.to_range()].lines().next(), &Some("!HPF$ DISTRIBUTE A(CYCLIC, BLOCK)"));
 }
