@@ -71,11 +71,12 @@ impl SectionAssign<'_> {
 
 struct Constants<'m> {
     model: &'m Model,
+    unit: analysis::model::UnitId,
 }
 
 impl ConstEnv for Constants<'_> {
     fn constant(&self, key: &str) -> Option<i64> {
-        match self.model.symbol(self.model.lookup(0, key)?).kind {
+        match self.model.symbol(self.model.lookup(self.unit, key)?).kind {
             SymbolKind::Constant(value) => value,
             _ => None,
         }
@@ -116,13 +117,13 @@ impl<'a> Lowering<'a> {
     pub(crate) fn linear_of(&self, expr: &Expr) -> Option<Linear> {
         let model = &self.analysis.model;
         let is_var = |key: &str| {
-            !matches!(model.lookup(0, key).map(|id| &model.symbol(id).kind), Some(SymbolKind::Constant(Some(_))))
+            !matches!(self.lookup(key).map(|id| &model.symbol(id).kind), Some(SymbolKind::Constant(Some(_))))
         };
-        analysis::eval::linear(expr, &is_var, &Constants { model }).ok()
+        analysis::eval::linear(expr, &is_var, &Constants { model, unit: self.main }).ok()
     }
 
     pub(crate) fn constant_of(&self, expr: &Expr) -> Option<i64> {
-        analysis::eval::eval_int(expr, &Constants { model: &self.analysis.model }).ok()
+        analysis::eval::eval_int(expr, &Constants { model: &self.analysis.model, unit: self.main }).ok()
     }
 
     /// The owner-computes form of an assignment to a distributed array, or
@@ -139,8 +140,7 @@ impl<'a> Lowering<'a> {
             ExprKind::Ref { name, args } => (name, Some(args)),
             _ => return Err("its left side is not a variable".to_string()),
         };
-        let model = &self.analysis.model;
-        let Some(home) = model.lookup(0, &name.key()).filter(|id| self.distributed.contains_key(id)) else {
+        let Some(home) = self.lookup(&name.key()).filter(|id| self.distributed.contains_key(id)) else {
             return Err(format!("it assigns the replicated variable {} from distributed data", name.text));
         };
         let distributed = &self.distributed[&home];
@@ -204,7 +204,7 @@ impl<'a> Lowering<'a> {
             let ExprKind::Ref { name, args } = &lhs.kind else {
                 return Err("it assigns a whole variable".to_string());
             };
-            let id = self.analysis.model.lookup(0, &name.key());
+            let id = self.lookup(&name.key());
             let Some(id) = id.filter(|id| self.distributed.contains_key(id)) else {
                 return Err(format!("it assigns the replicated variable {}", name.text));
             };
@@ -318,9 +318,8 @@ impl<'a> Lowering<'a> {
     /// The first reference to a distributed array in `expr`: its array, its
     /// subscripts (`None` for the whole array) and its name's range.
     fn first_distributed<'e>(&self, expr: &'e Expr) -> Option<(SymbolId, Option<&'e [Subscript]>, TextRange)> {
-        let model = &self.analysis.model;
         let is_distributed =
-            |name: &syntax::Name| model.lookup(0, &name.key()).filter(|id| self.distributed.contains_key(id));
+            |name: &syntax::Name| self.lookup(&name.key()).filter(|id| self.distributed.contains_key(id));
         match &expr.kind {
             ExprKind::Name(name) => is_distributed(name).map(|id| (id, None, name.range)),
             ExprKind::Ref { name, args } => {
@@ -414,7 +413,7 @@ impl<'a> Lowering<'a> {
             ExprKind::Paren(inner) => self.array_expression(inner, res, lhs_lo, lhs_position),
             ExprKind::Other(_) => Err("its right side holds an array constructor or another construct".to_string()),
             ExprKind::Name(name) => {
-                let Some(id) = model.lookup(0, &name.key()) else { return Ok(()) };
+                let Some(id) = self.lookup(&name.key()) else { return Ok(()) };
                 if self.distributed.contains_key(&id) {
                     self.aligned_read(id, None, name.range, res, lhs_lo, lhs_position)
                 } else if model.symbol(id).is_array() {
@@ -424,7 +423,7 @@ impl<'a> Lowering<'a> {
                 }
             }
             ExprKind::Ref { name, args } => {
-                let id = model.lookup(0, &name.key());
+                let id = self.lookup(&name.key());
                 if let Some(id) = id.filter(|id| self.distributed.contains_key(id)) {
                     for (idx, arg) in args.iter().enumerate() {
                         if idx != self.distributed[&id].dim && !self.distributed_occurrences(arg.range()).is_empty() {

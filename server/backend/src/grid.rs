@@ -401,9 +401,7 @@ impl<'a> Lowering<'a> {
             _ => return Err("its left side is not a variable".to_string()),
         };
         let home = self
-            .analysis
-            .model
-            .lookup(0, &name.key())
+            .lookup(&name.key())
             .filter(|id| self.grid_dims(*id).is_some())
             .ok_or_else(|| format!("it assigns {} from arrays distributed in two dimensions", name.text))?;
         let dims = self.grid_dims(home).expect("a grid array");
@@ -685,7 +683,7 @@ impl<'a> Lowering<'a> {
                 self.section_operands(home, lhs, right, edits, reads)
             }
             ExprKind::Name(name) => {
-                let Some(id) = model.lookup(0, &name.key()) else { return Ok(()) };
+                let Some(id) = self.lookup(&name.key()) else { return Ok(()) };
                 if self.distributed.contains_key(&id) {
                     let mut steps = [1; 2];
                     for (k, it) in lhs.iter().enumerate() {
@@ -703,7 +701,7 @@ impl<'a> Lowering<'a> {
                 Ok(())
             }
             ExprKind::Ref { name, args } => {
-                let known = model.lookup(0, &name.key());
+                let known = self.lookup(&name.key());
                 if let Some(id) = known.filter(|id| self.distributed.contains_key(id)) {
                     return operand(id, Some(args), edits, reads).map(|_| ());
                 }
@@ -758,7 +756,7 @@ impl<'a> Lowering<'a> {
                 self.whole_operands(home, rhs, edits)
             }
             ExprKind::Name(name) => {
-                let Some(id) = model.lookup(0, &name.key()) else { return Ok(()) };
+                let Some(id) = self.lookup(&name.key()) else { return Ok(()) };
                 let symbol = model.symbol(id);
                 if let Some(distributed) = self.distributed.get(&id) {
                     let home_distributed = &self.distributed[&home];
@@ -778,7 +776,7 @@ impl<'a> Lowering<'a> {
                 Ok(())
             }
             ExprKind::Ref { name, args } => {
-                let known = model.lookup(0, &name.key());
+                let known = self.lookup(&name.key());
                 let is_array = known.is_some_and(|id| model.symbol(id).is_array());
                 if known.is_some_and(|id| self.distributed.contains_key(&id)) {
                     return Err(format!("it reads a part of {}", name.text));
@@ -828,7 +826,7 @@ impl<'a> Lowering<'a> {
             let ExprKind::Ref { name, args } = &lhs.kind else {
                 return Err("it assigns a whole variable".to_string());
             };
-            let id = self.analysis.model.lookup(0, &name.key());
+            let id = self.lookup(&name.key());
             let Some(id) = id.filter(|id| self.grid_dims(*id).is_some()) else {
                 return Err(format!("it assigns {}, which is not distributed in two dimensions", name.text));
             };

@@ -277,6 +277,8 @@ struct Lowering<'a> {
     notes: Vec<Note>,
     /// Replicated temporaries of the generated code: (type, name).
     temps: Vec<(String, String)>,
+    /// The main program among the model's units (modules may come first).
+    main: analysis::model::UnitId,
 }
 
 /// Lowers the analysed program. `text` is the user's text.
@@ -290,6 +292,7 @@ pub fn lower(analysis: &FileAnalysis, text: &str) -> Result<Generated, Vec<Backe
         errors: Vec::new(),
         notes: Vec::new(),
         temps: Vec::new(),
+        main: 0,
     };
     let errors: Vec<BackendError> = analysis
         .diagnostics
@@ -336,22 +339,20 @@ impl<'a> Lowering<'a> {
     fn program(&mut self) -> String {
         let file = &self.analysis.file;
         let model = &self.analysis.model;
-        let Some(unit) = file.units.first() else {
-            self.error(TextRange::empty(0), "there is no program to lower");
+        let mut programs = file.units.iter().filter(|it| it.kind == UnitKind::Program);
+        let Some(unit) = programs.next() else {
+            self.error(TextRange::empty(0), "there is no main program to lower");
             return String::new();
         };
-        if let Some(module) = file.units.iter().find(|it| it.kind == UnitKind::Module) {
-            self.error(module.header, "modules are not supported by the MPI backend yet");
+        if let Some(second) = programs.next() {
+            self.error(second.header, "a second main program");
             return String::new();
         }
-        if unit.kind != UnitKind::Program {
-            let range = file.units.iter().find(|it| it.kind == UnitKind::Program).map_or(unit.header, |it| it.header);
-            self.error(
-                range,
-                "the MPI backend needs the main program first in the file (move the subroutines and functions after it)",
-            );
-            return String::new();
-        }
+        // Modules of the file come first among the model's units.
+        self.main = analysis::model::flatten_units(file)
+            .iter()
+            .position(|(it, _)| std::ptr::eq(*it, unit))
+            .expect("the main program is one of the file's units");
         if let Some(internal) = unit.contains.first() {
             self.error(
                 internal.header,
@@ -359,8 +360,12 @@ impl<'a> Lowering<'a> {
             );
             return String::new();
         }
-        for other in &file.units[1..] {
-            self.check_external_procedure(other);
+        for other in file.units.iter().filter(|it| !std::ptr::eq(*it, unit)) {
+            if other.kind == UnitKind::Module {
+                self.check_module(other);
+            } else {
+                self.check_external_procedure(other);
+            }
         }
         if file.units.len() > 1 {
             // Procedures run on rank 0: what they set in a COMMON block would
@@ -377,12 +382,24 @@ impl<'a> Lowering<'a> {
         if !self.errors.is_empty() {
             return String::new();
         }
-        for remap in &model.units[0].remaps {
+        for remap in &model.units[self.main].remaps {
             self.error(remap.directive, "REALIGN and REDISTRIBUTE are not supported by the MPI backend yet");
         }
-        // A module (of this file or another) would have to be lowered too.
-        for used in &unit.uses {
-            self.error(used.range, format!("USE {}: modules are not supported by the MPI backend yet", used.text));
+        // A module of another file would have to be compiled with the program.
+        let local_modules: Vec<String> = file
+            .units
+            .iter()
+            .filter(|it| it.kind == UnitKind::Module)
+            .filter_map(|it| it.name.as_ref().map(|it| it.key()))
+            .collect();
+        for used in unit.uses.iter().filter(|it| !local_modules.contains(&it.key())) {
+            self.error(
+                used.range,
+                format!(
+                    "USE {}: modules of other files are not supported by the MPI backend yet (modules of this file are)",
+                    used.text
+                ),
+            );
         }
         self.collect_distributed();
         if !self.errors.is_empty() {
@@ -400,7 +417,8 @@ impl<'a> Lowering<'a> {
         let model = &self.analysis.model;
         // The main program's arrays; those of the subroutines and functions
         // are plain arrays of the rank that runs them.
-        for (id, symbol) in model.symbols().filter(|(id, _)| id.unit == 0) {
+        let main = self.main;
+        for (id, symbol) in model.symbols().filter(|(id, _)| id.unit == main) {
             if !symbol.is_array() {
                 continue;
             }
@@ -1106,6 +1124,32 @@ impl<'a> Lowering<'a> {
         begins(&header) || after_if.is_some_and(begins)
     }
 
+    /// A module of the file, copied into the generated program before the
+    /// main program: its named constants, templates and processor
+    /// arrangements are the program's, its procedures run as external ones
+    /// do. A module variable would be set on rank 0 only by the procedures
+    /// (and distributed module arrays are not lowered): refused.
+    fn check_module(&mut self, module: &syntax::Unit) {
+        let file = &self.analysis.file;
+        let model = &self.analysis.model;
+        let Some(id) = analysis::model::flatten_units(file).iter().position(|(it, _)| std::ptr::eq(*it, module)) else {
+            return;
+        };
+        if let Some(variable) = model.units[id].symbols.iter().find(|it| it.kind == SymbolKind::Variable) {
+            self.error(
+                variable.name.range,
+                format!(
+                    "module variable `{}`: the MPI backend supports modules of named constants, templates, processor arrangements and procedures so far",
+                    variable.name.text
+                ),
+            );
+            return;
+        }
+        for procedure in &module.contains {
+            self.check_external_procedure(procedure);
+        }
+    }
+
     /// An external subroutine or function of the file, copied into the
     /// generated program as it is: subroutines run on rank 0 (every CALL
     /// does), functions wherever the statement that uses them runs, so a
@@ -1171,27 +1215,38 @@ impl<'a> Lowering<'a> {
         unit.contains.iter().find_map(|it| self.common_statement(it))
     }
 
+    /// The symbol `key` names in the main program.
+    fn lookup(&self, key: &str) -> Option<SymbolId> {
+        self.analysis.model.lookup(self.main, key)
+    }
+
     fn is_distributed_name(&self, name: &syntax::Name) -> bool {
-        self.analysis.model.lookup(0, &name.key()).is_some_and(|id| self.distributed.contains_key(&id))
+        self.lookup(&name.key()).is_some_and(|id| self.distributed.contains_key(&id))
     }
 
     fn emit(&mut self, unit: &syntax::Unit, plans: &[Plan]) -> String {
-        let model = &self.analysis.model;
         let mut out = String::new();
         let _ = writeln!(
             out,
             "! Generated by hpf-ls {} from an HPF program: SPMD Fortran with MPI.",
             env!("CARGO_PKG_VERSION")
         );
+        // The file's modules before the program that uses them.
+        for module in self.analysis.file.units.iter().filter(|it| it.kind == UnitKind::Module) {
+            let _ = writeln!(out, "{}\n", self.copy(module.range).trim_end());
+        }
         let _ = writeln!(out, "{}", self.slice(unit.header).trim_end());
         let _ = writeln!(out, "  use hpf_runtime");
-        // The specification part, without the distributed arrays' entities.
-        let spec = TextRange::new(unit.header.end, unit.execution_start.max(unit.header.end));
+        // The specification part, without the distributed arrays' entities
+        // (and without the END line, where the program has no statements).
+        let unit_text = self.slice(unit.range).trim_end();
+        let end_line = unit.range.start + unit_text.rfind('\n').map_or(0, |it| it + 1);
+        let spec = TextRange::new(unit.header.end, unit.execution_start.min(end_line).max(unit.header.end));
         // Declarations that name distributed arrays are rewritten without them.
         let mut rewrites: Vec<(TextRange, String)> = Vec::new();
         for decl in &unit.decls {
             let is_distributed = |entity: &syntax::DeclEntity| {
-                model.lookup(0, &entity.name.key()).is_some_and(|id| self.distributed.contains_key(&id))
+                self.lookup(&entity.name.key()).is_some_and(|id| self.distributed.contains_key(&id))
             };
             if !decl.entities.iter().any(is_distributed) {
                 continue;
@@ -1274,7 +1329,9 @@ impl<'a> Lowering<'a> {
         let end_line = unit_text.lines().last().unwrap_or("end");
         let _ = writeln!(out, "{}", end_line.trim());
         // External subroutines and functions, as they are.
-        for other in &self.analysis.file.units[1..] {
+        for other in
+            self.analysis.file.units.iter().filter(|it| !std::ptr::eq(*it, unit) && it.kind != UnitKind::Module)
+        {
             let _ = writeln!(out, "\n{}", self.copy(other.range).trim_end());
         }
         out
@@ -1546,7 +1603,7 @@ impl<'a> Lowering<'a> {
                 _ if expr.range.start < items_start => {}
                 ExprKind::Name(name) | ExprKind::Ref { name, .. } => {
                     let model = &self.analysis.model;
-                    let known = model.lookup(0, &name.key()).map(|id| model.symbol(id));
+                    let known = self.lookup(&name.key()).map(|id| model.symbol(id));
                     if let Some(symbol) = known.filter(|it| element_suffix(&it.type_name).is_none()) {
                         if !symbol.type_name.is_empty() {
                             return Err(format!(
@@ -1576,7 +1633,7 @@ impl<'a> Lowering<'a> {
         let mut arrays = Vec::new();
         let mut scalars: Vec<(String, &'static str, String)> = Vec::new();
         let add_scalar = |name: &syntax::Name, scalars: &mut Vec<(String, &'static str, String)>| {
-            let Some(id) = model.lookup(0, &name.key()) else {
+            let Some(id) = self.lookup(&name.key()) else {
                 // Implicitly typed: I-N integer, the rest real.
                 let first = name.key().chars().next().unwrap_or('a');
                 let mpi = if ('i'..='n').contains(&first) { "MPI_INTEGER" } else { "MPI_REAL" };
@@ -1607,7 +1664,7 @@ impl<'a> Lowering<'a> {
             match &stmt.kind {
                 StmtKind::Assign { lhs, .. } => match &lhs.kind {
                     ExprKind::Name(name) | ExprKind::Ref { name, .. } => {
-                        match model.lookup(0, &name.key()).filter(|id| self.distributed.contains_key(id)) {
+                        match self.lookup(&name.key()).filter(|id| self.distributed.contains_key(id)) {
                             Some(id) => arrays.push(id),
                             None => add_scalar(name, &mut scalars),
                         }
@@ -1620,7 +1677,7 @@ impl<'a> Lowering<'a> {
                 StmtKind::Call { args, .. } => {
                     for arg in args {
                         let (ExprKind::Name(name) | ExprKind::Ref { name, .. }) = &arg.kind else { continue };
-                        match model.lookup(0, &name.key()).filter(|id| self.distributed.contains_key(id)) {
+                        match self.lookup(&name.key()).filter(|id| self.distributed.contains_key(id)) {
                             Some(id) => arrays.push(id),
                             None => add_scalar(name, &mut scalars),
                         }
@@ -1633,7 +1690,7 @@ impl<'a> Lowering<'a> {
                     }
                     for item in parts.items {
                         let (ExprKind::Name(name) | ExprKind::Ref { name, .. }) = &item.kind else { continue };
-                        match model.lookup(0, &name.key()).filter(|id| self.distributed.contains_key(id)) {
+                        match self.lookup(&name.key()).filter(|id| self.distributed.contains_key(id)) {
                             Some(id) => arrays.push(id),
                             None => add_scalar(name, &mut scalars),
                         }

@@ -133,7 +133,7 @@ impl<'a> Lowering<'a> {
                     None
                 }
             }
-            ExprKind::Name(name) => match model.lookup(0, &name.key()) {
+            ExprKind::Name(name) => match self.lookup(&name.key()) {
                 Some(id) => {
                     let symbol = model.symbol(id);
                     match symbol.kind {
@@ -147,7 +147,7 @@ impl<'a> Lowering<'a> {
                 None => Some(implicit(&name.key())),
             },
             ExprKind::Ref { name, args } => {
-                if let Some(id) = model.lookup(0, &name.key()) {
+                if let Some(id) = self.lookup(&name.key()) {
                     let symbol = model.symbol(id);
                     if symbol.is_array() {
                         return if symbol.type_name.is_empty() {
@@ -194,7 +194,7 @@ impl<'a> Lowering<'a> {
                 let ExprKind::Name(name) = &lhs.kind else {
                     return Err("its left side is not a scalar".to_string());
                 };
-                if let Some(id) = self.analysis.model.lookup(0, &name.key()) {
+                if let Some(id) = self.lookup(&name.key()) {
                     if self.analysis.model.symbol(id).is_array() {
                         return Err(format!("it assigns the array {} as a whole", name.text));
                     }
@@ -244,7 +244,7 @@ impl<'a> Lowering<'a> {
             let ExprKind::Ref { name, args } = &call.kind else {
                 return Err("an element reference without subscripts".to_string());
             };
-            let id = self.analysis.model.lookup(0, &name.key()).ok_or("an unknown array")?;
+            let id = self.lookup(&name.key()).ok_or("an unknown array")?;
             let distributed = &self.distributed[&id];
             if let Some(second) = &distributed.second {
                 // An element of an array distributed in two dimensions.
@@ -298,7 +298,7 @@ impl<'a> Lowering<'a> {
             });
         }
         if let ExprKind::Ref { name, .. } = &call.kind {
-            if self.analysis.model.lookup(0, &name.key()).is_some_and(|id| self.analysis.model.symbol(id).is_array()) {
+            if self.lookup(&name.key()).is_some_and(|id| self.analysis.model.symbol(id).is_array()) {
                 return Err(format!("{} is an array here, not the intrinsic", name.text));
             }
         }
@@ -477,7 +477,7 @@ impl Lowering<'_> {
     fn collect_reductions<'s>(&self, expr: &'s Expr, calls: &mut Vec<(&'s Expr, Kind, &'s [Subscript])>) {
         collect_reductions(expr, calls, &|name: &syntax::Name| {
             let model = &self.analysis.model;
-            let id = model.lookup(0, &name.key());
+            let id = self.lookup(&name.key());
             if id.is_some_and(|id| self.distributed.contains_key(&id)) {
                 Some(Kind::Element)
             } else if id.is_some_and(|id| model.symbol(id).is_array()) {

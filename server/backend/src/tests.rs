@@ -245,7 +245,10 @@ fn calls_run_on_rank_0_and_unsupported_procedures_are_refused_at_their_line() {
         "a function that prints",
         main_lines + 3,
     );
-    refused(&format!("subroutine s()\nend subroutine s\n{}", program("")), "main program first", 3);
+    // Procedures may come first; the program is lowered all the same.
+    let (_, source) = lower(&format!("subroutine s()\nend subroutine s\n{}", program("  call s()\n")));
+    assert_eq!(source.matches("end program p").count(), 1, "{source}");
+    assert!(source.find("program p").unwrap() < source.find("subroutine s()").unwrap(), "{source}");
     refused(
         &format!("{}subroutine s()\n  integer :: c\n  common /blk/ c\n  c = 1\nend subroutine s\n", program("")),
         "COMMON blocks",
@@ -256,6 +259,15 @@ fn calls_run_on_rank_0_and_unsupported_procedures_are_refused_at_their_line() {
         "internal procedures",
         main_lines + 1,
     );
+    // A module of constants and procedures is copied before the program; a
+    // module variable would be set on rank 0 only.
+    let module = "module m\n  integer, parameter :: w = 3\ncontains\n  subroutine bump(x)\n    integer :: x\n    x = x + w\n  end subroutine bump\nend module m\n";
+    let uses_m =
+        program("  total = 0\n  call bump(total)\n").replacen("  implicit none", "  use m\n  implicit none", 1);
+    let (_, source) = lower(&format!("{module}{uses_m}"));
+    assert!(source.find("module m").unwrap() < source.find("program p").unwrap(), "{source}");
+    assert!(source.contains("call MPI_Bcast(total, 1, MPI_INTEGER"), "{source}");
+    refused(&format!("{}{uses_m}", module.replace("parameter :: w = 3", "save :: w")), "module variable `w`", 2);
 }
 
 #[test]

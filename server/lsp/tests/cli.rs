@@ -153,7 +153,9 @@ fn modules_of_other_files_are_read_from_disk() {
     let (status, _, err) = hpf_ls(&["build", "src/main.f90", "-o", "never"], &dir);
     assert_eq!(status, 1);
     assert!(
-        err.contains("src/main.f90:2:7: error: USE grid: modules are not supported by the MPI backend yet"),
+        err.contains(
+            "src/main.f90:2:7: error: USE grid: modules of other files are not supported by the MPI backend yet"
+        ),
         "{err}"
     );
     // Without the project file, the directory of main.f90 (and below) is searched: grid is not there.

@@ -19,6 +19,7 @@ const SUPPORTED: &[&str] = &[
     "gather_particles.f90",
     "grid3d_star_block_block.f90",
     "heat_seqnum.f",
+    "inherit_dummies.f90",
     "inherit_fixed.f",
     "jacobi2d_block_block.f90",
     "jacobi2d_star_block.f90",
