@@ -155,6 +155,10 @@ impl Distributed {
     }
 }
 
+/// A loop with `--stats` counters: its line and the analysis's prediction
+/// (messages, elements per execution), `None` when it has no count.
+type StatLoop = (usize, Option<(u64, u64)>);
+
 /// An owner-computes loop nest.
 struct ParallelNest<'a> {
     stmt: &'a Stmt,
@@ -279,6 +283,8 @@ struct Lowering<'a> {
     temps: Vec<(String, String)>,
     /// The main program among the model's units (modules may come first).
     main: analysis::model::UnitId,
+    /// The parallel loops with `--stats` counters, in emission order.
+    stat_loops: std::cell::RefCell<Vec<StatLoop>>,
 }
 
 /// Lowers the analysed program. `text` is the user's text.
@@ -293,6 +299,7 @@ pub fn lower(analysis: &FileAnalysis, text: &str) -> Result<Generated, Vec<Backe
         notes: Vec::new(),
         temps: Vec::new(),
         main: 0,
+        stat_loops: std::cell::RefCell::new(Vec::new()),
     };
     let errors: Vec<BackendError> = analysis
         .diagnostics
@@ -1323,6 +1330,24 @@ impl<'a> Lowering<'a> {
         for plan in plans {
             self.emit_plan(&mut out, plan);
         }
+        let stat_loops = self.stat_loops.borrow();
+        if !stat_loops.is_empty() {
+            let lines: Vec<String> = stat_loops.iter().map(|it| it.0.to_string()).collect();
+            let predicted: Vec<String> = stat_loops
+                .iter()
+                .map(|it| it.1.map_or("-1_8, -1_8".to_string(), |(m, e)| format!("{m}_8, {e}_8")))
+                .collect();
+            // One item per line: a program of many loops stays within the
+            // 132 columns of free form.
+            let _ = writeln!(
+                out,
+                "  call hpf_stat_report([ &\n    {}], &\n    reshape([integer(8) :: &\n    {}], [2, {}]))",
+                lines.join(", &\n    "),
+                predicted.join(", &\n    "),
+                stat_loops.len()
+            );
+        }
+        drop(stat_loops);
         let _ = writeln!(out, "  call hpf_finalize()");
         // The END statement: the unit's last line.
         let unit_text = self.slice(unit.range).trim_end();
@@ -1337,7 +1362,44 @@ impl<'a> Lowering<'a> {
         out
     }
 
+    /// What the analysis predicts moves for the loop `stmt` (per execution):
+    /// the transfers of every loop report inside it (the accesses of a
+    /// nest belong to its innermost loop), `None` if one is not counted.
+    fn predicted_transfers(&self, stmt: &Stmt) -> Option<(u64, u64)> {
+        let (mut messages, mut elements) = (0, 0);
+        for report in self.analysis.loops.iter().filter(|it| stmt.range.contains_range(it.range)) {
+            for transfer in report.accesses.iter().filter_map(|it| it.transfer.as_ref()) {
+                let count = transfer.count.as_ref()?;
+                messages += count.messages.len() as u64;
+                elements += count.moved_elements;
+            }
+        }
+        Some((messages, elements))
+    }
+
     fn emit_plan(&self, out: &mut String, plan: &Plan) {
+        // Loops get per-loop `--stats` counters around their fetches and updates.
+        let counted = match plan {
+            Plan::Parallel(ParallelNest { stmt, .. })
+            | Plan::Forall { stmt, .. }
+            | Plan::Grid(grid::GridPlan::Nest { stmt, .. } | grid::GridPlan::Forall { stmt, .. }) => Some(*stmt),
+            _ => None,
+        };
+        if let Some(stmt) = counted {
+            let line = self.text[..stmt.range.start].matches('\n').count() + 1;
+            let mut stat_loops = self.stat_loops.borrow_mut();
+            stat_loops.push((line, self.predicted_transfers(stmt)));
+            let id = stat_loops.len();
+            drop(stat_loops);
+            let _ = writeln!(out, "  call hpf_stat_begin()");
+            self.emit_plan_body(out, plan);
+            let _ = writeln!(out, "  call hpf_stat_end({id})");
+            return;
+        }
+        self.emit_plan_body(out, plan);
+    }
+
+    fn emit_plan_body(&self, out: &mut String, plan: &Plan) {
         match plan {
             Plan::Verbatim(stmt) => {
                 let _ = writeln!(out, "{}", self.statement_text(stmt));

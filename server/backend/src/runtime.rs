@@ -21,6 +21,8 @@ module hpf_runtime
   integer :: hpf_rank = 0, hpf_nprocs = 1
   logical :: hpf_stats = .false.
   integer(8) :: hpf_stat_messages = 0, hpf_stat_elements = 0
+  integer(8) :: hpf_stat_mark(2) = 0
+  integer(8), allocatable :: hpf_loop_stat(:,:)
 
   ! A 1-D array aligned with stride 1 and offset `off` to a template axis
   ! starting at `tl`, distributed in blocks of `m` over the ranks: one block
@@ -49,6 +51,60 @@ contains
     call get_environment_variable('HPF_LS_STATS', value, length, status)
     hpf_stats = status == 0 .and. length > 0 .and. value(1:1) /= '0'
   end subroutine hpf_init
+
+  ! Per-loop statistics (--stats): the totals when the loop's fetches
+  ! start, then the loop's share of them and how often it ran.
+  subroutine hpf_stat_begin()
+    hpf_stat_mark = [hpf_stat_messages, hpf_stat_elements]
+  end subroutine hpf_stat_begin
+
+  subroutine hpf_stat_end(id)
+    integer, intent(in) :: id
+    integer(8), allocatable :: grown(:,:)
+    if (.not. hpf_stats) return
+    if (.not. allocated(hpf_loop_stat)) then
+      allocate (hpf_loop_stat(3, id))
+      hpf_loop_stat = 0
+    else if (size(hpf_loop_stat, 2) < id) then
+      allocate (grown(3, id))
+      grown = 0
+      grown(:, 1:size(hpf_loop_stat, 2)) = hpf_loop_stat
+      call move_alloc(grown, hpf_loop_stat)
+    end if
+    hpf_loop_stat(1, id) = hpf_loop_stat(1, id) + hpf_stat_messages - hpf_stat_mark(1)
+    hpf_loop_stat(2, id) = hpf_loop_stat(2, id) + hpf_stat_elements - hpf_stat_mark(2)
+    hpf_loop_stat(3, id) = hpf_loop_stat(3, id) + 1
+  end subroutine hpf_stat_end
+
+  ! Per loop (its line), what moved per execution next to what the analysis
+  ! predicts (-1: no count), summed over the processes; on rank 0.
+  subroutine hpf_stat_report(lines, predicted)
+    integer, intent(in) :: lines(:)
+    integer(8), intent(in) :: predicted(:,:)
+    integer(8) :: local(3, size(lines)), moved(2, size(lines)), runs(size(lines))
+    integer :: id
+    if (.not. hpf_stats) return
+    local = 0
+    if (allocated(hpf_loop_stat)) local(:, 1:size(hpf_loop_stat, 2)) = hpf_loop_stat
+    call MPI_Reduce(local(1:2, :), moved, 2 * size(lines), MPI_INTEGER8, MPI_SUM, 0, MPI_COMM_WORLD)
+    call MPI_Reduce(local(3, :), runs, size(lines), MPI_INTEGER8, MPI_MAX, 0, MPI_COMM_WORLD)
+    if (hpf_rank /= 0) return
+    do id = 1, size(lines)
+      if (runs(id) == 0) then
+        write (0, '(a,i0,a)') 'hpf-ls stats: line ', lines(id), ': did not run'
+        cycle
+      end if
+      write (0, '(a,i0,a,i0,a,i0,a,i0,a)', advance='no') 'hpf-ls stats: line ', lines(id), ': ', &
+        moved(1, id) / runs(id), ' message(s), ', moved(2, id) / runs(id), ' element(s) per execution (', &
+        runs(id), ' execution(s))'
+      if (predicted(1, id) < 0) then
+        write (0, '(a)') '; the analysis has no count'
+      else
+        write (0, '(a,i0,a,i0,a)') '; the analysis predicts ', predicted(1, id), ' message(s), ', &
+          predicted(2, id), ' element(s)'
+      end if
+    end do
+  end subroutine hpf_stat_report
 
   subroutine hpf_finalize()
     integer(8) :: totals(2)

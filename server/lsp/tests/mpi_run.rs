@@ -138,6 +138,14 @@ fn seed_statistics_match_the_analysis() {
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("hpf-ls stats: 3 message(s), 3 element(s) in total"), "{stderr}");
+    // Per loop, what moved next to what the analysis predicts.
+    assert!(
+        stderr.contains(
+            "hpf-ls stats: line 12: 3 message(s), 3 element(s) per execution (1 execution(s)); \
+             the analysis predicts 3 message(s), 3 element(s)"
+        ),
+        "{stderr}"
+    );
     assert_eq!(output.stdout, std::fs::read(corpus().join("expected/seed_fig6.f90.out")).unwrap());
 }
 
