@@ -60,6 +60,7 @@ impl Rng {
 
     /// Inclusive.
     fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        assert!(lo <= hi, "an empty range {lo}..={hi}: a generator bug");
         lo + (self.next() % (hi - lo + 1) as u64) as i64
     }
 
@@ -184,7 +185,7 @@ fn distribution(rng: &mut Rng, extent: i64, cyclic: bool) -> String {
     match rng.below(if cyclic { 10 } else { 6 }) {
         0..=3 => "BLOCK".to_string(),
         4 => format!("BLOCK({})", rng.range(1, extent / 2 + 2)),
-        5 => format!("BLOCK({})", rng.range(extent / 2, extent + 3)),
+        5 => format!("BLOCK({})", rng.range((extent / 2).max(1), extent + 3)),
         6 | 7 => "CYCLIC".to_string(),
         8 => format!("CYCLIC({})", rng.range(1, 4)),
         _ => format!("CYCLIC({})", rng.range(2, extent + 2)),
@@ -1662,7 +1663,11 @@ impl Gen {
         let part = if self.rng.chance(40) {
             g.name.clone()
         } else {
-            let subs: Vec<String> = (0..3).map(|d| self.cube_sub(&g, d)).collect();
+            let mut subs: Vec<String> = (0..3).map(|d| self.cube_sub(&g, d)).collect();
+            if !subs.iter().any(|it| it.contains(':')) {
+                // An array, not an element.
+                subs[self.rng.below(3)] = ":".to_string();
+            }
             g.at([&subs[0], &subs[1], &subs[2]])
         };
         let limit = if g.ty == Ty::Integer { self.rng.range(0, 5).to_string() } else { g.ty.lit(0.5) };
@@ -1692,7 +1697,8 @@ impl Gen {
 /// The program of `seed`.
 fn generate(seed: u64) -> String {
     let mut rng = Rng::new(seed);
-    let n = rng.range(8, 24);
+    // Now and then tiny arrays: blocks of one or two elements, processes without any.
+    let n = if rng.chance(15) { rng.range(3, 7) } else { rng.range(8, 24) };
     let mut generator = Gen {
         rng,
         n,
