@@ -1175,19 +1175,30 @@ impl Gen {
         if self.rng.chance(50) {
             let off = self.rng.range(-2, 2);
             let (tlo, thi) = (lo + off - self.rng.range(0, 1), hi + off + self.rng.range(0, 1));
+            // Offsets along the collapsed dimensions too.
+            let offs: Vec<i64> = (0..3)
+                .map(|d| {
+                    if d == dist {
+                        off
+                    } else if self.rng.chance(30) {
+                        self.rng.range(-1, 1)
+                    } else {
+                        0
+                    }
+                })
+                .collect();
             let dims: Vec<String> = (0..3)
                 .map(|d| {
                     if d == dist {
                         format!("{tlo}:{thi}")
                     } else {
-                        format!("{}:{}", first.dims[d].0, first.dims[d].1)
+                        format!("{}:{}", first.dims[d].0 + offs[d], first.dims[d].1 + offs[d])
                     }
                 })
                 .collect();
             let format = distribution(&mut self.rng, thi - tlo + 1, self.cyclic);
             let spec: Vec<&str> = (0..3).map(|d| if d == dist { format.as_str() } else { "*" }).collect();
-            let subs: Vec<String> =
-                ["I", "J", "K"].iter().enumerate().map(|(d, v)| offset(v, if d == dist { off } else { 0 })).collect();
+            let subs: Vec<String> = ["I", "J", "K"].iter().enumerate().map(|(d, v)| offset(v, offs[d])).collect();
             let _ = writeln!(text, "!HPF$ TEMPLATE TQ({})", dims.join(", "));
             let _ = writeln!(text, "!HPF$ DISTRIBUTE TQ({}){onto}", spec.join(", "));
             for cube in &cubes {
@@ -1439,8 +1450,11 @@ impl Gen {
     fn float_reduction_expr(&mut self) -> String {
         let floats = self.floats.clone();
         let x = self.rng.pick(&floats).clone();
-        let len = self.section_len(&[&x]);
-        let part = self.section_of(&x, len, 1).unwrap();
+        // Backwards or strided sections too: the order of the additions changes.
+        let stride = *self.rng.pick(&[1, 1, 1, -1, 2, -2]);
+        let max_len = (x.hi - x.lo) / i64::abs(stride) + 1;
+        let len = if self.rng.chance(30) { max_len } else { self.rng.range(1, max_len) };
+        let part = self.section_of(&x, len, stride).unwrap();
         match self.rng.below(9) {
             0 | 1 => format!("sum({part})"),
             2 => format!("product({part})"),
@@ -1451,7 +1465,8 @@ impl Gen {
                 let mut others = floats.clone();
                 others.extend(self.ones());
                 let y = self.rng.pick(&others).clone();
-                match self.section_of(&y, len, 1) {
+                let stride = *self.rng.pick(&[1, stride]);
+                match self.section_of(&y, len, stride) {
                     Some(other) if self.rng.chance(60) => format!("dot_product({part}, {other})"),
                     Some(other) => format!("sum({part}*{} + {other})", x.ty.lit(0.5)),
                     None => format!("sum({part})"),
