@@ -1,13 +1,20 @@
 //! Differential tests of the MPI backend on random programs: a seeded
-//! generator writes HPF free-form programs inside what the backend lowers
-//! (1-D and 2-D INTEGER arrays with one BLOCK or BLOCK(m) dimension,
-//! distributed directly or through templates and ALIGN chains at random
-//! offsets; DO loops with affine subscripts, loop-carried dependences,
-//! INDEPENDENT loops, section assignments, FORALL, reductions, outer
-//! sequential loops, IF constructs and output). Each program is compiled
-//! with gfortran (the directives are comments) and run once, then built by
-//! `hpf-ls build` and run under `mpirun` on 1 to 5 processes (5 is more than
-//! the cores: oversubscribed); stdout must be byte-identical.
+//! generator writes HPF free-form programs inside what the backend lowers:
+//! 1-D and 2-D INTEGER arrays, REAL and DOUBLE PRECISION arrays, LOGICAL
+//! arrays and 3-D arrays, each with one BLOCK, BLOCK(m), CYCLIC or
+//! CYCLIC(m) dimension (m from 1 to past the extent: some processes own
+//! nothing), distributed directly or through templates and ALIGN chains at
+//! random offsets, some with SHADOW widths; DO loops with affine
+//! subscripts, loop-carried dependences, INDEPENDENT loops, section
+//! assignments, FORALL, WHERE, reductions (SUM, PRODUCT, MAXVAL, MINVAL,
+//! COUNT, ANY, ALL, DOT_PRODUCT; floating-point sums over 1e16, 1, -1e16
+//! whose value depends on the order of the additions), outer sequential
+//! loops, IF constructs and output. Each program is compiled with gfortran
+//! (the directives are comments) and run once, then built by `hpf-ls
+//! build` and run under `mpirun` on 1 to 5 processes (5 is more than the
+//! cores: oversubscribed); stdout must be byte-identical. A last test
+//! checks that mappings the backend does not lower are refused with an
+//! error naming the line, never turned into a program.
 //!
 //! `cargo test` runs a few programs; the ignored test runs
 //! `HPF_RANDOM_PROGRAMS` of them (200 by default), from seed
@@ -53,6 +60,7 @@ impl Rng {
 
     /// Inclusive.
     fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        assert!(lo <= hi, "an empty range {lo}..={hi}: a generator bug");
         lo + (self.next() % (hi - lo + 1) as u64) as i64
     }
 
@@ -76,6 +84,64 @@ struct Array {
     other: Option<(usize, i64)>,
     /// Rank 2: the lower bound of the other dimension.
     olo: i64,
+    /// The element type.
+    ty: Ty,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ty {
+    Integer,
+    Real,
+    Double,
+    Logical,
+}
+
+impl Ty {
+    fn decl(self) -> &'static str {
+        match self {
+            Ty::Integer => "integer",
+            Ty::Real => "real",
+            Ty::Double => "double precision",
+            Ty::Logical => "logical",
+        }
+    }
+
+    /// The floating-point literal `v` of this type (`2.5`, `2.5d0`).
+    fn lit(self, v: f64) -> String {
+        let text = if v == v.trunc() { format!("{v:.1}") } else { format!("{v}") };
+        match self {
+            Ty::Double => format!("{text}d0"),
+            _ => text,
+        }
+    }
+
+    /// The integer expression `e` converted to this type.
+    fn conv(self, e: &str) -> String {
+        match self {
+            Ty::Double => format!("dble({e})"),
+            _ => format!("real({e})"),
+        }
+    }
+}
+
+/// A rank-3 array with one distributed dimension `dist`, the others `*`.
+#[derive(Clone)]
+struct Cube {
+    name: String,
+    ty: Ty,
+    dims: [(i64, i64); 3],
+    dist: usize,
+}
+
+impl Cube {
+    fn bounds(&self) -> String {
+        self.dims.iter().map(|(lo, hi)| format!("{lo}:{hi}")).collect::<Vec<_>>().join(", ")
+    }
+
+    /// `name(s0, s1, s2)`.
+    fn at(&self, subs: [&str; 3]) -> String {
+        format!("{}({})", self.name, subs.join(", "))
+    }
 }
 
 impl Array {
@@ -111,6 +177,21 @@ impl Array {
     }
 }
 
+/// A distribution format for an axis of `extent` cells: BLOCK, BLOCK(m)
+/// (m from 1, which the runtime widens to BLOCK when the blocks do not
+/// cover the axis, to past the extent, which leaves processes empty), and
+/// where `cyclic` also CYCLIC and CYCLIC(m) (m up to past the extent).
+fn distribution(rng: &mut Rng, extent: i64, cyclic: bool) -> String {
+    match rng.below(if cyclic { 10 } else { 6 }) {
+        0..=3 => "BLOCK".to_string(),
+        4 => format!("BLOCK({})", rng.range(1, extent / 2 + 2)),
+        5 => format!("BLOCK({})", rng.range((extent / 2).max(1), extent + 3)),
+        6 | 7 => "CYCLIC".to_string(),
+        8 => format!("CYCLIC({})", rng.range(1, 4)),
+        _ => format!("CYCLIC({})", rng.range(2, extent + 2)),
+    }
+}
+
 /// `v+c`, `v-c` or `v`.
 fn offset(v: &str, c: i64) -> String {
     match c {
@@ -133,6 +214,18 @@ struct Gen {
     /// Statements left to generate.
     budget: i64,
     labels: usize,
+    /// Whether CYCLIC and CYCLIC(m) are among the distributions.
+    cyclic: bool,
+    /// REAL and DOUBLE PRECISION rank-1 arrays (`x`, `y`).
+    floats: Vec<Array>,
+    /// LOGICAL rank-1 arrays (`la`, `lb`).
+    logicals: Vec<Array>,
+    /// Rank-3 arrays of one shape (`q`, `qq`).
+    cubes: Vec<Cube>,
+    /// The distributed rank-1 arrays, of any type (ALIGN targets, SHADOW).
+    placed: Vec<Array>,
+    /// Templates of the typed arrays written so far.
+    xtemplates: usize,
 }
 
 const MODULI: [i64; 4] = [97, 101, 251, 1009];
@@ -213,7 +306,7 @@ impl Gen {
             } else {
                 (*self.rng.pick(&[1, 1, 1, 0, 2]), n + *self.rng.pick(&[0, 0, 0, 1, -1]))
             };
-            self.arrays.push(Array { name: name.to_string(), lo, hi, other: None, olo: 1 });
+            self.arrays.push(Array { name: name.to_string(), lo, hi, other: None, olo: 1, ty: Ty::Integer });
         }
         // Rank-2 arrays, the same distributed dimension in a program.
         if self.rng.chance(55) {
@@ -222,9 +315,17 @@ impl Gen {
             let count = self.rng.range(1, 2);
             let olo = *self.rng.pick(&[1, 1, 1, 0, 2]);
             for name in ["g", "h"].iter().take(count as usize) {
-                self.arrays.push(Array { name: name.to_string(), lo: 1, hi: n, other: Some((dim, m)), olo });
+                self.arrays.push(Array {
+                    name: name.to_string(),
+                    lo: 1,
+                    hi: n,
+                    other: Some((dim, m)),
+                    olo,
+                    ty: Ty::Integer,
+                });
             }
         }
+        self.extras();
         let mut text = String::new();
         let _ = writeln!(text, "program rnd");
         let _ = writeln!(text, "  implicit none");
@@ -232,7 +333,16 @@ impl Gen {
         for array in &self.arrays {
             let _ = writeln!(text, "  integer :: {}({})", array.name, array.bounds());
         }
+        for array in self.floats.iter().chain(&self.logicals) {
+            let _ = writeln!(text, "  {} :: {}({})", array.ty.decl(), array.name, array.bounds());
+        }
+        for cube in &self.cubes {
+            let _ = writeln!(text, "  {} :: {}({})", cube.ty.decl(), cube.name, cube.bounds());
+        }
         let _ = writeln!(text, "  integer :: i, j, k, it, s, t");
+        if !self.floats.is_empty() {
+            let _ = writeln!(text, "  double precision :: fs");
+        }
         text.push_str(&self.directives());
         // The body.
         self.out.clear();
@@ -242,16 +352,39 @@ impl Gen {
         for array in self.arrays.clone() {
             self.init(&array);
         }
+        if !self.floats.is_empty() {
+            self.line("fs = 0");
+        }
+        for array in self.floats.clone() {
+            self.init_float(&array);
+        }
+        for array in self.logicals.clone() {
+            self.init_logical(&array);
+        }
+        for cube in self.cubes.clone() {
+            self.init_cube(&cube);
+        }
         self.budget = self.rng.range(5, 12);
         while self.budget > 0 {
             self.statement(0);
         }
         // Everything at the end.
-        for array in self.arrays.clone() {
+        let names: Vec<String> = self
+            .arrays
+            .iter()
+            .chain(&self.floats)
+            .chain(&self.logicals)
+            .map(|it| it.name.clone())
+            .chain(self.cubes.iter().map(|it| it.name.clone()))
+            .collect();
+        for name in names {
             let label = self.label();
-            self.line(&format!("print *, {label}, {}", array.name));
+            self.line(&format!("print *, {label}, {name}"));
         }
         self.line("print *, 's t', s, t");
+        if !self.floats.is_empty() {
+            self.line("print *, 'fs', fs");
+        }
         text.push_str(&self.out);
         let _ = writeln!(text, "end program rnd");
         text
@@ -261,13 +394,8 @@ impl Gen {
         let mut text = String::new();
         let _ = writeln!(text, "!HPF$ PROCESSORS P(NUMBER_OF_PROCESSORS())");
         let onto = |rng: &mut Rng| if rng.chance(70) { " ONTO P" } else { "" };
-        let dist = |rng: &mut Rng, n: i64| {
-            if rng.chance(65) {
-                "BLOCK".to_string()
-            } else {
-                format!("BLOCK({})", rng.range(1, n / 2 + 2))
-            }
-        };
+        let cyclic = self.cyclic;
+        let dist = |rng: &mut Rng, n: i64| distribution(rng, n, cyclic);
         let ones = self.ones();
         let twos = self.twos();
         if self.uniform {
@@ -358,6 +486,7 @@ impl Gen {
                 placed.push(array);
             }
         }
+        self.placed = if uniform { ones.clone() } else { placed };
         // Rank 2: distributed directly, or through a template of the same rank.
         if let Some(first) = twos.first() {
             let (dim, _) = first.other.unwrap();
@@ -389,6 +518,7 @@ impl Gen {
                 }
             }
         }
+        self.extra_directives(&mut text);
         text
     }
 
@@ -435,6 +565,10 @@ impl Gen {
 
     /// One statement (or construct) at nesting depth `depth`.
     fn statement(&mut self, depth: usize) {
+        if self.rng.chance(self.extra_share()) {
+            self.budget -= 1;
+            return self.extra_statement(depth);
+        }
         self.budget -= 1;
         let has_two = !self.twos().is_empty();
         let kind = self.rng.below(if depth < 2 { 15 } else { 12 });
@@ -924,10 +1058,662 @@ impl Gen {
     }
 }
 
+/// The typed and rank-3 arrays: REAL and DOUBLE PRECISION data whose
+/// sequential results are exactly reproducible (small integers, halves,
+/// sums in loop order; reductions over 1e16, 1, -1e16 where the order of
+/// the additions shows), LOGICAL data with COUNT/ANY/ALL and WHERE, and
+/// rank-3 arrays with one distributed dimension.
+impl Gen {
+    fn extras(&mut self) {
+        let n = self.n;
+        self.cyclic = self.rng.chance(60);
+        self.floats.clear();
+        self.logicals.clear();
+        self.cubes.clear();
+        self.placed.clear();
+        self.xtemplates = 0;
+        let one = |rng: &mut Rng, name: &str, ty: Ty| {
+            let (lo, hi) = if rng.chance(50) { (1, n) } else { (*rng.pick(&[1, 0, 2]), n + *rng.pick(&[0, 1, -1])) };
+            Array { name: name.to_string(), lo, hi, other: None, olo: 1, ty }
+        };
+        if self.rng.chance(50) {
+            for name in ["x", "y"].iter().take(self.rng.range(1, 2) as usize) {
+                let ty = if self.rng.chance(50) { Ty::Real } else { Ty::Double };
+                let array = one(&mut self.rng, name, ty);
+                self.floats.push(array);
+            }
+        }
+        if self.rng.chance(35) {
+            for name in ["la", "lb"].iter().take(self.rng.range(1, 2) as usize) {
+                let array = one(&mut self.rng, name, Ty::Logical);
+                self.logicals.push(array);
+            }
+        }
+        if self.rng.chance(30) {
+            let dist = self.rng.below(3);
+            let ty = *self.rng.pick(&[Ty::Integer, Ty::Real, Ty::Double]);
+            let mut dims = [(1, 1); 3];
+            for (d, dim) in dims.iter_mut().enumerate() {
+                *dim = if d == dist {
+                    (*self.rng.pick(&[1, 1, 0, 2]), n + *self.rng.pick(&[0, 0, 1, -1]))
+                } else {
+                    let lo = *self.rng.pick(&[1, 1, 0, 2]);
+                    (lo, lo + self.rng.range(1, 2))
+                };
+            }
+            for name in ["q", "qq"].iter().take(self.rng.range(1, 2) as usize) {
+                self.cubes.push(Cube { name: name.to_string(), ty, dims, dist });
+            }
+        }
+    }
+
+    /// The share (percent) of statements on the typed and rank-3 arrays.
+    fn extra_share(&self) -> usize {
+        let kinds = usize::from(!self.floats.is_empty())
+            + usize::from(!self.logicals.is_empty())
+            + usize::from(!self.cubes.is_empty());
+        // WHERE on the INTEGER arrays is always there.
+        10 + 15 * kinds
+    }
+
+    /// Places a rank-1 array: replicated, distributed, aligned with a
+    /// distributed array, or on a template of its own at an offset.
+    fn place1(&mut self, text: &mut String, array: &Array) {
+        let onto = if self.rng.chance(60) { " ONTO P" } else { "" };
+        let choice = self.rng.below(10);
+        if choice == 0 {
+            return;
+        }
+        if choice <= 3 {
+            let format = distribution(&mut self.rng, array.hi - array.lo + 1, self.cyclic);
+            let _ = writeln!(text, "!HPF$ DISTRIBUTE {}({format}){onto}", array.name);
+            self.placed.push(array.clone());
+            return;
+        }
+        if choice <= 6 && !self.placed.is_empty() {
+            let base = self.rng.pick(&self.placed).clone();
+            let off = self.rng.range(-2, 2);
+            if array.lo + off >= base.lo && array.hi + off <= base.hi {
+                let _ = writeln!(text, "!HPF$ ALIGN {}(I) WITH {}({})", array.name, base.name, offset("I", off));
+                self.placed.push(array.clone());
+                return;
+            }
+        }
+        self.xtemplates += 1;
+        let template = format!("TX{}", self.xtemplates);
+        let off = self.rng.range(-3, 3);
+        let tlo = array.lo + off - self.rng.range(0, 2);
+        let thi = array.hi + off + self.rng.range(0, 2);
+        let format = distribution(&mut self.rng, thi - tlo + 1, self.cyclic);
+        let _ = writeln!(text, "!HPF$ TEMPLATE {template}({tlo}:{thi})");
+        let _ = writeln!(text, "!HPF$ DISTRIBUTE {template}({format}){onto}");
+        let _ = writeln!(text, "!HPF$ ALIGN {}(I) WITH {template}({})", array.name, offset("I", off));
+        self.placed.push(array.clone());
+    }
+
+    fn extra_directives(&mut self, text: &mut String) {
+        for array in self.floats.clone().iter().chain(&self.logicals.clone()) {
+            self.place1(text, array);
+        }
+        // SHADOW widths on some distributed rank-1 arrays.
+        if !self.placed.is_empty() && self.rng.chance(40) {
+            for _ in 0..self.rng.range(1, 2) {
+                let array = self.rng.pick(&self.placed).clone();
+                if text.contains(&format!("SHADOW {}(", array.name)) {
+                    continue;
+                }
+                let (low, high) = (self.rng.range(0, 2), self.rng.range(0, 2));
+                let widths = if low == high && self.rng.chance(50) { low.to_string() } else { format!("{low}:{high}") };
+                let _ = writeln!(text, "!HPF$ SHADOW {}({widths})", array.name);
+            }
+        }
+        let cubes = self.cubes.clone();
+        let Some(first) = cubes.first() else { return };
+        let dist = first.dist;
+        let onto = if self.rng.chance(60) { " ONTO P" } else { "" };
+        let (lo, hi) = first.dims[dist];
+        if self.rng.chance(50) {
+            let off = self.rng.range(-2, 2);
+            let (tlo, thi) = (lo + off - self.rng.range(0, 1), hi + off + self.rng.range(0, 1));
+            // Offsets along the collapsed dimensions too.
+            let offs: Vec<i64> = (0..3)
+                .map(|d| {
+                    if d == dist {
+                        off
+                    } else if self.rng.chance(30) {
+                        self.rng.range(-1, 1)
+                    } else {
+                        0
+                    }
+                })
+                .collect();
+            let dims: Vec<String> = (0..3)
+                .map(|d| {
+                    if d == dist {
+                        format!("{tlo}:{thi}")
+                    } else {
+                        format!("{}:{}", first.dims[d].0 + offs[d], first.dims[d].1 + offs[d])
+                    }
+                })
+                .collect();
+            let format = distribution(&mut self.rng, thi - tlo + 1, self.cyclic);
+            let spec: Vec<&str> = (0..3).map(|d| if d == dist { format.as_str() } else { "*" }).collect();
+            let subs: Vec<String> = ["I", "J", "K"].iter().enumerate().map(|(d, v)| offset(v, offs[d])).collect();
+            let _ = writeln!(text, "!HPF$ TEMPLATE TQ({})", dims.join(", "));
+            let _ = writeln!(text, "!HPF$ DISTRIBUTE TQ({}){onto}", spec.join(", "));
+            for cube in &cubes {
+                let _ = writeln!(text, "!HPF$ ALIGN {}(I, J, K) WITH TQ({})", cube.name, subs.join(", "));
+            }
+        } else {
+            for cube in &cubes {
+                let format = distribution(&mut self.rng, hi - lo + 1, self.cyclic);
+                let spec: Vec<&str> = (0..3).map(|d| if d == dist { format.as_str() } else { "*" }).collect();
+                let _ = writeln!(text, "!HPF$ DISTRIBUTE {}({}){onto}", cube.name, spec.join(", "));
+            }
+        }
+        if self.rng.chance(40) {
+            let widths: Vec<String> =
+                (0..3).map(|d| if d == dist { self.rng.range(1, 2).to_string() } else { "0".to_string() }).collect();
+            let _ = writeln!(text, "!HPF$ SHADOW {}({})", cubes[0].name, widths.join(", "));
+        }
+    }
+
+    fn init_float(&mut self, array: &Array) {
+        let ty = array.ty;
+        let (p, q, r) = (self.rng.range(2, 9), self.rng.range(0, 9), *self.rng.pick(&[7, 11, 13, 17]));
+        let shift = self.rng.range(0, r / 2);
+        let (blo, bhi) = (self.bound(array.lo), self.bound(array.hi));
+        let value = format!("{}*{}", ty.conv(&format!("mod(i*{p} + {q}, {r}) - {shift}")), ty.lit(0.5));
+        match self.rng.below(5) {
+            0 => {
+                self.line(&format!("do i = {blo}, {bhi}"));
+                self.line(&format!("  {}(i) = {value}", array.name));
+                self.line("end do");
+            }
+            1 => self.line(&format!("forall (i = {blo}:{bhi}) {}(i) = {value}", array.name)),
+            _ => {
+                // Values whose sum depends on the order of the additions.
+                let big = if ty == Ty::Double { "1.0d16" } else { "1.0e8" };
+                let fill = ty.lit(*self.rng.pick(&[1.0, 1.0, 0.5, 3.0]));
+                self.line(&format!("{} = {fill}", array.name));
+                let mut used = Vec::new();
+                for sign in ["", "-", ""].iter().take(self.rng.range(2, 3) as usize) {
+                    let e = self.rng.range(array.lo, array.hi);
+                    if !used.contains(&e) {
+                        used.push(e);
+                        self.line(&format!("{}({e}) = {sign}{big}", array.name));
+                    }
+                }
+            }
+        }
+    }
+
+    fn init_logical(&mut self, array: &Array) {
+        let (p, q, r) = (self.rng.range(2, 9), self.rng.range(0, 9), *self.rng.pick(&[5, 7, 11]));
+        let (blo, bhi) = (self.bound(array.lo), self.bound(array.hi));
+        if self.rng.chance(60) {
+            self.line(&format!("do i = {blo}, {bhi}"));
+            self.line(&format!("  {}(i) = mod(i*{p} + {q}, {r}) < {}", array.name, r / 2 + 1));
+            self.line("end do");
+        } else {
+            let step = self.rng.range(2, 3);
+            self.line(&format!("{} = .false.", array.name));
+            self.line(&format!("{}({blo}:{bhi}:{step}) = .true.", array.name));
+        }
+    }
+
+    fn init_cube(&mut self, cube: &Cube) {
+        let (p, q, r) = (self.rng.range(1, 9), self.rng.range(1, 9), self.rng.range(1, 9));
+        let m = *self.rng.pick(&[7, 11, 13, 17]);
+        let shift = self.rng.range(0, m / 2);
+        let value = format!("mod(i*{p} + j*{q} + k*{r}, {m}) - {shift}");
+        let value = if cube.ty == Ty::Integer { value } else { cube.ty.conv(&value) };
+        self.nest(cube, &format!("{} = {value}", cube.at(["i", "j", "k"])));
+    }
+
+    /// A nest over all elements of `cube` (in one of two loop orders) around `body`.
+    fn nest(&mut self, cube: &Cube, body: &str) {
+        let order: [usize; 3] = if self.rng.chance(50) {
+            [2, 1, 0]
+        } else {
+            let others: Vec<usize> = (0..3).filter(|&d| d != cube.dist).collect();
+            [cube.dist, others[0], others[1]]
+        };
+        let vars = ["i", "j", "k"];
+        for (depth, &d) in order.iter().enumerate() {
+            let (lo, hi) = cube.dims[d];
+            self.line(&format!("{}do {} = {lo}, {hi}", "  ".repeat(depth), vars[d]));
+        }
+        self.line(&format!("      {body}"));
+        for depth in (0..3).rev() {
+            self.line(&format!("{}end do", "  ".repeat(depth)));
+        }
+    }
+
+    /// `terms` combined into a value of type `ty` that stays small:
+    /// `mod(...)` for INTEGER, sums with halves for the floating types.
+    fn value(&mut self, ty: Ty, terms: Vec<String>) -> String {
+        if ty == Ty::Integer {
+            return self.combine(terms);
+        }
+        let mut expr = String::new();
+        for (idx, term) in terms.into_iter().enumerate() {
+            if idx > 0 {
+                expr.push_str(if self.rng.chance(70) { " + " } else { " - " });
+            }
+            expr.push_str(&term);
+        }
+        match self.rng.below(4) {
+            0 => format!("({expr})*{}", ty.lit(0.5)),
+            1 => format!("{expr} - {}", ty.lit(1.5)),
+            2 => format!("{}*({expr}) + {}", ty.lit(0.25), ty.lit(1.0)),
+            _ => expr,
+        }
+    }
+
+    fn extra_statement(&mut self, depth: usize) {
+        let mut kinds = vec![0];
+        if !self.floats.is_empty() {
+            kinds.extend([1, 1, 2, 3, 3]);
+        }
+        if !self.logicals.is_empty() {
+            kinds.extend([4, 5, 6]);
+        }
+        if !self.cubes.is_empty() {
+            kinds.extend([7, 7, 8, 9]);
+        }
+        if depth < 2 && !self.floats.is_empty() {
+            kinds.push(10);
+        }
+        match *self.rng.pick(&kinds) {
+            0 => self.where_integer(),
+            1 => self.float_loop(),
+            2 => self.float_section(),
+            3 => self.float_reduction(),
+            4 => self.logical_assignment(),
+            5 => self.where_logical(),
+            6 => self.logical_reduction(),
+            7 => self.cube_assignment(),
+            8 => self.cube_reduction(),
+            9 => self.cube_print(),
+            _ => self.float_if(depth),
+        }
+    }
+
+    /// Two sections of `len` elements, or None.
+    fn two_sections(&mut self, x: &Array, y: &Array, len: i64) -> Option<(String, String)> {
+        let a = self.section_of(x, len, 1)?;
+        let b = self.section_of(y, len, 1)?;
+        Some((a, b))
+    }
+
+    fn section_len(&mut self, arrays: &[&Array]) -> i64 {
+        let max = arrays.iter().map(|it| it.hi - it.lo + 1).min().unwrap();
+        if self.rng.chance(30) {
+            max
+        } else {
+            self.rng.range(1, max)
+        }
+    }
+
+    /// WHERE on INTEGER arrays (and the floating ones), masked by INTEGER data.
+    fn where_integer(&mut self) {
+        let ones = self.ones();
+        let mask = self.rng.pick(&ones).clone();
+        let mut targets = ones.clone();
+        targets.extend(self.floats.iter().cloned());
+        let target = self.rng.pick(&targets).clone();
+        let len = self.section_len(&[&mask, &target]);
+        let Some((m, x)) = self.two_sections(&mask, &target, len) else { return };
+        let op = *self.rng.pick(&[">", "<", "/=", ">="]);
+        let cond = format!("{m} {op} {}", self.rng.range(-1, 5));
+        let value = |g: &mut Gen, extra: String| {
+            let terms = vec![x.clone(), extra];
+            g.value(target.ty, terms)
+        };
+        if self.rng.chance(50) {
+            let rhs = value(self, m.clone());
+            self.line(&format!("where ({cond}) {x} = {rhs}"));
+        } else {
+            let rhs = value(self, m.clone());
+            self.line(&format!("where ({cond})"));
+            self.line(&format!("  {x} = {rhs}"));
+            self.line("elsewhere");
+            let c = self.rng.range(1, 4).to_string();
+            let rhs = value(self, c);
+            self.line(&format!("  {x} = {rhs}"));
+            self.line("end where");
+        }
+    }
+
+    /// `X(i+q) = f(Y(i+c), A(i+c'))` on floating arrays; sometimes carried.
+    fn float_loop(&mut self) {
+        let floats = self.floats.clone();
+        let ones = self.ones();
+        let lhs = self.rng.pick(&floats).clone();
+        let carried = self.rng.chance(35);
+        let backward = carried && self.rng.chance(35);
+        let q = if self.rng.chance(60) { 0 } else { self.rng.range(-1, 1) };
+        let mut refs: Vec<(Array, i64)> = vec![(lhs.clone(), q)];
+        if carried {
+            refs.push((lhs.clone(), if backward { q + 1 } else { q - 1 }));
+        }
+        for _ in 0..self.rng.range(if carried { 0 } else { 1 }, 2) {
+            let array = if self.rng.chance(60) { self.rng.pick(&floats).clone() } else { self.rng.pick(&ones).clone() };
+            refs.push((array, self.rng.range(-2, 2)));
+        }
+        let Some((lo, hi)) = self.index_range(&refs) else { return };
+        let (blo, bhi) = (self.bound(lo), self.moving_bound(lo, hi));
+        let mut terms: Vec<String> =
+            refs[1..].iter().map(|(a, c)| format!("{}({})", a.name, offset("i", *c))).collect();
+        if terms.is_empty() || self.rng.chance(30) {
+            terms.push(self.rng.pick(&["i", "s", "fs"]).to_string());
+        }
+        let reads_lhs_elsewhere = refs[1..].iter().any(|(a, c)| a.name == lhs.name && *c != q);
+        let rhs = self.value(lhs.ty, terms);
+        if !reads_lhs_elsewhere && self.rng.chance(40) {
+            self.line("!HPF$ INDEPENDENT");
+        }
+        if backward {
+            self.line(&format!("do i = {bhi}, {blo}, -1"));
+        } else {
+            self.line(&format!("do i = {blo}, {bhi}"));
+        }
+        self.line(&format!("  {}({}) = {rhs}", lhs.name, offset("i", q)));
+        self.line("end do");
+    }
+
+    fn float_section(&mut self) {
+        let floats = self.floats.clone();
+        let lhs = self.rng.pick(&floats).clone();
+        let mut sources: Vec<Array> = floats.clone();
+        sources.extend(self.ones());
+        let other = self.rng.pick(&sources).clone();
+        let len = self.section_len(&[&lhs, &other]);
+        let Some((target, source)) = self.two_sections(&lhs, &other, len) else { return };
+        let rhs = if self.rng.chance(50) {
+            self.value(lhs.ty, vec![source, target.clone()])
+        } else {
+            let c = self.rng.range(1, 3);
+            self.value(lhs.ty, vec![source, c.to_string()])
+        };
+        if self.rng.chance(50) {
+            self.line(&format!("{target} = {rhs}"));
+        } else {
+            let (lo, hi) = (lhs.lo.max(other.lo), lhs.hi.min(other.hi));
+            let rhs = self.value(lhs.ty, vec![format!("{}(i)", other.name), "i".to_string()]);
+            self.line(&format!("forall (i = {lo}:{hi}) {}(i) = {rhs}", lhs.name));
+        }
+    }
+
+    /// A floating-point reduction (or COUNT of a floating condition).
+    fn float_reduction_expr(&mut self) -> String {
+        let floats = self.floats.clone();
+        let x = self.rng.pick(&floats).clone();
+        // Backwards or strided sections too: the order of the additions changes.
+        let stride = *self.rng.pick(&[1, 1, 1, -1, 2, -2]);
+        let max_len = (x.hi - x.lo) / i64::abs(stride) + 1;
+        let len = if self.rng.chance(30) { max_len } else { self.rng.range(1, max_len) };
+        let part = self.section_of(&x, len, stride).unwrap();
+        match self.rng.below(9) {
+            0 | 1 => format!("sum({part})"),
+            2 => format!("product({part})"),
+            3 => format!("maxval({part})"),
+            4 => format!("minval({part})"),
+            5 => format!("count({part} > {})", x.ty.lit(0.5)),
+            6 | 7 => {
+                let mut others = floats.clone();
+                others.extend(self.ones());
+                let y = self.rng.pick(&others).clone();
+                let stride = *self.rng.pick(&[1, stride]);
+                match self.section_of(&y, len, stride) {
+                    Some(other) if self.rng.chance(60) => format!("dot_product({part}, {other})"),
+                    Some(other) => format!("sum({part}*{} + {other})", x.ty.lit(0.5)),
+                    None => format!("sum({part})"),
+                }
+            }
+            _ => format!("sum({part}*{} - {})", x.ty.lit(2.0), x.ty.lit(1.0)),
+        }
+    }
+
+    fn float_reduction(&mut self) {
+        let expr = self.float_reduction_expr();
+        match self.rng.below(3) {
+            0 if !self.busy.contains(&"fs") => self.line(&format!("fs = {expr}")),
+            1 => {
+                let second = self.float_reduction_expr();
+                let label = self.label();
+                self.line(&format!("print *, {label}, {expr}, {second}"));
+            }
+            _ => {
+                let label = self.label();
+                self.line(&format!("print *, {label}, {expr}"));
+            }
+        }
+    }
+
+    fn float_if(&mut self, depth: usize) {
+        let expr = self.float_reduction_expr();
+        let limit = self.rng.range(-4, 30);
+        self.line(&format!("if ({expr} > {limit}) then"));
+        self.indent += 1;
+        self.statement(depth + 1);
+        self.indent -= 1;
+        if self.rng.chance(40) {
+            self.line("else");
+            self.indent += 1;
+            self.statement(depth + 1);
+            self.indent -= 1;
+        }
+        self.line("end if");
+    }
+
+    /// A logical condition on an element `e` of rank-1 data (`e` an index expression).
+    fn logical_term(&mut self, array: &Array, index: &str) -> String {
+        match array.ty {
+            Ty::Logical => {
+                if self.rng.chance(50) {
+                    format!(".not. {}({index})", array.name)
+                } else {
+                    format!("{}({index})", array.name)
+                }
+            }
+            Ty::Integer => format!("{}({index}) > {}", array.name, self.rng.range(-1, 5)),
+            ty => format!("{}({index}) > {}", array.name, ty.lit(0.5)),
+        }
+    }
+
+    fn logical_assignment(&mut self) {
+        let logicals = self.logicals.clone();
+        let lhs = self.rng.pick(&logicals).clone();
+        let mut sources = logicals.clone();
+        sources.extend(self.ones());
+        sources.extend(self.floats.iter().cloned());
+        let y = self.rng.pick(&sources).clone();
+        if self.rng.chance(60) {
+            let q = if self.rng.chance(60) { 0 } else { self.rng.range(-1, 1) };
+            let c = self.rng.range(-2, 2);
+            let Some((lo, hi)) = self.index_range(&[(lhs.clone(), q), (y.clone(), c)]) else { return };
+            let (blo, bhi) = (self.bound(lo), self.moving_bound(lo, hi));
+            let mut cond = self.logical_term(&y, &offset("i", c));
+            if self.rng.chance(40) {
+                let op = *self.rng.pick(&[".and.", ".or.", ".neqv."]);
+                cond = format!("({cond}) {op} {}({})", lhs.name, offset("i", q));
+            }
+            self.line(&format!("do i = {blo}, {bhi}"));
+            self.line(&format!("  {}({}) = {cond}", lhs.name, offset("i", q)));
+            self.line("end do");
+        } else {
+            let len = self.section_len(&[&lhs, &y]);
+            let Some((target, source)) = self.two_sections(&lhs, &y, len) else { return };
+            let cond = match y.ty {
+                Ty::Logical => format!(".not. {source}"),
+                Ty::Integer => format!("{source} < {}", self.rng.range(0, 5)),
+                ty => format!("{source} <= {}", ty.lit(1.0)),
+            };
+            self.line(&format!("{target} = {cond}"));
+        }
+    }
+
+    /// WHERE masked by a LOGICAL array.
+    fn where_logical(&mut self) {
+        let logicals = self.logicals.clone();
+        let mask = self.rng.pick(&logicals).clone();
+        let mut targets = self.ones();
+        targets.extend(self.floats.iter().cloned());
+        let target = self.rng.pick(&targets).clone();
+        let len = self.section_len(&[&mask, &target]);
+        let Some((m, x)) = self.two_sections(&mask, &target, len) else { return };
+        let m = if self.rng.chance(30) { format!(".not. {m}") } else { m };
+        let c = self.rng.range(1, 5).to_string();
+        let rhs = self.value(target.ty, vec![x.clone(), c]);
+        if self.rng.chance(50) {
+            self.line(&format!("where ({m}) {x} = {rhs}"));
+        } else {
+            self.line(&format!("where ({m})"));
+            self.line(&format!("  {x} = {rhs}"));
+            self.line("elsewhere");
+            let c = self.rng.range(1, 5).to_string();
+            let rhs = self.value(target.ty, vec![x.clone(), c]);
+            self.line(&format!("  {x} = {rhs}"));
+            self.line("end where");
+        }
+    }
+
+    fn logical_reduction(&mut self) {
+        let logicals = self.logicals.clone();
+        let x = self.rng.pick(&logicals).clone();
+        let len = self.section_len(&[&x]);
+        let part = self.section_of(&x, len, 1).unwrap();
+        let expr = match self.rng.below(5) {
+            0 => format!("any({part})"),
+            1 => format!("all({part})"),
+            2 => {
+                let y = self.rng.pick(&logicals).clone();
+                match self.section_of(&y, len, 1) {
+                    Some(other) => format!("count({part} .and. .not. {other})"),
+                    None => format!("count({part})"),
+                }
+            }
+            _ => format!("count({part})"),
+        };
+        if expr.starts_with("count") && !self.busy.contains(&"s") && self.rng.chance(40) {
+            self.line(&format!("s = {expr}"));
+        } else if self.rng.chance(25) {
+            self.line(&format!("if ({expr}) s = mod(s + 1, 1009)").replace("if (count", "if (0 < count"));
+        } else {
+            let label = self.label();
+            self.line(&format!("print *, {label}, {expr}"));
+        }
+    }
+
+    /// A cube subscript along dimension `d`: `:`, one index, or a range.
+    fn cube_sub(&mut self, cube: &Cube, d: usize) -> String {
+        let (lo, hi) = cube.dims[d];
+        match self.rng.below(3) {
+            0 => ":".to_string(),
+            1 => self.rng.range(lo, hi).to_string(),
+            _ => {
+                let l = self.rng.range(lo, hi);
+                format!("{l}:{}", self.rng.range(l, hi))
+            }
+        }
+    }
+
+    fn cube_assignment(&mut self) {
+        let cubes = self.cubes.clone();
+        let g = self.rng.pick(&cubes).clone();
+        let h = self.rng.pick(&cubes).clone();
+        let ty = g.ty;
+        match self.rng.below(3) {
+            0 if !self.busy.contains(&"k") => {
+                // A nest reading H at a distance along the distributed dimension and rank-1 data.
+                let c = self.rng.range(-1, 1);
+                let dist = g.dist;
+                let (lo, hi) = g.dims[dist];
+                let (lo, hi) = (lo.max(lo - c), hi.min(hi - c));
+                let vars = ["i", "j", "k"];
+                let subs: Vec<String> =
+                    (0..3).map(|d| if d == dist { offset(vars[d], c) } else { vars[d].to_string() }).collect();
+                let mut terms = vec![format!("{}({})", h.name, subs.join(", "))];
+                let ones = self.ones();
+                let a = self.rng.pick(&ones).clone();
+                let (lo, hi) = if self.rng.chance(50) {
+                    terms.push(format!("{}({})", a.name, vars[dist]));
+                    (lo.max(a.lo), hi.min(a.hi))
+                } else {
+                    terms.push(vars[self.rng.below(3)].to_string());
+                    (lo, hi)
+                };
+                if lo > hi {
+                    return;
+                }
+                let rhs = self.value(ty, terms);
+                let mut cube = g.clone();
+                cube.dims[dist] = (lo, hi);
+                let target = g.at(["i", "j", "k"]);
+                self.nest(&cube, &format!("{target} = {rhs}"));
+            }
+            1 => {
+                let rhs = self.value(ty, vec![h.name.clone(), g.name.clone()]);
+                self.line(&format!("{} = {rhs}", g.name));
+            }
+            _ => {
+                let subs: Vec<String> = (0..3).map(|d| self.cube_sub(&g, d)).collect();
+                let target = g.at([&subs[0], &subs[1], &subs[2]]);
+                let c = self.rng.range(1, 4).to_string();
+                let rhs = if self.rng.chance(50) {
+                    self.value(ty, vec![target.clone(), c])
+                } else {
+                    self.value(ty, vec![h.at([&subs[0], &subs[1], &subs[2]]), c])
+                };
+                self.line(&format!("{target} = {rhs}"));
+            }
+        }
+    }
+
+    fn cube_reduction(&mut self) {
+        let cubes = self.cubes.clone();
+        let g = self.rng.pick(&cubes).clone();
+        let part = if self.rng.chance(40) {
+            g.name.clone()
+        } else {
+            let mut subs: Vec<String> = (0..3).map(|d| self.cube_sub(&g, d)).collect();
+            if !subs.iter().any(|it| it.contains(':')) {
+                // An array, not an element.
+                subs[self.rng.below(3)] = ":".to_string();
+            }
+            g.at([&subs[0], &subs[1], &subs[2]])
+        };
+        let limit = if g.ty == Ty::Integer { self.rng.range(0, 5).to_string() } else { g.ty.lit(0.5) };
+        let expr = match self.rng.below(5) {
+            0 => format!("maxval({part})"),
+            1 => format!("minval({part})"),
+            2 => format!("count({part} > {limit})"),
+            _ => format!("sum({part})"),
+        };
+        let label = self.label();
+        self.line(&format!("print *, {label}, {expr}"));
+    }
+
+    fn cube_print(&mut self) {
+        let cubes = self.cubes.clone();
+        let g = self.rng.pick(&cubes).clone();
+        let label = self.label();
+        if self.rng.chance(30) {
+            self.line(&format!("print *, {label}, {}", g.name));
+        } else {
+            let subs: Vec<String> = (0..3).map(|d| self.cube_sub(&g, d)).collect();
+            self.line(&format!("print *, {label}, {}", g.at([&subs[0], &subs[1], &subs[2]])));
+        }
+    }
+}
+
 /// The program of `seed`.
 fn generate(seed: u64) -> String {
     let mut rng = Rng::new(seed);
-    let n = rng.range(8, 24);
+    // Now and then tiny arrays: blocks of one or two elements, processes without any.
+    let n = if rng.chance(15) { rng.range(3, 7) } else { rng.range(8, 24) };
     let mut generator = Gen {
         rng,
         n,
@@ -938,6 +1724,12 @@ fn generate(seed: u64) -> String {
         uniform: false,
         budget: 0,
         labels: 0,
+        cyclic: false,
+        floats: Vec::new(),
+        logicals: Vec::new(),
+        cubes: Vec::new(),
+        placed: Vec::new(),
+        xtemplates: 0,
     };
     generator.program()
 }
@@ -1210,5 +2002,89 @@ fn the_generator_is_deterministic() {
         assert_eq!(program, generate(seed));
         assert!(program.starts_with("program rnd\n") && program.ends_with("end program rnd\n"), "{program}");
         assert!(program.contains("!HPF$ PROCESSORS P(NUMBER_OF_PROCESSORS())"), "{program}");
+    }
+}
+
+/// A program with one mapping the backend does not lower (a COMPLEX array,
+/// two distributed dimensions, an alignment of stride 2 or transposed, a
+/// rank-4 array), and the line of the directive (or declaration) it must name.
+fn generate_refused(seed: u64) -> (String, usize) {
+    let mut rng = Rng::new(seed ^ 0x5EED);
+    let n = rng.range(6, 20);
+    let mut lines: Vec<String> = vec!["program bad".into(), "  implicit none".into()];
+    for _ in 0..rng.range(0, 3) {
+        lines.push(format!("  ! filler {}", rng.range(0, 99)));
+    }
+    lines.push(format!("  integer, parameter :: n = {n}"));
+    lines.push("  integer :: i".into());
+    let name = *rng.pick(&["a", "w", "big"]);
+    let kind = rng.below(5);
+    let (decl, directives, bad): (String, Vec<String>, usize) = match kind {
+        0 => (format!("  complex :: {name}(n)"), vec![format!("!HPF$ DISTRIBUTE {name}(BLOCK) ONTO P")], 0),
+        1 => {
+            let format = *rng.pick(&["BLOCK, CYCLIC", "CYCLIC(2), BLOCK", "BLOCK, BLOCK"]);
+            (format!("  integer :: {name}(n, n)"), vec![format!("!HPF$ DISTRIBUTE {name}({format})")], 1)
+        }
+        2 => (
+            format!("  integer :: {name}(n)"),
+            vec![
+                "!HPF$ TEMPLATE T(2*n+2)".into(),
+                format!("!HPF$ DISTRIBUTE T({}) ONTO P", rng.pick(&["BLOCK", "CYCLIC"])),
+                format!("!HPF$ ALIGN {name}(I) WITH T(2*I)"),
+            ],
+            3,
+        ),
+        3 => (
+            format!("  integer :: {name}(n, 3)"),
+            vec![
+                "!HPF$ TEMPLATE T(3, n)".into(),
+                "!HPF$ DISTRIBUTE T(*, BLOCK) ONTO P".into(),
+                format!("!HPF$ ALIGN {name}(I, J) WITH T(J, I)"),
+            ],
+            3,
+        ),
+        _ => (format!("  integer :: {name}(n, 2, 2, 2)"), vec![format!("!HPF$ DISTRIBUTE {name}(BLOCK, *, *, *)")], 1),
+    };
+    lines.push(decl);
+    // The declaration for a bad type, else the bad directive.
+    let decl_line = lines.len();
+    lines.push("!HPF$ PROCESSORS P(NUMBER_OF_PROCESSORS())".into());
+    lines.extend(directives);
+    let line = if bad == 0 { decl_line } else { decl_line + 1 + bad };
+    let value = if kind == 0 { "cmplx(i, 1)".to_string() } else { "i".to_string() };
+    lines.push(format!("  {name} = 0"));
+    if kind == 0 || kind == 2 {
+        lines.push("  do i = 1, n".into());
+        lines.push(format!("    {name}(i) = {value}"));
+        lines.push("  end do".into());
+    }
+    lines.push(format!("  print *, sum({name})"));
+    lines.push("end program bad".into());
+    (lines.join("\n") + "\n", line)
+}
+
+/// What the backend cannot lower it refuses: exit status 1, an error on
+/// stderr naming the file and line, and no executable (never a wrong program).
+#[test]
+fn unsupported_mappings_are_refused_naming_the_line() {
+    if !toolchain_present() {
+        eprintln!("skipped: no gfortran/MPI toolchain (and CI is not set)");
+        return;
+    }
+    let scratch = Scratch::new("refused");
+    for seed in 0..10 {
+        let (program, line) = generate_refused(seed);
+        let source = scratch.0.join(format!("bad{seed}.f90"));
+        std::fs::write(&source, &program).unwrap();
+        let executable = scratch.0.join(format!("bad{seed}"));
+        let mut build = Command::new(env!("CARGO_BIN_EXE_hpf-ls"));
+        build.arg("build").arg(&source).arg("-o").arg(&executable).current_dir(&scratch.0);
+        let built = run_bounded(build, &scratch.0, &format!("build{seed}"));
+        let stderr = String::from_utf8_lossy(&built.stderr);
+        let context = format!("seed {seed}:\n{program}--- stderr ---\n{stderr}");
+        assert_eq!(built.status.and_then(|it| it.code()), Some(1), "{context}");
+        assert!(stderr.contains(&format!("bad{seed}.f90:{line}:")) && stderr.contains(": error: "), "{context}");
+        assert!(stderr.contains("MPI backend"), "{context}");
+        assert!(!executable.exists(), "{context}");
     }
 }
