@@ -328,7 +328,9 @@ mod comment_tests {
         let mut files = 0;
         for entry in std::fs::read_dir(&corpus).unwrap() {
             let path = entry.unwrap().path();
-            let Ok(text) = std::fs::read_to_string(&path) else { continue };
+            let fortran =
+                path.extension().and_then(|it| it.to_str()).is_some_and(|it| crate::FORTRAN_EXTENSIONS.contains(&it));
+            let Some(text) = std::fs::read_to_string(&path).ok().filter(|_| fortran) else { continue };
             let text = parser_text(&text, SourceForm::from_path(&path)).into_owned();
             let tree = parse_tree(&text, None);
             let mut cursor = QueryCursor::new();
