@@ -211,27 +211,7 @@ impl<'a> Lowering<'a> {
     where
         'a: 's,
     {
-        // Only DO loops (with control) and assignments to distributed arrays inside.
-        let mut loops: Vec<&'s Stmt> = Vec::new();
-        let mut assignments: Vec<&'s Stmt> = Vec::new();
-        let mut stack = vec![stmt];
-        while let Some(current) = stack.pop() {
-            match &current.kind {
-                StmtKind::Do { control: Some(_), body, .. } => {
-                    loops.push(current);
-                    stack.extend(body.iter());
-                }
-                StmtKind::Assign { lhs, .. } => {
-                    assignments.push(current);
-                    if let ExprKind::Name(name) = &lhs.kind {
-                        if !self.is_distributed_name(name) {
-                            return Err(format!("it assigns the scalar {}", name.text));
-                        }
-                    }
-                }
-                _ => return Err("its body holds more than DO loops and assignments".to_string()),
-            }
-        }
+        let (loops, assignments) = self.nest_parts(stmt)?;
         if self.analysis.loops.iter().any(|it| stmt.range.contains_range(it.range) && it.kind != LoopKind::Do) {
             return Err("it holds an array assignment or FORALL".to_string());
         }

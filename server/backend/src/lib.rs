@@ -838,12 +838,9 @@ impl<'a> Lowering<'a> {
         Ok(Plan::Sequential { control, body })
     }
 
-    /// The owner-computes form of a DO nest, or why it has none here.
-    fn parallel_loop<'s>(&mut self, stmt: &'s Stmt) -> Result<Plan<'s>, String>
-    where
-        'a: 's,
-    {
-        // Only DO loops (with control) and assignments inside.
+    /// The DO loops (with control) and the assignments of a nest, or why it
+    /// holds something else (or assigns a replicated scalar).
+    fn nest_parts<'s>(&self, stmt: &'s Stmt) -> Result<(Vec<&'s Stmt>, Vec<&'s Stmt>), String> {
         let mut loops: Vec<&'s Stmt> = Vec::new();
         let mut assignments: Vec<&'s Stmt> = Vec::new();
         let mut stack = vec![stmt];
@@ -864,6 +861,15 @@ impl<'a> Lowering<'a> {
                 _ => return Err("its body holds more than DO loops and assignments".to_string()),
             }
         }
+        Ok((loops, assignments))
+    }
+
+    /// The owner-computes form of a DO nest, or why it has none here.
+    fn parallel_loop<'s>(&mut self, stmt: &'s Stmt) -> Result<Plan<'s>, String>
+    where
+        'a: 's,
+    {
+        let (loops, assignments) = self.nest_parts(stmt)?;
         let reports: Vec<&'a LoopReport> = self
             .analysis
             .loops

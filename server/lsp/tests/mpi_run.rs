@@ -121,6 +121,23 @@ fn supported_corpus_programs_print_what_the_sequential_program_prints() {
     }
 }
 
+/// `hpf-ls run ARGS tests/corpus/NAME` as root may run it, asserted to succeed.
+fn hpf_ls_run(args: &[&str], name: &str, stdin: Option<std::fs::File>) -> std::process::Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_hpf-ls"));
+    command
+        .arg("run")
+        .args(args)
+        .arg(corpus().join(name))
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    if let Some(stdin) = stdin {
+        command.stdin(stdin);
+    }
+    let output = command.output().unwrap();
+    assert!(output.status.success(), "{name}: {}", String::from_utf8_lossy(&output.stderr));
+    output
+}
+
 /// The seed's example moves exactly the 3 one-element messages the analysis predicts.
 #[test]
 fn seed_statistics_match_the_analysis() {
@@ -128,14 +145,7 @@ fn seed_statistics_match_the_analysis() {
         eprintln!("skipped: no MPI toolchain (and CI is not set)");
         return;
     }
-    let output = Command::new(env!("CARGO_BIN_EXE_hpf-ls"))
-        .args(["run", "--np", "4", "--stats"])
-        .arg(corpus().join("seed_fig6.f90"))
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let output = hpf_ls_run(&["--np", "4", "--stats"], "seed_fig6.f90", None);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("hpf-ls stats: 3 message(s), 3 element(s) in total"), "{stderr}");
     // Per loop, what moved next to what the analysis predicts.
@@ -158,14 +168,7 @@ fn block_block_jacobi_exchanges_strips_with_its_neighbours() {
         eprintln!("skipped: no MPI toolchain (and CI is not set)");
         return;
     }
-    let output = Command::new(env!("CARGO_BIN_EXE_hpf-ls"))
-        .args(["run", "--np", "4", "--stats"])
-        .arg(corpus().join("jacobi2d_block_block.f90"))
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let output = hpf_ls_run(&["--np", "4", "--stats"], "jacobi2d_block_block.f90", None);
     let stderr = String::from_utf8_lossy(&output.stderr);
     // 50 sweeps x 2 arrays x 8 messages of 12 elements.
     assert!(stderr.contains("hpf-ls stats: 800 message(s), 9600 element(s) in total"), "{stderr}");
@@ -180,15 +183,7 @@ fn run_passes_standard_input_to_the_program() {
         return;
     }
     let input = std::fs::File::open(corpus().join("read_input.in")).unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_hpf-ls"))
-        .args(["run", "--np", "3"])
-        .arg(corpus().join("read_input.f90"))
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .stdin(input)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let output = hpf_ls_run(&["--np", "3"], "read_input.f90", Some(input));
     assert_eq!(output.stdout, std::fs::read(corpus().join("expected/read_input.f90.out")).unwrap());
 }
 
