@@ -205,6 +205,17 @@ impl<'a> Lowering<'a> {
         [distributed.offset, distributed.second.as_ref().map_or(0, |it| it.offset)]
     }
 
+    /// A reference to a replicated array inside a grid statement: an element
+    /// (a scalar every process has) is fine, a section is not.
+    fn replicated_element(&self, name: &syntax::Name, args: &[Subscript]) -> Result<(), String> {
+        if args.iter().all(|it| matches!(it, Subscript::Expr(_)))
+            && args.iter().all(|it| self.distributed_occurrences(it.range()).is_empty())
+        {
+            return Ok(());
+        }
+        Err(format!("it reads a section of the replicated array {}", name.text))
+    }
+
     /// The owner-computes form of a DO nest on arrays distributed in two
     /// dimensions, or why it has none.
     pub(crate) fn grid_nest<'s>(&mut self, stmt: &'s Stmt) -> Result<Plan<'s>, String>
@@ -292,14 +303,8 @@ impl<'a> Lowering<'a> {
         for report in &reports {
             for access in &report.accesses {
                 let symbol = model.symbol(access.array);
-                let Some(distributed) = self.distributed.get(&access.array) else {
-                    if access.attr == AccessAttr::Update {
-                        return Err(format!("it writes the replicated array {}", symbol.name.text));
-                    }
+                if !self.cut_like_home(access, &home_distributed)? {
                     continue;
-                };
-                if !distributed.same_blocks(&home_distributed) {
-                    return Err(format!("{} and the home are distributed differently", symbol.name.text));
                 }
                 let mut distance = [0; 2];
                 for k in 0..2 {
@@ -686,12 +691,7 @@ impl<'a> Lowering<'a> {
                     return operand(id, Some(args), edits, reads).map(|_| ());
                 }
                 if known.is_some_and(|id| model.symbol(id).is_array()) {
-                    if args.iter().all(|it| matches!(it, Subscript::Expr(_)))
-                        && args.iter().all(|it| self.distributed_occurrences(it.range()).is_empty())
-                    {
-                        return Ok(());
-                    }
-                    return Err(format!("it reads a section of the replicated array {}", name.text));
+                    return self.replicated_element(name, args);
                 }
                 if !crate::assign::ELEMENTAL.contains(&name.key().as_str()) {
                     return Err(format!("it calls {}, which is not an elemental intrinsic", name.text));
@@ -762,13 +762,7 @@ impl<'a> Lowering<'a> {
                     return Err(format!("it reads a part of {}", name.text));
                 }
                 if is_array {
-                    // An element of a replicated array: a scalar.
-                    if args.iter().all(|it| matches!(it, Subscript::Expr(_)))
-                        && args.iter().all(|it| self.distributed_occurrences(it.range()).is_empty())
-                    {
-                        return Ok(());
-                    }
-                    return Err(format!("it reads a section of the replicated array {}", name.text));
+                    return self.replicated_element(name, args);
                 }
                 if !crate::assign::ELEMENTAL.contains(&name.key().as_str()) {
                     return Err(format!("it calls {}, which is not an elemental intrinsic", name.text));

@@ -864,6 +864,22 @@ impl<'a> Lowering<'a> {
         Ok((loops, assignments))
     }
 
+    /// Whether an array a nest accesses is distributed (then in the home's
+    /// blocks; `false`: replicated and only read), or why the nest cannot run.
+    fn cut_like_home(&self, access: &analysis::loops::Access, home: &Distributed) -> Result<bool, String> {
+        let name = &self.analysis.model.symbol(access.array).name.text;
+        let Some(distributed) = self.distributed.get(&access.array) else {
+            if access.attr == AccessAttr::Update {
+                return Err(format!("it writes the replicated array {name}"));
+            }
+            return Ok(false);
+        };
+        if !distributed.same_blocks(home) {
+            return Err(format!("{name} and the home are distributed differently"));
+        }
+        Ok(true)
+    }
+
     /// The owner-computes form of a DO nest, or why it has none here.
     fn parallel_loop<'s>(&mut self, stmt: &'s Stmt) -> Result<Plan<'s>, String>
     where
@@ -916,14 +932,8 @@ impl<'a> Lowering<'a> {
         for report in &reports {
             for access in &report.accesses {
                 let symbol = model.symbol(access.array);
-                let Some(distributed) = self.distributed.get(&access.array) else {
-                    if access.attr == AccessAttr::Update {
-                        return Err(format!("it writes the replicated array {}", symbol.name.text));
-                    }
+                if !self.cut_like_home(access, &home_distributed)? {
                     continue;
-                };
-                if !distributed.same_blocks(&home_distributed) {
-                    return Err(format!("{} and the home are distributed differently", symbol.name.text));
                 }
                 let offset = match access.subscripts.get(dim) {
                     Some(SubscriptForm::Affine { index, coef: 1, offset }) if report.nest[*index].key == var_key => {
