@@ -6,7 +6,8 @@ use hpf_ls::cli;
 use std::io::Write;
 
 // Under a stream of edits glibc's malloc made requests wait on the analysis
-// threads' frees (bench/RESULTS.md, "Under load").
+// threads' frees (bench/RESULTS.md, "Under load"). Built not to ask for
+// transparent huge pages (`no_thp`, see `server::run_stdio`).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -13,6 +13,7 @@ pub mod position;
 mod proto;
 mod run;
 pub mod settings;
+mod stdio;
 pub mod transport;
 mod workers;
 pub mod workspace;
@@ -83,6 +84,9 @@ pub struct State {
     document_changes: RwLock<bool>,
     /// Where USEd modules of other files are found (set by `initialize`).
     workspace: RwLock<Arc<workspace::Workspace>>,
+    /// Frames written to the client as they are, beside the framework's
+    /// messages: every `publishDiagnostics` goes this way, so they stay in order.
+    frames: tokio::sync::mpsc::Sender<Vec<u8>>,
 }
 
 #[derive(Clone)]
@@ -95,14 +99,32 @@ pub struct Backend {
 pub fn run_stdio() -> i32 {
     let filter = tracing_subscriber::EnvFilter::try_from_env("HPF_LS_LOG").unwrap_or_else(|_| "hpf_ls=info".into());
     let _ = tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(false).with_env_filter(filter).try_init();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+    #[cfg(target_os = "linux")]
+    // No transparent huge pages: where the system gives them to every
+    // mapping, the first touch of one zeroed 2 MB inside whichever thread
+    // touched it, the protocol thread included (the allocator is built not
+    // to ask for them, `no_thp`; this covers `enabled=always` too).
+    // SAFETY: prctl with these integer arguments only sets a flag of the process.
+    unsafe {
+        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+    }
+    // One thread serves the protocol: the framework polls every handler
+    // inside its one serving task anyway, and the tasks around it (the
+    // tolerant transport, the scheduling of analyses) are short. With a
+    // multi-threaded runtime each request hopped across threads five times or
+    // more; under a stream of edits a hop now and then waited milliseconds for
+    // its thread to be woken (bench/RESULTS.md, "Under load").
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("hpf-ls: cannot start the runtime: {error}");
             return 2;
         }
     };
-    runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout()));
+    runtime.block_on(async {
+        let (input, output) = stdio::stdio();
+        serve(input, output).await;
+    });
     // Do not wait for blocking tasks; analyses on `workers` end with the process.
     runtime.shutdown_timeout(Duration::from_millis(100));
     0
@@ -115,6 +137,9 @@ pub async fn serve(
     input: impl tokio::io::AsyncRead + Unpin + Send + 'static,
     output: impl tokio::io::AsyncWrite + Unpin + Send + 'static,
 ) {
+    // Frames pass through the tolerant transport: a bad message gets an
+    // error response instead of ending the session.
+    let (frames, raw_frames) = tokio::sync::mpsc::channel(16);
     let (service, socket) = LspService::new(|client| Backend {
         client,
         state: Arc::new(State {
@@ -127,15 +152,13 @@ pub async fn serve(
             watch_files: RwLock::new(false),
             document_changes: RwLock::new(false),
             workspace: RwLock::new(Arc::new(workspace::Workspace::new(Vec::new()))),
+            frames: frames.clone(),
         }),
     });
-    // Frames pass through the tolerant transport: a bad message gets an
-    // error response instead of ending the session.
     let (server_input, filter_output) = tokio::io::duplex(1 << 16);
     let (server_output, merge_input) = tokio::io::duplex(1 << 16);
-    let (errors, error_frames) = tokio::sync::mpsc::channel(16);
-    let filter = tokio::spawn(transport::filter_input(input, filter_output, errors));
-    let merger = tokio::spawn(transport::merge_output(merge_input, error_frames, output));
+    let filter = tokio::spawn(transport::filter_input(input, filter_output, frames));
+    let merger = tokio::spawn(transport::merge_output(merge_input, raw_frames, output));
     Server::new(server_input, server_output, socket).serve(service).await;
     filter.abort();
     let _ = tokio::time::timeout(Duration::from_secs(2), merger).await;
@@ -306,10 +329,11 @@ impl Backend {
                     .run(move || {
                         let modules = workspace::ServerModules { workspace: &workspace, analysed: &job_uri, open };
                         let (analysed, parse) = compute(version, rope, form, previous, &settings, &modules);
-                        // Converted here too: at a hundred edits a second the
-                        // conversion would otherwise delay requests on the async workers.
+                        // Converted and serialised here too: at a hundred edits a second,
+                        // or at 100k lines, that would otherwise delay the requests.
                         let diagnostics = proto::diagnostics(&job_uri, &analysed, encoding);
-                        (analysed, parse, diagnostics)
+                        let frame = proto::publish_diagnostics_frame(&job_uri, diagnostics, Some(analysed.version));
+                        (analysed, parse, frame)
                     })
                     .await;
                 let computed = match result {
@@ -335,13 +359,13 @@ impl Backend {
                             doc.analysed_revision = Some(revision);
                             (false, None, None)
                         }
-                        Some((analysed, parse, diagnostics)) => {
+                        Some((analysed, parse, frame)) => {
                             // Any parse is a valid base for the next incremental reparse.
                             let replaced_parse = doc.parse.replace(parse);
                             if doc.revision == revision {
                                 doc.analysed_revision = Some(revision);
                                 let replaced = doc.analysed.replace(analysed.clone());
-                                (true, Some((replaced, replaced_parse)), Some((analysed.version, diagnostics)))
+                                (true, Some((replaced, replaced_parse)), Some(frame))
                             } else {
                                 (false, Some((None, replaced_parse)), None)
                             }
@@ -354,8 +378,8 @@ impl Backend {
                 if let Some(replaced) = replaced {
                     workers::analysis_pool().spawn(move || drop(replaced));
                 }
-                if let (true, Some((version, diagnostics))) = (current, to_publish) {
-                    client.publish_diagnostics(uri, diagnostics, Some(version)).await;
+                if let (true, Some(frame)) = (current, to_publish) {
+                    let _ = state.frames.send(frame).await;
                     return;
                 }
             }

@@ -55,6 +55,25 @@ pub fn diagnostics(uri: &Uri, analysed: &Analysed, encoding: PositionEncoding) -
     analysed.analysis.diagnostics.iter().map(|it| diagnostic(uri, analysed, it, encoding)).collect()
 }
 
+/// A whole `textDocument/publishDiagnostics` frame, serialised here (on an
+/// analysis thread) rather than by the framework on the protocol thread: at
+/// 100k lines the message is megabytes long.
+pub fn publish_diagnostics_frame(uri: &Uri, diagnostics: Vec<ls_types::Diagnostic>, version: Option<i32>) -> Vec<u8> {
+    #[derive(serde::Serialize)]
+    struct Notification {
+        jsonrpc: &'static str,
+        method: &'static str,
+        params: ls_types::PublishDiagnosticsParams,
+    }
+    let message = Notification {
+        jsonrpc: "2.0",
+        method: "textDocument/publishDiagnostics",
+        params: ls_types::PublishDiagnosticsParams { uri: uri.clone(), diagnostics, version },
+    };
+    let body = serde_json::to_vec(&message).expect("diagnostics serialise to JSON");
+    super::transport::frame(&body)
+}
+
 pub fn text_edit(analysed: &Analysed, edit: &ide::TextEdit, encoding: PositionEncoding) -> ls_types::TextEdit {
     ls_types::TextEdit { range: range(&analysed.rope, edit.range, encoding), new_text: edit.new_text.clone() }
 }

@@ -6,7 +6,8 @@
 //! is not JSON gets a `Parse error` response, a JSON value that is not a
 //! JSON-RPC message gets `Invalid Request`, and only well-formed messages
 //! reach the server. Responses (the server's and ours) go to stdout one
-//! whole frame at a time.
+//! whole frame at a time, and so do the frames the server serialises itself
+//! (diagnostics, on the analysis threads).
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::mpsc;
@@ -18,7 +19,7 @@ pub const MAX_BODY: usize = 256 * 1024 * 1024;
 /// message they belong to gets a `Parse error`.
 pub const MAX_HEADER_LINE: usize = 8 * 1024;
 
-fn frame(body: &[u8]) -> Vec<u8> {
+pub(crate) fn frame(body: &[u8]) -> Vec<u8> {
     let mut res = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
     res.extend_from_slice(body);
     res
@@ -140,8 +141,9 @@ pub async fn filter_input(input: impl AsyncRead + Unpin, mut server: DuplexStrea
     }
 }
 
-/// Copies whole frames from the server (`from_server`) and our own error
-/// frames (`errors`) to `output`, never interleaving two frames.
+/// Copies whole frames from the server (`from_server`) and our own frames
+/// (`errors`: error responses to bad input, and the diagnostics the server
+/// serialises itself) to `output`, never interleaving two frames.
 ///
 /// The server's frames are read in their own future and passed on through a
 /// channel: `select!` may drop the future it did not pick, and dropping a
