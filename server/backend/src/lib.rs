@@ -7,8 +7,9 @@
 //! - one main program; distributed arrays of rank 1 to 3 of REAL, DOUBLE
 //!   PRECISION, INTEGER or LOGICAL with one BLOCK, BLOCK(m), CYCLIC or
 //!   CYCLIC(m) dimension over a 1-D arrangement, or two BLOCK or BLOCK(m)
-//!   dimensions over a 2-D grid (`grid.rs`), aligned with stride 1 (any
-//!   offset, through templates and chains); replicated scalars and arrays;
+//!   dimensions over a 2-D grid (`grid.rs`), aligned through templates and
+//!   chains with any offset, any stride along a BLOCK dimension (negative:
+//!   reversed) and transposed; replicated scalars and arrays;
 //! - DO nests whose distributing loop updates its home `H(I+q)` and reads
 //!   distributed arrays at `X(I+c)`: each process runs the iterations it
 //!   owns, after one neighbour fetch per array into its shadow area (the

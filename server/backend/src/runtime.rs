@@ -24,7 +24,7 @@ module hpf_runtime
   integer(8) :: hpf_stat_mark(2) = 0
   integer(8), allocatable :: hpf_loop_stat(:,:)
 
-  ! A 1-D array aligned with stride 1 and offset `off` to a template axis
+  ! A 1-D array aligned with offset `off` (stride `s`, below) to a template axis
   ! starting at `tl`, distributed in blocks of `m` over the ranks: one block
   ! per rank (BLOCK, `cyc` 0), or round robin (CYCLIC(m), `cyc` 1). A
   ! cyclic array is stored compressed: element i at its local position
