@@ -11,6 +11,7 @@ use std::process::Command;
 /// The corpus programs the backend supports today; each must keep building.
 const SUPPORTED: &[&str] = &[
     "align_stride_loops.f90",
+    "align_transpose_grid.f90",
     "chain_align.hpf",
     "crlf_heat.f90",
     "csr_gather.for",
