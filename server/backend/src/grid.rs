@@ -170,11 +170,19 @@ pub(crate) fn emit_alloc(out: &mut String, distributed: &Distributed, second: &S
         distributed.template_hi,
         distributed.block
     );
+    out.push_str(crate::stride_line(&format!("hpf_d_{name}(1)"), distributed.stride).trim_start_matches('\n'));
+    if distributed.stride != 1 {
+        out.push('\n');
+    }
     let _ = writeln!(
         out,
         "  hpf_d_{name}(2) = hpf_make_grid_desc({}, {}, {}, {}, {}, {}, 2, {p1}, {p2})",
         second.lb, second.ub, second.offset, second.template_lo, second.template_hi, second.block
     );
+    out.push_str(crate::stride_line(&format!("hpf_d_{name}(2)"), second.stride).trim_start_matches('\n'));
+    if second.stride != 1 {
+        out.push('\n');
+    }
     let _ = writeln!(
         out,
         "  call hpf_alloc_{}({name}, hpf_d_{name}, [{}, {}], [{}, {}], {})",

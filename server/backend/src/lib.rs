@@ -7,8 +7,9 @@
 //! - one main program; distributed arrays of rank 1 to 3 of REAL, DOUBLE
 //!   PRECISION, INTEGER or LOGICAL with one BLOCK, BLOCK(m), CYCLIC or
 //!   CYCLIC(m) dimension over a 1-D arrangement, or two BLOCK or BLOCK(m)
-//!   dimensions over a 2-D grid (`grid.rs`), aligned with stride 1 (any
-//!   offset, through templates and chains); replicated scalars and arrays;
+//!   dimensions over a 2-D grid (`grid.rs`), aligned through templates and
+//!   chains with any offset, any stride along a BLOCK dimension (negative:
+//!   reversed) and transposed; replicated scalars and arrays;
 //! - DO nests whose distributing loop updates its home `H(I+q)` and reads
 //!   distributed arrays at `X(I+c)`: each process runs the iterations it
 //!   owns, after one neighbour fetch per array into its shadow area (the
@@ -87,6 +88,11 @@ struct Distributed {
     lb: i64,
     ub: i64,
     offset: i64,
+    /// The alignment stride along `dim`: element i sits on template cell
+    /// `stride * i + offset` (negative: reversed).
+    stride: i64,
+    /// Aligned with stride 1 along every dimension, not transposed.
+    plain: bool,
     template_lo: i64,
     template_hi: i64,
     /// 0 for BLOCK; `m` for BLOCK(m) and CYCLIC(m).
@@ -111,6 +117,7 @@ struct SecondAxis {
     lb: i64,
     ub: i64,
     offset: i64,
+    stride: i64,
     template_lo: i64,
     template_hi: i64,
     block: i64,
@@ -139,6 +146,11 @@ impl Distributed {
     /// cut in the same blocks along the same dimension (the runtime spreads
     /// every distribution over all the processes).
     fn same_blocks(&self, other: &Distributed) -> bool {
+        if !self.plain || !other.plain {
+            // Strided, reversed or transposed: only with an array of the
+            // same alignment (the same elements on every process).
+            return self.same_alignment(other);
+        }
         if self.second.is_some() || other.second.is_some() {
             return grid::same_grid_blocks(self, other);
         }
@@ -148,6 +160,23 @@ impl Distributed {
                 || (self.template_lo == other.template_lo
                     && self.template_hi == other.template_hi
                     && self.block == other.block))
+    }
+
+    /// The same target, distributed dimensions, strides and offsets.
+    fn same_alignment(&self, other: &Distributed) -> bool {
+        self.target == other.target
+            && self.dim == other.dim
+            && self.stride == other.stride
+            && self.offset == other.offset
+            && self.cyclic == other.cyclic
+            && self.lbs.len() == other.lbs.len()
+            && match (&self.second, &other.second) {
+                (None, None) => true,
+                (Some(a), Some(b)) => {
+                    a.dim == b.dim && a.stride == b.stride && a.offset == b.offset && a.procs == b.procs
+                }
+                _ => false,
+            }
     }
 
     fn colons(&self) -> String {
@@ -451,9 +480,30 @@ impl<'a> Lowering<'a> {
                 );
                 continue;
             }
+            // Every dimension of the array on a template dimension of its own
+            // (transposed when they are permuted), with any nonzero stride.
+            let resolved = model.resolve(id).expect("a distribution implies a resolved chain");
+            let axes: Option<Vec<(usize, i64, i64)>> = (0..rank).map(|d| resolved.axis_of(d)).collect();
+            let Some(axes) = axes.filter(|axes| {
+                let mut targets: Vec<usize> = axes.iter().map(|it| it.0).collect();
+                targets.sort_unstable();
+                targets.dedup();
+                targets.len() == rank && axes.iter().all(|it| it.1 != 0)
+            }) else {
+                self.error(
+                    at,
+                    format!(
+                        "`{}`: only alignments of every dimension with a template dimension of its own are supported by the MPI backend yet",
+                        symbol.name.text
+                    ),
+                );
+                continue;
+            };
+            // The array dimension on template dimension `t`.
+            let array_dim = |t: usize| axes.iter().position(|it| it.0 == t).expect("a permutation");
             let distributed_dims: Vec<usize> =
                 (0..rank).filter(|&it| distribution.formats.get(it) != Some(&Format::Collapsed)).collect();
-            let (dim, second_dim) = match distributed_dims[..] {
+            let (tdim, second_tdim) = match distributed_dims[..] {
                 [dim] => (dim, None),
                 [dim, second] => (dim, Some(second)),
                 _ => {
@@ -464,8 +514,8 @@ impl<'a> Lowering<'a> {
                     continue;
                 }
             };
-            if let Some(second) = second_dim {
-                let cyclic = [dim, second]
+            if let Some(second) = second_tdim {
+                let cyclic = [tdim, second]
                     .into_iter()
                     .find(|it| !matches!(distribution.formats[*it], Format::Block | Format::BlockOf(Some(_))));
                 if let Some(format) = cyclic {
@@ -479,7 +529,7 @@ impl<'a> Lowering<'a> {
                     continue;
                 }
             }
-            let (block, cyclic) = match distribution.formats[dim] {
+            let (block, cyclic) = match distribution.formats[tdim] {
                 Format::Block => (0, false),
                 Format::BlockOf(Some(m)) => (m, false),
                 Format::Cyclic(Some(m)) if m >= 1 => (m, true),
@@ -494,18 +544,19 @@ impl<'a> Lowering<'a> {
                     continue;
                 }
             };
-            let resolved = model.resolve(id).expect("a distribution implies a resolved chain");
-            let identity = (0..rank).all(|d| resolved.axis_of(d).is_some_and(|(t, stride, _)| t == d && stride == 1));
-            let Some((_, _, offset)) = resolved.axis_of(dim).filter(|_| identity) else {
+            let dim = array_dim(tdim);
+            let (_, stride, offset) = axes[dim];
+            if cyclic && stride != 1 {
                 self.error(
                     at,
                     format!(
-                        "`{}`: only alignments of stride 1 without transposition are supported by the MPI backend yet",
+                        "`{}`: alignments of stride {stride} with a CYCLIC template dimension are not supported by the MPI backend yet (stride 1 is)",
                         symbol.name.text
                     ),
                 );
                 continue;
-            };
+            }
+            let plain = axes.iter().enumerate().all(|(d, it)| it.0 == d && it.1 == 1);
             let bounds: Option<Vec<(i64, i64)>> =
                 symbol.shape.iter().map(|it| Some((it.lo.known()?, it.hi.known()?))).collect();
             let Some(bounds) = bounds else {
@@ -520,24 +571,25 @@ impl<'a> Lowering<'a> {
             };
             let (lb, ub) = bounds[dim];
             let (Some(template_lo), Some(template_hi)) =
-                (target_symbol.shape[dim].lo.known(), target_symbol.shape[dim].hi.known())
+                (target_symbol.shape[tdim].lo.known(), target_symbol.shape[tdim].hi.known())
             else {
                 self.error(at, "the bounds of the alignment target must be constant for the MPI backend");
                 continue;
             };
             let (shadow_low, shadow_high) =
                 symbol.mapping.shadow.as_ref().and_then(|it| it.get(dim).copied()).unwrap_or((0, 0));
-            let second = match second_dim {
+            let second = match second_tdim {
                 None => None,
-                Some(second) => {
+                Some(second_tdim) => {
+                    let second = array_dim(second_tdim);
                     let (Some(template_lo), Some(template_hi)) =
-                        (target_symbol.shape[second].lo.known(), target_symbol.shape[second].hi.known())
+                        (target_symbol.shape[second_tdim].lo.known(), target_symbol.shape[second_tdim].hi.known())
                     else {
                         self.error(at, "the bounds of the alignment target must be constant for the MPI backend");
                         continue;
                     };
-                    let offset = resolved.axis_of(second).map_or(0, |it| it.2);
-                    let block = match distribution.formats[second] {
+                    let (_, stride, offset) = axes[second];
+                    let block = match distribution.formats[second_tdim] {
                         Format::BlockOf(Some(m)) => m,
                         _ => 0,
                     };
@@ -558,6 +610,7 @@ impl<'a> Lowering<'a> {
                         lb: bounds[second].0,
                         ub: bounds[second].1,
                         offset,
+                        stride,
                         template_lo,
                         template_hi,
                         block,
@@ -578,6 +631,8 @@ impl<'a> Lowering<'a> {
                     lb,
                     ub,
                     offset,
+                    stride,
+                    plain,
                     template_lo,
                     template_hi,
                     block,
@@ -880,6 +935,31 @@ impl<'a> Lowering<'a> {
         Ok(true)
     }
 
+    /// Whether a nest reads `X(a*v+c)` of a rank-1 BLOCK array on the very
+    /// template cell of its rank-1 home `H(v+q)` for every `v` (the same
+    /// target, `stride_X * a == stride_H`, the same offset): a local read at
+    /// any stride, `B(2*I-1)` for `X(I)` on `T(2*I-1)`, `B(N+1-I)` for a
+    /// reversed `Y(I)`.
+    fn on_home_cells(
+        &self,
+        access: &analysis::loops::Access,
+        var_key: &str,
+        nest: &[analysis::loops::NestIndex],
+        home: &Distributed,
+        home_offset: i64,
+    ) -> bool {
+        let Some(array) = self.distributed.get(&access.array) else { return false };
+        let rank_one_block = |it: &Distributed| it.lbs.len() == 1 && it.second.is_none() && !it.cyclic;
+        if access.attr != AccessAttr::Reference || !rank_one_block(array) || !rank_one_block(home) {
+            return false;
+        }
+        let Some(SubscriptForm::Affine { index, coef, offset }) = access.subscripts.first() else { return false };
+        array.target == home.target
+            && nest[*index].key == var_key
+            && array.stride * coef == home.stride
+            && array.stride * offset + array.offset == home.stride * home_offset + home.offset
+    }
+
     /// The owner-computes form of a DO nest, or why it has none here.
     fn parallel_loop<'s>(&mut self, stmt: &'s Stmt) -> Result<Plan<'s>, String>
     where
@@ -932,6 +1012,9 @@ impl<'a> Lowering<'a> {
         for report in &reports {
             for access in &report.accesses {
                 let symbol = model.symbol(access.array);
+                if self.on_home_cells(access, &var_key, &report.nest, &home_distributed, home_offset) {
+                    continue;
+                }
                 if !self.cut_like_home(access, &home_distributed)? {
                     continue;
                 }
@@ -1328,7 +1411,7 @@ impl<'a> Lowering<'a> {
             }
             let _ = writeln!(
                 out,
-                "  hpf_d_{name} = hpf_make_desc({}, {}, {}, {}, {}, {}, {})\n  call hpf_alloc_{}({name}, hpf_d_{name}, {}, {}, {})",
+                "  hpf_d_{name} = hpf_make_desc({}, {}, {}, {}, {}, {}, {}){}\n  call hpf_alloc_{}({name}, hpf_d_{name}, {}, {}, {})",
                 distributed.lb,
                 distributed.ub,
                 distributed.offset,
@@ -1336,6 +1419,7 @@ impl<'a> Lowering<'a> {
                 distributed.template_hi,
                 distributed.block,
                 i32::from(distributed.cyclic),
+                stride_line(&format!("hpf_d_{}", distributed.name), distributed.stride),
                 distributed.variant(),
                 distributed.shadow_low,
                 distributed.shadow_high,
@@ -1783,6 +1867,16 @@ impl<'a> Lowering<'a> {
 }
 
 /// Whether `expr` names one of `keys` (lower case).
+/// The statement setting a descriptor's alignment stride (none for 1, the
+/// descriptor's default), from a new line.
+fn stride_line(desc: &str, stride: i64) -> String {
+    if stride == 1 {
+        String::new()
+    } else {
+        format!("\n  {desc}%s = {stride}")
+    }
+}
+
 fn mentions(expr: &syntax::Expr, keys: &[String]) -> bool {
     match &expr.kind {
         ExprKind::Name(name) => keys.contains(&name.key()),

@@ -446,11 +446,14 @@ impl<'a> Lowering<'a> {
                     Kind::DotProduct => format!("({}) * ({})", args[0], args[1]),
                     _ => format!("({})", args[0]),
                 };
+                // A reversed array holds its first elements on the last rank:
+                // the chain runs the other way.
+                let direction = step * self.distributed[&section.home()].stride.signum();
                 let _ = writeln!(out, "  {temp} = {identity}");
-                let _ = writeln!(out, "  call hpf_chain_recv_{}({temp}, {step})", reduction.suffix);
+                let _ = writeln!(out, "  call hpf_chain_recv_{}({temp}, {direction})", reduction.suffix);
                 let _ =
                     writeln!(out, "  do hpf_i = hpf_lo, hpf_hi, {step}\n    {temp} = {temp} {op} {element}\n  end do");
-                let _ = writeln!(out, "  call hpf_chain_send_{}({temp}, {step})", reduction.suffix);
+                let _ = writeln!(out, "  call hpf_chain_send_{}({temp}, {direction})", reduction.suffix);
             } else {
                 let _ = writeln!(out, "  {temp} = {}({})", reduction.kind.intrinsic(), args.join(", "));
                 let _ = writeln!(

@@ -24,7 +24,7 @@ module hpf_runtime
   integer(8) :: hpf_stat_mark(2) = 0
   integer(8), allocatable :: hpf_loop_stat(:,:)
 
-  ! A 1-D array aligned with stride 1 and offset `off` to a template axis
+  ! A 1-D array aligned with offset `off` (stride `s`, below) to a template axis
   ! starting at `tl`, distributed in blocks of `m` over the ranks: one block
   ! per rank (BLOCK, `cyc` 0), or round robin (CYCLIC(m), `cyc` 1). A
   ! cyclic array is stored compressed: element i at its local position
@@ -35,9 +35,14 @@ module hpf_runtime
   ! `np` processes along that axis, this process at coordinate `me` on it
   ! (rank = c1 + c2 * np1). `np` 0 means the 1-D case: all the ranks, at
   ! coordinate hpf_rank (hpf_np and hpf_me read them).
+  !
+  ! A BLOCK dimension may be aligned with another stride `s` (element i on
+  ! template cell s * i + off; reversed when s < 0): each rank then owns the
+  ! contiguous range of elements whose cells lie in its block (none on some).
   type hpf_desc
     integer :: lb, ub, off, tl, m, cyc
     integer :: np = 0, me = 0
+    integer :: s = 1
   end type hpf_desc
 
 contains
@@ -282,9 +287,28 @@ contains
     type(hpf_desc), intent(in) :: d
     integer, intent(in) :: r
     integer, intent(out) :: lo, hi
-    lo = max(d%lb, d%tl + r * d%m - d%off)
-    hi = min(d%ub, d%tl + (r + 1) * d%m - 1 - d%off)
+    integer :: first, last
+    first = d%tl + r * d%m - d%off
+    last = d%tl + (r + 1) * d%m - 1 - d%off
+    if (d%s > 0) then
+      lo = max(d%lb, hpf_ceil_div(first, d%s))
+      hi = min(d%ub, hpf_floor_div(last, d%s))
+    else
+      lo = max(d%lb, hpf_ceil_div(last, d%s))
+      hi = min(d%ub, hpf_floor_div(first, d%s))
+    end if
   end subroutine hpf_owned
+
+  ! floor(a / b) and ceiling(a / b) for b /= 0 of either sign.
+  pure integer function hpf_floor_div(a, b)
+    integer, intent(in) :: a, b
+    hpf_floor_div = (a - modulo(a, b)) / b
+  end function hpf_floor_div
+
+  pure integer function hpf_ceil_div(a, b)
+    integer, intent(in) :: a, b
+    hpf_ceil_div = -hpf_floor_div(-a, b)
+  end function hpf_ceil_div
 
   ! The rank owning element i.
   pure integer function hpf_owner(d, i)
@@ -294,7 +318,7 @@ contains
       hpf_owner = mod((i + d%off - d%tl) / d%m, hpf_np(d))
       return
     end if
-    hpf_owner = min(max((i + d%off - d%tl) / d%m, 0), hpf_np(d) - 1)
+    hpf_owner = min(max((d%s * i + d%off - d%tl) / d%m, 0), hpf_np(d) - 1)
   end function hpf_owner
 
   pure logical function hpf_owns(d, i)
@@ -542,7 +566,7 @@ fn per_variant(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, dim: us
 }
 
 /// The routines for one element type and rank of an array distributed in
-/// two dimensions `da` < `db` (1-based) over a 2-D grid: `hpf_fetch_r8_312`
+/// two dimensions `da` and `db` (1-based, `da` > `db` when transposed) over a 2-D grid: `hpf_fetch_r8_312`
 /// fetches the shadow areas of a rank-3 array distributed in dimensions 1
 /// and 2. Every routine takes the two descriptors `d(1)` (along `da`, the
 /// grid's first axis) and `d(2)`; grid coordinates (c1, c2) are rank
@@ -763,9 +787,10 @@ fn chain(suffix: &str, fortran_type: &str, mpi: &str) -> String {
 }
 
 /// The pairs of distributed dimensions (1-based) of an array of rank `rank`
-/// distributed in two dimensions.
+/// distributed in two dimensions, in the grid's order (the second before the
+/// first for a transposed alignment).
 fn grid_dims(rank: usize) -> Vec<(usize, usize)> {
-    (1..=rank).flat_map(|da| (da + 1..=rank).map(move |db| (da, db))).collect()
+    (1..=rank).flat_map(|da| (1..=rank).filter(move |db| *db != da).map(move |db| (da, db))).collect()
 }
 
 const FOOTER: &str = "end module hpf_runtime\n";

@@ -364,6 +364,82 @@ fn the_runtime_grid_maps_agree_with_enumeration() {
     assert_eq!(String::from_utf8_lossy(&run.stdout), "errors: 0\n");
 }
 
+/// The runtime's owners and owned ranges of BLOCK dimensions aligned with
+/// strides other than 1, negative ones included, against a brute-force
+/// enumeration on 1 to 5 processes (only `mpif90` needed).
+#[test]
+fn the_runtime_stride_maps_agree_with_enumeration() {
+    use std::process::Command;
+    if Command::new("mpif90").arg("--version").output().is_err() {
+        eprintln!("skipped: no mpif90");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("hpf-ls-stride-maps-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("runtime.f90"), crate::runtime::runtime_for("")).unwrap();
+    std::fs::write(dir.join("driver.f90"), include_str!("stride_maps_test.f90")).unwrap();
+    let build =
+        Command::new("mpif90").args(["runtime.f90", "driver.f90", "-o", "driver"]).current_dir(&dir).output().unwrap();
+    assert!(build.status.success(), "{}", String::from_utf8_lossy(&build.stderr));
+    let run = Command::new(dir.join("driver")).output().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "errors: 0\n");
+}
+
+#[test]
+fn strided_and_reversed_alignments_run_with_arrays_of_the_same_alignment() {
+    let (notes, source) = lower(
+        "program s
+  implicit none
+  integer, parameter :: n = 20
+  real :: a(n), x(n/2), y(n/2), r(n), total
+  integer :: i
+!HPF$ TEMPLATE T(N)
+!HPF$ DISTRIBUTE T(BLOCK)
+!HPF$ ALIGN A(I) WITH T(I)
+!HPF$ ALIGN (I) WITH T(2*I) :: X, Y
+!HPF$ ALIGN R(I) WITH T(N+1-I)
+  do i = 2, n/2 - 1
+    y(i) = x(i-1) + x(i+1)
+  end do
+  total = sum(r)
+  do i = 1, n/2
+    y(i) = a(2*i) + r(n+1-2*i)
+  end do
+  do i = 1, n/2
+    y(i) = a(i)
+  end do
+end program s
+",
+    );
+    // A(2*I) and R(N+1-2*I) sit on Y(I)'s cell T(2*I): local; A(I) does not.
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].starts_with("18: runs on one process: a and the home are distributed differently"), "{notes:?}");
+    assert!(source.contains("owner computes do i = 1, n/2"), "{source}");
+    assert!(source.contains("  hpf_d_x%s = 2\n"), "{source}");
+    assert!(source.contains("  hpf_d_r%s = -1\n"), "{source}");
+    assert!(source.contains("call hpf_fetch_r4_11(x, hpf_d_x,"), "{source}");
+    // The reversed array's first elements are on the last rank: the chain runs backwards.
+    assert!(source.contains("call hpf_chain_recv_r4(hpf_r1, -1)"), "{source}");
+}
+
+#[test]
+fn strided_cyclic_alignments_are_refused_at_the_align() {
+    let text = "program c
+  real :: a(8)
+!HPF$ TEMPLATE T(16)
+!HPF$ DISTRIBUTE T(CYCLIC)
+!HPF$ ALIGN A(I) WITH T(2*I)
+  a = 0.0
+end program c
+";
+    let analysis = analysis::analyze(text, SourceForm::Free, ModelConfig { number_of_processors: None });
+    let errors = crate::lower(&analysis, text).expect_err("refused");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].message.contains("stride 2 with a CYCLIC template dimension"), "{errors:?}");
+    assert_eq!(&text[errors[0].range.to_range()].lines().next(), &Some("!HPF$ ALIGN A(I) WITH T(2*I)"));
+}
+
 const GRID: &str = "program g
   implicit none
   integer, parameter :: n = 12, m = 10

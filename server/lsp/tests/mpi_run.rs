@@ -10,6 +10,9 @@ use std::process::Command;
 
 /// The corpus programs the backend supports today; each must keep building.
 const SUPPORTED: &[&str] = &[
+    "align_stride_loops.f90",
+    "align_transpose_grid.f90",
+    "chain_align.hpf",
     "crlf_heat.f90",
     "csr_gather.for",
     "cyclic_basic.f90",
@@ -41,7 +44,9 @@ const SUPPORTED: &[&str] = &[
     "shift_advection.hpf",
     "sor_starhpf.f",
     "stencil1d_halo.f90",
+    "stride_reverse.f90",
     "stencil9_block_block.f90",
+    "transpose_align.f90",
     "wave1d_leapfrog.f90",
 ];
 

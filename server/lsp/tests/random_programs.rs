@@ -4,7 +4,8 @@
 //! arrays and 3-D arrays, each with one BLOCK, BLOCK(m), CYCLIC or
 //! CYCLIC(m) dimension (m from 1 to past the extent: some processes own
 //! nothing), distributed directly or through templates and ALIGN chains at
-//! random offsets, some with SHADOW widths; DO loops with affine
+//! random offsets (and strides, reversed ones too, on BLOCK templates),
+//! some with SHADOW widths; DO loops with affine
 //! subscripts, loop-carried dependences, INDEPENDENT loops, section
 //! assignments, FORALL, WHERE, reductions (SUM, PRODUCT, MAXVAL, MINVAL,
 //! COUNT, ANY, ALL, DOT_PRODUCT; floating-point sums over 1e16, 1, -1e16
@@ -189,6 +190,16 @@ fn distribution(rng: &mut Rng, extent: i64, cyclic: bool) -> String {
         6 | 7 => "CYCLIC".to_string(),
         8 => format!("CYCLIC({})", rng.range(1, 4)),
         _ => format!("CYCLIC({})", rng.range(2, extent + 2)),
+    }
+}
+
+/// `s*I+c`: `I+c`, `c-I`, `2*I-1`, `-2*I+3`.
+fn affine(stride: i64, c: i64) -> String {
+    match stride {
+        1 => offset("I", c),
+        -1 if c == 0 => "-I".to_string(),
+        -1 => format!("{c}-I"),
+        _ => offset(&format!("{stride}*I"), c),
     }
 }
 
@@ -457,32 +468,44 @@ impl Gen {
             aligned.push((array.clone(), template));
         }
         for template in 1..=templates {
-            let members: Vec<(Array, i64)> =
-                aligned.iter().filter(|it| it.1 == template).map(|it| (it.0.clone(), self.rng.range(-2, 2))).collect();
+            // An alignment stride too (reversed when negative), on BLOCK templates.
+            let strided = !cyclic && self.rng.chance(60);
+            let members: Vec<(Array, i64, i64)> = aligned
+                .iter()
+                .filter(|it| it.1 == template)
+                .map(|it| {
+                    let stride = if strided && self.rng.chance(70) { *self.rng.pick(&[-1, 2, -2, 3]) } else { 1 };
+                    (it.0.clone(), stride, self.rng.range(-2, 2))
+                })
+                .collect();
             if members.is_empty() {
                 continue;
             }
-            let tlo = members.iter().map(|(a, off)| a.lo + off).min().unwrap() - self.rng.range(0, 2);
-            let thi = members.iter().map(|(a, off)| a.hi + off).max().unwrap() + self.rng.range(0, 2);
+            let cells = |(a, stride, off): &(Array, i64, i64)| {
+                let (x, y) = (stride * a.lo + off, stride * a.hi + off);
+                (x.min(y), x.max(y))
+            };
+            let tlo = members.iter().map(|it| cells(it).0).min().unwrap() - self.rng.range(0, 2);
+            let thi = members.iter().map(|it| cells(it).1).max().unwrap() + self.rng.range(0, 2);
             let _ = writeln!(text, "!HPF$ TEMPLATE T{template}({tlo}:{thi})");
             let format = dist(&mut self.rng, thi - tlo + 1);
             let onto = onto(&mut self.rng);
             let _ = writeln!(text, "!HPF$ DISTRIBUTE T{template}({format}){onto}");
-            let same = members.iter().all(|it| it.1 == members[0].1);
+            let same = members.iter().all(|it| (it.1, it.2) == (members[0].1, members[0].2));
             if same && members.len() > 1 && self.rng.chance(50) {
                 let names: Vec<&str> = members.iter().map(|it| it.0.name.as_str()).collect();
                 let _ = writeln!(
                     text,
                     "!HPF$ ALIGN (I) WITH T{template}({}) :: {}",
-                    offset("I", members[0].1),
+                    affine(members[0].1, members[0].2),
                     names.join(", ")
                 );
             } else {
-                for (array, off) in &members {
-                    let _ = writeln!(text, "!HPF$ ALIGN {}(I) WITH T{template}({})", array.name, offset("I", *off));
+                for (array, stride, off) in &members {
+                    let _ = writeln!(text, "!HPF$ ALIGN {}(I) WITH T{template}({})", array.name, affine(*stride, *off));
                 }
             }
-            for (array, _) in members {
+            for (array, _, _) in members {
                 placed.push(array);
             }
         }
@@ -2003,11 +2026,16 @@ fn the_generator_is_deterministic() {
         assert!(program.starts_with("program rnd\n") && program.ends_with("end program rnd\n"), "{program}");
         assert!(program.contains("!HPF$ PROCESSORS P(NUMBER_OF_PROCESSORS())"), "{program}");
     }
+    // Strided and reversed alignments come up.
+    let aligned = |pattern: &str| (1000..1200).filter(|seed| generate(*seed).contains(pattern)).count();
+    let (strided, reversed) = (aligned("*I"), aligned("-I)"));
+    eprintln!("{strided} strided and {reversed} reversed alignments in seeds 1000..1200");
+    assert!(strided >= 15 && reversed >= 5, "{strided} strided, {reversed} reversed");
 }
 
 /// A program with one mapping the backend does not lower (a COMPLEX array,
-/// CYCLIC in one of two distributed dimensions, an alignment of stride 2 or transposed, a
-/// rank-4 array), and the line of the directive (or declaration) it must name.
+/// CYCLIC in one of two distributed dimensions, an alignment of stride 2 on a
+/// CYCLIC template, three distributed dimensions, a rank-4 array), and the line of the directive (or declaration) it must name.
 fn generate_refused(seed: u64) -> (String, usize) {
     let mut rng = Rng::new(seed ^ 0x5EED);
     let n = rng.range(6, 20);
@@ -2030,19 +2058,15 @@ fn generate_refused(seed: u64) -> (String, usize) {
             format!("  integer :: {name}(n)"),
             vec![
                 "!HPF$ TEMPLATE T(2*n+2)".into(),
-                format!("!HPF$ DISTRIBUTE T({}) ONTO P", rng.pick(&["BLOCK", "CYCLIC"])),
-                format!("!HPF$ ALIGN {name}(I) WITH T(2*I)"),
+                format!("!HPF$ DISTRIBUTE T({}) ONTO P", rng.pick(&["CYCLIC", "CYCLIC(2)"])),
+                format!("!HPF$ ALIGN {name}(I) WITH T({})", rng.pick(&["2*I", "2*n+1-2*I"])),
             ],
             3,
         ),
         3 => (
-            format!("  integer :: {name}(n, 3)"),
-            vec![
-                "!HPF$ TEMPLATE T(3, n)".into(),
-                "!HPF$ DISTRIBUTE T(*, BLOCK) ONTO P".into(),
-                format!("!HPF$ ALIGN {name}(I, J) WITH T(J, I)"),
-            ],
-            3,
+            format!("  integer :: {name}(n, 3, 3)"),
+            vec![format!("!HPF$ DISTRIBUTE {name}(BLOCK, BLOCK, {})", rng.pick(&["BLOCK", "BLOCK(2)"]))],
+            1,
         ),
         _ => (format!("  integer :: {name}(n, 2, 2, 2)"), vec![format!("!HPF$ DISTRIBUTE {name}(BLOCK, *, *, *)")], 1),
     };
