@@ -8,7 +8,8 @@
 //!   PRECISION, INTEGER or LOGICAL with one BLOCK, BLOCK(m), CYCLIC or
 //!   CYCLIC(m) dimension over a 1-D arrangement, or two BLOCK or BLOCK(m)
 //!   dimensions over a 2-D grid (`grid.rs`), aligned with stride 1 (any
-//!   offset, through templates and chains); replicated scalars and arrays;
+//!   offset, through templates and chains; collapsed dimensions, constants
+//!   and `*` in the target: `embed.rs`); replicated scalars and arrays;
 //! - DO nests whose distributing loop updates its home `H(I+q)` and reads
 //!   distributed arrays at `X(I+c)`: each process runs the iterations it
 //!   owns, after one neighbour fetch per array into its shadow area (the
@@ -41,6 +42,7 @@
 
 mod assign;
 pub mod driver;
+mod embed;
 mod grid;
 mod reduce;
 pub mod runtime;
@@ -440,22 +442,59 @@ impl<'a> Lowering<'a> {
             };
             let target_symbol = model.symbol(target);
             let rank = symbol.rank();
-            if rank > runtime::MAX_RANK || target_symbol.rank() != rank {
+            if distribution.formats.iter().filter(|it| **it != Format::Collapsed).count() > 2 {
+                self.error(
+                    distribution.directive,
+                    "the MPI backend distributes one or two dimensions per array (the others `*`)",
+                );
+                continue;
+            }
+            let resolved = model.resolve(id).expect("a distribution implies a resolved chain");
+            // An alignment of the same rank without constants or `*` in the
+            // target keeps every dimension in place (stride 1, no
+            // transposition); one that changes rank (`embed.rs`) says which
+            // dimensions are cut along the target's distributed axes.
+            let same_shape = target_symbol.rank() == rank
+                && resolved.axes.iter().all(|it| matches!(it, analysis::model::Axis::Affine { .. }));
+            if same_shape && !(0..rank).all(|d| resolved.axis_of(d).is_some_and(|(t, stride, _)| t == d && stride == 1))
+            {
                 self.error(
                     at,
                     format!(
-                        "`{}`: the MPI backend handles arrays of rank 1 to {} aligned with a target of the same rank",
+                        "`{}`: only alignments of stride 1 without transposition are supported by the MPI backend yet",
+                        symbol.name.text
+                    ),
+                );
+                continue;
+            }
+            // (array dimension, target axis, offset) per distributed axis.
+            let cut = match embed::placement(&symbol.name.text, &resolved, &distribution.formats) {
+                Ok(embed::Placement::Distributed(cut)) => cut,
+                Ok(embed::Placement::Replicated(note)) => {
+                    if let Some(message) = note {
+                        self.notes.push(Note { range: at, message });
+                    }
+                    continue;
+                }
+                Err(why) => {
+                    self.error(at, why);
+                    continue;
+                }
+            };
+            if rank > runtime::MAX_RANK {
+                self.error(
+                    at,
+                    format!(
+                        "`{}`: the MPI backend handles distributed arrays of rank 1 to {}",
                         symbol.name.text,
                         runtime::MAX_RANK
                     ),
                 );
                 continue;
             }
-            let distributed_dims: Vec<usize> =
-                (0..rank).filter(|&it| distribution.formats.get(it) != Some(&Format::Collapsed)).collect();
-            let (dim, second_dim) = match distributed_dims[..] {
-                [dim] => (dim, None),
-                [dim, second] => (dim, Some(second)),
+            let (dim, axis, offset, second_cut) = match cut[..] {
+                [(dim, axis, offset)] => (dim, axis, offset, None),
+                [(dim, axis, offset), second] => (dim, axis, offset, Some(second)),
                 _ => {
                     self.error(
                         distribution.directive,
@@ -464,8 +503,8 @@ impl<'a> Lowering<'a> {
                     continue;
                 }
             };
-            if let Some(second) = second_dim {
-                let cyclic = [dim, second]
+            if let Some((_, second_axis, _)) = second_cut {
+                let cyclic = [axis, second_axis]
                     .into_iter()
                     .find(|it| !matches!(distribution.formats[*it], Format::Block | Format::BlockOf(Some(_))));
                 if let Some(format) = cyclic {
@@ -479,7 +518,7 @@ impl<'a> Lowering<'a> {
                     continue;
                 }
             }
-            let (block, cyclic) = match distribution.formats[dim] {
+            let (block, cyclic) = match distribution.formats[axis] {
                 Format::Block => (0, false),
                 Format::BlockOf(Some(m)) => (m, false),
                 Format::Cyclic(Some(m)) if m >= 1 => (m, true),
@@ -493,18 +532,6 @@ impl<'a> Lowering<'a> {
                     );
                     continue;
                 }
-            };
-            let resolved = model.resolve(id).expect("a distribution implies a resolved chain");
-            let identity = (0..rank).all(|d| resolved.axis_of(d).is_some_and(|(t, stride, _)| t == d && stride == 1));
-            let Some((_, _, offset)) = resolved.axis_of(dim).filter(|_| identity) else {
-                self.error(
-                    at,
-                    format!(
-                        "`{}`: only alignments of stride 1 without transposition are supported by the MPI backend yet",
-                        symbol.name.text
-                    ),
-                );
-                continue;
             };
             let bounds: Option<Vec<(i64, i64)>> =
                 symbol.shape.iter().map(|it| Some((it.lo.known()?, it.hi.known()?))).collect();
@@ -520,24 +547,23 @@ impl<'a> Lowering<'a> {
             };
             let (lb, ub) = bounds[dim];
             let (Some(template_lo), Some(template_hi)) =
-                (target_symbol.shape[dim].lo.known(), target_symbol.shape[dim].hi.known())
+                (target_symbol.shape[axis].lo.known(), target_symbol.shape[axis].hi.known())
             else {
                 self.error(at, "the bounds of the alignment target must be constant for the MPI backend");
                 continue;
             };
             let (shadow_low, shadow_high) =
                 symbol.mapping.shadow.as_ref().and_then(|it| it.get(dim).copied()).unwrap_or((0, 0));
-            let second = match second_dim {
+            let second = match second_cut {
                 None => None,
-                Some(second) => {
+                Some((second, second_axis, offset)) => {
                     let (Some(template_lo), Some(template_hi)) =
-                        (target_symbol.shape[second].lo.known(), target_symbol.shape[second].hi.known())
+                        (target_symbol.shape[second_axis].lo.known(), target_symbol.shape[second_axis].hi.known())
                     else {
                         self.error(at, "the bounds of the alignment target must be constant for the MPI backend");
                         continue;
                     };
-                    let offset = resolved.axis_of(second).map_or(0, |it| it.2);
-                    let block = match distribution.formats[second] {
+                    let block = match distribution.formats[second_axis] {
                         Format::BlockOf(Some(m)) => m,
                         _ => 0,
                     };

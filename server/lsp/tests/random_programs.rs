@@ -499,17 +499,28 @@ impl Gen {
                 let off = self.rng.range(-2, 2);
                 let tlo = 1 + off - self.rng.range(0, 1);
                 let thi = self.n + off + self.rng.range(0, 1);
-                let dims = if dim == 0 { format!("{tlo}:{thi}, {other}") } else { format!("{other}, {tlo}:{thi}") };
-                let _ = writeln!(text, "!HPF$ TEMPLATE TG({dims})");
                 let format = dist(&mut self.rng, thi - tlo + 1);
-                let _ = writeln!(text, "!HPF$ DISTRIBUTE TG({}){}", spec(&format), onto(&mut self.rng));
-                let subs = if dim == 0 {
-                    format!("{}, {}", offset("I", off), offset("J", toff))
+                if self.rng.chance(40) {
+                    // A 1-D template, the other dimension collapsed:
+                    // ALIGN A(I, *) WITH TG(I+off).
+                    let _ = writeln!(text, "!HPF$ TEMPLATE TG({tlo}:{thi})");
+                    let _ = writeln!(text, "!HPF$ DISTRIBUTE TG({format}){}", onto(&mut self.rng));
+                    let (dummies, sub) = if dim == 0 { ("I, *", offset("I", off)) } else { ("*, J", offset("J", off)) };
+                    for array in &twos {
+                        let _ = writeln!(text, "!HPF$ ALIGN {}({dummies}) WITH TG({sub})", array.name);
+                    }
                 } else {
-                    format!("{}, {}", offset("I", toff), offset("J", off))
-                };
-                for array in &twos {
-                    let _ = writeln!(text, "!HPF$ ALIGN {}(I, J) WITH TG({subs})", array.name);
+                    let dims = if dim == 0 { format!("{tlo}:{thi}, {other}") } else { format!("{other}, {tlo}:{thi}") };
+                    let _ = writeln!(text, "!HPF$ TEMPLATE TG({dims})");
+                    let _ = writeln!(text, "!HPF$ DISTRIBUTE TG({}){}", spec(&format), onto(&mut self.rng));
+                    let subs = if dim == 0 {
+                        format!("{}, {}", offset("I", off), offset("J", toff))
+                    } else {
+                        format!("{}, {}", offset("I", toff), offset("J", off))
+                    };
+                    for array in &twos {
+                        let _ = writeln!(text, "!HPF$ ALIGN {}(I, J) WITH TG({subs})", array.name);
+                    }
                 }
             } else {
                 for array in &twos {
