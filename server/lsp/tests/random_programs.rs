@@ -464,22 +464,35 @@ impl Gen {
             }
             let tlo = members.iter().map(|(a, off)| a.lo + off).min().unwrap() - self.rng.range(0, 2);
             let thi = members.iter().map(|(a, off)| a.hi + off).max().unwrap() + self.rng.range(0, 2);
-            let _ = writeln!(text, "!HPF$ TEMPLATE T{template}({tlo}:{thi})");
             let format = dist(&mut self.rng, thi - tlo + 1);
             let onto = onto(&mut self.rng);
-            let _ = writeln!(text, "!HPF$ DISTRIBUTE T{template}({format}){onto}");
+            // Sometimes a 2-D template whose second axis is not distributed:
+            // the arrays sit at a constant or `*` there (ALIGN X(I) WITH T1(I+1, 2)).
+            let embed = match self.rng.below(5) {
+                0 => format!(", {}", self.rng.range(1, 3)),
+                1 => ", *".to_string(),
+                _ => String::new(),
+            };
+            if embed.is_empty() {
+                let _ = writeln!(text, "!HPF$ TEMPLATE T{template}({tlo}:{thi})");
+                let _ = writeln!(text, "!HPF$ DISTRIBUTE T{template}({format}){onto}");
+            } else {
+                let _ = writeln!(text, "!HPF$ TEMPLATE T{template}({tlo}:{thi}, 3)");
+                let _ = writeln!(text, "!HPF$ DISTRIBUTE T{template}({format}, *){onto}");
+            }
             let same = members.iter().all(|it| it.1 == members[0].1);
             if same && members.len() > 1 && self.rng.chance(50) {
                 let names: Vec<&str> = members.iter().map(|it| it.0.name.as_str()).collect();
                 let _ = writeln!(
                     text,
-                    "!HPF$ ALIGN (I) WITH T{template}({}) :: {}",
+                    "!HPF$ ALIGN (I) WITH T{template}({}{embed}) :: {}",
                     offset("I", members[0].1),
                     names.join(", ")
                 );
             } else {
                 for (array, off) in &members {
-                    let _ = writeln!(text, "!HPF$ ALIGN {}(I) WITH T{template}({})", array.name, offset("I", *off));
+                    let _ =
+                        writeln!(text, "!HPF$ ALIGN {}(I) WITH T{template}({}{embed})", array.name, offset("I", *off));
                 }
             }
             for (array, _) in members {
