@@ -9,7 +9,8 @@
 //!   CYCLIC(m) dimension over a 1-D arrangement, or two BLOCK or BLOCK(m)
 //!   dimensions over a 2-D grid (`grid.rs`), aligned through templates and
 //!   chains with any offset, any stride along a BLOCK dimension (negative:
-//!   reversed) and transposed; replicated scalars and arrays;
+//!   reversed) and transposed; collapsed dimensions, constants and `*` in
+//!   the target (`embed.rs`); replicated scalars and arrays;
 //! - DO nests whose distributing loop updates its home `H(I+q)` and reads
 //!   distributed arrays at `X(I+c)`: each process runs the iterations it
 //!   owns, after one neighbour fetch per array into its shadow area (the
@@ -42,6 +43,7 @@
 
 mod assign;
 pub mod driver;
+mod embed;
 mod grid;
 mod reduce;
 pub mod runtime;
@@ -469,43 +471,79 @@ impl<'a> Lowering<'a> {
             };
             let target_symbol = model.symbol(target);
             let rank = symbol.rank();
-            if rank > runtime::MAX_RANK || target_symbol.rank() != rank {
+            if distribution.formats.iter().filter(|it| **it != Format::Collapsed).count() > 2 {
+                self.error(
+                    distribution.directive,
+                    "the MPI backend distributes one or two dimensions per array (the others `*`)",
+                );
+                continue;
+            }
+            let resolved = model.resolve(id).expect("a distribution implies a resolved chain");
+            // An alignment of the same rank without constants or `*` in the
+            // target puts every dimension on a template dimension of its own,
+            // with any nonzero stride (negative: reversed), transposed when
+            // they are permuted; one that changes rank (`embed.rs`) says which
+            // dimensions are cut along the target's distributed axes (stride
+            // 1, in order).
+            let same_shape = target_symbol.rank() == rank
+                && resolved.axes.iter().all(|it| matches!(it, analysis::model::Axis::Affine { .. }));
+            // (array dimension, target axis, stride, offset) per distributed axis.
+            let (cut, plain): (Vec<(usize, usize, i64, i64)>, bool) = if same_shape {
+                let axes: Option<Vec<(usize, i64, i64)>> = (0..rank).map(|d| resolved.axis_of(d)).collect();
+                let Some(axes) = axes.filter(|axes| {
+                    let mut targets: Vec<usize> = axes.iter().map(|it| it.0).collect();
+                    targets.sort_unstable();
+                    targets.dedup();
+                    targets.len() == rank && axes.iter().all(|it| it.1 != 0)
+                }) else {
+                    self.error(
+                        at,
+                        format!(
+                            "`{}`: only alignments of every dimension with a template dimension of its own are supported by the MPI backend yet",
+                            symbol.name.text
+                        ),
+                    );
+                    continue;
+                };
+                let cut = (0..rank)
+                    .filter(|&t| distribution.formats.get(t) != Some(&Format::Collapsed))
+                    .map(|t| {
+                        let d = axes.iter().position(|it| it.0 == t).expect("a permutation");
+                        (d, t, axes[d].1, axes[d].2)
+                    })
+                    .collect();
+                (cut, axes.iter().enumerate().all(|(d, it)| it.0 == d && it.1 == 1))
+            } else {
+                match embed::placement(&symbol.name.text, &resolved, &distribution.formats) {
+                    Ok(embed::Placement::Distributed(cut)) => {
+                        (cut.into_iter().map(|(dim, axis, offset)| (dim, axis, 1, offset)).collect(), true)
+                    }
+                    Ok(embed::Placement::Replicated(note)) => {
+                        if let Some(message) = note {
+                            self.notes.push(Note { range: at, message });
+                        }
+                        continue;
+                    }
+                    Err(why) => {
+                        self.error(at, why);
+                        continue;
+                    }
+                }
+            };
+            if rank > runtime::MAX_RANK {
                 self.error(
                     at,
                     format!(
-                        "`{}`: the MPI backend handles arrays of rank 1 to {} aligned with a target of the same rank",
+                        "`{}`: the MPI backend handles distributed arrays of rank 1 to {}",
                         symbol.name.text,
                         runtime::MAX_RANK
                     ),
                 );
                 continue;
             }
-            // Every dimension of the array on a template dimension of its own
-            // (transposed when they are permuted), with any nonzero stride.
-            let resolved = model.resolve(id).expect("a distribution implies a resolved chain");
-            let axes: Option<Vec<(usize, i64, i64)>> = (0..rank).map(|d| resolved.axis_of(d)).collect();
-            let Some(axes) = axes.filter(|axes| {
-                let mut targets: Vec<usize> = axes.iter().map(|it| it.0).collect();
-                targets.sort_unstable();
-                targets.dedup();
-                targets.len() == rank && axes.iter().all(|it| it.1 != 0)
-            }) else {
-                self.error(
-                    at,
-                    format!(
-                        "`{}`: only alignments of every dimension with a template dimension of its own are supported by the MPI backend yet",
-                        symbol.name.text
-                    ),
-                );
-                continue;
-            };
-            // The array dimension on template dimension `t`.
-            let array_dim = |t: usize| axes.iter().position(|it| it.0 == t).expect("a permutation");
-            let distributed_dims: Vec<usize> =
-                (0..rank).filter(|&it| distribution.formats.get(it) != Some(&Format::Collapsed)).collect();
-            let (tdim, second_tdim) = match distributed_dims[..] {
-                [dim] => (dim, None),
-                [dim, second] => (dim, Some(second)),
+            let (dim, axis, stride, offset, second_cut) = match cut[..] {
+                [(dim, axis, stride, offset)] => (dim, axis, stride, offset, None),
+                [(dim, axis, stride, offset), second] => (dim, axis, stride, offset, Some(second)),
                 _ => {
                     self.error(
                         distribution.directive,
@@ -514,8 +552,8 @@ impl<'a> Lowering<'a> {
                     continue;
                 }
             };
-            if let Some(second) = second_tdim {
-                let cyclic = [tdim, second]
+            if let Some((_, second_axis, _, _)) = second_cut {
+                let cyclic = [axis, second_axis]
                     .into_iter()
                     .find(|it| !matches!(distribution.formats[*it], Format::Block | Format::BlockOf(Some(_))));
                 if let Some(format) = cyclic {
@@ -529,7 +567,7 @@ impl<'a> Lowering<'a> {
                     continue;
                 }
             }
-            let (block, cyclic) = match distribution.formats[tdim] {
+            let (block, cyclic) = match distribution.formats[axis] {
                 Format::Block => (0, false),
                 Format::BlockOf(Some(m)) => (m, false),
                 Format::Cyclic(Some(m)) if m >= 1 => (m, true),
@@ -544,8 +582,6 @@ impl<'a> Lowering<'a> {
                     continue;
                 }
             };
-            let dim = array_dim(tdim);
-            let (_, stride, offset) = axes[dim];
             if cyclic && stride != 1 {
                 self.error(
                     at,
@@ -556,7 +592,6 @@ impl<'a> Lowering<'a> {
                 );
                 continue;
             }
-            let plain = axes.iter().enumerate().all(|(d, it)| it.0 == d && it.1 == 1);
             let bounds: Option<Vec<(i64, i64)>> =
                 symbol.shape.iter().map(|it| Some((it.lo.known()?, it.hi.known()?))).collect();
             let Some(bounds) = bounds else {
@@ -571,25 +606,23 @@ impl<'a> Lowering<'a> {
             };
             let (lb, ub) = bounds[dim];
             let (Some(template_lo), Some(template_hi)) =
-                (target_symbol.shape[tdim].lo.known(), target_symbol.shape[tdim].hi.known())
+                (target_symbol.shape[axis].lo.known(), target_symbol.shape[axis].hi.known())
             else {
                 self.error(at, "the bounds of the alignment target must be constant for the MPI backend");
                 continue;
             };
             let (shadow_low, shadow_high) =
                 symbol.mapping.shadow.as_ref().and_then(|it| it.get(dim).copied()).unwrap_or((0, 0));
-            let second = match second_tdim {
+            let second = match second_cut {
                 None => None,
-                Some(second_tdim) => {
-                    let second = array_dim(second_tdim);
+                Some((second, second_axis, stride, offset)) => {
                     let (Some(template_lo), Some(template_hi)) =
-                        (target_symbol.shape[second_tdim].lo.known(), target_symbol.shape[second_tdim].hi.known())
+                        (target_symbol.shape[second_axis].lo.known(), target_symbol.shape[second_axis].hi.known())
                     else {
                         self.error(at, "the bounds of the alignment target must be constant for the MPI backend");
                         continue;
                     };
-                    let (_, stride, offset) = axes[second];
-                    let block = match distribution.formats[second_tdim] {
+                    let block = match distribution.formats[second_axis] {
                         Format::BlockOf(Some(m)) => m,
                         _ => 0,
                     };

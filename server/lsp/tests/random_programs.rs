@@ -487,22 +487,42 @@ impl Gen {
             };
             let tlo = members.iter().map(|it| cells(it).0).min().unwrap() - self.rng.range(0, 2);
             let thi = members.iter().map(|it| cells(it).1).max().unwrap() + self.rng.range(0, 2);
-            let _ = writeln!(text, "!HPF$ TEMPLATE T{template}({tlo}:{thi})");
             let format = dist(&mut self.rng, thi - tlo + 1);
             let onto = onto(&mut self.rng);
-            let _ = writeln!(text, "!HPF$ DISTRIBUTE T{template}({format}){onto}");
+            // Sometimes a 2-D template whose second axis is not distributed:
+            // the arrays sit at a constant or `*` there (ALIGN X(I) WITH T1(I+1, 2));
+            // the backend takes such alignments at stride 1 only.
+            let unit_strides = members.iter().all(|it| it.1 == 1);
+            let embed = match self.rng.below(5) {
+                _ if !unit_strides => String::new(),
+                0 => format!(", {}", self.rng.range(1, 3)),
+                1 => ", *".to_string(),
+                _ => String::new(),
+            };
+            if embed.is_empty() {
+                let _ = writeln!(text, "!HPF$ TEMPLATE T{template}({tlo}:{thi})");
+                let _ = writeln!(text, "!HPF$ DISTRIBUTE T{template}({format}){onto}");
+            } else {
+                let _ = writeln!(text, "!HPF$ TEMPLATE T{template}({tlo}:{thi}, 3)");
+                let _ = writeln!(text, "!HPF$ DISTRIBUTE T{template}({format}, *){onto}");
+            }
             let same = members.iter().all(|it| (it.1, it.2) == (members[0].1, members[0].2));
             if same && members.len() > 1 && self.rng.chance(50) {
                 let names: Vec<&str> = members.iter().map(|it| it.0.name.as_str()).collect();
                 let _ = writeln!(
                     text,
-                    "!HPF$ ALIGN (I) WITH T{template}({}) :: {}",
+                    "!HPF$ ALIGN (I) WITH T{template}({}{embed}) :: {}",
                     affine(members[0].1, members[0].2),
                     names.join(", ")
                 );
             } else {
                 for (array, stride, off) in &members {
-                    let _ = writeln!(text, "!HPF$ ALIGN {}(I) WITH T{template}({})", array.name, affine(*stride, *off));
+                    let _ = writeln!(
+                        text,
+                        "!HPF$ ALIGN {}(I) WITH T{template}({}{embed})",
+                        array.name,
+                        affine(*stride, *off)
+                    );
                 }
             }
             for (array, _, _) in members {
@@ -522,17 +542,28 @@ impl Gen {
                 let off = self.rng.range(-2, 2);
                 let tlo = 1 + off - self.rng.range(0, 1);
                 let thi = self.n + off + self.rng.range(0, 1);
-                let dims = if dim == 0 { format!("{tlo}:{thi}, {other}") } else { format!("{other}, {tlo}:{thi}") };
-                let _ = writeln!(text, "!HPF$ TEMPLATE TG({dims})");
                 let format = dist(&mut self.rng, thi - tlo + 1);
-                let _ = writeln!(text, "!HPF$ DISTRIBUTE TG({}){}", spec(&format), onto(&mut self.rng));
-                let subs = if dim == 0 {
-                    format!("{}, {}", offset("I", off), offset("J", toff))
+                if self.rng.chance(40) {
+                    // A 1-D template, the other dimension collapsed:
+                    // ALIGN A(I, *) WITH TG(I+off).
+                    let _ = writeln!(text, "!HPF$ TEMPLATE TG({tlo}:{thi})");
+                    let _ = writeln!(text, "!HPF$ DISTRIBUTE TG({format}){}", onto(&mut self.rng));
+                    let (dummies, sub) = if dim == 0 { ("I, *", offset("I", off)) } else { ("*, J", offset("J", off)) };
+                    for array in &twos {
+                        let _ = writeln!(text, "!HPF$ ALIGN {}({dummies}) WITH TG({sub})", array.name);
+                    }
                 } else {
-                    format!("{}, {}", offset("I", toff), offset("J", off))
-                };
-                for array in &twos {
-                    let _ = writeln!(text, "!HPF$ ALIGN {}(I, J) WITH TG({subs})", array.name);
+                    let dims = if dim == 0 { format!("{tlo}:{thi}, {other}") } else { format!("{other}, {tlo}:{thi}") };
+                    let _ = writeln!(text, "!HPF$ TEMPLATE TG({dims})");
+                    let _ = writeln!(text, "!HPF$ DISTRIBUTE TG({}){}", spec(&format), onto(&mut self.rng));
+                    let subs = if dim == 0 {
+                        format!("{}, {}", offset("I", off), offset("J", toff))
+                    } else {
+                        format!("{}, {}", offset("I", toff), offset("J", off))
+                    };
+                    for array in &twos {
+                        let _ = writeln!(text, "!HPF$ ALIGN {}(I, J) WITH TG({subs})", array.name);
+                    }
                 }
             } else {
                 for array in &twos {
