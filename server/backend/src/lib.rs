@@ -6,8 +6,8 @@
 //! line, never lowered wrongly):
 //! - one main program; distributed arrays of rank 1 to 3 of REAL, DOUBLE
 //!   PRECISION, INTEGER or LOGICAL with one BLOCK, BLOCK(m), CYCLIC or
-//!   CYCLIC(m) dimension over a 1-D arrangement, or two BLOCK or BLOCK(m)
-//!   dimensions over a 2-D grid (`grid.rs`), aligned with stride 1 (any
+//!   CYCLIC(m) dimension over a 1-D arrangement, or two such dimensions
+//!   over a 2-D grid (`grid.rs`, `grid/cyclic.rs`), aligned with stride 1 (any
 //!   offset, through templates and chains); replicated scalars and arrays;
 //! - DO nests whose distributing loop updates its home `H(I+q)` and reads
 //!   distributed arrays at `X(I+c)`: each process runs the iterations it
@@ -102,9 +102,9 @@ struct Distributed {
     second: Option<SecondAxis>,
 }
 
-/// The second distributed dimension of an array distributed in two: BLOCK
-/// or BLOCK(m) along both, over a grid the runtime shapes from the declared
-/// arrangement `procs` (0 x 0 when there is none).
+/// The second distributed dimension of an array distributed in two: BLOCK,
+/// BLOCK(m), CYCLIC or CYCLIC(m) along each, over a grid the runtime shapes
+/// from the declared arrangement `procs` (0 x 0 when there is none).
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct SecondAxis {
     dim: usize,
@@ -114,6 +114,8 @@ struct SecondAxis {
     template_lo: i64,
     template_hi: i64,
     block: i64,
+    /// CYCLIC(m) along this dimension: stored compressed, as `cyclic` above.
+    cyclic: bool,
     shadow_low: i64,
     shadow_high: i64,
     procs: (i64, i64),
@@ -314,7 +316,14 @@ pub fn lower(analysis: &FileAnalysis, text: &str) -> Result<Generated, Vec<Backe
     if lowering.errors.is_empty() {
         Ok(Generated { source, notes: lowering.notes })
     } else {
-        Err(lowering.errors)
+        // A directive that maps several arrays is refused once, not once per array.
+        let mut errors: Vec<BackendError> = Vec::new();
+        for error in lowering.errors {
+            if !errors.contains(&error) {
+                errors.push(error);
+            }
+        }
+        Err(errors)
     }
 }
 
@@ -464,21 +473,6 @@ impl<'a> Lowering<'a> {
                     continue;
                 }
             };
-            if let Some(second) = second_dim {
-                let cyclic = [dim, second]
-                    .into_iter()
-                    .find(|it| !matches!(distribution.formats[*it], Format::Block | Format::BlockOf(Some(_))));
-                if let Some(format) = cyclic {
-                    self.error(
-                        distribution.directive,
-                        format!(
-                            "the distribution {} in two dimensions is not supported by the MPI backend yet (BLOCK and BLOCK(m) with a constant m are)",
-                            distribution.formats[format].render()
-                        ),
-                    );
-                    continue;
-                }
-            }
             let (block, cyclic) = match distribution.formats[dim] {
                 Format::Block => (0, false),
                 Format::BlockOf(Some(m)) => (m, false),
@@ -537,9 +531,20 @@ impl<'a> Lowering<'a> {
                         continue;
                     };
                     let offset = resolved.axis_of(second).map_or(0, |it| it.2);
-                    let block = match distribution.formats[second] {
-                        Format::BlockOf(Some(m)) => m,
-                        _ => 0,
+                    let (block, cyclic) = match distribution.formats[second] {
+                        Format::Block => (0, false),
+                        Format::BlockOf(Some(m)) => (m, false),
+                        Format::Cyclic(Some(m)) if m >= 1 => (m, true),
+                        other => {
+                            self.error(
+                                distribution.directive,
+                                format!(
+                                    "the distribution {} is not supported by the MPI backend yet (BLOCK, BLOCK(m), CYCLIC and CYCLIC(m) with a constant m are)",
+                                    other.render()
+                                ),
+                            );
+                            continue;
+                        }
                     };
                     let (shadow_low, shadow_high) =
                         symbol.mapping.shadow.as_ref().and_then(|it| it.get(second).copied()).unwrap_or((0, 0));
@@ -561,6 +566,7 @@ impl<'a> Lowering<'a> {
                         template_lo,
                         template_hi,
                         block,
+                        cyclic,
                         shadow_low,
                         shadow_high,
                         procs,
@@ -1316,6 +1322,9 @@ impl<'a> Lowering<'a> {
         let _ = writeln!(out, "  integer :: hpf_lo, hpf_hi, hpf_i, hpf_c");
         if self.distributed.values().any(|it| it.second.is_some()) {
             let _ = writeln!(out, "  integer :: hpf_lo2, hpf_hi2, hpf_nl(2, 2), hpf_nh(2, 2), hpf_bl(2), hpf_bh(2)");
+        }
+        if self.distributed.values().any(|it| it.second.as_ref().is_some_and(|second| second.cyclic)) {
+            let _ = writeln!(out, "  integer :: hpf_c2");
         }
         for (type_name, name) in &self.temps {
             let _ = writeln!(out, "  {type_name} :: {name}");
