@@ -42,7 +42,7 @@
 //! (`hpf_gather_*`/`hpf_scatter_*` assemble and split the boxes), with a
 //! note; output statements print the gathered copies.
 
-mod cyclic;
+pub(crate) mod cyclic;
 
 use std::collections::BTreeMap;
 use std::fmt::Write;

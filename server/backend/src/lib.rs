@@ -1408,6 +1408,9 @@ impl<'a> Lowering<'a> {
             Plan::Parallel(ParallelNest { stmt, .. })
             | Plan::Forall { stmt, .. }
             | Plan::Grid(grid::GridPlan::Nest { stmt, .. } | grid::GridPlan::Forall { stmt, .. }) => Some(*stmt),
+            Plan::Grid(grid::GridPlan::Cyclic(
+                grid::cyclic::CyclicPlan::Nest { stmt, .. } | grid::cyclic::CyclicPlan::Forall { stmt, .. },
+            )) => Some(*stmt),
             _ => None,
         };
         if let Some(stmt) = counted {
