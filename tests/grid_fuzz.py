@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Random differential test of the MPI backend on 2-D grids.
 
-Generates small INTEGER programs with two arrays distributed (BLOCK or
-BLOCK(m), BLOCK or BLOCK(m)) through a template onto a 2-D arrangement, at
-random alignment offsets, with DO nests in both orders and with negative or
+Generates small INTEGER programs with two arrays distributed (BLOCK,
+BLOCK(m), CYCLIC or CYCLIC(m) along each dimension) through a template onto
+a 2-D arrangement, at random alignment offsets, with DO nests in both orders and with negative or
 larger steps reading shifted (also diagonal) neighbours, FORALLs, shifted
 section assignments, row updates with a scalar subscript along a
-distributed dimension, whole-array assignments, reductions and elements;
+distributed dimension, whole-array assignments, reductions and elements,
+and DO nests and FORALLs whose reads sit on the home's template cell (what
+runs in parallel on CYCLIC dimensions);
 builds each with `hpf-ls build`, runs it on 1 to 5 processes and compares
 with the sequential program compiled by gfortran (directives are comments).
 
@@ -14,7 +16,8 @@ with the sequential program compiled by gfortran (directives are comments).
 
 Prints one line per seed (`SEED ok notes=N`, or what failed; a program
 that differs is kept as grid_fuzz_SEED.f90) and exits with 1 if any seed
-failed; 100 seeds (1..100) passed when the 2-D lowering was written. Needs python3, gfortran, mpirun; as root set
+failed; 100 seeds (1..100) passed when the 2-D lowering was written, and
+again when CYCLIC dimensions were added. Needs python3, gfortran, mpirun; as root set
 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1.
 """
 import os
@@ -25,6 +28,9 @@ import tempfile
 
 def prog(seed):
     r = random.Random(seed)
+    # CYCLIC dimensions and owner-local statements come from a stream of
+    # their own: the rest of a seed's program is what it was before them.
+    rc = random.Random(seed * 7919 + 1)
     n = r.randint(5, 14); m = r.randint(4, 12)
     p1, p2 = r.choice([(2,2),(1,3),(3,1),(2,3),(4,1)])
     # template with margins
@@ -36,6 +42,11 @@ def prog(seed):
         k = -(-ext // p) + r.randint(0, 3)
         return f"BLOCK({k})"
     f1, f2 = fmt(ext1, p1), fmt(ext2, p2)
+    def cyclic(ext):
+        k = rc.choice([1, 1, 2, 3, 4, ext + 1])
+        return "CYCLIC" if k == 1 and rc.random() < 0.5 else f"CYCLIC({k})"
+    if rc.random() < 0.4: f1 = cyclic(ext1)
+    if rc.random() < 0.4: f2 = cyclic(ext2)
     # alignments: a(i,j) with T(i+oa1, j+oa2), within template bounds
     def off(lo, hi, tlo, thi):
         cands = [o for o in range(-2, 3) if lo + o >= tlo and hi + o <= thi]
@@ -61,9 +72,26 @@ def prog(seed):
     L.append("    end do\n  end do")
     def sh(): return r.randint(-2, 2)
     def idx(v, c): return v if c == 0 else (f"{v}+{c}" if c > 0 else f"{v}{c}")
+    offsets = {"a": oa, "b": ob}
     for step in range(r.randint(3, 7)):
         kind = r.choice(["nest", "nest2", "forall", "section", "row", "whole", "red", "elem"])
         src, dst = r.choice([("a", "b"), ("b", "a")])
+        if rc.random() < 0.4:
+            # Reads on the home's template cell: src at the alignment's distance.
+            c1 = offsets[dst][0] - offsets[src][0]; c2 = offsets[dst][1] - offsets[src][1]
+            lo1, hi1 = 1 + max(0, -c1), n - max(0, c1)
+            lo2, hi2 = 1 + max(0, -c2), m - max(0, c2)
+            read = f"{src}({idx('i', c1)}, {idx('j', c2)})"
+            if rc.random() < 0.3:
+                L.append(f"  forall (i = {lo1}:{hi1}, j = {lo2}:{hi2}) {dst}(i, j) = mod({read} - {dst}(i, j), 97)")
+            else:
+                st1 = rc.choice([1, 2, -1]); st2 = rc.choice([1, -1, 3])
+                c_i = f"i = {lo1}, {hi1}, {st1}" if st1 > 0 else f"i = {hi1}, {lo1}, {st1}"
+                c_j = f"j = {lo2}, {hi2}, {st2}" if st2 > 0 else f"j = {hi2}, {lo2}, {st2}"
+                outer, inner = (c_j, c_i) if rc.random() < 0.5 else (c_i, c_j)
+                L.append(f"  do {outer}\n    do {inner}")
+                L.append(f"      {dst}(i, j) = mod({dst}(i, j) * 2 + {read} + i - j, 103)")
+                L.append("    end do\n  end do")
         if kind in ("nest", "nest2"):
             reads = [(sh(), sh()) for _ in range(r.randint(1, 4))]
             lo1 = 1 + max(0, -min(c[0] for c in reads)); hi1 = n - max(0, max(c[0] for c in reads))

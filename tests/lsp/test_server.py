@@ -667,11 +667,11 @@ async def test_run_with_a_missing_compiler_is_an_error(client: LanguageClient, s
 
 async def test_run_of_a_program_the_backend_refuses_is_an_error(client: LanguageClient, session: Session):
     uri = (CORPUS / "refused_2d.f90").as_uri()  # never on disk: the editor's text is what runs
-    # CYCLIC in two distributed dimensions: valid HPF that the backend does not lower yet.
+    # Three distributed dimensions: valid HPF that the backend does not lower yet.
     text = (
         SEED.read_text()
-        .replace("REAL A(16), B(15)", "REAL A(16), B(15), C(4, 4)")
-        .replace("DISTRIBUTE A(BLOCK) ONTO P", "DISTRIBUTE C(CYCLIC, CYCLIC)")
+        .replace("REAL A(16), B(15)", "REAL A(16), B(15), C(4, 4, 4)")
+        .replace("DISTRIBUTE A(BLOCK) ONTO P", "DISTRIBUTE C(CYCLIC, CYCLIC, BLOCK)")
     )
     await open_document(client, session, uri, text)
     token = "hpf-run-refused"

@@ -42,6 +42,8 @@
 //! (`hpf_gather_*`/`hpf_scatter_*` assemble and split the boxes), with a
 //! note; output statements print the gathered copies.
 
+pub(crate) mod cyclic;
+
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -92,6 +94,8 @@ pub(crate) enum GridPlan<'a> {
     Owner { stmt: &'a Stmt, home: SymbolId, index: [TextRange; 2] },
     /// A section assignment: the owners of the left side's elements.
     Section { stmt: &'a Stmt, home: SymbolId, axes: [SectionAxis; 2], reads: Reads, edits: Vec<(TextRange, String)> },
+    /// Work on an array with a CYCLIC dimension (`cyclic.rs`).
+    Cyclic(cyclic::CyclicPlan<'a>),
 }
 
 /// The local parts of the sections a reduction of arrays distributed in
@@ -102,6 +106,8 @@ pub(crate) struct GridSection {
     axes: [(String, String, i64); 2],
     reads: Reads,
     edits: Vec<(TextRange, String)>,
+    /// Whole arrays, each rewritten to its box (`hpf_bl`, `hpf_bh`): `axes` is unused.
+    boxed: bool,
 }
 
 impl GridSection {
@@ -145,12 +151,14 @@ fn local_triplet(k: usize, c: i64, step: i64) -> String {
 pub(crate) fn same_grid_blocks(one: &Distributed, other: &Distributed) -> bool {
     let (Some(a), Some(b)) = (&one.second, &other.second) else { return false };
     let first = one.dim == other.dim
+        && one.cyclic == other.cyclic
         && (one.target == other.target
             || (one.template_lo == other.template_lo
                 && one.template_hi == other.template_hi
                 && one.block == other.block));
     let second = a.dim == b.dim
         && a.procs == b.procs
+        && a.cyclic == b.cyclic
         && (one.target == other.target
             || (a.template_lo == b.template_lo && a.template_hi == b.template_hi && a.block == b.block));
     first && second
@@ -162,13 +170,14 @@ pub(crate) fn emit_alloc(out: &mut String, distributed: &Distributed, second: &S
     let (p1, p2) = second.procs;
     let _ = writeln!(
         out,
-        "  hpf_d_{name}(1) = hpf_make_grid_desc({}, {}, {}, {}, {}, {}, 1, {p1}, {p2})",
+        "  hpf_d_{name}(1) = hpf_make_grid_desc({}, {}, {}, {}, {}, {}, {}, 1, {p1}, {p2})",
         distributed.lb,
         distributed.ub,
         distributed.offset,
         distributed.template_lo,
         distributed.template_hi,
-        distributed.block
+        distributed.block,
+        i32::from(distributed.cyclic)
     );
     out.push_str(crate::stride_line(&format!("hpf_d_{name}(1)"), distributed.stride).trim_start_matches('\n'));
     if distributed.stride != 1 {
@@ -176,8 +185,14 @@ pub(crate) fn emit_alloc(out: &mut String, distributed: &Distributed, second: &S
     }
     let _ = writeln!(
         out,
-        "  hpf_d_{name}(2) = hpf_make_grid_desc({}, {}, {}, {}, {}, {}, 2, {p1}, {p2})",
-        second.lb, second.ub, second.offset, second.template_lo, second.template_hi, second.block
+        "  hpf_d_{name}(2) = hpf_make_grid_desc({}, {}, {}, {}, {}, {}, {}, 2, {p1}, {p2})",
+        second.lb,
+        second.ub,
+        second.offset,
+        second.template_lo,
+        second.template_hi,
+        second.block,
+        i32::from(second.cyclic)
     );
     out.push_str(crate::stride_line(&format!("hpf_d_{name}(2)"), second.stride).trim_start_matches('\n'));
     if second.stride != 1 {
@@ -351,6 +366,9 @@ impl<'a> Lowering<'a> {
                 }
             }
         }
+        if self.grid_cyclic(home.array) {
+            return self.cyclic_grid_nest(stmt, home.array, distributing, steps, offsets, &reads);
+        }
         self.grow_grid_shadows(home.array, offsets, &reads);
         Ok(Plan::Grid(GridPlan::Nest { stmt, home: home.array, loops: distributing, steps, offsets, reads }))
     }
@@ -419,6 +437,9 @@ impl<'a> Lowering<'a> {
                 return Err("it assigns an element from distributed data".to_string());
             }
             let index = dims.map(|dim| args[dim].range());
+            if self.grid_cyclic(home) {
+                return self.cyclic_grid_owner(stmt, home, index);
+            }
             return Ok(Plan::Grid(GridPlan::Owner { stmt, home, index }));
         }
         self.grid_section(stmt, home, Some(args), rhs)
@@ -482,6 +503,12 @@ impl<'a> Lowering<'a> {
     where
         'a: 's,
     {
+        if self.grid_cyclic(home) {
+            return Err(format!(
+                "{} is distributed CYCLIC, and only whole arrays laid out alike are assigned in parallel on such arrays",
+                self.distributed[&home].name
+            ));
+        }
         let dims = self.grid_dims(home).expect("a grid array");
         let names = [("hpf_lo", "hpf_hi"), ("hpf_lo2", "hpf_hi2")];
         let mut axes: Vec<SectionAxis> = Vec::new();
@@ -536,6 +563,9 @@ impl<'a> Lowering<'a> {
             }
         }
         let (home, args) = first.ok_or("it reduces no distributed array")?;
+        if self.grid_cyclic(home) {
+            return self.cyclic_grid_reduction(home, values);
+        }
         let dims = self.grid_dims(home).expect("a grid array");
         let mut frame = Vec::new();
         let mut axes = Vec::new();
@@ -555,12 +585,17 @@ impl<'a> Lowering<'a> {
             self.section_operands(home, &frame, value, &mut edits, &mut reads)?;
         }
         self.grow_grid_shadows(home, [0, 0], &reads);
-        Ok(GridSection { home, axes: [axes[0].clone(), axes[1].clone()], reads, edits })
+        Ok(GridSection { home, axes: [axes[0].clone(), axes[1].clone()], reads, edits, boxed: false })
     }
 
     /// The local bounds of a reduction's sections and the fetches it needs.
     pub(crate) fn emit_grid_section_bounds(&self, out: &mut String, section: &GridSection) {
         let name = &self.distributed[&section.home].name;
+        if section.boxed {
+            let variant = self.distributed[&section.home].variant();
+            let _ = writeln!(out, "  call hpf_box_{variant}(hpf_d_{name}, hpf_rank, hpf_bl, hpf_bh)");
+            return;
+        }
         let names = [("hpf_lo", "hpf_hi"), ("hpf_lo2", "hpf_hi2")];
         for (k, (lo, hi, step)) in section.axes.iter().enumerate() {
             let _ = writeln!(
@@ -872,15 +907,12 @@ impl<'a> Lowering<'a> {
         if body.len() > 1 && reads.get(&home).is_some_and(|it| it.iter().any(|distance| *distance != offsets)) {
             return Err("a later assignment of its body reads its home at other elements".to_string());
         }
+        let specs = [&specs[spec_of[0]], &specs[spec_of[1]]];
+        if self.grid_cyclic(home) {
+            return self.cyclic_grid_forall(stmt, home, specs, steps, offsets, &reads);
+        }
         self.grow_grid_shadows(home, offsets, &reads);
-        Ok(Plan::Grid(GridPlan::Forall {
-            stmt,
-            home,
-            specs: [&specs[spec_of[0]], &specs[spec_of[1]]],
-            steps,
-            offsets,
-            reads,
-        }))
+        Ok(Plan::Grid(GridPlan::Forall { stmt, home, specs, steps, offsets, reads }))
     }
 
     /// The reads of distributed arrays in `expr` at `X(i+c, j+d)` (i, j the
@@ -1118,6 +1150,7 @@ impl<'a> Lowering<'a> {
                     let _ = writeln!(out, "  end if");
                 }
             }
+            GridPlan::Cyclic(plan) => self.emit_cyclic_grid(out, plan),
             GridPlan::Owner { stmt, home, index } => {
                 let name = &self.distributed[home].name;
                 let _ = writeln!(

@@ -1,6 +1,7 @@
 ! The driver of `the_runtime_grid_maps_agree_with_enumeration` (tests.rs): it
 ! checks the 2-D grid shapes, block owners, boxes and local loop bounds of
-! the runtime against a brute-force enumeration on 1 to 7 processes.
+! the runtime against a brute-force enumeration on 1 to 7 processes, and
+! the boxes of a CYCLIC(m) first axis (local positions, their elements).
 program grid_maps
   use hpf_runtime
   implicit none
@@ -8,6 +9,7 @@ program grid_maps
   integer :: p, r, g1, g2, shape_case, p1, p2, lb1, n1, n2, bl1, bl2, off1, i, j, c1, c2, m1, m2
   integer :: owner, owners, errors, lo(2), hi(2), q, step, first, last, lo1, hi1, k, n_brute, n_local
   integer, parameter :: shapes(2, 5) = reshape([2, 2, 1, 3, 3, 1, 4, 2, 0, 0], [2, 5])
+  integer :: seen, x
   errors = 0
   do p = 1, 7
     hpf_nprocs = p
@@ -39,8 +41,8 @@ program grid_maps
                       owners = 0
                       do r = 0, p - 1
                         hpf_rank = r
-                        d(1) = hpf_make_grid_desc(lb1, lb1 + n1 - 1, off1 - lb1 + 1, 1, n1 + off1, bl1, 1, p1, p2)
-                        d(2) = hpf_make_grid_desc(1, n2, 0, 1, n2, bl2, 2, p1, p2)
+                        d(1) = hpf_make_grid_desc(lb1, lb1 + n1 - 1, off1 - lb1 + 1, 1, n1 + off1, bl1, 0, 1, p1, p2)
+                        d(2) = hpf_make_grid_desc(1, n2, 0, 1, n2, bl2, 0, 2, p1, p2)
                         call hpf_box_i4_212(d, r, lo, hi)
                         if (i >= lo(1) .and. i <= hi(1) .and. j >= lo(2) .and. j <= hi(2)) then
                           owners = owners + 1
@@ -54,10 +56,28 @@ program grid_maps
                       if (owners /= 1) errors = errors + 1
                     end do
                   end do
+                  ! CYCLIC(bl1 + 1) along the first axis: each element once, at
+                  ! a local position of its owner's box that maps back to it.
+                  seen = 0
+                  do r = 0, p - 1
+                    hpf_rank = r
+                    d(1) = hpf_make_grid_desc(lb1, lb1 + n1 - 1, off1 - lb1 + 1, 1, n1 + off1, bl1 + 1, 1, 1, p1, p2)
+                    d(2) = hpf_make_grid_desc(1, n2, 0, 1, n2, bl2, 0, 2, p1, p2)
+                    call hpf_box_i4_212(d, r, lo, hi)
+                    if (r / g1 /= 0) cycle
+                    do x = lo(1), hi(1)
+                      i = hpf_gx(d(1), mod(r, g1), x)
+                      seen = seen + 1
+                      if (i < lb1 .or. i > lb1 + n1 - 1) errors = errors + 1
+                      if (mod((i + off1 - lb1) / (bl1 + 1), g1) /= mod(r, g1)) errors = errors + 1
+                      if (hpf_lx(d(1), i) /= x .or. .not. hpf_owns(d(1), i)) errors = errors + 1
+                    end do
+                  end do
+                  if (seen /= n1) errors = errors + 1
                   ! The local iterations along the first axis, per process.
                   do r = 0, p - 1
                     hpf_rank = r
-                    d(1) = hpf_make_grid_desc(lb1, lb1 + n1 - 1, off1 - lb1 + 1, 1, n1 + off1, bl1, 1, p1, p2)
+                    d(1) = hpf_make_grid_desc(lb1, lb1 + n1 - 1, off1 - lb1 + 1, 1, n1 + off1, bl1, 0, 1, p1, p2)
                     do q = -1, 1
                       do step = -2, 2
                         if (step == 0) cycle

@@ -6,11 +6,11 @@
 //! line, never lowered wrongly):
 //! - one main program; distributed arrays of rank 1 to 3 of REAL, DOUBLE
 //!   PRECISION, INTEGER or LOGICAL with one BLOCK, BLOCK(m), CYCLIC or
-//!   CYCLIC(m) dimension over a 1-D arrangement, or two BLOCK or BLOCK(m)
-//!   dimensions over a 2-D grid (`grid.rs`), aligned through templates and
-//!   chains with any offset, any stride along a BLOCK dimension (negative:
-//!   reversed) and transposed; collapsed dimensions, constants and `*` in
-//!   the target (`embed.rs`); replicated scalars and arrays;
+//!   CYCLIC(m) dimension over a 1-D arrangement, or two such dimensions
+//!   over a 2-D grid (`grid.rs`, `grid/cyclic.rs`), aligned through templates
+//!   and chains with any offset, any stride along a BLOCK dimension
+//!   (negative: reversed) and transposed; collapsed dimensions, constants and
+//!   `*` in the target (`embed.rs`); replicated scalars and arrays;
 //! - DO nests whose distributing loop updates its home `H(I+q)` and reads
 //!   distributed arrays at `X(I+c)`: each process runs the iterations it
 //!   owns, after one neighbour fetch per array into its shadow area (the
@@ -110,9 +110,9 @@ struct Distributed {
     second: Option<SecondAxis>,
 }
 
-/// The second distributed dimension of an array distributed in two: BLOCK
-/// or BLOCK(m) along both, over a grid the runtime shapes from the declared
-/// arrangement `procs` (0 x 0 when there is none).
+/// The second distributed dimension of an array distributed in two: BLOCK,
+/// BLOCK(m), CYCLIC or CYCLIC(m) along each, over a grid the runtime shapes
+/// from the declared arrangement `procs` (0 x 0 when there is none).
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct SecondAxis {
     dim: usize,
@@ -123,6 +123,8 @@ struct SecondAxis {
     template_lo: i64,
     template_hi: i64,
     block: i64,
+    /// CYCLIC(m) along this dimension: stored compressed, as `cyclic` above.
+    cyclic: bool,
     shadow_low: i64,
     shadow_high: i64,
     procs: (i64, i64),
@@ -345,7 +347,14 @@ pub fn lower(analysis: &FileAnalysis, text: &str) -> Result<Generated, Vec<Backe
     if lowering.errors.is_empty() {
         Ok(Generated { source, notes: lowering.notes })
     } else {
-        Err(lowering.errors)
+        // A directive that maps several arrays is refused once, not once per array.
+        let mut errors: Vec<BackendError> = Vec::new();
+        for error in lowering.errors {
+            if !errors.contains(&error) {
+                errors.push(error);
+            }
+        }
+        Err(errors)
     }
 }
 
@@ -552,21 +561,6 @@ impl<'a> Lowering<'a> {
                     continue;
                 }
             };
-            if let Some((_, second_axis, _, _)) = second_cut {
-                let cyclic = [axis, second_axis]
-                    .into_iter()
-                    .find(|it| !matches!(distribution.formats[*it], Format::Block | Format::BlockOf(Some(_))));
-                if let Some(format) = cyclic {
-                    self.error(
-                        distribution.directive,
-                        format!(
-                            "the distribution {} in two dimensions is not supported by the MPI backend yet (BLOCK and BLOCK(m) with a constant m are)",
-                            distribution.formats[format].render()
-                        ),
-                    );
-                    continue;
-                }
-            }
             let (block, cyclic) = match distribution.formats[axis] {
                 Format::Block => (0, false),
                 Format::BlockOf(Some(m)) => (m, false),
@@ -622,10 +616,31 @@ impl<'a> Lowering<'a> {
                         self.error(at, "the bounds of the alignment target must be constant for the MPI backend");
                         continue;
                     };
-                    let block = match distribution.formats[second_axis] {
-                        Format::BlockOf(Some(m)) => m,
-                        _ => 0,
+                    let (block, cyclic) = match distribution.formats[second_axis] {
+                        Format::Block => (0, false),
+                        Format::BlockOf(Some(m)) => (m, false),
+                        Format::Cyclic(Some(m)) if m >= 1 => (m, true),
+                        other => {
+                            self.error(
+                                distribution.directive,
+                                format!(
+                                    "the distribution {} is not supported by the MPI backend yet (BLOCK, BLOCK(m), CYCLIC and CYCLIC(m) with a constant m are)",
+                                    other.render()
+                                ),
+                            );
+                            continue;
+                        }
                     };
+                    if cyclic && stride != 1 {
+                        self.error(
+                            at,
+                            format!(
+                                "`{}`: alignments of stride {stride} with a CYCLIC template dimension are not supported by the MPI backend yet (stride 1 is)",
+                                symbol.name.text
+                            ),
+                        );
+                        continue;
+                    }
                     let (shadow_low, shadow_high) =
                         symbol.mapping.shadow.as_ref().and_then(|it| it.get(second).copied()).unwrap_or((0, 0));
                     // The declared arrangement's shape, when it is 2-D and constant.
@@ -647,6 +662,7 @@ impl<'a> Lowering<'a> {
                         template_lo,
                         template_hi,
                         block,
+                        cyclic,
                         shadow_low,
                         shadow_high,
                         procs,
@@ -1433,6 +1449,9 @@ impl<'a> Lowering<'a> {
         if self.distributed.values().any(|it| it.second.is_some()) {
             let _ = writeln!(out, "  integer :: hpf_lo2, hpf_hi2, hpf_nl(2, 2), hpf_nh(2, 2), hpf_bl(2), hpf_bh(2)");
         }
+        if self.distributed.values().any(|it| it.second.as_ref().is_some_and(|second| second.cyclic)) {
+            let _ = writeln!(out, "  integer :: hpf_c2");
+        }
         for (type_name, name) in &self.temps {
             let _ = writeln!(out, "  {type_name} :: {name}");
         }
@@ -1516,6 +1535,9 @@ impl<'a> Lowering<'a> {
             Plan::Parallel(ParallelNest { stmt, .. })
             | Plan::Forall { stmt, .. }
             | Plan::Grid(grid::GridPlan::Nest { stmt, .. } | grid::GridPlan::Forall { stmt, .. }) => Some(*stmt),
+            Plan::Grid(grid::GridPlan::Cyclic(
+                grid::cyclic::CyclicPlan::Nest { stmt, .. } | grid::cyclic::CyclicPlan::Forall { stmt, .. },
+            )) => Some(*stmt),
             _ => None,
         };
         if let Some(stmt) = counted {

@@ -95,6 +95,9 @@ pub(crate) struct Reduction<'a> {
     /// arguments' sections, or (for an element) its two distributed subscripts.
     grid: Option<crate::grid::GridSection>,
     grid_element: Option<[TextRange; 2]>,
+    /// For an element of an array with a CYCLIC dimension on a 2-D grid:
+    /// its subscripts along them as local positions.
+    element_edits: Vec<(TextRange, String)>,
 }
 
 /// A statement whose reductions are computed first.
@@ -270,6 +273,7 @@ impl<'a> Lowering<'a> {
                     chain: false,
                     grid: None,
                     grid_element: Some(index),
+                    element_edits: self.cyclic_element_edits(call)?,
                 });
             }
             let Some(Subscript::Expr(index)) = args.get(distributed.dim) else {
@@ -295,6 +299,7 @@ impl<'a> Lowering<'a> {
                 chain: false,
                 grid: None,
                 grid_element: None,
+                element_edits: Vec::new(),
             });
         }
         if let ExprKind::Ref { name, .. } = &call.kind {
@@ -352,6 +357,7 @@ impl<'a> Lowering<'a> {
                 chain,
                 grid: Some(grid),
                 grid_element: None,
+                element_edits: Vec::new(),
             });
         }
         let section = self.reduced_section(stmt, &values, chain)?;
@@ -374,6 +380,7 @@ impl<'a> Lowering<'a> {
             chain,
             grid: None,
             grid_element: None,
+            element_edits: Vec::new(),
         })
     }
 
@@ -386,7 +393,7 @@ impl<'a> Lowering<'a> {
                     out,
                     "  if (hpf_owns(hpf_d_{name}(1), {first}) .and. hpf_owns(hpf_d_{name}(2), {second})) {} = {}",
                     reduction.temp,
-                    self.one_line(reference)
+                    self.edited(reference, &reduction.element_edits).replace(['&', '\n'], " ")
                 );
                 let _ = writeln!(
                     out,

@@ -191,16 +191,17 @@ contains
   end subroutine hpf_grid_shape
 
   ! The descriptor of the distributed dimension along axis `axis` (1 or 2)
-  ! of the grid for an arrangement declared p1 x p2.
-  function hpf_make_grid_desc(lb, ub, off, tl, tu, block, axis, p1, p2) result(d)
-    integer, intent(in) :: lb, ub, off, tl, tu, block, axis, p1, p2
+  ! of the grid for an arrangement declared p1 x p2 (`cyclic` as in
+  ! hpf_make_desc: CYCLIC(block) along that axis, stored compressed).
+  function hpf_make_grid_desc(lb, ub, off, tl, tu, block, cyclic, axis, p1, p2) result(d)
+    integer, intent(in) :: lb, ub, off, tl, tu, block, cyclic, axis, p1, p2
     type(hpf_desc) :: d
     integer :: g1, g2
     call hpf_grid_shape(p1, p2, g1, g2)
     if (axis == 1) then
-      d = hpf_make_desc_on(lb, ub, off, tl, tu, block, 0, g1, mod(hpf_rank, g1))
+      d = hpf_make_desc_on(lb, ub, off, tl, tu, block, cyclic, g1, mod(hpf_rank, g1))
     else
-      d = hpf_make_desc_on(lb, ub, off, tl, tu, block, 0, g2, hpf_rank / g1)
+      d = hpf_make_desc_on(lb, ub, off, tl, tu, block, cyclic, g2, hpf_rank / g1)
     end if
   end function hpf_make_grid_desc
 
@@ -281,6 +282,29 @@ contains
       hi = max(last, window_lo)
     end if
   end subroutine hpf_window
+
+  ! What coordinate r along the descriptor's axis holds, as indices of its
+  ! local array: the elements it owns for BLOCK, their local positions
+  ! (hpf_cyclic_owned) for CYCLIC.
+  pure subroutine hpf_owned_local(d, r, lo, hi)
+    type(hpf_desc), intent(in) :: d
+    integer, intent(in) :: r
+    integer, intent(out) :: lo, hi
+    if (d%cyc /= 0) then
+      call hpf_cyclic_owned(d, r, lo, hi)
+    else
+      call hpf_owned(d, r, lo, hi)
+    end if
+  end subroutine hpf_owned_local
+
+  ! The element at index p of the local array of coordinate r (the inverse
+  ! of hpf_lx on its owner).
+  pure integer function hpf_gx(d, r, p)
+    type(hpf_desc), intent(in) :: d
+    integer, intent(in) :: r, p
+    hpf_gx = p
+    if (d%cyc /= 0) hpf_gx = hpf_cyclic_global(d, r, p)
+  end function hpf_gx
 
   ! The elements of the array that rank `r` owns (empty when lo > hi).
   pure subroutine hpf_owned(d, r, lo, hi)
@@ -609,15 +633,18 @@ fn per_grid(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, da: usize,
     let box_se = section("s(1):e(1)", "s(2):e(2)");
     let box_lohi = section("lo(1):hi(1)", "lo(2):hi(2)");
     let box_my = section("my_lo(1):my_hi(1)", "my_lo(2):my_hi(2)");
+    // A box's elements in the whole array, by vector subscripts (CYCLIC).
+    let box_vec = section("v1", "v2");
     format!(
         r#"
-  ! The box of elements grid rank r owns (along da, db; empty when lo > hi).
+  ! The box of elements grid rank r owns (along da, db; empty when lo > hi),
+  ! as indices of its local array (local positions along a CYCLIC dimension).
   pure subroutine hpf_box_{name}(d, r, lo, hi)
     type(hpf_desc), intent(in) :: d(2)
     integer, intent(in) :: r
     integer, intent(out) :: lo(2), hi(2)
-    call hpf_owned(d(1), mod(r, hpf_np(d(1))), lo(1), hi(1))
-    call hpf_owned(d(2), r / hpf_np(d(1)), lo(2), hi(2))
+    call hpf_owned_local(d(1), mod(r, hpf_np(d(1))), lo(1), hi(1))
+    call hpf_owned_local(d(2), r / hpf_np(d(1)), lo(2), hi(2))
   end subroutine hpf_box_{name}
 
   subroutine hpf_alloc_{name}(a, d, low, high, lbs, ubs)
@@ -695,10 +722,29 @@ fn per_grid(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, da: usize,
     type(hpf_desc), intent(in) :: d(2)
     {fortran_type}, allocatable, intent(inout) :: g({colons})
     integer, intent(in) :: lbs({rank}), ubs({rank})
-    integer :: r, lo(2), hi(2), my_lo(2), my_hi(2)
+    integer :: r, lo(2), hi(2), my_lo(2), my_hi(2), p
+    integer, allocatable :: v1(:), v2(:)
     {fortran_type}, allocatable :: t(:)
     call hpf_box_{name}(d, hpf_rank, my_lo, my_hi)
-    if (hpf_rank == 0) then
+    if (hpf_rank == 0 .and. (d(1)%cyc /= 0 .or. d(2)%cyc /= 0)) then
+      ! Rank 0 puts each box's elements at their global indices.
+      if (allocated(g)) deallocate (g)
+      allocate (g({gather_bounds}))
+      do r = 0, hpf_nprocs - 1
+        call hpf_box_{name}(d, r, lo, hi)
+        if (any(hi < lo)) cycle
+        v1 = [(hpf_gx(d(1), mod(r, hpf_np(d(1))), p), p = lo(1), hi(1))]
+        v2 = [(hpf_gx(d(2), r / hpf_np(d(1)), p), p = lo(2), hi(2))]
+        if (r == 0) then
+          g({box_vec}) = a({box_lohi})
+        else
+          allocate (t(size(g({box_vec}))))
+          call MPI_Recv(t, size(t), {mpi}, r, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+          g({box_vec}) = reshape(t, shape(g({box_vec})))
+          deallocate (t)
+        end if
+      end do
+    else if (hpf_rank == 0) then
       if (allocated(g)) deallocate (g)
       allocate (g({gather_bounds}))
       do r = 0, hpf_nprocs - 1
@@ -724,10 +770,25 @@ fn per_grid(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, da: usize,
     {fortran_type}, allocatable, intent(inout) :: g({colons})
     type(hpf_desc), intent(in) :: d(2)
     {fortran_type}, allocatable, intent(inout) :: a({colons})
-    integer :: r, lo(2), hi(2), my_lo(2), my_hi(2)
+    integer :: r, lo(2), hi(2), my_lo(2), my_hi(2), p
+    integer, allocatable :: v1(:), v2(:)
     {fortran_type}, allocatable :: t(:)
     call hpf_box_{name}(d, hpf_rank, my_lo, my_hi)
-    if (hpf_rank == 0) then
+    if (hpf_rank == 0 .and. (d(1)%cyc /= 0 .or. d(2)%cyc /= 0)) then
+      do r = 0, hpf_nprocs - 1
+        call hpf_box_{name}(d, r, lo, hi)
+        if (any(hi < lo)) cycle
+        v1 = [(hpf_gx(d(1), mod(r, hpf_np(d(1))), p), p = lo(1), hi(1))]
+        v2 = [(hpf_gx(d(2), r / hpf_np(d(1)), p), p = lo(2), hi(2))]
+        if (r == 0) then
+          a({box_lohi}) = g({box_vec})
+        else
+          t = reshape(g({box_vec}), [size(g({box_vec}))])
+          call MPI_Send(t, size(t), {mpi}, r, 9, MPI_COMM_WORLD)
+        end if
+      end do
+      deallocate (g)
+    else if (hpf_rank == 0) then
       do r = 0, hpf_nprocs - 1
         call hpf_box_{name}(d, r, lo, hi)
         if (any(hi < lo)) cycle

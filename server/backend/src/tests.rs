@@ -479,8 +479,8 @@ fn block_block_nests_fetch_their_corners_and_run_their_box() {
     ));
     assert_eq!(notes, Vec::<String>::new());
     // Descriptors along both axes of the grid, boxes with shadows in both dimensions.
-    assert!(source.contains("hpf_d_a(2) = hpf_make_grid_desc(1, 10, 0, 1, 10, 0, 2, 2, 2)"), "{source}");
-    assert!(source.contains("hpf_d_w(2) = hpf_make_grid_desc(1, 10, 0, 1, 10, 5, 2, 2, 2)"), "{source}");
+    assert!(source.contains("hpf_d_a(2) = hpf_make_grid_desc(1, 10, 0, 1, 10, 0, 0, 2, 2, 2)"), "{source}");
+    assert!(source.contains("hpf_d_w(2) = hpf_make_grid_desc(1, 10, 0, 1, 10, 5, 0, 2, 2, 2)"), "{source}");
     assert!(source.contains("call hpf_alloc_r4_212(a, hpf_d_a, [1, 1], [1, 1], [1, 1], [12, 10])"), "{source}");
     assert!(source.contains("call hpf_alloc_i4_312(w, hpf_d_w, [0, 0], [0, 0], [0, 1, 1], [13, 10, 3])"), "{source}");
     // Whole arrays on the box, the element by its owner.
@@ -549,16 +549,84 @@ fn what_a_grid_cannot_run_in_parallel_runs_on_rank_0() {
 }
 
 #[test]
-fn cyclic_in_two_dimensions_is_refused_at_the_directive() {
+fn cyclic_grids_run_owner_local_work_course_by_course() {
     let text = "program c
-  real :: a(8, 8)
-!HPF$ DISTRIBUTE A(CYCLIC, BLOCK)
-  a = 0.0
+  implicit none
+  integer, parameter :: n = 9, m = 6
+  integer :: a(n, m), b(n, m), i, j
+!HPF$ PROCESSORS P(2, 2)
+!HPF$ DISTRIBUTE (CYCLIC(2), BLOCK) ONTO P :: A, B
+  a = 0
+  do j = 1, m
+    do i = n, 1, -1
+      a(i, j) = b(i, j) + i
+    end do
+  end do
+  forall (i = 1:n, j = 1:m) b(i, j) = a(i, j) * 2
+  a(3, 4) = 7
+  do j = 1, m
+    do i = 1, n - 1
+      a(i, j) = b(i + 1, j)
+    end do
+  end do
+  a(1:n, 2) = 0
+  print *, sum(a), a(3, 4)
+  print *, maxval(b(1:4, :))
+end program c
+";
+    let (notes, source) = lower(text);
+    assert_eq!(
+        notes,
+        [
+            "15: runs on one process: it reads b at other elements than its home's (on a CYCLIC distribution they live on other processes), and no statement of its body runs in parallel",
+            "20: runs on one process: a is distributed CYCLIC, and only whole arrays laid out alike are assigned in parallel on such arrays",
+        ]
+    );
+    assert!(source.contains("hpf_d_a(1) = hpf_make_grid_desc(1, 9, 0, 1, 9, 2, 1, 1, 2, 2)"), "{source}");
+    assert!(source.contains("hpf_d_a(2) = hpf_make_grid_desc(1, 6, 0, 1, 6, 0, 0, 2, 2, 2)"), "{source}");
+    // The loop along the CYCLIC dimension runs course by course, on local positions.
+    assert!(source.contains("call hpf_local_bounds(hpf_d_a(2), 0, (1), (m), 1, hpf_lo2, hpf_hi2)\n"), "{source}");
+    assert!(
+        source.contains(
+            "do hpf_c = 0, hpf_courses(hpf_d_a(1)) - 1\ncall hpf_course_bounds(hpf_d_a(1), 0, (n), (1), -1, hpf_c, hpf_lo, hpf_hi)\n    do i = hpf_lo, hpf_hi, -1\n      a(hpf_lx(hpf_d_a(1), i), j) = b(hpf_lx(hpf_d_b(1), i), j) + i\n    end do\nend do\n"
+        ),
+        "{source}"
+    );
+    assert!(
+        source.contains("  forall (i = hpf_lo:hpf_hi:1, j = hpf_lo2:hpf_hi2:1) b(hpf_lx(hpf_d_b(1), i), j) = a(hpf_lx(hpf_d_a(1), i), j) * 2\n  end do\n"),
+        "{source}"
+    );
+    assert!(
+        source.contains(
+            "  if (hpf_owns(hpf_d_a(1), 3) .and. hpf_owns(hpf_d_a(2), 4)) then\n  a(hpf_lx(hpf_d_a(1), 3), 4) = 7\n"
+        ),
+        "{source}"
+    );
+    // Whole arrays on each process's box; a section is reduced on rank 0.
+    assert!(source.contains("  hpf_r1 = sum(a(hpf_bl(1):hpf_bh(1),hpf_bl(2):hpf_bh(2)))\n"), "{source}");
+    assert!(source.contains("hpf_r2 = a(hpf_lx(hpf_d_a(1), 3), 4)\n"), "{source}");
+    assert!(source.contains("maxval(hpf_g_b(1:4, :))"), "{source}");
+    assert!(!source.contains("hpf_fetch"), "{source}");
+}
+
+/// A directive that maps several arrays the backend refuses is reported
+/// once at its line, not once per array.
+#[test]
+fn a_refused_directive_is_reported_once() {
+    let text = "program c
+  implicit none
+  integer :: a(4, 4, 4), b(4, 4, 4), c(4, 4, 4)
+!HPF$ DISTRIBUTE (BLOCK, CYCLIC, BLOCK) :: A, B, C
+  a = 0
+  b = 0
+  c = 0
+  print *, sum(a + b + c)
 end program c
 ";
     let analysis = analysis::analyze(text, SourceForm::Free, ModelConfig { number_of_processors: None });
-    let errors = crate::lower(&analysis, text).expect_err("refused");
-    assert_eq!(errors.len(), 1, "{errors:?}");
-    assert!(errors[0].message.starts_with("the distribution CYCLIC in two dimensions is not supported"), "{errors:?}");
-    assert_eq!(&text[errors[0].range.to_range()].lines().next(), &Some("!HPF$ DISTRIBUTE A(CYCLIC, BLOCK)"));
+    let errors = crate::lower(&analysis, text).expect_err("three distributed dimensions are refused");
+    let index = LineIndex::new(text);
+    let errors: Vec<String> =
+        errors.iter().map(|it| format!("{}: {}", index.line_col(text, it.range.start).0 + 1, it.message)).collect();
+    assert_eq!(errors, ["4: the MPI backend distributes one or two dimensions per array (the others `*`)"]);
 }
