@@ -1383,9 +1383,21 @@ impl<'a> Lowering<'a> {
                 grid::emit_alloc(&mut out, distributed, second);
                 continue;
             }
+            // Allocated here, not in the runtime: gfortran vectorises the
+            // loops over an array it allocates itself.
+            let bounds = (0..distributed.lbs.len())
+                .map(|k| {
+                    if k == distributed.dim {
+                        "hpf_lo:hpf_hi".to_string()
+                    } else {
+                        format!("{}:{}", distributed.lbs[k], distributed.ubs[k])
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
             let _ = writeln!(
                 out,
-                "  hpf_d_{name} = hpf_make_desc({}, {}, {}, {}, {}, {}, {})\n  call hpf_alloc_{}({name}, hpf_d_{name}, {}, {}, {})",
+                "  hpf_d_{name} = hpf_make_desc({}, {}, {}, {}, {}, {}, {})\n  call hpf_alloc_bounds(hpf_d_{name}, {}, {}, hpf_lo, hpf_hi)\n  allocate ({name}({bounds}))",
                 distributed.lb,
                 distributed.ub,
                 distributed.offset,
@@ -1393,10 +1405,8 @@ impl<'a> Lowering<'a> {
                 distributed.template_hi,
                 distributed.block,
                 i32::from(distributed.cyclic),
-                distributed.variant(),
                 distributed.shadow_low,
                 distributed.shadow_high,
-                distributed.bounds_args(),
                 name = distributed.name
             );
         }

@@ -340,6 +340,24 @@ contains
     end if
   end subroutine hpf_need
 
+  ! The bounds along the distributed dimension of this rank's part of an
+  ! array with shadow widths low, high: the program allocates it itself
+  ! (through an allocatable dummy argument, gfortran stops vectorising
+  ! the loops over the array).
+  pure subroutine hpf_alloc_bounds(d, low, high, lo, hi)
+    type(hpf_desc), intent(in) :: d
+    integer, intent(in) :: low, high
+    integer, intent(out) :: lo, hi
+    if (d%cyc /= 0) then
+      call hpf_cyclic_owned(d, hpf_rank, lo, hi)
+    else
+      call hpf_owned(d, hpf_rank, lo, hi)
+    end if
+    if (hi < lo) hi = lo - 1
+    lo = lo - low
+    hi = hi + high
+  end subroutine hpf_alloc_bounds
+
   ! Along one axis: the elements read at distances cmin .. cmax by the local
   ! iterations lo, hi, step (hpf_local_bounds; none, 1 .. 0, when empty).
   pure subroutine hpf_need_span(lo, hi, step, cmin, cmax, need_lo, need_hi)
