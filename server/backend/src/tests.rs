@@ -489,3 +489,42 @@ end program c
     assert!(errors[0].message.starts_with("the distribution CYCLIC in two dimensions is not supported"), "{errors:?}");
     assert_eq!(&text[errors[0].range.to_range()].lines().next(), &Some("!HPF$ DISTRIBUTE A(CYCLIC, BLOCK)"));
 }
+
+/// A `(*, BLOCK)` stencil fetches of its shadow columns only the rows its
+/// off-cell reads reach (1..n, not 0..n+1); a read at a subscript that is
+/// no loop index with constant bounds takes the whole column.
+#[test]
+fn star_block_halos_carry_only_the_rows_read_there() {
+    let (notes, source) = lower(
+        "program q
+  implicit none
+  integer, parameter :: n = 8
+  real :: u(0:n+1, 0:n+1), v(0:n+1, 0:n+1), w(0:n+1, 0:n+1)
+  integer :: i, j, m
+!HPF$ TEMPLATE T(0:N+1, 0:N+1)
+!HPF$ DISTRIBUTE T(*, BLOCK)
+!HPF$ ALIGN (I, J) WITH T(I, J) :: U, V, W
+  m = 3
+  u = 1.0
+  w = 2.0
+  do j = 1, n
+    do i = 1, n
+      v(i, j) = u(i-1, j) + u(i+1, j) + u(i, j-1) + u(i, j+1) + w(m, j+1)
+    end do
+  end do
+  print *, sum(v)
+end program q
+",
+    );
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(
+        source.contains(
+            "call hpf_fetch_part_r4_22(u, hpf_d_u, min(hpf_lo, hpf_hi) + (-1), max(hpf_lo, hpf_hi) + (1), [1, lbound(u, 2)], [8, ubound(u, 2)])"
+        ),
+        "{source}"
+    );
+    assert!(
+        source.contains("call hpf_fetch_r4_22(w, hpf_d_w, min(hpf_lo, hpf_hi) + (1), max(hpf_lo, hpf_hi) + (1))"),
+        "{source}"
+    );
+}
