@@ -217,8 +217,8 @@ end program p
         );
         // A is cut along its first dimension and held whole along the second.
         assert!(source.contains("integer, allocatable :: a(:,:), hpf_g_a(:,:)"), "{source}");
-        assert!(source.contains("call hpf_alloc_i4_21(a, hpf_d_a,"), "{source}");
-        assert!(source.contains("call hpf_alloc_i4_11(y, hpf_d_y,"), "{source}");
+        assert!(source.contains("allocate (a(hpf_lo:hpf_hi, 1:4))"), "{source}");
+        assert!(source.contains("allocate (y(hpf_lo:hpf_hi))"), "{source}");
         // X is replicated (its declaration stays), and so is U, with a note.
         assert!(!source.contains("hpf_d_x") && !source.contains("hpf_d_u"), "{source}");
         assert_eq!(notes.len(), 1, "{notes:?}");

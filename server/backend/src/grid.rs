@@ -606,7 +606,8 @@ impl<'a> Lowering<'a> {
                 names[k].1
             );
         }
-        self.emit_grid_fetches(out, section.home, [0, 0], &section.reads, &[None, None]);
+        let spans = [0, 1].map(|k| Some(section.axes[k].2));
+        self.emit_grid_fetches_in(out, section.home, [0, 0], &section.reads, &[None, None], spans);
     }
 
     /// `X(hpf_lo+(c1):hpf_hi+(c1):s1, ..., :)`: the local part of a whole
@@ -970,13 +971,17 @@ impl<'a> Lowering<'a> {
     /// reads off along both the whole box around (the corners too).
     /// Along a dimension where the left side is one element `e` (`scalars`),
     /// only its owners fetch, the elements at `e` plus the distances.
-    fn emit_grid_fetches(
+    /// Along a dimension k with `spans[k]` (the step), `hpf_lo`/`hpf_hi`
+    /// (`hpf_lo2`/`hpf_hi2`) hold this process's iterations: it fetches only
+    /// what those read, not what its whole box would.
+    fn emit_grid_fetches_in(
         &self,
         out: &mut String,
         home: SymbolId,
         offsets: [i64; 2],
         reads: &Reads,
         scalars: &[Option<String>; 2],
+        spans: [Option<i64>; 2],
     ) {
         let home_name = &self.distributed[&home].name;
         for (array, distances) in reads {
@@ -1015,6 +1020,18 @@ impl<'a> Lowering<'a> {
                                 );
                                 continue;
                             }
+                            if let Some(step) = spans[k] {
+                                let (lo, hi) = [("hpf_lo", "hpf_hi"), ("hpf_lo2", "hpf_hi2")][k];
+                                let _ = writeln!(
+                                    out,
+                                    "  call hpf_need_span({lo}, {hi}, {step}, {}, {}, hpf_nl({k1}, {b1}), hpf_nh({k1}, {b1}))",
+                                    range[k].0,
+                                    range[k].1,
+                                    k1 = k + 1,
+                                    b1 = b + 1
+                                );
+                                continue;
+                            }
                             let _ = writeln!(
                                 out,
                                 "  call hpf_need(hpf_d_{home_name}({k1}), {}, {}, {}, hpf_nl({k1}, {b1}), hpf_nh({k1}, {b1}))",
@@ -1046,7 +1063,37 @@ impl<'a> Lowering<'a> {
             GridPlan::Nest { stmt, home, loops, steps, offsets, reads } => {
                 let home_name = &self.distributed[home].name;
                 let _ = writeln!(out, "  ! hpf-ls: owner computes {} (on a 2-D grid)", self.slice(stmt.header).trim());
-                self.emit_grid_fetches(out, *home, *offsets, reads, &[None, None]);
+                // Loops whose bounds do not depend on the nest's indices: their
+                // local bounds first, so the fetches take only what they read.
+                let mut keys: Vec<String> = Vec::new();
+                let mut stack = vec![*stmt];
+                while let Some(it) = stack.pop() {
+                    if let StmtKind::Do { control: Some(control), .. } = &it.kind {
+                        keys.push(control.var.key());
+                    }
+                    stack.extend(it.children());
+                }
+                let mut spans = [None, None];
+                for k in 0..2 {
+                    let StmtKind::Do { control: Some(control), .. } = &loops[k].kind else { continue };
+                    let mut bounds = vec![&control.lo, &control.hi];
+                    bounds.extend(control.step.as_ref());
+                    if bounds.iter().any(|it| crate::mentions(it, &keys)) {
+                        continue;
+                    }
+                    let (lo_name, hi_name) = [("hpf_lo", "hpf_hi"), ("hpf_lo2", "hpf_hi2")][k];
+                    let _ = writeln!(
+                        out,
+                        "  call hpf_local_bounds(hpf_d_{home_name}({}), {}, ({}), ({}), {}, {lo_name}, {hi_name})",
+                        k + 1,
+                        offsets[k],
+                        self.one_line(control.lo.range),
+                        self.one_line(control.hi.range),
+                        steps[k]
+                    );
+                    spans[k] = Some(steps[k]);
+                }
+                self.emit_grid_fetches_in(out, *home, *offsets, reads, &[None, None], spans);
                 let line_start = |range: TextRange| self.text[..range.start].rfind('\n').map_or(0, |it| it + 1);
                 let nest_range = TextRange::new(line_start(stmt.range), stmt.range.end);
                 let mut edits: Vec<(TextRange, String)> = Vec::new();
@@ -1102,7 +1149,7 @@ impl<'a> Lowering<'a> {
                         format!("{lo_name}:{hi_name}:{}", steps[k]),
                     ));
                 }
-                self.emit_grid_fetches(out, *home, *offsets, reads, &[None, None]);
+                self.emit_grid_fetches_in(out, *home, *offsets, reads, &[None, None], steps.map(Some));
                 let _ = writeln!(out, "{}", self.edited_statement(stmt, &edits));
             }
             GridPlan::Whole { stmt, home, edits } => {
@@ -1141,7 +1188,11 @@ impl<'a> Lowering<'a> {
                     SectionAxis::Scalar(index) => Some(index.clone()),
                     SectionAxis::Range { .. } => None,
                 });
-                self.emit_grid_fetches(out, *home, [0, 0], reads, &scalars);
+                let spans = [0, 1].map(|k| match &axes[k] {
+                    SectionAxis::Range { step, .. } => Some(*step),
+                    SectionAxis::Scalar(_) => None,
+                });
+                self.emit_grid_fetches_in(out, *home, [0, 0], reads, &scalars, spans);
                 if conditions.is_empty() {
                     let _ = writeln!(out, "{}", self.edited_statement(stmt, edits));
                 } else {

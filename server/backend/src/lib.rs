@@ -205,6 +205,9 @@ struct ParallelNest<'a> {
     reads: BTreeMap<SymbolId, (i64, i64)>,
     /// For a CYCLIC home: the distributed subscripts rewritten to local positions.
     cyclic_edits: Option<Vec<(TextRange, String)>>,
+    /// Per array read off the home's cells: the elements those reads reach
+    /// along each dimension (`None`: all of them; the distributed one's is unused).
+    parts: BTreeMap<SymbolId, Vec<Option<(i64, i64)>>>,
 }
 
 enum Plan<'a> {
@@ -1058,6 +1061,9 @@ impl<'a> Lowering<'a> {
         }
         let model = &self.analysis.model;
         let mut reads: BTreeMap<SymbolId, (i64, i64)> = BTreeMap::new();
+        // What the reads off the home's cells reach along the other dimensions.
+        let home_shift = home_distributed.offset + home_offset;
+        let mut parts: BTreeMap<SymbolId, Vec<Option<(i64, i64)>>> = BTreeMap::new();
         for report in &reports {
             for access in &report.accesses {
                 let symbol = model.symbol(access.array);
@@ -1101,6 +1107,21 @@ impl<'a> Lowering<'a> {
                         let entry = reads.entry(access.array).or_insert((offset, offset));
                         entry.0 = entry.0.min(offset);
                         entry.1 = entry.1.max(offset);
+                        if offset + self.distributed[&access.array].offset != home_shift {
+                            let reach: Vec<Option<(i64, i64)>> = access
+                                .subscripts
+                                .iter()
+                                .enumerate()
+                                .map(|(k, form)| if k == dim { None } else { reach(form, &report.nest, &var_key) })
+                                .collect();
+                            let part = parts.entry(access.array).or_insert_with(|| reach.clone());
+                            for (have, new) in part.iter_mut().zip(reach) {
+                                *have = match (*have, new) {
+                                    (Some(a), Some(b)) => Some((a.0.min(b.0), a.1.max(b.1))),
+                                    _ => None,
+                                };
+                            }
+                        }
                     }
                 }
             }
@@ -1119,6 +1140,7 @@ impl<'a> Lowering<'a> {
             home_offset,
             reads,
             cyclic_edits,
+            parts,
         }))
     }
 
@@ -1238,6 +1260,20 @@ impl<'a> Lowering<'a> {
         step: i64,
         reads: &BTreeMap<SymbolId, (i64, i64)>,
     ) {
+        self.emit_fetches_of_parts(out, home, home_offset, step, reads, &BTreeMap::new());
+    }
+
+    /// As `emit_fetches`, fetching of an array in `parts` only the elements
+    /// its reads reach along the other dimensions (`hpf_fetch_part_*`).
+    fn emit_fetches_of_parts(
+        &self,
+        out: &mut String,
+        home: SymbolId,
+        home_offset: i64,
+        step: i64,
+        reads: &BTreeMap<SymbolId, (i64, i64)>,
+        parts: &BTreeMap<SymbolId, Vec<Option<(i64, i64)>>>,
+    ) {
         for (array, (low, high)) in reads {
             let distributed = &self.distributed[array];
             if self.is_local(home, home_offset, *array, (*low, *high)) {
@@ -1245,12 +1281,33 @@ impl<'a> Lowering<'a> {
             }
             let name = &distributed.name;
             let variant = distributed.variant();
+            let part =
+                parts.get(array).filter(|it| it.iter().enumerate().any(|(k, it)| k != distributed.dim && it.is_some()));
+            let (routine, part_args) = match part {
+                Some(part) => {
+                    let bound = |pick: fn((i64, i64)) -> i64, which: &str| {
+                        part.iter()
+                            .enumerate()
+                            .map(|(k, it)| match it {
+                                Some(range) if k != distributed.dim => pick(*range).to_string(),
+                                _ => format!("{which}({name}, {})", k + 1),
+                            })
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    };
+                    ("fetch_part", format!(", [{}], [{}]", bound(|it| it.0, "lbound"), bound(|it| it.1, "ubound")))
+                }
+                None => ("fetch", String::new()),
+            };
             let _ = writeln!(out, "  if ((hpf_hi - hpf_lo) * ({step}) >= 0) then");
             let _ = writeln!(
                 out,
-                "    call hpf_fetch_{variant}({name}, hpf_d_{name}, min(hpf_lo, hpf_hi) + ({low}), max(hpf_lo, hpf_hi) + ({high}))"
+                "    call hpf_{routine}_{variant}({name}, hpf_d_{name}, min(hpf_lo, hpf_hi) + ({low}), max(hpf_lo, hpf_hi) + ({high}){part_args})"
             );
-            let _ = writeln!(out, "  else\n    call hpf_fetch_{variant}({name}, hpf_d_{name}, 1, 0)\n  end if");
+            let _ = writeln!(
+                out,
+                "  else\n    call hpf_{routine}_{variant}({name}, hpf_d_{name}, 1, 0{part_args})\n  end if"
+            );
         }
     }
 
@@ -1461,9 +1518,21 @@ impl<'a> Lowering<'a> {
                 grid::emit_alloc(&mut out, distributed, second);
                 continue;
             }
+            // Allocated here, not in the runtime: gfortran vectorises the
+            // loops over an array it allocates itself.
+            let bounds = (0..distributed.lbs.len())
+                .map(|k| {
+                    if k == distributed.dim {
+                        "hpf_lo:hpf_hi".to_string()
+                    } else {
+                        format!("{}:{}", distributed.lbs[k], distributed.ubs[k])
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
             let _ = writeln!(
                 out,
-                "  hpf_d_{name} = hpf_make_desc({}, {}, {}, {}, {}, {}, {}){}\n  call hpf_alloc_{}({name}, hpf_d_{name}, {}, {}, {})",
+                "  hpf_d_{name} = hpf_make_desc({}, {}, {}, {}, {}, {}, {}){}\n  call hpf_alloc_bounds(hpf_d_{name}, {}, {}, hpf_lo, hpf_hi)\n  allocate ({name}({bounds}))",
                 distributed.lb,
                 distributed.ub,
                 distributed.offset,
@@ -1472,10 +1541,8 @@ impl<'a> Lowering<'a> {
                 distributed.block,
                 i32::from(distributed.cyclic),
                 stride_line(&format!("hpf_d_{}", distributed.name), distributed.stride),
-                distributed.variant(),
                 distributed.shadow_low,
                 distributed.shadow_high,
-                distributed.bounds_args(),
                 name = distributed.name
             );
         }
@@ -1670,7 +1737,7 @@ impl<'a> Lowering<'a> {
                 out,
                 "  call hpf_local_bounds(hpf_d_{home_name}, {home_offset}, ({lo}), ({hi}), {step}, hpf_lo, hpf_hi)"
             );
-            self.emit_fetches(out, nest.home, home_offset, step, &nest.reads);
+            self.emit_fetches_of_parts(out, nest.home, home_offset, step, &nest.reads, &nest.parts);
             let _ = writeln!(out, "{}", self.edited(nest_range, &[control_edit]));
         }
         let _ = writeln!(out, "  {var} = hpf_final(({lo}), ({hi}), {step})");
@@ -1921,7 +1988,6 @@ impl<'a> Lowering<'a> {
     }
 }
 
-/// Whether `expr` names one of `keys` (lower case).
 /// The statement setting a descriptor's alignment stride (none for 1, the
 /// descriptor's default), from a new line.
 fn stride_line(desc: &str, stride: i64) -> String {
@@ -1932,6 +1998,26 @@ fn stride_line(desc: &str, stride: i64) -> String {
     }
 }
 
+/// The elements a subscript reaches over its nest: `v + c` for a loop index
+/// `v` other than `distributing` with constant bounds, or a constant; `None`
+/// for anything else (all the elements).
+fn reach(form: &SubscriptForm, nest: &[analysis::loops::NestIndex], distributing: &str) -> Option<(i64, i64)> {
+    match form {
+        SubscriptForm::Constant(value) => Some((*value, *value)),
+        SubscriptForm::Affine { index, coef: 1, offset } => {
+            let index = nest.get(*index)?;
+            if index.key == distributing {
+                return None;
+            }
+            // (A superset when the step is not 1 or the loop is empty.)
+            let (lo, hi) = (index.lo?, index.hi?);
+            Some((lo.min(hi) + offset, lo.max(hi) + offset))
+        }
+        _ => None,
+    }
+}
+
+/// Whether `expr` names one of `keys` (lower case).
 fn mentions(expr: &syntax::Expr, keys: &[String]) -> bool {
     match &expr.kind {
         ExprKind::Name(name) => keys.contains(&name.key()),

@@ -388,6 +388,38 @@ contains
     end if
   end subroutine hpf_need
 
+  ! The bounds along the distributed dimension of this rank's part of an
+  ! array with shadow widths low, high: the program allocates it itself
+  ! (through an allocatable dummy argument, gfortran stops vectorising
+  ! the loops over the array).
+  pure subroutine hpf_alloc_bounds(d, low, high, lo, hi)
+    type(hpf_desc), intent(in) :: d
+    integer, intent(in) :: low, high
+    integer, intent(out) :: lo, hi
+    if (d%cyc /= 0) then
+      call hpf_cyclic_owned(d, hpf_rank, lo, hi)
+    else
+      call hpf_owned(d, hpf_rank, lo, hi)
+    end if
+    if (hi < lo) hi = lo - 1
+    lo = lo - low
+    hi = hi + high
+  end subroutine hpf_alloc_bounds
+
+  ! Along one axis: the elements read at distances cmin .. cmax by the local
+  ! iterations lo, hi, step (hpf_local_bounds; none, 1 .. 0, when empty).
+  pure subroutine hpf_need_span(lo, hi, step, cmin, cmax, need_lo, need_hi)
+    integer, intent(in) :: lo, hi, step, cmin, cmax
+    integer, intent(out) :: need_lo, need_hi
+    if ((hi - lo) * step < 0) then
+      need_lo = 1
+      need_hi = 0
+    else
+      need_lo = min(lo, hi) + cmin
+      need_hi = max(lo, hi) + cmax
+    end if
+  end subroutine hpf_need_span
+
   ! The value a DO variable has after DO I = first, last, step.
   pure integer function hpf_final(first, last, step)
     integer, intent(in) :: first, last, step
@@ -419,6 +451,11 @@ fn per_variant(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, dim: us
         .collect::<Vec<_>>()
         .join(",");
     let (global_p, local_p) = (section("hpf_cyclic_global(d, r, p)"), section("p"));
+    // The section `s:e` along the distributed dimension, `pl(k):ph(k)` along the others.
+    let part_se = (1..=rank)
+        .map(|d| if d == dim { "s:e".to_string() } else { format!("pl({d}):ph({d})") })
+        .collect::<Vec<_>>()
+        .join(",");
     format!(
         r#"
   subroutine hpf_alloc_{name}(a, d, low, high, lbs, ubs)
@@ -486,6 +523,64 @@ fn per_variant(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, dim: us
       a({s_e}) = reshape(incoming(r)%v, shape(a({s_e})))
     end do
   end subroutine hpf_fetch_{name}
+
+  ! As hpf_fetch_{name}, but only the elements part_lo(k):part_hi(k) along
+  ! the other dimensions k (the ones the loop reads there; the distributed
+  ! dimension's entries are ignored): each sender sends the part its
+  ! receiver asked for, so the halo moves no more than is read.
+  subroutine hpf_fetch_part_{name}(a, d, need_lo, need_hi, part_lo, part_hi)
+    {fortran_type}, allocatable, intent(inout) :: a({colons})
+    type(hpf_desc), intent(in) :: d
+    integer, intent(in) :: need_lo, need_hi, part_lo({rank}), part_hi({rank})
+    integer :: needs(2 + 2 * {rank}, 0:hpf_nprocs - 1), r, lo, hi, my_lo, my_hi, s, e, n_requests
+    integer :: pl({rank}), ph({rank})
+    type(MPI_Request) :: requests(2 * hpf_nprocs)
+    {fortran_type}, allocatable :: outgoing(:)
+    type(hpf_buffer_{suffix}) :: incoming(0:hpf_nprocs - 1)
+    if (d%cyc /= 0) error stop 'hpf_fetch: a CYCLIC dimension'
+    call hpf_owned(d, hpf_rank, my_lo, my_hi)
+    pl = max(part_lo, lbound(a))
+    ph = min(part_hi, ubound(a))
+    call MPI_Allgather([need_lo, need_hi, pl, ph], 2 + 2 * {rank}, MPI_INTEGER, needs, 2 + 2 * {rank}, &
+                       MPI_INTEGER, MPI_COMM_WORLD)
+    n_requests = 0
+    do r = 0, hpf_nprocs - 1
+      if (r == hpf_rank) cycle
+      call hpf_owned(d, r, lo, hi)
+      s = max(lo, need_lo)
+      e = min(hi, need_hi)
+      if (s <= e .and. size(a({part_se})) > 0) then
+        n_requests = n_requests + 1
+        allocate (incoming(r)%v(size(a({part_se}))))
+        call MPI_Irecv(incoming(r)%v, size(incoming(r)%v), {mpi}, r, 8, MPI_COMM_WORLD, requests(n_requests))
+      end if
+    end do
+    do r = 0, hpf_nprocs - 1
+      if (r == hpf_rank) cycle
+      s = max(my_lo, needs(1, r))
+      e = min(my_hi, needs(2, r))
+      pl = needs(3:2 + {rank}, r)
+      ph = needs(3 + {rank}:2 + 2 * {rank}, r)
+      if (s <= e .and. size(a({part_se})) > 0) then
+        outgoing = reshape(a({part_se}), [size(a({part_se}))])
+        call MPI_Send(outgoing, size(outgoing), {mpi}, r, 8, MPI_COMM_WORLD)
+        if (hpf_stats) then
+          hpf_stat_messages = hpf_stat_messages + 1
+          hpf_stat_elements = hpf_stat_elements + size(outgoing)
+        end if
+      end if
+    end do
+    call MPI_Waitall(n_requests, requests(1:n_requests), MPI_STATUSES_IGNORE)
+    pl = needs(3:2 + {rank}, hpf_rank)
+    ph = needs(3 + {rank}:2 + 2 * {rank}, hpf_rank)
+    do r = 0, hpf_nprocs - 1
+      if (.not. allocated(incoming(r)%v)) cycle
+      call hpf_owned(d, r, lo, hi)
+      s = max(lo, need_lo)
+      e = min(hi, need_hi)
+      a({part_se}) = reshape(incoming(r)%v, shape(a({part_se})))
+    end do
+  end subroutine hpf_fetch_part_{name}
 
   ! Rank 0 receives the whole array into g; g is allocated there only.
   subroutine hpf_gather_{name}(a, d, g, lbs, ubs)
@@ -885,7 +980,7 @@ fn runtime_with(wanted: impl Fn(&str) -> bool) -> String {
         for rank in 1..=MAX_RANK {
             for dim in 1..=rank {
                 let variant = format!("{suffix}_{rank}{dim}(");
-                if ["hpf_alloc_", "hpf_fetch_", "hpf_gather_", "hpf_scatter_"]
+                if ["hpf_alloc_", "hpf_fetch_", "hpf_fetch_part_", "hpf_gather_", "hpf_scatter_"]
                     .iter()
                     .any(|it| wanted(&format!("{it}{variant}")))
                 {

@@ -68,7 +68,7 @@ fn shifted_sections_fetch_their_neighbours_first() {
     );
     assert!(source.contains("un(hpf_lo:hpf_hi:2) = u(hpf_lo+(-1):hpf_hi+(-1):2)"), "{source}");
     // The shadow areas are as wide as the shifts.
-    assert!(source.contains("call hpf_alloc_r4_11(un, hpf_d_un, 1, 1,"), "{source}");
+    assert!(source.contains("call hpf_alloc_bounds(hpf_d_un, 1, 1, hpf_lo, hpf_hi)"), "{source}");
 }
 
 #[test]
@@ -275,7 +275,9 @@ fn the_runtime_holds_only_the_routines_the_program_calls() {
     let (_, source) = lower(&program("  u(1:n) = un(0:n-1)\n  total = sum(k)\n  s = sum(u(1:n))\n"));
     let runtime = crate::runtime::runtime_for(&source);
     assert!(runtime.contains("subroutine hpf_fetch_r4_11("), "{runtime}");
-    assert!(runtime.contains("subroutine hpf_alloc_i4_11("), "{runtime}");
+    // The program allocates its parts itself.
+    assert!(runtime.contains("subroutine hpf_alloc_bounds("), "{runtime}");
+    assert!(!runtime.contains("hpf_fetch_i4_11"), "{runtime}");
     assert!(runtime.contains("subroutine hpf_chain_recv_r4("), "{runtime}");
     assert!(!runtime.contains("hpf_fetch_r8_11") && !runtime.contains("hpf_fetch_r4_21"), "{runtime}");
     assert!(!runtime.contains("hpf_chain_recv_r8"), "{runtime}");
@@ -486,14 +488,15 @@ fn block_block_nests_fetch_their_corners_and_run_their_box() {
     // Whole arrays on the box, the element by its owner.
     assert!(source.contains("b(hpf_bl(1):hpf_bh(1),hpf_bl(2):hpf_bh(2)) = a(hpf_bl(1):hpf_bh(1),hpf_bl(2):hpf_bh(2))"));
     assert!(source.contains("if (hpf_owns(hpf_d_a(1), 1) .and. hpf_owns(hpf_d_a(2), 1)) then"), "{source}");
-    // The box the nest reads, corners included, then the local iterations.
-    assert!(source.contains("call hpf_need(hpf_d_b(1), 0, -1, 1, hpf_nl(1, 1), hpf_nh(1, 1))"), "{source}");
+    // The box the nest's iterations read, corners included, then the local iterations.
+    assert!(source.contains("call hpf_local_bounds(hpf_d_b(1), 0, (2), (n - 1), 1, hpf_lo, hpf_hi)\n  call hpf_local_bounds(hpf_d_b(2), 0, (2), (m - 1), 1, hpf_lo2, hpf_hi2)\n"), "{source}");
+    assert!(source.contains("call hpf_need_span(hpf_lo, hpf_hi, 1, -1, 1, hpf_nl(1, 1), hpf_nh(1, 1))"), "{source}");
     assert!(
         source.contains("  hpf_nl(:, 2) = 1\n  hpf_nh(:, 2) = 0\n  call hpf_fetch_r4_212(a, hpf_d_a, hpf_nl, hpf_nh)")
     );
     // A read off along one dimension only: the strip along it, no corners.
     assert!(source.contains(
-        "  call hpf_need(hpf_d_a(1), 0, 0, 0, hpf_nl(1, 1), hpf_nh(1, 1))\n  call hpf_need(hpf_d_a(2), 0, -1, -1, hpf_nl(2, 1), hpf_nh(2, 1))\n"
+        "  call hpf_need_span(hpf_lo, hpf_hi, 1, 0, 0, hpf_nl(1, 1), hpf_nh(1, 1))\n  call hpf_need_span(hpf_lo2, hpf_hi2, 2, -1, -1, hpf_nl(2, 1), hpf_nh(2, 1))\n"
     ));
     assert!(source.contains("call hpf_fetch_r4_212(a, hpf_d_a, hpf_nl, hpf_nh)"), "{source}");
     assert!(source.contains(
@@ -629,4 +632,43 @@ end program c
     let errors: Vec<String> =
         errors.iter().map(|it| format!("{}: {}", index.line_col(text, it.range.start).0 + 1, it.message)).collect();
     assert_eq!(errors, ["4: the MPI backend distributes one or two dimensions per array (the others `*`)"]);
+}
+
+/// A `(*, BLOCK)` stencil fetches of its shadow columns only the rows its
+/// off-cell reads reach (1..n, not 0..n+1); a read at a subscript that is
+/// no loop index with constant bounds takes the whole column.
+#[test]
+fn star_block_halos_carry_only_the_rows_read_there() {
+    let (notes, source) = lower(
+        "program q
+  implicit none
+  integer, parameter :: n = 8
+  real :: u(0:n+1, 0:n+1), v(0:n+1, 0:n+1), w(0:n+1, 0:n+1)
+  integer :: i, j, m
+!HPF$ TEMPLATE T(0:N+1, 0:N+1)
+!HPF$ DISTRIBUTE T(*, BLOCK)
+!HPF$ ALIGN (I, J) WITH T(I, J) :: U, V, W
+  m = 3
+  u = 1.0
+  w = 2.0
+  do j = 1, n
+    do i = 1, n
+      v(i, j) = u(i-1, j) + u(i+1, j) + u(i, j-1) + u(i, j+1) + w(m, j+1)
+    end do
+  end do
+  print *, sum(v)
+end program q
+",
+    );
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(
+        source.contains(
+            "call hpf_fetch_part_r4_22(u, hpf_d_u, min(hpf_lo, hpf_hi) + (-1), max(hpf_lo, hpf_hi) + (1), [1, lbound(u, 2)], [8, ubound(u, 2)])"
+        ),
+        "{source}"
+    );
+    assert!(
+        source.contains("call hpf_fetch_r4_22(w, hpf_d_w, min(hpf_lo, hpf_hi) + (1), max(hpf_lo, hpf_hi) + (1))"),
+        "{source}"
+    );
 }

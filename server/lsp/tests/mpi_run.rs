@@ -174,7 +174,8 @@ fn seed_statistics_match_the_analysis() {
 
 /// The 2-D Jacobi on a 2x2 grid exchanges strips with its 4 neighbours only
 /// (a 5-point stencil reads no corners): per sweep and array, each of the 4
-/// processes sends one strip of 12 elements to each of its 2 neighbours.
+/// processes sends one strip of 11 elements (the rows or columns 2..23 its
+/// iterations read, not its whole side of 12) to each of its 2 neighbours.
 #[test]
 fn block_block_jacobi_exchanges_strips_with_its_neighbours() {
     if !toolchain_present() {
@@ -183,9 +184,47 @@ fn block_block_jacobi_exchanges_strips_with_its_neighbours() {
     }
     let output = hpf_ls_run(&["--np", "4", "--stats"], "jacobi2d_block_block.f90", None);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    // 50 sweeps x 2 arrays x 8 messages of 12 elements.
-    assert!(stderr.contains("hpf-ls stats: 800 message(s), 9600 element(s) in total"), "{stderr}");
+    // 50 sweeps x 2 arrays x 8 messages of 11 elements.
+    assert!(stderr.contains("hpf-ls stats: 800 message(s), 8800 element(s) in total"), "{stderr}");
     assert_eq!(output.stdout, std::fs::read(corpus().join("expected/jacobi2d_block_block.f90.out")).unwrap());
+}
+
+/// Every per-loop line of `--stats` output: (what moved, what the analysis predicts).
+fn per_loop_stats(stderr: &str) -> Vec<(String, String)> {
+    stderr
+        .lines()
+        .filter(|it| it.starts_with("hpf-ls stats: line "))
+        .map(|line| {
+            let moved = line.split(" per execution").next().unwrap().split(": ").last().unwrap().to_string();
+            let predicted = line.split("the analysis predicts ").nth(1).unwrap_or("no prediction").to_string();
+            (moved, predicted)
+        })
+        .collect()
+}
+
+/// The halo fetches move what the analysis predicts, loop by loop, on the
+/// declared arrangement's 4 processes (the analysis counts for it): on a
+/// `(*, BLOCK)` Jacobi the shadow columns carry only the rows 1..N the
+/// stencil reads there (not 0..N+1), on a 2-D BLOCK,BLOCK grid the strips
+/// only the rows and columns of the iterations.
+#[test]
+fn halo_statistics_equal_the_prediction() {
+    if !toolchain_present() {
+        eprintln!("skipped: no MPI toolchain (and CI is not set)");
+        return;
+    }
+    for name in ["jacobi2d_star_block.f90", "jacobi2d_block_block.f90"] {
+        for np in ["4"] {
+            let output = hpf_ls_run(&["--np", np, "--stats"], name, None);
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let stats = per_loop_stats(&stderr);
+            assert!(!stats.is_empty(), "{name} on {np}: no per-loop statistics\n{stderr}");
+            for (moved, predicted) in stats {
+                assert_eq!(moved, predicted, "{name} on {np} processes:\n{stderr}");
+            }
+            assert_eq!(output.stdout, std::fs::read(corpus().join(format!("expected/{name}.out"))).unwrap());
+        }
+    }
 }
 
 /// `hpf-ls run` hands its standard input to the program (rank 0 reads it).

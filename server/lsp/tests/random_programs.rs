@@ -17,11 +17,16 @@
 //! checks that mappings the backend does not lower are refused with an
 //! error naming the line, never turned into a program.
 //!
-//! `cargo test` runs a few programs; the ignored test runs
+//! A second generator (`random_programs/grid.rs`) writes programs on 2-D
+//! grids of processes: BLOCK or BLOCK(m) along both dimensions, shifted and
+//! diagonal stencils, FORALL, sections, rows, reductions.
+//!
+//! `cargo test` runs a few programs of each; the ignored tests run
 //! `HPF_RANDOM_PROGRAMS` of them (200 by default), from seed
 //! `HPF_RANDOM_SEED` on (1000 by default), on `HPF_RANDOM_JOBS` threads (1
-//! by default). `HPF_RANDOM_ONLY=SEED` runs that one seed in both tests
-//! and prints its program. Needs `gfortran`, `mpif90` and `mpirun`; where
+//! by default), and `HPF_RANDOM_GRID_PROGRAMS` 2-D grid programs (100 by
+//! default) from the same seed. `HPF_RANDOM_ONLY=SEED` runs that one seed
+//! in every test and prints its program. Needs `gfortran`, `mpif90` and `mpirun`; where
 //! `CI` is set their absence fails the test instead of skipping it.
 
 use std::fmt::Write as _;
@@ -30,6 +35,9 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+#[path = "random_programs/grid.rs"]
+mod grid;
 
 /// The process counts every program runs on.
 const PROCESSES: [u32; 5] = [1, 2, 3, 4, 5];
@@ -1893,8 +1901,8 @@ fn describe(seed: u64, program: &str, what: &str) -> String {
     format!("seed {seed} (HPF_RANDOM_ONLY={seed}): {what}\n--- program ---\n{program}--- end ---")
 }
 
-/// Builds and runs the program of `seed` sequentially and on 1 to 5 processes.
-fn check_seed(seed: u64, root: &Path) -> Result<Outcome, String> {
+/// Builds and runs the program `generate` writes for `seed` sequentially and on 1 to 5 processes.
+fn check_seed(seed: u64, root: &Path, generate: fn(u64) -> String) -> Result<Outcome, String> {
     let program = generate(seed);
     let dir = root.join(format!("s{seed}"));
     std::fs::create_dir_all(&dir).unwrap();
@@ -1972,6 +1980,11 @@ fn check_program(seed: u64, program: &str, source: &Path, dir: &Path) -> Result<
 /// Checks `count` seeds from `first` on `jobs` threads; panics with every
 /// failure, or when more than a quarter of the programs are refused.
 fn check_seeds(name: &str, first: u64, count: u64, jobs: usize) {
+    check_seeds_of(name, first, count, jobs, generate);
+}
+
+/// As `check_seeds`, on the programs `generate` writes.
+fn check_seeds_of(name: &str, first: u64, count: u64, jobs: usize, generate: fn(u64) -> String) {
     if !toolchain_present() {
         eprintln!("skipped: no gfortran/MPI toolchain (and CI is not set)");
         return;
@@ -1996,7 +2009,7 @@ fn check_seeds(name: &str, first: u64, count: u64, jobs: usize) {
                     break;
                 }
                 let seed = first + idx;
-                match check_seed(seed, &scratch.0) {
+                match check_seed(seed, &scratch.0, generate) {
                     Ok(Outcome::Agreed) => {}
                     Ok(Outcome::Refused(log)) => {
                         eprintln!("seed {seed}: refused:\n{log}");
@@ -2046,6 +2059,20 @@ fn many_random_programs_print_what_the_sequential_program_prints() {
     let first = env_number("HPF_RANDOM_SEED", 1000);
     let jobs = env_number("HPF_RANDOM_JOBS", 1) as usize;
     check_seeds("long", first, count, jobs);
+}
+
+#[test]
+fn random_grid_programs_print_what_the_sequential_program_prints() {
+    check_seeds_of("grid-quick", 1, 4, 1, grid::generate_grid);
+}
+
+#[test]
+#[ignore = "long: HPF_RANDOM_GRID_PROGRAMS 2-D grid programs (100 by default)"]
+fn many_random_grid_programs_print_what_the_sequential_program_prints() {
+    let count = env_number("HPF_RANDOM_GRID_PROGRAMS", 100);
+    let first = env_number("HPF_RANDOM_SEED", 1000);
+    let jobs = env_number("HPF_RANDOM_JOBS", 1) as usize;
+    check_seeds_of("grid-long", first, count, jobs, grid::generate_grid);
 }
 
 /// The generator is deterministic and writes what it claims to.
