@@ -564,31 +564,36 @@ impl<'a> Lowering<'a> {
                     continue;
                 }
             };
-            let (block, cyclic) = match distribution.formats[axis] {
-                Format::Block => (0, false),
-                Format::BlockOf(Some(m)) => (m, false),
-                Format::Cyclic(Some(m)) if m >= 1 => (m, true),
-                other => {
-                    self.error(
-                        distribution.directive,
-                        format!(
-                            "the distribution {} is not supported by the MPI backend yet (BLOCK, BLOCK(m), CYCLIC and CYCLIC(m) with a constant m are)",
-                            other.render()
-                        ),
-                    );
-                    continue;
-                }
-            };
-            if cyclic && stride != 1 {
-                self.error(
+            // Block size and CYCLIC-ness along a distributed template axis
+            // reached at `stride`, or where and why the backend refuses it.
+            let layout = |axis: usize, stride: i64| {
+                match distribution.formats[axis] {
+                Format::Block => Ok((0, false)),
+                Format::BlockOf(Some(m)) => Ok((m, false)),
+                Format::Cyclic(Some(m)) if m >= 1 && stride != 1 => Err((
                     at,
                     format!(
                         "`{}`: alignments of stride {stride} with a CYCLIC template dimension are not supported by the MPI backend yet (stride 1 is)",
                         symbol.name.text
                     ),
-                );
-                continue;
+                )),
+                Format::Cyclic(Some(m)) if m >= 1 => Ok((m, true)),
+                other => Err((
+                    distribution.directive,
+                    format!(
+                        "the distribution {} is not supported by the MPI backend yet (BLOCK, BLOCK(m), CYCLIC and CYCLIC(m) with a constant m are)",
+                        other.render()
+                    ),
+                )),
             }
+            };
+            let (block, cyclic) = match layout(axis, stride) {
+                Ok(it) => it,
+                Err((range, message)) => {
+                    self.error(range, message);
+                    continue;
+                }
+            };
             let bounds: Option<Vec<(i64, i64)>> =
                 symbol.shape.iter().map(|it| Some((it.lo.known()?, it.hi.known()?))).collect();
             let Some(bounds) = bounds else {
@@ -619,31 +624,13 @@ impl<'a> Lowering<'a> {
                         self.error(at, "the bounds of the alignment target must be constant for the MPI backend");
                         continue;
                     };
-                    let (block, cyclic) = match distribution.formats[second_axis] {
-                        Format::Block => (0, false),
-                        Format::BlockOf(Some(m)) => (m, false),
-                        Format::Cyclic(Some(m)) if m >= 1 => (m, true),
-                        other => {
-                            self.error(
-                                distribution.directive,
-                                format!(
-                                    "the distribution {} is not supported by the MPI backend yet (BLOCK, BLOCK(m), CYCLIC and CYCLIC(m) with a constant m are)",
-                                    other.render()
-                                ),
-                            );
+                    let (block, cyclic) = match layout(second_axis, stride) {
+                        Ok(it) => it,
+                        Err((range, message)) => {
+                            self.error(range, message);
                             continue;
                         }
                     };
-                    if cyclic && stride != 1 {
-                        self.error(
-                            at,
-                            format!(
-                                "`{}`: alignments of stride {stride} with a CYCLIC template dimension are not supported by the MPI backend yet (stride 1 is)",
-                                symbol.name.text
-                            ),
-                        );
-                        continue;
-                    }
                     let (shadow_low, shadow_high) =
                         symbol.mapping.shadow.as_ref().and_then(|it| it.get(second).copied()).unwrap_or((0, 0));
                     // The declared arrangement's shape, when it is 2-D and constant.
