@@ -3,10 +3,11 @@
 //! Documents live in one store keyed by URI. Notification handlers apply
 //! their edit to the store before their first `.await` (tower-lsp-server
 //! runs handlers concurrently), under a std lock never held across an
-//! await. Analysis runs on low-priority worker threads (`workers`), reparses from
-//! the last tree, and is dropped when a newer version arrived meanwhile;
-//! diagnostics are published with the version they describe. Requests wait
-//! (briefly) for the analysis of the current version and answer from it.
+//! await. The protocol runs on one thread; analysis runs on `SCHED_IDLE`
+//! worker threads (`workers`), reparses from the last tree, and is dropped
+//! when a newer version arrived meanwhile; diagnostics are serialised there
+//! and published with the version they describe. Requests wait (briefly)
+//! for the analysis of the current version and answer from it.
 
 mod handlers;
 pub mod position;
@@ -374,7 +375,7 @@ impl Backend {
                 };
                 state.analysed.notify_waiters();
                 // Freeing a large analysis takes time (a third of an edit's
-                // cost at 100k lines): not under the lock, not on the async workers.
+                // cost at 100k lines): not under the lock, not on the protocol thread.
                 if let Some(replaced) = replaced {
                     workers::analysis_pool().spawn(move || drop(replaced));
                 }
