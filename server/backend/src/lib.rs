@@ -1806,8 +1806,8 @@ impl<'a> Lowering<'a> {
                     writeln!(out, "  if (allocated(hpf_g_{name})) deallocate (hpf_g_{name})", name = distributed.name);
             }
         }
-        for (name, mpi, count) in written_scalars {
-            let _ = writeln!(out, "  call MPI_Bcast({name}, {count}, {mpi}, 0, MPI_COMM_WORLD)");
+        for (name, bytes) in written_scalars {
+            let _ = writeln!(out, "  call MPI_Bcast({name}, {bytes}, MPI_BYTE, 0, MPI_COMM_WORLD)");
         }
     }
 
@@ -1898,36 +1898,31 @@ impl<'a> Lowering<'a> {
     }
 
     /// Distributed arrays written by `stmt`, and the replicated variables
-    /// (name, MPI type, count) it writes.
-    fn written(&self, stmt: &Stmt) -> (Vec<SymbolId>, Vec<(String, &'static str, String)>) {
+    /// it writes as (name, byte count): broadcast as bytes, so that any
+    /// type and kind (`REAL(8)`, COMPLEX, CHARACTER) arrives whole.
+    fn written(&self, stmt: &Stmt) -> (Vec<SymbolId>, Vec<(String, String)>) {
         let model = &self.analysis.model;
         let mut arrays = Vec::new();
-        let mut scalars: Vec<(String, &'static str, String)> = Vec::new();
-        let add_scalar = |name: &syntax::Name, scalars: &mut Vec<(String, &'static str, String)>| {
-            let Some(id) = self.lookup(&name.key()) else {
-                // Implicitly typed: I-N integer, the rest real.
-                let first = name.key().chars().next().unwrap_or('a');
-                let mpi = if ('i'..='n').contains(&first) { "MPI_INTEGER" } else { "MPI_REAL" };
-                if !scalars.iter().any(|it| it.0.eq_ignore_ascii_case(&name.text)) {
-                    scalars.push((name.text.clone(), mpi, "1".to_string()));
+        let mut scalars: Vec<(String, String)> = Vec::new();
+        let add_scalar = |name: &syntax::Name, scalars: &mut Vec<(String, String)>| {
+            // Undeclared (implicitly typed) variables are scalars.
+            let (name, array) = match self.lookup(&name.key()) {
+                None => (name.text.clone(), false),
+                Some(id) => {
+                    let symbol = model.symbol(id);
+                    if symbol.kind != SymbolKind::Variable || self.distributed.contains_key(&id) {
+                        return;
+                    }
+                    (symbol.name.text.clone(), !symbol.shape.is_empty())
                 }
-                return;
             };
-            let symbol = model.symbol(id);
-            if symbol.kind != SymbolKind::Variable || self.distributed.contains_key(&id) {
-                return;
-            }
-            let mpi = element_suffix(&symbol.type_name).map(mpi_type).unwrap_or_else(|| {
-                let first = name.key().chars().next().unwrap_or('a');
-                if symbol.type_name.is_empty() && ('i'..='n').contains(&first) {
-                    "MPI_INTEGER"
+            if !scalars.iter().any(|it| it.0.eq_ignore_ascii_case(&name)) {
+                let bytes = if array {
+                    format!("size({name}) * (storage_size({name}) / 8)")
                 } else {
-                    "MPI_REAL"
-                }
-            });
-            let count = if symbol.shape.is_empty() { "1".to_string() } else { format!("size({})", symbol.name.text) };
-            if !scalars.iter().any(|it| it.0.eq_ignore_ascii_case(&symbol.name.text)) {
-                scalars.push((symbol.name.text.clone(), mpi, count));
+                    format!("storage_size({name}) / 8")
+                };
+                scalars.push((name, bytes));
             }
         };
         let mut stack = vec![stmt];

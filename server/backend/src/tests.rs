@@ -199,9 +199,9 @@ fn reads_happen_on_rank_0_and_what_they_read_is_handed_on() {
     assert!(notes.iter().all(|it| it.starts_with("11: runs on one process")), "{notes:?}");
     let reads = source.matches("if (hpf_rank == 0) then").count();
     assert!(reads >= 2, "{source}");
-    assert!(source.contains("call MPI_Bcast(step, 1, MPI_INTEGER"), "{source}");
-    assert!(source.contains("call MPI_Bcast(total, 1, MPI_INTEGER"), "{source}");
-    assert!(source.contains("call MPI_Bcast(s, 1, MPI_REAL"), "{source}");
+    assert!(source.contains("call MPI_Bcast(step, storage_size(step) / 8, MPI_BYTE"), "{source}");
+    assert!(source.contains("call MPI_Bcast(total, storage_size(total) / 8, MPI_BYTE"), "{source}");
+    assert!(source.contains("call MPI_Bcast(s, storage_size(s) / 8, MPI_BYTE"), "{source}");
     assert!(source.contains("call hpf_scatter_"), "k is read on rank 0 and scattered:\n{source}");
 
     // What only the reading process could act on is refused at its line.
@@ -225,7 +225,7 @@ fn calls_run_on_rank_0_and_unsupported_procedures_are_refused_at_their_line() {
     ));
     assert!(notes.iter().any(|it| it.contains("subroutines run on rank 0")), "{notes:?}");
     assert!(source.contains("call shift(hpf_g_k, n, total)"), "{source}");
-    assert!(source.contains("call MPI_Bcast(total, 1, MPI_INTEGER"), "{source}");
+    assert!(source.contains("call MPI_Bcast(total, storage_size(total) / 8, MPI_BYTE"), "{source}");
     assert!(source.contains("\nsubroutine shift(x, m, t)"), "the subroutine is copied:\n{source}");
 
     let refused = |text: &str, why: &str, line: usize| {
@@ -266,7 +266,7 @@ fn calls_run_on_rank_0_and_unsupported_procedures_are_refused_at_their_line() {
         program("  total = 0\n  call bump(total)\n").replacen("  implicit none", "  use m\n  implicit none", 1);
     let (_, source) = lower(&format!("{module}{uses_m}"));
     assert!(source.find("module m").unwrap() < source.find("program p").unwrap(), "{source}");
-    assert!(source.contains("call MPI_Bcast(total, 1, MPI_INTEGER"), "{source}");
+    assert!(source.contains("call MPI_Bcast(total, storage_size(total) / 8, MPI_BYTE"), "{source}");
     refused(&format!("{}{uses_m}", module.replace("parameter :: w = 3", "save :: w")), "module variable `w`", 2);
 }
 

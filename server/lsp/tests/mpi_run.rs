@@ -260,3 +260,83 @@ fn unsupported_constructs_are_refused_at_their_line() {
     );
     assert!(!dir.join("never").exists());
 }
+
+/// Replicated variables that rank 0 sets (here through a CALL with a
+/// distributed argument) reach every process whole, whatever their type and
+/// kind: a COMPLEX once arrived as one REAL, losing its imaginary part.
+#[test]
+fn variables_set_on_rank_zero_arrive_whole_on_every_process() {
+    if !toolchain_present() {
+        eprintln!("skipped: no MPI toolchain (and CI is not set)");
+        return;
+    }
+    let dir = scratch("kinds");
+    let source = dir.join("kinds.f90");
+    std::fs::write(
+        &source,
+        "program kinds
+  implicit none
+  integer, parameter :: n = 8
+  real :: a(n)
+  complex :: c
+  double complex :: z
+  real(8) :: d, w(3)
+  integer(8) :: big
+  character(len=6) :: tag
+  integer :: i
+!HPF$ PROCESSORS P(2)
+!HPF$ DISTRIBUTE A(BLOCK) ONTO P
+  a = 1.0
+  c = (0.0, 0.0)
+  z = (0.0d0, 0.0d0)
+  d = 0
+  w = 0
+  big = 0
+  tag = 'none'
+  call setall(a, c, z, d, w, big, tag)
+!HPF$ INDEPENDENT
+  do i = 1, n
+    a(i) = a(i) + aimag(c) * i + real(aimag(z)) + real(d - 1.0d0) + real(w(3)) + real(big - 2_8**40)
+    if (tag == 'set') a(i) = a(i) + 0.5
+  end do
+  print *, a
+end program kinds
+
+subroutine setall(a, c, z, d, w, big, tag)
+  real :: a(8)
+  complex :: c
+  double complex :: z
+  real(8) :: d, w(3)
+  integer(8) :: big
+  character(len=6) :: tag
+  c = (2.0, 3.0)
+  z = (1.0d0, 0.25d0)
+  d = 1.0d0 + 2.0d0**(-40)
+  w = [1.0d0, 2.0d0, 0.5d0]
+  big = 2_8**40 + 1
+  tag = 'set'
+  a(1) = 5.0
+end subroutine setall
+",
+    )
+    .unwrap();
+    let sequential = dir.join("sequential");
+    let compiled = Command::new("gfortran").arg(&source).arg("-o").arg(&sequential).output().unwrap();
+    assert!(compiled.status.success(), "{}", String::from_utf8_lossy(&compiled.stderr));
+    let expected = Command::new(&sequential).output().unwrap().stdout;
+    for processes in ["1", "2", "3"] {
+        let output = Command::new(env!("CARGO_BIN_EXE_hpf-ls"))
+            .args(["run", "--np", processes])
+            .arg(&source)
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&expected),
+            "on {processes} processes"
+        );
+    }
+}
