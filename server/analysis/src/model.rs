@@ -137,6 +137,8 @@ pub struct Symbol {
     pub kind: SymbolKind,
     /// `real`, `integer`, ...; empty for templates, processors and undeclared types.
     pub type_name: String,
+    /// The kind or length after the type's name (`Decl::type_kind`).
+    pub type_kind: String,
     /// Empty for scalars.
     pub shape: Vec<Dim>,
     pub is_dummy: bool,
@@ -587,6 +589,7 @@ fn declare(model: &mut Model, unit: UnitId, name: &Name) -> usize {
         name: name.clone(),
         kind: SymbolKind::Variable,
         type_name: String::new(),
+        type_kind: String::new(),
         shape: Vec::new(),
         is_dummy: false,
         mapping: Mapping::default(),
@@ -699,6 +702,7 @@ fn declare_symbols(model: &mut Model, unit: UnitId, syntax_unit: &syntax::Unit) 
             // keeps its better name occurrence: the type declaration's.
             if !decl.type_name.is_empty() {
                 symbol.type_name = decl.type_name.clone();
+                symbol.type_kind = decl.type_kind.clone();
                 if !symbol.is_dummy {
                     symbol.name = entity.name.clone();
                 }

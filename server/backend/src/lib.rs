@@ -5,7 +5,8 @@
 //! What it lowers today (everything else is refused with an error at its
 //! line, never lowered wrongly):
 //! - one main program; distributed arrays of rank 1 to 3 of REAL, DOUBLE
-//!   PRECISION, INTEGER or LOGICAL with one BLOCK, BLOCK(m), CYCLIC or
+//!   PRECISION, INTEGER or LOGICAL of the default kind (and REAL(8); other
+//!   kinds are refused, never narrowed) with one BLOCK, BLOCK(m), CYCLIC or
 //!   CYCLIC(m) dimension over a 1-D arrangement, or two such dimensions
 //!   over a 2-D grid (`grid.rs`, `grid/cyclic.rs`), aligned through templates
 //!   and chains with any offset, any stride along a BLOCK dimension
@@ -292,13 +293,32 @@ impl Plan<'_> {
     }
 }
 
-fn element_suffix(type_name: &str) -> Option<&'static str> {
-    match type_name {
-        "real" => Some("r4"),
-        "double precision" | "doubleprecision" => Some("r8"),
-        "integer" => Some("i4"),
-        "logical" => Some("l4"),
+/// The runtime's element type of a declared symbol: REAL, DOUBLE
+/// PRECISION, INTEGER and LOGICAL of the default kind, and REAL(8)
+/// (`REAL*8`, `REAL(KIND=8)`) as DOUBLE PRECISION; `None` for any other type
+/// or kind, which the callers refuse rather than change its precision.
+fn element_suffix(symbol: &analysis::model::Symbol) -> Option<&'static str> {
+    let kind = match symbol.type_kind.as_str() {
+        "" => None,
+        "(4)" | "(kind=4)" | "*4" => Some(4),
+        "(8)" | "(kind=8)" | "*8" => Some(8),
+        _ => return None,
+    };
+    match (symbol.type_name.as_str(), kind) {
+        ("real", None | Some(4)) => Some("r4"),
+        ("real", Some(8)) | ("double precision" | "doubleprecision", None) => Some("r8"),
+        ("integer", None | Some(4)) => Some("i4"),
+        ("logical", None | Some(4)) => Some("l4"),
         _ => None,
+    }
+}
+
+/// The type as declared, for messages: `REAL(KIND=DP)`, or `implicit`.
+fn declared_type(symbol: &analysis::model::Symbol) -> String {
+    if symbol.type_name.is_empty() {
+        "implicit".to_string()
+    } else {
+        format!("{}{}", symbol.type_name, symbol.type_kind).to_ascii_uppercase()
     }
 }
 
@@ -477,8 +497,8 @@ impl<'a> Lowering<'a> {
                 continue;
             }
             let at = symbol.mapping.align.as_ref().map_or(distribution.directive, |it| it.directive);
-            let Some(suffix) = element_suffix(&symbol.type_name) else {
-                self.error(symbol.name.range, format!("distributed arrays of type `{}` are not supported by the MPI backend yet (REAL, DOUBLE PRECISION, INTEGER, LOGICAL are)", if symbol.type_name.is_empty() { "implicit" } else { &symbol.type_name }));
+            let Some(suffix) = element_suffix(symbol) else {
+                self.error(symbol.name.range, format!("distributed arrays of type `{}` are not supported by the MPI backend yet (REAL, DOUBLE PRECISION, INTEGER and LOGICAL of the default kind, and REAL(8), are)", declared_type(symbol)));
                 continue;
             };
             let target_symbol = model.symbol(target);
@@ -1875,12 +1895,12 @@ impl<'a> Lowering<'a> {
                 ExprKind::Name(name) | ExprKind::Ref { name, .. } => {
                     let model = &self.analysis.model;
                     let known = self.lookup(&name.key()).map(|id| model.symbol(id));
-                    if let Some(symbol) = known.filter(|it| element_suffix(&it.type_name).is_none()) {
+                    if let Some(symbol) = known.filter(|it| element_suffix(it).is_none()) {
                         if !symbol.type_name.is_empty() {
                             return Err(format!(
                                 "READ of `{}` ({}): the MPI backend reads INTEGER, REAL, DOUBLE PRECISION and LOGICAL items",
                                 name.text,
-                                symbol.type_name.to_ascii_uppercase()
+                                declared_type(symbol)
                             ));
                         }
                     }

@@ -143,7 +143,7 @@ impl<'a> Lowering<'a> {
                         SymbolKind::Variable | SymbolKind::Constant(_) if symbol.type_name.is_empty() => {
                             Some(implicit(&name.key()))
                         }
-                        SymbolKind::Variable | SymbolKind::Constant(_) => crate::element_suffix(&symbol.type_name),
+                        SymbolKind::Variable | SymbolKind::Constant(_) => crate::element_suffix(symbol),
                         _ => None,
                     }
                 }
@@ -156,7 +156,7 @@ impl<'a> Lowering<'a> {
                         return if symbol.type_name.is_empty() {
                             Some(implicit(&name.key()))
                         } else {
-                            crate::element_suffix(&symbol.type_name)
+                            crate::element_suffix(symbol)
                         };
                     }
                 }

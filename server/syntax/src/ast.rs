@@ -56,6 +56,9 @@ pub struct Decl {
     /// `real`, `double precision`, `integer`, ... in lower case; empty for
     /// DIMENSION and PARAMETER statements without a type.
     pub type_name: String,
+    /// What follows the type's name in the type specifier, lower case and
+    /// without blanks: `(8)`, `(kind=8)`, `*8`, `(len=6)`; empty for none.
+    pub type_kind: String,
     pub attrs: Vec<DeclAttr>,
     pub entities: Vec<DeclEntity>,
     pub range: TextRange,

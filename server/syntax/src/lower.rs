@@ -292,14 +292,24 @@ impl<'a> Lowerer<'a> {
     }
 
     fn declaration(&mut self, node: Node, depth: usize) -> Decl {
-        let mut decl =
-            Decl { type_name: String::new(), attrs: Vec::new(), entities: Vec::new(), range: self.range(node) };
+        let mut decl = Decl {
+            type_name: String::new(),
+            type_kind: String::new(),
+            attrs: Vec::new(),
+            entities: Vec::new(),
+            range: self.range(node),
+        };
         for child in named_children(node) {
             match child.kind() {
                 "intrinsic_type" | "derived_type" => {
                     let text = self.text(child);
                     let base = text.split(['(', '*']).next().unwrap_or("");
                     decl.type_name = base.split_whitespace().collect::<Vec<_>>().join(" ").to_ascii_lowercase();
+                    decl.type_kind = text[base.len()..]
+                        .chars()
+                        .filter(|it| !it.is_whitespace())
+                        .collect::<String>()
+                        .to_ascii_lowercase();
                 }
                 "type_qualifier" => {
                     let text = self.text(child).trim().to_ascii_lowercase();
@@ -360,6 +370,7 @@ impl<'a> Lowerer<'a> {
     fn parameter_statement(&mut self, node: Node, depth: usize) -> Decl {
         let mut decl = Decl {
             type_name: String::new(),
+            type_kind: String::new(),
             attrs: vec![DeclAttr::Parameter],
             entities: Vec::new(),
             range: self.range(node),
