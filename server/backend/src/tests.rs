@@ -320,27 +320,34 @@ end program c
     assert!(source.contains("call hpf_gather_r4_11(b, hpf_d_b, hpf_g_b, [1], [20])"), "{source}");
 }
 
-/// The runtime's CYCLIC maps (owner, local position and its inverse, the
-/// local parts, the iterations of each course) against a brute-force
-/// enumeration on 1 to 5 processes, by a Fortran driver that sets the rank
-/// and the process count itself (no MPI run needed, only `mpif90`).
-#[test]
-fn the_runtime_cyclic_maps_agree_with_enumeration() {
+/// Compiles the runtime (with the routines `uses` asks for) and a Fortran
+/// `driver` that checks it against an enumeration, runs it and expects it
+/// to print `errors: 0`; skipped without `mpif90`.
+fn assert_driver_finds_no_errors(name: &str, uses: &str, driver: &str) {
     use std::process::Command;
     if Command::new("mpif90").arg("--version").output().is_err() {
         eprintln!("skipped: no mpif90");
         return;
     }
-    let dir = std::env::temp_dir().join(format!("hpf-ls-cyclic-maps-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("hpf-ls-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("runtime.f90"), crate::runtime::runtime_for("")).unwrap();
-    std::fs::write(dir.join("driver.f90"), include_str!("cyclic_maps_test.f90")).unwrap();
+    std::fs::write(dir.join("runtime.f90"), crate::runtime::runtime_for(uses)).unwrap();
+    std::fs::write(dir.join("driver.f90"), driver).unwrap();
     let build =
         Command::new("mpif90").args(["runtime.f90", "driver.f90", "-o", "driver"]).current_dir(&dir).output().unwrap();
     assert!(build.status.success(), "{}", String::from_utf8_lossy(&build.stderr));
     let run = Command::new(dir.join("driver")).output().unwrap();
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(String::from_utf8_lossy(&run.stdout), "errors: 0\n");
+}
+
+/// The runtime's CYCLIC maps (owner, local position and its inverse, the
+/// local parts, the iterations of each course) against a brute-force
+/// enumeration on 1 to 5 processes, by a Fortran driver that sets the rank
+/// and the process count itself (no MPI run needed, only `mpif90`).
+#[test]
+fn the_runtime_cyclic_maps_agree_with_enumeration() {
+    assert_driver_finds_no_errors("cyclic-maps", "", include_str!("cyclic_maps_test.f90"));
 }
 
 /// The runtime's 2-D grid (its shape for every process count, the block
@@ -349,21 +356,7 @@ fn the_runtime_cyclic_maps_agree_with_enumeration() {
 /// sets the rank and the process count itself (only `mpif90` needed).
 #[test]
 fn the_runtime_grid_maps_agree_with_enumeration() {
-    use std::process::Command;
-    if Command::new("mpif90").arg("--version").output().is_err() {
-        eprintln!("skipped: no mpif90");
-        return;
-    }
-    let dir = std::env::temp_dir().join(format!("hpf-ls-grid-maps-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("runtime.f90"), crate::runtime::runtime_for("call hpf_box_i4_212(")).unwrap();
-    std::fs::write(dir.join("driver.f90"), include_str!("grid_maps_test.f90")).unwrap();
-    let build =
-        Command::new("mpif90").args(["runtime.f90", "driver.f90", "-o", "driver"]).current_dir(&dir).output().unwrap();
-    assert!(build.status.success(), "{}", String::from_utf8_lossy(&build.stderr));
-    let run = Command::new(dir.join("driver")).output().unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
-    assert_eq!(String::from_utf8_lossy(&run.stdout), "errors: 0\n");
+    assert_driver_finds_no_errors("grid-maps", "call hpf_box_i4_212(", include_str!("grid_maps_test.f90"));
 }
 
 /// The runtime's owners and owned ranges of BLOCK dimensions aligned with
@@ -371,21 +364,7 @@ fn the_runtime_grid_maps_agree_with_enumeration() {
 /// enumeration on 1 to 5 processes (only `mpif90` needed).
 #[test]
 fn the_runtime_stride_maps_agree_with_enumeration() {
-    use std::process::Command;
-    if Command::new("mpif90").arg("--version").output().is_err() {
-        eprintln!("skipped: no mpif90");
-        return;
-    }
-    let dir = std::env::temp_dir().join(format!("hpf-ls-stride-maps-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("runtime.f90"), crate::runtime::runtime_for("")).unwrap();
-    std::fs::write(dir.join("driver.f90"), include_str!("stride_maps_test.f90")).unwrap();
-    let build =
-        Command::new("mpif90").args(["runtime.f90", "driver.f90", "-o", "driver"]).current_dir(&dir).output().unwrap();
-    assert!(build.status.success(), "{}", String::from_utf8_lossy(&build.stderr));
-    let run = Command::new(dir.join("driver")).output().unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
-    assert_eq!(String::from_utf8_lossy(&run.stdout), "errors: 0\n");
+    assert_driver_finds_no_errors("stride-maps", "", include_str!("stride_maps_test.f90"));
 }
 
 #[test]
