@@ -643,12 +643,27 @@ pub fn run(args: &[String]) {
     }
 
     println!();
+    print_breakdowns(&sizes);
+}
+
+/// `hpf-bench edit [LINES...]`: the in-process breakdown alone.
+pub fn run_breakdown(args: &[String]) {
+    let sizes: Vec<usize> = if args.is_empty() {
+        vec![100_000]
+    } else {
+        args.iter().map(|it| it.parse().unwrap_or_else(|_| panic!("`{it}` is not a number of lines"))).collect()
+    };
+    println!("cores: {}", std::thread::available_parallelism().map_or(0, |it| it.get()));
+    print_breakdowns(&sizes);
+}
+
+fn print_breakdowns(sizes: &[usize]) {
     println!("In-process breakdown of one edit (medians; the server's `compute`, then publishing):");
     println!(
         "| lines | copy text ×2 | input_edit | incremental reparse (full parse) | lower_tree | analyze_file (model + loops) | drop old analysis | sum | ide::hover | RSS of one tree + analysis |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|");
-    for &lines in &sizes {
+    for &lines in sizes {
         let it = breakdown(lines);
         let lines = it.lines;
         let sum = it.copy + it.input_edit + it.reparse + it.lower + it.analyze + it.drop_old;

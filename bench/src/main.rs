@@ -10,7 +10,8 @@
 //! median of several runs: these machines
 //! are shared and noisy, so compare medians and ratios, not single runs.
 //! `cargo run --release -p hpf-bench -- lsp [LINES...]` measures the
-//! server's latency over LSP (see lsp_latency.rs).
+//! server's latency over LSP (see lsp_latency.rs); `-- edit [LINES...]`
+//! prints only its in-process breakdown of one edit.
 //! `cargo run --release -p hpf-bench -- optimize` times the whole-program
 //! alignment optimiser on the corpus and on a generated unit (optimize.rs).
 
@@ -179,6 +180,7 @@ fn main() {
             }
         }
         Some("large") => large_arrays(),
+        Some("edit") => lsp_latency::run_breakdown(&args[1..]),
         Some("memory") => {
             // Resident memory after each stage of the analysis of one generated file.
             let lines: usize = args.get(1).and_then(|it| it.parse().ok()).unwrap_or(100_000);

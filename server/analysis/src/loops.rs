@@ -400,12 +400,15 @@ pub fn analyze_loops(model: &Model, units: &[&syntax::Unit], diagnostics: &mut V
     for (unit_id, unit) in units.iter().enumerate() {
         let mut walker = Walker { model, unit: unit_id, reports: Vec::new() };
         walker.statements(&unit.body, &[], None, &[]);
-        reports.extend(walker.reports);
+        let mut unit_reports = walker.reports;
+        for report in &mut unit_reports {
+            finish(model, report);
+        }
+        // Per unit: a nest never spans units, and over the whole file this was
+        // quadratic in the number of loops (most of the analysis at 100k lines).
+        borrow_homes(model, &mut unit_reports);
+        reports.extend(unit_reports);
     }
-    for report in &mut reports {
-        finish(model, report);
-    }
-    borrow_homes(model, &mut reports);
     reports.sort_by_key(|it| (it.header.start, it.range.end));
     for report in &reports {
         report_diagnostics(model, report, diagnostics);
@@ -909,7 +912,7 @@ fn finish(model: &Model, report: &mut LoopReport) {
 }
 
 /// A loop whose body is only other loops (the outer loop of a nest) runs
-/// where the first inner loop's home lives.
+/// where the first inner loop's home lives. `reports` are one unit's.
 fn borrow_homes(model: &Model, reports: &mut [LoopReport]) {
     for idx in 0..reports.len() {
         let report = &reports[idx];
@@ -919,8 +922,7 @@ fn borrow_homes(model: &Model, reports: &mut [LoopReport]) {
         let inner = reports
             .iter()
             .filter(|it| {
-                it.unit == report.unit
-                    && report.range.contains_range(it.range)
+                report.range.contains_range(it.range)
                     && it.range != report.range
                     && it.nest.len() > report.nest.len()
                     && it.nest[..report.nest.len()] == report.nest[..]
