@@ -520,13 +520,22 @@ fn breakdown(target_lines: usize) -> Breakdown {
         let units: Vec<&syntax::Unit> =
             analysis::model::flatten_units(&copy_of_file).into_iter().map(|(unit, _)| unit).collect();
         let start = Instant::now();
-        std::hint::black_box(analysis::loops::analyze_loops(&built, &units, &mut diagnostics));
+        let reusable =
+            previous_analysis.as_ref().and_then(|it| analysis::loops::ReusableLoops::new(it, &copy_of_file, &built));
+        std::hint::black_box(analysis::loops::analyze_loops_reusing(
+            &built,
+            &units,
+            &mut diagnostics,
+            reusable.as_ref(),
+        ));
         loops.push(start.elapsed());
+        drop(reusable);
         drop(units);
         drop((built, diagnostics, copy_of_file));
 
         let start = Instant::now();
-        let analysed = analysis::analyze_file(file, config);
+        let analysed =
+            analysis::analyze_file_reusing(file, config, &analysis::model::NoModules, previous_analysis.as_ref());
         analyze.push(start.elapsed());
 
         // The server drops the previous analysis when it stores the new one.

@@ -20,6 +20,6 @@ pub use line_index::LineIndex;
 pub use parse::{
     lower_tree, lower_tree_reusing, parse, parse_tree, parser_text, SourceFile, DIRECTIVES_QUERY, MAX_ANALYSED_BYTES,
 };
-pub use reuse::{PreviousLowering, WholeUnit};
+pub use reuse::{PreviousLowering, ReusedUnit, WholeUnit};
 pub use source_form::{normalize_fixed, SourceForm, DEFAULT_FIXED_LINE_LENGTH, FORTRAN_EXTENSIONS};
 pub use text_range::TextRange;

@@ -9,7 +9,7 @@
 use tree_sitter::Node;
 
 use crate::ast::{Decl, DeclAttr, DeclEntity, LoopControl, Stmt, StmtKind, Unit, UnitKind};
-use crate::reuse::{ReusableUnits, WholeUnit};
+use crate::reuse::{ReusableUnits, ReusedUnit, WholeUnit};
 use crate::{BinaryOp, Code, Diagnostic, Expr, ExprKind, Name, Subscript, TextRange, UnaryOp};
 
 /// Deepest nesting of statements plus expressions that is lowered.
@@ -27,7 +27,8 @@ pub(crate) struct Lowerer<'a> {
     pub(crate) reusable: Option<&'a ReusableUnits<'a>>,
     /// See [`crate::SourceFile::whole_units`].
     pub(crate) whole_units: Vec<WholeUnit>,
-    pub(crate) reused_units: usize,
+    /// See [`crate::SourceFile::reused_units`].
+    pub(crate) reused_units: Vec<ReusedUnit>,
 }
 
 fn unit_kind(node_kind: &str) -> Option<UnitKind> {
@@ -108,7 +109,7 @@ impl<'a> Lowerer<'a> {
             reported_too_deep: false,
             reusable: None,
             whole_units: Vec::new(),
-            reused_units: 0,
+            reused_units: Vec::new(),
         }
     }
 
@@ -164,8 +165,8 @@ impl<'a> Lowerer<'a> {
                 let subtree = subtree_id(child);
                 let reused = self.reusable.and_then(|it| it.unit(subtree, range, self.text, self.user_text));
                 let unit = match reused {
-                    Some(unit) => {
-                        self.reused_units += 1;
+                    Some((unit, reused)) => {
+                        self.reused_units.push(reused);
                         unit
                     }
                     None => self.unit(child, unit_kind, 0),

@@ -14,7 +14,7 @@ use tree_sitter::{Node, Parser, Tree};
 use crate::ast::Unit;
 use crate::directive::{parse_directives, Directive};
 use crate::lower::{Lowerer, MAX_DEPTH};
-use crate::reuse::{PreviousLowering, ReusableUnits, WholeUnit};
+use crate::reuse::{PreviousLowering, ReusableUnits, ReusedUnit, WholeUnit};
 use crate::{normalize_fixed, Code, Diagnostic, SourceForm, TextRange};
 
 /// The query that finds comments (and so directives), compiled into the binary.
@@ -39,9 +39,9 @@ pub struct SourceFile {
     /// The top-level units lowered from a whole, error-free unit node: the
     /// units the next version of the text can reuse.
     pub whole_units: Vec<WholeUnit>,
-    /// How many of them were taken from the previous version of the text
-    /// ([`lower_tree_reusing`]) instead of being lowered again.
-    pub reused_units: usize,
+    /// The top-level units taken from the previous version of the text
+    /// ([`lower_tree_reusing`]) instead of being lowered again, in text order.
+    pub reused_units: Vec<ReusedUnit>,
 }
 
 impl SourceFile {
@@ -106,14 +106,25 @@ pub fn lower_tree_reusing(
     let mut diagnostics = Vec::new();
     syntax_errors(root, parser_text, &mut diagnostics);
 
-    // Ranges of the normalised text are made char boundaries of the user's text.
-    let comments: Vec<TextRange> = comments(root, parser_text).into_iter().map(|it| it.snap_to_chars(text)).collect();
+    let previous_comments = previous.map(|it| it.file.comments.as_slice());
     let reusable = previous.and_then(ReusableUnits::new);
     let mut lowerer = Lowerer::new(parser_text, text, &mut diagnostics);
     lowerer.reusable = reusable.as_ref();
     let units = lowerer.units(root);
     let whole_units = std::mem::take(&mut lowerer.whole_units);
-    let reused_units = lowerer.reused_units;
+    let reused_units = std::mem::take(&mut lowerer.reused_units);
+    // The comments of a reused unit are the previous ones, moved.
+    let moved_comments = |node: Node| {
+        let range = TextRange::new(node.start_byte(), node.end_byte());
+        let at = reused_units.partition_point(|it| it.range.start < range.start);
+        let reused = reused_units.get(at).filter(|it| it.range == range)?;
+        let previous = previous_comments?;
+        let (start, end) = (reused.previous_start, reused.previous_start + range.len());
+        let first = previous.partition_point(|it| it.start < start);
+        let delta = range.start as isize - start as isize;
+        Some(previous[first..].iter().take_while(|it| it.end <= end).map(|it| it.shifted(delta)).collect())
+    };
+    let comments = comments(root, parser_text, text, moved_comments);
     for diagnostic in &mut diagnostics {
         diagnostic.range = diagnostic.range.snap_to_chars(text);
     }
@@ -143,7 +154,7 @@ fn too_large(text: &str, form: SourceForm) -> SourceFile {
         comments: Vec::new(),
         diagnostics: vec![diagnostic],
         whole_units: Vec::new(),
-        reused_units: 0,
+        reused_units: Vec::new(),
     }
 }
 
@@ -165,18 +176,54 @@ fn comment_kinds() -> &'static [u16] {
 /// of their expressions. (The query `(comment) @comment` of
 /// queries/directives.scm finds the same nodes, but took as long as the
 /// whole lowering: 0.3-0.7 s at 100k lines.)
-fn comments(root: Node, text: &str) -> Vec<TextRange> {
+///
+/// `text` is the parser's text, `user_text` the user's: ranges are made
+/// char boundaries of the latter. A child of the root for which `known`
+/// has the comments (a unit taken over from the previous version of the
+/// text) is not walked.
+fn comments(root: Node, text: &str, user_text: &str, known: impl Fn(Node) -> Option<Vec<TextRange>>) -> Vec<TextRange> {
+    let mut res = Vec::new();
+    let mut cursor = root.walk();
+    if cursor.goto_first_child() {
+        loop {
+            let node = cursor.node();
+            match known(node) {
+                Some(comments) => res.extend(comments),
+                None => {
+                    let start = res.len();
+                    comments_under(node, text, &mut res);
+                    // Ranges of the normalised text are made char boundaries of the user's text.
+                    res[start..].iter_mut().for_each(|it| *it = it.snap_to_chars(user_text));
+                }
+            }
+            if !cursor.goto_next_sibling() {
+                break;
+            }
+        }
+    }
+    res.sort_by_key(|it| it.start);
+    res.dedup();
+    res
+}
+
+/// The comment nodes at or under `top`, a child of the root.
+fn comments_under(top: Node, text: &str, res: &mut Vec<TextRange>) {
     let kinds = comment_kinds();
     // Where the `!`s are, so that asking a node costs a binary search, not
     // a scan of its text at every level of a deep tree.
-    let bangs: Vec<usize> = text.bytes().enumerate().filter(|(_, it)| *it == b'!').map(|(at, _)| at).collect();
+    let offset = top.start_byte();
+    let bangs: Vec<usize> = text.as_bytes()[top.byte_range()]
+        .iter()
+        .enumerate()
+        .filter(|(_, it)| **it == b'!')
+        .map(|(at, _)| offset + at)
+        .collect();
     let may_hold_comment = |node: Node| {
         let first = bangs.partition_point(|it| *it < node.start_byte());
         bangs.get(first).is_some_and(|it| *it < node.end_byte())
     };
-    let mut res = Vec::new();
-    let mut cursor = root.walk();
-    let mut depth = 0usize;
+    let mut cursor = top.walk();
+    let mut depth = 1usize;
     'walk: loop {
         let node = cursor.node();
         if kinds.contains(&node.kind_id()) {
@@ -188,18 +235,19 @@ fn comments(root: Node, text: &str) -> Vec<TextRange> {
             continue;
         }
         loop {
+            // The cursor never leaves `top` for its siblings.
+            if depth == 1 {
+                break 'walk;
+            }
             if cursor.goto_next_sibling() {
                 continue 'walk;
             }
-            if depth == 0 || !cursor.goto_parent() {
+            if !cursor.goto_parent() {
                 break 'walk;
             }
             depth -= 1;
         }
     }
-    res.sort_by_key(|it| it.start);
-    res.dedup();
-    res
 }
 
 /// Reports ERROR and MISSING nodes, walking the tree iteratively.
@@ -293,13 +341,23 @@ fn assign_directives(units: &mut Vec<Unit>, directives: Vec<Directive>) {
             execution_start: end,
         });
     }
+    // Units are in text order, apart and not empty (almost always): then the
+    // unit of an offset is found by a binary search, not a scan per directive.
+    let apart =
+        units.iter().all(|it| !it.range.is_empty()) && units.windows(2).all(|it| it[0].range.end <= it[1].range.start);
     for directive in directives {
         let offset = directive.range.start;
-        let top = units
-            .iter()
-            .position(|it| it.range.contains(offset))
-            .or_else(|| units.iter().position(|it| it.range.start >= offset))
-            .unwrap_or(units.len() - 1);
+        let top = if apart {
+            // The first unit ending after the offset holds it or starts after it.
+            units.partition_point(|it| it.range.end <= offset)
+        } else {
+            units
+                .iter()
+                .position(|it| it.range.contains(offset))
+                .or_else(|| units.iter().position(|it| it.range.start >= offset))
+                .unwrap_or(units.len())
+        }
+        .min(units.len() - 1);
         let mut unit = &mut units[top];
         loop {
             if let Some(inner) = unit.contains.iter().position(|it| it.range.contains(offset)) {
@@ -344,7 +402,7 @@ mod comment_tests {
             expected.sort_by_key(|it| it.start);
             expected.dedup();
             assert!(!expected.is_empty(), "{}", path.display());
-            assert_eq!(comments(tree.root_node(), &text), expected, "{}", path.display());
+            assert_eq!(comments(tree.root_node(), &text, &text, |_| None), expected, "{}", path.display());
             files += 1;
         }
         assert!(files >= 40, "{files} corpus files");

@@ -49,6 +49,13 @@ impl TextRange {
         self.start <= other.start && other.end <= self.end
     }
 
+    /// The same range `delta` bytes later (earlier when negative): text
+    /// moved by an edit before it.
+    pub fn shifted(self, delta: isize) -> TextRange {
+        let moved = |offset: usize| offset.checked_add_signed(delta).expect("a moved range stays inside the text");
+        TextRange { start: moved(self.start), end: moved(self.end) }
+    }
+
     pub fn to_range(self) -> Range<usize> {
         self.start..self.end
     }

@@ -277,9 +277,10 @@ fn compute(
         file: &old.analysis.file,
     });
     let file = syntax::lower_tree_reusing(&text, &parser_text, form, &tree, reuse);
-    drop(previous);
     let config = ModelConfig { number_of_processors: settings.processors };
-    let mut analysis = analysis::analyze_file_with(file, config, modules);
+    let previous_analysis = previous.as_ref().map(|(_, _, old)| &old.analysis);
+    let mut analysis = analysis::analyze_file_reusing(file, config, modules, previous_analysis);
+    drop(previous);
     crate::config::apply_severities(&mut analysis.diagnostics, &settings.severities());
     // Built here, on the analysis worker: hover, definition, references and
     // rename need the occurrence index, and building it lazily made the
