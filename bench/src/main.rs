@@ -119,6 +119,8 @@ fn summarize(label: &str, mut times: Vec<Duration>, bytes: usize, lines: usize) 
 }
 
 fn main() {
+    // SAFETY: the first tree-sitter call of the process, on its only thread.
+    unsafe { syntax::use_mimalloc_for_tree_sitter() };
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("check") | None => {

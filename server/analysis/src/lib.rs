@@ -31,6 +31,10 @@ pub struct FileAnalysis {
     /// How many units' loop reports were taken from the previous version
     /// of the text ([`analyze_file_reusing`]).
     pub reused_loop_units: usize,
+    /// The model means what the previous version's meant
+    /// ([`model::Model::same_meaning`]): what was computed from an unchanged
+    /// unit there holds here, moved.
+    pub model_as_previous: bool,
     /// Built on first use by `ide::occurrences`: hovers and navigation share it.
     occurrence_index: std::sync::OnceLock<Vec<ide::Occurrence>>,
 }
@@ -86,10 +90,19 @@ pub fn analyze_file_reusing(
     let units: Vec<&syntax::Unit> = model::flatten_units(&file).into_iter().map(|(unit, _)| unit).collect();
     let reusable = previous.and_then(|it| loops::ReusableLoops::new(it, &file, &model));
     let reused_loop_units = reusable.as_ref().map_or(0, loops::ReusableLoops::units);
+    let model_as_previous = reusable.is_some();
     let loops = loops::analyze_loops_reusing(&model, &units, &mut diagnostics, reusable.as_ref());
     drop(reusable);
     diagnostics.sort_by_key(|it| (it.range.start, it.range.end, it.code.as_str()));
     // One directive can yield the same finding once per entity it names.
     diagnostics.dedup_by(|a, b| a.code == b.code && a.range == b.range && a.message == b.message);
-    FileAnalysis { file, model, loops, diagnostics, reused_loop_units, occurrence_index: std::sync::OnceLock::new() }
+    FileAnalysis {
+        file,
+        model,
+        loops,
+        diagnostics,
+        reused_loop_units,
+        model_as_previous,
+        occurrence_index: std::sync::OnceLock::new(),
+    }
 }

@@ -1,9 +1,10 @@
-//! An analysis that takes the loop reports of unchanged units from the
-//! previous version of the text gives exactly what analysing the new text
-//! from scratch gives, and reuses what it can.
+//! An analysis that takes the loop reports (and the occurrence index) of
+//! unchanged units from the previous version of the text gives exactly
+//! what analysing the new text from scratch gives, and reuses what it can.
 
 use std::path::Path;
 
+use analysis::ide::{occurrences, occurrences_reusing};
 use analysis::model::NoModules;
 use analysis::{analyze_file, analyze_file_reusing, FileAnalysis, ModelConfig};
 use syntax::{lower_tree, lower_tree_reusing, parse_tree, parser_text, PreviousLowering, SourceForm};
@@ -72,6 +73,11 @@ fn check_same(old: &Analysed, new: &str, form: SourceForm, what: &str) -> usize 
         format!("{:?}", reused.analysis.diagnostics),
         format!("{:?}", fresh.diagnostics),
         "diagnostics differ after {what}"
+    );
+    assert_eq!(
+        occurrences_reusing(&reused.analysis, Some(&old.analysis)),
+        occurrences(&fresh),
+        "occurrences differ after {what}"
     );
     reused.analysis.reused_loop_units
 }

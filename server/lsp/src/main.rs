@@ -41,6 +41,8 @@ options:
 exit status of `check`: 0 no errors, 1 errors found, 2 usage or I/O error";
 
 fn main() {
+    // SAFETY: the first tree-sitter call of the process, on its only thread.
+    unsafe { syntax::use_mimalloc_for_tree_sitter() };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (mut out, mut err) = (String::new(), String::new());
     let status = match args.first().map(String::as_str) {

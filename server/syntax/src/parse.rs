@@ -66,6 +66,37 @@ pub fn parser_text(text: &str, form: SourceForm) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// Makes tree-sitter's C library allocate with mimalloc, the allocator of
+/// the hpf-ls binaries, instead of glibc's malloc. Under glibc, freeing a
+/// large tree (134 MB at 100k lines) left chunks that the next parse's
+/// allocations consolidated first: 60 ms added to an incremental reparse
+/// of 2 ms.
+///
+/// # Safety
+/// Call it before any other tree-sitter call, once, on one thread: trees
+/// allocated before it would be freed by the wrong allocator.
+pub unsafe fn use_mimalloc_for_tree_sitter() {
+    unsafe extern "C" fn calloc(count: usize, size: usize) -> *mut std::ffi::c_void {
+        let Some(bytes) = count.checked_mul(size) else { return std::ptr::null_mut() };
+        // SAFETY: mi_malloc returns null or `bytes` writable bytes.
+        unsafe {
+            let memory = libmimalloc_sys::mi_malloc(bytes);
+            if !memory.is_null() {
+                std::ptr::write_bytes(memory.cast::<u8>(), 0, bytes);
+            }
+            memory
+        }
+    }
+    let allocator = tree_sitter::Allocator {
+        malloc: libmimalloc_sys::mi_malloc,
+        calloc,
+        realloc: libmimalloc_sys::mi_realloc,
+        free: libmimalloc_sys::mi_free,
+    };
+    // SAFETY: the caller makes this the first tree-sitter call.
+    unsafe { tree_sitter::set_allocator(Some(allocator)) };
+}
+
 /// Parses `text` (already normalised for its form) with tree-sitter,
 /// reusing `old_tree` when it has been edited to match.
 pub fn parse_tree(parser_text: &str, old_tree: Option<&Tree>) -> Tree {

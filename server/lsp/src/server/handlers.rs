@@ -7,7 +7,7 @@ use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::LanguageServer;
 
-use super::position::{offset, position, range, text_range, PositionEncoding};
+use super::position::{offset, position, range, text_range, PositionEncoding, Positions};
 use super::proto;
 use super::settings::Settings;
 use super::{Analysed, Backend, Document};
@@ -390,13 +390,14 @@ impl LanguageServer for Backend {
                             continue;
                         }
                     }
+                    let positions = Positions::by_rope(&analysed.text, &analysed.rope, encoding);
                     let diagnostics = action.fixes.map(|fixed| {
                         analysed
                             .analysis
                             .diagnostics
                             .iter()
                             .filter(|it| it.range == fixed && it.code == syntax::Code::MisalignedTransfer)
-                            .map(|it| proto::diagnostic(&uri, analysed, it, encoding))
+                            .map(|it| proto::diagnostic(&uri, analysed, it, &positions))
                             .collect()
                     });
                     res.push(CodeActionOrCommand::CodeAction(CodeAction {

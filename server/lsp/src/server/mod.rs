@@ -280,12 +280,12 @@ fn compute(
     let config = ModelConfig { number_of_processors: settings.processors };
     let previous_analysis = previous.as_ref().map(|(_, _, old)| &old.analysis);
     let mut analysis = analysis::analyze_file_reusing(file, config, modules, previous_analysis);
-    drop(previous);
     crate::config::apply_severities(&mut analysis.diagnostics, &settings.severities());
     // Built here, on the analysis worker: hover, definition, references and
     // rename need the occurrence index, and building it lazily made the
     // first hover after every edit pay for it (3x the idle latency under load).
-    analysis::ide::occurrences(&analysis);
+    analysis::ide::occurrences_reusing(&analysis, previous_analysis);
+    drop(previous);
     let unknown_modules = unknown_modules(&analysis);
     let analysed = Arc::new(Analysed { version, text, rope, analysis, unknown_modules });
     (analysed.clone(), (parser_text, tree, analysed))

@@ -4,7 +4,7 @@ use analysis::ide;
 use syntax::Severity;
 use tower_lsp_server::ls_types::{self, Uri};
 
-use super::position::{range, PositionEncoding};
+use super::position::{range, PositionEncoding, Positions};
 use super::Analysed;
 
 pub fn severity(severity: Severity) -> ls_types::DiagnosticSeverity {
@@ -20,14 +20,15 @@ pub fn diagnostic(
     uri: &Uri,
     analysed: &Analysed,
     diagnostic: &syntax::Diagnostic,
-    encoding: PositionEncoding,
+    positions: &Positions,
 ) -> ls_types::Diagnostic {
+    let encoding = positions.encoding();
     let related: Vec<ls_types::DiagnosticRelatedInformation> = diagnostic
         .related
         .iter()
         .filter_map(|it| {
             let location = match &it.file {
-                None => ls_types::Location { uri: uri.clone(), range: range(&analysed.rope, it.range, encoding) },
+                None => ls_types::Location { uri: uri.clone(), range: positions.range(it.range) },
                 // In a module of another file: that file's text gives the position.
                 Some(name) => {
                     let external = analysed.analysis.model.externals.iter().find(|file| file.name == *name)?;
@@ -41,7 +42,7 @@ pub fn diagnostic(
         })
         .collect();
     ls_types::Diagnostic {
-        range: range(&analysed.rope, diagnostic.range, encoding),
+        range: positions.range(diagnostic.range),
         severity: Some(severity(diagnostic.severity)),
         code: Some(ls_types::NumberOrString::String(diagnostic.code.as_str().to_string())),
         source: Some("hpf-ls".to_string()),
@@ -52,7 +53,8 @@ pub fn diagnostic(
 }
 
 pub fn diagnostics(uri: &Uri, analysed: &Analysed, encoding: PositionEncoding) -> Vec<ls_types::Diagnostic> {
-    analysed.analysis.diagnostics.iter().map(|it| diagnostic(uri, analysed, it, encoding)).collect()
+    let positions = Positions::new(&analysed.text, &analysed.rope, encoding);
+    analysed.analysis.diagnostics.iter().map(|it| diagnostic(uri, analysed, it, &positions)).collect()
 }
 
 /// A whole `textDocument/publishDiagnostics` frame, serialised here (on an
