@@ -106,6 +106,47 @@ impl Linear {
 }
 
 /// Folds an integer constant expression.
+/// gfortran's kind of a literal constant: `1.0D0` is 8, `1.0`, `1` and
+/// `.TRUE.` are 4, a kind suffix (`1.0_8`) is its number.
+fn literal_kind(expr: &Expr) -> Option<i64> {
+    let text = match &expr.kind {
+        ExprKind::Int(_) => return Some(4),
+        ExprKind::Literal(text) => text.to_ascii_lowercase(),
+        ExprKind::Paren(inner) => return literal_kind(inner),
+        _ => return None,
+    };
+    if let Some((_, suffix)) = text.rsplit_once('_') {
+        return suffix.parse().ok();
+    }
+    let numeric = text.starts_with(|it: char| it.is_ascii_digit() || it == '.')
+        && !text.starts_with(".t")
+        && !text.starts_with(".f");
+    match () {
+        _ if text == ".true." || text == ".false." => Some(4),
+        _ if numeric && text.contains('d') => Some(8),
+        _ if numeric => Some(4),
+        _ => None,
+    }
+}
+
+/// gfortran's SELECTED_REAL_KIND(P, R): the smallest kind with at least
+/// P decimal digits and range R; -1, -2 or -3 when none has them.
+fn selected_real_kind(precision: i64, range: i64) -> i64 {
+    let kinds = [(4, 6, 37), (8, 15, 307), (10, 18, 4931), (16, 33, 4931)];
+    let found = kinds.iter().find(|(_, p, r)| precision <= *p && range <= *r);
+    match found {
+        Some((kind, _, _)) => *kind,
+        None if precision > 33 && range > 4931 => -3,
+        None if precision > 33 => -1,
+        None => -2,
+    }
+}
+
+/// gfortran's SELECTED_INT_KIND(R): the smallest kind holding 10**R; -1 if none.
+fn selected_int_kind(range: i64) -> i64 {
+    [(1, 2), (2, 4), (4, 9), (8, 18), (16, 38)].iter().find(|(_, r)| range <= *r).map_or(-1, |(kind, _)| *kind)
+}
+
 pub fn eval_int(expr: &Expr, env: &dyn ConstEnv) -> Result<i64, NotFolded> {
     let linear = linear(expr, &|_| false, env)?;
     Ok(linear.constant)
@@ -214,6 +255,34 @@ pub fn linear(expr: &Expr, is_var: &dyn Fn(&str) -> bool, env: &dyn ConstEnv) ->
                 }
                 "abs" if args.len() == 1 => {
                     constant_args()?[0].checked_abs().map(Linear::constant).ok_or_else(overflow)
+                }
+                // The kind idioms of declarations (`INTEGER, PARAMETER :: DP =
+                // KIND(1.0D0)`), with gfortran's kind numbers.
+                "kind" if args.len() == 1 => args[0]
+                    .as_expr()
+                    .and_then(literal_kind)
+                    .map(Linear::constant)
+                    .ok_or_else(|| NotFolded::new(expr.range, NotFoldedReason::NotInteger)),
+                "selected_real_kind" | "selected_int_kind" if !args.is_empty() && args.len() <= 2 => {
+                    let mut precision = None;
+                    let mut range = None;
+                    for (position, arg) in args.iter().enumerate() {
+                        let (slot, value) = match arg {
+                            syntax::Subscript::Keyword { name, value } if name.is("p") => (&mut precision, value),
+                            syntax::Subscript::Keyword { name, value } if name.is("r") => (&mut range, value),
+                            syntax::Subscript::Expr(value) if position == 0 => (&mut precision, value),
+                            syntax::Subscript::Expr(value) if position == 1 => (&mut range, value),
+                            _ => return Err(NotFolded::new(arg.range(), NotFoldedReason::NotInteger)),
+                        };
+                        *slot = Some(eval_int(value, env)?);
+                    }
+                    let value = if name.is("selected_int_kind") {
+                        // Its one argument is the decimal range, however it is passed.
+                        selected_int_kind(precision.or(range).unwrap_or(0))
+                    } else {
+                        selected_real_kind(precision.unwrap_or(0), range.unwrap_or(0))
+                    };
+                    Ok(Linear::constant(value))
                 }
                 _ => Err(NotFolded::new(expr.range, NotFoldedReason::NotAffine)),
             }

@@ -141,7 +141,7 @@ impl UnitModel {
 
 impl Symbol {
     fn same_meaning(&self, other: &Symbol) -> bool {
-        let Symbol { name, kind, type_name, type_kind, shape, is_dummy, mapping } = self;
+        let Symbol { name, kind, type_name, type_kind, kind_value, shape, is_dummy, mapping } = self;
         let same_dim = |a: &Dim, b: &Dim| {
             let Dim { lo, hi, range: _ } = a;
             *lo == b.lo && *hi == b.hi
@@ -150,6 +150,7 @@ impl Symbol {
             && *kind == other.kind
             && *type_name == other.type_name
             && *type_kind == other.type_kind
+            && *kind_value == other.kind_value
             && shape.len() == other.shape.len()
             && shape.iter().zip(&other.shape).all(|(a, b)| same_dim(a, b))
             && *is_dummy == other.is_dummy
@@ -212,6 +213,11 @@ pub struct Symbol {
     pub type_name: String,
     /// The kind or length after the type's name (`Decl::type_kind`).
     pub type_kind: String,
+    /// The kind `type_kind` gives, folded: `(8)`, `*8`, `(KIND=8)`, or
+    /// `(KIND=DP)` with `DP` a named constant that folds (`KIND(1.0D0)`,
+    /// `SELECTED_REAL_KIND(15)`, ...); `None` for the default kind or one
+    /// that does not fold.
+    pub kind_value: Option<i64>,
     /// Empty for scalars.
     pub shape: Vec<Dim>,
     pub is_dummy: bool,
@@ -676,6 +682,7 @@ fn declare(model: &mut Model, unit: UnitId, name: &Name) -> usize {
         kind: SymbolKind::Variable,
         type_name: String::new(),
         type_kind: String::new(),
+        kind_value: None,
         shape: Vec::new(),
         is_dummy: false,
         mapping: Mapping::default(),
@@ -783,12 +790,16 @@ fn declare_symbols(model: &mut Model, unit: UnitId, syntax_unit: &syntax::Unit) 
             } else {
                 None
             };
+            // CHARACTER*6 gives a length, not a kind.
+            let kind_value =
+                (decl.type_name != "character").then(|| fold_kind(&decl.type_kind, &UnitEnv { model, unit })).flatten();
             let symbol = &mut model.units[unit].symbols[index];
             // A variable first seen in a directive or a DIMENSION statement
             // keeps its better name occurrence: the type declaration's.
             if !decl.type_name.is_empty() {
                 symbol.type_name = decl.type_name.clone();
                 symbol.type_kind = decl.type_kind.clone();
+                symbol.kind_value = kind_value;
                 if !symbol.is_dummy {
                     symbol.name = entity.name.clone();
                 }
@@ -801,6 +812,21 @@ fn declare_symbols(model: &mut Model, unit: UnitId, syntax_unit: &syntax::Unit) 
             }
         }
     }
+}
+
+/// The kind a type's kind selector gives (`Decl::type_kind`: lower case,
+/// no blanks): `(8)`, `*8`, `(kind=8)`, `(kind=dp)` or `(dp)` with `dp` a
+/// named constant that folds. A length (`(len=6)`, CHARACTER*6) is not a kind.
+fn fold_kind(type_kind: &str, env: &dyn ConstEnv) -> Option<i64> {
+    let selector = match type_kind.strip_prefix('*') {
+        Some(star) => star,
+        None => type_kind.strip_prefix('(')?.strip_suffix(')')?,
+    };
+    let value = selector.strip_prefix("kind=").unwrap_or(selector);
+    if value.contains(['=', ',']) {
+        return None;
+    }
+    value.parse().ok().or_else(|| env.constant(value))
 }
 
 /// PROCESSORS and TEMPLATE directives declare names.
@@ -1244,4 +1270,57 @@ pub const MAX_PROCESSORS: i64 = i32::MAX as i64;
 /// processor count overflows.
 pub fn block_size(extent: i64, procs: i64) -> i64 {
     (extent.saturating_sub(1) / procs.max(1)).saturating_add(1).max(1)
+}
+
+#[cfg(test)]
+mod kind_tests {
+    use super::*;
+
+    fn kinds(text: &str) -> Vec<(String, Option<i64>, SymbolKind)> {
+        let file = syntax::parse(text, syntax::SourceForm::Free);
+        let model = build_model(&file, ModelConfig { number_of_processors: None }, &mut Vec::new());
+        model.units[0].symbols.iter().map(|it| (it.name.text.clone(), it.kind_value, it.kind)).collect()
+    }
+
+    /// The kind idioms fold as gfortran numbers kinds, and the declarations
+    /// that use them get the folded kind; a length or an unknown name does not.
+    #[test]
+    fn named_kinds_fold() {
+        let symbols = kinds(
+            "program k
+  integer, parameter :: dp = kind(1.0d0), sp = kind(1.0), ik = kind(1), q = kind(0.5_16)
+  integer, parameter :: wp = selected_real_kind(15, 307), hp = selected_real_kind(p=6), xp = selected_real_kind(40)
+  integer, parameter :: i8 = selected_int_kind(18), i1 = selected_int_kind(r=2)
+  real(kind=dp) :: a(4)
+  real(wp) :: b
+  real*8 :: c
+  integer(kind=i8) :: d
+  character*6 :: e
+  real(kind=unknown) :: f
+  real :: g
+end program k
+",
+        );
+        let find = |name: &str| symbols.iter().find(|it| it.0 == name).unwrap_or_else(|| panic!("{name}: {symbols:?}"));
+        let constant = |name: &str| match find(name).2 {
+            SymbolKind::Constant(value) => value,
+            other => panic!("{name} is {other:?}"),
+        };
+        assert_eq!(constant("dp"), Some(8));
+        assert_eq!(constant("sp"), Some(4));
+        assert_eq!(constant("ik"), Some(4));
+        assert_eq!(constant("q"), Some(16));
+        assert_eq!(constant("wp"), Some(8));
+        assert_eq!(constant("hp"), Some(4));
+        assert_eq!(constant("xp"), Some(-1));
+        assert_eq!(constant("i8"), Some(8));
+        assert_eq!(constant("i1"), Some(1));
+        assert_eq!(find("a").1, Some(8));
+        assert_eq!(find("b").1, Some(8));
+        assert_eq!(find("c").1, Some(8));
+        assert_eq!(find("d").1, Some(8));
+        assert_eq!(find("e").1, None);
+        assert_eq!(find("f").1, None);
+        assert_eq!(find("g").1, None);
+    }
 }

@@ -294,16 +294,15 @@ impl Plan<'_> {
 }
 
 /// The runtime's element type of a declared symbol: REAL, DOUBLE
-/// PRECISION, INTEGER and LOGICAL of the default kind, and REAL(8)
-/// (`REAL*8`, `REAL(KIND=8)`) as DOUBLE PRECISION; `None` for any other type
+/// PRECISION, INTEGER and LOGICAL of the default kind (or kind 4), and
+/// REAL(8) (`REAL*8`, `REAL(KIND=8)`, `REAL(KIND=DP)` with a named constant
+/// DP that folds to 8, as `KIND(1.0D0)` and `SELECTED_REAL_KIND(15)` do) as
+/// DOUBLE PRECISION; `None` for any other type
 /// or kind, which the callers refuse rather than change its precision.
 fn element_suffix(symbol: &analysis::model::Symbol) -> Option<&'static str> {
-    let kind = match symbol.type_kind.as_str() {
-        "" => None,
-        "(4)" | "(kind=4)" | "*4" => Some(4),
-        "(8)" | "(kind=8)" | "*8" => Some(8),
-        _ => return None,
-    };
+    // A kind selector that does not fold (`REAL(KIND=WP)` with WP from an
+    // unknown module) is refused, never taken for the default kind.
+    let kind = if symbol.type_kind.is_empty() { None } else { Some(symbol.kind_value?) };
     match (symbol.type_name.as_str(), kind) {
         ("real", None | Some(4)) => Some("r4"),
         ("real", Some(8)) | ("double precision" | "doubleprecision", None) => Some("r8"),

@@ -34,6 +34,7 @@ const SUPPORTED: &[&str] = &[
     "lu_cyclic.f",
     "matmul_cyclic.for",
     "matvec_replicated.f90",
+    "named_kinds.f90",
     "nonascii_fixed.f",
     "nonascii_scan.f90",
     "npb_rhs.f",
