@@ -24,8 +24,9 @@ pub use model::{Model, ModelConfig};
 pub struct FileAnalysis {
     pub file: SourceFile,
     pub model: Model,
-    /// Every loop, in text order.
-    pub loops: Vec<loops::LoopReport>,
+    /// Every loop, in text order; shared with the previous version of the
+    /// text where its unit did not move ([`analyze_file_reusing`]).
+    pub loops: Vec<std::sync::Arc<loops::LoopReport>>,
     /// Syntax and model diagnostics, in text order.
     pub diagnostics: Vec<Diagnostic>,
     /// How many units' loop reports were taken from the previous version

@@ -10,6 +10,7 @@
 //! for an update.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use syntax::{Code, Diagnostic, Expr, ExprKind, Name, Stmt, StmtKind, Subscript, TextRange};
 
@@ -438,7 +439,11 @@ impl ConstEnv for Env<'_> {
 }
 
 /// Analyses every loop of every unit.
-pub fn analyze_loops(model: &Model, units: &[&syntax::Unit], diagnostics: &mut Vec<Diagnostic>) -> Vec<LoopReport> {
+pub fn analyze_loops(
+    model: &Model,
+    units: &[&syntax::Unit],
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<Arc<LoopReport>> {
     analyze_loops_reusing(model, units, diagnostics, None)
 }
 
@@ -446,7 +451,12 @@ pub fn analyze_loops(model: &Model, units: &[&syntax::Unit], diagnostics: &mut V
 /// the lowering took over unchanged, when the model means the same.
 pub struct ReusableLoops<'a> {
     /// Per unit of the file: its previous reports and how far they moved.
-    per_unit: Vec<Option<(Vec<&'a LoopReport>, isize)>>,
+    per_unit: Vec<Option<MovedReports<'a>>>,
+}
+
+struct MovedReports<'a> {
+    reports: Vec<&'a Arc<LoopReport>>,
+    delta: isize,
 }
 
 impl<'a> ReusableLoops<'a> {
@@ -457,7 +467,7 @@ impl<'a> ReusableLoops<'a> {
         if file.reused_units.is_empty() || !model.same_meaning(&previous.model) {
             return None;
         }
-        let mut previous_reports: Vec<Vec<&LoopReport>> = vec![Vec::new(); model.local_units()];
+        let mut previous_reports: Vec<Vec<&Arc<LoopReport>>> = vec![Vec::new(); model.local_units()];
         for report in &previous.loops {
             previous_reports.get_mut(report.unit)?.push(report);
         }
@@ -470,10 +480,13 @@ impl<'a> ReusableLoops<'a> {
                     top = parent;
                 }
                 let top_range = model.units[top].range;
-                let reused = file.reused_units.iter().find(|it| it.range == top_range)?;
+                // In text order: a binary search, not a scan per unit.
+                let at = file.reused_units.partition_point(|it| it.range.start < top_range.start);
+                let reused = file.reused_units.get(at).filter(|it| it.range == top_range)?;
                 let delta = reused.range.start as isize - reused.previous_start as isize;
                 // The unit sits where its top-level unit moved it, or it is another unit.
-                (previous.model.units[unit].range.shifted(delta) == model.units[unit].range).then_some((reports, delta))
+                (previous.model.units[unit].range.shifted(delta) == model.units[unit].range)
+                    .then_some(MovedReports { reports, delta })
             })
             .collect();
         Some(ReusableLoops { per_unit })
@@ -491,11 +504,15 @@ pub fn analyze_loops_reusing(
     units: &[&syntax::Unit],
     diagnostics: &mut Vec<Diagnostic>,
     reusable: Option<&ReusableLoops>,
-) -> Vec<LoopReport> {
+) -> Vec<Arc<LoopReport>> {
     let mut reports = Vec::new();
     for (unit_id, unit) in units.iter().enumerate() {
-        if let Some((previous, delta)) = reusable.and_then(|it| it.per_unit.get(unit_id)?.as_ref()) {
-            reports.extend(previous.iter().map(|it| it.moved(*delta)));
+        if let Some(MovedReports { reports: previous, delta }) =
+            reusable.and_then(|it| it.per_unit.get(unit_id)?.as_ref())
+        {
+            // Shared where the unit did not move.
+            let reused = |it: &&Arc<LoopReport>| if *delta == 0 { Arc::clone(it) } else { Arc::new(it.moved(*delta)) };
+            reports.extend(previous.iter().map(reused));
             continue;
         }
         let mut walker = Walker { model, unit: unit_id, reports: Vec::new() };
@@ -507,7 +524,7 @@ pub fn analyze_loops_reusing(
         // Per unit: a nest never spans units, and over the whole file this was
         // quadratic in the number of loops (most of the analysis at 100k lines).
         borrow_homes(model, &mut unit_reports);
-        reports.extend(unit_reports);
+        reports.extend(unit_reports.into_iter().map(Arc::new));
     }
     reports.sort_by_key(|it| (it.header.start, it.range.end));
     for report in &reports {

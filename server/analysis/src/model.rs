@@ -68,6 +68,7 @@ impl ExternalFile {
             .units
             .iter()
             .find(|it| it.kind == UnitKind::Module && it.name.as_ref().is_some_and(|name| name.key() == key))
+            .map(|it| &**it)
     }
 }
 
@@ -556,7 +557,7 @@ impl ConstEnv for UnitEnv<'_> {
 /// with its host: depth first, interface bodies without a host.
 pub fn flatten_units(file: &SourceFile) -> Vec<(&syntax::Unit, Option<UnitId>)> {
     let mut res = Vec::new();
-    let mut stack: Vec<(&syntax::Unit, Option<UnitId>)> = file.units.iter().rev().map(|it| (it, None)).collect();
+    let mut stack: Vec<(&syntax::Unit, Option<UnitId>)> = file.units.iter().rev().map(|it| (&**it, None)).collect();
     while let Some((unit, parent)) = stack.pop() {
         let id = res.len();
         res.push((unit, parent));

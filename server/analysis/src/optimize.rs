@@ -411,7 +411,7 @@ fn access_cost(model: &Model, counter: &mut Counter, term: &AccessTerm, home: Ma
 
 /// The loops of `unit` that have a home and are analysed.
 fn costed_loops(analysis: &FileAnalysis, unit: UnitId) -> impl Iterator<Item = &LoopReport> {
-    analysis.loops.iter().filter(move |it| {
+    analysis.loops.iter().map(|it| &**it).filter(move |it| {
         it.unit == unit && it.gave_up.is_none() && it.home.is_some() && it.no_home.is_none() && !it.accesses.is_empty()
     })
 }

@@ -1355,7 +1355,7 @@ pub fn explain(analysis: &FileAnalysis, text: &str, offset: usize) -> Option<Exp
 
 /// The compact picture that ends a loop's Markdown hover (empty when there is nothing to draw).
 pub fn hover_picture(analysis: &FileAnalysis, text: &str, report: &LoopReport) -> String {
-    let Some(loop_idx) = analysis.loops.iter().position(|it| std::ptr::eq(it, report)) else {
+    let Some(loop_idx) = analysis.loops.iter().position(|it| std::ptr::eq(&**it, report)) else {
         return String::new();
     };
     if report.home.is_none() {

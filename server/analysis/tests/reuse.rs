@@ -122,6 +122,13 @@ fn an_edit_in_one_loop_body_reanalyses_only_that_unit() {
     // A longer statement in `first`: the units after it move by three bytes.
     let new = MODULE_AND_USERS.replace("a(i) = b(i - 1)", "a(i) = b(i - 1)   ");
     assert_eq!(check_same(&old, &new, SourceForm::Free, "an edit in `first`"), units - 1);
+    // An edit in `second`: the loop of `first`, before it, is the previous
+    // report itself; the one of `second` is analysed again.
+    let new = MODULE_AND_USERS.replace("b(i) = a(i + 1) + 1.0", "b(i) = a(i + 1) + 1.0 ");
+    assert_eq!(check_same(&old, &new, SourceForm::Free, "an edit in `second`"), units - 1);
+    let edited = analyse(&new, SourceForm::Free, Some(&old));
+    assert!(std::sync::Arc::ptr_eq(&edited.analysis.loops[0], &old.analysis.loops[0]));
+    assert!(!std::sync::Arc::ptr_eq(&edited.analysis.loops[1], &old.analysis.loops[1]));
     // A line added to the module: every unit moves, none changes.
     let new = MODULE_AND_USERS.replace("end module grid", "\nend module grid");
     assert_eq!(check_same(&old, &new, SourceForm::Free, "a blank line in the module"), units - 1);

@@ -253,6 +253,7 @@ impl<'a> Lowering<'a> {
             .analysis
             .loops
             .iter()
+            .map(|it| &**it)
             .filter(|it| stmt.range.contains_range(it.range) && it.kind == LoopKind::Do)
             .collect();
         let first = reports.iter().find(|it| !it.accesses.is_empty()).ok_or("it touches no array")?;

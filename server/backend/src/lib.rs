@@ -408,7 +408,7 @@ impl<'a> Lowering<'a> {
     fn program(&mut self) -> String {
         let file = &self.analysis.file;
         let model = &self.analysis.model;
-        let mut programs = file.units.iter().filter(|it| it.kind == UnitKind::Program);
+        let mut programs = file.units.iter().map(|it| &**it).filter(|it| it.kind == UnitKind::Program);
         let Some(unit) = programs.next() else {
             self.error(TextRange::empty(0), "there is no main program to lower");
             return String::new();
@@ -429,7 +429,7 @@ impl<'a> Lowering<'a> {
             );
             return String::new();
         }
-        for other in file.units.iter().filter(|it| !std::ptr::eq(*it, unit)) {
+        for other in file.units.iter().map(|it| &**it).filter(|it| !std::ptr::eq(*it, unit)) {
             if other.kind == UnitKind::Module {
                 self.check_module(other);
             } else {
@@ -1028,6 +1028,7 @@ impl<'a> Lowering<'a> {
             .analysis
             .loops
             .iter()
+            .map(|it| &**it)
             .filter(|it| stmt.range.contains_range(it.range) && it.kind == LoopKind::Do)
             .collect();
         let with_home: Vec<&&LoopReport> = reports.iter().filter(|it| !it.accesses.is_empty()).collect();
@@ -1579,8 +1580,13 @@ impl<'a> Lowering<'a> {
         let end_line = unit_text.lines().last().unwrap_or("end");
         let _ = writeln!(out, "{}", end_line.trim());
         // External subroutines and functions, as they are.
-        for other in
-            self.analysis.file.units.iter().filter(|it| !std::ptr::eq(*it, unit) && it.kind != UnitKind::Module)
+        for other in self
+            .analysis
+            .file
+            .units
+            .iter()
+            .map(|it| &**it)
+            .filter(|it| !std::ptr::eq(*it, unit) && it.kind != UnitKind::Module)
         {
             let _ = writeln!(out, "\n{}", self.copy(other.range).trim_end());
         }

@@ -9,6 +9,8 @@
 use tree_sitter::Node;
 
 use crate::ast::{Decl, DeclAttr, DeclEntity, LoopControl, Stmt, StmtKind, Unit, UnitKind};
+use std::sync::Arc;
+
 use crate::reuse::{ReusableUnits, ReusedUnit, WholeUnit};
 use crate::{BinaryOp, Code, Diagnostic, Expr, ExprKind, Name, Subscript, TextRange, UnaryOp};
 
@@ -139,7 +141,7 @@ impl<'a> Lowerer<'a> {
     }
 
     /// Lowers the program units of a `translation_unit`.
-    pub(crate) fn units(&mut self, root: Node) -> Vec<Unit> {
+    pub(crate) fn units(&mut self, root: Node) -> Vec<Arc<Unit>> {
         let mut units = Vec::new();
         // Statements outside any unit node (a main program without PROGRAM,
         // or the pieces of a unit that ended up in an ERROR node).
@@ -155,10 +157,10 @@ impl<'a> Lowerer<'a> {
             }
             if let Some(unit_kind) = unit_kind(kind).filter(|_| !kind.ends_with("_statement")) {
                 if let Some(builder) = loose.take() {
-                    units.push(builder.finish());
+                    units.push(Arc::new(builder.finish()));
                 }
                 if child.has_error() {
-                    units.push(self.unit(child, unit_kind, 0));
+                    units.push(Arc::new(self.unit(child, unit_kind, 0)));
                     continue;
                 }
                 let range = self.range(child);
@@ -169,7 +171,7 @@ impl<'a> Lowerer<'a> {
                         self.reused_units.push(reused);
                         unit
                     }
-                    None => self.unit(child, unit_kind, 0),
+                    None => Arc::new(self.unit(child, unit_kind, 0)),
                 };
                 // A unit cut off by the nesting limit is not handed on.
                 if !self.reported_too_deep {
@@ -180,7 +182,7 @@ impl<'a> Lowerer<'a> {
             }
             if is_unit_header(kind) {
                 if let Some(builder) = loose.take() {
-                    units.push(builder.finish());
+                    units.push(Arc::new(builder.finish()));
                 }
                 let mut builder = UnitBuilder::new(unit_kind(kind).expect("a unit header"), self.range(child));
                 self.header(&mut builder, child);
@@ -190,7 +192,7 @@ impl<'a> Lowerer<'a> {
             if kind.starts_with("end_") && unit_kind(kind.trim_start_matches("end_")).is_some() {
                 if let Some(mut builder) = loose.take() {
                     builder.range = builder.range.cover(self.range(child));
-                    units.push(builder.finish());
+                    units.push(Arc::new(builder.finish()));
                 }
                 continue;
             }
@@ -202,7 +204,7 @@ impl<'a> Lowerer<'a> {
             self.unit_item(builder, child, 1);
         }
         if let Some(builder) = loose.take() {
-            units.push(builder.finish());
+            units.push(Arc::new(builder.finish()));
         }
         units
     }

@@ -7,7 +7,7 @@
 //! directive parser, and the directives are handed to the program unit
 //! that holds them.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use tree_sitter::{Node, Parser, Tree};
 
@@ -31,7 +31,9 @@ const MAX_SYNTAX_ERRORS: usize = 50;
 #[derive(Clone, Debug)]
 pub struct SourceFile {
     pub form: SourceForm,
-    pub units: Vec<Unit>,
+    /// Shared with the previous version of the text where they did not
+    /// change ([`ReusedUnit::shared`]).
+    pub units: Vec<Arc<Unit>>,
     /// Every comment, in text order (directives included).
     pub comments: Vec<TextRange>,
     /// Syntax diagnostics: Fortran errors, directive errors, nesting limits.
@@ -159,7 +161,24 @@ pub fn lower_tree_reusing(
     for diagnostic in &mut diagnostics {
         diagnostic.range = diagnostic.range.snap_to_chars(text);
     }
-    let directives = parse_directives(text, form, &comments, &mut diagnostics);
+    // A shared unit keeps its directives: its comments are not parsed again,
+    // and the diagnostics of its directives are the previous ones.
+    let shared: Vec<TextRange> = reused_units.iter().filter(|it| it.shared).map(|it| it.range).collect();
+    let in_shared = |range: TextRange| {
+        let at = shared.partition_point(|it| it.end <= range.start);
+        shared.get(at).is_some_and(|it| it.contains_range(range))
+    };
+    if let Some(previous) = previous.filter(|_| !shared.is_empty()) {
+        diagnostics.extend(previous.file.diagnostics.iter().filter(|it| in_shared(it.range)).cloned());
+    }
+    let unshared: Vec<TextRange>;
+    let to_parse = if shared.is_empty() {
+        &comments
+    } else {
+        unshared = comments.iter().copied().filter(|it| !in_shared(*it)).collect();
+        &unshared
+    };
+    let directives = parse_directives(text, form, to_parse, &mut diagnostics);
     let mut units = units;
     assign_directives(&mut units, directives);
     diagnostics.sort_by_key(|it| (it.range.start, it.range.end));
@@ -353,11 +372,11 @@ fn error_diagnostic(node: Node, text: &str) -> Diagnostic {
 /// Hands each directive to the innermost unit that holds it; a directive
 /// before a unit's header goes to that unit (fixed-form files often put
 /// `CHPF$` lines before the first statement they describe).
-fn assign_directives(units: &mut Vec<Unit>, directives: Vec<Directive>) {
+fn assign_directives(units: &mut Vec<Arc<Unit>>, directives: Vec<Directive>) {
     if units.is_empty() && !directives.is_empty() {
         let start = directives[0].range.start;
         let end = directives[directives.len() - 1].range.end;
-        units.push(Unit {
+        units.push(Arc::new(Unit {
             kind: crate::UnitKind::Program,
             name: None,
             range: TextRange::new(start, end),
@@ -370,7 +389,7 @@ fn assign_directives(units: &mut Vec<Unit>, directives: Vec<Directive>) {
             contains: Vec::new(),
             interfaces: Vec::new(),
             execution_start: end,
-        });
+        }));
     }
     // Units are in text order, apart and not empty (almost always): then the
     // unit of an offset is found by a binary search, not a scan per directive.
@@ -389,7 +408,9 @@ fn assign_directives(units: &mut Vec<Unit>, directives: Vec<Directive>) {
                 .unwrap_or(units.len())
         }
         .min(units.len() - 1);
-        let mut unit = &mut units[top];
+        // A unit shared with the previous version is copied first (only a
+        // new directive before it lands here).
+        let mut unit = Arc::make_mut(&mut units[top]);
         loop {
             if let Some(inner) = unit.contains.iter().position(|it| it.range.contains(offset)) {
                 unit = &mut unit.contains[inner];
@@ -400,6 +421,11 @@ fn assign_directives(units: &mut Vec<Unit>, directives: Vec<Directive>) {
             }
         }
         unit.directives.push(directive);
+        // In text order, also after a shared unit's own directives.
+        let count = unit.directives.len();
+        if count > 1 && unit.directives[count - 2].range.start > unit.directives[count - 1].range.start {
+            unit.directives.sort_by_key(|it| it.range.start);
+        }
     }
 }
 

@@ -5,6 +5,7 @@
 //! subroutine again, not the whole file.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::ast::{Decl, DeclAttr, DeclEntity, LoopControl, Stmt, StmtKind, Unit};
 use crate::{Code, Expr, ExprKind, Name, SourceFile, Subscript, TextRange};
@@ -16,6 +17,10 @@ use crate::{Code, Expr, ExprKind, Name, SourceFile, Subscript, TextRange};
 pub struct ReusedUnit {
     pub range: TextRange,
     pub previous_start: usize,
+    /// It did not move and holds all its directives: the new file shares
+    /// the previous unit (an `Arc`), directives included, and its comments
+    /// are not parsed for directives again.
+    pub shared: bool,
 }
 
 /// A top-level unit lowered from a whole, error-free unit node.
@@ -40,7 +45,7 @@ pub struct PreviousLowering<'a> {
 /// The previous file's reusable units by their tree-sitter subtree.
 pub(crate) struct ReusableUnits<'a> {
     previous: PreviousLowering<'a>,
-    by_subtree: HashMap<usize, &'a Unit>,
+    by_subtree: HashMap<usize, &'a Arc<Unit>>,
 }
 
 impl<'a> ReusableUnits<'a> {
@@ -70,8 +75,10 @@ impl<'a> ReusableUnits<'a> {
     }
 
     /// The unit of the subtree `subtree` (at `range` of the new texts), when
-    /// the previous file lowered the same subtree: a copy moved to `range`,
-    /// without directives (they are assigned afresh), and where it started.
+    /// the previous file lowered the same subtree, and where it started: the
+    /// previous unit itself when it did not move and its directives are all
+    /// inside it ([`ReusedUnit::shared`]), else a copy moved to `range`
+    /// without directives (they are assigned afresh).
     ///
     /// The same text is not enough: tree-sitter can parse the same unit
     /// text into another tree after an edit elsewhere (a fixed-form labelled
@@ -85,7 +92,7 @@ impl<'a> ReusableUnits<'a> {
         range: TextRange,
         parser_text: &str,
         text: &str,
-    ) -> Option<(Unit, ReusedUnit)> {
+    ) -> Option<(Arc<Unit>, ReusedUnit)> {
         let old = self.by_subtree.get(&subtree)?;
         let same_text = |old_text: &str, new_text: &str| {
             old_text.get(old.range.to_range()).is_some_and(|it| Some(it) == new_text.get(range.to_range()))
@@ -94,9 +101,15 @@ impl<'a> ReusableUnits<'a> {
             return None;
         }
         let delta = range.start as isize - old.range.start as isize;
-        let mut unit = (*old).clone();
+        let previous_start = old.range.start;
+        let inside =
+            || old.all_units().iter().flat_map(|it| &it.directives).all(|it| old.range.contains_range(it.range));
+        if delta == 0 && inside() {
+            return Some((Arc::clone(old), ReusedUnit { range, previous_start, shared: true }));
+        }
+        let mut unit = Unit::clone(old);
         shift_unit(&mut unit, delta);
-        Some((unit, ReusedUnit { range, previous_start: old.range.start }))
+        Some((Arc::new(unit), ReusedUnit { range, previous_start, shared: false }))
     }
 }
 

@@ -104,6 +104,13 @@ fn an_edit_inside_one_unit_lowers_only_that_unit() {
     // A longer statement in the second unit: the third moves by two bytes.
     let new = THREE_UNITS.replace("b(i) = b(i - 1) + 1.0", "b(i) = b(i - 1) + 10.0 ");
     assert_eq!(check_same(&old, &new, SourceForm::Free, "an edit in `second`"), 2);
+    // The first did not move: it is the previous unit itself, directives
+    // included; the third moved: a copy.
+    let edited = lower(&new, SourceForm::Free, Some(&old));
+    let shared: Vec<bool> = edited.file.reused_units.iter().map(|it| it.shared).collect();
+    assert_eq!(shared, [true, false]);
+    assert!(std::sync::Arc::ptr_eq(&edited.file.units[0], &old.file.units[0]));
+    assert_eq!(edited.file.units[0].directives.len(), 1);
     // A directive edited in the first unit: its directives are assigned afresh.
     let new = THREE_UNITS.replace("DISTRIBUTE a(BLOCK)", "DISTRIBUTE a(CYCLIC(2))");
     assert_eq!(check_same(&old, &new, SourceForm::Free, "a directive edited in `first`"), 2);
