@@ -349,6 +349,9 @@ struct Lowering<'a> {
     procedures: Vec<procedures::SpmdProcedure>,
     /// Where the unit being lowered goes: `None` for the main program.
     place: Option<procedures::Place>,
+    /// The INTENT(IN) scalar dummies of the subroutine being lowered that
+    /// this copy of it receives as constants: (name in lower case, value).
+    known: Vec<(String, i64)>,
     /// The subroutines being lowered, outermost first (no recursion).
     calling: Vec<analysis::model::UnitId>,
     /// The entries of `procedures` this unit calls.
@@ -370,6 +373,7 @@ pub fn lower(analysis: &FileAnalysis, text: &str) -> Result<Generated, Vec<Backe
         stat_loops: std::cell::RefCell::new(Vec::new()),
         procedures: Vec::new(),
         place: None,
+        known: Vec::new(),
         calling: Vec::new(),
         called: Vec::new(),
     };

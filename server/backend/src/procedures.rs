@@ -194,8 +194,23 @@ impl<'a> Lowering<'a> {
         }
         self.check_body(callee, callee_id)?;
         // The bounds of the dummies are the caller's constants at the call.
-        let actual_values: Vec<(String, Option<i64>)> =
-            callee.dummies.iter().zip(args).map(|(dummy, arg)| (dummy.key(), self.constant_of(arg))).collect();
+        let caller = BoundEnv {
+            model,
+            unit: self.main,
+            actuals: self.known.iter().map(|(key, value)| (key.clone(), Some(*value))).collect(),
+        };
+        let actual_values: Vec<(String, Option<i64>)> = callee
+            .dummies
+            .iter()
+            .zip(args)
+            .map(|(dummy, arg)| (dummy.key(), analysis::eval::eval_int(arg, &caller).ok()))
+            .collect();
+        // What the copy may take as constants: its INTENT(IN) scalars given constants.
+        let known: Vec<(String, i64)> = actual_values
+            .iter()
+            .filter_map(|(key, value)| Some((key.clone(), (*value)?)))
+            .filter(|(key, _)| self.intent_in_scalar(callee, callee_id, key))
+            .collect();
         let env = BoundEnv { model, unit: callee_id, actuals: actual_values };
         let mut dummies: BTreeMap<SymbolId, Distributed> = BTreeMap::new();
         let mut positions: Vec<(usize, SymbolId)> = Vec::new();
@@ -223,7 +238,7 @@ impl<'a> Lowering<'a> {
         }
         // One copy per subroutine and layouts of its actuals (which of them
         // share an alignment target included).
-        let mut key = format!("{callee_id}");
+        let mut key = format!("{callee_id}{known:?}");
         for &(position, actual) in &passed {
             let layout = &self.distributed[&actual];
             let same_target = passed.iter().position(|it| self.distributed[&it.1].target == layout.target);
@@ -231,7 +246,7 @@ impl<'a> Lowering<'a> {
         }
         let index = match self.procedures.iter().position(|it| it.key == key) {
             Some(index) => index,
-            None => self.specialise(callee, callee_id, place, key, dummies, &positions)?,
+            None => self.specialise(callee, callee_id, (place, known), key, dummies, &positions)?,
         };
         // The actuals' shadow areas hold what the copy fetches.
         for &(position, shadows) in &self.procedures[index].shadows {
@@ -303,6 +318,26 @@ impl<'a> Lowering<'a> {
         let callee = file.units.iter().find(|it| named(it)).ok_or("the subroutine is not one of this file")?;
         let callee_id = units.iter().position(|it| std::ptr::eq(it.0, callee)).ok_or("an unknown unit")?;
         Ok((callee, callee_id, Place::Generated))
+    }
+
+    /// Whether `key` is a scalar dummy of `callee` declared INTENT(IN): its
+    /// value on entry is its value at every CALL inside.
+    fn intent_in_scalar(&self, callee: &syntax::Unit, callee_id: UnitId, key: &str) -> bool {
+        let model = &self.analysis.model;
+        let is_scalar = model
+            .lookup(callee_id, key)
+            .filter(|it| it.unit == callee_id)
+            .is_some_and(|it| model.symbol(it).is_dummy && model.symbol(it).shape.is_empty());
+        is_scalar
+            && callee.decls.iter().any(|decl| {
+                let prefix = match decl.entities.first() {
+                    Some(first) => self.slice(TextRange::new(decl.range.start, first.range.start)),
+                    None => "",
+                };
+                let prefix: String =
+                    prefix.chars().filter(|it| !it.is_whitespace()).collect::<String>().to_ascii_lowercase();
+                prefix.contains("intent(in)") && decl.entities.iter().any(|it| it.name.key() == key)
+            })
     }
 
     /// Whether the unit being lowered can use a copy placed at `place`: the
@@ -529,7 +564,7 @@ impl<'a> Lowering<'a> {
         &mut self,
         callee: &'a syntax::Unit,
         callee_id: UnitId,
-        place: Place,
+        (place, known): (Place, Vec<(String, i64)>),
         key: String,
         dummies: BTreeMap<SymbolId, Distributed>,
         positions: &[(usize, SymbolId)],
@@ -552,6 +587,7 @@ impl<'a> Lowering<'a> {
             stat_loops: std::cell::RefCell::new(std::mem::take(self.stat_loops.get_mut())),
             procedures: std::mem::take(&mut self.procedures),
             place: Some(place),
+            known,
             calling,
             called: Vec::new(),
         };

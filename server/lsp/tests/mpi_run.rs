@@ -54,6 +54,7 @@ const SUPPORTED: &[&str] = &[
     "sor_starhpf.f",
     "stencil1d_halo.f90",
     "stride_reverse.f90",
+    "subroutine_spmd.f90",
     "stencil9_block_block.f90",
     "transpose_align.f90",
     "wave1d_leapfrog.f90",
