@@ -32,9 +32,21 @@
 //!   and scatter follow the cyclic owner map;
 //! - DO, DO WHILE and IF constructs around them, run by every process with
 //!   replicated indices and conditions, their statements planned one by one;
+//! - CALLs of the file's subroutines that receive distributed arrays whole,
+//!   through dummies that take the actual's mapping as it is (INHERIT,
+//!   transcriptive `DISTRIBUTE X *`, descriptive `*(BLOCK) ONTO *P`, an
+//!   identity `ALIGN Z(I) WITH *X(I)` with such a dummy, or an explicit
+//!   mapping equal to the actual's): every process calls a copy of the
+//!   subroutine specialised to the actuals' layouts with its local parts,
+//!   and the copy's body is lowered as the main program's is
+//!   (`procedures.rs`);
 //! - every other statement touching a distributed array runs on rank 0 on
 //!   gathered copies (then scatters what it wrote, broadcasts scalars): a
-//!   correct, slower execution, reported as a note. A loop with a
+//!   correct, slower execution, reported as a note. So does every other
+//!   CALL with distributed arguments (sections or elements passed, a
+//!   mapping that would need a remap, recursion, a body with nothing to
+//!   run in parallel; the note says which), and functions always run where
+//!   the statement that uses them runs. A loop with a
 //!   dependence carried across processors takes this path too, and so does
 //!   a loop holding such a statement (gathering in every iteration would
 //!   cost more than running it once on rank 0).
@@ -1401,7 +1413,8 @@ impl<'a> Lowering<'a> {
 
     /// An external subroutine or function of the file, copied into the
     /// generated program as it is: subroutines run on rank 0 (every CALL
-    /// does), functions wherever the statement that uses them runs, so a
+    /// that does not run on every process, `procedures.rs`, does),
+    /// functions wherever the statement that uses them runs, so a
     /// function must not print, read, stop or call; a subroutine must not
     /// stop (the other processes would wait for it).
     fn check_external_procedure(&mut self, unit: &syntax::Unit) {

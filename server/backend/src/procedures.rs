@@ -164,11 +164,10 @@ impl<'a> Lowering<'a> {
         // The arguments as written: positional expressions, one per dummy.
         let text = self.slice(stmt.range);
         let open = text.find('(').ok_or("the CALL has no argument list")?;
-        let close = text.trim_end().len() - 1;
-        if !text.trim_end().ends_with(')') || text.get(open + 1..close).is_none() {
-            return Err("its argument list was not understood".to_string());
-        }
-        let parts = top_level_parts(&text[open + 1..close]);
+        let close = text.trim_end().len().saturating_sub(1);
+        let inside = text.get(open + 1..close).filter(|_| text.trim_end().ends_with(')'));
+        let inside = inside.ok_or("its argument list was not understood")?;
+        let parts = top_level_parts(inside);
         let positional = parts.len() == args.len()
             && parts.iter().zip(args).all(|((at, part), arg)| {
                 stmt.range.start + open + 1 + at + (part.len() - part.trim_start().len()) == arg.range.start
