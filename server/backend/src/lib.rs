@@ -1886,6 +1886,11 @@ impl<'a> Lowering<'a> {
             }
         }
         for (name, bytes) in written_scalars {
+            if self.is_scalar_dummy(&name) {
+                // It may be associated with a constant (`procedures.rs`).
+                self.emit_dummy_bcast(out, &name);
+                continue;
+            }
             let _ = writeln!(out, "  call MPI_Bcast({name}, {bytes}, MPI_BYTE, 0, MPI_COMM_WORLD)");
         }
     }

@@ -191,7 +191,7 @@ impl<'a> Lowering<'a> {
             }
             passed.push((position, id));
         }
-        self.check_body(callee, callee_id)?;
+        self.check_body(callee)?;
         // The bounds of the dummies are the caller's constants at the call.
         let caller = BoundEnv {
             model,
@@ -220,7 +220,6 @@ impl<'a> Lowering<'a> {
                 .filter(|it| it.unit == callee_id)
                 .ok_or_else(|| format!("the dummy {} was not found", dummy_name.text))?;
             let mut layout = self.distributed[&actual].clone();
-            self.check_dummy(callee, dummy, &layout, &env)?;
             layout.name = model.symbol(dummy).name.text.clone();
             layout.shadow_low = 0;
             layout.shadow_high = 0;
@@ -231,9 +230,13 @@ impl<'a> Lowering<'a> {
             dummies.insert(dummy, layout);
             positions.push((position, dummy));
         }
-        // Each dummy's own directives must describe the actual's mapping.
-        for &(position, dummy) in &positions {
-            self.check_mapping(callee, callee_id, dummy, &dummies, position)?;
+        // Each dummy's own directives must describe the actual's mapping,
+        // and its declaration the actual's type and bounds.
+        for &(_, dummy) in &positions {
+            self.check_mapping(callee_id, dummy, &dummies)?;
+        }
+        for (dummy, layout) in &dummies {
+            self.check_dummy(callee, *dummy, layout, &env)?;
         }
         // One copy per subroutine and layouts of its actuals (which of them
         // share an alignment target included).
@@ -352,7 +355,7 @@ impl<'a> Lowering<'a> {
     /// Why the subroutine's body cannot run on every process, if it cannot:
     /// a prefix (PURE, ELEMENTAL), alternate returns, ENTRY, or a branch
     /// (GO TO, RETURN before the end) that could leave a part that runs on rank 0.
-    fn check_body(&self, callee: &syntax::Unit, callee_id: UnitId) -> Result<(), String> {
+    fn check_body(&self, callee: &syntax::Unit) -> Result<(), String> {
         let header = self.slice(callee.header).to_ascii_lowercase();
         let before_name = header.split("subroutine").next().unwrap_or("");
         if before_name.contains("pure") || before_name.contains("elemental") {
@@ -381,7 +384,6 @@ impl<'a> Lowering<'a> {
             }
             stack.extend(stmt.children());
         }
-        let _ = callee_id;
         Ok(())
     }
 
@@ -461,24 +463,21 @@ impl<'a> Lowering<'a> {
         Ok(())
     }
 
-    /// Whether the directives of the dummy at `position` take the actual's
-    /// mapping as it is: INHERIT; transcriptive `DISTRIBUTE X *`; a
-    /// distribution (descriptive or not) that is the actual's; an identity
-    /// ALIGN with another dummy whose actual is laid out alike.
+    /// Whether the directives of `dummy` take its actual's mapping (laid
+    /// out as `dummies` says) as it is: INHERIT; transcriptive `DISTRIBUTE X
+    /// *`; a distribution (descriptive or not) that is the actual's; an
+    /// identity ALIGN with another dummy whose actual is laid out alike.
     fn check_mapping(
         &self,
-        callee: &syntax::Unit,
         callee_id: UnitId,
         dummy: SymbolId,
         dummies: &BTreeMap<SymbolId, Distributed>,
-        position: usize,
     ) -> Result<(), String> {
         let model = &self.analysis.model;
         let symbol = model.symbol(dummy);
         let name = &symbol.name.text;
         let layout = &dummies[&dummy];
         let mapping = &symbol.mapping;
-        let _ = (callee, position);
         if mapping.inherit.is_some() {
             return Ok(());
         }
@@ -662,6 +661,8 @@ impl<'a> Lowering<'a> {
         out.push_str(&self.procedure_uses());
         out.push_str(&self.specification(callee));
         self.local_declarations(&mut out);
+        // Rank 0's bytes of a scalar dummy (`emit_dummy_bcast`).
+        let _ = writeln!(out, "  character(len=1), allocatable :: hpf_sb(:)");
         for plan in plans {
             self.emit_plan(&mut out, plan);
         }
@@ -726,6 +727,33 @@ impl<'a> Lowering<'a> {
             let _ = writeln!(out, "\n{}", copy.source.trim_end());
         }
         let _ = writeln!(out, "end module hpf_procedures\n");
+    }
+
+    /// Whether `name` is a scalar dummy of the subroutine being lowered.
+    pub(crate) fn is_scalar_dummy(&self, name: &str) -> bool {
+        let model = &self.analysis.model;
+        self.place.is_some()
+            && self.lookup(&name.to_ascii_lowercase()).is_some_and(|id| {
+                let symbol = model.symbol(id);
+                id.unit == self.main && symbol.is_dummy && symbol.shape.is_empty()
+            })
+    }
+
+    /// Hands rank 0's value of a scalar dummy to the other processes after
+    /// a statement that may have set it (a CALL on rank 0), writing it only
+    /// where it changed: the actual may be a constant, which a write would
+    /// fault on, and which a correct program does not change. An INTENT(IN)
+    /// dummy is left alone.
+    pub(crate) fn emit_dummy_bcast(&self, out: &mut String, name: &str) {
+        // INTENT(IN): nothing sets it.
+        let units = analysis::model::flatten_units(&self.analysis.file);
+        if units.get(self.main).is_some_and(|unit| self.intent_in_scalar(unit.0, self.main, &name.to_ascii_lowercase()))
+        {
+            return;
+        }
+        let _ = writeln!(out, "  hpf_sb = transfer({name}, [' '])");
+        let _ = writeln!(out, "  call MPI_Bcast(hpf_sb, size(hpf_sb), MPI_BYTE, 0, MPI_COMM_WORLD)");
+        let _ = writeln!(out, "  if (any(hpf_sb /= transfer({name}, [' ']))) {name} = transfer(hpf_sb, {name})");
     }
 
     pub(crate) fn emit_spmd_call(&self, out: &mut String, call: &SpmdCall) {
