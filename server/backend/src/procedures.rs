@@ -238,6 +238,24 @@ impl<'a> Lowering<'a> {
         for (dummy, layout) in &dummies {
             self.check_dummy(callee, *dummy, layout, &env)?;
         }
+        // A replicated assumed-size dummy could not be broadcast whole after
+        // a statement on rank 0 inside the copy.
+        let assumed_size = callee.decls.iter().find_map(|decl| {
+            let attr_dims = decl.attrs.iter().find_map(|it| match it {
+                syntax::DeclAttr::Dimension(dims) => Some(dims),
+                _ => None,
+            });
+            decl.entities.iter().find(|entity| {
+                let replicated = model
+                    .lookup(callee_id, &entity.name.key())
+                    .is_some_and(|id| model.symbol(id).is_dummy && !dummies.contains_key(&id));
+                let dims = entity.dims.as_ref().or(attr_dims);
+                replicated && dims.is_some_and(|dims| dims.iter().any(|it| matches!(it, Subscript::Star(_))))
+            })
+        });
+        if let Some(entity) = assumed_size {
+            return Err(format!("the replicated dummy {} is assumed-size", entity.name.text));
+        }
         // One copy per subroutine and layouts of its actuals (which of them
         // share an alignment target included).
         let mut key = format!("{callee_id}{known:?}");
