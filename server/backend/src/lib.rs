@@ -44,9 +44,9 @@
 //!   gathered copies (then scatters what it wrote, broadcasts scalars): a
 //!   correct, slower execution, reported as a note. So does every other
 //!   CALL with distributed arguments (sections or elements passed, a
-//!   mapping that would need a remap, recursion, a body with nothing to
-//!   run in parallel; the note says which), and functions always run where
-//!   the statement that uses them runs. A loop with a
+//!   mapping that would need a remap, recursion, SAVEd variables, a body
+//!   with nothing to run in parallel; the note says which), and functions
+//!   always run where the statement that uses them runs. A loop with a
 //!   dependence carried across processors takes this path too, and so does
 //!   a loop holding such a statement (gathering in every iteration would
 //!   cost more than running it once on rank 0).

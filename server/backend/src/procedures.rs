@@ -14,9 +14,14 @@
 //! dummies become allocatable (they keep the actual's bounds and shadow
 //! areas), followed by one `hpf_desc` argument per distributed dummy.
 //! Anything else (sections or elements as actuals, mappings that would need
-//! a remap, recursion, branches out of the body, a body with no parallel
-//! statement, ...) keeps the CALL on rank 0 on gathered copies (`lib.rs`),
-//! with the reason in its note.
+//! a remap, bounds not known to be the actual's, recursion, SAVEd variables
+//! (the copy would keep its own), branches out of the body, a body with no
+//! parallel statement, ...) keeps the CALL on rank 0 on gathered copies
+//! (`lib.rs`), with the reason in its note.
+//!
+//! Inside a copy, replicated data stays consistent as in the main program;
+//! a scalar dummy that a statement on rank 0 may set (a CALL) is handed on
+//! only where it changed, since its actual may be a constant.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -85,15 +90,14 @@ impl ConstEnv for BoundEnv<'_> {
 }
 
 /// Whether two arrays are laid out alike: the same descriptors, so the
-/// same local parts on every process.
+/// same elements on every process (whatever their types).
 fn same_layout(a: &Distributed, b: &Distributed) -> bool {
     let second = |it: &Distributed| {
         it.second
             .as_ref()
             .map(|s| (s.dim, s.lb, s.ub, s.offset, s.stride, s.template_lo, s.template_hi, s.block, s.cyclic, s.procs))
     };
-    a.suffix == b.suffix
-        && a.lbs == b.lbs
+    a.lbs == b.lbs
         && a.ubs == b.ubs
         && a.dim == b.dim
         && a.offset == b.offset
@@ -388,12 +392,35 @@ impl<'a> Lowering<'a> {
         if dummy_parts != callee.dummies.len() || header.contains('*') {
             return Err("the subroutine has alternate returns".to_string());
         }
+        // The copy and the subroutine (and other copies) would each keep
+        // their own SAVEd variables: a call of one would not see what a call
+        // of the other left there.
+        let spec = TextRange::new(callee.header.end, callee.execution_start.max(callee.header.end));
+        let saves = self.slice(spec).lines().any(|line| {
+            let line = line.trim_start().to_ascii_lowercase();
+            ["save", "data"].iter().any(|word| {
+                line.strip_prefix(word)
+                    .is_some_and(|rest| !rest.starts_with(|it: char| it.is_alphanumeric() || it == '_'))
+            })
+        });
+        let initialised = callee.decls.iter().any(|decl| {
+            let parameter = decl.attrs.contains(&syntax::DeclAttr::Parameter);
+            let save = decl
+                .attrs
+                .iter()
+                .any(|it| matches!(it, syntax::DeclAttr::Other(attr) if attr.to_ascii_lowercase().contains("save")));
+            save || (!parameter && decl.entities.iter().any(|it| it.init.is_some()))
+        });
+        if saves || initialised {
+            return Err("the subroutine has SAVEd variables (SAVE, DATA or an initialisation)".to_string());
+        }
         let mut stack: Vec<&Stmt> = callee.body.iter().collect();
         let last = callee.body.last();
         while let Some(stmt) = stack.pop() {
             let is_last = last.is_some_and(|it| std::ptr::eq(it, stmt));
             if self.begins_with_keyword(stmt, &["goto", "entry"])
                 || (!is_last && self.begins_with_keyword(stmt, &["return"]))
+                || self.is_arithmetic_if(stmt)
             {
                 return Err(format!(
                     "its body branches (`{}`)",
@@ -403,6 +430,16 @@ impl<'a> Lowering<'a> {
             stack.extend(stmt.children());
         }
         Ok(())
+    }
+
+    /// Whether `stmt` is an arithmetic IF, `IF (e) 10, 20, 30` (a branch).
+    fn is_arithmetic_if(&self, stmt: &Stmt) -> bool {
+        let header: String =
+            self.slice(stmt.header).chars().filter(|it| !it.is_whitespace()).collect::<String>().to_ascii_lowercase();
+        header.starts_with("if(")
+            && crate::closing_paren(&header, 2)
+                .and_then(|close| header[close + 1..].chars().next())
+                .is_some_and(|it| it.is_ascii_digit())
     }
 
     /// Whether the dummy `dummy` can take the actual laid out as `layout`

@@ -752,3 +752,44 @@ end program p
     assert!(source.contains("  use hpf_runtime\n  use m, only: hpf_p1_scale\n  use m, only: scale\n"), "{source}");
     assert!(!source.contains("module hpf_procedures"), "{source}");
 }
+
+#[test]
+fn subroutines_with_saved_state_or_branches_keep_the_rank_0_path() {
+    let subroutines = "subroutine counted(x, m)
+  integer, intent(in) :: m
+  integer :: x(m)
+!HPF$ INHERIT X
+  integer :: calls = 0
+  calls = calls + 1
+  x = x + calls
+end subroutine counted
+subroutine arith(x, m)
+  integer m
+  integer x(m)
+!HPF$ INHERIT X
+  x = x - 1
+  if (m - 5) 10, 20, 20
+10 x = x + 100
+20 continue
+end subroutine arith
+subroutine fixed(x, m)
+  integer m, k
+  integer x(m)
+  parameter (k = 3)
+!HPF$ INHERIT X
+  x = x * k
+end subroutine fixed
+";
+    let (notes, source) =
+        lower(&format!("{}{subroutines}", program("  call counted(k, n)\n  call arith(k, n)\n  call fixed(k, n)\n")));
+    let main_lines = program("").lines().count();
+    // A copy would keep SAVEd variables of its own; an arithmetic IF branches.
+    assert_eq!(
+        notes,
+        [
+            format!("{}: runs on one process: subroutines run on rank 0 on gathered copies of distributed arguments when the subroutine has SAVEd variables (SAVE, DATA or an initialisation)", main_lines),
+            format!("{}: runs on one process: subroutines run on rank 0 on gathered copies of distributed arguments when its body branches (`if`)", main_lines + 1),
+        ]
+    );
+    assert!(source.contains("  call hpf_p1_fixed(k, n, &\n    hpf_d_k)\n"), "{source}");
+}
