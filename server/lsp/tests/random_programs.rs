@@ -19,7 +19,10 @@
 //!
 //! A second generator (`random_programs/grid.rs`) writes programs on 2-D
 //! grids of processes: BLOCK or BLOCK(m) along both dimensions, shifted and
-//! diagonal stencils, FORALL, sections, rows, reductions.
+//! diagonal stencils, FORALL, sections, rows, reductions. A third variant
+//! (`generate_in_subroutine`) moves the body of the first generator's
+//! programs into an external subroutine whose dummies INHERIT the arrays,
+//! so the backend runs the call on every process.
 //!
 //! `cargo test` runs a few programs of each; the ignored tests run
 //! `HPF_RANDOM_PROGRAMS` of them (200 by default), from seed
