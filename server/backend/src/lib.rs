@@ -1650,6 +1650,11 @@ impl<'a> Lowering<'a> {
     /// the transfers of every loop report inside it (the accesses of a
     /// nest belong to its innermost loop), `None` if one is not counted.
     fn predicted_transfers(&self, stmt: &Stmt) -> Option<(u64, u64)> {
+        // A copy of a subroutine (`procedures.rs`) runs on its actuals'
+        // mappings, which the analysis of the subroutine does not know.
+        if self.place.is_some() {
+            return None;
+        }
         let (mut messages, mut elements) = (0, 0);
         for report in self.analysis.loops.iter().filter(|it| stmt.range.contains_range(it.range)) {
             for transfer in report.accesses.iter().filter_map(|it| it.transfer.as_ref()) {
