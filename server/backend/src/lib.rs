@@ -1560,6 +1560,7 @@ impl<'a> Lowering<'a> {
     }
 
     fn emit(&mut self, unit: &syntax::Unit, plans: &[Plan]) -> String {
+        self.keep_used_procedures(plans);
         let mut out = String::new();
         let _ = writeln!(
             out,

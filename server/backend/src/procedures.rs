@@ -54,12 +54,19 @@ pub(crate) struct SpmdProcedure {
     shadows: Vec<(usize, [i64; 4])>,
     /// Some statement of its body runs on rank 0 on gathered copies.
     gathers: bool,
+    /// The copies its body calls.
+    calls: Vec<usize>,
+    /// Reached from the program's calls: emitted (a copy made for a
+    /// statement whose plan was dropped afterwards is not).
+    used: bool,
 }
 
 /// A CALL every process makes: the statement with the copy's name and the
 /// descriptors of the distributed actuals.
 pub(crate) struct SpmdCall<'a> {
     stmt: &'a Stmt,
+    /// The copy, in `Lowering::procedures`.
+    index: usize,
     edits: Vec<(TextRange, String)>,
     /// The copy's body gathers (then a loop around the call runs on rank 0).
     pub(crate) gathers: bool,
@@ -297,7 +304,7 @@ impl<'a> Lowering<'a> {
             (name.range, procedure.name.clone()),
             (TextRange::empty(stmt.range.start + close), format!(", &\n    {}", descriptors.join(", "))),
         ];
-        Ok(Plan::Call(SpmdCall { stmt, edits, gathers: procedure.gathers }))
+        Ok(Plan::Call(SpmdCall { stmt, index, edits, gathers: procedure.gathers }))
     }
 
     /// The subroutine of the file a CALL of `key` reaches: a module
@@ -680,6 +687,7 @@ impl<'a> Lowering<'a> {
             name
         };
         let gathers = plans.iter().any(Plan::gathers);
+        sub.called = calls_of(&plans);
         let source = sub.emit_procedure(callee, &plans, &name, positions);
         let shadows = positions
             .iter()
@@ -692,7 +700,8 @@ impl<'a> Lowering<'a> {
         self.notes.append(&mut sub.notes);
         self.procedures = sub.procedures;
         *self.stat_loops.get_mut() = sub.stat_loops.into_inner();
-        self.procedures.push(SpmdProcedure { key, name, place, source, shadows, gathers });
+        let calls = sub.called;
+        self.procedures.push(SpmdProcedure { key, name, place, source, shadows, gathers, calls, used: false });
         Ok(self.procedures.len() - 1)
     }
 
@@ -725,6 +734,20 @@ impl<'a> Lowering<'a> {
         out
     }
 
+    /// Keeps the copies the main program's `plans` reach, directly or
+    /// through other copies.
+    pub(crate) fn keep_used_procedures(&mut self, plans: &[Plan]) {
+        self.called = calls_of(plans);
+        let mut stack = self.called.clone();
+        while let Some(index) = stack.pop() {
+            let procedure = &mut self.procedures[index];
+            if !procedure.used {
+                procedure.used = true;
+                stack.extend(procedure.calls.iter().copied());
+            }
+        }
+    }
+
     /// The USE statements that make the copies this unit calls visible.
     pub(crate) fn procedure_uses(&self) -> String {
         let file = &self.analysis.file;
@@ -754,8 +777,11 @@ impl<'a> Lowering<'a> {
     pub(crate) fn module_text(&self, module: &syntax::Unit) -> String {
         let text = self.copy(module.range);
         let index = self.analysis.file.units.iter().position(|it| std::ptr::eq(it, module));
-        let copies: Vec<&SpmdProcedure> =
-            self.procedures.iter().filter(|it| index.is_some_and(|index| it.place == Place::Module(index))).collect();
+        let copies: Vec<&SpmdProcedure> = self
+            .procedures
+            .iter()
+            .filter(|it| it.used && index.is_some_and(|index| it.place == Place::Module(index)))
+            .collect();
         if copies.is_empty() {
             return text;
         }
@@ -772,7 +798,8 @@ impl<'a> Lowering<'a> {
 
     /// The generated module of the copies of external subroutines, if any.
     pub(crate) fn emit_procedures_module(&self, out: &mut String) {
-        let copies: Vec<&SpmdProcedure> = self.procedures.iter().filter(|it| it.place == Place::Generated).collect();
+        let copies: Vec<&SpmdProcedure> =
+            self.procedures.iter().filter(|it| it.used && it.place == Place::Generated).collect();
         if copies.is_empty() {
             return;
         }
@@ -814,4 +841,20 @@ impl<'a> Lowering<'a> {
     pub(crate) fn emit_spmd_call(&self, out: &mut String, call: &SpmdCall) {
         let _ = writeln!(out, "{}", self.edited_statement(call.stmt, &call.edits));
     }
+}
+
+/// The copies that `plans` call, at any depth of their constructs.
+fn calls_of(plans: &[Plan]) -> Vec<usize> {
+    let mut res = Vec::new();
+    let mut stack: Vec<&Plan> = plans.iter().collect();
+    while let Some(plan) = stack.pop() {
+        match plan {
+            Plan::Call(call) if !res.contains(&call.index) => res.push(call.index),
+            Plan::Sequential { body, .. } | Plan::While { body, .. } => stack.extend(body.iter()),
+            Plan::If { branches } => stack.extend(branches.iter().flat_map(|it| &it.1)),
+            _ => {}
+        }
+    }
+    res.sort_unstable();
+    res
 }

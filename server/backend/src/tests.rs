@@ -793,3 +793,39 @@ end subroutine fixed
     );
     assert!(source.contains("  call hpf_p1_fixed(k, n, &\n    hpf_d_k)\n"), "{source}");
 }
+
+#[test]
+fn a_copy_whose_call_ends_up_on_rank_0_is_not_emitted() {
+    // The copy gathers (a reduction of a CYCLIC array), so the loop around
+    // the call runs whole on rank 0, with the subroutine as it is.
+    let (notes, source) = lower(
+        "program d
+  implicit none
+  integer, parameter :: n = 12
+  integer :: k(n), step, total
+!HPF$ DISTRIBUTE K(CYCLIC)
+  k = 1
+  do step = 1, 3
+    call count_up(k, n, total)
+  end do
+  print *, total
+end program d
+subroutine count_up(c, len, total)
+  integer, intent(in) :: len
+  integer :: c(len), total
+!HPF$ INHERIT C
+  integer :: i
+  do i = 1, len
+    c(i) = c(i) + i
+  end do
+  total = sum(c) + maxval(c)
+end subroutine count_up
+",
+    );
+    assert_eq!(
+        notes,
+        ["7: runs on one process: its body holds more than DO loops and assignments, and a statement of its body runs on rank 0 on gathered copies"]
+    );
+    assert!(!source.contains("hpf_p1_count_up") && !source.contains("hpf_procedures"), "{source}");
+    assert!(source.contains("call count_up(hpf_g_k, n, total)"), "{source}");
+}
