@@ -32,9 +32,21 @@
 //!   and scatter follow the cyclic owner map;
 //! - DO, DO WHILE and IF constructs around them, run by every process with
 //!   replicated indices and conditions, their statements planned one by one;
+//! - CALLs of the file's subroutines that receive distributed arrays whole,
+//!   through dummies that take the actual's mapping as it is (INHERIT,
+//!   transcriptive `DISTRIBUTE X *`, descriptive `*(BLOCK) ONTO *P`, an
+//!   identity `ALIGN Z(I) WITH *X(I)` with such a dummy, or an explicit
+//!   mapping equal to the actual's): every process calls a copy of the
+//!   subroutine specialised to the actuals' layouts with its local parts,
+//!   and the copy's body is lowered as the main program's is
+//!   (`procedures.rs`);
 //! - every other statement touching a distributed array runs on rank 0 on
 //!   gathered copies (then scatters what it wrote, broadcasts scalars): a
-//!   correct, slower execution, reported as a note. A loop with a
+//!   correct, slower execution, reported as a note. So does every other
+//!   CALL with distributed arguments (sections or elements passed, a
+//!   mapping that would need a remap, recursion, SAVEd variables, a body
+//!   with nothing to run in parallel; the note says which), and functions
+//!   always run where the statement that uses them runs. A loop with a
 //!   dependence carried across processors takes this path too, and so does
 //!   a loop holding such a statement (gathering in every iteration would
 //!   cost more than running it once on rank 0).
@@ -46,6 +58,7 @@ mod assign;
 pub mod driver;
 mod embed;
 mod grid;
+mod procedures;
 mod reduce;
 pub mod runtime;
 
@@ -264,6 +277,8 @@ enum Plan<'a> {
     },
     /// Work on arrays distributed in two dimensions (`grid.rs`).
     Grid(grid::GridPlan<'a>),
+    /// A CALL every process makes with its local parts (`procedures.rs`).
+    Call(procedures::SpmdCall<'a>),
 }
 
 impl Plan<'_> {
@@ -275,7 +290,8 @@ impl Plan<'_> {
             | Plan::Owner { .. }
             | Plan::Forall { .. }
             | Plan::Reduce(_)
-            | Plan::Grid(_) => true,
+            | Plan::Grid(_)
+            | Plan::Call(_) => true,
             Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::runs_in_parallel),
             Plan::If { branches } => branches.iter().flat_map(|it| &it.1).any(Plan::runs_in_parallel),
             Plan::Verbatim(_) | Plan::OnRankZero { .. } => false,
@@ -286,6 +302,7 @@ impl Plan<'_> {
     fn gathers(&self) -> bool {
         match self {
             Plan::OnRankZero { why, .. } => why.is_some(),
+            Plan::Call(call) => call.gathers,
             Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::gathers),
             Plan::If { branches } => branches.iter().flat_map(|it| &it.1).any(Plan::gathers),
             _ => false,
@@ -340,6 +357,17 @@ struct Lowering<'a> {
     main: analysis::model::UnitId,
     /// The parallel loops with `--stats` counters, in emission order.
     stat_loops: std::cell::RefCell<Vec<StatLoop>>,
+    /// The subroutines specialised for SPMD calls so far (`procedures.rs`).
+    procedures: Vec<procedures::SpmdProcedure>,
+    /// Where the unit being lowered goes: `None` for the main program.
+    place: Option<procedures::Place>,
+    /// The INTENT(IN) scalar dummies of the subroutine being lowered that
+    /// this copy of it receives as constants: (name in lower case, value).
+    known: Vec<(String, i64)>,
+    /// The subroutines being lowered, outermost first (no recursion).
+    calling: Vec<analysis::model::UnitId>,
+    /// The entries of `procedures` this unit calls.
+    called: Vec<usize>,
 }
 
 /// Lowers the analysed program. `text` is the user's text.
@@ -355,6 +383,11 @@ pub fn lower(analysis: &FileAnalysis, text: &str) -> Result<Generated, Vec<Backe
         temps: Vec::new(),
         main: 0,
         stat_loops: std::cell::RefCell::new(Vec::new()),
+        procedures: Vec::new(),
+        place: None,
+        known: Vec::new(),
+        calling: Vec::new(),
+        called: Vec::new(),
     };
     let errors: Vec<BackendError> = analysis
         .diagnostics
@@ -722,11 +755,21 @@ impl<'a> Lowering<'a> {
         'a: 's,
     {
         if let StmtKind::Call { .. } = stmt.kind {
-            // Subroutines run on rank 0: distributed arguments are gathered
-            // for the call and scattered after it, variables it may have set
-            // are broadcast (`emit_on_rank_zero`).
-            let why = (!self.distributed_occurrences(stmt.range).is_empty())
-                .then(|| "subroutines run on rank 0 on gathered copies of distributed arguments".to_string());
+            // A subroutine of the file that takes distributed arrays whole, as
+            // they are mapped, runs on every process (`procedures.rs`); other
+            // calls run on rank 0: distributed arguments are gathered for the
+            // call and scattered after it, variables it may have set are
+            // broadcast (`emit_on_rank_zero`).
+            let why = if self.distributed_occurrences(stmt.range).is_empty() {
+                None
+            } else {
+                match self.spmd_call(stmt) {
+                    Ok(plan) => return plan,
+                    Err(why) => Some(format!(
+                        "subroutines run on rank 0 on gathered copies of distributed arguments when {why}"
+                    )),
+                }
+            };
             if let Some(why) = &why {
                 self.notes.push(Note { range: stmt.header, message: format!("runs on one process: {why}") });
             }
@@ -1371,7 +1414,8 @@ impl<'a> Lowering<'a> {
 
     /// An external subroutine or function of the file, copied into the
     /// generated program as it is: subroutines run on rank 0 (every CALL
-    /// does), functions wherever the statement that uses them runs, so a
+    /// that does not run on every process, `procedures.rs`, does),
+    /// functions wherever the statement that uses them runs, so a
     /// function must not print, read, stop or call; a subroutine must not
     /// stop (the other processes would wait for it).
     fn check_external_procedure(&mut self, unit: &syntax::Unit) {
@@ -1443,21 +1487,10 @@ impl<'a> Lowering<'a> {
         self.lookup(&name.key()).is_some_and(|id| self.distributed.contains_key(&id))
     }
 
-    fn emit(&mut self, unit: &syntax::Unit, plans: &[Plan]) -> String {
-        let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "! Generated by hpf-ls {} from an HPF program: SPMD Fortran with MPI.",
-            env!("CARGO_PKG_VERSION")
-        );
-        // The file's modules before the program that uses them.
-        for module in self.analysis.file.units.iter().filter(|it| it.kind == UnitKind::Module) {
-            let _ = writeln!(out, "{}\n", self.copy(module.range).trim_end());
-        }
-        let _ = writeln!(out, "{}", self.slice(unit.header).trim_end());
-        let _ = writeln!(out, "  use hpf_runtime");
-        // The specification part, without the distributed arrays' entities
-        // (and without the END line, where the program has no statements).
+    /// The specification part of `unit` as free-form text, without the
+    /// distributed arrays' entities (and without the END line, where the
+    /// unit has no statements).
+    fn specification(&self, unit: &syntax::Unit) -> String {
         let unit_text = self.slice(unit.range).trim_end();
         let end_line = unit.range.start + unit_text.rfind('\n').map_or(0, |it| it + 1);
         let spec = TextRange::new(unit.header.end, unit.execution_start.min(end_line).max(unit.header.end));
@@ -1492,10 +1525,16 @@ impl<'a> Lowering<'a> {
             at = range.end;
         }
         spec_text.push_str(&self.copy(TextRange::new(at, spec.end)));
-        out.push_str(spec_text.trim_end_matches([' ', '\t']));
-        if !out.ends_with('\n') {
-            out.push('\n');
+        let mut res = spec_text.trim_end_matches([' ', '\t']).to_string();
+        if !res.is_empty() && !res.ends_with('\n') {
+            res.push('\n');
         }
+        res
+    }
+
+    /// The declarations of the distributed arrays' local parts, their
+    /// descriptors and gathered copies, and the generated code's variables.
+    fn local_declarations(&self, out: &mut String) {
         let _ = writeln!(out, "  ! hpf-ls: local parts of the distributed arrays (global indices, with shadow areas)");
         for distributed in self.distributed.values() {
             let type_name =
@@ -1519,6 +1558,27 @@ impl<'a> Lowering<'a> {
         for (type_name, name) in &self.temps {
             let _ = writeln!(out, "  {type_name} :: {name}");
         }
+    }
+
+    fn emit(&mut self, unit: &syntax::Unit, plans: &[Plan]) -> String {
+        self.keep_used_procedures(plans);
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "! Generated by hpf-ls {} from an HPF program: SPMD Fortran with MPI.",
+            env!("CARGO_PKG_VERSION")
+        );
+        // The file's modules before the program that uses them, then the
+        // subroutines specialised for SPMD calls (`procedures.rs`).
+        for module in self.analysis.file.units.iter().filter(|it| it.kind == UnitKind::Module) {
+            let _ = writeln!(out, "{}\n", self.module_text(module).trim_end());
+        }
+        self.emit_procedures_module(&mut out);
+        let _ = writeln!(out, "{}", self.slice(unit.header).trim_end());
+        let _ = writeln!(out, "  use hpf_runtime");
+        out.push_str(&self.procedure_uses());
+        out.push_str(&self.specification(unit));
+        self.local_declarations(&mut out);
         let _ = writeln!(out, "  call hpf_init()");
         for distributed in self.distributed.values() {
             if let Some(second) = &distributed.second {
@@ -1597,6 +1657,11 @@ impl<'a> Lowering<'a> {
     /// the transfers of every loop report inside it (the accesses of a
     /// nest belong to its innermost loop), `None` if one is not counted.
     fn predicted_transfers(&self, stmt: &Stmt) -> Option<(u64, u64)> {
+        // A copy of a subroutine (`procedures.rs`) runs on its actuals'
+        // mappings, which the analysis of the subroutine does not know.
+        if self.place.is_some() {
+            return None;
+        }
         let (mut messages, mut elements) = (0, 0);
         for report in self.analysis.loops.iter().filter(|it| stmt.range.contains_range(it.range)) {
             for transfer in report.accesses.iter().filter_map(|it| it.transfer.as_ref()) {
@@ -1709,6 +1774,7 @@ impl<'a> Lowering<'a> {
             }
             Plan::OnRankZero { stmt, why } => self.emit_on_rank_zero(out, stmt, why.as_deref()),
             Plan::Grid(plan) => self.emit_grid(out, plan),
+            Plan::Call(call) => self.emit_spmd_call(out, call),
         }
     }
 
@@ -1832,6 +1898,11 @@ impl<'a> Lowering<'a> {
             }
         }
         for (name, bytes) in written_scalars {
+            if self.is_scalar_dummy(&name) {
+                // It may be associated with a constant (`procedures.rs`).
+                self.emit_dummy_bcast(out, &name);
+                continue;
+            }
             let _ = writeln!(out, "  call MPI_Bcast({name}, {bytes}, MPI_BYTE, 0, MPI_COMM_WORLD)");
         }
     }

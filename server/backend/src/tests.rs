@@ -651,3 +651,181 @@ end program q
         "{source}"
     );
 }
+
+#[test]
+fn subroutines_that_take_the_actuals_mapping_run_on_every_process() {
+    let subroutines = "subroutine bump(x, m)
+  integer, intent(in) :: m
+  integer :: x(m)
+!HPF$ INHERIT X
+  x = x + 1
+end subroutine bump
+subroutine halve(x, m)
+  integer, intent(in) :: m
+  real :: x(0:m+1)
+!HPF$ DISTRIBUTE X(BLOCK)
+  integer :: i
+  do i = 1, m
+    x(i) = 0.5 * (x(i-1) + x(i+1))
+  end do
+end subroutine halve
+subroutine spread(x, m)
+  integer, intent(in) :: m
+  real :: x(0:m+1)
+!HPF$ DISTRIBUTE X(CYCLIC)
+  x = 1.0
+end subroutine spread
+";
+    let main_lines = program("").lines().count();
+    let (notes, source) = lower(&format!(
+        "{}{subroutines}",
+        program("  call bump(k, n)\n  call halve(u, n)\n  call bump(k(1:10), 10)\n  call spread(un, n)\n")
+    ));
+    // The first two run in parallel: no note; the others say why they do not.
+    assert_eq!(
+        notes,
+        [
+            format!("{}: runs on one process: subroutines run on rank 0 on gathered copies of distributed arguments when a section, an element or an expression of k is passed (only whole arrays run in parallel)", main_lines + 2),
+            format!("{}: runs on one process: subroutines run on rank 0 on gathered copies of distributed arguments when the mapping of the dummy x differs from its actual's (a remap would be needed)", main_lines + 3),
+        ]
+    );
+    assert!(source.contains("  call hpf_p1_bump(k, n, &\n    hpf_d_k)\n"), "{source}");
+    assert!(source.contains("  call hpf_p2_halve(u, n, &\n    hpf_d_u)\n"), "{source}");
+    // The copies live in a module the program uses; the subroutines stay as they are.
+    assert!(source.contains("module hpf_procedures\ncontains\n"), "{source}");
+    assert!(source.contains("  use hpf_runtime\n  use hpf_procedures\n"), "{source}");
+    assert!(source.contains("  subroutine hpf_p2_halve(x, m, hpf_d_x)\n  use hpf_runtime\n"), "{source}");
+    assert!(source.contains("  real, allocatable :: x(:), hpf_g_x(:)\n  type(hpf_desc) :: hpf_d_x\n"), "{source}");
+    assert!(source.contains("call hpf_fetch_r4_11(x, hpf_d_x, min(hpf_lo, hpf_hi) + (-1)"), "{source}");
+    assert!(source.contains("\nsubroutine halve(x, m)"), "{source}");
+    // The actual's shadow area holds what the copy fetches.
+    assert!(source.contains("call hpf_alloc_bounds(hpf_d_u, 1, 1, hpf_lo, hpf_hi)"), "{source}");
+    // Inside a copy, a call runs in parallel too; a copy calling itself runs it on rank 0.
+    let recursive = "recursive subroutine twice(x, m, depth)
+  integer, intent(in) :: m, depth
+  integer :: x(m)
+!HPF$ INHERIT X
+  x = 2 * x
+  if (depth > 0) call twice(x, m, depth - 1)
+  call bump(x, m)
+end subroutine twice
+";
+    let (notes, source) = lower(&format!("{}{subroutines}{recursive}", program("  call twice(k, n, 2)\n")));
+    assert!(source.contains("  call hpf_p1_bump(x, m, &\n    hpf_d_x)\n"), "{source}");
+    assert!(source.contains("call twice(hpf_g_x, m, depth - 1)"), "{source}");
+    // (The IF around the recursive call runs on rank 0, which its note says.)
+    let if_line = main_lines + 1 + subroutines.lines().count() + 6;
+    assert_eq!(
+        notes,
+        [format!("{if_line}: runs on one process: a statement of its body runs on rank 0 on gathered copies")]
+    );
+}
+
+#[test]
+fn copies_of_module_procedures_stay_in_their_module() {
+    let text = "module m
+contains
+  subroutine scale(y, len, f)
+    integer, intent(in) :: len
+    real, intent(inout) :: y(len)
+    real, intent(in) :: f
+!HPF$ INHERIT Y
+    y = f * y
+  end subroutine scale
+end module m
+program p
+  use m, only: scale
+  implicit none
+  integer, parameter :: n = 16
+  real :: a(n)
+!HPF$ DISTRIBUTE A(BLOCK)
+  a = 1.0
+  call scale(a, n, 2.0)
+  print *, sum(a)
+end program p
+";
+    let (notes, source) = lower(text);
+    assert_eq!(notes, Vec::<String>::new());
+    let copy = source.find("  subroutine hpf_p1_scale(y, len, f, hpf_d_y)").expect(&source);
+    assert!(source.find("  end subroutine scale").unwrap() < copy, "{source}");
+    assert!(copy < source.find("end module m").unwrap(), "{source}");
+    assert!(source.contains("  use hpf_runtime\n  use m, only: hpf_p1_scale\n  use m, only: scale\n"), "{source}");
+    assert!(!source.contains("module hpf_procedures"), "{source}");
+}
+
+#[test]
+fn subroutines_with_saved_state_or_branches_keep_the_rank_0_path() {
+    let subroutines = "subroutine counted(x, m)
+  integer, intent(in) :: m
+  integer :: x(m)
+!HPF$ INHERIT X
+  integer :: calls = 0
+  calls = calls + 1
+  x = x + calls
+end subroutine counted
+subroutine arith(x, m)
+  integer m
+  integer x(m)
+!HPF$ INHERIT X
+  x = x - 1
+  if (m - 5) 10, 20, 20
+10 x = x + 100
+20 continue
+end subroutine arith
+subroutine fixed(x, m)
+  integer m, k
+  integer x(m)
+  parameter (k = 3)
+!HPF$ INHERIT X
+  x = x * k
+end subroutine fixed
+";
+    let (notes, source) =
+        lower(&format!("{}{subroutines}", program("  call counted(k, n)\n  call arith(k, n)\n  call fixed(k, n)\n")));
+    let main_lines = program("").lines().count();
+    // A copy would keep SAVEd variables of its own; an arithmetic IF branches.
+    assert_eq!(
+        notes,
+        [
+            format!("{}: runs on one process: subroutines run on rank 0 on gathered copies of distributed arguments when the subroutine has SAVEd variables (SAVE, DATA or an initialisation)", main_lines),
+            format!("{}: runs on one process: subroutines run on rank 0 on gathered copies of distributed arguments when its body branches (`if`)", main_lines + 1),
+        ]
+    );
+    assert!(source.contains("  call hpf_p1_fixed(k, n, &\n    hpf_d_k)\n"), "{source}");
+}
+
+#[test]
+fn a_copy_whose_call_ends_up_on_rank_0_is_not_emitted() {
+    // The copy gathers (a reduction of a CYCLIC array), so the loop around
+    // the call runs whole on rank 0, with the subroutine as it is.
+    let (notes, source) = lower(
+        "program d
+  implicit none
+  integer, parameter :: n = 12
+  integer :: k(n), step, total
+!HPF$ DISTRIBUTE K(CYCLIC)
+  k = 1
+  do step = 1, 3
+    call count_up(k, n, total)
+  end do
+  print *, total
+end program d
+subroutine count_up(c, len, total)
+  integer, intent(in) :: len
+  integer :: c(len), total
+!HPF$ INHERIT C
+  integer :: i
+  do i = 1, len
+    c(i) = c(i) + i
+  end do
+  total = sum(c) + maxval(c)
+end subroutine count_up
+",
+    );
+    assert_eq!(
+        notes,
+        ["7: runs on one process: its body holds more than DO loops and assignments, and a statement of its body runs on rank 0 on gathered copies"]
+    );
+    assert!(!source.contains("hpf_p1_count_up") && !source.contains("hpf_procedures"), "{source}");
+    assert!(source.contains("call count_up(hpf_g_k, n, total)"), "{source}");
+}

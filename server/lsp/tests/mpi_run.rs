@@ -54,6 +54,7 @@ const SUPPORTED: &[&str] = &[
     "sor_starhpf.f",
     "stencil1d_halo.f90",
     "stride_reverse.f90",
+    "subroutine_spmd.f90",
     "stencil9_block_block.f90",
     "transpose_align.f90",
     "wave1d_leapfrog.f90",
@@ -346,3 +347,172 @@ end subroutine setall
         );
     }
 }
+
+/// Subroutines that take distributed arrays whole run on every process and
+/// print what the sequential program prints: a module procedure on a
+/// `(BLOCK, CYCLIC)` grid (calling another on rank 0), `CYCLIC(3)` with an
+/// offset, a descriptive `*(BLOCK)` with an `ALIGN WITH *X` and replicated
+/// and COMPLEX dummies set inside, an early RETURN (rank 0), and a named
+/// constant passed to dummies that a CALL on rank 0 inside the copy may set
+/// (broadcast where it changed only: a write to the constant faulted).
+#[test]
+fn subroutines_on_every_process_print_what_the_sequential_program_prints() {
+    if !toolchain_present() {
+        eprintln!("skipped: no MPI toolchain (and CI is not set)");
+        return;
+    }
+    let dir = scratch("procedures");
+    let source = dir.join("procedures.f90");
+    std::fs::write(&source, PROCEDURES).unwrap();
+    let sequential = dir.join("sequential");
+    let compiled = Command::new("gfortran").arg(&source).arg("-o").arg(&sequential).current_dir(&dir).output().unwrap();
+    assert!(compiled.status.success(), "{}", String::from_utf8_lossy(&compiled.stderr));
+    let expected = Command::new(&sequential).output().unwrap().stdout;
+    let executable = dir.join("procedures");
+    let build = Command::new(env!("CARGO_BIN_EXE_hpf-ls"))
+        .arg("build")
+        .arg(&source)
+        .arg("-o")
+        .arg(&executable)
+        .output()
+        .unwrap();
+    assert!(build.status.success(), "{}", String::from_utf8_lossy(&build.stderr));
+    let notes = String::from_utf8_lossy(&build.stderr);
+    // Four calls keep the rank-0 path: two nested ones, the early RETURN and the one whose body runs on rank 0.
+    assert_eq!(notes.matches("subroutines run on rank 0").count(), 4, "{notes}");
+    for processes in 1..=4 {
+        let output = mpirun("procedures.f90", &executable, processes);
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&expected),
+            "on {processes} processes"
+        );
+    }
+}
+
+const PROCEDURES: &str = "module tools
+  implicit none
+  integer, parameter :: nn = 20
+contains
+  subroutine twist(x, len, s)
+    integer, intent(in) :: len
+    real :: x(len, len)
+    real, intent(out) :: s
+!HPF$ INHERIT X
+    integer :: i, j
+    do j = 1, len
+      do i = 1, len
+        x(i, j) = x(i, j) + real(i) * 0.5 - real(j)
+      end do
+    end do
+    s = maxval(x)
+    call outer(x, len)
+  end subroutine twist
+end module tools
+
+program a
+  use tools
+  implicit none
+  real :: b(nn), c(nn), g(nn, nn), r(nn)
+  integer :: q(nn), step
+  real :: s, loc(nn)
+  complex :: z
+!HPF$ TEMPLATE T(0:nn+5)
+!HPF$ DISTRIBUTE T(CYCLIC(3))
+!HPF$ ALIGN Q(I) WITH T(I+2)
+!HPF$ DISTRIBUTE B(BLOCK)
+!HPF$ ALIGN C(I) WITH B(I)
+!HPF$ DISTRIBUTE G(BLOCK, CYCLIC)
+!HPF$ ALIGN R(I) WITH B(*)
+  q = 3
+  b = 1.0
+  c = 2.0
+  g = 0.5
+  r = 0.0
+  loc = 1.0
+  z = (0.0, 0.0)
+  call cyc(q, nn)
+  do step = 1, 3
+    call shifty(b, c, nn, loc, z, s)
+  end do
+  print *, sum(q), q(1:7)
+  print *, sum(b), sum(c), s, loc(1:3), z
+  call twist(g, nn, s)
+  print *, s, sum(g)
+  call early(b, nn)
+  call withlocal(b, nn)
+  print *, sum(b)
+  call noint(b, nn)
+  print *, sum(b), b(nn)
+end program a
+
+subroutine cyc(x, m)
+  integer, intent(in) :: m
+  integer :: x(m)
+!HPF$ INHERIT X
+  integer :: i
+  do i = 1, m
+    x(i) = x(i) * i + mod(i, 5)
+  end do
+end subroutine cyc
+
+subroutine shifty(x, y, m, w, z, s)
+  integer, intent(in) :: m
+  real :: x(m), y(m), w(m), s
+  complex :: z
+!HPF$ DISTRIBUTE *(BLOCK) :: X
+!HPF$ ALIGN Y(I) WITH *X(I)
+  integer :: i
+  do i = 2, m - 1
+    y(i) = x(i+1) - x(i-1) + y(i) * 0.5
+  end do
+  x = x + y
+  w(2) = w(2) + 1.0
+  s = sum(x) + w(2)
+  z = z + cmplx(s, 1.0)
+  print '(A,F12.4)', 'shifty s =', s
+end subroutine shifty
+
+subroutine outer(x, m)
+  integer, intent(in) :: m
+  real :: x(m, m)
+!HPF$ INHERIT X
+  x = x * 2.0
+end subroutine outer
+
+subroutine early(x, m)
+  integer, intent(in) :: m
+  real :: x(m)
+!HPF$ INHERIT X
+  x = x + 1.0
+  if (m > 5) return
+  x = x + 100.0
+end subroutine early
+
+subroutine withlocal(x, m)
+  integer, intent(in) :: m
+  real :: x(m), tmp(m)
+!HPF$ INHERIT X
+!HPF$ ALIGN TMP(I) WITH *X(I)
+  integer :: i
+  do i = 1, m
+    tmp(i) = x(i) * 3.0
+  end do
+  x = tmp - 1.0
+end subroutine withlocal
+
+subroutine noint(x, m)
+  integer m
+  real x(m)
+!HPF$ INHERIT X
+  x = x + 1.0
+  call helper(x, m)
+end subroutine noint
+
+subroutine helper(y, k)
+  integer k
+  real y(k)
+  y(k) = y(1) + k
+end subroutine helper
+";

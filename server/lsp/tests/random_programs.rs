@@ -19,7 +19,10 @@
 //!
 //! A second generator (`random_programs/grid.rs`) writes programs on 2-D
 //! grids of processes: BLOCK or BLOCK(m) along both dimensions, shifted and
-//! diagonal stencils, FORALL, sections, rows, reductions.
+//! diagonal stencils, FORALL, sections, rows, reductions. A third variant
+//! (`generate_in_subroutine`) moves the body of the first generator's
+//! programs into an external subroutine whose dummies INHERIT the arrays,
+//! so the backend runs the call on every process.
 //!
 //! `cargo test` runs a few programs of each; the ignored tests run
 //! `HPF_RANDOM_PROGRAMS` of them (200 by default), from seed
@@ -2170,4 +2173,70 @@ fn unsupported_mappings_are_refused_naming_the_line() {
         assert!(stderr.contains("MPI backend"), "{context}");
         assert!(!executable.exists(), "{context}");
     }
+}
+
+/// The program `generate` writes for `seed`, its body moved into an
+/// external subroutine that receives every array (INHERIT) and the scalars
+/// it sets: the backend runs the call on every process, the copy of the
+/// subroutine lowered as the main program was.
+fn generate_in_subroutine(seed: u64) -> String {
+    let program = generate(seed);
+    let lines: Vec<&str> = program.lines().collect();
+    let scalars = lines.iter().position(|it| it.trim() == "integer :: i, j, k, it, s, t").expect("the scalars");
+    let floats = lines[scalars + 1].trim() == "double precision :: fs";
+    let body = lines.iter().position(|it| it.trim() == "s = 0").expect("the body");
+    let decls = &lines[3..scalars];
+    let directives = &lines[scalars + 1 + usize::from(floats)..body];
+    let arrays: Vec<&str> = decls
+        .iter()
+        .map(|it| it.split("::").nth(1).and_then(|it| it.split('(').next()).expect("an array").trim())
+        .collect();
+    let mut args = arrays.clone();
+    args.extend(["s", "t"]);
+    if floats {
+        args.push("fs");
+    }
+    // The program: the arrays, their mappings and the scalars, then the call.
+    let mut text = String::new();
+    for line in &lines[..scalars] {
+        let _ = writeln!(text, "{line}");
+    }
+    let _ = writeln!(text, "  integer :: s, t");
+    if floats {
+        let _ = writeln!(text, "  double precision :: fs");
+    }
+    for line in directives {
+        let _ = writeln!(text, "{line}");
+    }
+    let _ = writeln!(text, "  call work({})", args.join(", "));
+    let _ = writeln!(text, "end program rnd\n");
+    let _ = writeln!(text, "subroutine work({})", args.join(", "));
+    let _ = writeln!(text, "{}\n{}", lines[1], lines[2]);
+    for line in decls {
+        let _ = writeln!(text, "{line}");
+    }
+    let _ = writeln!(text, "  integer :: i, j, k, it, s, t");
+    if floats {
+        let _ = writeln!(text, "  double precision :: fs");
+    }
+    let _ = writeln!(text, "!HPF$ INHERIT {}", arrays.join(", "));
+    for line in &lines[body..lines.len() - 1] {
+        let _ = writeln!(text, "{line}");
+    }
+    let _ = writeln!(text, "end subroutine work");
+    text
+}
+
+#[test]
+fn random_programs_in_subroutines_print_what_the_sequential_program_prints() {
+    check_seeds_of("subroutine-quick", 1, 8, 1, generate_in_subroutine);
+}
+
+#[test]
+#[ignore = "long: HPF_RANDOM_PROGRAMS programs (200 by default), their bodies in a subroutine"]
+fn many_random_programs_in_subroutines_print_what_the_sequential_program_prints() {
+    let count = env_number("HPF_RANDOM_PROGRAMS", 200);
+    let first = env_number("HPF_RANDOM_SEED", 1000);
+    let jobs = env_number("HPF_RANDOM_JOBS", 1) as usize;
+    check_seeds_of("subroutine-many", first, count, jobs, generate_in_subroutine);
 }

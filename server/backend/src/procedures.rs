@@ -1,0 +1,860 @@
+//! SPMD calls of the file's subroutines. A CALL that passes distributed
+//! arrays whole to a subroutine of the same file whose dummies take the
+//! actuals' mappings as they are (INHERIT, transcriptive `DISTRIBUTE X *`,
+//! descriptive `*(BLOCK) ONTO *P`, `ALIGN Z(I) WITH *X(I)` with another
+//! such dummy, or an explicit mapping equal to the actual's) runs on every
+//! process: each passes its local part of every distributed actual and its
+//! descriptor to a copy of the subroutine specialised to those mappings,
+//! whose body is lowered as the main program's is (owned iterations, halo
+//! fetches, reductions, output from rank 0).
+//!
+//! The copies of external subroutines go into a generated module,
+//! `hpf_procedures`, after the file's modules and before the program; the
+//! copies of module procedures go into their own module (same host). The
+//! dummies become allocatable (they keep the actual's bounds and shadow
+//! areas), followed by one `hpf_desc` argument per distributed dummy.
+//! Anything else (sections or elements as actuals, mappings that would need
+//! a remap, bounds not known to be the actual's, recursion, SAVEd variables
+//! (the copy would keep its own), branches out of the body, a body with no
+//! parallel statement, ...) keeps the CALL on rank 0 on gathered copies
+//! (`lib.rs`), with the reason in its note.
+//!
+//! Inside a copy, replicated data stays consistent as in the main program;
+//! a scalar dummy that a statement on rank 0 may set (a CALL) is handed on
+//! only where it changed, since its actual may be a constant.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use analysis::eval::ConstEnv;
+use analysis::model::{Axis, Format, SymbolId, SymbolKind, UnitId};
+use syntax::{ExprKind, Stmt, StmtKind, Subscript, TextRange, UnitKind};
+
+use crate::{element_suffix, top_level_parts, Distributed, Lowering, Plan};
+
+/// Where the specialised copy of a subroutine goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Place {
+    /// The generated module `hpf_procedures` (an external subroutine).
+    Generated,
+    /// The module of the file (index in `file.units`) the subroutine belongs to.
+    Module(usize),
+}
+
+/// A subroutine specialised to the mappings of its distributed actuals.
+pub(crate) struct SpmdProcedure {
+    /// The subroutine and the actuals' layouts it was specialised to.
+    key: String,
+    name: String,
+    place: Place,
+    /// Its Fortran text (a module procedure).
+    source: String,
+    /// Per argument position of a distributed dummy: the shadow widths its
+    /// body needs (low, high; along the second distributed dimension too).
+    shadows: Vec<(usize, [i64; 4])>,
+    /// Some statement of its body runs on rank 0 on gathered copies.
+    gathers: bool,
+    /// The copies its body calls.
+    calls: Vec<usize>,
+    /// Reached from the program's calls: emitted (a copy made for a
+    /// statement whose plan was dropped afterwards is not).
+    used: bool,
+}
+
+/// A CALL every process makes: the statement with the copy's name and the
+/// descriptors of the distributed actuals.
+pub(crate) struct SpmdCall<'a> {
+    stmt: &'a Stmt,
+    /// The copy, in `Lowering::procedures`.
+    index: usize,
+    edits: Vec<(TextRange, String)>,
+    /// The copy's body gathers (then a loop around the call runs on rank 0).
+    pub(crate) gathers: bool,
+}
+
+/// The value of a dummy's bound: the callee's named constants, and its
+/// scalar dummies as the caller's constant actuals.
+struct BoundEnv<'m> {
+    model: &'m analysis::model::Model,
+    unit: UnitId,
+    actuals: Vec<(String, Option<i64>)>,
+}
+
+impl ConstEnv for BoundEnv<'_> {
+    fn constant(&self, key: &str) -> Option<i64> {
+        if let Some((_, value)) = self.actuals.iter().find(|it| it.0 == key) {
+            return *value;
+        }
+        match self.model.symbol(self.model.lookup(self.unit, key)?).kind {
+            SymbolKind::Constant(value) => value,
+            _ => None,
+        }
+    }
+
+    fn number_of_processors(&self) -> Option<i64> {
+        None
+    }
+}
+
+/// Whether two arrays are laid out alike: the same descriptors, so the
+/// same elements on every process (whatever their types).
+fn same_layout(a: &Distributed, b: &Distributed) -> bool {
+    let second = |it: &Distributed| {
+        it.second
+            .as_ref()
+            .map(|s| (s.dim, s.lb, s.ub, s.offset, s.stride, s.template_lo, s.template_hi, s.block, s.cyclic, s.procs))
+    };
+    a.lbs == b.lbs
+        && a.ubs == b.ubs
+        && a.dim == b.dim
+        && a.offset == b.offset
+        && a.stride == b.stride
+        && a.template_lo == b.template_lo
+        && a.template_hi == b.template_hi
+        && a.block == b.block
+        && a.cyclic == b.cyclic
+        && second(a) == second(b)
+}
+
+/// A layout as text, for telling specialisations apart.
+fn layout_key(it: &Distributed) -> String {
+    format!(
+        "{}{:?}{:?}/{}/{}/{}/{}/{}/{}/{}/{:?}",
+        it.suffix,
+        it.lbs,
+        it.ubs,
+        it.dim,
+        it.offset,
+        it.stride,
+        it.template_lo,
+        it.template_hi,
+        it.block,
+        it.cyclic,
+        it.second.as_ref().map(|s| (
+            s.dim,
+            s.lb,
+            s.ub,
+            s.offset,
+            s.stride,
+            s.template_lo,
+            s.template_hi,
+            s.block,
+            s.cyclic,
+            s.procs
+        ))
+    )
+}
+
+/// The block size and CYCLIC-ness of a distribution format the runtime has.
+fn format_layout(format: Format) -> Option<(i64, bool)> {
+    match format {
+        Format::Block => Some((0, false)),
+        Format::BlockOf(Some(m)) => Some((m, false)),
+        Format::Cyclic(Some(m)) if m >= 1 => Some((m, true)),
+        _ => None,
+    }
+}
+
+impl<'a> Lowering<'a> {
+    /// The SPMD form of a CALL with distributed actuals, or why it keeps
+    /// running on rank 0 (completing "subroutines run on rank 0 ... when").
+    pub(crate) fn spmd_call<'s>(&mut self, stmt: &'s Stmt) -> Result<Plan<'s>, String>
+    where
+        'a: 's,
+    {
+        let StmtKind::Call { name, args } = &stmt.kind else { return Err("it is not a CALL".to_string()) };
+        let analysis = self.analysis;
+        let model = &analysis.model;
+        let (callee, callee_id, place) = self.find_subroutine(&name.key())?;
+        if self.calling.contains(&callee_id) {
+            return Err(format!("they call themselves (`{}` is being lowered)", name.text));
+        }
+        if !self.may_call(place) {
+            return Err(format!("the copy of `{}` would be in a module compiled after the caller", name.text));
+        }
+        // The arguments as written: positional expressions, one per dummy.
+        let text = self.slice(stmt.range);
+        let open = text.find('(').ok_or("the CALL has no argument list")?;
+        let close = text.trim_end().len().saturating_sub(1);
+        let inside = text.get(open + 1..close).filter(|_| text.trim_end().ends_with(')'));
+        let inside = inside.ok_or("its argument list was not understood")?;
+        let parts = top_level_parts(inside);
+        let positional = parts.len() == args.len()
+            && parts.iter().zip(args).all(|((at, part), arg)| {
+                stmt.range.start + open + 1 + at + (part.len() - part.trim_start().len()) == arg.range.start
+                    && !part.contains('=')
+            });
+        if !positional || args.len() != callee.dummies.len() {
+            return Err("its arguments are not one positional expression per dummy argument".to_string());
+        }
+        // Every distributed array is passed whole, once.
+        let mut passed: Vec<(usize, SymbolId)> = Vec::new();
+        for (range, id) in self.distributed_occurrences(stmt.range) {
+            let position = args.iter().position(|it| it.range == range && matches!(it.kind, ExprKind::Name(_)));
+            let Some(position) = position else {
+                return Err(format!(
+                    "a section, an element or an expression of {} is passed (only whole arrays run in parallel)",
+                    self.distributed[&id].name
+                ));
+            };
+            if passed.iter().any(|it| it.1 == id) {
+                return Err(format!("{} is passed twice", self.distributed[&id].name));
+            }
+            passed.push((position, id));
+        }
+        self.check_body(callee)?;
+        // The bounds of the dummies are the caller's constants at the call.
+        let caller = BoundEnv {
+            model,
+            unit: self.main,
+            actuals: self.known.iter().map(|(key, value)| (key.clone(), Some(*value))).collect(),
+        };
+        let actual_values: Vec<(String, Option<i64>)> = callee
+            .dummies
+            .iter()
+            .zip(args)
+            .map(|(dummy, arg)| (dummy.key(), analysis::eval::eval_int(arg, &caller).ok()))
+            .collect();
+        // What the copy may take as constants: its INTENT(IN) scalars given constants.
+        let known: Vec<(String, i64)> = actual_values
+            .iter()
+            .filter_map(|(key, value)| Some((key.clone(), (*value)?)))
+            .filter(|(key, _)| self.intent_in_scalar(callee, callee_id, key))
+            .collect();
+        let env = BoundEnv { model, unit: callee_id, actuals: actual_values };
+        let mut dummies: BTreeMap<SymbolId, Distributed> = BTreeMap::new();
+        let mut positions: Vec<(usize, SymbolId)> = Vec::new();
+        for &(position, actual) in &passed {
+            let dummy_name = &callee.dummies[position];
+            let dummy = model
+                .lookup(callee_id, &dummy_name.key())
+                .filter(|it| it.unit == callee_id)
+                .ok_or_else(|| format!("the dummy {} was not found", dummy_name.text))?;
+            let mut layout = self.distributed[&actual].clone();
+            layout.name = model.symbol(dummy).name.text.clone();
+            layout.shadow_low = 0;
+            layout.shadow_high = 0;
+            if let Some(second) = &mut layout.second {
+                second.shadow_low = 0;
+                second.shadow_high = 0;
+            }
+            dummies.insert(dummy, layout);
+            positions.push((position, dummy));
+        }
+        // Each dummy's own directives must describe the actual's mapping,
+        // and its declaration the actual's type and bounds.
+        for &(_, dummy) in &positions {
+            self.check_mapping(callee_id, dummy, &dummies)?;
+        }
+        for (dummy, layout) in &dummies {
+            self.check_dummy(callee, *dummy, layout, &env)?;
+        }
+        // A replicated assumed-size dummy could not be broadcast whole after
+        // a statement on rank 0 inside the copy.
+        let assumed_size = callee.decls.iter().find_map(|decl| {
+            let attr_dims = decl.attrs.iter().find_map(|it| match it {
+                syntax::DeclAttr::Dimension(dims) => Some(dims),
+                _ => None,
+            });
+            decl.entities.iter().find(|entity| {
+                let replicated = model
+                    .lookup(callee_id, &entity.name.key())
+                    .is_some_and(|id| model.symbol(id).is_dummy && !dummies.contains_key(&id));
+                let dims = entity.dims.as_ref().or(attr_dims);
+                replicated && dims.is_some_and(|dims| dims.iter().any(|it| matches!(it, Subscript::Star(_))))
+            })
+        });
+        if let Some(entity) = assumed_size {
+            return Err(format!("the replicated dummy {} is assumed-size", entity.name.text));
+        }
+        // One copy per subroutine and layouts of its actuals (which of them
+        // share an alignment target included).
+        let mut key = format!("{callee_id}{known:?}");
+        for &(position, actual) in &passed {
+            let layout = &self.distributed[&actual];
+            let same_target = passed.iter().position(|it| self.distributed[&it.1].target == layout.target);
+            let _ = write!(key, ";{position}:{}:{same_target:?}", layout_key(layout));
+        }
+        let index = match self.procedures.iter().position(|it| it.key == key) {
+            Some(index) => index,
+            None => self.specialise(callee, callee_id, (place, known), key, dummies, &positions)?,
+        };
+        // The actuals' shadow areas hold what the copy fetches.
+        for &(position, shadows) in &self.procedures[index].shadows {
+            let Some(&(_, actual)) = passed.iter().find(|it| it.0 == position) else { continue };
+            let distributed = self.distributed.get_mut(&actual).expect("a distributed actual");
+            distributed.shadow_low = distributed.shadow_low.max(shadows[0]);
+            distributed.shadow_high = distributed.shadow_high.max(shadows[1]);
+            if let Some(second) = &mut distributed.second {
+                second.shadow_low = second.shadow_low.max(shadows[2]);
+                second.shadow_high = second.shadow_high.max(shadows[3]);
+            }
+        }
+        if !self.called.contains(&index) {
+            self.called.push(index);
+        }
+        let procedure = &self.procedures[index];
+        let mut descriptors: Vec<(usize, String)> = passed
+            .iter()
+            .map(|&(position, actual)| (position, format!("hpf_d_{}", self.distributed[&actual].name)))
+            .collect();
+        descriptors.sort();
+        let descriptors: Vec<String> = descriptors.into_iter().map(|it| it.1).collect();
+        let edits = vec![
+            (name.range, procedure.name.clone()),
+            (TextRange::empty(stmt.range.start + close), format!(", &\n    {}", descriptors.join(", "))),
+        ];
+        Ok(Plan::Call(SpmdCall { stmt, index, edits, gathers: procedure.gathers }))
+    }
+
+    /// The subroutine of the file a CALL of `key` reaches: a module
+    /// procedure of a module the caller sees, else an external subroutine.
+    fn find_subroutine(&self, key: &str) -> Result<(&'a syntax::Unit, UnitId, Place), String> {
+        let file = &self.analysis.file;
+        let model = &self.analysis.model;
+        if let Some(symbol) = model.lookup(self.main, key).map(|id| model.symbol(id)) {
+            if symbol.kind == SymbolKind::Variable {
+                return Err(format!("`{}` is a dummy procedure or a variable", symbol.name.text));
+            }
+        }
+        let units = analysis::model::flatten_units(file);
+        // The modules the caller sees: its own host's and the ones it (or a host) uses.
+        let mut visible: Vec<UnitId> = Vec::new();
+        let mut stack = vec![self.main];
+        while let Some(unit) = stack.pop() {
+            if visible.contains(&unit) {
+                continue;
+            }
+            visible.push(unit);
+            stack.extend(model.units[unit].modules_used.iter().copied());
+            stack.extend(model.units[unit].parent);
+        }
+        let named = |unit: &syntax::Unit| {
+            unit.kind == UnitKind::Subroutine && unit.name.as_ref().is_some_and(|it| it.key() == key)
+        };
+        for (index, module) in file.units.iter().enumerate().filter(|it| it.1.kind == UnitKind::Module) {
+            let Some(module_id) = units.iter().position(|it| std::ptr::eq(it.0, module)) else { continue };
+            if !visible.contains(&module_id) {
+                continue;
+            }
+            if let Some(callee) = module.contains.iter().find(|it| named(it)) {
+                let callee_id = units.iter().position(|it| std::ptr::eq(it.0, callee)).ok_or("an unknown unit")?;
+                let spec = TextRange::new(module.header.end, module.execution_start.max(module.header.end));
+                if self.slice(spec).to_ascii_lowercase().contains("private") {
+                    return Err("the subroutine's module has PRIVATE entities".to_string());
+                }
+                return Ok((callee, callee_id, Place::Module(index)));
+            }
+        }
+        let callee = file.units.iter().find(|it| named(it)).ok_or("the subroutine is not one of this file")?;
+        let callee_id = units.iter().position(|it| std::ptr::eq(it.0, callee)).ok_or("an unknown unit")?;
+        Ok((callee, callee_id, Place::Generated))
+    }
+
+    /// Whether `key` is a scalar dummy of `callee` declared INTENT(IN): its
+    /// value on entry is its value at every CALL inside.
+    fn intent_in_scalar(&self, callee: &syntax::Unit, callee_id: UnitId, key: &str) -> bool {
+        let model = &self.analysis.model;
+        let is_scalar = model
+            .lookup(callee_id, key)
+            .filter(|it| it.unit == callee_id)
+            .is_some_and(|it| model.symbol(it).is_dummy && model.symbol(it).shape.is_empty());
+        is_scalar
+            && callee.decls.iter().any(|decl| {
+                let prefix = match decl.entities.first() {
+                    Some(first) => self.slice(TextRange::new(decl.range.start, first.range.start)),
+                    None => "",
+                };
+                let prefix: String =
+                    prefix.chars().filter(|it| !it.is_whitespace()).collect::<String>().to_ascii_lowercase();
+                prefix.contains("intent(in)") && decl.entities.iter().any(|it| it.name.key() == key)
+            })
+    }
+
+    /// Whether the unit being lowered can use a copy placed at `place`: the
+    /// generated module comes after the file's modules.
+    fn may_call(&self, place: Place) -> bool {
+        match (self.place, place) {
+            (None | Some(Place::Generated), _) => true,
+            (Some(Place::Module(_)), Place::Generated) => false,
+            (Some(Place::Module(caller)), Place::Module(callee)) => callee <= caller,
+        }
+    }
+
+    /// Why the subroutine's body cannot run on every process, if it cannot:
+    /// a prefix (PURE, ELEMENTAL), alternate returns, ENTRY, or a branch
+    /// (GO TO, RETURN before the end) that could leave a part that runs on rank 0.
+    fn check_body(&self, callee: &syntax::Unit) -> Result<(), String> {
+        let header = self.slice(callee.header).to_ascii_lowercase();
+        let before_name = header.split("subroutine").next().unwrap_or("");
+        if before_name.contains("pure") || before_name.contains("elemental") {
+            return Err("the subroutine is PURE or ELEMENTAL".to_string());
+        }
+        let dummy_parts = match (header.find('('), header.rfind(')')) {
+            (Some(open), Some(close)) if open < close => {
+                top_level_parts(&header[open + 1..close]).iter().filter(|it| !it.1.trim().is_empty()).count()
+            }
+            _ => 0,
+        };
+        if dummy_parts != callee.dummies.len() || header.contains('*') {
+            return Err("the subroutine has alternate returns".to_string());
+        }
+        // The copy and the subroutine (and other copies) would each keep
+        // their own SAVEd variables: a call of one would not see what a call
+        // of the other left there.
+        let spec = TextRange::new(callee.header.end, callee.execution_start.max(callee.header.end));
+        let saves = self.slice(spec).lines().any(|line| {
+            let line = line.trim_start().to_ascii_lowercase();
+            ["save", "data"].iter().any(|word| {
+                line.strip_prefix(word)
+                    .is_some_and(|rest| !rest.starts_with(|it: char| it.is_alphanumeric() || it == '_'))
+            })
+        });
+        let initialised = callee.decls.iter().any(|decl| {
+            let parameter = decl.attrs.contains(&syntax::DeclAttr::Parameter);
+            let save = decl
+                .attrs
+                .iter()
+                .any(|it| matches!(it, syntax::DeclAttr::Other(attr) if attr.to_ascii_lowercase().contains("save")));
+            save || (!parameter && decl.entities.iter().any(|it| it.init.is_some()))
+        });
+        if saves || initialised {
+            return Err("the subroutine has SAVEd variables (SAVE, DATA or an initialisation)".to_string());
+        }
+        let mut stack: Vec<&Stmt> = callee.body.iter().collect();
+        let last = callee.body.last();
+        while let Some(stmt) = stack.pop() {
+            let is_last = last.is_some_and(|it| std::ptr::eq(it, stmt));
+            if self.begins_with_keyword(stmt, &["goto", "entry"])
+                || (!is_last && self.begins_with_keyword(stmt, &["return"]))
+                || self.is_arithmetic_if(stmt)
+            {
+                return Err(format!(
+                    "its body branches (`{}`)",
+                    self.slice(stmt.header).split_whitespace().next().unwrap_or("")
+                ));
+            }
+            stack.extend(stmt.children());
+        }
+        Ok(())
+    }
+
+    /// Whether `stmt` is an arithmetic IF, `IF (e) 10, 20, 30` (a branch).
+    fn is_arithmetic_if(&self, stmt: &Stmt) -> bool {
+        let header: String =
+            self.slice(stmt.header).chars().filter(|it| !it.is_whitespace()).collect::<String>().to_ascii_lowercase();
+        header.starts_with("if(")
+            && crate::closing_paren(&header, 2)
+                .and_then(|close| header[close + 1..].chars().next())
+                .is_some_and(|it| it.is_ascii_digit())
+    }
+
+    /// Whether the dummy `dummy` can take the actual laid out as `layout`
+    /// as its own local part: the same type, rank and bounds, declared by
+    /// type declarations (and DIMENSION statements) the lowering rewrites.
+    fn check_dummy(
+        &self,
+        callee: &syntax::Unit,
+        dummy: SymbolId,
+        layout: &Distributed,
+        env: &BoundEnv,
+    ) -> Result<(), String> {
+        let model = &self.analysis.model;
+        let symbol = model.symbol(dummy);
+        let name = &symbol.name.text;
+        if element_suffix(symbol) != Some(layout.suffix) {
+            return Err(format!("the dummy {name} is not declared of the actual's type"));
+        }
+        if symbol.rank() != layout.lbs.len() {
+            return Err(format!("the dummy {name} has another rank than the actual"));
+        }
+        // The declarations naming it, and its array spec.
+        let mut dims: Option<&[Subscript]> = None;
+        let mut declared = Vec::new();
+        for decl in &callee.decls {
+            let Some(entity) = decl.entities.iter().find(|it| it.name.key() == symbol.name.key()) else { continue };
+            declared.push(decl.range);
+            if decl.attrs.iter().any(|it| !matches!(it, syntax::DeclAttr::Intent | syntax::DeclAttr::Dimension(_))) {
+                return Err(format!("the dummy {name} is declared with attributes other than INTENT and DIMENSION"));
+            }
+            if let Some(entity_dims) = &entity.dims {
+                dims = Some(entity_dims);
+            } else if let Some(syntax::DeclAttr::Dimension(attr_dims)) =
+                decl.attrs.iter().find(|it| matches!(it, syntax::DeclAttr::Dimension(_)))
+            {
+                dims = Some(attr_dims);
+            }
+        }
+        // Any other place in the specification part that names it (INTENT,
+        // SAVE, EQUIVALENCE statements, ...) would not be rewritten.
+        let spec = TextRange::new(callee.header.end, callee.execution_start.max(callee.header.end));
+        let in_directive = |range: TextRange| callee.directives.iter().any(|it| it.range.contains_range(range));
+        let occurrences = analysis::ide::occurrences(self.analysis);
+        let elsewhere = occurrences.iter().any(|it| {
+            it.symbol == dummy
+                && spec.contains_range(it.range)
+                && !in_directive(it.range)
+                && !declared.iter().any(|decl| decl.contains_range(it.range))
+        });
+        if elsewhere {
+            return Err(format!("the dummy {name} is named in a specification statement other than its declaration"));
+        }
+        let dims = dims.ok_or_else(|| format!("the shape of the dummy {name} was not found"))?;
+        if dims.len() != layout.lbs.len() {
+            return Err(format!("the dummy {name} has another rank than the actual"));
+        }
+        let eval = |expr: &syntax::Expr| analysis::eval::eval_int(expr, env).ok();
+        for (k, dim) in dims.iter().enumerate() {
+            // Lower bound 1 unless given; an assumed upper bound takes the actual's.
+            let (lo, hi) = match dim {
+                Subscript::Expr(hi) => (Some(1), Some(eval(hi))),
+                Subscript::Range { lo, hi, .. } => (lo.as_ref().map_or(Some(1), eval), hi.as_ref().map(eval)),
+                Subscript::Star(_) => (Some(1), None),
+                Subscript::Keyword { .. } => (None, None),
+            };
+            let bounds_match = lo == Some(layout.lbs[k]) && hi.is_none_or(|hi| hi == Some(layout.ubs[k]));
+            if !bounds_match {
+                return Err(format!(
+                    "the bounds of the dummy {name} are not known to be the actual's ({}:{} along dimension {})",
+                    layout.lbs[k],
+                    layout.ubs[k],
+                    k + 1
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the directives of `dummy` take its actual's mapping (laid
+    /// out as `dummies` says) as it is: INHERIT; transcriptive `DISTRIBUTE X
+    /// *`; a distribution (descriptive or not) that is the actual's; an
+    /// identity ALIGN with another dummy whose actual is laid out alike.
+    fn check_mapping(
+        &self,
+        callee_id: UnitId,
+        dummy: SymbolId,
+        dummies: &BTreeMap<SymbolId, Distributed>,
+    ) -> Result<(), String> {
+        let model = &self.analysis.model;
+        let symbol = model.symbol(dummy);
+        let name = &symbol.name.text;
+        let layout = &dummies[&dummy];
+        let mapping = &symbol.mapping;
+        if mapping.inherit.is_some() {
+            return Ok(());
+        }
+        if let Some(align) = &mapping.align {
+            let identity = align.axes.len() == symbol.rank()
+                && align
+                    .axes
+                    .iter()
+                    .enumerate()
+                    .all(|(k, axis)| *axis == Axis::Affine { source_dim: k, stride: 1, offset: 0 });
+            let target = dummies.get(&align.target).filter(|_| align.target.unit == callee_id);
+            return match target {
+                Some(target) if identity && same_layout(layout, target) => Ok(()),
+                _ => Err(format!(
+                    "the ALIGN of the dummy {name} is not an identity alignment with another distributed dummy laid out as its actual is"
+                )),
+            };
+        }
+        let Some(distribution) = &mapping.distribution else {
+            return Err(format!(
+                "the dummy {name} has no mapping directive (INHERIT, a transcriptive DISTRIBUTE {name} * or the actual's mapping would let the call run in parallel)"
+            ));
+        };
+        if distribution.formats.is_empty() {
+            // Transcriptive: whatever the actual has.
+            return Ok(());
+        }
+        // Distributed directly: the actual must be cut as the dummy says,
+        // over its own index range, with no offset or stride.
+        let cut: Vec<(usize, Format)> =
+            distribution.formats.iter().copied().enumerate().filter(|it| it.1 != Format::Collapsed).collect();
+        let onto_shape = distribution.onto.map(|it| &model.symbol(it).shape);
+        let procs = onto_shape
+            .filter(|shape| shape.len() == 2)
+            .and_then(|shape| {
+                let extent = |it: &analysis::model::Dim| Some(it.hi.known()? - it.lo.known()? + 1);
+                Some((extent(&shape[0])?, extent(&shape[1])?))
+            })
+            .unwrap_or((0, 0));
+        let transcriptive_onto = distribution.descriptive && distribution.onto.is_none();
+        let first_ok = |dim: usize, format: Format| {
+            format_layout(format).is_some_and(|(block, cyclic)| {
+                layout.plain
+                    && layout.dim == dim
+                    && layout.offset == 0
+                    && layout.stride == 1
+                    && layout.template_lo == layout.lbs[dim]
+                    && layout.template_hi == layout.ubs[dim]
+                    && layout.block == block
+                    && layout.cyclic == cyclic
+            })
+        };
+        let matches = match cut[..] {
+            [(dim, format)] => layout.second.is_none() && first_ok(dim, format),
+            [(dim, format), (second_dim, second_format)] => {
+                first_ok(dim, format)
+                    && layout.second.as_ref().is_some_and(|second| {
+                        format_layout(second_format).is_some_and(|(block, cyclic)| {
+                            second.dim == second_dim
+                                && second.offset == 0
+                                && second.stride == 1
+                                && second.template_lo == layout.lbs[second_dim]
+                                && second.template_hi == layout.ubs[second_dim]
+                                && second.block == block
+                                && second.cyclic == cyclic
+                                && (transcriptive_onto || second.procs == procs)
+                        })
+                    })
+            }
+            _ => false,
+        };
+        if matches {
+            Ok(())
+        } else {
+            Err(format!("the mapping of the dummy {name} differs from its actual's (a remap would be needed)"))
+        }
+    }
+
+    /// Lowers a copy of `callee` for actuals laid out as `dummies`: its
+    /// index in `self.procedures`, or why its body cannot run in parallel.
+    fn specialise(
+        &mut self,
+        callee: &'a syntax::Unit,
+        callee_id: UnitId,
+        (place, known): (Place, Vec<(String, i64)>),
+        key: String,
+        dummies: BTreeMap<SymbolId, Distributed>,
+        positions: &[(usize, SymbolId)],
+    ) -> Result<usize, String> {
+        let analysis = self.analysis;
+        let model = &analysis.model;
+        let mut calling = self.calling.clone();
+        calling.push(callee_id);
+        let registered = self.procedures.len();
+        let stat_loops = self.stat_loops.get_mut().len();
+        let mut sub = Lowering {
+            analysis: self.analysis,
+            text: self.text,
+            original: self.original,
+            distributed: dummies,
+            errors: Vec::new(),
+            notes: Vec::new(),
+            temps: Vec::new(),
+            main: callee_id,
+            stat_loops: std::cell::RefCell::new(std::mem::take(self.stat_loops.get_mut())),
+            procedures: std::mem::take(&mut self.procedures),
+            place: Some(place),
+            known,
+            calling,
+            called: Vec::new(),
+        };
+        let plans: Vec<Plan> = callee.body.iter().map(|stmt| sub.plan(stmt)).collect();
+        let why = if let Some(error) = sub.errors.first() {
+            Some(format!("its body cannot be lowered ({})", error.message))
+        } else if !plans.iter().any(Plan::runs_in_parallel) {
+            Some("no statement of its body runs in parallel".to_string())
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            // Nothing of it is kept: the copies it made are used nowhere else.
+            self.procedures = sub.procedures;
+            self.procedures.truncate(registered);
+            *self.stat_loops.get_mut() = sub.stat_loops.into_inner();
+            self.stat_loops.get_mut().truncate(stat_loops);
+            return Err(why);
+        }
+        // Arrays of the subroutine mapped by its own directives are copies on every process.
+        for (id, symbol) in model.symbols().filter(|(id, _)| id.unit == callee_id) {
+            let mapped = symbol.mapping.distribution.is_some() || symbol.mapping.align.is_some();
+            if symbol.is_array() && mapped && !sub.distributed.contains_key(&id) && !symbol.is_dummy {
+                sub.notes.push(crate::Note {
+                    range: symbol.name.range,
+                    message: format!(
+                        "{} is replicated: the MPI backend distributes the arrays of the main program and the dummies that receive them",
+                        symbol.name.text
+                    ),
+                });
+            }
+        }
+        let name = {
+            let base = callee.name.as_ref().map_or("sub", |it| it.text.as_str());
+            let mut name = format!("hpf_p{}_{}", sub.procedures.len() + 1, base);
+            name.truncate(63);
+            name
+        };
+        let gathers = plans.iter().any(Plan::gathers);
+        sub.called = calls_of(&plans);
+        let source = sub.emit_procedure(callee, &plans, &name, positions);
+        let shadows = positions
+            .iter()
+            .map(|(position, dummy)| {
+                let it = &sub.distributed[dummy];
+                let (low2, high2) = it.second.as_ref().map_or((0, 0), |s| (s.shadow_low, s.shadow_high));
+                (*position, [it.shadow_low, it.shadow_high, low2, high2])
+            })
+            .collect();
+        self.notes.append(&mut sub.notes);
+        self.procedures = sub.procedures;
+        *self.stat_loops.get_mut() = sub.stat_loops.into_inner();
+        let calls = sub.called;
+        self.procedures.push(SpmdProcedure { key, name, place, source, shadows, gathers, calls, used: false });
+        Ok(self.procedures.len() - 1)
+    }
+
+    /// The copy's text: the subroutine with the descriptors as extra
+    /// arguments, its distributed dummies as allocatable local parts, its
+    /// body planned statement by statement.
+    fn emit_procedure(
+        &self,
+        callee: &syntax::Unit,
+        plans: &[Plan],
+        name: &str,
+        positions: &[(usize, SymbolId)],
+    ) -> String {
+        let mut out = String::new();
+        let mut arguments: Vec<String> = callee.dummies.iter().map(|it| it.text.clone()).collect();
+        let mut sorted = positions.to_vec();
+        sorted.sort();
+        arguments.extend(sorted.iter().map(|(_, dummy)| format!("hpf_d_{}", self.distributed[dummy].name)));
+        let _ = writeln!(out, "  subroutine {name}({})", arguments.join(", "));
+        let _ = writeln!(out, "  use hpf_runtime");
+        out.push_str(&self.procedure_uses());
+        out.push_str(&self.specification(callee));
+        self.local_declarations(&mut out);
+        // Rank 0's bytes of a scalar dummy (`emit_dummy_bcast`).
+        let _ = writeln!(out, "  character(len=1), allocatable :: hpf_sb(:)");
+        for plan in plans {
+            self.emit_plan(&mut out, plan);
+        }
+        let _ = writeln!(out, "  end subroutine {name}");
+        out
+    }
+
+    /// Keeps the copies the main program's `plans` reach, directly or
+    /// through other copies.
+    pub(crate) fn keep_used_procedures(&mut self, plans: &[Plan]) {
+        self.called = calls_of(plans);
+        let mut stack = self.called.clone();
+        while let Some(index) = stack.pop() {
+            let procedure = &mut self.procedures[index];
+            if !procedure.used {
+                procedure.used = true;
+                stack.extend(procedure.calls.iter().copied());
+            }
+        }
+    }
+
+    /// The USE statements that make the copies this unit calls visible.
+    pub(crate) fn procedure_uses(&self) -> String {
+        let file = &self.analysis.file;
+        let mut res = String::new();
+        let mut generated = false;
+        let mut by_module: BTreeMap<usize, Vec<&str>> = BTreeMap::new();
+        for &index in &self.called {
+            let procedure = &self.procedures[index];
+            match procedure.place {
+                _ if self.place == Some(procedure.place) => {}
+                Place::Generated => generated = true,
+                Place::Module(module) => by_module.entry(module).or_default().push(&procedure.name),
+            }
+        }
+        if generated {
+            res.push_str("  use hpf_procedures\n");
+        }
+        for (module, names) in by_module {
+            let module_name = file.units[module].name.as_ref().map_or("", |it| it.text.as_str());
+            let _ = writeln!(res, "  use {module_name}, only: {}", names.join(", "));
+        }
+        res
+    }
+
+    /// A module of the file as written, with the copies of its procedures
+    /// before its END statement.
+    pub(crate) fn module_text(&self, module: &syntax::Unit) -> String {
+        let text = self.copy(module.range);
+        let index = self.analysis.file.units.iter().position(|it| std::ptr::eq(it, module));
+        let copies: Vec<&SpmdProcedure> = self
+            .procedures
+            .iter()
+            .filter(|it| it.used && index.is_some_and(|index| it.place == Place::Module(index)))
+            .collect();
+        if copies.is_empty() {
+            return text;
+        }
+        let trimmed = text.trim_end();
+        let end_line = trimmed.rfind('\n').map_or(0, |it| it + 1);
+        let mut res = trimmed[..end_line].to_string();
+        for copy in copies {
+            let _ = writeln!(res, "\n{}", copy.source.trim_end());
+        }
+        res.push_str(&trimmed[end_line..]);
+        res.push('\n');
+        res
+    }
+
+    /// The generated module of the copies of external subroutines, if any.
+    pub(crate) fn emit_procedures_module(&self, out: &mut String) {
+        let copies: Vec<&SpmdProcedure> =
+            self.procedures.iter().filter(|it| it.used && it.place == Place::Generated).collect();
+        if copies.is_empty() {
+            return;
+        }
+        let _ = writeln!(out, "! hpf-ls: subroutines specialised to run on every process");
+        let _ = writeln!(out, "module hpf_procedures\ncontains");
+        for copy in copies {
+            let _ = writeln!(out, "\n{}", copy.source.trim_end());
+        }
+        let _ = writeln!(out, "end module hpf_procedures\n");
+    }
+
+    /// Whether `name` is a scalar dummy of the subroutine being lowered.
+    pub(crate) fn is_scalar_dummy(&self, name: &str) -> bool {
+        let model = &self.analysis.model;
+        self.place.is_some()
+            && self.lookup(&name.to_ascii_lowercase()).is_some_and(|id| {
+                let symbol = model.symbol(id);
+                id.unit == self.main && symbol.is_dummy && symbol.shape.is_empty()
+            })
+    }
+
+    /// Hands rank 0's value of a scalar dummy to the other processes after
+    /// a statement that may have set it (a CALL on rank 0), writing it only
+    /// where it changed: the actual may be a constant, which a write would
+    /// fault on, and which a correct program does not change. An INTENT(IN)
+    /// dummy is left alone.
+    pub(crate) fn emit_dummy_bcast(&self, out: &mut String, name: &str) {
+        // INTENT(IN): nothing sets it.
+        let units = analysis::model::flatten_units(&self.analysis.file);
+        if units.get(self.main).is_some_and(|unit| self.intent_in_scalar(unit.0, self.main, &name.to_ascii_lowercase()))
+        {
+            return;
+        }
+        let _ = writeln!(out, "  hpf_sb = transfer({name}, [' '])");
+        let _ = writeln!(out, "  call MPI_Bcast(hpf_sb, size(hpf_sb), MPI_BYTE, 0, MPI_COMM_WORLD)");
+        let _ = writeln!(out, "  if (any(hpf_sb /= transfer({name}, [' ']))) {name} = transfer(hpf_sb, {name})");
+    }
+
+    pub(crate) fn emit_spmd_call(&self, out: &mut String, call: &SpmdCall) {
+        let _ = writeln!(out, "{}", self.edited_statement(call.stmt, &call.edits));
+    }
+}
+
+/// The copies that `plans` call, at any depth of their constructs.
+fn calls_of(plans: &[Plan]) -> Vec<usize> {
+    let mut res = Vec::new();
+    let mut stack: Vec<&Plan> = plans.iter().collect();
+    while let Some(plan) = stack.pop() {
+        match plan {
+            Plan::Call(call) if !res.contains(&call.index) => res.push(call.index),
+            Plan::Sequential { body, .. } | Plan::While { body, .. } => stack.extend(body.iter()),
+            Plan::If { branches } => stack.extend(branches.iter().flat_map(|it| &it.1)),
+            _ => {}
+        }
+    }
+    res.sort_unstable();
+    res
+}
