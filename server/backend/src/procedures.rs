@@ -332,7 +332,8 @@ impl<'a> Lowering<'a> {
         let named = |unit: &syntax::Unit| {
             unit.kind == UnitKind::Subroutine && unit.name.as_ref().is_some_and(|it| it.key() == key)
         };
-        for (index, module) in file.units.iter().enumerate().filter(|it| it.1.kind == UnitKind::Module) {
+        for (index, module) in file.units.iter().map(|it| &**it).enumerate().filter(|it| it.1.kind == UnitKind::Module)
+        {
             let Some(module_id) = units.iter().position(|it| std::ptr::eq(it.0, module)) else { continue };
             if !visible.contains(&module_id) {
                 continue;
@@ -346,7 +347,8 @@ impl<'a> Lowering<'a> {
                 return Ok((callee, callee_id, Place::Module(index)));
             }
         }
-        let callee = file.units.iter().find(|it| named(it)).ok_or("the subroutine is not one of this file")?;
+        let callee =
+            file.units.iter().map(|it| &**it).find(|it| named(it)).ok_or("the subroutine is not one of this file")?;
         let callee_id = units.iter().position(|it| std::ptr::eq(it.0, callee)).ok_or("an unknown unit")?;
         Ok((callee, callee_id, Place::Generated))
     }
@@ -776,7 +778,7 @@ impl<'a> Lowering<'a> {
     /// before its END statement.
     pub(crate) fn module_text(&self, module: &syntax::Unit) -> String {
         let text = self.copy(module.range);
-        let index = self.analysis.file.units.iter().position(|it| std::ptr::eq(it, module));
+        let index = self.analysis.file.units.iter().position(|it| std::ptr::eq(&**it, module));
         let copies: Vec<&SpmdProcedure> = self
             .procedures
             .iter()
