@@ -409,32 +409,6 @@ fn generate_text(target_lines: usize) -> String {
     crate::generate(target_lines)
 }
 
-/// The changed region between two texts, as the server computes it (`input_edit` in server/mod.rs).
-fn input_edit(old: &str, new: &str) -> Option<tree_sitter::InputEdit> {
-    if old == new {
-        return None;
-    }
-    let (old_bytes, new_bytes) = (old.as_bytes(), new.as_bytes());
-    let prefix = old_bytes.iter().zip(new_bytes).take_while(|(a, b)| a == b).count();
-    let max_suffix = old_bytes.len().min(new_bytes.len()) - prefix;
-    let suffix =
-        old_bytes.iter().rev().zip(new_bytes.iter().rev()).take(max_suffix).take_while(|(a, b)| a == b).count();
-    let point = |text: &[u8], offset: usize| {
-        let row = text[..offset].iter().filter(|it| **it == b'\n').count();
-        let line_start = text[..offset].iter().rposition(|it| *it == b'\n').map_or(0, |it| it + 1);
-        tree_sitter::Point { row, column: offset - line_start }
-    };
-    let (start, old_end, new_end) = (prefix, old_bytes.len() - suffix, new_bytes.len() - suffix);
-    Some(tree_sitter::InputEdit {
-        start_byte: start,
-        old_end_byte: old_end,
-        new_end_byte: new_end,
-        start_position: point(old_bytes, start),
-        old_end_position: point(old_bytes, old_end),
-        new_end_position: point(new_bytes, new_end),
-    })
-}
-
 /// Medians of the server's per-edit steps, run in-process on the same text and edit.
 struct Breakdown {
     lines: usize,
@@ -488,7 +462,7 @@ fn breakdown(target_lines: usize) -> Breakdown {
         copy.push(start.elapsed());
 
         let start = Instant::now();
-        let edit = input_edit(&previous_text, &parser_text).expect("the texts differ");
+        let edit = syntax::input_edit(&previous_text, &parser_text).expect("the texts differ");
         previous_tree.edit(&edit);
         edit_times.push(start.elapsed());
 

@@ -7,8 +7,8 @@ use std::path::Path;
 use analysis::ide::{occurrences, occurrences_reusing};
 use analysis::model::NoModules;
 use analysis::{analyze_file, analyze_file_reusing, FileAnalysis, ModelConfig};
-use syntax::{lower_tree, lower_tree_reusing, parse_tree, parser_text, PreviousLowering, SourceForm};
-use tree_sitter::{InputEdit, Point, Tree};
+use syntax::{input_edit, lower_tree, lower_tree_reusing, parse_tree, parser_text, PreviousLowering, SourceForm};
+use tree_sitter::Tree;
 
 const CONFIG: ModelConfig = ModelConfig { number_of_processors: None };
 
@@ -19,38 +19,15 @@ struct Analysed {
     analysis: FileAnalysis,
 }
 
-fn point(text: &str, byte: usize) -> Point {
-    let before = &text.as_bytes()[..byte];
-    let row = before.iter().filter(|it| **it == b'\n').count();
-    let column = byte - before.iter().rposition(|it| *it == b'\n').map_or(0, |it| it + 1);
-    Point { row, column }
-}
-
-/// The edit that turns `old` into `new`: their common prefix and suffix.
-fn input_edit(old: &str, new: &str) -> InputEdit {
-    let (old_bytes, new_bytes) = (old.as_bytes(), new.as_bytes());
-    let prefix = old_bytes.iter().zip(new_bytes).take_while(|(a, b)| a == b).count();
-    let max_suffix = old.len().min(new.len()) - prefix;
-    let suffix =
-        old_bytes.iter().rev().zip(new_bytes.iter().rev()).take(max_suffix).take_while(|(a, b)| a == b).count();
-    let (old_end, new_end) = (old.len() - suffix, new.len() - suffix);
-    InputEdit {
-        start_byte: prefix,
-        old_end_byte: old_end,
-        new_end_byte: new_end,
-        start_position: point(old, prefix),
-        old_end_position: point(old, old_end),
-        new_end_position: point(new, new_end),
-    }
-}
-
 /// Analyses `text`; with `previous`, as the server does after an edit.
 fn analyse(text: &str, form: SourceForm, previous: Option<&Analysed>) -> Analysed {
     let parser_text = parser_text(text, form).into_owned();
     let tree = match previous {
         Some(previous) => {
             let mut old_tree = previous.tree.clone();
-            old_tree.edit(&input_edit(&previous.parser_text, &parser_text));
+            if let Some(edit) = input_edit(&previous.parser_text, &parser_text) {
+                old_tree.edit(&edit);
+            }
             parse_tree(&parser_text, Some(&old_tree))
         }
         None => parse_tree(&parser_text, None),

@@ -9,7 +9,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use tree_sitter::{Node, Parser, Tree};
+use tree_sitter::{InputEdit, Node, Parser, Point, Tree};
 
 use crate::ast::Unit;
 use crate::directive::{parse_directives, Directive};
@@ -97,6 +97,33 @@ pub unsafe fn use_mimalloc_for_tree_sitter() {
     };
     // SAFETY: the caller makes this the first tree-sitter call.
     unsafe { tree_sitter::set_allocator(Some(allocator)) };
+}
+
+/// The edit that turns `old` into `new` for tree-sitter (`Tree::edit`):
+/// their common prefix and suffix; `None` when they are equal.
+pub fn input_edit(old: &str, new: &str) -> Option<InputEdit> {
+    if old == new {
+        return None;
+    }
+    let (old_bytes, new_bytes) = (old.as_bytes(), new.as_bytes());
+    let prefix = old_bytes.iter().zip(new_bytes).take_while(|(a, b)| a == b).count();
+    let max_suffix = old_bytes.len().min(new_bytes.len()) - prefix;
+    let suffix =
+        old_bytes.iter().rev().zip(new_bytes.iter().rev()).take(max_suffix).take_while(|(a, b)| a == b).count();
+    let point = |text: &[u8], offset: usize| {
+        let row = text[..offset].iter().filter(|it| **it == b'\n').count();
+        let line_start = text[..offset].iter().rposition(|it| *it == b'\n').map_or(0, |it| it + 1);
+        Point { row, column: offset - line_start }
+    };
+    let (start, old_end, new_end) = (prefix, old_bytes.len() - suffix, new_bytes.len() - suffix);
+    Some(InputEdit {
+        start_byte: start,
+        old_end_byte: old_end,
+        new_end_byte: new_end,
+        start_position: point(old_bytes, start),
+        old_end_position: point(old_bytes, old_end),
+        new_end_position: point(new_bytes, new_end),
+    })
 }
 
 /// Parses `text` (already normalised for its form) with tree-sitter,

@@ -3,39 +3,16 @@
 
 use std::path::Path;
 
-use syntax::{lower_tree, lower_tree_reusing, parse_tree, parser_text, PreviousLowering, SourceFile, SourceForm};
-use tree_sitter::{InputEdit, Point, Tree};
+use syntax::{
+    input_edit, lower_tree, lower_tree_reusing, parse_tree, parser_text, PreviousLowering, SourceFile, SourceForm,
+};
+use tree_sitter::Tree;
 
 struct Lowered {
     text: String,
     parser_text: String,
     tree: Tree,
     file: SourceFile,
-}
-
-fn point(text: &str, byte: usize) -> Point {
-    let before = &text.as_bytes()[..byte];
-    let row = before.iter().filter(|it| **it == b'\n').count();
-    let column = byte - before.iter().rposition(|it| *it == b'\n').map_or(0, |it| it + 1);
-    Point { row, column }
-}
-
-/// The edit that turns `old` into `new`: their common prefix and suffix.
-fn input_edit(old: &str, new: &str) -> InputEdit {
-    let (old_bytes, new_bytes) = (old.as_bytes(), new.as_bytes());
-    let prefix = old_bytes.iter().zip(new_bytes).take_while(|(a, b)| a == b).count();
-    let max_suffix = old.len().min(new.len()) - prefix;
-    let suffix =
-        old_bytes.iter().rev().zip(new_bytes.iter().rev()).take(max_suffix).take_while(|(a, b)| a == b).count();
-    let (old_end, new_end) = (old.len() - suffix, new.len() - suffix);
-    InputEdit {
-        start_byte: prefix,
-        old_end_byte: old_end,
-        new_end_byte: new_end,
-        start_position: point(old, prefix),
-        old_end_position: point(old, old_end),
-        new_end_position: point(new, new_end),
-    }
 }
 
 /// Lowers `text`; with `previous`, as the server does after an edit: the
@@ -45,7 +22,9 @@ fn lower(text: &str, form: SourceForm, previous: Option<&Lowered>) -> Lowered {
     let tree = match previous {
         Some(previous) => {
             let mut old_tree = previous.tree.clone();
-            old_tree.edit(&input_edit(&previous.parser_text, &parser_text));
+            if let Some(edit) = input_edit(&previous.parser_text, &parser_text) {
+                old_tree.edit(&edit);
+            }
             parse_tree(&parser_text, Some(&old_tree))
         }
         None => parse_tree(&parser_text, None),

@@ -28,7 +28,6 @@ use ropey::Rope;
 use syntax::SourceForm;
 use tower_lsp_server::ls_types::{self, Uri};
 use tower_lsp_server::{Client, LspService, Server};
-use tree_sitter::{InputEdit, Point};
 
 use position::PositionEncoding;
 use settings::Settings;
@@ -211,32 +210,6 @@ fn unknown_modules(analysis: &FileAnalysis) -> Vec<String> {
     res
 }
 
-/// The changed region between two texts: common prefix and suffix.
-fn input_edit(old: &str, new: &str) -> Option<InputEdit> {
-    if old == new {
-        return None;
-    }
-    let (old_bytes, new_bytes) = (old.as_bytes(), new.as_bytes());
-    let prefix = old_bytes.iter().zip(new_bytes).take_while(|(a, b)| a == b).count();
-    let max_suffix = old_bytes.len().min(new_bytes.len()) - prefix;
-    let suffix =
-        old_bytes.iter().rev().zip(new_bytes.iter().rev()).take(max_suffix).take_while(|(a, b)| a == b).count();
-    let point = |text: &[u8], offset: usize| {
-        let row = text[..offset].iter().filter(|it| **it == b'\n').count();
-        let line_start = text[..offset].iter().rposition(|it| *it == b'\n').map_or(0, |it| it + 1);
-        Point { row, column: offset - line_start }
-    };
-    let (start, old_end, new_end) = (prefix, old_bytes.len() - suffix, new_bytes.len() - suffix);
-    Some(InputEdit {
-        start_byte: start,
-        old_end_byte: old_end,
-        new_end_byte: new_end,
-        start_position: point(old_bytes, start),
-        old_end_position: point(old_bytes, old_end),
-        new_end_position: point(new_bytes, new_end),
-    })
-}
-
 /// Parses (incrementally when a previous tree exists) and analyses.
 fn compute(
     version: i32,
@@ -255,7 +228,7 @@ fn compute(
         // other diagnostics than opening the same text. Such a text, or one
         // reparsed from such a tree, is parsed fresh.
         Some((old_text, old_tree, _)) if !old_tree.root_node().has_error() => {
-            if let Some(edit) = input_edit(old_text, &parser_text) {
+            if let Some(edit) = syntax::input_edit(old_text, &parser_text) {
                 let mut old_tree = old_tree.clone();
                 old_tree.edit(&edit);
                 let tree = syntax::parse_tree(&parser_text, Some(&old_tree));
