@@ -269,6 +269,103 @@ impl<'a> Lowering<'a> {
         })
     }
 
+    /// The owner-computes form of a WHERE statement or construct on arrays
+    /// distributed in one dimension, or why it has none: every assignment
+    /// of it qualifies as an array assignment (`assignment`) over the same
+    /// section of the same array, its masks line up with that section, and
+    /// every distributed read is at distance 0 (each process's elements only,
+    /// so no fetch: an earlier assignment of the construct may have changed
+    /// a neighbour's element). Each process then runs the construct on its
+    /// part; the masks are evaluated before the assignments there as in the
+    /// whole construct, element by element.
+    pub(crate) fn where_construct<'s>(&mut self, stmt: &'s Stmt) -> Result<Plan<'s>, String>
+    where
+        'a: 's,
+    {
+        let StmtKind::Where { mask, body, elsewhere } = &stmt.kind else {
+            return Err("it is not a WHERE".to_string());
+        };
+        let mut masks: Vec<&Expr> = mask.iter().collect();
+        let mut assignments: Vec<&Stmt> = body.iter().collect();
+        for (mask, body) in elsewhere {
+            masks.extend(mask);
+            assignments.extend(body);
+        }
+        let mut first: Option<SectionAssign> = None;
+        let mut edits = Vec::new();
+        let mut left_sides = Vec::new();
+        for assignment in &assignments {
+            let Ok(Plan::Section(section)) = self.assignment(assignment) else {
+                return Err("an assignment in it is not an owner-computes array assignment".to_string());
+            };
+            if section.element || section.reads.values().any(|it| *it != (0, 0)) {
+                return Err("an assignment in it reads other processes' elements".to_string());
+            }
+            if let Some(first) = &first {
+                if (&first.lo, &first.hi, first.step) != (&section.lo, &section.hi, section.step) {
+                    return Err("its assignments set different sections".to_string());
+                }
+            }
+            if let StmtKind::Assign { lhs, .. } = &assignment.kind {
+                left_sides.push(lhs);
+            }
+            edits.extend(section.edits.iter().cloned());
+            first.get_or_insert(section);
+        }
+        let first = first.ok_or("it assigns nothing")?;
+        // The masks line up with the first left side, as its right side does.
+        let StmtKind::Assign { lhs, .. } = &first.stmt.kind else { unreachable!("planned as an assignment") };
+        let (name, args) = match &lhs.kind {
+            ExprKind::Name(name) => (name, None),
+            ExprKind::Ref { name, args } => (name, Some(args.as_slice())),
+            _ => unreachable!("planned as an assignment"),
+        };
+        let section = self.distributed_section(first.home, args, name.range)?;
+        let dim = self.distributed[&first.home].dim;
+        let position =
+            args.map_or(dim, |args| args[..dim].iter().filter(|it| matches!(it, Subscript::Range { .. })).count());
+        let mut masked = SectionAssign {
+            stmt,
+            home: first.home,
+            lo: first.lo.clone(),
+            hi: first.hi.clone(),
+            step: first.step,
+            reads: BTreeMap::new(),
+            edits: Vec::new(),
+            element: false,
+        };
+        for mask in masks {
+            self.array_expression(mask, &mut masked, &section.lo, position)?;
+        }
+        if masked.reads.values().any(|it| *it != (0, 0)) {
+            return Err("its mask reads other processes' elements".to_string());
+        }
+        // Every left side lines up with the first one (other arrays of the
+        // same blocks, at distance 0), so one local section serves them all.
+        let mut left = BTreeMap::new();
+        for lhs in left_sides {
+            let mut probe = SectionAssign {
+                stmt,
+                home: first.home,
+                lo: String::new(),
+                hi: String::new(),
+                step: first.step,
+                reads: BTreeMap::new(),
+                edits: Vec::new(),
+                element: false,
+            };
+            self.array_expression(lhs, &mut probe, &section.lo, position)
+                .map_err(|why| format!("its left sides do not line up: {why}"))?;
+            left.extend(probe.reads);
+        }
+        if left.values().any(|it| *it != (0, 0)) {
+            return Err("its left sides are not the same elements".to_string());
+        }
+        masked.edits.extend(edits);
+        masked.reads.extend(first.reads);
+        Ok(Plan::Section(masked))
+    }
+
     /// The first and last index of a reference's section along the
     /// distributed dimension, as Fortran text.
     fn section_bounds(&self, id: SymbolId, args: Option<&[Subscript]>) -> (String, String) {

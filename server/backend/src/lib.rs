@@ -18,7 +18,8 @@
 //!   seed's transfer before the loop);
 //! - array assignments, FORALLs, element assignments and reductions (in
 //!   output statements and scalar assignments) whose distributed operands
-//!   line up with the left side (`assign.rs`, `reduce.rs`);
+//!   line up with the left side, and WHERE constructs whose masks and
+//!   assignments all line up element for element (`assign.rs`, `reduce.rs`);
 //! - on CYCLIC(m) arrays (template cell `j` from the template's start:
 //!   block `b = j / m`, owner `mod(b, P)`, stored compressed at local
 //!   position `(b / P) * m + mod(j, m)`): DO nests whose outermost loop is
@@ -874,6 +875,11 @@ impl<'a> Lowering<'a> {
             }
         } else if let StmtKind::Assign { .. } = stmt.kind {
             match self.assignment(stmt) {
+                Ok(plan) => return plan,
+                Err(why) => why_not = Some(why),
+            }
+        } else if let StmtKind::Where { .. } = stmt.kind {
+            match self.where_construct(stmt) {
                 Ok(plan) => return plan,
                 Err(why) => why_not = Some(why),
             }

@@ -829,3 +829,44 @@ end subroutine count_up
     assert!(!source.contains("hpf_p1_count_up") && !source.contains("hpf_procedures"), "{source}");
     assert!(source.contains("call count_up(hpf_g_k, n, total)"), "{source}");
 }
+
+/// A WHERE construct whose masks and assignments line up, element for
+/// element, runs on every process's part; one that reads a neighbour's
+/// element (which an earlier assignment of it may have changed) or a
+/// reduction of the whole array stays on rank 0, with a note.
+#[test]
+fn where_constructs_run_on_each_process_part_when_they_read_only_their_own_elements() {
+    let (notes, source) = lower(&program(
+        "  u = 1.0
+  un = 2.0
+  k = 3
+  where (u > 0.5)
+    un = u * 2.0
+    u = un - 1.0
+  elsewhere (u < -1.0)
+    un = 0.0
+  elsewhere
+    u = -u
+  end where
+  where (k > 2) k = k + 1
+  where (u(1:n) > 0.0) un(1:n) = u(1:n)
+  where (u(2:n) > 0.0) un(1:n-1) = u(2:n)
+  where (u > sum(u)) un = 1.0
+  print *, u(1), un(2), k(3)
+",
+    ));
+    assert_eq!(
+        notes,
+        [
+            "23: runs on one process: it is not an owner-computes assignment: an assignment in it reads other processes' elements",
+            "24: runs on one process: it is not an owner-computes assignment: it calls sum, which is not an elemental intrinsic",
+        ]
+    );
+    assert!(
+        source.contains("  where (u(hpf_lo:hpf_hi:1) > 0.5)\n    un(hpf_lo:hpf_hi:1) = u(hpf_lo:hpf_hi:1) * 2.0\n"),
+        "{source}"
+    );
+    assert!(source.contains("  elsewhere (u(hpf_lo:hpf_hi:1) < -1.0)\n"), "{source}");
+    assert!(source.contains("where (k(hpf_lo:hpf_hi:1) > 2) k(hpf_lo:hpf_hi:1) = k(hpf_lo:hpf_hi:1) + 1"), "{source}");
+    assert!(source.contains("where (u(hpf_lo:hpf_hi:1) > 0.0) un(hpf_lo:hpf_hi:1) = u(hpf_lo:hpf_hi:1)"), "{source}");
+}

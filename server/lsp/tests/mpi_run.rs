@@ -58,6 +58,7 @@ const SUPPORTED: &[&str] = &[
     "stencil9_block_block.f90",
     "transpose_align.f90",
     "wave1d_leapfrog.f90",
+    "where_masks.f90",
 ];
 
 fn corpus() -> PathBuf {
