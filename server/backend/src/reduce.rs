@@ -6,10 +6,12 @@
 //! Each process reduces the part of the section it owns. Results that do
 //! not depend on the order of the operations (integers, logicals, MAXVAL
 //! and MINVAL) are combined with `MPI_Allreduce`. Floating-point SUM,
-//! PRODUCT and DOT_PRODUCT of rank-1 arrays are accumulated in the
-//! sequential order: the running value passes from the process owning the
-//! first elements to the next (a chain), each adding its elements one by
-//! one as the sequential loop does. A single distributed element comes
+//! PRODUCT and DOT_PRODUCT of rank-1 arrays, and SUM and PRODUCT of whole
+//! arrays distributed in BLOCKs along their last dimension only (each
+//! process holds whole columns, one run of the sequential order), are
+//! accumulated in the sequential order: the running value passes from the
+//! process owning the first elements to the next (a chain), each adding its
+//! elements one by one as the sequential loop does. A single distributed element comes
 //! from its owner by a broadcast. Anything else runs on rank 0 on gathered
 //! copies.
 
@@ -362,9 +364,7 @@ impl<'a> Lowering<'a> {
         }
         let section = self.reduced_section(stmt, &values, chain)?;
         if chain && self.distributed[&section.home()].lbs.len() != 1 {
-            return Err(
-                "a floating-point reduction of a rank-2 or rank-3 array keeps its order only on rank 0".to_string()
-            );
+            self.whole_columns(&values, section.home())?;
         }
         self.grow_shadows(section.home(), 0, section.reads());
         let temp = format!("hpf_r{}", self.temps.len() + 1);
@@ -382,6 +382,28 @@ impl<'a> Lowering<'a> {
             grid_element: None,
             element_edits: Vec::new(),
         })
+    }
+
+    /// A floating-point SUM or PRODUCT of a rank-2 or rank-3 array keeps
+    /// the sequential order along the chain of processes when each holds
+    /// one run of that order: the whole array, distributed in BLOCKs along
+    /// its last dimension only (the columns of a `(*, BLOCK)` array, in
+    /// order). Declares the loop indices of the leading dimensions.
+    fn whole_columns(&mut self, values: &[&Expr], home: crate::SymbolId) -> Result<(), String> {
+        let why = "a floating-point reduction of a rank-2 or rank-3 array keeps its order only on rank 0";
+        let distributed = &self.distributed[&home];
+        let whole = matches!(values, [value] if matches!(&value.kind, ExprKind::Name(name) if self.lookup(&name.key()) == Some(home)));
+        let rank = distributed.lbs.len();
+        if !whole || distributed.dim != rank - 1 || distributed.cyclic || !distributed.plain {
+            return Err(format!("{why} (unless it is the whole array, BLOCK along its last dimension only)"));
+        }
+        for dim in 1..rank {
+            let index = format!("hpf_j{dim}");
+            if !self.temps.iter().any(|it| it.1 == index) {
+                self.temps.push(("integer".to_string(), index));
+            }
+        }
+        Ok(())
     }
 
     pub(crate) fn emit_reduce(&self, out: &mut String, reduce: &Reduce) {
@@ -449,17 +471,37 @@ impl<'a> Lowering<'a> {
                     Kind::Product => ("1", "*"),
                     _ => ("0", "+"),
                 };
-                let element = match reduction.kind {
-                    Kind::DotProduct => format!("({}) * ({})", args[0], args[1]),
-                    _ => format!("({})", args[0]),
-                };
+                let distributed = &self.distributed[&section.home()];
                 // A reversed array holds its first elements on the last rank:
                 // the chain runs the other way.
-                let direction = step * self.distributed[&section.home()].stride.signum();
+                let direction = step * distributed.stride.signum();
                 let _ = writeln!(out, "  {temp} = {identity}");
                 let _ = writeln!(out, "  call hpf_chain_recv_{}({temp}, {direction})", reduction.suffix);
-                let _ =
-                    writeln!(out, "  do hpf_i = hpf_lo, hpf_hi, {step}\n    {temp} = {temp} {op} {element}\n  end do");
+                if distributed.lbs.len() > 1 {
+                    // The whole array by columns (`whole_columns`): its local
+                    // columns, each element in the sequential order.
+                    let rank = distributed.lbs.len();
+                    let _ = writeln!(out, "  do hpf_i = hpf_lo, hpf_hi, {step}");
+                    for dim in (1..rank).rev() {
+                        let (lb, ub) = (distributed.lbs[dim - 1], distributed.ubs[dim - 1]);
+                        let _ = writeln!(out, "  do hpf_j{dim} = {lb}, {ub}");
+                    }
+                    let indices: Vec<String> = (1..rank).map(|dim| format!("hpf_j{dim}")).collect();
+                    let _ =
+                        writeln!(out, "    {temp} = {temp} {op} {}({}, hpf_i)", distributed.name, indices.join(", "));
+                    for _ in 0..rank {
+                        let _ = writeln!(out, "  end do");
+                    }
+                } else {
+                    let element = match reduction.kind {
+                        Kind::DotProduct => format!("({}) * ({})", args[0], args[1]),
+                        _ => format!("({})", args[0]),
+                    };
+                    let _ = writeln!(
+                        out,
+                        "  do hpf_i = hpf_lo, hpf_hi, {step}\n    {temp} = {temp} {op} {element}\n  end do"
+                    );
+                }
                 let _ = writeln!(out, "  call hpf_chain_send_{}({temp}, {direction})", reduction.suffix);
             } else {
                 let _ = writeln!(out, "  {temp} = {}({})", reduction.kind.intrinsic(), args.join(", "));

@@ -870,3 +870,34 @@ fn where_constructs_run_on_each_process_part_when_they_read_only_their_own_eleme
     assert!(source.contains("where (k(hpf_lo:hpf_hi:1) > 2) k(hpf_lo:hpf_hi:1) = k(hpf_lo:hpf_hi:1) + 1"), "{source}");
     assert!(source.contains("where (u(hpf_lo:hpf_hi:1) > 0.0) un(hpf_lo:hpf_hi:1) = u(hpf_lo:hpf_hi:1)"), "{source}");
 }
+
+/// A floating-point SUM of a whole `(*, BLOCK)` array runs along the chain
+/// of processes, column by column (each holds one run of the sequential
+/// order); a `(BLOCK, *)` one, whose order interleaves the processes, and a
+/// section keep the rank-0 path.
+#[test]
+fn floating_point_sums_of_arrays_distributed_by_columns_follow_the_chain() {
+    let (notes, source) = lower(
+        "program sums
+  implicit none
+  real :: a(4, 6), b(4, 6), s, t, r
+!HPF$ DISTRIBUTE A(*, BLOCK)
+!HPF$ DISTRIBUTE B(BLOCK, *)
+  a = 1.5
+  b = 2.5
+  s = sum(a)
+  t = sum(b)
+  r = sum(a(2:3, :))
+  print *, s, t, r
+end program sums
+",
+    );
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(
+        notes[0].starts_with("9: runs on one process") && notes[0].contains("keeps its order only on rank 0"),
+        "{notes:?}"
+    );
+    assert!(notes[1].starts_with("10: runs on one process") && notes[1].contains("the whole array"), "{notes:?}");
+    assert!(source.contains("  do hpf_j1 = 1, 4\n    hpf_r2 = hpf_r2 + a(hpf_j1, hpf_i)\n"), "{source}");
+    assert!(source.contains("call hpf_chain_send_r4(hpf_r2, 1)"), "{source}");
+}

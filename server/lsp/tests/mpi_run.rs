@@ -14,6 +14,7 @@ const SUPPORTED: &[&str] = &[
     "align_transpose_grid.f90",
     "block_cyclic_matmul.f90",
     "chain_align.hpf",
+    "column_sums.f90",
     "crlf_heat.f90",
     "csr_gather.for",
     "cyclic2d_mix.f90",
