@@ -15,7 +15,10 @@
 //! - DO nests whose distributing loop updates its home `H(I+q)` and reads
 //!   distributed arrays at `X(I+c)`: each process runs the iterations it
 //!   owns, after one neighbour fetch per array into its shadow area (the
-//!   seed's transfer before the loop);
+//!   seed's transfer before the loop); an array the nest only reads at
+//!   elements no neighbour fetch brings (`B(2*I)`, `B(IDX(I))`, cut in
+//!   other blocks) is copied whole to every process first (gathered, then
+//!   broadcast), with a note;
 //! - array assignments, FORALLs, element assignments and reductions (in
 //!   output statements and scalar assignments) whose distributed operands
 //!   line up with the left side, and WHERE constructs whose masks and
@@ -223,6 +226,11 @@ struct ParallelNest<'a> {
     /// Per array read off the home's cells: the elements those reads reach
     /// along each dimension (`None`: all of them; the distributed one's is unused).
     parts: BTreeMap<SymbolId, Vec<Option<(i64, i64)>>>,
+    /// Arrays the nest only reads, at elements of other processes that are
+    /// not neighbours (`B(2*I)`, `B(IDX(I))`) or cut in other blocks: every
+    /// process gets a whole copy (`hpf_g_B`, gathered and broadcast) before
+    /// the nest, which reads it instead.
+    replicated: Vec<SymbolId>,
 }
 
 enum Plan<'a> {
@@ -1120,18 +1128,45 @@ impl<'a> Lowering<'a> {
         // What the reads off the home's cells reach along the other dimensions.
         let home_shift = home_distributed.offset + home_offset;
         let mut parts: BTreeMap<SymbolId, Vec<Option<(i64, i64)>>> = BTreeMap::new();
+        // A distributed array the nest only reads (not its home) can be
+        // replicated before it when its reads reach other processes' elements
+        // that no neighbour fetch brings.
+        let written: Vec<SymbolId> = reports
+            .iter()
+            .flat_map(|it| &it.accesses)
+            .filter(|it| it.attr == AccessAttr::Update)
+            .map(|it| it.array)
+            .collect();
+        let replicable = |access: &analysis::loops::Access| {
+            access.attr == AccessAttr::Reference
+                && access.array != home.array
+                && !written.contains(&access.array)
+                && !home_distributed.cyclic
+                && self.distributed.get(&access.array).is_some_and(|it| it.second.is_none())
+        };
+        let mut replicated: Vec<SymbolId> = Vec::new();
         for report in &reports {
             for access in &report.accesses {
                 let symbol = model.symbol(access.array);
                 if self.on_home_cells(access, &var_key, &report.nest, &home_distributed, home_offset) {
                     continue;
                 }
-                if !self.cut_like_home(access, &home_distributed)? {
-                    continue;
+                match self.cut_like_home(access, &home_distributed) {
+                    Ok(true) => {}
+                    Ok(false) => continue,
+                    Err(_) if replicable(access) => {
+                        replicated.push(access.array);
+                        continue;
+                    }
+                    Err(why) => return Err(why),
                 }
                 let offset = match access.subscripts.get(dim) {
                     Some(SubscriptForm::Affine { index, coef: 1, offset }) if report.nest[*index].key == var_key => {
                         *offset
+                    }
+                    _ if replicable(access) => {
+                        replicated.push(access.array);
+                        continue;
                     }
                     _ => {
                         return Err(format!(
@@ -1182,6 +1217,20 @@ impl<'a> Lowering<'a> {
                 }
             }
         }
+        // A replicated array is read from its whole copy: no fetch.
+        replicated.sort();
+        replicated.dedup();
+        for array in &replicated {
+            reads.remove(array);
+            parts.remove(array);
+            let name = &self.distributed[array].name;
+            self.notes.push(Note {
+                range: distributing.header,
+                message: format!(
+                    "{name} is read at elements of other processes that are not neighbours: every process gets a whole copy of it before the loop"
+                ),
+            });
+        }
         let cyclic_edits = if home_distributed.cyclic {
             Some(self.cyclic_edits(stmt, outermost, home.array, home_offset, &reads, &assignments)?)
         } else {
@@ -1197,6 +1246,7 @@ impl<'a> Lowering<'a> {
             reads,
             cyclic_edits,
             parts,
+            replicated,
         }))
     }
 
@@ -1817,12 +1867,47 @@ impl<'a> Lowering<'a> {
             let _ = writeln!(out, "{}", self.edited(nest_range, &edits));
             let _ = writeln!(out, "  end do");
         } else {
+            // Whole copies of the arrays read off their owners' neighbours:
+            // gathered on rank 0, then broadcast.
+            let mut edits = vec![control_edit];
+            for array in &nest.replicated {
+                let distributed = &self.distributed[array];
+                let name = &distributed.name;
+                let bounds: Vec<String> =
+                    distributed.lbs.iter().zip(&distributed.ubs).map(|(lb, ub)| format!("{lb}:{ub}")).collect();
+                let _ = writeln!(
+                    out,
+                    "  hpf_stat_gathers = .true.\n  call hpf_gather_{}({name}, hpf_d_{name}, hpf_g_{name}, {})\n  hpf_stat_gathers = .false.",
+                    distributed.variant(),
+                    distributed.bounds_args()
+                );
+                let _ = writeln!(
+                    out,
+                    "  if (hpf_rank /= 0) then\n    if (allocated(hpf_g_{name})) deallocate (hpf_g_{name})\n    allocate (hpf_g_{name}({}))\n  end if",
+                    bounds.join(", ")
+                );
+                let _ = writeln!(
+                    out,
+                    "  call MPI_Bcast(hpf_g_{name}, size(hpf_g_{name}), {}, 0, MPI_COMM_WORLD)",
+                    mpi_type(distributed.suffix)
+                );
+                // Counted as rank 0 sending the copy to each other process.
+                let _ = writeln!(
+                    out,
+                    "  if (hpf_stats .and. hpf_rank == 0) then\n    hpf_stat_messages = hpf_stat_messages + (hpf_nprocs - 1)\n    hpf_stat_elements = hpf_stat_elements + int(hpf_nprocs - 1, 8) * size(hpf_g_{name})\n  end if"
+                );
+                let renames = self.distributed_occurrences(nest.stmt.range).into_iter().filter(|it| it.1 == *array);
+                edits.extend(renames.map(|(range, _)| (range, format!("hpf_g_{name}"))));
+            }
             let _ = writeln!(
                 out,
                 "  call hpf_local_bounds(hpf_d_{home_name}, {home_offset}, ({lo}), ({hi}), {step}, hpf_lo, hpf_hi)"
             );
             self.emit_fetches_of_parts(out, nest.home, home_offset, step, &nest.reads, &nest.parts);
-            let _ = writeln!(out, "{}", self.edited(nest_range, &[control_edit]));
+            let _ = writeln!(out, "{}", self.edited(nest_range, &edits));
+            for array in &nest.replicated {
+                let _ = writeln!(out, "  deallocate (hpf_g_{})", self.distributed[array].name);
+            }
         }
         let _ = writeln!(out, "  {var} = hpf_final(({lo}), ({hi}), {step})");
         // The loops inside ran only where the process had iterations: their

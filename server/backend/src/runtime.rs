@@ -22,6 +22,9 @@ module hpf_runtime
   logical :: hpf_stats = .false.
   integer(8) :: hpf_stat_messages = 0, hpf_stat_elements = 0
   integer(8) :: hpf_stat_mark(2) = 0
+  ! Set around the gathers of arrays replicated before a parallel loop, so
+  ! that --stats counts what they send (the rank-0 path's gathers are not).
+  logical :: hpf_stat_gathers = .false.
   integer(8), allocatable :: hpf_loop_stat(:,:)
 
   ! A 1-D array aligned with offset `off` (stride `s`, below) to a template axis
@@ -613,6 +616,10 @@ fn per_variant(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, dim: us
         end do
       else if (my_hi >= my_lo) then
         call MPI_Send(a({my}), size(a({my})), {mpi}, 0, 8, MPI_COMM_WORLD)
+        if (hpf_stats .and. hpf_stat_gathers) then
+          hpf_stat_messages = hpf_stat_messages + 1
+          hpf_stat_elements = hpf_stat_elements + size(a({my}))
+        end if
       end if
       return
     end if
@@ -631,6 +638,10 @@ fn per_variant(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, dim: us
       end do
     else if (my_hi >= my_lo) then
       call MPI_Send(a({my}), size(a({my})), {mpi}, 0, 8, MPI_COMM_WORLD)
+      if (hpf_stats .and. hpf_stat_gathers) then
+        hpf_stat_messages = hpf_stat_messages + 1
+        hpf_stat_elements = hpf_stat_elements + size(a({my}))
+      end if
     end if
   end subroutine hpf_gather_{name}
 
