@@ -897,7 +897,32 @@ end program sums
         notes[0].starts_with("9: runs on one process") && notes[0].contains("keeps its order only on rank 0"),
         "{notes:?}"
     );
-    assert!(notes[1].starts_with("10: runs on one process") && notes[1].contains("the whole array"), "{notes:?}");
+    assert!(notes[1].starts_with("10: runs on one process") && notes[1].contains("whole columns"), "{notes:?}");
     assert!(source.contains("  do hpf_j1 = 1, 4\n    hpf_r2 = hpf_r2 + a(hpf_j1, hpf_i)\n"), "{source}");
     assert!(source.contains("call hpf_chain_send_r4(hpf_r2, 1)"), "{source}");
+}
+
+/// Whole columns of a `(*, BLOCK)` array (`:` along the leading dimension,
+/// any section of the last) are one run of the sequential order on each
+/// process too: the chain runs forwards, or from the last process for a
+/// negative step.
+#[test]
+fn floating_point_sums_of_column_sections_follow_the_chain() {
+    let (notes, source) = lower(
+        "program sums
+  implicit none
+  real :: a(4, 6), s, t, r
+!HPF$ DISTRIBUTE A(*, BLOCK)
+  a = 1.5
+  s = sum(a(:, 2:5))
+  t = product(a(:, 6:1:-2))
+  r = sum(a(1:4, :))
+  print *, s, t, r
+end program sums
+",
+    );
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].starts_with("8: runs on one process") && notes[0].contains("whole columns"), "{notes:?}");
+    assert!(source.contains("call hpf_chain_send_r4(hpf_r2, 1)"), "{source}");
+    assert!(source.contains("call hpf_chain_send_r4(hpf_r3, -2)"), "{source}");
 }
