@@ -926,3 +926,28 @@ end program sums
     assert!(source.contains("call hpf_chain_send_r4(hpf_r2, 1)"), "{source}");
     assert!(source.contains("call hpf_chain_send_r4(hpf_r3, -2)"), "{source}");
 }
+
+/// A WHERE on whole columns of `(*, BLOCK)` arrays runs on each process's
+/// columns; one on a 2-D grid keeps the rank-0 path and its note.
+#[test]
+fn where_on_column_blocks_runs_in_parallel_and_on_grids_on_rank_zero() {
+    let (notes, source) = lower(
+        "program w
+  implicit none
+  real :: a(4, 6), b(4, 6), g(4, 6), h(4, 6)
+!HPF$ DISTRIBUTE A(*, BLOCK)
+!HPF$ ALIGN B(I, J) WITH A(I, J)
+!HPF$ DISTRIBUTE G(BLOCK, BLOCK)
+!HPF$ ALIGN H(I, J) WITH G(I, J)
+  a = 1.5
+  g = 2.5
+  where (a > 1.0) b = a
+  where (g > 1.0) h = g
+  print *, b, h
+end program w
+",
+    );
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].starts_with("11: runs on one process") && notes[0].contains("two dimensions"), "{notes:?}");
+    assert!(source.contains("! hpf-ls: owner computes where (a > 1.0)"), "{source}");
+}
