@@ -15,8 +15,9 @@
 //! elements one by one as the sequential loop does. A single distributed element comes
 //! from its owner by a broadcast. Anything else runs on rank 0 on gathered
 //! copies: in particular floating-point reductions whose sequential order
-//! interleaves the processes (`(BLOCK, *)` arrays, 2-D grids, sections
-//! that cut the columns, CYCLIC columns).
+//! interleaves the processes (`(BLOCK, *)` arrays, 2-D grids, CYCLIC
+//! columns), and those of sections that cut the columns (`A(2:5, :)`, one
+//! run per process too, but the column loops here cover whole columns).
 
 use std::fmt::Write;
 
