@@ -1,7 +1,9 @@
 ! Floating-point SUM and PRODUCT of whole arrays distributed by columns:
 ! (*, BLOCK) REAL and DOUBLE PRECISION, a 0-based first dimension, a
 ! rank-3 (*, *, BLOCK) PRODUCT; each process accumulates its columns in
-! the sequential order along the chain. A section's SUM runs on rank 0.
+! the sequential order along the chain; whole columns of sections too
+! (`A(:, 3:11)`, reversed `D(:, M:1:-2)`). A section cutting the columns
+! (`A(2:5, :)`) runs on rank 0.
 program column_sums
   implicit none
   integer, parameter :: n = 7, m = 13
@@ -37,4 +39,7 @@ program column_sums
   print '(ES20.10)', pr
   print '(ES20.10)', sum(c)
   print '(ES20.10)', sum(a(2:5, :))
+  print '(ES20.10)', sum(a(:, 3:11))
+  print '(ES25.16)', sum(d(:, m:1:-2))
+  print '(ES20.10)', product(w(:, :, 2:m))
 end program column_sums

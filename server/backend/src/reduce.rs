@@ -7,13 +7,17 @@
 //! not depend on the order of the operations (integers, logicals, MAXVAL
 //! and MINVAL) are combined with `MPI_Allreduce`. Floating-point SUM,
 //! PRODUCT and DOT_PRODUCT of rank-1 arrays, and SUM and PRODUCT of whole
-//! arrays distributed in BLOCKs along their last dimension only (each
-//! process holds whole columns, one run of the sequential order), are
+//! arrays distributed in BLOCKs along their last dimension only or of
+//! sections of whole columns of them (`A(:, L:H:S)`: each process holds
+//! whole columns, one run of the sequential order), are
 //! accumulated in the sequential order: the running value passes from the
 //! process owning the first elements to the next (a chain), each adding its
 //! elements one by one as the sequential loop does. A single distributed element comes
 //! from its owner by a broadcast. Anything else runs on rank 0 on gathered
-//! copies.
+//! copies: in particular floating-point reductions whose sequential order
+//! interleaves the processes (`(BLOCK, *)` arrays, 2-D grids, CYCLIC
+//! columns), and those of sections that cut the columns (`A(2:5, :)`, one
+//! run per process too, but the column loops here cover whole columns).
 
 use std::fmt::Write;
 
@@ -386,16 +390,36 @@ impl<'a> Lowering<'a> {
 
     /// A floating-point SUM or PRODUCT of a rank-2 or rank-3 array keeps
     /// the sequential order along the chain of processes when each holds
-    /// one run of that order: the whole array, distributed in BLOCKs along
-    /// its last dimension only (the columns of a `(*, BLOCK)` array, in
-    /// order). Declares the loop indices of the leading dimensions.
+    /// one run of that order: the whole array or whole columns of it
+    /// (`A(:, L:H:S)`), distributed in BLOCKs along its last dimension only
+    /// (the columns of a `(*, BLOCK)` array, in the section's order; a
+    /// negative step runs the chain from the last process). Declares the
+    /// loop indices of the leading dimensions.
     fn whole_columns(&mut self, values: &[&Expr], home: crate::SymbolId) -> Result<(), String> {
         let why = "a floating-point reduction of a rank-2 or rank-3 array keeps its order only on rank 0";
         let distributed = &self.distributed[&home];
-        let whole = matches!(values, [value] if matches!(&value.kind, ExprKind::Name(name) if self.lookup(&name.key()) == Some(home)));
         let rank = distributed.lbs.len();
+        // The whole array, or whole columns of it: `:` along every leading
+        // dimension and any section of the last (the chain follows its step).
+        let whole = match values {
+            [value] => match &value.kind {
+                ExprKind::Name(name) => self.lookup(&name.key()) == Some(home),
+                ExprKind::Ref { name, args } => {
+                    self.lookup(&name.key()) == Some(home)
+                        && args.len() == rank
+                        && args[..rank - 1]
+                            .iter()
+                            .all(|it| matches!(it, Subscript::Range { lo: None, hi: None, stride: None, .. }))
+                        && matches!(args[rank - 1], Subscript::Range { .. })
+                }
+                _ => false,
+            },
+            _ => false,
+        };
         if !whole || distributed.dim != rank - 1 || distributed.cyclic || !distributed.plain {
-            return Err(format!("{why} (unless it is the whole array, BLOCK along its last dimension only)"));
+            return Err(format!(
+                "{why} (unless it is whole columns of the array, `:` along its leading dimensions, BLOCK along its last dimension only)"
+            ));
         }
         for dim in 1..rank {
             let index = format!("hpf_j{dim}");

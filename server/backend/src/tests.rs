@@ -902,7 +902,57 @@ end program sums
         notes[0].starts_with("9: runs on one process") && notes[0].contains("keeps its order only on rank 0"),
         "{notes:?}"
     );
-    assert!(notes[1].starts_with("10: runs on one process") && notes[1].contains("the whole array"), "{notes:?}");
+    assert!(notes[1].starts_with("10: runs on one process") && notes[1].contains("whole columns"), "{notes:?}");
     assert!(source.contains("  do hpf_j1 = 1, 4\n    hpf_r2 = hpf_r2 + a(hpf_j1, hpf_i)\n"), "{source}");
     assert!(source.contains("call hpf_chain_send_r4(hpf_r2, 1)"), "{source}");
+}
+
+/// Whole columns of a `(*, BLOCK)` array (`:` along the leading dimension,
+/// any section of the last) are one run of the sequential order on each
+/// process too: the chain runs forwards, or from the last process for a
+/// negative step.
+#[test]
+fn floating_point_sums_of_column_sections_follow_the_chain() {
+    let (notes, source) = lower(
+        "program sums
+  implicit none
+  real :: a(4, 6), s, t, r
+!HPF$ DISTRIBUTE A(*, BLOCK)
+  a = 1.5
+  s = sum(a(:, 2:5))
+  t = product(a(:, 6:1:-2))
+  r = sum(a(1:4, :))
+  print *, s, t, r
+end program sums
+",
+    );
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].starts_with("8: runs on one process") && notes[0].contains("whole columns"), "{notes:?}");
+    assert!(source.contains("call hpf_chain_send_r4(hpf_r2, 1)"), "{source}");
+    assert!(source.contains("call hpf_chain_send_r4(hpf_r3, -2)"), "{source}");
+}
+
+/// A WHERE on whole columns of `(*, BLOCK)` arrays runs on each process's
+/// columns; one on a 2-D grid keeps the rank-0 path and its note.
+#[test]
+fn where_on_column_blocks_runs_in_parallel_and_on_grids_on_rank_zero() {
+    let (notes, source) = lower(
+        "program w
+  implicit none
+  real :: a(4, 6), b(4, 6), g(4, 6), h(4, 6)
+!HPF$ DISTRIBUTE A(*, BLOCK)
+!HPF$ ALIGN B(I, J) WITH A(I, J)
+!HPF$ DISTRIBUTE G(BLOCK, BLOCK)
+!HPF$ ALIGN H(I, J) WITH G(I, J)
+  a = 1.5
+  g = 2.5
+  where (a > 1.0) b = a
+  where (g > 1.0) h = g
+  print *, b, h
+end program w
+",
+    );
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].starts_with("11: runs on one process") && notes[0].contains("two dimensions"), "{notes:?}");
+    assert!(source.contains("! hpf-ls: owner computes where (a > 1.0)"), "{source}");
 }
