@@ -61,6 +61,7 @@ mod embed;
 mod grid;
 mod procedures;
 mod reduce;
+mod remap;
 pub mod runtime;
 
 use std::collections::BTreeMap;
@@ -223,6 +224,8 @@ struct ParallelNest<'a> {
     /// Per array read off the home's cells: the elements those reads reach
     /// along each dimension (`None`: all of them; the distributed one's is unused).
     parts: BTreeMap<SymbolId, Vec<Option<(i64, i64)>>>,
+    /// References fetched by the inspector/executor before the loop (`remap.rs`).
+    remote: Vec<remap::RemoteRead>,
 }
 
 enum Plan<'a> {
@@ -1120,11 +1123,24 @@ impl<'a> Lowering<'a> {
         // What the reads off the home's cells reach along the other dimensions.
         let home_shift = home_distributed.offset + home_offset;
         let mut parts: BTreeMap<SymbolId, Vec<Option<(i64, i64)>>> = BTreeMap::new();
+        let mut remote: Vec<remap::RemoteRead> = Vec::new();
         for report in &reports {
             for access in &report.accesses {
                 let symbol = model.symbol(access.array);
                 if self.on_home_cells(access, &var_key, &report.nest, &home_distributed, home_offset) {
                     continue;
+                }
+                let near = matches!(
+                    access.subscripts.get(dim),
+                    Some(SubscriptForm::Affine { index, coef: 1, .. }) if report.nest[*index].key == var_key
+                );
+                let cut_like_home =
+                    self.distributed.get(&access.array).is_some_and(|it| it.same_blocks(&home_distributed));
+                if !(near && cut_like_home) {
+                    if let Some(read) = self.remote_read(access, &home_distributed, &loops, &reports) {
+                        remote.push(read);
+                        continue;
+                    }
                 }
                 if !self.cut_like_home(access, &home_distributed)? {
                     continue;
@@ -1182,6 +1198,9 @@ impl<'a> Lowering<'a> {
                 }
             }
         }
+        if remote.iter().any(|it| remote.iter().any(|other| it.nests(other))) {
+            return Err("a read that is not a neighbour's holds another".to_string());
+        }
         let cyclic_edits = if home_distributed.cyclic {
             Some(self.cyclic_edits(stmt, outermost, home.array, home_offset, &reads, &assignments)?)
         } else {
@@ -1197,6 +1216,7 @@ impl<'a> Lowering<'a> {
             reads,
             cyclic_edits,
             parts,
+            remote,
         }))
     }
 
@@ -1822,7 +1842,14 @@ impl<'a> Lowering<'a> {
                 "  call hpf_local_bounds(hpf_d_{home_name}, {home_offset}, ({lo}), ({hi}), {step}, hpf_lo, hpf_hi)"
             );
             self.emit_fetches_of_parts(out, nest.home, home_offset, step, &nest.reads, &nest.parts);
-            let _ = writeln!(out, "{}", self.edited(nest_range, &[control_edit]));
+            let mut edits = vec![control_edit];
+            if !nest.remote.is_empty() {
+                edits.extend(self.emit_remote_reads(out, var, step, &nest.remote));
+            }
+            let _ = writeln!(out, "{}", self.edited(nest_range, &edits));
+            if !nest.remote.is_empty() {
+                let _ = writeln!(out, "  end block");
+            }
         }
         let _ = writeln!(out, "  {var} = hpf_final(({lo}), ({hi}), {step})");
         // The loops inside ran only where the process had iterations: their
