@@ -16,6 +16,12 @@
 //!   distributed arrays at `X(I+c)`: each process runs the iterations it
 //!   owns, after one neighbour fetch per array into its shadow area (the
 //!   seed's transfer before the loop);
+//! - in such a DO loop (a single loop of assignments, home not CYCLIC),
+//!   reads of 1-D distributed arrays at elements that are not neighbours
+//!   (`B(2*I)`, `B(N+1-I)`, `B(IDX(I))`, arrays cut in other blocks): an
+//!   inspector/executor fetch before the loop, one all-to-all of counts,
+//!   indices and values per array (`remap.rs`), unless the loop writes what
+//!   they read;
 //! - array assignments, FORALLs, element assignments and reductions (in
 //!   output statements and scalar assignments) whose distributed operands
 //!   line up with the left side, and WHERE constructs whose masks and
@@ -28,8 +34,9 @@
 //!   course) with every distributed subscript `e` rewritten to
 //!   `hpf_lx(d, e)`; whole arrays set to a constant (each process its
 //!   part) and single elements set from replicated data (their owner). Any
-//!   other statement on a CYCLIC array, a read at another cell included
-//!   (no neighbour shift there), takes the rank-0 path below, whose gather
+//!   other statement on a CYCLIC array, a read at another cell in a loop
+//!   over a CYCLIC home included (no neighbour shift there; from a BLOCK
+//!   home it is fetched as above), takes the rank-0 path below, whose gather
 //!   and scatter follow the cyclic owner map;
 //! - DO, DO WHILE and IF constructs around them, run by every process with
 //!   replicated indices and conditions, their statements planned one by one;
