@@ -950,8 +950,10 @@ fn remote_read(suffix: &str, fortran_type: &str, mpi: &str) -> String {
   ! vals(k) = the element idx(k) of the 1-D array a (descriptor d), wherever
   ! it lives: one all-to-all of the counts, one of the requested indices
   ! (grouped by owner), one of the values back. Every process calls it.
-  ! The statistics count the values moved between processes and the
-  ! messages carrying them (the requests are not counted).
+  ! An index equal to the one before it is asked for once (a subscript
+  ! constant in the loop is one element, not one per iteration). The
+  ! statistics count the values moved between processes and the messages
+  ! carrying them (the requests are not counted).
   subroutine hpf_remote_read_{suffix}(a, d, idx, vals)
     {fortran_type}, allocatable, intent(in) :: a(:)
     type(hpf_desc), intent(in) :: d
@@ -965,6 +967,9 @@ fn remote_read(suffix: &str, fortran_type: &str, mpi: &str) -> String {
     {fortran_type} :: got(size(idx))
     scount = 0
     do k = 1, size(idx)
+      if (k > 1) then
+        if (idx(k) == idx(k - 1)) cycle
+      end if
       r = hpf_owner(d, idx(k))
       scount(r) = scount(r) + 1
     end do
@@ -977,6 +982,12 @@ fn remote_read(suffix: &str, fortran_type: &str, mpi: &str) -> String {
     end do
     next = sdispl
     do k = 1, size(idx)
+      if (k > 1) then
+        if (idx(k) == idx(k - 1)) then
+          order(k) = order(k - 1)
+          cycle
+        end if
+      end if
       r = hpf_owner(d, idx(k))
       next(r) = next(r) + 1
       order(k) = next(r)
