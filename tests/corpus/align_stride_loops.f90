@@ -65,7 +65,7 @@ program align_stride_loops
     r(i) = r(i) + a(n + 1 - i)
   end do
   print '(A,2F14.7)', 'sum(v), sum(r) =', sum(v), sum(r)
-  do i = 1, n                        ! S(N+1-I) is on A(I)'s cell, R(I) not: rank 0
+  do i = 1, n                        ! S(N+1-I) is on A(I)'s cell, R(I) is fetched first
     a(i) = s(n + 1 - i) - r(i)
   end do
   u(5) = r(7) + a(3)

@@ -1,12 +1,13 @@
 ! Reads of elements no neighbour fetch brings: B(2*I) and B(N+1-I) of a
 ! BLOCK array twice as long, an indirect A(IDX(I)), a CYCLIC array read by a
 ! BLOCK loop, inside a time loop. Each loop runs on the owners of its home
-! after every process gets a whole copy of the array it only reads.
+! after the elements it reads are fetched (inspector/executor); a nest with
+! an inner loop reads a whole copy of the array instead.
 program replicated_reads
   implicit none
   integer, parameter :: n = 24
   real :: a(n), b(2*n), c(n), e(n)
-  integer :: idx(n), k(n), i, step
+  integer :: idx(n), k(n), i, j, step
 !HPF$ PROCESSORS P(NUMBER_OF_PROCESSORS())
 !HPF$ DISTRIBUTE A(BLOCK) ONTO P
 !HPF$ DISTRIBUTE B(BLOCK) ONTO P
@@ -30,6 +31,11 @@ program replicated_reads
     end do
     do i = 2, n
       k(i) = k(i) + int(b(i+n))
+    end do
+  end do
+  do i = 1, n
+    do j = 1, 2
+      c(i) = c(i) + b(2*i - 2 + j)
     end do
   end do
   print *, a

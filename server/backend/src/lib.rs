@@ -15,10 +15,15 @@
 //! - DO nests whose distributing loop updates its home `H(I+q)` and reads
 //!   distributed arrays at `X(I+c)`: each process runs the iterations it
 //!   owns, after one neighbour fetch per array into its shadow area (the
-//!   seed's transfer before the loop); an array the nest only reads at
-//!   elements no neighbour fetch brings (`B(2*I)`, `B(IDX(I))`, cut in
-//!   other blocks) is copied whole to every process first (gathered, then
-//!   broadcast), with a note;
+//!   seed's transfer before the loop);
+//! - in such a DO loop (a single loop of assignments, home not CYCLIC),
+//!   reads of 1-D distributed arrays at elements that are not neighbours
+//!   (`B(2*I)`, `B(N+1-I)`, `B(IDX(I))`, arrays cut in other blocks): an
+//!   inspector/executor fetch before the loop, one all-to-all of counts,
+//!   indices and values per array (`remap.rs`), unless the loop writes what
+//!   they read; where that fetch does not apply (inner loops, several
+//!   dimensions), an array the nest only reads at such elements is copied
+//!   whole to every process first (gathered, then broadcast), with a note;
 //! - array assignments, FORALLs, element assignments and reductions (in
 //!   output statements and scalar assignments) whose distributed operands
 //!   line up with the left side, and WHERE constructs whose masks and
@@ -31,8 +36,9 @@
 //!   course) with every distributed subscript `e` rewritten to
 //!   `hpf_lx(d, e)`; whole arrays set to a constant (each process its
 //!   part) and single elements set from replicated data (their owner). Any
-//!   other statement on a CYCLIC array, a read at another cell included
-//!   (no neighbour shift there), takes the rank-0 path below, whose gather
+//!   other statement on a CYCLIC array, a read at another cell in a loop
+//!   over a CYCLIC home included (no neighbour shift there; from a BLOCK
+//!   home it is fetched as above), takes the rank-0 path below, whose gather
 //!   and scatter follow the cyclic owner map;
 //! - DO, DO WHILE and IF constructs around them, run by every process with
 //!   replicated indices and conditions, their statements planned one by one;
@@ -64,6 +70,7 @@ mod embed;
 mod grid;
 mod procedures;
 mod reduce;
+mod remap;
 pub mod runtime;
 
 use std::collections::BTreeMap;
@@ -227,10 +234,12 @@ struct ParallelNest<'a> {
     /// along each dimension (`None`: all of them; the distributed one's is unused).
     parts: BTreeMap<SymbolId, Vec<Option<(i64, i64)>>>,
     /// Arrays the nest only reads, at elements of other processes that are
-    /// not neighbours (`B(2*I)`, `B(IDX(I))`) or cut in other blocks: every
-    /// process gets a whole copy (`hpf_g_B`, gathered and broadcast) before
-    /// the nest, which reads it instead.
+    /// not neighbours (`B(2*I)`, `B(IDX(I))`) or cut in other blocks, where
+    /// `remote` does not apply: every process gets a whole copy (`hpf_g_B`,
+    /// gathered and broadcast) before the nest, which reads it instead.
     replicated: Vec<SymbolId>,
+    /// References fetched by the inspector/executor before the loop (`remap.rs`).
+    remote: Vec<remap::RemoteRead>,
 }
 
 enum Plan<'a> {
@@ -1128,9 +1137,9 @@ impl<'a> Lowering<'a> {
         // What the reads off the home's cells reach along the other dimensions.
         let home_shift = home_distributed.offset + home_offset;
         let mut parts: BTreeMap<SymbolId, Vec<Option<(i64, i64)>>> = BTreeMap::new();
-        // A distributed array the nest only reads (not its home) can be
-        // replicated before it when its reads reach other processes' elements
-        // that no neighbour fetch brings.
+        let mut remote: Vec<remap::RemoteRead> = Vec::new();
+        // A distributed array the nest only reads (not its home) whose reads
+        // the inspector/executor cannot fetch is copied whole before it.
         let written: Vec<SymbolId> = reports
             .iter()
             .flat_map(|it| &it.accesses)
@@ -1150,6 +1159,18 @@ impl<'a> Lowering<'a> {
                 let symbol = model.symbol(access.array);
                 if self.on_home_cells(access, &var_key, &report.nest, &home_distributed, home_offset) {
                     continue;
+                }
+                let near = matches!(
+                    access.subscripts.get(dim),
+                    Some(SubscriptForm::Affine { index, coef: 1, .. }) if report.nest[*index].key == var_key
+                );
+                let cut_like_home =
+                    self.distributed.get(&access.array).is_some_and(|it| it.same_blocks(&home_distributed));
+                if !(near && cut_like_home) {
+                    if let Some(read) = self.remote_read(access, &home_distributed, &loops, &reports) {
+                        remote.push(read);
+                        continue;
+                    }
                 }
                 match self.cut_like_home(access, &home_distributed) {
                     Ok(true) => {}
@@ -1217,9 +1238,14 @@ impl<'a> Lowering<'a> {
                 }
             }
         }
-        // A replicated array is read from its whole copy: no fetch.
+        // A replicated array is read from its whole copy, also where a
+        // reference of it could have been fetched.
         replicated.sort();
         replicated.dedup();
+        remote.retain(|it| !replicated.contains(&it.array()));
+        if remote.iter().any(|it| remote.iter().any(|other| it.nests(other))) {
+            return Err("a read that is not a neighbour's holds another".to_string());
+        }
         for array in &replicated {
             reads.remove(array);
             parts.remove(array);
@@ -1247,6 +1273,7 @@ impl<'a> Lowering<'a> {
             cyclic_edits,
             parts,
             replicated,
+            remote,
         }))
     }
 
@@ -1904,7 +1931,13 @@ impl<'a> Lowering<'a> {
                 "  call hpf_local_bounds(hpf_d_{home_name}, {home_offset}, ({lo}), ({hi}), {step}, hpf_lo, hpf_hi)"
             );
             self.emit_fetches_of_parts(out, nest.home, home_offset, step, &nest.reads, &nest.parts);
+            if !nest.remote.is_empty() {
+                edits.extend(self.emit_remote_reads(out, var, step, &nest.remote));
+            }
             let _ = writeln!(out, "{}", self.edited(nest_range, &edits));
+            if !nest.remote.is_empty() {
+                let _ = writeln!(out, "  end block");
+            }
             for array in &nest.replicated {
                 let _ = writeln!(out, "  deallocate (hpf_g_{})", self.distributed[array].name);
             }

@@ -953,6 +953,78 @@ fn chain(suffix: &str, fortran_type: &str, mpi: &str) -> String {
     )
 }
 
+/// The inspector/executor fetch of one element type (`remap.rs`): the
+/// values of any elements of a 1-D distributed array, wherever they live.
+fn remote_read(suffix: &str, fortran_type: &str, mpi: &str) -> String {
+    format!(
+        r#"
+  ! vals(k) = the element idx(k) of the 1-D array a (descriptor d), wherever
+  ! it lives: one all-to-all of the counts, one of the requested indices
+  ! (grouped by owner), one of the values back. Every process calls it.
+  ! An index equal to the one before it is asked for once (a subscript
+  ! constant in the loop is one element, not one per iteration). The
+  ! statistics count the values moved between processes and the messages
+  ! carrying them (the requests are not counted).
+  subroutine hpf_remote_read_{suffix}(a, d, idx, vals)
+    {fortran_type}, allocatable, intent(in) :: a(:)
+    type(hpf_desc), intent(in) :: d
+    integer, intent(in) :: idx(:)
+    {fortran_type}, intent(out) :: vals(:)
+    integer :: scount(0:hpf_nprocs - 1), rcount(0:hpf_nprocs - 1)
+    integer :: sdispl(0:hpf_nprocs - 1), rdispl(0:hpf_nprocs - 1), next(0:hpf_nprocs - 1)
+    integer :: order(size(idx)), sorted(size(idx)), k, r
+    integer, allocatable :: asked(:)
+    {fortran_type}, allocatable :: answer(:)
+    {fortran_type} :: got(size(idx))
+    scount = 0
+    do k = 1, size(idx)
+      if (k > 1) then
+        if (idx(k) == idx(k - 1)) cycle
+      end if
+      r = hpf_owner(d, idx(k))
+      scount(r) = scount(r) + 1
+    end do
+    call MPI_Alltoall(scount, 1, MPI_INTEGER, rcount, 1, MPI_INTEGER, MPI_COMM_WORLD)
+    sdispl(0) = 0
+    rdispl(0) = 0
+    do r = 1, hpf_nprocs - 1
+      sdispl(r) = sdispl(r - 1) + scount(r - 1)
+      rdispl(r) = rdispl(r - 1) + rcount(r - 1)
+    end do
+    next = sdispl
+    do k = 1, size(idx)
+      if (k > 1) then
+        if (idx(k) == idx(k - 1)) then
+          order(k) = order(k - 1)
+          cycle
+        end if
+      end if
+      r = hpf_owner(d, idx(k))
+      next(r) = next(r) + 1
+      order(k) = next(r)
+      sorted(next(r)) = idx(k)
+    end do
+    allocate (asked(sum(rcount)), answer(sum(rcount)))
+    call MPI_Alltoallv(sorted, scount, sdispl, MPI_INTEGER, asked, rcount, rdispl, MPI_INTEGER, MPI_COMM_WORLD)
+    do k = 1, size(asked)
+      answer(k) = a(hpf_lx(d, asked(k)))
+    end do
+    call MPI_Alltoallv(answer, rcount, rdispl, {mpi}, got, scount, sdispl, {mpi}, MPI_COMM_WORLD)
+    do k = 1, size(idx)
+      vals(k) = got(order(k))
+    end do
+    if (hpf_stats) then
+      do r = 0, hpf_nprocs - 1
+        if (r == hpf_rank .or. rcount(r) == 0) cycle
+        hpf_stat_messages = hpf_stat_messages + 1
+        hpf_stat_elements = hpf_stat_elements + rcount(r)
+      end do
+    end if
+  end subroutine hpf_remote_read_{suffix}
+"#
+    )
+}
+
 /// The pairs of distributed dimensions (1-based) of an array of rank `rank`
 /// distributed in two dimensions, in the grid's order (the second before the
 /// first for a transposed alignment).
@@ -985,6 +1057,9 @@ fn runtime_with(wanted: impl Fn(&str) -> bool) -> String {
     }
     let mut res = HEADER.replacen("contains\n", &format!("{buffers}contains\n"), 1);
     for (suffix, fortran_type, mpi_type) in ELEMENT_TYPES {
+        if wanted(&format!("hpf_remote_read_{suffix}(")) {
+            res.push_str(&remote_read(suffix, fortran_type, mpi_type));
+        }
         if *suffix != "l4" && wanted(&format!("hpf_chain_recv_{suffix}(")) {
             res.push_str(&chain(suffix, fortran_type, mpi_type));
         }

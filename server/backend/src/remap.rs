@@ -1,0 +1,160 @@
+//! Reads of 1-D distributed arrays at elements that are not neighbours
+//! (`B(2*I)`, `B(N+1-I)`, `B(IDX(I))`, or an array cut in other blocks),
+//! brought in by an inspector/executor fetch before an owner-computes loop.
+//!
+//! Before the loop each process lists, in iteration order, the global index
+//! each such reference reads in each iteration it owns (the inspector
+//! evaluates the subscript, which may read the home's own cells and
+//! replicated data); `hpf_remote_read_*` (runtime) exchanges the counts with
+//! one `MPI_Alltoall`, the indices with one `MPI_Alltoallv`, and the values
+//! with another; the loop then reads the value of its iteration from a
+//! local buffer. The fetched values are those before the loop, so a read
+//! qualifies only when the loop writes neither the array read nor anything
+//! its subscript reads, and the loop is a single DO of assignments (every
+//! reference runs once per iteration, the subscript only in the loop index).
+//! Anything else keeps the caller's reason for the rank-0 path.
+
+use std::fmt::Write;
+
+use analysis::loops::{Access, AccessAttr, LoopReport};
+use analysis::model::SymbolId;
+use syntax::{Stmt, TextRange};
+
+use crate::{closing_paren, declared_type, Distributed, Lowering};
+
+/// One reference fetched by the inspector/executor.
+#[derive(Clone, Debug)]
+pub(crate) struct RemoteRead {
+    array: SymbolId,
+    /// The reference as written (`B(2*I)`), replaced by a buffer element.
+    range: TextRange,
+    /// Its subscript (`2*I`), evaluated by the inspector.
+    subscript: TextRange,
+}
+
+impl RemoteRead {
+    /// The array read.
+    pub(crate) fn array(&self) -> SymbolId {
+        self.array
+    }
+
+    /// Whether `other` lies inside this reference's subscript.
+    pub(crate) fn nests(&self, other: &RemoteRead) -> bool {
+        self.subscript.contains_range(other.range)
+    }
+}
+
+impl Lowering<'_> {
+    /// `access` as a reference the inspector/executor fetches, or `None`
+    /// when it is not one (the caller then plans it as before). `loops` are
+    /// the nest's DO loops and `reports` the analysis of the nest.
+    pub(crate) fn remote_read(
+        &self,
+        access: &Access,
+        home: &Distributed,
+        loops: &[&Stmt],
+        reports: &[&LoopReport],
+    ) -> Option<RemoteRead> {
+        let array = self.distributed.get(&access.array)?;
+        if access.attr != AccessAttr::Reference
+            || loops.len() != 1
+            || home.cyclic
+            || home.second.is_some()
+            || array.lbs.len() != 1
+            || array.second.is_some()
+            || access.through.is_some()
+        {
+            return None;
+        }
+        let updated: Vec<SymbolId> = reports
+            .iter()
+            .flat_map(|it| &it.accesses)
+            .filter(|it| it.attr == AccessAttr::Update)
+            .map(|it| it.array)
+            .collect();
+        if updated.contains(&access.array) {
+            return None;
+        }
+        let text = self.slice(access.range);
+        let open = text.find('(')?;
+        let close = closing_paren(text, open)?;
+        if close + 1 != text.len() || text[open + 1..close].contains([':', ',']) {
+            return None;
+        }
+        let subscript = TextRange::new(access.range.start + open + 1, access.range.start + close);
+        // The subscript must read nothing the loop writes.
+        if self.distributed_occurrences(subscript).iter().any(|(_, it)| updated.contains(it)) {
+            return None;
+        }
+        Some(RemoteRead { array: access.array, range: access.range, subscript })
+    }
+
+    /// Before the local iterations `hpf_lo, hpf_hi, step` of the loop over
+    /// `var`: opens a BLOCK holding one index and one value buffer per array
+    /// read (one segment of `hpf_n` elements per reference to it), fills
+    /// them with one `hpf_remote_read_*` per array, and returns the edits
+    /// that make the loop read the buffers. The caller closes the BLOCK
+    /// after the loop.
+    pub(crate) fn emit_remote_reads(
+        &self,
+        out: &mut String,
+        var: &str,
+        step: i64,
+        reads: &[RemoteRead],
+    ) -> Vec<(TextRange, String)> {
+        let model = &self.analysis.model;
+        let mut arrays: Vec<SymbolId> = Vec::new();
+        for read in reads {
+            if !arrays.contains(&read.array) {
+                arrays.push(read.array);
+            }
+        }
+        let _ = writeln!(out, "  block");
+        let _ = writeln!(out, "  integer :: hpf_n");
+        for (idx, array) in arrays.iter().enumerate() {
+            let k = idx + 1;
+            let _ = writeln!(out, "  integer, allocatable :: hpf_gi_{k}(:)");
+            let _ = writeln!(out, "  {}, allocatable :: hpf_gv_{k}(:)", declared_type(model.symbol(*array)));
+        }
+        let _ = writeln!(out, "  hpf_n = 0");
+        let _ = writeln!(out, "  if ((hpf_hi - hpf_lo) * ({step}) >= 0) hpf_n = (hpf_hi - hpf_lo) / ({step}) + 1");
+        for (idx, array) in arrays.iter().enumerate() {
+            let k = idx + 1;
+            let n_refs = reads.iter().filter(|it| it.array == *array).count();
+            let size = if n_refs == 1 { "hpf_n".to_string() } else { format!("{n_refs} * hpf_n") };
+            let _ = writeln!(out, "  allocate (hpf_gi_{k}({size}), hpf_gv_{k}({size}))");
+        }
+        // Where each reference's value of iteration `var` sits in its array's buffers.
+        let positions: Vec<(usize, String)> = reads
+            .iter()
+            .enumerate()
+            .map(|(idx, read)| {
+                let k = arrays.iter().position(|it| *it == read.array).expect("listed above") + 1;
+                let segment = reads[..idx].iter().filter(|it| it.array == read.array).count();
+                let base = if segment == 0 { String::new() } else { format!("{segment} * hpf_n + ") };
+                (k, format!("{base}({var} - hpf_lo) / ({step}) + 1"))
+            })
+            .collect();
+        // The inspector: the indices each reference reads, in iteration order.
+        let _ = writeln!(out, "  do {var} = hpf_lo, hpf_hi, {step}");
+        for (read, (k, position)) in reads.iter().zip(&positions) {
+            let _ = writeln!(out, "    hpf_gi_{k}({position}) = {}", self.one_line(read.subscript));
+        }
+        let _ = writeln!(out, "  end do");
+        for (idx, array) in arrays.iter().enumerate() {
+            let k = idx + 1;
+            let distributed = &self.distributed[array];
+            let name = &distributed.name;
+            let _ = writeln!(
+                out,
+                "  call hpf_remote_read_{}({name}, hpf_d_{name}, hpf_gi_{k}, hpf_gv_{k})",
+                distributed.suffix
+            );
+        }
+        reads
+            .iter()
+            .zip(positions)
+            .map(|(read, (k, position))| (read.range, format!("hpf_gv_{k}({position})")))
+            .collect()
+    }
+}
