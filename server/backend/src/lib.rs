@@ -1138,14 +1138,15 @@ impl<'a> Lowering<'a> {
         let home_shift = home_distributed.offset + home_offset;
         let mut parts: BTreeMap<SymbolId, Vec<Option<(i64, i64)>>> = BTreeMap::new();
         let mut remote: Vec<remap::RemoteRead> = Vec::new();
-        // A distributed array the nest only reads (not its home) whose reads
-        // the inspector/executor cannot fetch is copied whole before it.
+        // What the nest writes: neither fetched before it nor copied whole.
         let written: Vec<SymbolId> = reports
             .iter()
             .flat_map(|it| &it.accesses)
             .filter(|it| it.attr == AccessAttr::Update)
             .map(|it| it.array)
             .collect();
+        // A distributed array the nest only reads (not its home) whose reads
+        // the inspector/executor cannot fetch is copied whole before it.
         let replicable = |access: &analysis::loops::Access| {
             access.attr == AccessAttr::Reference
                 && access.array != home.array
@@ -1167,7 +1168,7 @@ impl<'a> Lowering<'a> {
                 let cut_like_home =
                     self.distributed.get(&access.array).is_some_and(|it| it.same_blocks(&home_distributed));
                 if !(near && cut_like_home) {
-                    if let Some(read) = self.remote_read(access, &home_distributed, &loops, &reports) {
+                    if let Some(read) = self.remote_read(access, &home_distributed, &loops, &written) {
                         remote.push(read);
                         continue;
                     }

@@ -16,7 +16,7 @@
 
 use std::fmt::Write;
 
-use analysis::loops::{Access, AccessAttr, LoopReport};
+use analysis::loops::{Access, AccessAttr};
 use analysis::model::SymbolId;
 use syntax::{Stmt, TextRange};
 
@@ -47,13 +47,13 @@ impl RemoteRead {
 impl Lowering<'_> {
     /// `access` as a reference the inspector/executor fetches, or `None`
     /// when it is not one (the caller then plans it as before). `loops` are
-    /// the nest's DO loops and `reports` the analysis of the nest.
+    /// the nest's DO loops and `updated` the arrays the nest writes.
     pub(crate) fn remote_read(
         &self,
         access: &Access,
         home: &Distributed,
         loops: &[&Stmt],
-        reports: &[&LoopReport],
+        updated: &[SymbolId],
     ) -> Option<RemoteRead> {
         let array = self.distributed.get(&access.array)?;
         if access.attr != AccessAttr::Reference
@@ -66,12 +66,6 @@ impl Lowering<'_> {
         {
             return None;
         }
-        let updated: Vec<SymbolId> = reports
-            .iter()
-            .flat_map(|it| &it.accesses)
-            .filter(|it| it.attr == AccessAttr::Update)
-            .map(|it| it.array)
-            .collect();
         if updated.contains(&access.array) {
             return None;
         }

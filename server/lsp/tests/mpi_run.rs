@@ -77,6 +77,15 @@ fn toolchain_present() -> bool {
     present
 }
 
+/// What `source` prints compiled sequentially by gfortran (in `dir`, where
+/// its `.mod` files go).
+fn sequential_output(dir: &Path, source: &Path) -> Vec<u8> {
+    let sequential = dir.join("sequential");
+    let compiled = Command::new("gfortran").arg(source).arg("-o").arg(&sequential).current_dir(dir).output().unwrap();
+    assert!(compiled.status.success(), "{}", String::from_utf8_lossy(&compiled.stderr));
+    Command::new(&sequential).output().unwrap().stdout
+}
+
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("hpf-ls-mpi-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -331,10 +340,7 @@ end subroutine setall
 ",
     )
     .unwrap();
-    let sequential = dir.join("sequential");
-    let compiled = Command::new("gfortran").arg(&source).arg("-o").arg(&sequential).output().unwrap();
-    assert!(compiled.status.success(), "{}", String::from_utf8_lossy(&compiled.stderr));
-    let expected = Command::new(&sequential).output().unwrap().stdout;
+    let expected = sequential_output(&dir, &source);
     for processes in ["1", "2", "3"] {
         let output = Command::new(env!("CARGO_BIN_EXE_hpf-ls"))
             .args(["run", "--np", processes])
@@ -368,10 +374,7 @@ fn subroutines_on_every_process_print_what_the_sequential_program_prints() {
     let dir = scratch("procedures");
     let source = dir.join("procedures.f90");
     std::fs::write(&source, PROCEDURES).unwrap();
-    let sequential = dir.join("sequential");
-    let compiled = Command::new("gfortran").arg(&source).arg("-o").arg(&sequential).current_dir(&dir).output().unwrap();
-    assert!(compiled.status.success(), "{}", String::from_utf8_lossy(&compiled.stderr));
-    let expected = Command::new(&sequential).output().unwrap().stdout;
+    let expected = sequential_output(&dir, &source);
     let executable = dir.join("procedures");
     let build = Command::new(env!("CARGO_BIN_EXE_hpf-ls"))
         .arg("build")
