@@ -13,6 +13,14 @@
 //! statement keeps Fortran's semantics (the right side is evaluated before
 //! the left side is assigned) because the neighbours' elements are fetched
 //! before it and the local statement is itself an array assignment.
+//!
+//! On a CYCLIC or CYCLIC(m) left side the same forms run course by course
+//! (one block of `m` template cells of each process per course): within a
+//! course the process's elements of a section are one strided run of its
+//! local positions, `hpf_lo:hpf_hi:step`. Every distributed read must then
+//! lie on the left side's template cells (a shift on a CYCLIC distribution
+//! is another process, not a neighbour): no course reads what another one
+//! assigns, so splitting the statement by courses keeps its semantics.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -49,6 +57,11 @@ pub(crate) struct SectionAssign<'a> {
     edits: Vec<(TextRange, String)>,
     /// Rewrite references to the element `hpf_i + c` instead of the local section.
     element: bool,
+    /// The left side is CYCLIC: the section runs course by course (one block
+    /// of the process's elements per course, `emit_course_bounds`), every
+    /// reference at the home's local positions `hpf_lo:hpf_hi:step`. Its
+    /// reads must then all lie on the left side's template cells.
+    courses: bool,
 }
 
 impl SectionAssign<'_> {
@@ -66,6 +79,10 @@ impl SectionAssign<'_> {
 
     pub(crate) fn edits(&self) -> &[(TextRange, String)] {
         &self.edits
+    }
+
+    pub(crate) fn courses(&self) -> bool {
+        self.courses
     }
 }
 
@@ -164,8 +181,21 @@ impl<'a> Lowering<'a> {
                 let index_form = self.linear_of(index).ok_or("its distributed subscript is not affine")?;
                 let mut reads = BTreeMap::new();
                 self.element_reads(rhs, home, &index_form, &mut reads)?;
+                let mut edits = Vec::new();
+                if self.distributed[&home].cyclic {
+                    // Its owner reads its own elements only, at their local positions.
+                    if let Some((array, _)) =
+                        reads.iter().find(|(array, range)| !self.is_local(home, 0, **array, **range))
+                    {
+                        return Err(format!(
+                            "it reads {} at another element than the left side's (on a CYCLIC distribution it lives on another process)",
+                            self.distributed[array].name
+                        ));
+                    }
+                    edits = self.cyclic_subscript_edits(stmt.range, &[lhs, rhs])?;
+                }
                 self.grow_shadows(home, 0, &reads);
-                return Ok(Plan::Owner { stmt, array: home, index: index.range, reads, edits: Vec::new() });
+                return Ok(Plan::Owner { stmt, array: home, index: index.range, reads, edits });
             }
         }
         let section = self.distributed_section(home, args.map(Vec::as_slice), name.range)?;
@@ -173,11 +203,22 @@ impl<'a> Lowering<'a> {
             args.map_or(dim, |args| args[..dim].iter().filter(|it| matches!(it, Subscript::Range { .. })).count());
         let step = section.step;
         let (lo, hi) = self.section_bounds(home, args.map(Vec::as_slice));
-        let mut res =
-            SectionAssign { stmt, home, lo, hi, step, reads: BTreeMap::new(), edits: Vec::new(), element: false };
+        let courses = distributed.cyclic;
+        let mut res = SectionAssign {
+            stmt,
+            home,
+            lo,
+            hi,
+            step,
+            reads: BTreeMap::new(),
+            edits: Vec::new(),
+            element: false,
+            courses,
+        };
         let lhs_lo = section.lo.clone();
         self.edit_reference(&mut res, home, &section, 0, args.map(Vec::as_slice));
         self.array_expression(rhs, &mut res, &lhs_lo, lhs_position)?;
+        self.reads_on_home_cells(&res)?;
         self.grow_shadows(home, 0, &res.reads);
         Ok(Plan::Section(res))
     }
@@ -197,6 +238,7 @@ impl<'a> Lowering<'a> {
         };
         let mut home: Option<(SymbolId, usize, i64)> = None;
         let mut exprs: Vec<&Expr> = mask.iter().collect();
+        let mut left_sides: Vec<&Expr> = Vec::new();
         for assignment in body {
             let StmtKind::Assign { lhs, rhs } = &assignment.kind else {
                 return Err("its body holds more than assignments".to_string());
@@ -235,6 +277,7 @@ impl<'a> Lowering<'a> {
                 }
             }
             exprs.push(rhs);
+            left_sides.push(lhs);
         }
         let (home, spec_idx, q) = home.ok_or("it assigns nothing")?;
         let spec = &specs[spec_idx];
@@ -252,9 +295,24 @@ impl<'a> Lowering<'a> {
         }
         let index = Linear::var(&spec.var.key());
         let mut reads = BTreeMap::new();
-        for expr in exprs {
+        for expr in &exprs {
             self.element_reads(expr, home, &index, &mut reads)?;
         }
+        // A CYCLIC home runs course by course, one FORALL per course: its
+        // reads must lie on the home's cells (then no course reads what
+        // another assigns).
+        let cyclic_edits = if self.distributed[&home].cyclic {
+            if let Some((array, _)) = reads.iter().find(|(array, range)| !self.is_local(home, q, **array, **range)) {
+                return Err(format!(
+                    "it reads {} at other elements than its home's (on a CYCLIC distribution they live on other processes)",
+                    self.distributed[array].name
+                ));
+            }
+            exprs.extend(left_sides);
+            Some(self.cyclic_subscript_edits(stmt.range, &exprs)?)
+        } else {
+            None
+        };
         self.grow_shadows(home, q, &reads);
         let control_end = spec.step.as_ref().map_or(spec.hi.range.end, |it| it.range.end);
         Ok(Plan::Forall {
@@ -266,6 +324,7 @@ impl<'a> Lowering<'a> {
             step,
             control: TextRange::new(spec.lo.range.start, control_end),
             reads,
+            cyclic_edits,
         })
     }
 
@@ -333,10 +392,12 @@ impl<'a> Lowering<'a> {
             reads: BTreeMap::new(),
             edits: Vec::new(),
             element: false,
+            courses: first.courses,
         };
         for mask in masks {
             self.array_expression(mask, &mut masked, &section.lo, position)?;
         }
+        self.reads_on_home_cells(&masked)?;
         if masked.reads.values().any(|it| *it != (0, 0)) {
             return Err("its mask reads other processes' elements".to_string());
         }
@@ -353,6 +414,7 @@ impl<'a> Lowering<'a> {
                 reads: BTreeMap::new(),
                 edits: Vec::new(),
                 element: false,
+                courses: first.courses,
             };
             self.array_expression(lhs, &mut probe, &section.lo, position)
                 .map_err(|why| format!("its left sides do not line up: {why}"))?;
@@ -405,10 +467,12 @@ impl<'a> Lowering<'a> {
             reads: BTreeMap::new(),
             edits: Vec::new(),
             element,
+            courses: self.distributed[&home].cyclic,
         };
         for value in values {
             self.array_expression(value, &mut res, &section.lo, position)?;
         }
+        self.reads_on_home_cells(&res)?;
         Ok(res)
     }
 
@@ -476,6 +540,9 @@ impl<'a> Lowering<'a> {
         args: Option<&[Subscript]>,
     ) {
         let distributed = &self.distributed[&id];
+        // Course by course, every reference (on the home's cells) is at the
+        // home's local positions.
+        let c = if res.courses { 0 } else { c };
         let local = local_section(c, section.step, res.element);
         let text = if section.whole {
             let subscripts: Vec<String> = (0..distributed.lbs.len())
@@ -644,6 +711,39 @@ impl<'a> Lowering<'a> {
         self.copy(range).replace(['&', '\n'], " ")
     }
 
+    /// For a CYCLIC left side: refuses reads off its template cells (they
+    /// live on other processes; a shift on a CYCLIC distribution is no
+    /// neighbour exchange).
+    fn reads_on_home_cells(&self, section: &SectionAssign) -> Result<(), String> {
+        if !section.courses {
+            return Ok(());
+        }
+        match section.reads.iter().find(|(array, range)| !self.is_local(section.home, 0, **array, **range)) {
+            Some((array, _)) => Err(format!(
+                "it reads {} at other elements than the left side's (on a CYCLIC distribution they live on other processes)",
+                self.distributed[array].name
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// For a CYCLIC left side: opens the loop over the courses and sets
+    /// `hpf_lo:hpf_hi:step` to the local positions of the section's elements
+    /// in this process's block of the course (an empty section when it has
+    /// none: the count `hpf_hi - hpf_lo` keeps its sign). Closed by `end do`.
+    pub(crate) fn emit_course_bounds(&self, out: &mut String, section: &SectionAssign) {
+        let step = section.step;
+        let home_name = &self.distributed[&section.home].name;
+        let _ = writeln!(out, "  do hpf_c = 0, hpf_courses(hpf_d_{home_name}) - 1");
+        let _ = writeln!(
+            out,
+            "  call hpf_course_bounds(hpf_d_{home_name}, 0, ({}), ({}), {step}, hpf_c, hpf_lo, hpf_hi)",
+            section.lo, section.hi
+        );
+        let _ = writeln!(out, "  hpf_hi = hpf_lx(hpf_d_{home_name}, hpf_lo) + (hpf_hi - hpf_lo)");
+        let _ = writeln!(out, "  hpf_lo = hpf_lx(hpf_d_{home_name}, hpf_lo)");
+    }
+
     /// The local bounds of a section and the fetches its reads need.
     pub(crate) fn emit_section_bounds(&self, out: &mut String, section: &SectionAssign) {
         let step = section.step;
@@ -658,9 +758,14 @@ impl<'a> Lowering<'a> {
 
     pub(crate) fn emit_section(&self, out: &mut String, section: &SectionAssign) {
         let _ = writeln!(out, "  ! hpf-ls: owner computes {}", self.slice(section.stmt.header).trim());
-        self.emit_section_bounds(out, section);
         let text = self.edited_statement(section.stmt, &section.edits);
-        let _ = writeln!(out, "{text}");
+        if section.courses {
+            self.emit_course_bounds(out, section);
+            let _ = writeln!(out, "{text}\n  end do");
+        } else {
+            self.emit_section_bounds(out, section);
+            let _ = writeln!(out, "{text}");
+        }
     }
 
     /// The text of `range` with the replacements inside it.

@@ -35,11 +35,16 @@
 //!   home's template cell, run course by course (one block of `m` cells per
 //!   course) with every distributed subscript `e` rewritten to
 //!   `hpf_lx(d, e)`; whole arrays set to a constant (each process its
-//!   part) and single elements set from replicated data (their owner). Any
-//!   other statement on a CYCLIC array, a read at another cell in a loop
-//!   over a CYCLIC home included (no neighbour shift there; from a BLOCK
-//!   home it is fetched as above), takes the rank-0 path below, whose gather
-//!   and scatter follow the cyclic owner map;
+//!   part); elements set by their owner; array assignments, FORALLs and
+//!   WHERE constructs whose distributed reads all lie on the left side's
+//!   template cells, course by course (`assign.rs`: in a course, a
+//!   process's elements of a section are one strided run of its local
+//!   positions); reductions other than floating-point SUM, PRODUCT and
+//!   DOT_PRODUCT, course by course then `MPI_Allreduce`. Any other
+//!   statement on a CYCLIC array, a read at another cell included (no
+//!   neighbour shift there; from a BLOCK home in a DO loop it is fetched as
+//!   above), takes the rank-0 path below, whose gather and scatter follow
+//!   the cyclic owner map;
 //! - DO, DO WHILE and IF constructs around them, run by every process with
 //!   replicated indices and conditions, their statements planned one by one;
 //! - CALLs of the file's subroutines that receive distributed arrays whole,
@@ -285,6 +290,9 @@ enum Plan<'a> {
         /// The distributing index's `lo:hi:step` in the statement.
         control: TextRange,
         reads: BTreeMap<SymbolId, (i64, i64)>,
+        /// For a CYCLIC home (run course by course, every read on the home's
+        /// cell): the distributed subscripts rewritten to local positions.
+        cyclic_edits: Option<Vec<(TextRange, String)>>,
     },
     /// An output statement or a scalar assignment whose reductions of
     /// distributed arrays are computed in parallel first.
@@ -864,19 +872,15 @@ impl<'a> Lowering<'a> {
                 }
             }
         }
-        // Outside DO loops, a statement on a CYCLIC array runs in parallel only
-        // when it needs no other process's data (`cyclic_assignment`), else on
-        // gathered copies.
+        // Outside DO loops, a statement on a CYCLIC array runs in parallel
+        // when it needs no other process's data: a whole array set to a
+        // constant, an element (`cyclic_assignment`), or an array assignment,
+        // FORALL or WHERE whose reads all lie on the left side's template
+        // cells (course by course, `assign.rs`); else on gathered copies.
         let cyclic =
             self.distributed_occurrences(stmt.range).iter().find(|it| self.distributed[&it.1].cyclic).map(|it| it.1);
-        let cyclic_why = cyclic.map(|id| {
-            format!(
-                "{} is distributed CYCLIC, and only DO loops over its own elements run in parallel on such arrays",
-                self.distributed[&id].name
-            )
-        });
         if let StmtKind::Forall { .. } = stmt.kind {
-            match cyclic_why.clone().map_or_else(|| self.forall(stmt), Err) {
+            match self.forall(stmt) {
                 Ok(plan) => return plan,
                 Err(why) => {
                     self.notes.push(Note { range: stmt.header, message: format!("runs on one process: {why}") });
@@ -884,13 +888,11 @@ impl<'a> Lowering<'a> {
                 }
             }
         }
+        if let Some(plan) = cyclic.and_then(|_| self.cyclic_assignment(stmt)) {
+            return plan;
+        }
         let mut why_not = None;
-        if let Some(why) = cyclic_why {
-            match self.cyclic_assignment(stmt) {
-                Some(plan) => return plan,
-                None => why_not = Some(why),
-            }
-        } else if let StmtKind::Assign { .. } = stmt.kind {
+        if let StmtKind::Assign { .. } = stmt.kind {
             match self.assignment(stmt) {
                 Ok(plan) => return plan,
                 Err(why) => why_not = Some(why),
@@ -908,10 +910,7 @@ impl<'a> Lowering<'a> {
             },
             _ => false,
         };
-        if cyclic.is_none()
-            && !assigns_distributed
-            && matches!(stmt.kind, StmtKind::Assign { .. } | StmtKind::Output { .. })
-        {
+        if !assigns_distributed && matches!(stmt.kind, StmtKind::Assign { .. } | StmtKind::Output { .. }) {
             let temps = self.temps.len();
             match self.reduction_statement(stmt) {
                 Ok(plan) => return plan,
@@ -1340,15 +1339,29 @@ impl<'a> Lowering<'a> {
                 self.distributed[array].name
             ));
         }
+        let exprs: Vec<&syntax::Expr> = assignments
+            .iter()
+            .flat_map(|it| match &it.kind {
+                StmtKind::Assign { lhs, rhs } => vec![lhs, rhs],
+                _ => Vec::new(),
+            })
+            .collect();
+        self.cyclic_subscript_edits(stmt.range, &exprs)
+    }
+
+    /// The rewrites of the distributed subscript `e` of every reference to a
+    /// distributed array inside `range` (all CYCLIC, on one axis) (found among `exprs`) into the local
+    /// position `hpf_lx(d, e)`, or why a reference is not one element along
+    /// its distributed dimension.
+    fn cyclic_subscript_edits(
+        &self,
+        range: TextRange,
+        exprs: &[&syntax::Expr],
+    ) -> Result<Vec<(TextRange, String)>, String> {
         let mut edits = Vec::new();
-        for (range, id) in self.distributed_occurrences(stmt.range) {
+        for (range, id) in self.distributed_occurrences(range) {
             let distributed = &self.distributed[&id];
-            let args = assignments.iter().find(|it| it.range.contains_range(range)).and_then(|it| match &it.kind {
-                StmtKind::Assign { lhs, rhs } => {
-                    assign::find_reference(lhs, range).or_else(|| assign::find_reference(rhs, range))
-                }
-                _ => None,
-            });
+            let args = exprs.iter().find_map(|it| assign::find_reference(it, range));
             match args.filter(|it| it.len() == distributed.lbs.len()).and_then(|it| it.get(distributed.dim)) {
                 Some(syntax::Subscript::Expr(value)) => edits
                     .push((value.range, format!("hpf_lx(hpf_d_{}, {})", distributed.name, self.one_line(value.range)))),
@@ -1830,7 +1843,20 @@ impl<'a> Lowering<'a> {
                 let _ = writeln!(out, "  end if");
             }
             Plan::Section(section) => self.emit_section(out, section),
-            Plan::Forall { stmt, home, home_offset, lo, hi, step, control, reads } => {
+            Plan::Forall { stmt, home, home_offset, lo, hi, step, control, reads: _, cyclic_edits: Some(edits) } => {
+                // Course by course: one FORALL per block of the process's elements.
+                let name = &self.distributed[home].name;
+                let _ = writeln!(out, "  ! hpf-ls: owner computes {}", self.slice(stmt.header).trim());
+                let _ = writeln!(out, "  do hpf_c = 0, hpf_courses(hpf_d_{name}) - 1");
+                let _ = writeln!(
+                    out,
+                    "  call hpf_course_bounds(hpf_d_{name}, {home_offset}, ({lo}), ({hi}), {step}, hpf_c, hpf_lo, hpf_hi)"
+                );
+                let mut edits = edits.clone();
+                edits.push((*control, format!("hpf_lo:hpf_hi:{step}")));
+                let _ = writeln!(out, "{}\n  end do", self.edited_statement(stmt, &edits));
+            }
+            Plan::Forall { stmt, home, home_offset, lo, hi, step, control, reads, cyclic_edits: None } => {
                 let name = &self.distributed[home].name;
                 let _ = writeln!(out, "  ! hpf-ls: owner computes {}", self.slice(stmt.header).trim());
                 let _ = writeln!(

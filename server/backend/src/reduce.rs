@@ -3,7 +3,8 @@
 //! replicated scalars, computed where the data lives with the sequential
 //! program's result.
 //!
-//! Each process reduces the part of the section it owns. Results that do
+//! Each process reduces the part of the section it owns (of a CYCLIC
+//! array: course by course, `assign.rs`). Results that do
 //! not depend on the order of the operations (integers, logicals, MAXVAL
 //! and MINVAL) are combined with `MPI_Allreduce`. Floating-point SUM,
 //! PRODUCT and DOT_PRODUCT of rank-1 arrays, and SUM and PRODUCT of whole
@@ -292,6 +293,12 @@ impl<'a> Lowering<'a> {
                 return Err(format!("it reads a section of {} outside reductions", distributed.name));
             }
             let suffix = distributed.suffix;
+            // A CYCLIC array's owner holds the element at its local position.
+            let element_edits = if distributed.cyclic {
+                vec![(index.range, format!("hpf_lx(hpf_d_{}, {})", distributed.name, self.one_line(index.range)))]
+            } else {
+                Vec::new()
+            };
             let temp = format!("hpf_r{}", self.temps.len() + 1);
             let type_name = crate::runtime::ELEMENT_TYPES.iter().find(|it| it.0 == suffix).map_or("real", |it| it.1);
             self.temps.push((type_name.to_string(), temp.clone()));
@@ -305,7 +312,7 @@ impl<'a> Lowering<'a> {
                 chain: false,
                 grid: None,
                 grid_element: None,
-                element_edits: Vec::new(),
+                element_edits,
             });
         }
         if let ExprKind::Ref { name, .. } = &call.kind {
@@ -367,6 +374,12 @@ impl<'a> Lowering<'a> {
             });
         }
         let section = self.reduced_section(stmt, &values, chain)?;
+        if chain && section.courses() {
+            return Err(
+                "a floating-point reduction of a CYCLIC array keeps its order only on rank 0 (its sequential order interleaves the processes)"
+                    .to_string(),
+            );
+        }
         if chain && self.distributed[&section.home()].lbs.len() != 1 {
             self.whole_columns(&values, section.home())?;
         }
@@ -474,7 +487,7 @@ impl<'a> Lowering<'a> {
                     out,
                     "  if (hpf_owns(hpf_d_{name}, {index})) {} = {}",
                     reduction.temp,
-                    self.one_line(reference)
+                    self.edited(reference, &reduction.element_edits).replace(['&', '\n'], " ")
                 );
                 let _ = writeln!(
                     out,
@@ -486,10 +499,40 @@ impl<'a> Lowering<'a> {
             }
             let Some(section) = &reduction.section else { continue };
             let step = section.step();
-            let _ = writeln!(out, "  ! hpf-ls: {} in parallel", reduction.kind.intrinsic().to_uppercase());
-            self.emit_section_bounds(out, section);
             let temp = &reduction.temp;
             let args: Vec<String> = reduction.args.iter().map(|it| self.edited(it.range, section.edits())).collect();
+            if section.courses() {
+                // Course by course (the order does not matter: no chain
+                // here): the first course's value, combined with the next ones'.
+                let _ = writeln!(
+                    out,
+                    "  ! hpf-ls: {} in parallel (CYCLIC, course by course)",
+                    reduction.kind.intrinsic().to_uppercase()
+                );
+                self.emit_course_bounds(out, section);
+                let value = format!("{}({})", reduction.kind.intrinsic(), args.join(", "));
+                let combined = match reduction.kind {
+                    Kind::Product => format!("{temp} * {value}"),
+                    Kind::MaxVal => format!("max({temp}, {value})"),
+                    Kind::MinVal => format!("min({temp}, {value})"),
+                    Kind::Any => format!("{temp} .or. {value}"),
+                    Kind::All => format!("{temp} .and. {value}"),
+                    Kind::Sum | Kind::Count | Kind::DotProduct | Kind::Element => format!("{temp} + {value}"),
+                };
+                let _ = writeln!(
+                    out,
+                    "  if (hpf_c == 0) then\n    {temp} = {value}\n  else\n    {temp} = {combined}\n  end if\n  end do"
+                );
+                let _ = writeln!(
+                    out,
+                    "  call MPI_Allreduce(MPI_IN_PLACE, {temp}, 1, {}, {}, MPI_COMM_WORLD)",
+                    crate::mpi_type(reduction.suffix),
+                    reduction.kind.mpi_op()
+                );
+                continue;
+            }
+            let _ = writeln!(out, "  ! hpf-ls: {} in parallel", reduction.kind.intrinsic().to_uppercase());
+            self.emit_section_bounds(out, section);
             if reduction.chain {
                 let (identity, op) = match reduction.kind {
                     Kind::Product => ("1", "*"),

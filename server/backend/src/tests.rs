@@ -308,9 +308,10 @@ end program c
         notes,
         [
             "11: runs on one process: it reads b at other elements than its home's (on a CYCLIC distribution they live on other processes), and no statement of its body runs in parallel",
-            "14: runs on one process: it is not an owner-computes assignment: b is distributed CYCLIC, and only DO loops over its own elements run in parallel on such arrays",
         ]
     );
+    // The array assignment on the same cells runs course by course too.
+    assert!(source.contains("  b(hpf_lo:hpf_hi:1) = a(hpf_lo:hpf_hi:1)\n  end do\n"), "{source}");
     assert!(source.contains("hpf_d_a = hpf_make_desc(1, 20, 0, 1, 20, 2, 1)"), "{source}");
     assert!(source.contains("  do hpf_c = 0, hpf_courses(hpf_d_a) - 1\n"), "{source}");
     assert!(source.contains("call hpf_course_bounds(hpf_d_a, 0, (n), (1), -1, hpf_c, hpf_lo, hpf_hi)"), "{source}");
@@ -850,7 +851,7 @@ end subroutine fixed
 
 #[test]
 fn a_copy_whose_call_ends_up_on_rank_0_is_not_emitted() {
-    // The copy gathers (a reduction of a CYCLIC array), so the loop around
+    // The copy gathers (a shift of a CYCLIC array), so the loop around
     // the call runs whole on rank 0, with the subroutine as it is.
     let (notes, source) = lower(
         "program d
@@ -872,6 +873,7 @@ subroutine count_up(c, len, total)
   do i = 1, len
     c(i) = c(i) + i
   end do
+  c(2:len) = c(1:len-1)
   total = sum(c) + maxval(c)
 end subroutine count_up
 ",
