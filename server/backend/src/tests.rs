@@ -1007,3 +1007,106 @@ end program w
     assert!(notes[0].starts_with("11: runs on one process") && notes[0].contains("two dimensions"), "{notes:?}");
     assert!(source.contains("! hpf-ls: owner computes where (a > 1.0)"), "{source}");
 }
+
+const CYCLIC_HEADER: &str = "program c
+  implicit none
+  integer, parameter :: n = 20
+  real :: a(0:n), b(n), x(n), s
+  integer :: k(n), m(3, n), i, total
+!HPF$ TEMPLATE T(0:N)
+!HPF$ DISTRIBUTE T(CYCLIC(3))
+!HPF$ ALIGN A(I) WITH T(I)
+!HPF$ ALIGN B(I) WITH T(I-1)
+!HPF$ ALIGN K(I) WITH T(I)
+!HPF$ ALIGN M(*, I) WITH T(I)
+!HPF$ DISTRIBUTE X(CYCLIC)
+";
+
+fn cyclic_program(body: &str) -> String {
+    format!("{CYCLIC_HEADER}{body}end program c\n")
+}
+
+/// Array assignments, FORALLs, WHERE constructs and order-free reductions
+/// on CYCLIC arrays whose reads lie on the left side's template cells run
+/// course by course, each reference at the home's local positions.
+#[test]
+fn cyclic_sections_run_course_by_course_when_their_reads_are_on_the_same_cells() {
+    let (notes, source) = lower(&cyclic_program(
+        "  a(2:n:3) = real(k(2:n:3)) + 1.0
+  a(n:1:-2) = sqrt(a(n:1:-2)) * b(n+1:2:-2)
+  m(2, :) = m(1, :) + 1
+  forall (i = 1:n, k(i) > 0) a(i) = b(i+1) - a(i)
+  where (k > 3)
+    k = k - 3
+  elsewhere
+    k = 0
+  end where
+  total = sum(k) + maxval(k(2:n:2))
+",
+    ));
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(!source.contains("call hpf_gather"), "{source}");
+    assert!(
+        source.contains(
+            "  do hpf_c = 0, hpf_courses(hpf_d_a) - 1
+  call hpf_course_bounds(hpf_d_a, 0, (n), (1), -2, hpf_c, hpf_lo, hpf_hi)
+  hpf_hi = hpf_lx(hpf_d_a, hpf_lo) + (hpf_hi - hpf_lo)
+  hpf_lo = hpf_lx(hpf_d_a, hpf_lo)
+  a(hpf_lo:hpf_hi:-2) = sqrt(a(hpf_lo:hpf_hi:-2)) * b(hpf_lo:hpf_hi:-2)
+  end do
+"
+        ),
+        "{source}"
+    );
+    assert!(source.contains("  m(2, hpf_lo:hpf_hi:1) = m(1, hpf_lo:hpf_hi:1) + 1\n"), "{source}");
+    assert!(
+        source.contains(
+            "  call hpf_course_bounds(hpf_d_a, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+  forall (i = hpf_lo:hpf_hi:1, k(hpf_lx(hpf_d_k, i)) > 0) a(hpf_lx(hpf_d_a, i)) = b(hpf_lx(hpf_d_b, i+1)) - a(hpf_lx(hpf_d_a, i))
+  end do
+"
+        ),
+        "{source}"
+    );
+    assert!(
+        source.contains("  where (k(hpf_lo:hpf_hi:1) > 3)\n    k(hpf_lo:hpf_hi:1) = k(hpf_lo:hpf_hi:1) - 3\n"),
+        "{source}"
+    );
+    assert!(
+        source.contains("  if (hpf_c == 0) then\n    hpf_r2 = maxval(k(hpf_lo:hpf_hi:2))\n  else\n    hpf_r2 = max(hpf_r2, maxval(k(hpf_lo:hpf_hi:2)))\n"),
+        "{source}"
+    );
+    assert!(
+        source.contains("call MPI_Allreduce(MPI_IN_PLACE, hpf_r1, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)"),
+        "{source}"
+    );
+}
+
+/// Reads off the left side's template cells (a shift, another CYCLIC
+/// distribution), floating-point sums and elements read elsewhere keep the
+/// rank-0 path, with a note saying why.
+#[test]
+fn cyclic_statements_reading_other_cells_stay_on_rank_0() {
+    let (notes, _) = lower(&cyclic_program(
+        "  a(2:n) = a(1:n-1)
+  a(1:n) = b(1:n)
+  forall (i = 2:n) k(i) = k(i-1)
+  x = real(k)
+  k(5) = k(6)
+  where (k(1:n-1) > 0) a(2:n) = 1.0
+  s = sum(a)
+",
+    ));
+    assert_eq!(
+        notes,
+        [
+            "13: runs on one process: it is not an owner-computes assignment: it reads a at other elements than the left side's (on a CYCLIC distribution they live on other processes)",
+            "14: runs on one process: it is not an owner-computes assignment: it reads b at other elements than the left side's (on a CYCLIC distribution they live on other processes)",
+            "15: runs on one process: it reads k at other elements than its home's (on a CYCLIC distribution they live on other processes)",
+            "16: runs on one process: it is not an owner-computes assignment: k and x are distributed differently",
+            "17: runs on one process: it is not an owner-computes assignment: it reads k at another element than the left side's (on a CYCLIC distribution it lives on another process)",
+            "18: runs on one process: it is not an owner-computes assignment: it reads k at other elements than the left side's (on a CYCLIC distribution they live on other processes)",
+            "19: runs on one process: it is not an owner-computes assignment: it assigns the replicated variable s from distributed data; a floating-point reduction of a CYCLIC array keeps its order only on rank 0 (its sequential order interleaves the processes)",
+        ]
+    );
+}
