@@ -19,6 +19,7 @@ const SUPPORTED: &[&str] = &[
     "csr_gather.for",
     "cyclic2d_mix.f90",
     "cyclic_basic.f90",
+    "cyclic_sections.f90",
     "cyclic_template.f90",
     "embed_constant.f90",
     "embed_rank_change.f90",
