@@ -3,7 +3,7 @@
 ! 3 and -2, a rank-2 array CYCLIC along its columns, an array aligned one
 ! template cell away (`ALIGN B(I) WITH T(I-1)`); each runs course by course
 ! when its reads lie on the left side's template cells. A shifted section
-! `A(2:N) = A(1:N-1)` and a floating-point SUM stay on rank 0.
+! `A(1:N) = A(0:N-1)` and a floating-point SUM stay on rank 0.
 program cyclic_sections
   implicit none
   integer, parameter :: n = 29
@@ -55,12 +55,14 @@ program cyclic_sections
   ! Elements from the same cells of other arrays.
   k(7) = k(7) + int(a(7))
   d(4) = c(4) - d(4)
-  ! Reductions that do not depend on the order of the operations.
+  ! Reductions that do not depend on the order of the operations (some masked).
   total = sum(k) + maxval(c(2:n:2)) - minval(d(n:1:-3))
   big = count(pos) * 1000 + product(g(2, 1:4))
   print '(A,I8,I8)', 'total, big =', total, big
   print '(A,L2,L2,I6)', 'any, all, dot =', any(k > 100), all(c > 0), dot_product(c(1:6), d(1:6))
   print '(A,2F10.4)', 'max, min a =', maxval(a), minval(b(2:n))
+  print '(A,2I6,F10.4)', 'masked =', sum(k, mask=pos), minval(c(n:1:-2), mask=d(n:1:-2) > 20), &
+    maxval(a(1:n:4), mask=a(1:n:4) < 2.0)
   ! A shift: other processes' elements, on rank 0.
   a(1:n) = a(0:n-1)
   s = sum(a)

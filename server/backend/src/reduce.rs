@@ -1,7 +1,8 @@
 //! Reductions of distributed arrays (SUM, PRODUCT, MAXVAL, MINVAL, COUNT,
-//! ANY, ALL, DOT_PRODUCT) in output statements and in assignments to
-//! replicated scalars, computed where the data lives with the sequential
-//! program's result.
+//! ANY, ALL, DOT_PRODUCT; SUM, PRODUCT, MAXVAL and MINVAL also with a MASK
+//! by keyword, lined up with the argument) in output statements and in
+//! assignments to replicated scalars, computed where the data lives with
+//! the sequential program's result.
 //!
 //! Each process reduces the part of the section it owns (of a CYCLIC
 //! array: course by course, `assign.rs`). Results that do
@@ -96,6 +97,9 @@ pub(crate) struct Reduction<'a> {
     element: Option<(crate::SymbolId, TextRange, TextRange)>,
     /// The arguments (one, two for DOT_PRODUCT).
     args: Vec<&'a Expr>,
+    /// The MASK of SUM, PRODUCT, MAXVAL or MINVAL (by keyword), lined up
+    /// with the argument.
+    mask: Option<&'a Expr>,
     /// Accumulate in the sequential order (floating-point SUM, PRODUCT, DOT_PRODUCT).
     chain: bool,
     /// On arrays distributed in two dimensions: the local parts of the
@@ -277,6 +281,7 @@ impl<'a> Lowering<'a> {
                     section: None,
                     element: Some((id, call.range, index[0])),
                     args: Vec::new(),
+                    mask: None,
                     chain: false,
                     grid: None,
                     grid_element: Some(index),
@@ -309,6 +314,7 @@ impl<'a> Lowering<'a> {
                 section: None,
                 element: Some((id, call.range, index.range)),
                 args: Vec::new(),
+                mask: None,
                 chain: false,
                 grid: None,
                 grid_element: None,
@@ -322,8 +328,20 @@ impl<'a> Lowering<'a> {
         }
         let arity = if kind == Kind::DotProduct { 2 } else { 1 };
         let values: Vec<&'s Expr> = args.iter().filter_map(Subscript::as_expr).collect();
-        if args.len() != arity || values.len() != arity {
+        // `SUM(X, MASK=M)`: M is reduced alongside X, element for element.
+        let mask = match args {
+            [_, Subscript::Keyword { name, value }]
+                if name.key() == "mask" && matches!(kind, Kind::Sum | Kind::Product | Kind::MaxVal | Kind::MinVal) =>
+            {
+                Some(value)
+            }
+            _ => None,
+        };
+        if args.len() - usize::from(mask.is_some()) != arity || values.len() != arity {
             return Err(format!("{} has DIM, MASK or other arguments", kind.intrinsic().to_uppercase()));
+        }
+        if mask.is_some_and(|it| self.type_of(it).is_some_and(|it| it != "l4")) {
+            return Err("a MASK is not LOGICAL".to_string());
         }
         let types: Option<Vec<&'static str>> = values.iter().map(|it| self.type_of(it)).collect();
         let types = types.ok_or("the type of a reduced expression is not plainly known")?;
@@ -349,6 +367,15 @@ impl<'a> Lowering<'a> {
             }
         };
         let chain = matches!(kind, Kind::Sum | Kind::Product | Kind::DotProduct) && suffix != "i4";
+        if chain && mask.is_some() {
+            return Err(format!(
+                "a floating-point {} with MASK keeps its order only on rank 0",
+                kind.intrinsic().to_uppercase()
+            ));
+        }
+        if mask.is_some_and(|it| self.touches_grid(it.range)) {
+            return Err("a MASK of an array distributed in two dimensions is reduced only on rank 0".to_string());
+        }
         if values.iter().any(|it| self.touches_grid(it.range)) {
             if chain {
                 return Err(
@@ -367,13 +394,15 @@ impl<'a> Lowering<'a> {
                 section: None,
                 element: None,
                 args: values,
+                mask: None,
                 chain,
                 grid: Some(grid),
                 grid_element: None,
                 element_edits: Vec::new(),
             });
         }
-        let section = self.reduced_section(stmt, &values, chain)?;
+        let lined_up: Vec<&'s Expr> = values.iter().copied().chain(mask).collect();
+        let section = self.reduced_section(stmt, &lined_up, chain)?;
         if chain && section.courses() {
             return Err(
                 "a floating-point reduction of a CYCLIC array keeps its order only on rank 0 (its sequential order interleaves the processes)"
@@ -394,6 +423,7 @@ impl<'a> Lowering<'a> {
             section: Some(section),
             element: None,
             args: values,
+            mask,
             chain,
             grid: None,
             grid_element: None,
@@ -500,7 +530,10 @@ impl<'a> Lowering<'a> {
             let Some(section) = &reduction.section else { continue };
             let step = section.step();
             let temp = &reduction.temp;
-            let args: Vec<String> = reduction.args.iter().map(|it| self.edited(it.range, section.edits())).collect();
+            let mut args: Vec<String> =
+                reduction.args.iter().map(|it| self.edited(it.range, section.edits())).collect();
+            // (Never with a chain.)
+            args.extend(reduction.mask.map(|it| format!("mask={}", self.edited(it.range, section.edits()))));
             if section.courses() {
                 // Course by course (the order does not matter: no chain
                 // here): the first course's value, combined with the next ones'.

@@ -1041,7 +1041,7 @@ fn cyclic_sections_run_course_by_course_when_their_reads_are_on_the_same_cells()
   elsewhere
     k = 0
   end where
-  total = sum(k) + maxval(k(2:n:2))
+  total = sum(k) + maxval(k(2:n:2), mask=k(2:n:2) > 0)
 ",
     ));
     assert_eq!(notes, Vec::<String>::new());
@@ -1073,7 +1073,7 @@ fn cyclic_sections_run_course_by_course_when_their_reads_are_on_the_same_cells()
         "{source}"
     );
     assert!(
-        source.contains("  if (hpf_c == 0) then\n    hpf_r2 = maxval(k(hpf_lo:hpf_hi:2))\n  else\n    hpf_r2 = max(hpf_r2, maxval(k(hpf_lo:hpf_hi:2)))\n"),
+        source.contains("  if (hpf_c == 0) then\n    hpf_r2 = maxval(k(hpf_lo:hpf_hi:2), mask=k(hpf_lo:hpf_hi:2) > 0)\n  else\n    hpf_r2 = max(hpf_r2, maxval(k(hpf_lo:hpf_hi:2), mask=k(hpf_lo:hpf_hi:2) > 0))\n"),
         "{source}"
     );
     assert!(
