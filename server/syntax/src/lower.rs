@@ -735,13 +735,21 @@ impl<'a> Lowerer<'a> {
                 ExprKind::Literal(self.text(node).to_string())
             }
             "relational_expression" | "logical_expression" | "concatenation_expression" => {
+                // `.not. x` is a logical expression with an `argument` only.
+                let not =
+                    node.child_by_field_name("operator").is_some_and(|it| self.text(it).eq_ignore_ascii_case(".not."));
                 match (node.child_by_field_name("left"), node.child_by_field_name("right")) {
                     (Some(lhs), Some(rhs)) => ExprKind::Binary {
                         op: BinaryOp::Other,
                         lhs: Box::new(self.expr(lhs, depth + 1)),
                         rhs: Box::new(self.expr(rhs, depth + 1)),
                     },
-                    _ => ExprKind::Other(self.sub_exprs(node, depth)),
+                    _ => match node.child_by_field_name("argument") {
+                        Some(operand) if not => {
+                            ExprKind::Unary { op: UnaryOp::Not, operand: Box::new(self.expr(operand, depth + 1)) }
+                        }
+                        _ => ExprKind::Other(self.sub_exprs(node, depth)),
+                    },
                 }
             }
             _ => ExprKind::Other(self.sub_exprs(node, depth)),
@@ -837,7 +845,7 @@ impl UnitBuilder {
 
 #[cfg(test)]
 mod tests {
-    use crate::{parse, SourceForm, Stmt, StmtKind};
+    use crate::{parse, ExprKind, SourceForm, Stmt, StmtKind, UnaryOp};
 
     fn count_assignments(stmts: &[Stmt]) -> usize {
         let mut stack: Vec<&Stmt> = stmts.iter().collect();
@@ -854,5 +862,21 @@ mod tests {
         let text = "program p\nblock\nblock\nblock\nx = 1\nend block\nend block\nend block\nend program p\n";
         let file = parse(text, SourceForm::Free);
         assert_eq!(count_assignments(&file.units[0].body), 1, "{:#?}", file.units[0].body);
+    }
+
+    #[test]
+    fn not_is_a_unary_operator() {
+        let text = "program p
+logical :: a, b
+a = .NOT. b .and. .not.(a)
+end program p
+";
+        let file = parse(text, SourceForm::Free);
+        let StmtKind::Assign { rhs, .. } = &file.units[0].body[0].kind else { panic!("{:#?}", file.units[0].body) };
+        let ExprKind::Binary { lhs, rhs, .. } = &rhs.kind else { panic!("{rhs:#?}") };
+        for (operand, name) in [(lhs, "b"), (rhs, "(a)")] {
+            let ExprKind::Unary { op: UnaryOp::Not, operand } = &operand.kind else { panic!("{operand:#?}") };
+            assert_eq!(&text[operand.range.to_range()], name);
+        }
     }
 }
