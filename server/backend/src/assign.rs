@@ -357,7 +357,12 @@ impl<'a> Lowering<'a> {
             let Ok(Plan::Section(section)) = self.assignment(assignment) else {
                 return Err("an assignment in it is not an owner-computes array assignment".to_string());
             };
-            if section.element || section.reads.values().any(|it| *it != (0, 0)) {
+            if section.element
+                || section
+                    .reads
+                    .iter()
+                    .any(|(array, range)| *range != (0, 0) || !self.is_local(section.home, 0, *array, *range))
+            {
                 return Err("an assignment in it reads other processes' elements".to_string());
             }
             if let Some(first) = &first {
@@ -398,7 +403,7 @@ impl<'a> Lowering<'a> {
             self.array_expression(mask, &mut masked, &section.lo, position)?;
         }
         self.reads_on_home_cells(&masked)?;
-        if masked.reads.values().any(|it| *it != (0, 0)) {
+        if masked.reads.iter().any(|(array, range)| *range != (0, 0) || !self.is_local(first.home, 0, *array, *range)) {
             return Err("its mask reads other processes' elements".to_string());
         }
         // Every left side lines up with the first one (other arrays of the
@@ -420,7 +425,9 @@ impl<'a> Lowering<'a> {
                 .map_err(|why| format!("its left sides do not line up: {why}"))?;
             left.extend(probe.reads);
         }
-        if left.values().any(|it| *it != (0, 0)) {
+        // At distance 0 and on the same template cells (an array aligned
+        // elsewhere holds its element `i` on another cell, maybe another process).
+        if left.iter().any(|(array, range)| *range != (0, 0) || !self.is_local(first.home, 0, *array, *range)) {
             return Err("its left sides are not the same elements".to_string());
         }
         masked.edits.extend(edits);

@@ -1083,8 +1083,9 @@ fn cyclic_sections_run_course_by_course_when_their_reads_are_on_the_same_cells()
 }
 
 /// Reads off the left side's template cells (a shift, another CYCLIC
-/// distribution), floating-point sums and elements read elsewhere keep the
-/// rank-0 path, with a note saying why.
+/// distribution), floating-point sums, elements read elsewhere and a WHERE
+/// whose left sides are the same indices of arrays on other cells (`b` sits
+/// one cell away from `a`) keep the rank-0 path, with a note saying why.
 #[test]
 fn cyclic_statements_reading_other_cells_stay_on_rank_0() {
     let (notes, _) = lower(&cyclic_program(
@@ -1095,6 +1096,10 @@ fn cyclic_statements_reading_other_cells_stay_on_rank_0() {
   k(5) = k(6)
   where (k(1:n-1) > 0) a(2:n) = 1.0
   s = sum(a)
+  where (a(1:n) > 0.0)
+    a(1:n) = 1.0
+    b(1:n) = 2.0
+  end where
 ",
     ));
     assert_eq!(
@@ -1107,6 +1112,7 @@ fn cyclic_statements_reading_other_cells_stay_on_rank_0() {
             "17: runs on one process: it is not an owner-computes assignment: it reads k at another element than the left side's (on a CYCLIC distribution it lives on another process)",
             "18: runs on one process: it is not an owner-computes assignment: it reads k at other elements than the left side's (on a CYCLIC distribution they live on other processes)",
             "19: runs on one process: it is not an owner-computes assignment: it assigns the replicated variable s from distributed data; a floating-point reduction of a CYCLIC array keeps its order only on rank 0 (its sequential order interleaves the processes)",
+            "20: runs on one process: it is not an owner-computes assignment: its left sides are not the same elements",
         ]
     );
 }
