@@ -1740,6 +1740,8 @@ impl<'a> Lowering<'a> {
     /// What the analysis predicts moves for the loop `stmt` (per execution):
     /// the transfers of every loop report inside it (the accesses of a
     /// nest belong to its innermost loop), `None` if one is not counted.
+    /// The references of one array are fetched together, so an element
+    /// two of them need moves once: theirs is the union of their transfers.
     fn predicted_transfers(&self, stmt: &Stmt) -> Option<(u64, u64)> {
         // A copy of a subroutine (`procedures.rs`) runs on its actuals'
         // mappings, which the analysis of the subroutine does not know.
@@ -1748,8 +1750,15 @@ impl<'a> Lowering<'a> {
         }
         let (mut messages, mut elements) = (0, 0);
         for report in self.analysis.loops.iter().filter(|it| stmt.range.contains_range(it.range)) {
-            for transfer in report.accesses.iter().filter_map(|it| it.transfer.as_ref()) {
-                let count = transfer.count.as_ref()?;
+            let mut together: BTreeMap<(SymbolId, bool), Vec<&analysis::loops::Access>> = BTreeMap::new();
+            for access in report.accesses.iter().filter(|it| it.transfer.is_some()) {
+                together.entry((access.array, access.attr == AccessAttr::Update)).or_default().push(access);
+            }
+            for accesses in together.values() {
+                let count = match accesses[..] {
+                    [access] => access.transfer.as_ref()?.count.clone()?,
+                    _ => analysis::fetch::union_transfer(&self.analysis.model, report, accesses)?,
+                };
                 messages += count.messages.len() as u64;
                 elements += count.moved_elements;
             }
