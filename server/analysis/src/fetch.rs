@@ -57,7 +57,7 @@ pub fn union_transfer(model: &Model, report: &LoopReport, accesses: &[&Access]) 
         };
         // An iteration that runs everywhere along a dimension moves nothing
         // there; this union does not model it.
-        if to.iter().any(|it| *it == Placement::Everywhere) {
+        if to.contains(&Placement::Everywhere) {
             return None;
         }
         let element = element_of(access, report)?;
