@@ -59,6 +59,10 @@ use crate::{Distributed, Lowering, Plan, SecondAxis};
 type Reads = BTreeMap<SymbolId, Vec<[i64; 2]>>;
 
 /// The smallest and largest distance along each dimension.
+/// The most boxes one fetch takes (`hpf_nl(2, MAX_FETCH_BOXES)`); an array
+/// read at more distances fetches the box around them all.
+pub(crate) const MAX_FETCH_BOXES: usize = 27;
+
 fn ranges(distances: &[[i64; 2]]) -> [(i64, i64); 2] {
     let range = |k: usize| {
         let values = distances.iter().map(|it| it[k]);
@@ -991,70 +995,59 @@ impl<'a> Lowering<'a> {
             if !distances.iter().any(|it| off(it, 0) || off(it, 1)) {
                 continue;
             }
-            let boxes: Vec<[(i64, i64); 2]> = if distances.iter().any(|it| off(it, 0) && off(it, 1)) {
-                vec![ranges(distances)]
-            } else {
-                // Off along dimension k only: the strip along k, on the home's cells along the other.
-                (0..2)
-                    .filter_map(|k| {
-                        let strip: Vec<[i64; 2]> = distances.iter().filter(|it| off(it, k)).copied().collect();
-                        (!strip.is_empty()).then(|| {
-                            let mut range = ranges(&strip);
-                            range[1 - k] = (aligned[1 - k], aligned[1 - k]);
-                            range
-                        })
-                    })
-                    .collect()
-            };
-            for b in 0..2 {
-                match boxes.get(b) {
-                    Some(range) => {
-                        for k in 0..2 {
-                            if let Some(index) = &scalars[k] {
-                                let _ = writeln!(
-                                    out,
-                                    "  hpf_nl({k1}, {b1}) = 1\n  hpf_nh({k1}, {b1}) = 0\n  if (hpf_owns(hpf_d_{home_name}({k1}), {index})) then\n    hpf_nl({k1}, {b1}) = ({index}) + ({})\n    hpf_nh({k1}, {b1}) = ({index}) + ({})\n  end if",
-                                    range[k].0,
-                                    range[k].1,
-                                    k1 = k + 1,
-                                    b1 = b + 1
-                                );
-                                continue;
-                            }
-                            if let Some(step) = spans[k] {
-                                let (lo, hi) = [("hpf_lo", "hpf_hi"), ("hpf_lo2", "hpf_hi2")][k];
-                                let _ = writeln!(
-                                    out,
-                                    "  call hpf_need_span({lo}, {hi}, {step}, {}, {}, hpf_nl({k1}, {b1}), hpf_nh({k1}, {b1}))",
-                                    range[k].0,
-                                    range[k].1,
-                                    k1 = k + 1,
-                                    b1 = b + 1
-                                );
-                                continue;
-                            }
-                            let _ = writeln!(
-                                out,
-                                "  call hpf_need(hpf_d_{home_name}({k1}), {}, {}, {}, hpf_nl({k1}, {b1}), hpf_nh({k1}, {b1}))",
-                                offsets[k],
-                                range[k].0,
-                                range[k].1,
-                                k1 = k + 1,
-                                b1 = b + 1
-                            );
-                        }
+            // One box per distance the iterations read at: the fetch moves
+            // their union, each element once.
+            let mut boxes: Vec<[(i64, i64); 2]> = distances
+                .iter()
+                .filter(|it| off(it, 0) || off(it, 1))
+                .map(|it| [(it[0], it[0]), (it[1], it[1])])
+                .collect();
+            if boxes.len() > MAX_FETCH_BOXES {
+                boxes = vec![ranges(distances)];
+            }
+            for (b, range) in boxes.iter().enumerate() {
+                for k in 0..2 {
+                    if let Some(index) = &scalars[k] {
+                        let _ = writeln!(
+                            out,
+                            "  hpf_nl({k1}, {b1}) = 1\n  hpf_nh({k1}, {b1}) = 0\n  if (hpf_owns(hpf_d_{home_name}({k1}), {index})) then\n    hpf_nl({k1}, {b1}) = ({index}) + ({})\n    hpf_nh({k1}, {b1}) = ({index}) + ({})\n  end if",
+                            range[k].0,
+                            range[k].1,
+                            k1 = k + 1,
+                            b1 = b + 1
+                        );
+                        continue;
                     }
-                    None => {
-                        let _ = writeln!(out, "  hpf_nl(:, {b1}) = 1\n  hpf_nh(:, {b1}) = 0", b1 = b + 1);
+                    if let Some(step) = spans[k] {
+                        let (lo, hi) = [("hpf_lo", "hpf_hi"), ("hpf_lo2", "hpf_hi2")][k];
+                        let _ = writeln!(
+                            out,
+                            "  call hpf_need_span({lo}, {hi}, {step}, {}, {}, hpf_nl({k1}, {b1}), hpf_nh({k1}, {b1}))",
+                            range[k].0,
+                            range[k].1,
+                            k1 = k + 1,
+                            b1 = b + 1
+                        );
+                        continue;
                     }
+                    let _ = writeln!(
+                        out,
+                        "  call hpf_need(hpf_d_{home_name}({k1}), {}, {}, {}, hpf_nl({k1}, {b1}), hpf_nh({k1}, {b1}))",
+                        offsets[k],
+                        range[k].0,
+                        range[k].1,
+                        k1 = k + 1,
+                        b1 = b + 1
+                    );
                 }
             }
             let distributed = &self.distributed[array];
             let _ = writeln!(
                 out,
-                "  call hpf_fetch_{}({name}, hpf_d_{name}, hpf_nl, hpf_nh)",
+                "  call hpf_fetch_{}({name}, hpf_d_{name}, hpf_nl(:, 1:{n}), hpf_nh(:, 1:{n}))",
                 distributed.variant(),
-                name = distributed.name
+                name = distributed.name,
+                n = boxes.len()
             );
         }
     }

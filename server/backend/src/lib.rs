@@ -1634,7 +1634,11 @@ impl<'a> Lowering<'a> {
         }
         let _ = writeln!(out, "  integer :: hpf_lo, hpf_hi, hpf_i, hpf_c");
         if self.distributed.values().any(|it| it.second.is_some()) {
-            let _ = writeln!(out, "  integer :: hpf_lo2, hpf_hi2, hpf_nl(2, 2), hpf_nh(2, 2), hpf_bl(2), hpf_bh(2)");
+            let _ = writeln!(
+                out,
+                "  integer :: hpf_lo2, hpf_hi2, hpf_nl(2, {boxes}), hpf_nh(2, {boxes}), hpf_bl(2), hpf_bh(2)",
+                boxes = grid::MAX_FETCH_BOXES
+            );
         }
         if self.distributed.values().any(|it| it.second.as_ref().is_some_and(|second| second.cyclic)) {
             let _ = writeln!(out, "  integer :: hpf_c2");
