@@ -1002,9 +1002,12 @@ impl<'a> Lowering<'a> {
                 .filter(|it| off(it, 0) || off(it, 1))
                 .map(|it| [(it[0], it[0]), (it[1], it[1])])
                 .collect();
-            if boxes.len() > MAX_FETCH_BOXES {
+            // Past MAX_FETCH_BOXES, the box around them all (every element of it).
+            let strided = boxes.len() <= MAX_FETCH_BOXES;
+            if !strided {
                 boxes = vec![ranges(distances)];
             }
+            let _ = writeln!(out, "  hpf_na = 0\n  hpf_ns = 1");
             for (b, range) in boxes.iter().enumerate() {
                 for k in 0..2 {
                     if let Some(index) = &scalars[k] {
@@ -1028,6 +1031,17 @@ impl<'a> Lowering<'a> {
                             k1 = k + 1,
                             b1 = b + 1
                         );
+                        // A strided loop reads every |step|-th element from its first iteration's on.
+                        if strided && step.abs() > 1 {
+                            let _ = writeln!(
+                                out,
+                                "  hpf_na({k1}, {b1}) = {lo} + ({})\n  hpf_ns({k1}, {b1}) = {}",
+                                range[k].0,
+                                step.abs(),
+                                k1 = k + 1,
+                                b1 = b + 1
+                            );
+                        }
                         continue;
                     }
                     let _ = writeln!(
@@ -1044,7 +1058,7 @@ impl<'a> Lowering<'a> {
             let distributed = &self.distributed[array];
             let _ = writeln!(
                 out,
-                "  call hpf_fetch_{}({name}, hpf_d_{name}, hpf_nl(:, 1:{n}), hpf_nh(:, 1:{n}))",
+                "  call hpf_fetch_{}({name}, hpf_d_{name}, hpf_nl(:, 1:{n}), hpf_nh(:, 1:{n}), hpf_na(:, 1:{n}), hpf_ns(:, 1:{n}))",
                 distributed.variant(),
                 name = distributed.name,
                 n = boxes.len()

@@ -1636,7 +1636,7 @@ impl<'a> Lowering<'a> {
         if self.distributed.values().any(|it| it.second.is_some()) {
             let _ = writeln!(
                 out,
-                "  integer :: hpf_lo2, hpf_hi2, hpf_nl(2, {boxes}), hpf_nh(2, {boxes}), hpf_bl(2), hpf_bh(2)",
+                "  integer :: hpf_lo2, hpf_hi2, hpf_nl(2, {boxes}), hpf_nh(2, {boxes}), hpf_na(2, {boxes}), hpf_ns(2, {boxes})\n  integer :: hpf_bl(2), hpf_bh(2)",
                 boxes = grid::MAX_FETCH_BOXES
             );
         }

@@ -409,16 +409,17 @@ contains
     hi = hi + high
   end subroutine hpf_alloc_bounds
 
-  ! Whether (x, y) lies in one of the boxes lo(:, b):hi(:, b).
-  pure logical function hpf_in_boxes(x, y, lo, hi)
-    integer, intent(in) :: x, y, lo(:, :), hi(:, :)
+  ! Whether (x, y) lies in one of the boxes lo(:, b):hi(:, b), on its
+  ! points anchor(:, b) + k * st(:, b).
+  pure logical function hpf_in_boxes(x, y, lo, hi, anchor, st)
+    integer, intent(in) :: x, y, lo(:, :), hi(:, :), anchor(:, :), st(:, :)
     integer :: b
     hpf_in_boxes = .false.
     do b = 1, size(lo, 2)
-      if (x >= lo(1, b) .and. x <= hi(1, b) .and. y >= lo(2, b) .and. y <= hi(2, b)) then
-        hpf_in_boxes = .true.
-        return
-      end if
+      if (x < lo(1, b) .or. x > hi(1, b) .or. y < lo(2, b) .or. y > hi(2, b)) cycle
+      if (modulo(x - anchor(1, b), st(1, b)) /= 0 .or. modulo(y - anchor(2, b), st(2, b)) /= 0) cycle
+      hpf_in_boxes = .true.
+      return
     end do
   end function hpf_in_boxes
 
@@ -436,15 +437,15 @@ contains
     end do
   end subroutine hpf_boxes_extent
 
-  ! The number of points in the union of the boxes lo(:, b):hi(:, b).
-  pure integer function hpf_boxes_size(lo, hi)
-    integer, intent(in) :: lo(:, :), hi(:, :)
+  ! The number of points in the union of the strided boxes (hpf_in_boxes).
+  pure integer function hpf_boxes_size(lo, hi, anchor, st)
+    integer, intent(in) :: lo(:, :), hi(:, :), anchor(:, :), st(:, :)
     integer :: blo(2), bhi(2), x, y
     call hpf_boxes_extent(lo, hi, blo, bhi)
     hpf_boxes_size = 0
     do y = blo(2), bhi(2)
       do x = blo(1), bhi(1)
-        if (hpf_in_boxes(x, y, lo, hi)) hpf_boxes_size = hpf_boxes_size + 1
+        if (hpf_in_boxes(x, y, lo, hi, anchor, st)) hpf_boxes_size = hpf_boxes_size + 1
       end do
     end do
   end function hpf_boxes_size
@@ -816,26 +817,28 @@ fn per_grid(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, da: usize,
   end subroutine hpf_alloc_{name}
 
   ! Brings the elements of the boxes need_lo(:, b):need_hi(:, b) (along da,
-  ! db; an empty box has lo > hi), one box per distance at which a loop
+  ! db; an empty box has lo > hi; of a strided loop, only the points
+  ! need_an(:, b) + k * need_st(:, b)), one box per distance at which a loop
   ! reads the array, from their owners into this rank's shadow areas: one
   ! message from every rank whose box meets their union, carrying each
   ! element of the union once (in column order of the union's bounding box,
   ! which both sides walk alike).
-  subroutine hpf_fetch_{name}(a, d, need_lo, need_hi)
+  subroutine hpf_fetch_{name}(a, d, need_lo, need_hi, need_an, need_st)
     {fortran_type}, allocatable, intent(inout) :: a({colons})
     type(hpf_desc), intent(in) :: d(2)
-    integer, intent(in) :: need_lo(:, :), need_hi(:, :)
+    integer, intent(in) :: need_lo(:, :), need_hi(:, :), need_an(:, :), need_st(:, :)
     integer :: nb, r, b, x, y, n, at, inner, n_requests, lo(2), hi(2), my_lo(2), my_hi(2), blo(2), bhi(2)
-    integer :: s(2, size(need_lo, 2)), e(2, size(need_lo, 2))
+    integer :: s(2, size(need_lo, 2)), e(2, size(need_lo, 2)), an(2, size(need_lo, 2)), st(2, size(need_lo, 2))
     integer, allocatable :: needs(:, :)
     type(MPI_Request) :: requests(hpf_nprocs)
     {fortran_type}, allocatable :: outgoing(:)
     type(hpf_buffer_{suffix}) :: incoming(0:hpf_nprocs - 1)
     nb = size(need_lo, 2)
     inner = {inner}
-    allocate (needs(4 * nb, 0:hpf_nprocs - 1))
+    allocate (needs(8 * nb, 0:hpf_nprocs - 1))
     call hpf_box_{name}(d, hpf_rank, my_lo, my_hi)
-    call MPI_Allgather([need_lo, need_hi], 4 * nb, MPI_INTEGER, needs, 4 * nb, MPI_INTEGER, MPI_COMM_WORLD)
+    call MPI_Allgather([need_lo, need_hi, need_an, need_st], 8 * nb, MPI_INTEGER, needs, 8 * nb, MPI_INTEGER, &
+                       MPI_COMM_WORLD)
     n_requests = 0
     do r = 0, hpf_nprocs - 1
       if (r == hpf_rank) cycle
@@ -844,7 +847,7 @@ fn per_grid(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, da: usize,
         s(:, b) = max(lo, need_lo(:, b))
         e(:, b) = min(hi, need_hi(:, b))
       end do
-      n = hpf_boxes_size(s, e)
+      n = hpf_boxes_size(s, e, need_an, need_st)
       if (n > 0) then
         n_requests = n_requests + 1
         allocate (incoming(r)%v(n * inner))
@@ -856,8 +859,10 @@ fn per_grid(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, da: usize,
       do b = 1, nb
         s(:, b) = max(my_lo, needs(2 * b - 1:2 * b, r))
         e(:, b) = min(my_hi, needs(2 * nb + 2 * b - 1:2 * nb + 2 * b, r))
+        an(:, b) = needs(4 * nb + 2 * b - 1:4 * nb + 2 * b, r)
+        st(:, b) = needs(6 * nb + 2 * b - 1:6 * nb + 2 * b, r)
       end do
-      n = hpf_boxes_size(s, e)
+      n = hpf_boxes_size(s, e, an, st)
       if (n == 0) cycle
       if (allocated(outgoing)) deallocate (outgoing)
       allocate (outgoing(n * inner))
@@ -865,7 +870,7 @@ fn per_grid(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, da: usize,
       at = 0
       do y = blo(2), bhi(2)
         do x = blo(1), bhi(1)
-          if (.not. hpf_in_boxes(x, y, s, e)) cycle
+          if (.not. hpf_in_boxes(x, y, s, e, an, st)) cycle
           {pack}
           at = at + inner
         end do
@@ -888,7 +893,7 @@ fn per_grid(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, da: usize,
       at = 0
       do y = blo(2), bhi(2)
         do x = blo(1), bhi(1)
-          if (.not. hpf_in_boxes(x, y, s, e)) cycle
+          if (.not. hpf_in_boxes(x, y, s, e, need_an, need_st)) cycle
           {unpack}
           at = at + inner
         end do

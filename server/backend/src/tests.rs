@@ -525,11 +525,12 @@ fn block_block_nests_fetch_their_corners_and_run_their_box() {
     // corners, not the box around them), then the local iterations.
     assert!(source.contains("call hpf_local_bounds(hpf_d_b(1), 0, (2), (n - 1), 1, hpf_lo, hpf_hi)\n  call hpf_local_bounds(hpf_d_b(2), 0, (2), (m - 1), 1, hpf_lo2, hpf_hi2)\n"), "{source}");
     assert!(source.contains(
-        "  call hpf_need_span(hpf_lo, hpf_hi, 1, -1, -1, hpf_nl(1, 1), hpf_nh(1, 1))\n  call hpf_need_span(hpf_lo2, hpf_hi2, 1, -1, -1, hpf_nl(2, 1), hpf_nh(2, 1))\n  call hpf_need_span(hpf_lo, hpf_hi, 1, 1, 1, hpf_nl(1, 2), hpf_nh(1, 2))\n  call hpf_need_span(hpf_lo2, hpf_hi2, 1, 1, 1, hpf_nl(2, 2), hpf_nh(2, 2))\n  call hpf_fetch_r4_212(a, hpf_d_a, hpf_nl(:, 1:2), hpf_nh(:, 1:2))"
+        "  call hpf_need_span(hpf_lo, hpf_hi, 1, -1, -1, hpf_nl(1, 1), hpf_nh(1, 1))\n  call hpf_need_span(hpf_lo2, hpf_hi2, 1, -1, -1, hpf_nl(2, 1), hpf_nh(2, 1))\n  call hpf_need_span(hpf_lo, hpf_hi, 1, 1, 1, hpf_nl(1, 2), hpf_nh(1, 2))\n  call hpf_need_span(hpf_lo2, hpf_hi2, 1, 1, 1, hpf_nl(2, 2), hpf_nh(2, 2))\n  call hpf_fetch_r4_212(a, hpf_d_a, hpf_nl(:, 1:2), hpf_nh(:, 1:2), hpf_na(:, 1:2), hpf_ns(:, 1:2))"
     ), "{source}");
-    // A read off along one dimension only: the strip along it, no corners.
+    // A read off along one dimension only: the strip along it, no corners,
+    // every other column of it (the FORALL's step along j is 2).
     assert!(source.contains(
-        "  call hpf_need_span(hpf_lo, hpf_hi, 1, 0, 0, hpf_nl(1, 1), hpf_nh(1, 1))\n  call hpf_need_span(hpf_lo2, hpf_hi2, 2, -1, -1, hpf_nl(2, 1), hpf_nh(2, 1))\n  call hpf_fetch_r4_212(b, hpf_d_b, hpf_nl(:, 1:1), hpf_nh(:, 1:1))"
+        "  call hpf_need_span(hpf_lo, hpf_hi, 1, 0, 0, hpf_nl(1, 1), hpf_nh(1, 1))\n  call hpf_need_span(hpf_lo2, hpf_hi2, 2, -1, -1, hpf_nl(2, 1), hpf_nh(2, 1))\n  hpf_na(2, 1) = hpf_lo2 + (-1)\n  hpf_ns(2, 1) = 2\n  call hpf_fetch_r4_212(b, hpf_d_b, hpf_nl(:, 1:1), hpf_nh(:, 1:1), hpf_na(:, 1:1), hpf_ns(:, 1:1))"
     ), "{source}");
     assert!(source.contains(
         "call hpf_local_bounds(hpf_d_b(1), 0, (2), (n - 1), 1, hpf_lo, hpf_hi)\n    do i = hpf_lo, hpf_hi, 1\n"
