@@ -13,6 +13,15 @@
 //! statement keeps Fortran's semantics (the right side is evaluated before
 //! the left side is assigned) because the neighbours' elements are fetched
 //! before it and the local statement is itself an array assignment.
+//!
+//! When the left side is one run of elements of a BLOCK array, a rank-1
+//! array distributed differently (another distribution or template, a
+//! reversed or strided alignment, another stride of the section) is read
+//! through the inspector/executor instead (`remap.rs`): each process lists
+//! the elements its part of the left side reads, one all-to-all of counts
+//! and two of indices and values per array fill a buffer in that order, and
+//! the local statement reads the buffer. The values are fetched before the
+//! statement assigns anything, so it may read the array it writes.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -21,6 +30,7 @@ use analysis::eval::{ConstEnv, Linear};
 use analysis::model::{Model, SymbolId, SymbolKind};
 use syntax::{Expr, ExprKind, Stmt, StmtKind, Subscript, TextRange};
 
+use crate::remap::FetchedRead;
 use crate::{Lowering, Plan};
 
 /// Elemental intrinsics an array expression may apply to sections.
@@ -49,6 +59,11 @@ pub(crate) struct SectionAssign<'a> {
     edits: Vec<(TextRange, String)>,
     /// Rewrite references to the element `hpf_i + c` instead of the local section.
     element: bool,
+    /// Whether reads of 1-D arrays distributed differently may be fetched
+    /// by the inspector/executor (`remote`) rather than refused.
+    fetches: bool,
+    /// References fetched before the statement (`remap.rs`).
+    remote: Vec<FetchedRead>,
 }
 
 impl SectionAssign<'_> {
@@ -66,6 +81,12 @@ impl SectionAssign<'_> {
 
     pub(crate) fn edits(&self) -> &[(TextRange, String)] {
         &self.edits
+    }
+
+    /// Whether it reads elements of arrays distributed differently, fetched
+    /// by the inspector/executor before it.
+    pub(crate) fn fetches_remote(&self) -> bool {
+        !self.remote.is_empty()
     }
 }
 
@@ -173,8 +194,25 @@ impl<'a> Lowering<'a> {
             args.map_or(dim, |args| args[..dim].iter().filter(|it| matches!(it, Subscript::Range { .. })).count());
         let step = section.step;
         let (lo, hi) = self.section_bounds(home, args.map(Vec::as_slice));
-        let mut res =
-            SectionAssign { stmt, home, lo, hi, step, reads: BTreeMap::new(), edits: Vec::new(), element: false };
+        // Reads of 1-D arrays distributed differently are fetched when the
+        // left side is one run of elements (a rank-1 section), so that the
+        // fetched values, in its order, conform with it.
+        let ranges = args.map_or(distributed.lbs.len(), |args| {
+            args.iter().filter(|it| matches!(it, Subscript::Range { .. })).count()
+        });
+        let fetches = ranges == 1 && distributed.second.is_none() && !distributed.cyclic;
+        let mut res = SectionAssign {
+            stmt,
+            home,
+            lo,
+            hi,
+            step,
+            reads: BTreeMap::new(),
+            edits: Vec::new(),
+            element: false,
+            fetches,
+            remote: Vec::new(),
+        };
         let lhs_lo = section.lo.clone();
         self.edit_reference(&mut res, home, &section, 0, args.map(Vec::as_slice));
         self.array_expression(rhs, &mut res, &lhs_lo, lhs_position)?;
@@ -275,7 +313,8 @@ impl<'a> Lowering<'a> {
     /// section of the same array, its masks line up with that section, and
     /// every distributed read is at distance 0 (each process's elements only,
     /// so no fetch: an earlier assignment of the construct may have changed
-    /// a neighbour's element). Each process then runs the construct on its
+    /// a neighbour's element), unless the construct is one assignment (then
+    /// other elements are fetched before it). Each process then runs the construct on its
     /// part; the masks are evaluated before the assignments there as in the
     /// whole construct, element by element.
     pub(crate) fn where_construct<'s>(&mut self, stmt: &'s Stmt) -> Result<Plan<'s>, String>
@@ -291,6 +330,10 @@ impl<'a> Lowering<'a> {
             masks.extend(mask);
             assignments.extend(body);
         }
+        // One assignment and no ELSEWHERE: its mask and right side are
+        // evaluated before it assigns anything, so other processes' elements
+        // may be fetched before it (neighbours, or the inspector/executor).
+        let alone = assignments.len() == 1 && elsewhere.is_empty();
         let mut first: Option<SectionAssign> = None;
         let mut edits = Vec::new();
         let mut left_sides = Vec::new();
@@ -298,7 +341,8 @@ impl<'a> Lowering<'a> {
             let Ok(Plan::Section(section)) = self.assignment(assignment) else {
                 return Err("an assignment in it is not an owner-computes array assignment".to_string());
             };
-            if section.element || section.reads.values().any(|it| *it != (0, 0)) {
+            let others = section.reads.values().any(|it| *it != (0, 0)) || !section.remote.is_empty();
+            if section.element || (others && !alone) {
                 return Err("an assignment in it reads other processes' elements".to_string());
             }
             if let Some(first) = &first {
@@ -333,11 +377,13 @@ impl<'a> Lowering<'a> {
             reads: BTreeMap::new(),
             edits: Vec::new(),
             element: false,
+            fetches: alone && first.fetches,
+            remote: Vec::new(),
         };
         for mask in masks {
             self.array_expression(mask, &mut masked, &section.lo, position)?;
         }
-        if masked.reads.values().any(|it| *it != (0, 0)) {
+        if !alone && masked.reads.values().any(|it| *it != (0, 0)) {
             return Err("its mask reads other processes' elements".to_string());
         }
         // Every left side lines up with the first one (other arrays of the
@@ -353,6 +399,8 @@ impl<'a> Lowering<'a> {
                 reads: BTreeMap::new(),
                 edits: Vec::new(),
                 element: false,
+                fetches: false,
+                remote: Vec::new(),
             };
             self.array_expression(lhs, &mut probe, &section.lo, position)
                 .map_err(|why| format!("its left sides do not line up: {why}"))?;
@@ -362,7 +410,12 @@ impl<'a> Lowering<'a> {
             return Err("its left sides are not the same elements".to_string());
         }
         masked.edits.extend(edits);
-        masked.reads.extend(first.reads);
+        for (array, (low, high)) in first.reads {
+            let entry = masked.reads.entry(array).or_insert((low, high));
+            *entry = (entry.0.min(low), entry.1.max(high));
+        }
+        masked.remote.extend(first.remote);
+        self.grow_shadows(masked.home, 0, &masked.reads);
         Ok(Plan::Section(masked))
     }
 
@@ -405,6 +458,8 @@ impl<'a> Lowering<'a> {
             reads: BTreeMap::new(),
             edits: Vec::new(),
             element,
+            fetches: false,
+            remote: Vec::new(),
         };
         for value in values {
             self.array_expression(value, &mut res, &section.lo, position)?;
@@ -513,6 +568,7 @@ impl<'a> Lowering<'a> {
                 let Some(id) = self.lookup(&name.key()) else { return Ok(()) };
                 if self.distributed.contains_key(&id) {
                     self.aligned_read(id, None, name.range, res, lhs_lo, lhs_position)
+                        .or_else(|why| self.fetched_read(id, None, expr.range, res, why))
                 } else if model.symbol(id).is_array() {
                     Err(format!("it reads the replicated array {} as a whole", name.text))
                 } else {
@@ -530,7 +586,9 @@ impl<'a> Lowering<'a> {
                     if args.len() != self.distributed[&id].lbs.len() {
                         return Err(format!("the subscripts of {} are not one per dimension", name.text));
                     }
-                    return self.aligned_read(id, Some(args), name.range, res, lhs_lo, lhs_position);
+                    return self
+                        .aligned_read(id, Some(args), name.range, res, lhs_lo, lhs_position)
+                        .or_else(|why| self.fetched_read(id, Some(args), expr.range, res, why));
                 }
                 if id.is_some_and(|id| model.symbol(id).is_array()) {
                     if args.iter().any(|it| !matches!(it, Subscript::Expr(_))) {
@@ -600,6 +658,48 @@ impl<'a> Lowering<'a> {
         Ok(())
     }
 
+    /// A read of the distributed array `id` that `aligned_read` refused (for
+    /// `why`), as a reference the inspector/executor fetches: a rank-1 array
+    /// read whole, as a section, or at one element, in an array assignment
+    /// whose left side is one run of elements of a BLOCK array. The values
+    /// are fetched before the statement assigns anything, so reading the
+    /// array the statement writes (`A(N:1:-1) = A(1:N)`) takes the old ones.
+    fn fetched_read(
+        &self,
+        id: SymbolId,
+        args: Option<&[Subscript]>,
+        range: TextRange,
+        res: &mut SectionAssign,
+        why: String,
+    ) -> Result<(), String> {
+        let distributed = &self.distributed[&id];
+        if !res.fetches || distributed.lbs.len() != 1 || distributed.second.is_some() {
+            return Err(why);
+        }
+        if let Some(args) = args {
+            if args.iter().any(|it| !self.distributed_occurrences(it.range()).is_empty()) {
+                return Err(why);
+            }
+        }
+        // The left side's element `hpf_i` is the t-th of its section, t = (hpf_i - lo) / step.
+        let position = format!("(hpf_i - ({})) / ({})", res.lo, res.step);
+        let (index, slice) = match args {
+            None => (format!("{} + {position}", distributed.lb), true),
+            Some([Subscript::Range { lo, stride, .. }]) => {
+                let first = lo.as_ref().map_or(distributed.lb.to_string(), |it| self.one_line(it.range));
+                let step = match stride {
+                    Some(stride) => self.constant_of(stride).ok_or(why)?,
+                    None => 1,
+                };
+                (format!("({first}) + ({step}) * ({position})"), true)
+            }
+            Some([Subscript::Expr(element)]) => (format!("({})", self.one_line(element.range)), true),
+            _ => return Err(why),
+        };
+        res.remote.push(FetchedRead { array: id, range, index, slice });
+        Ok(())
+    }
+
     /// A read of the distributed array `id` in an array expression.
     fn aligned_read(
         &self,
@@ -659,8 +759,15 @@ impl<'a> Lowering<'a> {
     pub(crate) fn emit_section(&self, out: &mut String, section: &SectionAssign) {
         let _ = writeln!(out, "  ! hpf-ls: owner computes {}", self.slice(section.stmt.header).trim());
         self.emit_section_bounds(out, section);
-        let text = self.edited_statement(section.stmt, &section.edits);
-        let _ = writeln!(out, "{text}");
+        if section.remote.is_empty() {
+            let text = self.edited_statement(section.stmt, &section.edits);
+            let _ = writeln!(out, "{text}");
+            return;
+        }
+        let mut edits = section.edits.clone();
+        edits.extend(self.emit_fetched_reads(out, "hpf_i", section.step, &section.remote));
+        let text = self.edited_statement(section.stmt, &edits);
+        let _ = writeln!(out, "{text}\n  end block");
     }
 
     /// The text of `range` with the replacements inside it.

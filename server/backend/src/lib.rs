@@ -885,9 +885,24 @@ impl<'a> Lowering<'a> {
             }
         }
         let mut why_not = None;
+        // An array assignment to a BLOCK array that reads CYCLIC ones fetches
+        // them through the inspector/executor (`assign.rs`).
+        let assigns_block = match &stmt.kind {
+            StmtKind::Assign { lhs, .. } => match &lhs.kind {
+                ExprKind::Name(name) | ExprKind::Ref { name, .. } => {
+                    self.lookup(&name.key()).and_then(|id| self.distributed.get(&id)).is_some_and(|it| !it.cyclic)
+                }
+                _ => false,
+            },
+            _ => false,
+        };
         if let Some(why) = cyclic_why {
             match self.cyclic_assignment(stmt) {
                 Some(plan) => return plan,
+                None if assigns_block => match self.assignment(stmt) {
+                    Ok(plan) => return plan,
+                    Err(_) => why_not = Some(why),
+                },
                 None => why_not = Some(why),
             }
         } else if let StmtKind::Assign { .. } = stmt.kind {
@@ -1758,11 +1773,14 @@ impl<'a> Lowering<'a> {
     }
 
     fn emit_plan(&self, out: &mut String, plan: &Plan) {
-        // Loops get per-loop `--stats` counters around their fetches and updates.
+        // Loops, and array assignments that fetch through the
+        // inspector/executor, get per-loop `--stats` counters around their
+        // fetches and updates.
         let counted = match plan {
             Plan::Parallel(ParallelNest { stmt, .. })
             | Plan::Forall { stmt, .. }
             | Plan::Grid(grid::GridPlan::Nest { stmt, .. } | grid::GridPlan::Forall { stmt, .. }) => Some(*stmt),
+            Plan::Section(section) if section.fetches_remote() => Some(section.stmt),
             Plan::Grid(grid::GridPlan::Cyclic(
                 grid::cyclic::CyclicPlan::Nest { stmt, .. } | grid::cyclic::CyclicPlan::Forall { stmt, .. },
             )) => Some(*stmt),

@@ -74,16 +74,18 @@ fn shifted_sections_fetch_their_neighbours_first() {
 #[test]
 fn what_does_not_line_up_runs_on_rank_0() {
     let (notes, _) = lower(&program(
-        "  k(n:1:-1) = k(1:n)
-  u(1:n) = u(0)
+        "  k(1:n:step) = k(1:n)
+  u(1:n) = u(k(1))
   s = u(1) + sum(k(1:n))
   total = maxloc(k, 1)
 ",
     ));
+    // A stride only known when the program runs, an element whose index
+    // is a distributed array's element: neither has a plan.
     assert_eq!(
         notes,
         [
-            "10: runs on one process: it is not an owner-computes assignment: k is sectioned with another stride than the left side",
+            "10: runs on one process: it is not an owner-computes assignment: a section stride is not a constant",
             "11: runs on one process: it is not an owner-computes assignment: u is not sectioned along its distributed dimension",
             "13: runs on one process: it is not an owner-computes assignment: it assigns the replicated variable total from distributed data; it reads distributed elements outside reductions",
         ]
@@ -157,14 +159,14 @@ fn replicated_conditions_and_elements_from_their_owner() {
   do while (step < 5)
     step = step + 1
     if (mod(step, 2) == 0) then
-      u(1:n) = un(1:n) + u(step)
+      u(1:n) = un(1:n) + u(k(step))
     else
       print *, step, u(step)
     end if
   end do
 ",
     ));
-    // `u(1:n) = un(1:n) + u(step)` would gather in every iteration: the whole loop runs on rank 0.
+    // `u(1:n) = un(1:n) + u(k(step))` would gather in every iteration: the whole loop runs on rank 0.
     assert_eq!(notes, ["11: runs on one process: a statement of its body runs on rank 0 on gathered copies"]);
     let (notes, source_ok) = lower(&program(
         "  step = 0
@@ -906,15 +908,28 @@ fn where_constructs_run_on_each_process_part_when_they_read_only_their_own_eleme
   where (u(1:n) > 0.0) un(1:n) = u(1:n)
   where (u(2:n) > 0.0) un(1:n-1) = u(2:n)
   where (u > sum(u)) un = 1.0
+  where (u(1:n) > 0.0)
+    un(1:n) = u(2:n+1)
+    u(1:n) = un(0:n-1)
+  end where
   print *, u(1), un(2), k(3)
 ",
     ));
+    // A WHERE of one assignment evaluates its mask and right side before
+    // it assigns: the neighbours' elements are fetched before it. One of two
+    // assignments, the second reading what the first sets, stays on rank 0.
     assert_eq!(
         notes,
         [
-            "23: runs on one process: it is not an owner-computes assignment: an assignment in it reads other processes' elements",
             "24: runs on one process: it is not an owner-computes assignment: it calls sum, which is not an elemental intrinsic",
+            "25: runs on one process: it is not an owner-computes assignment: an assignment in it reads other processes' elements",
         ]
+    );
+    assert!(
+        source.contains(
+            "call hpf_fetch_r4_11(u, hpf_d_u, min(hpf_lo, hpf_hi) + (1), max(hpf_lo, hpf_hi) + (1))\n  else\n    call hpf_fetch_r4_11(u, hpf_d_u, 1, 0)\n  end if\n  where (u(hpf_lo+(1):hpf_hi+(1):1) > 0.0) un(hpf_lo:hpf_hi:1) = u(hpf_lo+(1):hpf_hi+(1):1)"
+        ),
+        "{source}"
     );
     assert!(
         source.contains("  where (u(hpf_lo:hpf_hi:1) > 0.5)\n    un(hpf_lo:hpf_hi:1) = u(hpf_lo:hpf_hi:1) * 2.0\n"),
@@ -1004,4 +1019,53 @@ end program w
     assert_eq!(notes.len(), 1, "{notes:?}");
     assert!(notes[0].starts_with("11: runs on one process") && notes[0].contains("two dimensions"), "{notes:?}");
     assert!(source.contains("! hpf-ls: owner computes where (a > 1.0)"), "{source}");
+}
+
+/// An array assignment reading 1-D arrays distributed differently from its
+/// left side (another distribution, a reversed alignment, another stride)
+/// runs on the left side's owners: each lists the elements its part reads,
+/// and one all-to-all of counts, then of indices and of values, per array
+/// fetches them before the statement. A CYCLIC left side stays on rank 0.
+#[test]
+fn sections_distributed_differently_are_fetched_by_one_all_to_all() {
+    let text = "program q
+  implicit none
+  integer, parameter :: n = 16
+  real :: a(n), b(n), c(n), r(n)
+!HPF$ TEMPLATE T(N)
+!HPF$ DISTRIBUTE T(BLOCK)
+!HPF$ ALIGN A(I) WITH T(I)
+!HPF$ ALIGN R(I) WITH T(N+1-I)
+!HPF$ DISTRIBUTE B(CYCLIC)
+!HPF$ DISTRIBUTE C(BLOCK(3))
+  a(1:n:2) = b(n:1:-2) + c(2:n:2) * 2.0 + b(1:n:2)
+  a = r
+  a(2:n) = a(n-1:1:-1)
+  c = a
+  b = a + c
+end program q
+";
+    let (notes, source) = lower(text);
+    assert_eq!(
+        notes,
+        ["15: runs on one process: it is not an owner-computes assignment: b is distributed CYCLIC, and only DO loops over its own elements run in parallel on such arrays"]
+    );
+    assert_eq!(source.matches("call hpf_gather").count(), 3, "{source}");
+    // Two references to B share one exchange, in two segments of the buffers.
+    assert!(source.contains("  allocate (hpf_gi_1(2 * hpf_n), hpf_gv_1(2 * hpf_n))\n"), "{source}");
+    assert!(source.contains(
+        "  forall (hpf_i = hpf_lo:hpf_hi:2) hpf_gi_1((hpf_i - hpf_lo) / (2) + 1) = (n) + (-2) * ((hpf_i - (1)) / (2))\n"
+    ), "{source}");
+    assert!(source.contains("  call hpf_remote_read_r4(b, hpf_d_b, hpf_gi_1, hpf_gv_1)\n  call hpf_remote_read_r4(c, hpf_d_c, hpf_gi_2, hpf_gv_2)\n"), "{source}");
+    assert!(source.contains(
+        "  a(hpf_lo:hpf_hi:2) = hpf_gv_1(1:hpf_n) + hpf_gv_2(1:hpf_n) * 2.0 + hpf_gv_1(1 * hpf_n + 1:1 * hpf_n + hpf_n)\n  end block\n"
+    ), "{source}");
+    // The array it writes: the old values are fetched before it assigns.
+    assert!(
+        source.contains(
+            "  call hpf_remote_read_r4(a, hpf_d_a, hpf_gi_1, hpf_gv_1)\n  a(hpf_lo:hpf_hi:1) = hpf_gv_1(1:hpf_n)\n"
+        ),
+        "{source}"
+    );
+    assert!(source.contains("  c(hpf_lo:hpf_hi:1) = hpf_gv_1(1:hpf_n)\n"), "{source}");
 }
