@@ -184,7 +184,7 @@ impl<'a> Lowering<'a> {
                 }
                 let index_form = self.linear_of(index).ok_or("its distributed subscript is not affine")?;
                 let mut reads = BTreeMap::new();
-                self.element_reads(rhs, home, &index_form, &mut reads)?;
+                self.element_reads(rhs, home, &index_form, &mut reads, None)?;
                 self.grow_shadows(home, 0, &reads);
                 return Ok(Plan::Owner { stmt, array: home, index: index.range, reads, edits: Vec::new() });
             }
@@ -225,7 +225,10 @@ impl<'a> Lowering<'a> {
     /// and read distributed arrays of the same blocks at `X(..., i + c, ...)`,
     /// or why it has none. FORALL evaluates every right side before it
     /// assigns, so any distance `c` is allowed: the neighbours' elements are
-    /// fetched before it, and the local FORALL keeps the semantics.
+    /// fetched before it, and the local FORALL keeps the semantics. A FORALL
+    /// of one index, one assignment and no mask may also read 1-D arrays at
+    /// any element (`B(N+1-I)` of a CYCLIC B): the inspector/executor fetches
+    /// them for the local iterations before it (`remap.rs`).
     pub(crate) fn forall<'s>(&mut self, stmt: &'s Stmt) -> Result<Plan<'s>, String>
     where
         'a: 's,
@@ -275,6 +278,9 @@ impl<'a> Lowering<'a> {
             exprs.push(rhs);
         }
         let (home, spec_idx, q) = home.ok_or("it assigns nothing")?;
+        if self.distributed[&home].cyclic {
+            return Err(format!("{} is distributed CYCLIC", self.distributed[&home].name));
+        }
         let spec = &specs[spec_idx];
         let step = match &spec.step {
             Some(step) => self.constant_of(step).ok_or("its stride is not a constant")?,
@@ -290,8 +296,19 @@ impl<'a> Lowering<'a> {
         }
         let index = Linear::var(&spec.var.key());
         let mut reads = BTreeMap::new();
+        // A FORALL of one assignment, one index and no mask evaluates its
+        // right side for every index before it assigns: elements of 1-D
+        // arrays distributed differently (or of the home, not at a constant
+        // distance) are fetched for the local iterations before it.
+        let home_distributed = &self.distributed[&home];
+        let fetches = specs.len() == 1
+            && body.len() == 1
+            && mask.is_none()
+            && !home_distributed.cyclic
+            && home_distributed.second.is_none();
+        let mut remote = Vec::new();
         for expr in exprs {
-            self.element_reads(expr, home, &index, &mut reads)?;
+            self.element_reads(expr, home, &index, &mut reads, fetches.then_some(&mut remote))?;
         }
         self.grow_shadows(home, q, &reads);
         let control_end = spec.step.as_ref().map_or(spec.hi.range.end, |it| it.range.end);
@@ -304,6 +321,7 @@ impl<'a> Lowering<'a> {
             step,
             control: TextRange::new(spec.lo.range.start, control_end),
             reads,
+            remote,
         })
     }
 
@@ -624,8 +642,53 @@ impl<'a> Lowering<'a> {
         home: SymbolId,
         index_form: &Linear,
         reads: &mut BTreeMap<SymbolId, (i64, i64)>,
+        mut remote: Option<&mut Vec<FetchedRead>>,
     ) -> Result<(), String> {
         for (range, id) in self.distributed_occurrences(expr.range) {
+            let read = self.element_read(expr, range, id, home, index_form, reads);
+            match (read, remote.as_deref_mut()) {
+                (Ok(()), _) => {}
+                (Err(why), Some(remote)) => remote.push(self.fetched_element(expr, range, id).ok_or(why)?),
+                (Err(why), None) => return Err(why),
+            }
+        }
+        Ok(())
+    }
+
+    /// The reference to the rank-1 array `id` whose name is at `name_range`
+    /// in `expr`, as one element per FORALL iteration fetched by the
+    /// inspector/executor, or `None` when it is not such a reference: its
+    /// subscript must read no distributed array.
+    fn fetched_element(&self, expr: &Expr, name_range: TextRange, id: SymbolId) -> Option<FetchedRead> {
+        let distributed = &self.distributed[&id];
+        if distributed.lbs.len() != 1 || distributed.second.is_some() {
+            return None;
+        }
+        let [Subscript::Expr(subscript)] = find_reference(expr, name_range)? else { return None };
+        if !self.distributed_occurrences(subscript.range).is_empty() {
+            return None;
+        }
+        let text = self.slice(TextRange::new(name_range.start, expr.range.end));
+        let close = crate::closing_paren(text, text.find('(')?)?;
+        Some(FetchedRead {
+            array: id,
+            range: TextRange::new(name_range.start, name_range.start + close + 1),
+            index: format!("({})", self.one_line(subscript.range)),
+            slice: false,
+        })
+    }
+
+    /// `element_reads` for the reference whose name is at `range`.
+    fn element_read(
+        &self,
+        expr: &Expr,
+        range: TextRange,
+        id: SymbolId,
+        home: SymbolId,
+        index_form: &Linear,
+        reads: &mut BTreeMap<SymbolId, (i64, i64)>,
+    ) -> Result<(), String> {
+        {
             let distributed = &self.distributed[&id];
             let home_distributed = &self.distributed[&home];
             if !distributed.same_blocks(home_distributed) {

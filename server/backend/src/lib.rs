@@ -285,6 +285,8 @@ enum Plan<'a> {
         /// The distributing index's `lo:hi:step` in the statement.
         control: TextRange,
         reads: BTreeMap<SymbolId, (i64, i64)>,
+        /// Elements fetched by the inspector/executor before it (`remap.rs`).
+        remote: Vec<remap::FetchedRead>,
     },
     /// An output statement or a scalar assignment whose reductions of
     /// distributed arrays are computed in parallel first.
@@ -876,7 +878,12 @@ impl<'a> Lowering<'a> {
             )
         });
         if let StmtKind::Forall { .. } = stmt.kind {
-            match cyclic_why.clone().map_or_else(|| self.forall(stmt), Err) {
+            // A FORALL on a BLOCK home that reads CYCLIC arrays fetches them.
+            let planned = match &cyclic_why {
+                None => self.forall(stmt),
+                Some(why) => self.forall(stmt).map_err(|_| why.clone()),
+            };
+            match planned {
                 Ok(plan) => return plan,
                 Err(why) => {
                     self.notes.push(Note { range: stmt.header, message: format!("runs on one process: {why}") });
@@ -1848,7 +1855,7 @@ impl<'a> Lowering<'a> {
                 let _ = writeln!(out, "  end if");
             }
             Plan::Section(section) => self.emit_section(out, section),
-            Plan::Forall { stmt, home, home_offset, lo, hi, step, control, reads } => {
+            Plan::Forall { stmt, home, home_offset, lo, hi, step, control, reads, remote } => {
                 let name = &self.distributed[home].name;
                 let _ = writeln!(out, "  ! hpf-ls: owner computes {}", self.slice(stmt.header).trim());
                 let _ = writeln!(
@@ -1856,8 +1863,13 @@ impl<'a> Lowering<'a> {
                     "  call hpf_local_bounds(hpf_d_{name}, {home_offset}, ({lo}), ({hi}), {step}, hpf_lo, hpf_hi)"
                 );
                 self.emit_fetches(out, *home, *home_offset, *step, reads);
-                let edits = [(*control, format!("hpf_lo:hpf_hi:{step}"))];
-                let _ = writeln!(out, "{}", self.edited_statement(stmt, &edits));
+                let mut edits = vec![(*control, format!("hpf_lo:hpf_hi:{step}"))];
+                if let (false, StmtKind::Forall { specs, .. }) = (remote.is_empty(), &stmt.kind) {
+                    edits.extend(self.emit_fetched_reads(out, &specs[0].var.text, *step, remote));
+                    let _ = writeln!(out, "{}\n  end block", self.edited_statement(stmt, &edits));
+                } else {
+                    let _ = writeln!(out, "{}", self.edited_statement(stmt, &edits));
+                }
             }
             Plan::Reduce(reduce) => self.emit_reduce(out, reduce),
             Plan::Owner { stmt, array, index, reads, edits } => {

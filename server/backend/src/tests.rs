@@ -1069,3 +1069,46 @@ end program q
     );
     assert!(source.contains("  c(hpf_lo:hpf_hi:1) = hpf_gv_1(1:hpf_n)\n"), "{source}");
 }
+
+/// A FORALL of one index, one assignment and no mask fetches the elements
+/// it reads of 1-D arrays distributed differently (and of its home, not at
+/// a constant distance) before it; with a mask (which could keep an index
+/// out of bounds) or a second assignment (which reads what the first set)
+/// it stays on rank 0.
+#[test]
+fn foralls_fetch_elements_of_arrays_distributed_differently() {
+    let text = "program q
+  implicit none
+  integer, parameter :: n = 16
+  real :: a(n), b(n)
+  integer :: i
+!HPF$ DISTRIBUTE A(BLOCK)
+!HPF$ DISTRIBUTE B(CYCLIC)
+  forall (i = 1:n:2) a(i) = b(n+1-i) + a(n+1-i) + a(i+1)
+  forall (i = 1:n, a(i) > 0.0) a(i) = b(n+1-i)
+  forall (i = 1:n)
+    a(i) = b(i)
+    a(i) = a(n+1-i)
+  end forall
+end program q
+";
+    let (notes, source) = lower(text);
+    assert_eq!(
+        notes,
+        [
+            "9: runs on one process: b is distributed CYCLIC, and only DO loops over its own elements run in parallel on such arrays",
+            "10: runs on one process: b is distributed CYCLIC, and only DO loops over its own elements run in parallel on such arrays",
+        ]
+    );
+    assert!(source.contains("  forall (i = hpf_lo:hpf_hi:2) hpf_gi_1((i - hpf_lo) / (2) + 1) = (n+1-i)\n"), "{source}");
+    assert!(source.contains("  call hpf_remote_read_r4(b, hpf_d_b, hpf_gi_1, hpf_gv_1)\n  call hpf_remote_read_r4(a, hpf_d_a, hpf_gi_2, hpf_gv_2)\n"), "{source}");
+    assert!(
+        source.contains("  forall (i = hpf_lo:hpf_hi:2) a(i) = hpf_gv_1((i - hpf_lo) / (2) + 1) + hpf_gv_2((i - hpf_lo) / (2) + 1) + a(i+1)\n  end block\n"),
+        "{source}"
+    );
+    // The neighbour A(I+1) comes from the shadow area, fetched first.
+    assert!(
+        source.contains("call hpf_fetch_r4_11(a, hpf_d_a, min(hpf_lo, hpf_hi) + (1), max(hpf_lo, hpf_hi) + (1))"),
+        "{source}"
+    );
+}
