@@ -184,9 +184,13 @@ impl<'a> Lowering<'a> {
                 }
                 let index_form = self.linear_of(index).ok_or("its distributed subscript is not affine")?;
                 let mut reads = BTreeMap::new();
-                self.element_reads(rhs, home, &index_form, &mut reads, None)?;
+                // Elements of 1-D arrays distributed differently (`U(5) = R(7)`
+                // for a reversed R) are fetched for the owner.
+                let mut remote = Vec::new();
+                let fetches = !distributed.cyclic && distributed.second.is_none();
+                self.element_reads(rhs, home, &index_form, &mut reads, fetches.then_some(&mut remote))?;
                 self.grow_shadows(home, 0, &reads);
-                return Ok(Plan::Owner { stmt, array: home, index: index.range, reads, edits: Vec::new() });
+                return Ok(Plan::Owner { stmt, array: home, index: index.range, reads, edits: Vec::new(), remote });
             }
         }
         let section = self.distributed_section(home, args.map(Vec::as_slice), name.range)?;

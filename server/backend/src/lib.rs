@@ -273,6 +273,9 @@ enum Plan<'a> {
         reads: BTreeMap<SymbolId, (i64, i64)>,
         /// For a CYCLIC array: its distributed subscript as a local position.
         edits: Vec<(TextRange, String)>,
+        /// Elements the owner reads of arrays distributed differently,
+        /// fetched by the inspector/executor (`remap.rs`).
+        remote: Vec<remap::FetchedRead>,
     },
     /// A FORALL run by the owners of its home's elements, after neighbour fetches.
     Forall {
@@ -1331,6 +1334,7 @@ impl<'a> Lowering<'a> {
                         index.range,
                         format!("hpf_lx(hpf_d_{}, {})", distributed.name, self.one_line(index.range)),
                     )],
+                    remote: Vec::new(),
                 })
             }
             _ => None,
@@ -1788,6 +1792,7 @@ impl<'a> Lowering<'a> {
             | Plan::Forall { stmt, .. }
             | Plan::Grid(grid::GridPlan::Nest { stmt, .. } | grid::GridPlan::Forall { stmt, .. }) => Some(*stmt),
             Plan::Section(section) if section.fetches_remote() => Some(section.stmt),
+            Plan::Owner { stmt, remote, .. } if !remote.is_empty() => Some(*stmt),
             Plan::Grid(grid::GridPlan::Cyclic(
                 grid::cyclic::CyclicPlan::Nest { stmt, .. } | grid::cyclic::CyclicPlan::Forall { stmt, .. },
             )) => Some(*stmt),
@@ -1796,7 +1801,12 @@ impl<'a> Lowering<'a> {
         if let Some(stmt) = counted {
             let line = self.text[..stmt.range.start].matches('\n').count() + 1;
             let mut stat_loops = self.stat_loops.borrow_mut();
-            stat_loops.push((line, self.predicted_transfers(stmt)));
+            // The analysis reports loops and array assignments, not element assignments.
+            let predicted = match plan {
+                Plan::Owner { .. } => None,
+                _ => self.predicted_transfers(stmt),
+            };
+            stat_loops.push((line, predicted));
             let id = stat_loops.len();
             drop(stat_loops);
             let _ = writeln!(out, "  call hpf_stat_begin()");
@@ -1872,19 +1882,31 @@ impl<'a> Lowering<'a> {
                 }
             }
             Plan::Reduce(reduce) => self.emit_reduce(out, reduce),
-            Plan::Owner { stmt, array, index, reads, edits } => {
+            Plan::Owner { stmt, array, index, reads, edits, remote } => {
                 let name = &self.distributed[array].name;
                 let index = self.copy(*index).replace(['&', '\n'], " ");
-                if self.needs_fetch(*array, 0, reads) {
+                let needs_fetch = self.needs_fetch(*array, 0, reads);
+                if needs_fetch || !remote.is_empty() {
                     // The owner fetches the elements it reads from their owners.
                     let _ = writeln!(out, "  if (hpf_owns(hpf_d_{name}, {index})) then");
                     let _ = writeln!(out, "    hpf_lo = {index}\n    hpf_hi = hpf_lo\n  else");
                     let _ = writeln!(out, "    hpf_lo = 1\n    hpf_hi = 0\n  end if");
+                }
+                if needs_fetch {
                     self.emit_fetches(out, *array, 0, 1, reads);
                 }
+                let mut edits = edits.clone();
+                if !remote.is_empty() {
+                    // The owner's one iteration: `hpf_i` at its element reads the buffers' first values.
+                    edits.extend(self.emit_fetched_reads(out, "hpf_i", 1, remote));
+                    let _ = writeln!(out, "  hpf_i = hpf_lo");
+                }
                 let _ = writeln!(out, "  if (hpf_owns(hpf_d_{name}, {index})) then");
-                let _ = writeln!(out, "{}", self.edited_statement(stmt, edits));
+                let _ = writeln!(out, "{}", self.edited_statement(stmt, &edits));
                 let _ = writeln!(out, "  end if");
+                if !remote.is_empty() {
+                    let _ = writeln!(out, "  end block");
+                }
             }
             Plan::OnRankZero { stmt, why } => self.emit_on_rank_zero(out, stmt, why.as_deref()),
             Plan::Grid(plan) => self.emit_grid(out, plan),

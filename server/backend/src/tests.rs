@@ -436,13 +436,17 @@ fn reads_that_are_not_neighbours_are_fetched_before_the_loop() {
 end program g
 ",
     );
-    // A loop that writes what it reads so, and a fetch inside a fetched
-    // subscript, keep the rank-0 path.
-    assert_eq!(notes.len(), 2, "{notes:?}");
-    assert!(notes[0].starts_with("18: runs on one process: the distributed subscript of rb is not"), "{notes:?}");
+    // A loop that writes what it reads so runs on every process, each
+    // iteration's element fetched for its owner; a fetch inside a fetched
+    // subscript keeps the rank-0 path.
+    assert_eq!(notes.len(), 1, "{notes:?}");
     assert!(
-        notes[1].starts_with("21: runs on one process: a read that is not a neighbour's holds another"),
+        notes[0].starts_with("21: runs on one process: a read that is not a neighbour's holds another"),
         "{notes:?}"
+    );
+    assert!(
+        source.contains("  ! hpf-ls: every process runs this loop\n  do i = 1, n / 2\n  call hpf_stat_begin()\n"),
+        "{source}"
     );
     assert!(source.contains("    hpf_gi_1((i - hpf_lo) / (1) + 1) = 2*i\n"), "{source}");
     // IB is cut in other blocks than IA (40 elements, not 20): IB(I) is
@@ -1109,6 +1113,40 @@ end program q
     // The neighbour A(I+1) comes from the shadow area, fetched first.
     assert!(
         source.contains("call hpf_fetch_r4_11(a, hpf_d_a, min(hpf_lo, hpf_hi) + (1), max(hpf_lo, hpf_hi) + (1))"),
+        "{source}"
+    );
+}
+
+/// An element assignment reading elements of an array aligned otherwise
+/// (reversed) gets them from their owners through the inspector/executor:
+/// only the owner of the left side's element lists indices.
+#[test]
+fn element_assignments_fetch_elements_of_arrays_aligned_otherwise() {
+    let text = "program q
+  implicit none
+  integer, parameter :: n = 16
+  real :: u(n), r(n)
+!HPF$ TEMPLATE T(N)
+!HPF$ DISTRIBUTE T(BLOCK)
+!HPF$ ALIGN U(I) WITH T(I)
+!HPF$ ALIGN R(I) WITH T(N+1-I)
+  u(5) = r(7) + u(3)
+end program q
+";
+    let (notes, source) = lower(text);
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(
+        source.contains(
+            "  if (hpf_owns(hpf_d_u, 5)) then\n    hpf_lo = 5\n    hpf_hi = hpf_lo\n  else\n    hpf_lo = 1\n    hpf_hi = 0\n  end if\n"
+        ),
+        "{source}"
+    );
+    assert!(
+        source.contains("  forall (hpf_i = hpf_lo:hpf_hi:1) hpf_gi_1((hpf_i - hpf_lo) / (1) + 1) = (7)\n"),
+        "{source}"
+    );
+    assert!(
+        source.contains("  hpf_i = hpf_lo\n  if (hpf_owns(hpf_d_u, 5)) then\n  u(5) = hpf_gv_1((hpf_i - hpf_lo) / (1) + 1) + u(3)\n  end if\n  end block\n"),
         "{source}"
     );
 }
