@@ -4,7 +4,8 @@
 ! of the left side; the elements it reads of the other arrays come through
 ! one all-to-all of counts, indices and values per array (an inspector/
 ! executor), fetched before the statement assigns anything, so a statement
-! may read the array it writes. A CYCLIC left side stays on rank 0.
+! may read the array it writes. A CYCLIC left side is assigned course by
+! course; a FORALL with a mask reading its home reversed stays on rank 0.
 program remap_sections
   implicit none
   integer, parameter :: n = 24, m = 12
@@ -62,8 +63,11 @@ program remap_sections
   ! A WHERE of one assignment reads its neighbours.
   where (a(2:n) > 0) x(1:n-1) = x(2:n) + 1.0
   print '(a, 6f9.4)', 'x =', x(1:n:5)
-  ! A CYCLIC left side: on rank 0.
-  b(n:1:-1) = a
+  ! A CYCLIC left side, reading itself too.
+  b(n:1:-1) = a + b
+  print '(a, 24i5)', 'b =', b
+  ! A mask could keep an index out of bounds: on rank 0.
+  forall (i = 1:n, a(i) > 0) x(i) = x(n+1-i) * 0.5
   s = sum(c) + maxval(a) + sum(a(1:n:2))
   print '(a, i8, a, i6, a, f10.4)', 's =', s, '  b(1) =', b(1), '  sum(x) =', sum(x)
 end program remap_sections

@@ -21,7 +21,10 @@
 //! the elements its part of the left side reads, one all-to-all of counts
 //! and two of indices and values per array fill a buffer in that order, and
 //! the local statement reads the buffer. The values are fetched before the
-//! statement assigns anything, so it may read the array it writes.
+//! statement assigns anything, so it may read the array it writes. A CYCLIC
+//! left side is assigned course by course (its elements in a course are a
+//! run of local positions) and fetches every array it reads but those of
+//! its own alignment at the same elements.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -64,6 +67,9 @@ pub(crate) struct SectionAssign<'a> {
     fetches: bool,
     /// References fetched before the statement (`remap.rs`).
     remote: Vec<FetchedRead>,
+    /// The left side is CYCLIC: it is assigned course by course, and every
+    /// distributed array it reads is fetched.
+    courses: bool,
 }
 
 impl SectionAssign<'_> {
@@ -177,6 +183,9 @@ impl<'a> Lowering<'a> {
                     return Err("a subscript of its left side reads a distributed array".to_string());
                 }
             }
+            if let (Subscript::Expr(_), true) = (&args[dim], distributed.cyclic) {
+                return Err(format!("{} is distributed CYCLIC and its element reads other arrays", name.text));
+            }
             if let Subscript::Expr(index) = &args[dim] {
                 // One element along the distributed dimension: its owner assigns it.
                 if !self.distributed_occurrences(index.range).is_empty() {
@@ -204,7 +213,12 @@ impl<'a> Lowering<'a> {
         let ranges = args.map_or(distributed.lbs.len(), |args| {
             args.iter().filter(|it| matches!(it, Subscript::Range { .. })).count()
         });
-        let fetches = ranges == 1 && distributed.second.is_none() && !distributed.cyclic;
+        let fetches = ranges == 1 && distributed.second.is_none() && (!distributed.cyclic || distributed.plain);
+        let courses = distributed.cyclic;
+        if courses && !fetches {
+            return Err(format!("{} is distributed CYCLIC and its left side is not one run of elements", name.text));
+        }
+        let home_name = distributed.name.clone();
         let mut res = SectionAssign {
             stmt,
             home,
@@ -216,9 +230,17 @@ impl<'a> Lowering<'a> {
             element: false,
             fetches,
             remote: Vec::new(),
+            courses,
         };
         let lhs_lo = section.lo.clone();
-        self.edit_reference(&mut res, home, &section, 0, args.map(Vec::as_slice));
+        if courses {
+            // The run of local positions of a course's elements.
+            let run = format!("hpf_lx(hpf_d_{home_name}, hpf_lo):hpf_lx(hpf_d_{home_name}, hpf_hi):{step}");
+            let text = if section.whole { format!("{home_name}({run})") } else { run };
+            res.edits.push((section.range, text));
+        } else {
+            self.edit_reference(&mut res, home, &section, 0, args.map(Vec::as_slice));
+        }
         self.array_expression(rhs, &mut res, &lhs_lo, lhs_position)?;
         self.grow_shadows(home, 0, &res.reads);
         Ok(Plan::Section(res))
@@ -364,6 +386,9 @@ impl<'a> Lowering<'a> {
                 return Err("an assignment in it is not an owner-computes array assignment".to_string());
             };
             let others = section.reads.values().any(|it| *it != (0, 0)) || !section.remote.is_empty();
+            if section.courses {
+                return Err("it assigns a CYCLIC array".to_string());
+            }
             if section.element || (others && !alone) {
                 return Err("an assignment in it reads other processes' elements".to_string());
             }
@@ -401,6 +426,7 @@ impl<'a> Lowering<'a> {
             element: false,
             fetches: alone && first.fetches,
             remote: Vec::new(),
+            courses: false,
         };
         for mask in masks {
             self.array_expression(mask, &mut masked, &section.lo, position)?;
@@ -423,6 +449,7 @@ impl<'a> Lowering<'a> {
                 element: false,
                 fetches: false,
                 remote: Vec::new(),
+                courses: false,
             };
             self.array_expression(lhs, &mut probe, &section.lo, position)
                 .map_err(|why| format!("its left sides do not line up: {why}"))?;
@@ -482,6 +509,7 @@ impl<'a> Lowering<'a> {
             element,
             fetches: false,
             remote: Vec::new(),
+            courses: false,
         };
         for value in values {
             self.array_expression(value, &mut res, &section.lo, position)?;
@@ -779,6 +807,9 @@ impl<'a> Lowering<'a> {
     ) -> Result<(), String> {
         let home = &self.distributed[&res.home];
         let distributed = &self.distributed[&id];
+        if res.courses && !distributed.same_alignment(home) {
+            return Err(format!("{} is read for the CYCLIC {}", distributed.name, home.name));
+        }
         if !distributed.same_blocks(home) {
             return Err(format!("{} and {} are distributed differently", distributed.name, home.name));
         }
@@ -800,6 +831,16 @@ impl<'a> Lowering<'a> {
             _ => None,
         }
         .ok_or_else(|| format!("{} is not read at a constant distance from the left side", distributed.name))?;
+        if res.courses {
+            // The CYCLIC left side's own elements: the same run of local positions.
+            if c != 0 || (section.whole && distributed.lbs.len() != 1) {
+                return Err(format!("{} is read at other elements than the CYCLIC {}", distributed.name, home.name));
+            }
+            let name = &distributed.name;
+            let run = format!("hpf_lx(hpf_d_{name}, hpf_lo):hpf_lx(hpf_d_{name}, hpf_hi):{}", res.step);
+            res.edits.push((section.range, if section.whole { format!("{name}({run})") } else { run }));
+            return Ok(());
+        }
         let entry = res.reads.entry(id).or_insert((c, c));
         entry.0 = entry.0.min(c);
         entry.1 = entry.1.max(c);
@@ -825,6 +866,11 @@ impl<'a> Lowering<'a> {
 
     pub(crate) fn emit_section(&self, out: &mut String, section: &SectionAssign) {
         let _ = writeln!(out, "  ! hpf-ls: owner computes {}", self.slice(section.stmt.header).trim());
+        if section.courses {
+            let bounds = (section.lo.as_str(), section.hi.as_str(), section.step);
+            self.emit_fetched_courses(out, section.stmt, section.home, bounds, &section.remote, &section.edits);
+            return;
+        }
         self.emit_section_bounds(out, section);
         if section.remote.is_empty() {
             let text = self.edited_statement(section.stmt, &section.edits);

@@ -895,21 +895,12 @@ impl<'a> Lowering<'a> {
             }
         }
         let mut why_not = None;
-        // An array assignment to a BLOCK array that reads CYCLIC ones fetches
-        // them through the inspector/executor (`assign.rs`).
-        let assigns_block = match &stmt.kind {
-            StmtKind::Assign { lhs, .. } => match &lhs.kind {
-                ExprKind::Name(name) | ExprKind::Ref { name, .. } => {
-                    self.lookup(&name.key()).and_then(|id| self.distributed.get(&id)).is_some_and(|it| !it.cyclic)
-                }
-                _ => false,
-            },
-            _ => false,
-        };
+        // An array assignment that reads CYCLIC arrays, or assigns one, fetches
+        // what it reads through the inspector/executor (`assign.rs`).
         if let Some(why) = cyclic_why {
             match self.cyclic_assignment(stmt) {
                 Some(plan) => return plan,
-                None if assigns_block => match self.assignment(stmt) {
+                None if matches!(stmt.kind, StmtKind::Assign { .. }) => match self.assignment(stmt) {
                     Ok(plan) => return plan,
                     Err(_) => why_not = Some(why),
                 },
