@@ -321,6 +321,18 @@ impl Plan<'_> {
         }
     }
 
+    /// Whether an element assignment fetches what it reads by an all-to-all
+    /// (`Owner` with `remote`): in every iteration of a loop, that costs
+    /// more than running the loop once on rank 0.
+    fn fetches_elements(&self) -> bool {
+        match self {
+            Plan::Owner { remote, .. } => !remote.is_empty(),
+            Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::fetches_elements),
+            Plan::If { branches } => branches.iter().flat_map(|it| &it.1).any(Plan::fetches_elements),
+            _ => false,
+        }
+    }
+
     /// Whether a statement other than output runs on rank 0 on gathered copies.
     fn gathers(&self) -> bool {
         match self {
@@ -992,6 +1004,9 @@ impl<'a> Lowering<'a> {
         if planned.iter().flat_map(|it| &it.1).any(Plan::gathers) {
             return Err("a statement of its body runs on rank 0 on gathered copies".to_string());
         }
+        if is_loop && planned.iter().flat_map(|it| &it.1).any(Plan::fetches_elements) {
+            return Err("an element assignment of its body would fetch by an all-to-all in every iteration".to_string());
+        }
         if !is_loop {
             return Ok(Plan::If { branches: planned });
         }
@@ -1029,6 +1044,9 @@ impl<'a> Lowering<'a> {
         // running the whole loop there once.
         if body.iter().any(Plan::gathers) {
             return Err("a statement of its body runs on rank 0 on gathered copies".to_string());
+        }
+        if body.iter().any(Plan::fetches_elements) {
+            return Err("an element assignment of its body would fetch by an all-to-all in every iteration".to_string());
         }
         Ok(Plan::Sequential { control, body })
     }

@@ -442,17 +442,18 @@ fn reads_that_are_not_neighbours_are_fetched_before_the_loop() {
 end program g
 ",
     );
-    // A loop that writes what it reads so runs on every process, each
-    // iteration's element fetched for its owner; a fetch inside a fetched
-    // subscript keeps the rank-0 path.
-    assert_eq!(notes.len(), 1, "{notes:?}");
+    // A loop that writes what it reads so (run element by element, it
+    // would fetch by an all-to-all in every iteration), and a fetch inside
+    // a fetched subscript, keep the rank-0 path.
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(notes[0].starts_with("18: runs on one process: the distributed subscript of rb is not"), "{notes:?}");
     assert!(
-        notes[0].starts_with("21: runs on one process: a read that is not a neighbour's holds another"),
+        notes[0].ends_with("an element assignment of its body would fetch by an all-to-all in every iteration"),
         "{notes:?}"
     );
     assert!(
-        source.contains("  ! hpf-ls: every process runs this loop\n  do i = 1, n / 2\n  call hpf_stat_begin()\n"),
-        "{source}"
+        notes[1].starts_with("21: runs on one process: a read that is not a neighbour's holds another"),
+        "{notes:?}"
     );
     assert!(source.contains("    hpf_gi_1((i - hpf_lo) / (1) + 1) = 2*i\n"), "{source}");
     // IB is cut in other blocks than IA (40 elements, not 20): IB(I) is
