@@ -1164,3 +1164,27 @@ end program q
         "{source}"
     );
 }
+
+/// A FORALL on an array aligned transposed with the one it reads
+/// (`ALIGN (I,J) WITH T(J,I)`) reads, axis by axis of the grid, the cells of
+/// its own elements up to constant distances: it runs on the owners, the
+/// off-cell elements fetched into the shadow areas first.
+#[test]
+fn transposed_alignments_on_a_grid_read_their_own_cells() {
+    let text = "program t
+  implicit none
+  integer, parameter :: n = 8
+  integer :: e(n, n), c(n, n)
+  integer :: i, j
+!HPF$ PROCESSORS P(2,2)
+!HPF$ DISTRIBUTE (BLOCK, BLOCK) ONTO P :: E
+!HPF$ ALIGN C(I,J) WITH E(J,I)
+  forall (i = 1:n, j = 1:n) c(i, j) = e(j, i)
+  forall (i = 2:n, j = 1:n) c(i, j) = e(j, i-1)
+end program t
+";
+    let (notes, source) = lower(text);
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(!source.contains("hpf_gather"), "{source}");
+    assert!(source.contains("call hpf_fetch_i4_212(e, hpf_d_e,"), "{source}");
+}
