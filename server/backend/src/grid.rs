@@ -168,6 +168,27 @@ pub(crate) fn same_grid_blocks(one: &Distributed, other: &Distributed) -> bool {
     first && second
 }
 
+/// Whether the grid axes of two arrays distributed in two dimensions are
+/// cut alike, whichever of their dimensions lies along each: unit strides,
+/// BLOCK or BLOCK(m) along both axes, the same target (or templates of the
+/// same bounds and blocks) and arrangement. The element `X(i, j)` of one
+/// transposed onto the other's template (`ALIGN C(I,J) WITH E(J,I)`) then
+/// sits, axis by axis, where the other's element at the same indices along
+/// that axis does, up to the alignment offsets (`aligned_distances`).
+pub(crate) fn same_grid_axes(one: &Distributed, other: &Distributed) -> bool {
+    let (Some(a), Some(b)) = (&one.second, &other.second) else { return false };
+    let unit = one.stride == 1 && other.stride == 1 && a.stride == 1 && b.stride == 1;
+    let block = !one.cyclic && !other.cyclic && !a.cyclic && !b.cyclic;
+    let cut = one.target == other.target
+        || (one.template_lo == other.template_lo
+            && one.template_hi == other.template_hi
+            && one.block == other.block
+            && a.template_lo == b.template_lo
+            && a.template_hi == b.template_hi
+            && a.block == b.block);
+    unit && block && cut && a.procs == b.procs
+}
+
 /// The descriptors of an array distributed in two dimensions and its allocation.
 pub(crate) fn emit_alloc(out: &mut String, distributed: &Distributed, second: &SecondAxis) {
     let name = &distributed.name;
@@ -933,7 +954,7 @@ impl<'a> Lowering<'a> {
         for (range, id) in self.distributed_occurrences(expr.range) {
             let distributed = &self.distributed[&id];
             let home_distributed = &self.distributed[&home];
-            if !distributed.same_blocks(home_distributed) {
+            if !distributed.same_blocks(home_distributed) && !same_grid_axes(distributed, home_distributed) {
                 return Err(format!("{} and {} are distributed differently", distributed.name, home_distributed.name));
             }
             let dims = self.grid_dims(id).expect("a grid array");

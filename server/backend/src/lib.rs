@@ -273,6 +273,9 @@ enum Plan<'a> {
         reads: BTreeMap<SymbolId, (i64, i64)>,
         /// For a CYCLIC array: its distributed subscript as a local position.
         edits: Vec<(TextRange, String)>,
+        /// Elements the owner reads of arrays distributed differently,
+        /// fetched by the inspector/executor (`remap.rs`).
+        remote: Vec<remap::FetchedRead>,
     },
     /// A FORALL run by the owners of its home's elements, after neighbour fetches.
     Forall {
@@ -285,6 +288,8 @@ enum Plan<'a> {
         /// The distributing index's `lo:hi:step` in the statement.
         control: TextRange,
         reads: BTreeMap<SymbolId, (i64, i64)>,
+        /// Elements fetched by the inspector/executor before it (`remap.rs`).
+        remote: Vec<remap::FetchedRead>,
     },
     /// An output statement or a scalar assignment whose reductions of
     /// distributed arrays are computed in parallel first.
@@ -313,6 +318,18 @@ impl Plan<'_> {
             Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::runs_in_parallel),
             Plan::If { branches } => branches.iter().flat_map(|it| &it.1).any(Plan::runs_in_parallel),
             Plan::Verbatim(_) | Plan::OnRankZero { .. } => false,
+        }
+    }
+
+    /// Whether an element assignment fetches what it reads by an all-to-all
+    /// (`Owner` with `remote`): in every iteration of a loop, that costs
+    /// more than running the loop once on rank 0.
+    fn fetches_elements(&self) -> bool {
+        match self {
+            Plan::Owner { remote, .. } => !remote.is_empty(),
+            Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::fetches_elements),
+            Plan::If { branches } => branches.iter().flat_map(|it| &it.1).any(Plan::fetches_elements),
+            _ => false,
         }
     }
 
@@ -876,7 +893,12 @@ impl<'a> Lowering<'a> {
             )
         });
         if let StmtKind::Forall { .. } = stmt.kind {
-            match cyclic_why.clone().map_or_else(|| self.forall(stmt), Err) {
+            // A FORALL on a BLOCK home that reads CYCLIC arrays fetches them.
+            let planned = match &cyclic_why {
+                None => self.forall(stmt),
+                Some(why) => self.forall(stmt).map_err(|_| why.clone()),
+            };
+            match planned {
                 Ok(plan) => return plan,
                 Err(why) => {
                     self.notes.push(Note { range: stmt.header, message: format!("runs on one process: {why}") });
@@ -885,9 +907,15 @@ impl<'a> Lowering<'a> {
             }
         }
         let mut why_not = None;
+        // An array assignment that reads CYCLIC arrays, or assigns one, fetches
+        // what it reads through the inspector/executor (`assign.rs`).
         if let Some(why) = cyclic_why {
             match self.cyclic_assignment(stmt) {
                 Some(plan) => return plan,
+                None if matches!(stmt.kind, StmtKind::Assign { .. }) => match self.assignment(stmt) {
+                    Ok(plan) => return plan,
+                    Err(_) => why_not = Some(why),
+                },
                 None => why_not = Some(why),
             }
         } else if let StmtKind::Assign { .. } = stmt.kind {
@@ -976,6 +1004,9 @@ impl<'a> Lowering<'a> {
         if planned.iter().flat_map(|it| &it.1).any(Plan::gathers) {
             return Err("a statement of its body runs on rank 0 on gathered copies".to_string());
         }
+        if is_loop && planned.iter().flat_map(|it| &it.1).any(Plan::fetches_elements) {
+            return Err("an element assignment of its body would fetch by an all-to-all in every iteration".to_string());
+        }
         if !is_loop {
             return Ok(Plan::If { branches: planned });
         }
@@ -1013,6 +1044,9 @@ impl<'a> Lowering<'a> {
         // running the whole loop there once.
         if body.iter().any(Plan::gathers) {
             return Err("a statement of its body runs on rank 0 on gathered copies".to_string());
+        }
+        if body.iter().any(Plan::fetches_elements) {
+            return Err("an element assignment of its body would fetch by an all-to-all in every iteration".to_string());
         }
         Ok(Plan::Sequential { control, body })
     }
@@ -1309,6 +1343,7 @@ impl<'a> Lowering<'a> {
                         index.range,
                         format!("hpf_lx(hpf_d_{}, {})", distributed.name, self.one_line(index.range)),
                     )],
+                    remote: Vec::new(),
                 })
             }
             _ => None,
@@ -1771,11 +1806,15 @@ impl<'a> Lowering<'a> {
     }
 
     fn emit_plan(&self, out: &mut String, plan: &Plan) {
-        // Loops get per-loop `--stats` counters around their fetches and updates.
+        // Loops, and array assignments that fetch through the
+        // inspector/executor, get per-loop `--stats` counters around their
+        // fetches and updates.
         let counted = match plan {
             Plan::Parallel(ParallelNest { stmt, .. })
             | Plan::Forall { stmt, .. }
             | Plan::Grid(grid::GridPlan::Nest { stmt, .. } | grid::GridPlan::Forall { stmt, .. }) => Some(*stmt),
+            Plan::Section(section) if section.fetches_remote() => Some(section.stmt),
+            Plan::Owner { stmt, remote, .. } if !remote.is_empty() => Some(*stmt),
             Plan::Grid(grid::GridPlan::Cyclic(
                 grid::cyclic::CyclicPlan::Nest { stmt, .. } | grid::cyclic::CyclicPlan::Forall { stmt, .. },
             )) => Some(*stmt),
@@ -1784,7 +1823,12 @@ impl<'a> Lowering<'a> {
         if let Some(stmt) = counted {
             let line = self.text[..stmt.range.start].matches('\n').count() + 1;
             let mut stat_loops = self.stat_loops.borrow_mut();
-            stat_loops.push((line, self.predicted_transfers(stmt)));
+            // The analysis reports loops and array assignments, not element assignments.
+            let predicted = match plan {
+                Plan::Owner { .. } => None,
+                _ => self.predicted_transfers(stmt),
+            };
+            stat_loops.push((line, predicted));
             let id = stat_loops.len();
             drop(stat_loops);
             let _ = writeln!(out, "  call hpf_stat_begin()");
@@ -1843,7 +1887,7 @@ impl<'a> Lowering<'a> {
                 let _ = writeln!(out, "  end if");
             }
             Plan::Section(section) => self.emit_section(out, section),
-            Plan::Forall { stmt, home, home_offset, lo, hi, step, control, reads } => {
+            Plan::Forall { stmt, home, home_offset, lo, hi, step, control, reads, remote } => {
                 let name = &self.distributed[home].name;
                 let _ = writeln!(out, "  ! hpf-ls: owner computes {}", self.slice(stmt.header).trim());
                 let _ = writeln!(
@@ -1851,23 +1895,40 @@ impl<'a> Lowering<'a> {
                     "  call hpf_local_bounds(hpf_d_{name}, {home_offset}, ({lo}), ({hi}), {step}, hpf_lo, hpf_hi)"
                 );
                 self.emit_fetches(out, *home, *home_offset, *step, reads);
-                let edits = [(*control, format!("hpf_lo:hpf_hi:{step}"))];
-                let _ = writeln!(out, "{}", self.edited_statement(stmt, &edits));
+                let mut edits = vec![(*control, format!("hpf_lo:hpf_hi:{step}"))];
+                if let (false, StmtKind::Forall { specs, .. }) = (remote.is_empty(), &stmt.kind) {
+                    edits.extend(self.emit_fetched_reads(out, &specs[0].var.text, *step, remote));
+                    let _ = writeln!(out, "{}\n  end block", self.edited_statement(stmt, &edits));
+                } else {
+                    let _ = writeln!(out, "{}", self.edited_statement(stmt, &edits));
+                }
             }
             Plan::Reduce(reduce) => self.emit_reduce(out, reduce),
-            Plan::Owner { stmt, array, index, reads, edits } => {
+            Plan::Owner { stmt, array, index, reads, edits, remote } => {
                 let name = &self.distributed[array].name;
                 let index = self.copy(*index).replace(['&', '\n'], " ");
-                if self.needs_fetch(*array, 0, reads) {
+                let needs_fetch = self.needs_fetch(*array, 0, reads);
+                if needs_fetch || !remote.is_empty() {
                     // The owner fetches the elements it reads from their owners.
                     let _ = writeln!(out, "  if (hpf_owns(hpf_d_{name}, {index})) then");
                     let _ = writeln!(out, "    hpf_lo = {index}\n    hpf_hi = hpf_lo\n  else");
                     let _ = writeln!(out, "    hpf_lo = 1\n    hpf_hi = 0\n  end if");
+                }
+                if needs_fetch {
                     self.emit_fetches(out, *array, 0, 1, reads);
                 }
+                let mut edits = edits.clone();
+                if !remote.is_empty() {
+                    // The owner's one iteration: `hpf_i` at its element reads the buffers' first values.
+                    edits.extend(self.emit_fetched_reads(out, "hpf_i", 1, remote));
+                    let _ = writeln!(out, "  hpf_i = hpf_lo");
+                }
                 let _ = writeln!(out, "  if (hpf_owns(hpf_d_{name}, {index})) then");
-                let _ = writeln!(out, "{}", self.edited_statement(stmt, edits));
+                let _ = writeln!(out, "{}", self.edited_statement(stmt, &edits));
                 let _ = writeln!(out, "  end if");
+                if !remote.is_empty() {
+                    let _ = writeln!(out, "  end block");
+                }
             }
             Plan::OnRankZero { stmt, why } => self.emit_on_rank_zero(out, stmt, why.as_deref()),
             Plan::Grid(plan) => self.emit_grid(out, plan),

@@ -74,16 +74,18 @@ fn shifted_sections_fetch_their_neighbours_first() {
 #[test]
 fn what_does_not_line_up_runs_on_rank_0() {
     let (notes, _) = lower(&program(
-        "  k(n:1:-1) = k(1:n)
-  u(1:n) = u(0)
+        "  k(1:n:step) = k(1:n)
+  u(1:n) = u(k(1))
   s = u(1) + sum(k(1:n))
   total = maxloc(k, 1)
 ",
     ));
+    // A stride only known when the program runs, an element whose index
+    // is a distributed array's element: neither has a plan.
     assert_eq!(
         notes,
         [
-            "10: runs on one process: it is not an owner-computes assignment: k is sectioned with another stride than the left side",
+            "10: runs on one process: it is not an owner-computes assignment: a section stride is not a constant",
             "11: runs on one process: it is not an owner-computes assignment: u is not sectioned along its distributed dimension",
             "13: runs on one process: it is not an owner-computes assignment: it assigns the replicated variable total from distributed data; it reads distributed elements outside reductions",
         ]
@@ -157,14 +159,14 @@ fn replicated_conditions_and_elements_from_their_owner() {
   do while (step < 5)
     step = step + 1
     if (mod(step, 2) == 0) then
-      u(1:n) = un(1:n) + u(step)
+      u(1:n) = un(1:n) + u(k(step))
     else
       print *, step, u(step)
     end if
   end do
 ",
     ));
-    // `u(1:n) = un(1:n) + u(step)` would gather in every iteration: the whole loop runs on rank 0.
+    // `u(1:n) = un(1:n) + u(k(step))` would gather in every iteration: the whole loop runs on rank 0.
     assert_eq!(notes, ["11: runs on one process: a statement of its body runs on rank 0 on gathered copies"]);
     let (notes, source_ok) = lower(&program(
         "  step = 0
@@ -308,9 +310,15 @@ end program c
         notes,
         [
             "11: runs on one process: it reads b at other elements than its home's (on a CYCLIC distribution they live on other processes), and no statement of its body runs in parallel",
-            "14: runs on one process: it is not an owner-computes assignment: b is distributed CYCLIC, and only DO loops over its own elements run in parallel on such arrays",
         ]
     );
+    // An array assignment between arrays of the same alignment: course by
+    // course, on runs of local positions, nothing fetched.
+    assert!(
+        source.contains("  b(hpf_lx(hpf_d_b, hpf_lo):hpf_lx(hpf_d_b, hpf_hi):1) = a(hpf_lx(hpf_d_a, hpf_lo):hpf_lx(hpf_d_a, hpf_hi):1)\n"),
+        "{source}"
+    );
+    assert!(!source.contains("hpf_remote_read"), "{source}");
     assert!(source.contains("hpf_d_a = hpf_make_desc(1, 20, 0, 1, 20, 2, 1)"), "{source}");
     assert!(source.contains("  do hpf_c = 0, hpf_courses(hpf_d_a) - 1\n"), "{source}");
     assert!(source.contains("call hpf_course_bounds(hpf_d_a, 0, (n), (1), -1, hpf_c, hpf_lo, hpf_hi)"), "{source}");
@@ -434,10 +442,15 @@ fn reads_that_are_not_neighbours_are_fetched_before_the_loop() {
 end program g
 ",
     );
-    // A loop that writes what it reads so, and a fetch inside a fetched
-    // subscript, keep the rank-0 path.
+    // A loop that writes what it reads so (run element by element, it
+    // would fetch by an all-to-all in every iteration), and a fetch inside
+    // a fetched subscript, keep the rank-0 path.
     assert_eq!(notes.len(), 2, "{notes:?}");
     assert!(notes[0].starts_with("18: runs on one process: the distributed subscript of rb is not"), "{notes:?}");
+    assert!(
+        notes[0].ends_with("an element assignment of its body would fetch by an all-to-all in every iteration"),
+        "{notes:?}"
+    );
     assert!(
         notes[1].starts_with("21: runs on one process: a read that is not a neighbour's holds another"),
         "{notes:?}"
@@ -906,15 +919,28 @@ fn where_constructs_run_on_each_process_part_when_they_read_only_their_own_eleme
   where (u(1:n) > 0.0) un(1:n) = u(1:n)
   where (u(2:n) > 0.0) un(1:n-1) = u(2:n)
   where (u > sum(u)) un = 1.0
+  where (u(1:n) > 0.0)
+    un(1:n) = u(2:n+1)
+    u(1:n) = un(0:n-1)
+  end where
   print *, u(1), un(2), k(3)
 ",
     ));
+    // A WHERE of one assignment evaluates its mask and right side before
+    // it assigns: the neighbours' elements are fetched before it. One of two
+    // assignments, the second reading what the first sets, stays on rank 0.
     assert_eq!(
         notes,
         [
-            "23: runs on one process: it is not an owner-computes assignment: an assignment in it reads other processes' elements",
             "24: runs on one process: it is not an owner-computes assignment: it calls sum, which is not an elemental intrinsic",
+            "25: runs on one process: it is not an owner-computes assignment: an assignment in it reads other processes' elements",
         ]
+    );
+    assert!(
+        source.contains(
+            "call hpf_fetch_r4_11(u, hpf_d_u, min(hpf_lo, hpf_hi) + (1), max(hpf_lo, hpf_hi) + (1))\n  else\n    call hpf_fetch_r4_11(u, hpf_d_u, 1, 0)\n  end if\n  where (u(hpf_lo+(1):hpf_hi+(1):1) > 0.0) un(hpf_lo:hpf_hi:1) = u(hpf_lo+(1):hpf_hi+(1):1)"
+        ),
+        "{source}"
     );
     assert!(
         source.contains("  where (u(hpf_lo:hpf_hi:1) > 0.5)\n    un(hpf_lo:hpf_hi:1) = u(hpf_lo:hpf_hi:1) * 2.0\n"),
@@ -1004,4 +1030,161 @@ end program w
     assert_eq!(notes.len(), 1, "{notes:?}");
     assert!(notes[0].starts_with("11: runs on one process") && notes[0].contains("two dimensions"), "{notes:?}");
     assert!(source.contains("! hpf-ls: owner computes where (a > 1.0)"), "{source}");
+}
+
+/// An array assignment reading 1-D arrays distributed differently from its
+/// left side (another distribution, a reversed alignment, another stride)
+/// runs on the left side's owners: each lists the elements its part reads,
+/// and one all-to-all of counts, then of indices and of values, per array
+/// fetches them before the statement. A CYCLIC left side is assigned
+/// course by course from the fetched values.
+#[test]
+fn sections_distributed_differently_are_fetched_by_one_all_to_all() {
+    let text = "program q
+  implicit none
+  integer, parameter :: n = 16
+  real :: a(n), b(n), c(n), r(n)
+!HPF$ TEMPLATE T(N)
+!HPF$ DISTRIBUTE T(BLOCK)
+!HPF$ ALIGN A(I) WITH T(I)
+!HPF$ ALIGN R(I) WITH T(N+1-I)
+!HPF$ DISTRIBUTE B(CYCLIC)
+!HPF$ DISTRIBUTE C(BLOCK(3))
+  a(1:n:2) = b(n:1:-2) + c(2:n:2) * 2.0 + b(1:n:2)
+  a = r
+  a(2:n) = a(n-1:1:-1)
+  c = a
+  b = a + c
+end program q
+";
+    let (notes, source) = lower(text);
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(!source.contains("call hpf_gather"), "{source}");
+    // Two references to B share one exchange, in two segments of the buffers.
+    assert!(source.contains("  allocate (hpf_gi_1(2 * hpf_n), hpf_gv_1(2 * hpf_n))\n"), "{source}");
+    assert!(source.contains(
+        "  forall (hpf_i = hpf_lo:hpf_hi:2) hpf_gi_1((hpf_i - hpf_lo) / (2) + 1) = (n) + (-2) * ((hpf_i - (1)) / (2))\n"
+    ), "{source}");
+    assert!(source.contains("  call hpf_remote_read_r4(b, hpf_d_b, hpf_gi_1, hpf_gv_1)\n  call hpf_remote_read_r4(c, hpf_d_c, hpf_gi_2, hpf_gv_2)\n"), "{source}");
+    assert!(source.contains(
+        "  a(hpf_lo:hpf_hi:2) = hpf_gv_1(1:hpf_n) + hpf_gv_2(1:hpf_n) * 2.0 + hpf_gv_1(1 * hpf_n + 1:1 * hpf_n + hpf_n)\n  end block\n"
+    ), "{source}");
+    // The array it writes: the old values are fetched before it assigns.
+    assert!(
+        source.contains(
+            "  call hpf_remote_read_r4(a, hpf_d_a, hpf_gi_1, hpf_gv_1)\n  a(hpf_lo:hpf_hi:1) = hpf_gv_1(1:hpf_n)\n"
+        ),
+        "{source}"
+    );
+    assert!(source.contains("  c(hpf_lo:hpf_hi:1) = hpf_gv_1(1:hpf_n)\n"), "{source}");
+    // The CYCLIC left side: course by course, each a run of local positions.
+    assert!(
+        source.contains("    forall (hpf_i = hpf_lo:hpf_hi:1) hpf_gi_1(hpf_m + (hpf_i - hpf_lo) / (1) + 1) = 1 + (hpf_i - (1)) / (1)\n"),
+        "{source}"
+    );
+    assert!(
+        source.contains("    if (hpf_k > 0) then\n  b(hpf_lx(hpf_d_b, hpf_lo):hpf_lx(hpf_d_b, hpf_hi):1) = hpf_gv_1(hpf_m + 1:hpf_m + hpf_k) + hpf_gv_2(hpf_m + 1:hpf_m + hpf_k)\n"),
+        "{source}"
+    );
+}
+
+/// A FORALL of one index, one assignment and no mask fetches the elements
+/// it reads of 1-D arrays distributed differently (and of its home, not at
+/// a constant distance) before it; with a mask (which could keep an index
+/// out of bounds) or a second assignment (which reads what the first set)
+/// it stays on rank 0.
+#[test]
+fn foralls_fetch_elements_of_arrays_distributed_differently() {
+    let text = "program q
+  implicit none
+  integer, parameter :: n = 16
+  real :: a(n), b(n)
+  integer :: i
+!HPF$ DISTRIBUTE A(BLOCK)
+!HPF$ DISTRIBUTE B(CYCLIC)
+  forall (i = 1:n:2) a(i) = b(n+1-i) + a(n+1-i) + a(i+1)
+  forall (i = 1:n, a(i) > 0.0) a(i) = b(n+1-i)
+  forall (i = 1:n)
+    a(i) = b(i)
+    a(i) = a(n+1-i)
+  end forall
+end program q
+";
+    let (notes, source) = lower(text);
+    assert_eq!(
+        notes,
+        [
+            "9: runs on one process: b is distributed CYCLIC, and only DO loops over its own elements run in parallel on such arrays",
+            "10: runs on one process: b is distributed CYCLIC, and only DO loops over its own elements run in parallel on such arrays",
+        ]
+    );
+    assert!(source.contains("  forall (i = hpf_lo:hpf_hi:2) hpf_gi_1((i - hpf_lo) / (2) + 1) = (n+1-i)\n"), "{source}");
+    assert!(source.contains("  call hpf_remote_read_r4(b, hpf_d_b, hpf_gi_1, hpf_gv_1)\n  call hpf_remote_read_r4(a, hpf_d_a, hpf_gi_2, hpf_gv_2)\n"), "{source}");
+    assert!(
+        source.contains("  forall (i = hpf_lo:hpf_hi:2) a(i) = hpf_gv_1((i - hpf_lo) / (2) + 1) + hpf_gv_2((i - hpf_lo) / (2) + 1) + a(i+1)\n  end block\n"),
+        "{source}"
+    );
+    // The neighbour A(I+1) comes from the shadow area, fetched first.
+    assert!(
+        source.contains("call hpf_fetch_r4_11(a, hpf_d_a, min(hpf_lo, hpf_hi) + (1), max(hpf_lo, hpf_hi) + (1))"),
+        "{source}"
+    );
+}
+
+/// An element assignment reading elements of an array aligned otherwise
+/// (reversed) gets them from their owners through the inspector/executor:
+/// only the owner of the left side's element lists indices.
+#[test]
+fn element_assignments_fetch_elements_of_arrays_aligned_otherwise() {
+    let text = "program q
+  implicit none
+  integer, parameter :: n = 16
+  real :: u(n), r(n)
+!HPF$ TEMPLATE T(N)
+!HPF$ DISTRIBUTE T(BLOCK)
+!HPF$ ALIGN U(I) WITH T(I)
+!HPF$ ALIGN R(I) WITH T(N+1-I)
+  u(5) = r(7) + u(3)
+end program q
+";
+    let (notes, source) = lower(text);
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(
+        source.contains(
+            "  if (hpf_owns(hpf_d_u, 5)) then\n    hpf_lo = 5\n    hpf_hi = hpf_lo\n  else\n    hpf_lo = 1\n    hpf_hi = 0\n  end if\n"
+        ),
+        "{source}"
+    );
+    assert!(
+        source.contains("  forall (hpf_i = hpf_lo:hpf_hi:1) hpf_gi_1((hpf_i - hpf_lo) / (1) + 1) = (7)\n"),
+        "{source}"
+    );
+    assert!(
+        source.contains("  hpf_i = hpf_lo\n  if (hpf_owns(hpf_d_u, 5)) then\n  u(5) = hpf_gv_1((hpf_i - hpf_lo) / (1) + 1) + u(3)\n  end if\n  end block\n"),
+        "{source}"
+    );
+}
+
+/// A FORALL on an array aligned transposed with the one it reads
+/// (`ALIGN (I,J) WITH T(J,I)`) reads, axis by axis of the grid, the cells of
+/// its own elements up to constant distances: it runs on the owners, the
+/// off-cell elements fetched into the shadow areas first.
+#[test]
+fn transposed_alignments_on_a_grid_read_their_own_cells() {
+    let text = "program t
+  implicit none
+  integer, parameter :: n = 8
+  integer :: e(n, n), c(n, n)
+  integer :: i, j
+!HPF$ PROCESSORS P(2,2)
+!HPF$ DISTRIBUTE (BLOCK, BLOCK) ONTO P :: E
+!HPF$ ALIGN C(I,J) WITH E(J,I)
+  forall (i = 1:n, j = 1:n) c(i, j) = e(j, i)
+  forall (i = 2:n, j = 1:n) c(i, j) = e(j, i-1)
+end program t
+";
+    let (notes, source) = lower(text);
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(!source.contains("hpf_gather"), "{source}");
+    assert!(source.contains("call hpf_fetch_i4_212(e, hpf_d_e,"), "{source}");
 }

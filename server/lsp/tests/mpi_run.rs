@@ -46,6 +46,7 @@ const SUPPORTED: &[&str] = &[
     "red_black_sor.f90",
     "reductions.f90",
     "remap_gather.f90",
+    "remap_sections.f90",
     "replicated_reads.f90",
     "section_reductions.f90",
     "sections_block_block.f90",
