@@ -230,9 +230,9 @@ struct ParallelNest<'a> {
     reads: BTreeMap<SymbolId, (i64, i64)>,
     /// For a CYCLIC home: the distributed subscripts rewritten to local positions.
     cyclic_edits: Option<Vec<(TextRange, String)>>,
-    /// Per array read off the home's cells: the elements those reads reach
-    /// along each dimension (`None`: all of them; the distributed one's is unused).
-    parts: BTreeMap<SymbolId, Vec<Option<(i64, i64)>>>,
+    /// Per array read off the home's cells: what those reads reach, one
+    /// fetch per group of distances whose parts may share elements.
+    parts: BTreeMap<SymbolId, Vec<PartFetch>>,
     /// Arrays the nest only reads, at elements of other processes that are
     /// not neighbours (`B(2*I)`, `B(IDX(I))`) or cut in other blocks, where
     /// `remote` does not apply: every process gets a whole copy (`hpf_g_B`,
@@ -240,6 +240,47 @@ struct ParallelNest<'a> {
     replicated: Vec<SymbolId>,
     /// References fetched by the inspector/executor before the loop (`remap.rs`).
     remote: Vec<remap::RemoteRead>,
+}
+
+/// Reads of one array at distances `offsets.0 ..= offsets.1` from the home,
+/// and the elements they reach along each dimension (`None`: all of them;
+/// the distributed one's is unused). Reads whose parts cannot share an
+/// element are fetched apart (`A(I-1, 2)` and `A(I+1, M)`: one column each,
+/// not the columns 2..M at both distances).
+#[derive(Clone, Debug)]
+struct PartFetch {
+    offsets: (i64, i64),
+    part: Vec<Option<(i64, i64)>>,
+}
+
+impl PartFetch {
+    /// Whether an element could lie in both (their parts meet along every dimension).
+    fn may_share(&self, other: &PartFetch, dim: usize) -> bool {
+        self.part.iter().zip(&other.part).enumerate().all(|(k, pair)| match pair {
+            _ if k == dim => true,
+            (Some(a), Some(b)) => a.0 <= b.1 && b.0 <= a.1,
+            _ => true,
+        })
+    }
+
+    fn absorb(&mut self, other: PartFetch) {
+        self.offsets = (self.offsets.0.min(other.offsets.0), self.offsets.1.max(other.offsets.1));
+        for (have, new) in self.part.iter_mut().zip(other.part) {
+            *have = match (*have, new) {
+                (Some(a), Some(b)) => Some((a.0.min(b.0), a.1.max(b.1))),
+                _ => None,
+            };
+        }
+    }
+}
+
+/// Adds a read to an array's fetches, merging the ones that may share elements.
+fn add_part_fetch(fetches: &mut Vec<PartFetch>, mut new: PartFetch, dim: usize) {
+    while let Some(at) = fetches.iter().position(|it| it.may_share(&new, dim)) {
+        new.absorb(fetches.swap_remove(at));
+    }
+    fetches.push(new);
+    fetches.sort_by_key(|it| it.offsets);
 }
 
 enum Plan<'a> {
@@ -1170,7 +1211,7 @@ impl<'a> Lowering<'a> {
         let mut reads: BTreeMap<SymbolId, (i64, i64)> = BTreeMap::new();
         // What the reads off the home's cells reach along the other dimensions.
         let home_shift = home_distributed.offset + home_offset;
-        let mut parts: BTreeMap<SymbolId, Vec<Option<(i64, i64)>>> = BTreeMap::new();
+        let mut parts: BTreeMap<SymbolId, Vec<PartFetch>> = BTreeMap::new();
         let mut remote: Vec<remap::RemoteRead> = Vec::new();
         // What the nest writes: neither fetched before it nor copied whole.
         let written: Vec<SymbolId> = reports
@@ -1261,13 +1302,8 @@ impl<'a> Lowering<'a> {
                                 .enumerate()
                                 .map(|(k, form)| if k == dim { None } else { reach(form, &report.nest, &var_key) })
                                 .collect();
-                            let part = parts.entry(access.array).or_insert_with(|| reach.clone());
-                            for (have, new) in part.iter_mut().zip(reach) {
-                                *have = match (*have, new) {
-                                    (Some(a), Some(b)) => Some((a.0.min(b.0), a.1.max(b.1))),
-                                    _ => None,
-                                };
-                            }
+                            let read = PartFetch { offsets: (offset, offset), part: reach };
+                            add_part_fetch(parts.entry(access.array).or_default(), read, dim);
                         }
                     }
                 }
@@ -1433,7 +1469,8 @@ impl<'a> Lowering<'a> {
     }
 
     /// As `emit_fetches`, fetching of an array in `parts` only the elements
-    /// its reads reach along the other dimensions (`hpf_fetch_part_*`).
+    /// its reads reach along the other dimensions (`hpf_fetch_part_*`), one
+    /// fetch per group of distances whose parts may share elements.
     fn emit_fetches_of_parts(
         &self,
         out: &mut String,
@@ -1441,43 +1478,57 @@ impl<'a> Lowering<'a> {
         home_offset: i64,
         step: i64,
         reads: &BTreeMap<SymbolId, (i64, i64)>,
-        parts: &BTreeMap<SymbolId, Vec<Option<(i64, i64)>>>,
+        parts: &BTreeMap<SymbolId, Vec<PartFetch>>,
     ) {
         for (array, (low, high)) in reads {
             let distributed = &self.distributed[array];
             if self.is_local(home, home_offset, *array, (*low, *high)) {
                 continue;
             }
-            let name = &distributed.name;
-            let variant = distributed.variant();
-            let part =
-                parts.get(array).filter(|it| it.iter().enumerate().any(|(k, it)| k != distributed.dim && it.is_some()));
-            let (routine, part_args) = match part {
-                Some(part) => {
-                    let bound = |pick: fn((i64, i64)) -> i64, which: &str| {
-                        part.iter()
-                            .enumerate()
-                            .map(|(k, it)| match it {
-                                Some(range) if k != distributed.dim => pick(*range).to_string(),
-                                _ => format!("{which}({name}, {})", k + 1),
-                            })
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    };
-                    ("fetch_part", format!(", [{}], [{}]", bound(|it| it.0, "lbound"), bound(|it| it.1, "ubound")))
-                }
-                None => ("fetch", String::new()),
-            };
-            let _ = writeln!(out, "  if ((hpf_hi - hpf_lo) * ({step}) >= 0) then");
-            let _ = writeln!(
-                out,
-                "    call hpf_{routine}_{variant}({name}, hpf_d_{name}, min(hpf_lo, hpf_hi) + ({low}), max(hpf_lo, hpf_hi) + ({high}){part_args})"
-            );
-            let _ = writeln!(
-                out,
-                "  else\n    call hpf_{routine}_{variant}({name}, hpf_d_{name}, 1, 0{part_args})\n  end if"
-            );
+            let whole = [PartFetch { offsets: (*low, *high), part: Vec::new() }];
+            let fetches = parts.get(array).map_or(&whole[..], |it| &it[..]);
+            for fetch in fetches {
+                let (low, high) = fetch.offsets;
+                self.emit_fetch(out, distributed, step, (low, high), &fetch.part);
+            }
         }
+    }
+
+    /// One fetch of `distributed` at distances `low ..= high` from the
+    /// local iterations, of `part` along the other dimensions.
+    fn emit_fetch(
+        &self,
+        out: &mut String,
+        distributed: &Distributed,
+        step: i64,
+        (low, high): (i64, i64),
+        part: &[Option<(i64, i64)>],
+    ) {
+        let name = &distributed.name;
+        let variant = distributed.variant();
+        let cut = part.iter().enumerate().any(|(k, it)| k != distributed.dim && it.is_some());
+        let (routine, part_args) = if cut {
+            let bound = |pick: fn((i64, i64)) -> i64, which: &str| {
+                part.iter()
+                    .enumerate()
+                    .map(|(k, it)| match it {
+                        Some(range) if k != distributed.dim => pick(*range).to_string(),
+                        _ => format!("{which}({name}, {})", k + 1),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            ("fetch_part", format!(", [{}], [{}]", bound(|it| it.0, "lbound"), bound(|it| it.1, "ubound")))
+        } else {
+            ("fetch", String::new())
+        };
+        let _ = writeln!(out, "  if ((hpf_hi - hpf_lo) * ({step}) >= 0) then");
+        let _ = writeln!(
+            out,
+            "    call hpf_{routine}_{variant}({name}, hpf_d_{name}, min(hpf_lo, hpf_hi) + ({low}), max(hpf_lo, hpf_hi) + ({high}){part_args})"
+        );
+        let _ =
+            writeln!(out, "  else\n    call hpf_{routine}_{variant}({name}, hpf_d_{name}, 1, 0{part_args})\n  end if");
     }
 
     /// The first statement among `body` (at any depth) that may leave the

@@ -158,7 +158,7 @@ fn supported_corpus_programs_print_what_the_sequential_program_prints() {
             if stats {
                 let stderr = String::from_utf8_lossy(&output.stderr);
                 for (line, moved, predicted) in per_loop_stats_by_line(&stderr) {
-                    if predicted == "no prediction" || OVERFETCHING_LOOPS.contains(&(*name, line)) {
+                    if predicted == "no prediction" {
                         continue;
                     }
                     assert_eq!(moved, predicted, "{name} line {line} on {processes} processes:\n{stderr}");
@@ -167,12 +167,6 @@ fn supported_corpus_programs_print_what_the_sequential_program_prints() {
         }
     }
 }
-
-/// Loops whose fetches move more than their reads need, so `--stats`
-/// exceeds the analysis's count: `e(i) = a(i-1, 2) - a(i+1, m)` with rows of
-/// A on one process fetches the row part 2..m at both distances (one part
-/// per array, not one per distance).
-const OVERFETCHING_LOOPS: &[(&str, usize)] = &[("embed_rank_change.f90", 38)];
 
 /// The processes the program's PROCESSORS directive declares (the product
 /// of its extents, which the analysis counts with), 4 when it declares none
