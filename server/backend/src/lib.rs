@@ -15,7 +15,10 @@
 //! - DO nests whose distributing loop updates its home `H(I+q)` and reads
 //!   distributed arrays at `X(I+c)`: each process runs the iterations it
 //!   owns, after one neighbour fetch per array into its shadow area (the
-//!   seed's transfer before the loop);
+//!   seed's transfer before the loop); inside the distributing loop,
+//!   IF statements and constructs (their conditions read like the
+//!   assignments do) and private scalar temporaries, assigned before they
+//!   are read in every iteration and not read after the nest (`private.rs`);
 //! - in such a DO loop (a single loop of assignments, home not CYCLIC),
 //!   reads of 1-D distributed arrays at elements that are not neighbours
 //!   (`B(2*I)`, `B(N+1-I)`, `B(IDX(I))`, arrays cut in other blocks): an
@@ -68,6 +71,7 @@ mod assign;
 pub mod driver;
 mod embed;
 mod grid;
+mod private;
 mod procedures;
 mod reduce;
 mod remap;
@@ -79,6 +83,7 @@ use std::fmt::Write;
 use analysis::loops::{AccessAttr, LoopKind, LoopReport, SubscriptForm};
 use analysis::model::{Format, SymbolId, SymbolKind};
 use analysis::FileAnalysis;
+use private::mentions_word;
 use syntax::{ExprKind, LoopControl, Stmt, StmtKind, TextRange, UnitKind};
 
 /// Something the backend refuses, at the place it refuses it.
@@ -240,6 +245,17 @@ struct ParallelNest<'a> {
     replicated: Vec<SymbolId>,
     /// References fetched by the inspector/executor before the loop (`remap.rs`).
     remote: Vec<remap::RemoteRead>,
+}
+
+/// The statements of a DO nest (`nest_parts`).
+struct NestParts<'s> {
+    /// Its DO loops, the nest's own first.
+    loops: Vec<&'s Stmt>,
+    assignments: Vec<&'s Stmt>,
+    /// Its IF statements and constructs.
+    ifs: Vec<&'s Stmt>,
+    /// The replicated scalars it assigns, once each.
+    scalars: Vec<&'s syntax::Name>,
 }
 
 enum Plan<'a> {
@@ -1017,30 +1033,36 @@ impl<'a> Lowering<'a> {
         Ok(Plan::Sequential { control, body })
     }
 
-    /// The DO loops (with control) and the assignments of a nest, or why it
-    /// holds something else (or assigns a replicated scalar).
-    fn nest_parts<'s>(&self, stmt: &'s Stmt) -> Result<(Vec<&'s Stmt>, Vec<&'s Stmt>), String> {
-        let mut loops: Vec<&'s Stmt> = Vec::new();
-        let mut assignments: Vec<&'s Stmt> = Vec::new();
+    /// The statements of a DO nest, or why it holds something else: only
+    /// DO loops (with control), assignments, IF statements and constructs
+    /// and CONTINUE.
+    fn nest_parts<'s>(&self, stmt: &'s Stmt) -> Result<NestParts<'s>, String> {
+        let mut parts = NestParts { loops: Vec::new(), assignments: Vec::new(), ifs: Vec::new(), scalars: Vec::new() };
         let mut stack = vec![stmt];
         while let Some(current) = stack.pop() {
             match &current.kind {
                 StmtKind::Do { control: Some(_), body, .. } => {
-                    loops.push(current);
+                    parts.loops.push(current);
                     stack.extend(body.iter());
                 }
                 StmtKind::Assign { lhs, .. } => {
-                    assignments.push(current);
+                    parts.assignments.push(current);
                     if let ExprKind::Name(name) = &lhs.kind {
-                        if !self.is_distributed_name(name) {
-                            return Err(format!("it assigns the scalar {}", name.text));
+                        if !self.is_distributed_name(name) && !parts.scalars.iter().any(|it| it.key() == name.key()) {
+                            parts.scalars.push(name);
                         }
                     }
+                }
+                StmtKind::If { branches } => {
+                    parts.ifs.push(current);
+                    stack.extend(branches.iter().flat_map(|it| &it.1));
+                }
+                StmtKind::Other { body, .. } if body.is_empty() && self.begins_with_keyword(current, &["continue"]) => {
                 }
                 _ => return Err("its body holds more than DO loops and assignments".to_string()),
             }
         }
-        Ok((loops, assignments))
+        Ok(parts)
     }
 
     /// Whether an array a nest accesses is distributed (then in the home's
@@ -1089,7 +1111,7 @@ impl<'a> Lowering<'a> {
     where
         'a: 's,
     {
-        let (loops, assignments) = self.nest_parts(stmt)?;
+        let NestParts { loops, assignments, ifs, scalars } = self.nest_parts(stmt)?;
         let reports: Vec<&'a LoopReport> = self
             .analysis
             .loops
@@ -1099,7 +1121,10 @@ impl<'a> Lowering<'a> {
             .collect();
         let with_home: Vec<&&LoopReport> = reports.iter().filter(|it| !it.accesses.is_empty()).collect();
         let first = with_home.first().ok_or("it touches no array")?;
-        let home = first.home.as_ref().ok_or("it updates no distributed array")?;
+        let home = first.home.as_ref().ok_or_else(|| match scalars.first() {
+            Some(scalar) => format!("it updates no distributed array (it assigns the scalar {})", scalar.text),
+            None => "it updates no distributed array".to_string(),
+        })?;
         let home_distributed = self.distributed.get(&home.array).ok_or("its home is not distributed")?.clone();
         let dim = home_distributed.dim;
         let (home_index, home_offset) = match home.subscripts.get(dim) {
@@ -1121,6 +1146,19 @@ impl<'a> Lowering<'a> {
         }
         if assignments.iter().any(|it| !distributing.range.contains_range(it.range)) {
             return Err("it assigns outside its distributing loop".to_string());
+        }
+        if ifs.iter().any(|it| !distributing.range.contains_range(it.range)) {
+            return Err("it branches outside its distributing loop".to_string());
+        }
+        // An inner loop's index gets its final value after the nest as if
+        // the loop ran: it must run whenever its iteration of the nest does.
+        if loops.iter().any(|it| ifs.iter().any(|branch| branch.range.contains_range(it.range))) {
+            return Err("a DO loop of the nest is inside an IF".to_string());
+        }
+        let mut privates: Vec<String> = Vec::new();
+        for scalar in &scalars {
+            self.private_scalar(stmt, distributing, &loops, scalar)?;
+            privates.push(scalar.key());
         }
         if self.analysis.loops.iter().any(|it| stmt.range.contains_range(it.range) && it.kind != LoopKind::Do) {
             return Err("it holds an array assignment or FORALL".to_string());
@@ -1168,7 +1206,13 @@ impl<'a> Lowering<'a> {
                 let cut_like_home =
                     self.distributed.get(&access.array).is_some_and(|it| it.same_blocks(&home_distributed));
                 if !(near && cut_like_home) {
-                    if let Some(read) = self.remote_read(access, &home_distributed, &loops, &written) {
+                    // The inspector evaluates every subscript in every iteration,
+                    // before the loop: not under an IF, not of a private scalar.
+                    let remote_read = self
+                        .remote_read(access, &home_distributed, &loops, &written)
+                        .filter(|_| ifs.is_empty())
+                        .filter(|it| !privates.iter().any(|key| mentions_word(self.slice(it.subscript()), key)));
+                    if let Some(read) = remote_read {
                         remote.push(read);
                         continue;
                     }
@@ -1259,7 +1303,18 @@ impl<'a> Lowering<'a> {
             });
         }
         let cyclic_edits = if home_distributed.cyclic {
-            Some(self.cyclic_edits(stmt, outermost, home.array, home_offset, &reads, &assignments)?)
+            let mut exprs: Vec<&syntax::Expr> = Vec::new();
+            for it in &assignments {
+                if let StmtKind::Assign { lhs, rhs } = &it.kind {
+                    exprs.extend([lhs, rhs]);
+                }
+            }
+            for it in &ifs {
+                if let StmtKind::If { branches } = &it.kind {
+                    exprs.extend(branches.iter().filter_map(|branch| branch.0.as_ref()));
+                }
+            }
+            Some(self.cyclic_edits(stmt, outermost, home.array, home_offset, &reads, &exprs)?)
         } else {
             self.grow_shadows(home.array, home_offset, &reads);
             None
@@ -1327,7 +1382,7 @@ impl<'a> Lowering<'a> {
         home: SymbolId,
         home_offset: i64,
         reads: &BTreeMap<SymbolId, (i64, i64)>,
-        assignments: &[&Stmt],
+        exprs: &[&syntax::Expr],
     ) -> Result<Vec<(TextRange, String)>, String> {
         if !outermost {
             return Err("its loop over a CYCLIC dimension is not the outermost loop of the nest".to_string());
@@ -1343,12 +1398,7 @@ impl<'a> Lowering<'a> {
         let mut edits = Vec::new();
         for (range, id) in self.distributed_occurrences(stmt.range) {
             let distributed = &self.distributed[&id];
-            let args = assignments.iter().find(|it| it.range.contains_range(range)).and_then(|it| match &it.kind {
-                StmtKind::Assign { lhs, rhs } => {
-                    assign::find_reference(lhs, range).or_else(|| assign::find_reference(rhs, range))
-                }
-                _ => None,
-            });
+            let args = exprs.iter().find_map(|it| assign::find_reference(it, range));
             match args.filter(|it| it.len() == distributed.lbs.len()).and_then(|it| it.get(distributed.dim)) {
                 Some(syntax::Subscript::Expr(value)) => edits
                     .push((value.range, format!("hpf_lx(hpf_d_{}, {})", distributed.name, self.one_line(value.range)))),

@@ -1005,3 +1005,113 @@ end program w
     assert!(notes[0].starts_with("11: runs on one process") && notes[0].contains("two dimensions"), "{notes:?}");
     assert!(source.contains("! hpf-ls: owner computes where (a > 1.0)"), "{source}");
 }
+
+/// A scalar every iteration assigns before it reads it is private: each
+/// process computes it for its own iterations. One an iteration may read
+/// from an earlier one, or one read after the loop, keeps the nest on rank 0.
+#[test]
+fn private_scalar_temporaries_run_in_parallel() {
+    let (notes, source) = lower(&program(
+        "  do i = 1, n
+    s = u(i-1) + u(i+1)
+    un(i) = s * s
+  end do
+  do i = 1, n
+    total = k(i) + 1
+    do step = 1, 3
+      total = total * 2
+    end do
+    k(i) = total
+  end do
+",
+    ));
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(source.contains("do i = hpf_lo, hpf_hi, 1\n    s = u(i-1) + u(i+1)"), "{source}");
+    assert!(
+        source.contains("call hpf_fetch_r4_11(u, hpf_d_u, min(hpf_lo, hpf_hi) + (-1), max(hpf_lo, hpf_hi) + (1))"),
+        "{source}"
+    );
+    assert!(!source.contains("hpf_gather"), "{source}");
+}
+
+#[test]
+fn scalars_carried_across_iterations_or_read_after_the_loop_are_not_private() {
+    let (notes, source) = lower(&program(
+        "  s = 0.0
+  do i = 1, n
+    un(i) = s
+    s = u(i)
+  end do
+  do i = 1, n
+    total = k(i) + 1
+    k(i) = total
+  end do
+  print *, total
+  do i = 1, n
+    if (u(i) > 0.0) then
+      s = u(i)
+    end if
+    un(i) = s
+  end do
+",
+    ));
+    // The first two loops run on every process, statement by statement
+    // (each element read is broadcast by its owner); the third on rank 0.
+    assert_eq!(
+        notes,
+        ["20: runs on one process: it assigns the scalar s, which an iteration may read before it assigns it, and a statement of its body runs on rank 0 on gathered copies"]
+    );
+    assert!(!source.contains("owner computes"), "{source}");
+    assert_eq!(source.matches("every process runs this loop").count(), 2, "{source}");
+}
+
+/// IF statements and constructs inside the distributing loop run on the
+/// owner of each iteration; their conditions read local elements or the
+/// fetched halo like any other read.
+#[test]
+fn if_constructs_in_a_nest_run_on_the_owners() {
+    let (notes, source) = lower(&program(
+        "  do i = 1, n
+    if (u(i-1) > u(i+1)) then
+      un(i) = u(i-1)
+    else if (k(i) > 2) then
+      un(i) = 0.0
+    else
+      un(i) = u(i+1)
+    end if
+    if (i == 3) un(i) = 7.0
+  end do
+",
+    ));
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(source.contains("do i = hpf_lo, hpf_hi, 1\n    if (u(i-1) > u(i+1)) then"), "{source}");
+    assert!(
+        source.contains("call hpf_fetch_r4_11(u, hpf_d_u, min(hpf_lo, hpf_hi) + (-1), max(hpf_lo, hpf_hi) + (1))"),
+        "{source}"
+    );
+    assert!(!source.contains("hpf_gather"), "{source}");
+}
+
+#[test]
+fn branches_leaving_a_nest_keep_it_on_rank_0() {
+    let (notes, source) = lower(&program(
+        "  do i = 1, n
+    if (u(i) > 1.0) exit
+    un(i) = u(i)
+  end do
+  do step = 1, 3
+    if (step == 2) then
+      do i = 1, n
+        un(i) = u(i)
+      end do
+    end if
+  end do
+",
+    ));
+    // The IF around the second nest runs on every process.
+    assert_eq!(
+        notes,
+        ["10: runs on one process: its body holds more than DO loops and assignments, and its body branches (`if`)"]
+    );
+    assert_eq!(source.matches("owner computes do i = 1, n").count(), 1, "{source}");
+}
