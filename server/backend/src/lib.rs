@@ -245,6 +245,9 @@ struct ParallelNest<'a> {
     replicated: Vec<SymbolId>,
     /// References fetched by the inspector/executor before the loop (`remap.rs`).
     remote: Vec<remap::RemoteRead>,
+    /// Private scalars read after the nest: the owner of the last
+    /// iteration broadcasts the value it left (`private.rs`).
+    last_values: Vec<String>,
 }
 
 /// The statements of a DO nest (`nest_parts`).
@@ -1156,8 +1159,11 @@ impl<'a> Lowering<'a> {
             return Err("a DO loop of the nest is inside an IF".to_string());
         }
         let mut privates: Vec<String> = Vec::new();
+        let mut last_values: Vec<String> = Vec::new();
         for scalar in &scalars {
-            self.private_scalar(stmt, distributing, &loops, scalar)?;
+            if self.private_scalar(stmt, distributing, &loops, scalar)? == private::After::LastValue {
+                last_values.push(scalar.text.clone());
+            }
             privates.push(scalar.key());
         }
         if self.analysis.loops.iter().any(|it| stmt.range.contains_range(it.range) && it.kind != LoopKind::Do) {
@@ -1330,6 +1336,7 @@ impl<'a> Lowering<'a> {
             parts,
             replicated,
             remote,
+            last_values,
         }))
     }
 
@@ -1994,6 +2001,7 @@ impl<'a> Lowering<'a> {
             }
         }
         let _ = writeln!(out, "  {var} = hpf_final(({lo}), ({hi}), {step})");
+        self.emit_last_values(out, nest, &lo, &hi);
         // The loops inside ran only where the process had iterations: their
         // indices get the values they have after the sequential loop nest.
         let mut keys: Vec<String> = Vec::new();

@@ -4,24 +4,38 @@
 //! next, so each process computes it for the iterations it owns. After the
 //! nest its value differs from process to process, so the scalar must not
 //! be read there: every other mention of it in the program unit must sit
-//! in another loop that assigns it first, else the nest runs on rank 0.
+//! in another loop that assigns it first. Or, when the distributing loop
+//! itself assigns it first (so its last iteration leaves the sequential
+//! value), the owner of that iteration broadcasts it after the nest.
+
+use std::fmt::Write;
 
 use analysis::model::SymbolKind;
 use syntax::{Expr, Name, Stmt, StmtKind};
 
-use crate::{mentions, Lowering};
+use crate::{mentions, Lowering, ParallelNest};
+
+/// What becomes of a private scalar after its nest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum After {
+    /// Nothing reads it before assigning it again.
+    Unread,
+    /// It may be read: the last iteration's value is broadcast.
+    LastValue,
+}
 
 impl Lowering<'_> {
     /// Whether the scalar `name`, assigned in the nest `nest`, is private
     /// to the iterations of its `distributing` loop and unread after the
-    /// nest, or why it is not. `loops` are the nest's DO loops.
+    /// nest (or else left there as the last iteration leaves it), or why it
+    /// is not. `loops` are the nest's DO loops.
     pub(crate) fn private_scalar(
         &self,
         nest: &Stmt,
         distributing: &Stmt,
         loops: &[&Stmt],
         name: &Name,
-    ) -> Result<(), String> {
+    ) -> Result<After, String> {
         let key = name.key();
         let not_private = |why: &str| Err(format!("it assigns the scalar {}, {why}", name.text));
         if let Some(id) = self.lookup(&key) {
@@ -36,19 +50,62 @@ impl Lowering<'_> {
         if self.aliased(&key) {
             return not_private("which may be reached through another name (EQUIVALENCE, TARGET)");
         }
-        if self.defining_loop(distributing, &key).is_none() {
+        let Some(defining) = self.defining_loop(distributing, &key) else {
             return not_private("which an iteration may read before it assigns it");
-        }
+        };
         // Loop bounds are read before the loop's iterations (and again
         // for the inner indices' final values after the nest).
         if loops.iter().any(|it| self.mentions_scalar(it, &key)) {
             return not_private("which the bounds of a loop of the nest read");
         }
         let unit = analysis::model::flatten_units(&self.analysis.file)[self.main].0;
-        if self.read_elsewhere(&unit.body, nest, &key) {
-            return not_private("which may be read after the loop (each process keeps its own value)");
+        if !self.read_elsewhere(&unit.body, nest, &key) {
+            return Ok(After::Unread);
         }
-        Ok(())
+        // Assigned first in every iteration of the distributing loop, its
+        // last iteration leaves the sequential value.
+        if !std::ptr::eq(defining, distributing) {
+            return not_private(
+                "which may be read after the loop, and the last iteration may not assign it (an inner loop does)",
+            );
+        }
+        Ok(After::LastValue)
+    }
+
+    /// After the nest `nest` of the distributing loop `lo, hi`: every
+    /// private scalar read later gets the value the last iteration left,
+    /// from the process that ran it (none: the loop ran no iteration and
+    /// every process kept the value from before it).
+    pub(crate) fn emit_last_values(&self, out: &mut String, nest: &ParallelNest, lo: &str, hi: &str) {
+        if nest.last_values.is_empty() {
+            return;
+        }
+        let step = nest.step;
+        let home = &self.distributed[&nest.home].name;
+        let _ = writeln!(
+            out,
+            "  block
+  integer :: hpf_last_owner
+  hpf_last_owner = -1"
+        );
+        let _ = writeln!(
+            out,
+            "  if ((({hi}) - ({lo})) * ({step}) >= 0) then
+    if (hpf_owns(hpf_d_{home}, hpf_final(({lo}), ({hi}), {step}) - ({step}) + ({}))) hpf_last_owner = hpf_rank
+  end if",
+            nest.home_offset
+        );
+        let _ = writeln!(
+            out,
+            "  call MPI_Allreduce(MPI_IN_PLACE, hpf_last_owner, 1, MPI_INTEGER, MPI_MAX, MPI_COMM_WORLD)"
+        );
+        for name in &nest.last_values {
+            let _ = writeln!(
+                out,
+                "  if (hpf_last_owner >= 0) call MPI_Bcast({name}, storage_size({name}) / 8, MPI_BYTE, hpf_last_owner, MPI_COMM_WORLD)"
+            );
+        }
+        let _ = writeln!(out, "  end block");
     }
 
     /// The DO loop whose iterations each assign the scalar `key` before

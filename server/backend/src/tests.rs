@@ -1035,7 +1035,7 @@ fn private_scalar_temporaries_run_in_parallel() {
 }
 
 #[test]
-fn scalars_carried_across_iterations_or_read_after_the_loop_are_not_private() {
+fn scalars_carried_across_iterations_are_not_private() {
     let (notes, source) = lower(&program(
         "  s = 0.0
   do i = 1, n
@@ -1043,8 +1043,10 @@ fn scalars_carried_across_iterations_or_read_after_the_loop_are_not_private() {
     s = u(i)
   end do
   do i = 1, n
-    total = k(i) + 1
-    k(i) = total
+    do step = 1, 3
+      total = k(i) + step
+      un(i) = total
+    end do
   end do
   print *, total
   do i = 1, n
@@ -1059,10 +1061,37 @@ fn scalars_carried_across_iterations_or_read_after_the_loop_are_not_private() {
     // (each element read is broadcast by its owner); the third on rank 0.
     assert_eq!(
         notes,
-        ["20: runs on one process: it assigns the scalar s, which an iteration may read before it assigns it, and a statement of its body runs on rank 0 on gathered copies"]
+        ["22: runs on one process: it assigns the scalar s, which an iteration may read before it assigns it, and a statement of its body runs on rank 0 on gathered copies"]
     );
     assert!(!source.contains("owner computes"), "{source}");
-    assert_eq!(source.matches("every process runs this loop").count(), 2, "{source}");
+    assert_eq!(source.matches("every process runs this loop").count(), 3, "{source}");
+}
+
+/// A private scalar read after the loop, assigned first by every
+/// iteration of the distributing loop: the owner of the last iteration
+/// broadcasts the value it left.
+#[test]
+fn a_private_scalar_read_after_the_nest_gets_the_last_iteration_value() {
+    let (notes, source) = lower(&program(
+        "  do i = 1, n
+    total = k(i) + 1
+    k(i) = total * total
+  end do
+  print *, total
+",
+    ));
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(source.contains("do i = hpf_lo, hpf_hi, 1\n    total = k(i) + 1"), "{source}");
+    assert!(
+        source.contains("if (hpf_owns(hpf_d_k, hpf_final((1), (n), 1) - (1) + (0))) hpf_last_owner = hpf_rank"),
+        "{source}"
+    );
+    assert!(
+        source.contains(
+            "if (hpf_last_owner >= 0) call MPI_Bcast(total, storage_size(total) / 8, MPI_BYTE, hpf_last_owner, MPI_COMM_WORLD)"
+        ),
+        "{source}"
+    );
 }
 
 /// IF statements and constructs inside the distributing loop run on the
