@@ -18,7 +18,11 @@
 //!   seed's transfer before the loop); inside the distributing loop,
 //!   IF statements and constructs (their conditions read like the
 //!   assignments do) and private scalar temporaries, assigned before they
-//!   are read in every iteration and not read after the nest (`private.rs`);
+//!   are read in every iteration (read after the nest: the last
+//!   iteration's value is broadcast) (`private.rs`), and scalar reductions
+//!   `s = s + e`, `max(s, e)`, ... (INTEGER: `MPI_Allreduce`; floating-point
+//!   sums along the chain of processes, in the sequential order)
+//!   (`loop_reductions.rs`);
 //! - in such a DO loop (a single loop of assignments, home not CYCLIC),
 //!   reads of 1-D distributed arrays at elements that are not neighbours
 //!   (`B(2*I)`, `B(N+1-I)`, `B(IDX(I))`, arrays cut in other blocks): an
@@ -71,6 +75,7 @@ mod assign;
 pub mod driver;
 mod embed;
 mod grid;
+mod loop_reductions;
 mod private;
 mod procedures;
 mod reduce;
@@ -248,6 +253,8 @@ struct ParallelNest<'a> {
     /// Private scalars read after the nest: the owner of the last
     /// iteration broadcasts the value it left (`private.rs`).
     last_values: Vec<String>,
+    /// Scalars it reduces (`loop_reductions.rs`).
+    reductions: Vec<loop_reductions::LoopReduction>,
 }
 
 /// The statements of a DO nest (`nest_parts`).
@@ -1124,7 +1131,18 @@ impl<'a> Lowering<'a> {
             .collect();
         let with_home: Vec<&&LoopReport> = reports.iter().filter(|it| !it.accesses.is_empty()).collect();
         let first = with_home.first().ok_or("it touches no array")?;
-        let home = first.home.as_ref().ok_or_else(|| match scalars.first() {
+        // Scalars it reduces; the others must be private (below).
+        let mut reductions: Vec<loop_reductions::LoopReduction> = Vec::new();
+        let mut others: Vec<&syntax::Name> = Vec::new();
+        for scalar in &scalars {
+            match self.loop_reduction(stmt, scalar) {
+                Some(reduction) => reductions.push(reduction?),
+                None => others.push(scalar),
+            }
+        }
+        // A nest that only reduces runs where the elements it reads live.
+        let read_home = (first.home.is_none() && !reductions.is_empty()).then(|| self.read_home(first)).flatten();
+        let home = first.home.as_ref().or(read_home.as_ref()).ok_or_else(|| match scalars.first() {
             Some(scalar) => format!("it updates no distributed array (it assigns the scalar {})", scalar.text),
             None => "it updates no distributed array".to_string(),
         })?;
@@ -1160,7 +1178,7 @@ impl<'a> Lowering<'a> {
         }
         let mut privates: Vec<String> = Vec::new();
         let mut last_values: Vec<String> = Vec::new();
-        for scalar in &scalars {
+        for scalar in &others {
             if self.private_scalar(stmt, distributing, &loops, scalar)? == private::After::LastValue {
                 last_values.push(scalar.text.clone());
             }
@@ -1170,6 +1188,7 @@ impl<'a> Lowering<'a> {
             return Err("it holds an array assignment or FORALL".to_string());
         }
         let outermost = std::ptr::eq(distributing, stmt);
+        self.check_loop_reductions(&reductions, &home_distributed, outermost)?;
         let report = reports.iter().find(|it| it.range == distributing.range).ok_or("the loop was not analysed")?;
         let own = report.nest.last().ok_or("the loop was not analysed")?;
         let step = own.step.ok_or("its step is not a constant")?;
@@ -1257,7 +1276,7 @@ impl<'a> Lowering<'a> {
                     AccessAttr::Reference => {
                         // Reading what an earlier iteration on another process wrote
                         // is a dependence carried across processors.
-                        if access.array == home.array {
+                        if access.array == home.array && written.contains(&access.array) {
                             let carried =
                                 if outermost { (offset - home_offset) * step < 0 } else { offset != home_offset };
                             if carried {
@@ -1337,7 +1356,24 @@ impl<'a> Lowering<'a> {
             replicated,
             remote,
             last_values,
+            reductions,
         }))
+    }
+
+    /// For a nest that updates no array: the first distributed array it
+    /// reads at `X(.., v+c, ..)` along its distributed dimension, taken as
+    /// its home (each process runs the iterations whose element it owns).
+    fn read_home(&self, report: &LoopReport) -> Option<analysis::loops::Home> {
+        report.accesses.iter().find_map(|access| {
+            let distributed = self.distributed.get(&access.array).filter(|it| it.second.is_none())?;
+            let along = matches!(access.subscripts.get(distributed.dim), Some(SubscriptForm::Affine { coef: 1, .. }));
+            (access.attr == AccessAttr::Reference && along).then(|| analysis::loops::Home {
+                array: access.array,
+                range: access.range,
+                subscripts: access.subscripts.clone(),
+                triple: Vec::new(),
+            })
+        })
     }
 
     /// An assignment to a CYCLIC array that needs no other process's data:
@@ -1944,6 +1980,7 @@ impl<'a> Lowering<'a> {
             // Course by course: each holds one block of the process's elements.
             let mut edits = edits.clone();
             edits.push(control_edit);
+            self.emit_reduction_starts(out, &nest.reductions, step);
             let _ = writeln!(out, "  do hpf_c = 0, hpf_courses(hpf_d_{home_name}) - 1");
             let _ = writeln!(
                 out,
@@ -1951,6 +1988,7 @@ impl<'a> Lowering<'a> {
             );
             let _ = writeln!(out, "{}", self.edited(nest_range, &edits));
             let _ = writeln!(out, "  end do");
+            self.emit_reduction_ends(out, &nest.reductions, step);
         } else {
             // Whole copies of the arrays read off their owners' neighbours:
             // gathered on rank 0, then broadcast.
@@ -1992,7 +2030,10 @@ impl<'a> Lowering<'a> {
             if !nest.remote.is_empty() {
                 edits.extend(self.emit_remote_reads(out, var, step, &nest.remote));
             }
+            // After the fetches: a chain waits here for the previous process.
+            self.emit_reduction_starts(out, &nest.reductions, step);
             let _ = writeln!(out, "{}", self.edited(nest_range, &edits));
+            self.emit_reduction_ends(out, &nest.reductions, step);
             if !nest.remote.is_empty() {
                 let _ = writeln!(out, "  end block");
             }

@@ -133,7 +133,7 @@ impl Lowering<'_> {
     }
 
     /// Whether `stmt` itself (not the statements inside it) may name `key`.
-    fn mentions_scalar(&self, stmt: &Stmt, key: &str) -> bool {
+    pub(crate) fn mentions_scalar(&self, stmt: &Stmt, key: &str) -> bool {
         let keys = [key.to_string()];
         let mut exprs: Vec<&Expr> = Vec::new();
         match &stmt.kind {
@@ -200,7 +200,7 @@ impl Lowering<'_> {
 
     /// Whether the specification part may give the scalar `key` another
     /// name: EQUIVALENCE, or TARGET (a pointer), VOLATILE, ASYNCHRONOUS.
-    fn aliased(&self, key: &str) -> bool {
+    pub(crate) fn aliased(&self, key: &str) -> bool {
         let unit = analysis::model::flatten_units(&self.analysis.file)[self.main].0;
         let spec = syntax::TextRange::new(unit.header.end, unit.execution_start.max(unit.header.end));
         let text = self.slice(spec).to_ascii_lowercase();

@@ -1144,3 +1144,57 @@ fn branches_leaving_a_nest_keep_it_on_rank_0() {
     );
     assert_eq!(source.matches("owner computes do i = 1, n").count(), 1, "{source}");
 }
+
+/// Scalar reductions in a loop over a distributed index: INTEGER partials
+/// combined by `MPI_Allreduce`, floating-point sums along the chain of
+/// processes (the sequential order); a floating-point maximum, or a sum
+/// whose order the distribution would change, stays on rank 0.
+#[test]
+fn scalar_reductions_in_a_loop_run_in_parallel() {
+    let (notes, source) = lower(&program(
+        "  total = 0
+  step = 0
+  do i = 1, n
+    total = total + k(i) * 2 - 1
+    step = max(k(i), step)
+  end do
+  s = 0.0
+  do i = 1, n
+    if (u(i) > 0.0) s = s + u(i-1)
+  end do
+  print *, total, step, s
+",
+    ));
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(source.contains("  if (hpf_rank /= 0) total = 0\n"), "{source}");
+    assert!(!source.contains("  if (hpf_rank /= 0) step"), "{source}");
+    assert!(
+        source.contains("call MPI_Allreduce(MPI_IN_PLACE, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)"),
+        "{source}"
+    );
+    assert!(source.contains("call MPI_Allreduce(MPI_IN_PLACE, step, 1, MPI_INTEGER, MPI_MAX, MPI_COMM_WORLD)"));
+    assert!(source.contains("  call hpf_chain_recv_r4(s, 1)\n  do i = hpf_lo, hpf_hi, 1\n"), "{source}");
+    assert!(source.contains("  end do\n  call hpf_chain_send_r4(s, 1)\n"), "{source}");
+    assert!(!source.contains("hpf_gather"), "{source}");
+}
+
+#[test]
+fn reductions_the_backend_cannot_order_are_not_run_by_the_owners() {
+    let (notes, source) = lower(&program(
+        "  s = 0.0
+  do i = 1, n
+    s = max(s, u(i))
+  end do
+  do i = n, 1, -1
+    s = s + u(i)
+    un(i) = s
+  end do
+",
+    ));
+    // Both run on every process, statement by statement, each element
+    // read broadcast by its owner: a floating-point maximum (not chained),
+    // and a sum the loop also reads (not a reduction).
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(!source.contains("owner computes"), "{source}");
+    assert_eq!(source.matches("every process runs this loop").count(), 2, "{source}");
+}
