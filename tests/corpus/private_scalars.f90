@@ -1,14 +1,18 @@
 ! Private scalar temporaries and IF constructs inside owner-computes DO loops:
 ! each process computes a temporary for the iterations it owns, and the
 ! conditions read loop indices, replicated data, private scalars and elements
-! local to the iteration's owner (its own or the fetched halo).
+! local to the iteration's owner (its own or the fetched halo); scalar
+! reductions (INTEGER: partials then MPI_Allreduce; REAL and DOUBLE PRECISION
+! sums: along the chain of processes, in the sequential order).
 program private_scalars
   implicit none
   integer, parameter :: n = 24
   integer :: a(n), b(n), c(n), k(n), m(n, 5)
   real :: x(n), y(n), w
   double precision :: d(0:n+1), e(0:n+1), h
-  integer :: i, j, t, u, v, cut
+  integer :: i, j, t, u, v, cut, isum, imax, iprod
+  real :: rs, rk
+  double precision :: ds
 !HPF$ PROCESSORS P(4)
 !HPF$ TEMPLATE G(N)
 !HPF$ DISTRIBUTE G(BLOCK) ONTO P
@@ -101,6 +105,37 @@ program private_scalars
     b(i) = v
     v = a(i)
   end do
+  ! Reductions: INTEGER sum (with a difference), maximum and product, a
+  ! REAL sum whose value depends on the order of its additions, and a
+  ! DOUBLE PRECISION sum under an IF.
+  isum = 5
+  imax = -100
+  iprod = 1
+  do i = 1, n
+    isum = isum + c(i) - 1
+    imax = max(imax, c(i) * a(i))
+    if (mod(i, 5) == 0) iprod = iprod * a(i)
+  end do
+  rs = 1.0e4
+  do i = 1, n
+    rs = rs + x(i) / 3.0 - y(i) * 1.0e-3
+  end do
+  ds = 0.1d0
+  do i = 1, n
+    if (d(i) > 1.0d0) then
+      ds = ds + d(i) / 7.0d0
+    end if
+  end do
+  ! Stays on rank 0: a REAL sum over a CYCLIC distribution (the processes'
+  ! iterations interleave, the order of the additions would change).
+  rk = 0.0
+  do i = 1, n
+    rk = rk + real(k(i)) / 3.0
+  end do
+  print '(A,3I8)', 'isum, imax, iprod =', isum, imax, iprod
+  print '(A,ES16.8)', 'rs =', rs
+  print '(A,F22.16)', 'ds =', ds
+  print '(A,ES16.8)', 'rk =', rk
   print '(A,I6,I6)', 'sum b, sum c =', sum(b), sum(c)
   print '(A,12I5)', 'b =', b(1:12)
   print '(A,12I5)', 'c =', c(13:24)
