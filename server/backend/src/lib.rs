@@ -1864,7 +1864,9 @@ impl<'a> Lowering<'a> {
         if let Some(stmt) = counted {
             let line = self.text[..stmt.range.start].matches('\n').count() + 1;
             let mut stat_loops = self.stat_loops.borrow_mut();
-            stat_loops.push((line, self.predicted_transfers(stmt)));
+            // The analysis does not model the chain of a floating-point reduction.
+            let chained = matches!(plan, Plan::Parallel(nest) if nest.reductions.iter().any(|it| it.chained()));
+            stat_loops.push((line, if chained { None } else { self.predicted_transfers(stmt) }));
             let id = stat_loops.len();
             drop(stat_loops);
             let _ = writeln!(out, "  call hpf_stat_begin()");

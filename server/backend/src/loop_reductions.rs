@@ -41,7 +41,7 @@ pub(crate) struct LoopReduction {
 
 impl LoopReduction {
     /// Whether the partials are combined along the chain of processes.
-    fn chained(&self) -> bool {
+    pub(crate) fn chained(&self) -> bool {
         self.suffix != "i4"
     }
 }
