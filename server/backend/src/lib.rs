@@ -1864,9 +1864,11 @@ impl<'a> Lowering<'a> {
         if let Some(stmt) = counted {
             let line = self.text[..stmt.range.start].matches('\n').count() + 1;
             let mut stat_loops = self.stat_loops.borrow_mut();
-            // The analysis does not model the chain of a floating-point reduction.
-            let chained = matches!(plan, Plan::Parallel(nest) if nest.reductions.iter().any(|it| it.chained()));
-            stat_loops.push((line, if chained { None } else { self.predicted_transfers(stmt) }));
+            // The analysis models neither the chain of a floating-point
+            // reduction nor the whole copies of arrays read off the neighbours.
+            let unmodelled = matches!(plan, Plan::Parallel(nest)
+                if nest.reductions.iter().any(|it| it.chained()) || !nest.replicated.is_empty());
+            stat_loops.push((line, if unmodelled { None } else { self.predicted_transfers(stmt) }));
             let id = stat_loops.len();
             drop(stat_loops);
             let _ = writeln!(out, "  call hpf_stat_begin()");
