@@ -130,8 +130,14 @@ impl Lowering<'_> {
         home: &Distributed,
         outermost: bool,
     ) -> Result<(), String> {
-        let Some(chained) = reductions.iter().find(|it| it.chained()) else { return Ok(()) };
+        let mut chains = reductions.iter().filter(|it| it.chained());
+        let Some(chained) = chains.next() else { return Ok(()) };
         let why = |why: &str| Err(format!("it sums the floating-point scalar {} {why}", chained.name));
+        // Each process waits for the previous one before its iterations:
+        // a second chain would wait for a value sent after a collective.
+        if let Some(second) = chains.next() {
+            return why(&format!("and {} (one chain of processes per loop)", second.name));
+        }
         if home.cyclic || home.stride <= 0 || home.second.is_some() {
             return why("over a CYCLIC or reversed distribution (its order would change)");
         }
@@ -159,13 +165,14 @@ impl Lowering<'_> {
     }
 
     /// After the local iterations: the partials combined on every process.
+    /// The chain first: the next process waits for it before its
+    /// iterations, so no collective may come before the send.
     pub(crate) fn emit_reduction_ends(&self, out: &mut String, reductions: &[LoopReduction], step: i64) {
-        for reduction in reductions {
+        for reduction in reductions.iter().filter(|it| it.chained()) {
+            let _ = writeln!(out, "  call hpf_chain_send_{}({}, {step})", reduction.suffix, reduction.name);
+        }
+        for reduction in reductions.iter().filter(|it| !it.chained()) {
             let name = &reduction.name;
-            if reduction.chained() {
-                let _ = writeln!(out, "  call hpf_chain_send_{}({name}, {step})", reduction.suffix);
-                continue;
-            }
             let op = match reduction.op {
                 Op::Sum => "MPI_SUM",
                 Op::Product => "MPI_PROD",

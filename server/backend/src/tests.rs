@@ -1161,6 +1161,7 @@ fn scalar_reductions_in_a_loop_run_in_parallel() {
   s = 0.0
   do i = 1, n
     if (u(i) > 0.0) s = s + u(i-1)
+    total = total + 1
   end do
   print *, total, step, s
 ",
@@ -1174,7 +1175,14 @@ fn scalar_reductions_in_a_loop_run_in_parallel() {
     );
     assert!(source.contains("call MPI_Allreduce(MPI_IN_PLACE, step, 1, MPI_INTEGER, MPI_MAX, MPI_COMM_WORLD)"));
     assert!(source.contains("  call hpf_chain_recv_r4(s, 1)\n  do i = hpf_lo, hpf_hi, 1\n"), "{source}");
-    assert!(source.contains("  end do\n  call hpf_chain_send_r4(s, 1)\n"), "{source}");
+    // The next process waits for the chain before its iterations: its
+    // send comes before any collective.
+    assert!(
+        source.contains(
+            "  end do\n  call hpf_chain_send_r4(s, 1)\n  call MPI_Allreduce(MPI_IN_PLACE, total, 1, MPI_INTEGER, MPI_SUM"
+        ),
+        "{source}"
+    );
     assert!(!source.contains("hpf_gather"), "{source}");
 }
 
@@ -1197,4 +1205,29 @@ fn reductions_the_backend_cannot_order_are_not_run_by_the_owners() {
     assert_eq!(notes, Vec::<String>::new());
     assert!(!source.contains("owner computes"), "{source}");
     assert_eq!(source.matches("every process runs this loop").count(), 2, "{source}");
+}
+
+#[test]
+fn one_chain_of_processes_per_loop() {
+    let (notes, source) = lower(
+        "program p
+  real :: a(20), s, r
+  integer :: i
+!HPF$ DISTRIBUTE A(BLOCK)
+  a = 1.0
+  s = 0.0
+  r = 0.0
+  do i = 1, 20
+    s = s + a(i)
+    r = r + a(i) * 2.0
+  end do
+  print *, s, r
+end program p
+",
+    );
+    // Each process would wait for the second value before its iterations,
+    // sent after the first chain's broadcast: the loop stays sequential.
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(!source.contains("owner computes do"), "{source}");
+    assert!(!source.contains("call hpf_chain_send_r4(s"), "{source}");
 }
