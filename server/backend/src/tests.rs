@@ -1231,3 +1231,24 @@ end program p
     assert!(!source.contains("owner computes do"), "{source}");
     assert!(!source.contains("call hpf_chain_send_r4(s"), "{source}");
 }
+
+/// On a CYCLIC home the conditions' references become local positions too.
+#[test]
+fn if_conditions_on_a_cyclic_home_read_local_positions() {
+    let (notes, source) = lower(
+        "program p
+  integer :: k(20), i
+!HPF$ DISTRIBUTE K(CYCLIC)
+  k = 3
+  do i = 1, 20
+    if (k(i) > i) then
+      k(i) = 0
+    end if
+  end do
+  print *, k
+end program p
+",
+    );
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(source.contains("    if (k(hpf_lx(hpf_d_k, i)) > i) then\n      k(hpf_lx(hpf_d_k, i)) = 0"), "{source}");
+}
