@@ -270,7 +270,15 @@ impl<'a> Lowering<'a> {
     where
         'a: 's,
     {
-        let (loops, assignments) = self.nest_parts(stmt)?;
+        let parts = self.nest_parts(stmt)?;
+        // IFs and private scalars are lowered on arrays distributed in one dimension only.
+        if !parts.ifs.is_empty() {
+            return Err("its body holds more than DO loops and assignments".to_string());
+        }
+        if let Some(scalar) = parts.scalars.first() {
+            return Err(format!("it assigns the scalar {}", scalar.text));
+        }
+        let (loops, assignments) = (parts.loops, parts.assignments);
         if self.analysis.loops.iter().any(|it| stmt.range.contains_range(it.range) && it.kind != LoopKind::Do) {
             return Err("it holds an array assignment or FORALL".to_string());
         }

@@ -15,7 +15,14 @@
 //! - DO nests whose distributing loop updates its home `H(I+q)` and reads
 //!   distributed arrays at `X(I+c)`: each process runs the iterations it
 //!   owns, after one neighbour fetch per array into its shadow area (the
-//!   seed's transfer before the loop);
+//!   seed's transfer before the loop); inside the distributing loop,
+//!   IF statements and constructs (their conditions read like the
+//!   assignments do) and private scalar temporaries, assigned before they
+//!   are read in every iteration (read after the nest: the last
+//!   iteration's value is broadcast) (`private.rs`), and scalar reductions
+//!   `s = s + e`, `max(s, e)`, ... (INTEGER: `MPI_Allreduce`; floating-point
+//!   sums along the chain of processes, in the sequential order)
+//!   (`loop_reductions.rs`);
 //! - in such a DO loop (a single loop of assignments, home not CYCLIC),
 //!   reads of 1-D distributed arrays at elements that are not neighbours
 //!   (`B(2*I)`, `B(N+1-I)`, `B(IDX(I))`, arrays cut in other blocks): an
@@ -68,6 +75,8 @@ mod assign;
 pub mod driver;
 mod embed;
 mod grid;
+mod loop_reductions;
+mod private;
 mod procedures;
 mod reduce;
 mod remap;
@@ -79,6 +88,7 @@ use std::fmt::Write;
 use analysis::loops::{AccessAttr, LoopKind, LoopReport, SubscriptForm};
 use analysis::model::{Format, SymbolId, SymbolKind};
 use analysis::FileAnalysis;
+use private::mentions_word;
 use syntax::{ExprKind, LoopControl, Stmt, StmtKind, TextRange, UnitKind};
 
 /// Something the backend refuses, at the place it refuses it.
@@ -240,6 +250,22 @@ struct ParallelNest<'a> {
     replicated: Vec<SymbolId>,
     /// References fetched by the inspector/executor before the loop (`remap.rs`).
     remote: Vec<remap::RemoteRead>,
+    /// Private scalars read after the nest: the owner of the last
+    /// iteration broadcasts the value it left (`private.rs`).
+    last_values: Vec<String>,
+    /// Scalars it reduces (`loop_reductions.rs`).
+    reductions: Vec<loop_reductions::LoopReduction>,
+}
+
+/// The statements of a DO nest (`nest_parts`).
+struct NestParts<'s> {
+    /// Its DO loops, the nest's own first.
+    loops: Vec<&'s Stmt>,
+    assignments: Vec<&'s Stmt>,
+    /// Its IF statements and constructs.
+    ifs: Vec<&'s Stmt>,
+    /// The replicated scalars it assigns, once each.
+    scalars: Vec<&'s syntax::Name>,
 }
 
 /// Reads of one array at distances `offsets.0 ..= offsets.1` from the home,
@@ -1092,30 +1118,36 @@ impl<'a> Lowering<'a> {
         Ok(Plan::Sequential { control, body })
     }
 
-    /// The DO loops (with control) and the assignments of a nest, or why it
-    /// holds something else (or assigns a replicated scalar).
-    fn nest_parts<'s>(&self, stmt: &'s Stmt) -> Result<(Vec<&'s Stmt>, Vec<&'s Stmt>), String> {
-        let mut loops: Vec<&'s Stmt> = Vec::new();
-        let mut assignments: Vec<&'s Stmt> = Vec::new();
+    /// The statements of a DO nest, or why it holds something else: only
+    /// DO loops (with control), assignments, IF statements and constructs
+    /// and CONTINUE.
+    fn nest_parts<'s>(&self, stmt: &'s Stmt) -> Result<NestParts<'s>, String> {
+        let mut parts = NestParts { loops: Vec::new(), assignments: Vec::new(), ifs: Vec::new(), scalars: Vec::new() };
         let mut stack = vec![stmt];
         while let Some(current) = stack.pop() {
             match &current.kind {
                 StmtKind::Do { control: Some(_), body, .. } => {
-                    loops.push(current);
+                    parts.loops.push(current);
                     stack.extend(body.iter());
                 }
                 StmtKind::Assign { lhs, .. } => {
-                    assignments.push(current);
+                    parts.assignments.push(current);
                     if let ExprKind::Name(name) = &lhs.kind {
-                        if !self.is_distributed_name(name) {
-                            return Err(format!("it assigns the scalar {}", name.text));
+                        if !self.is_distributed_name(name) && !parts.scalars.iter().any(|it| it.key() == name.key()) {
+                            parts.scalars.push(name);
                         }
                     }
+                }
+                StmtKind::If { branches } => {
+                    parts.ifs.push(current);
+                    stack.extend(branches.iter().flat_map(|it| &it.1));
+                }
+                StmtKind::Other { body, .. } if body.is_empty() && self.begins_with_keyword(current, &["continue"]) => {
                 }
                 _ => return Err("its body holds more than DO loops and assignments".to_string()),
             }
         }
-        Ok((loops, assignments))
+        Ok(parts)
     }
 
     /// Whether an array a nest accesses is distributed (then in the home's
@@ -1164,7 +1196,7 @@ impl<'a> Lowering<'a> {
     where
         'a: 's,
     {
-        let (loops, assignments) = self.nest_parts(stmt)?;
+        let NestParts { loops, assignments, ifs, scalars } = self.nest_parts(stmt)?;
         let reports: Vec<&'a LoopReport> = self
             .analysis
             .loops
@@ -1174,7 +1206,21 @@ impl<'a> Lowering<'a> {
             .collect();
         let with_home: Vec<&&LoopReport> = reports.iter().filter(|it| !it.accesses.is_empty()).collect();
         let first = with_home.first().ok_or("it touches no array")?;
-        let home = first.home.as_ref().ok_or("it updates no distributed array")?;
+        // Scalars it reduces; the others must be private (below).
+        let mut reductions: Vec<loop_reductions::LoopReduction> = Vec::new();
+        let mut others: Vec<&syntax::Name> = Vec::new();
+        for scalar in &scalars {
+            match self.loop_reduction(stmt, scalar) {
+                Some(reduction) => reductions.push(reduction?),
+                None => others.push(scalar),
+            }
+        }
+        // A nest that only reduces runs where the elements it reads live.
+        let read_home = (first.home.is_none() && !reductions.is_empty()).then(|| self.read_home(first)).flatten();
+        let home = first.home.as_ref().or(read_home.as_ref()).ok_or_else(|| match scalars.first() {
+            Some(scalar) => format!("it updates no distributed array (it assigns the scalar {})", scalar.text),
+            None => "it updates no distributed array".to_string(),
+        })?;
         let home_distributed = self.distributed.get(&home.array).ok_or("its home is not distributed")?.clone();
         let dim = home_distributed.dim;
         let (home_index, home_offset) = match home.subscripts.get(dim) {
@@ -1197,10 +1243,27 @@ impl<'a> Lowering<'a> {
         if assignments.iter().any(|it| !distributing.range.contains_range(it.range)) {
             return Err("it assigns outside its distributing loop".to_string());
         }
+        if ifs.iter().any(|it| !distributing.range.contains_range(it.range)) {
+            return Err("it branches outside its distributing loop".to_string());
+        }
+        // An inner loop's index gets its final value after the nest as if
+        // the loop ran: it must run whenever its iteration of the nest does.
+        if loops.iter().any(|it| ifs.iter().any(|branch| branch.range.contains_range(it.range))) {
+            return Err("a DO loop of the nest is inside an IF".to_string());
+        }
+        let mut privates: Vec<String> = Vec::new();
+        let mut last_values: Vec<String> = Vec::new();
+        for scalar in &others {
+            if self.private_scalar(stmt, distributing, &loops, scalar)? == private::After::LastValue {
+                last_values.push(scalar.text.clone());
+            }
+            privates.push(scalar.key());
+        }
         if self.analysis.loops.iter().any(|it| stmt.range.contains_range(it.range) && it.kind != LoopKind::Do) {
             return Err("it holds an array assignment or FORALL".to_string());
         }
         let outermost = std::ptr::eq(distributing, stmt);
+        self.check_loop_reductions(&reductions, &home_distributed, outermost)?;
         let report = reports.iter().find(|it| it.range == distributing.range).ok_or("the loop was not analysed")?;
         let own = report.nest.last().ok_or("the loop was not analysed")?;
         let step = own.step.ok_or("its step is not a constant")?;
@@ -1243,7 +1306,13 @@ impl<'a> Lowering<'a> {
                 let cut_like_home =
                     self.distributed.get(&access.array).is_some_and(|it| it.same_blocks(&home_distributed));
                 if !(near && cut_like_home) {
-                    if let Some(read) = self.remote_read(access, &home_distributed, &loops, &written) {
+                    // The inspector evaluates every subscript in every iteration,
+                    // before the loop: not under an IF, not of a private scalar.
+                    let remote_read = self
+                        .remote_read(access, &home_distributed, &loops, &written)
+                        .filter(|_| ifs.is_empty())
+                        .filter(|it| !privates.iter().any(|key| mentions_word(self.slice(it.subscript()), key)));
+                    if let Some(read) = remote_read {
                         remote.push(read);
                         continue;
                     }
@@ -1282,7 +1351,7 @@ impl<'a> Lowering<'a> {
                     AccessAttr::Reference => {
                         // Reading what an earlier iteration on another process wrote
                         // is a dependence carried across processors.
-                        if access.array == home.array {
+                        if access.array == home.array && written.contains(&access.array) {
                             let carried =
                                 if outermost { (offset - home_offset) * step < 0 } else { offset != home_offset };
                             if carried {
@@ -1329,7 +1398,18 @@ impl<'a> Lowering<'a> {
             });
         }
         let cyclic_edits = if home_distributed.cyclic {
-            Some(self.cyclic_edits(stmt, outermost, home.array, home_offset, &reads, &assignments)?)
+            let mut exprs: Vec<&syntax::Expr> = Vec::new();
+            for it in &assignments {
+                if let StmtKind::Assign { lhs, rhs } = &it.kind {
+                    exprs.extend([lhs, rhs]);
+                }
+            }
+            for it in &ifs {
+                if let StmtKind::If { branches } = &it.kind {
+                    exprs.extend(branches.iter().filter_map(|branch| branch.0.as_ref()));
+                }
+            }
+            Some(self.cyclic_edits(stmt, outermost, home.array, home_offset, &reads, &exprs)?)
         } else {
             self.grow_shadows(home.array, home_offset, &reads);
             None
@@ -1345,7 +1425,25 @@ impl<'a> Lowering<'a> {
             parts,
             replicated,
             remote,
+            last_values,
+            reductions,
         }))
+    }
+
+    /// For a nest that updates no array: the first distributed array it
+    /// reads at `X(.., v+c, ..)` along its distributed dimension, taken as
+    /// its home (each process runs the iterations whose element it owns).
+    fn read_home(&self, report: &LoopReport) -> Option<analysis::loops::Home> {
+        report.accesses.iter().find_map(|access| {
+            let distributed = self.distributed.get(&access.array).filter(|it| it.second.is_none())?;
+            let along = matches!(access.subscripts.get(distributed.dim), Some(SubscriptForm::Affine { coef: 1, .. }));
+            (access.attr == AccessAttr::Reference && along).then(|| analysis::loops::Home {
+                array: access.array,
+                range: access.range,
+                subscripts: access.subscripts.clone(),
+                triple: Vec::new(),
+            })
+        })
     }
 
     /// An assignment to a CYCLIC array that needs no other process's data:
@@ -1398,7 +1496,7 @@ impl<'a> Lowering<'a> {
         home: SymbolId,
         home_offset: i64,
         reads: &BTreeMap<SymbolId, (i64, i64)>,
-        assignments: &[&Stmt],
+        exprs: &[&syntax::Expr],
     ) -> Result<Vec<(TextRange, String)>, String> {
         if !outermost {
             return Err("its loop over a CYCLIC dimension is not the outermost loop of the nest".to_string());
@@ -1414,12 +1512,7 @@ impl<'a> Lowering<'a> {
         let mut edits = Vec::new();
         for (range, id) in self.distributed_occurrences(stmt.range) {
             let distributed = &self.distributed[&id];
-            let args = assignments.iter().find(|it| it.range.contains_range(range)).and_then(|it| match &it.kind {
-                StmtKind::Assign { lhs, rhs } => {
-                    assign::find_reference(lhs, range).or_else(|| assign::find_reference(rhs, range))
-                }
-                _ => None,
-            });
+            let args = exprs.iter().find_map(|it| assign::find_reference(it, range));
             match args.filter(|it| it.len() == distributed.lbs.len()).and_then(|it| it.get(distributed.dim)) {
                 Some(syntax::Subscript::Expr(value)) => edits
                     .push((value.range, format!("hpf_lx(hpf_d_{}, {})", distributed.name, self.one_line(value.range)))),
@@ -1874,12 +1967,15 @@ impl<'a> Lowering<'a> {
         if let Some(stmt) = counted {
             let line = self.text[..stmt.range.start].matches('\n').count() + 1;
             let mut stat_loops = self.stat_loops.borrow_mut();
-            // The analysis reports loops and array assignments, not element assignments.
-            let predicted = match plan {
-                Plan::Owner { .. } => None,
-                _ => self.predicted_transfers(stmt),
+            // The analysis reports loops and array assignments, not element
+            // assignments, and models neither the chain of a floating-point
+            // reduction nor the whole copies of arrays read off the neighbours.
+            let unmodelled = match plan {
+                Plan::Owner { .. } => true,
+                Plan::Parallel(nest) => nest.reductions.iter().any(|it| it.chained()) || !nest.replicated.is_empty(),
+                _ => false,
             };
-            stat_loops.push((line, predicted));
+            stat_loops.push((line, if unmodelled { None } else { self.predicted_transfers(stmt) }));
             let id = stat_loops.len();
             drop(stat_loops);
             let _ = writeln!(out, "  call hpf_stat_begin()");
@@ -2012,6 +2108,7 @@ impl<'a> Lowering<'a> {
             // Course by course: each holds one block of the process's elements.
             let mut edits = edits.clone();
             edits.push(control_edit);
+            self.emit_reduction_starts(out, &nest.reductions, step);
             let _ = writeln!(out, "  do hpf_c = 0, hpf_courses(hpf_d_{home_name}) - 1");
             let _ = writeln!(
                 out,
@@ -2019,6 +2116,7 @@ impl<'a> Lowering<'a> {
             );
             let _ = writeln!(out, "{}", self.edited(nest_range, &edits));
             let _ = writeln!(out, "  end do");
+            self.emit_reduction_ends(out, &nest.reductions, step);
         } else {
             // Whole copies of the arrays read off their owners' neighbours:
             // gathered on rank 0, then broadcast.
@@ -2060,7 +2158,10 @@ impl<'a> Lowering<'a> {
             if !nest.remote.is_empty() {
                 edits.extend(self.emit_remote_reads(out, var, step, &nest.remote));
             }
+            // After the fetches: a chain waits here for the previous process.
+            self.emit_reduction_starts(out, &nest.reductions, step);
             let _ = writeln!(out, "{}", self.edited(nest_range, &edits));
+            self.emit_reduction_ends(out, &nest.reductions, step);
             if !nest.remote.is_empty() {
                 let _ = writeln!(out, "  end block");
             }
@@ -2069,6 +2170,7 @@ impl<'a> Lowering<'a> {
             }
         }
         let _ = writeln!(out, "  {var} = hpf_final(({lo}), ({hi}), {step})");
+        self.emit_last_values(out, nest, &lo, &hi);
         // The loops inside ran only where the process had iterations: their
         // indices get the values they have after the sequential loop nest.
         let mut keys: Vec<String> = Vec::new();

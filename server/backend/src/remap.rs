@@ -38,6 +38,11 @@ impl RemoteRead {
         self.array
     }
 
+    /// Its subscript.
+    pub(crate) fn subscript(&self) -> TextRange {
+        self.subscript
+    }
+
     /// Whether `other` lies inside this reference's subscript.
     pub(crate) fn nests(&self, other: &RemoteRead) -> bool {
         self.subscript.contains_range(other.range)

@@ -1188,3 +1188,250 @@ end program t
     assert!(!source.contains("hpf_gather"), "{source}");
     assert!(source.contains("call hpf_fetch_i4_212(e, hpf_d_e,"), "{source}");
 }
+
+/// A scalar every iteration assigns before it reads it is private: each
+/// process computes it for its own iterations. One an iteration may read
+/// from an earlier one, or one read after the loop, keeps the nest on rank 0.
+#[test]
+fn private_scalar_temporaries_run_in_parallel() {
+    let (notes, source) = lower(&program(
+        "  do i = 1, n
+    s = u(i-1) + u(i+1)
+    un(i) = s * s
+  end do
+  do i = 1, n
+    total = k(i) + 1
+    do step = 1, 3
+      total = total * 2
+    end do
+    k(i) = total
+  end do
+",
+    ));
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(source.contains("do i = hpf_lo, hpf_hi, 1\n    s = u(i-1) + u(i+1)"), "{source}");
+    assert!(
+        source.contains("call hpf_fetch_r4_11(u, hpf_d_u, min(hpf_lo, hpf_hi) + (-1), max(hpf_lo, hpf_hi) + (1))"),
+        "{source}"
+    );
+    assert!(!source.contains("hpf_gather"), "{source}");
+}
+
+#[test]
+fn scalars_carried_across_iterations_are_not_private() {
+    let (notes, source) = lower(&program(
+        "  s = 0.0
+  do i = 1, n
+    un(i) = s
+    s = u(i)
+  end do
+  do i = 1, n
+    do step = 1, 3
+      total = k(i) + step
+      un(i) = total
+    end do
+  end do
+  print *, total
+  do i = 1, n
+    if (u(i) > 0.0) then
+      s = u(i)
+    end if
+    un(i) = s
+  end do
+",
+    ));
+    // The first two loops run on every process, statement by statement
+    // (each element read is broadcast by its owner); the third on rank 0.
+    assert_eq!(
+        notes,
+        ["22: runs on one process: it assigns the scalar s, which an iteration may read before it assigns it, and a statement of its body runs on rank 0 on gathered copies"]
+    );
+    assert!(!source.contains("owner computes"), "{source}");
+    assert_eq!(source.matches("every process runs this loop").count(), 3, "{source}");
+}
+
+/// A private scalar read after the loop, assigned first by every
+/// iteration of the distributing loop: the owner of the last iteration
+/// broadcasts the value it left.
+#[test]
+fn a_private_scalar_read_after_the_nest_gets_the_last_iteration_value() {
+    let (notes, source) = lower(&program(
+        "  do i = 1, n
+    total = k(i) + 1
+    k(i) = total * total
+  end do
+  print *, total
+",
+    ));
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(source.contains("do i = hpf_lo, hpf_hi, 1\n    total = k(i) + 1"), "{source}");
+    assert!(
+        source.contains("if (hpf_owns(hpf_d_k, hpf_final((1), (n), 1) - (1) + (0))) hpf_last_owner = hpf_rank"),
+        "{source}"
+    );
+    assert!(
+        source.contains(
+            "if (hpf_last_owner >= 0) call MPI_Bcast(total, storage_size(total) / 8, MPI_BYTE, hpf_last_owner, MPI_COMM_WORLD)"
+        ),
+        "{source}"
+    );
+}
+
+/// IF statements and constructs inside the distributing loop run on the
+/// owner of each iteration; their conditions read local elements or the
+/// fetched halo like any other read.
+#[test]
+fn if_constructs_in_a_nest_run_on_the_owners() {
+    let (notes, source) = lower(&program(
+        "  do i = 1, n
+    if (u(i-1) > u(i+1)) then
+      un(i) = u(i-1)
+    else if (k(i) > 2) then
+      un(i) = 0.0
+    else
+      un(i) = u(i+1)
+    end if
+    if (i == 3) un(i) = 7.0
+  end do
+",
+    ));
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(source.contains("do i = hpf_lo, hpf_hi, 1\n    if (u(i-1) > u(i+1)) then"), "{source}");
+    assert!(
+        source.contains("call hpf_fetch_r4_11(u, hpf_d_u, min(hpf_lo, hpf_hi) + (-1), max(hpf_lo, hpf_hi) + (1))"),
+        "{source}"
+    );
+    assert!(!source.contains("hpf_gather"), "{source}");
+}
+
+#[test]
+fn branches_leaving_a_nest_keep_it_on_rank_0() {
+    let (notes, source) = lower(&program(
+        "  do i = 1, n
+    if (u(i) > 1.0) exit
+    un(i) = u(i)
+  end do
+  do step = 1, 3
+    if (step == 2) then
+      do i = 1, n
+        un(i) = u(i)
+      end do
+    end if
+  end do
+",
+    ));
+    // The IF around the second nest runs on every process.
+    assert_eq!(
+        notes,
+        ["10: runs on one process: its body holds more than DO loops and assignments, and its body branches (`if`)"]
+    );
+    assert_eq!(source.matches("owner computes do i = 1, n").count(), 1, "{source}");
+}
+
+/// Scalar reductions in a loop over a distributed index: INTEGER partials
+/// combined by `MPI_Allreduce`, floating-point sums along the chain of
+/// processes (the sequential order); a floating-point maximum, or a sum
+/// whose order the distribution would change, stays on rank 0.
+#[test]
+fn scalar_reductions_in_a_loop_run_in_parallel() {
+    let (notes, source) = lower(&program(
+        "  total = 0
+  step = 0
+  do i = 1, n
+    total = total + k(i) * 2 - 1
+    step = max(k(i), step)
+  end do
+  s = 0.0
+  do i = 1, n
+    if (u(i) > 0.0) s = s + u(i-1)
+    total = total + 1
+  end do
+  print *, total, step, s
+",
+    ));
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(source.contains("  if (hpf_rank /= 0) total = 0\n"), "{source}");
+    assert!(!source.contains("  if (hpf_rank /= 0) step"), "{source}");
+    assert!(
+        source.contains("call MPI_Allreduce(MPI_IN_PLACE, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)"),
+        "{source}"
+    );
+    assert!(source.contains("call MPI_Allreduce(MPI_IN_PLACE, step, 1, MPI_INTEGER, MPI_MAX, MPI_COMM_WORLD)"));
+    assert!(source.contains("  call hpf_chain_recv_r4(s, 1)\n  do i = hpf_lo, hpf_hi, 1\n"), "{source}");
+    // The next process waits for the chain before its iterations: its
+    // send comes before any collective.
+    assert!(
+        source.contains(
+            "  end do\n  call hpf_chain_send_r4(s, 1)\n  call MPI_Allreduce(MPI_IN_PLACE, total, 1, MPI_INTEGER, MPI_SUM"
+        ),
+        "{source}"
+    );
+    assert!(!source.contains("hpf_gather"), "{source}");
+}
+
+#[test]
+fn reductions_the_backend_cannot_order_are_not_run_by_the_owners() {
+    let (notes, source) = lower(&program(
+        "  s = 0.0
+  do i = 1, n
+    s = max(s, u(i))
+  end do
+  do i = n, 1, -1
+    s = s + u(i)
+    un(i) = s
+  end do
+",
+    ));
+    // Both run on every process, statement by statement, each element
+    // read broadcast by its owner: a floating-point maximum (not chained),
+    // and a sum the loop also reads (not a reduction).
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(!source.contains("owner computes"), "{source}");
+    assert_eq!(source.matches("every process runs this loop").count(), 2, "{source}");
+}
+
+#[test]
+fn one_chain_of_processes_per_loop() {
+    let (notes, source) = lower(
+        "program p
+  real :: a(20), s, r
+  integer :: i
+!HPF$ DISTRIBUTE A(BLOCK)
+  a = 1.0
+  s = 0.0
+  r = 0.0
+  do i = 1, 20
+    s = s + a(i)
+    r = r + a(i) * 2.0
+  end do
+  print *, s, r
+end program p
+",
+    );
+    // Each process would wait for the second value before its iterations,
+    // sent after the first chain's broadcast: the loop stays sequential.
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(!source.contains("owner computes do"), "{source}");
+    assert!(!source.contains("call hpf_chain_send_r4(s"), "{source}");
+}
+
+/// On a CYCLIC home the conditions' references become local positions too.
+#[test]
+fn if_conditions_on_a_cyclic_home_read_local_positions() {
+    let (notes, source) = lower(
+        "program p
+  integer :: k(20), i
+!HPF$ DISTRIBUTE K(CYCLIC)
+  k = 3
+  do i = 1, 20
+    if (k(i) > i) then
+      k(i) = 0
+    end if
+  end do
+  print *, k
+end program p
+",
+    );
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(source.contains("    if (k(hpf_lx(hpf_d_k, i)) > i) then\n      k(hpf_lx(hpf_d_k, i)) = 0"), "{source}");
+}

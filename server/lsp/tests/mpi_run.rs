@@ -42,6 +42,7 @@ const SUPPORTED: &[&str] = &[
     "ocean_column.f",
     "odd_even_sort.f90",
     "on_home.f90",
+    "private_scalars.f90",
     "read_input.f90",
     "red_black_sor.f90",
     "reductions.f90",
