@@ -11,6 +11,9 @@ and DO nests and FORALLs whose reads sit on the home's template cell (what
 runs in parallel on CYCLIC dimensions);
 builds each with `hpf-ls build`, runs it on 1 to 5 processes and compares
 with the sequential program compiled by gfortran (directives are comments).
+On the process count its PROCESSORS directive declares (the one the
+analysis counts with), `HPF_LS_STATS=1` makes the program report what each
+loop moved, which must equal the analysis's prediction.
 
     tests/grid_fuzz.py FIRST LAST [HPF_LS]   # seeds FIRST..LAST
 
@@ -22,6 +25,7 @@ OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1.
 """
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -137,6 +141,13 @@ def prog(seed):
     return "\n".join(L) + "\n"
 
 
+def stats_agree(line):
+    """`hpf-ls stats: line L: M message(s), E element(s) per execution (...); the analysis predicts M message(s), E element(s)`"""
+    moved = line.split(": ", 2)[2].split(" per execution")[0]
+    predicted = line.split("the analysis predicts ")[1]
+    return moved == predicted
+
+
 def main():
     first, last = int(sys.argv[1]), int(sys.argv[2])
     hpf_ls = sys.argv[3] if len(sys.argv) > 3 else "target/debug/hpf-ls"
@@ -155,10 +166,25 @@ def main():
                 failed += 1
                 continue
             notes = build.stderr.count("note:")
+            declared = re.search(r"PROCESSORS P\((\d+), (\d+)\)", prog(seed))
+            declared = int(declared.group(1)) * int(declared.group(2))
             for np in range(1, 6):
+                env = dict(os.environ, HPF_LS_STATS="1" if np == declared else "0")
                 run = subprocess.run(
-                    ["mpirun", "--oversubscribe", "-np", str(np), par], capture_output=True, timeout=120
+                    ["mpirun", "--oversubscribe", "-np", str(np), par], capture_output=True, timeout=120, env=env
                 )
+                wrong_stats = [
+                    line
+                    for line in run.stderr.decode(errors="replace").splitlines()
+                    if line.startswith("hpf-ls stats: line ") and "predicts" in line and not stats_agree(line)
+                ]
+                if wrong_stats:
+                    with open(f"grid_fuzz_{seed}.f90", "w") as f:
+                        f.write(prog(seed))
+                    print(f"{seed} moves other than predicted on {np} processes: grid_fuzz_{seed}.f90")
+                    print("\n".join(wrong_stats))
+                    failed += 1
+                    break
                 if run.stdout != expected:
                     # Kept in the current directory to reproduce.
                     with open(f"grid_fuzz_{seed}.f90", "w") as f:

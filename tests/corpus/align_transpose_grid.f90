@@ -2,8 +2,8 @@
 ! transposed cells T(J,I) of a 13 x 7 (BLOCK,BLOCK) template, X, Y reversed
 ! along one dimension and with stride 2 along the other, W transposed onto a
 ! (BLOCK,*) template. Stencils, FORALLs, sections and reductions among
-! arrays of one alignment run in parallel; reading E (T(I,J)) into C runs on
-! rank 0.
+! arrays of one alignment run in parallel, and so does reading E (T(I,J))
+! into C (E(J,I) sits on C(I,J)'s cell).
 program align_transpose_grid
   implicit none
   integer, parameter :: n = 13, m = 7

@@ -63,7 +63,7 @@ program cyclic_sections
   print '(A,2F10.4)', 'max, min a =', maxval(a), minval(b(2:n))
   print '(A,2I6,F10.4)', 'masked =', sum(k, mask=pos), minval(c(n:1:-2), mask=d(n:1:-2) > 20), &
     maxval(a(1:n:4), mask=a(1:n:4) < 2.0)
-  ! A shift: other processes' elements, on rank 0.
+  ! A shift: other processes' data, fetched first.
   a(1:n) = a(0:n-1)
   s = sum(a)
   print '(A,F10.4)', 'sum a =', s

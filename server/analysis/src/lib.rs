@@ -5,6 +5,7 @@
 //! here; the `lsp` crate formats what this crate computes.
 
 pub mod eval;
+pub mod fetch;
 pub mod ide;
 pub mod loops;
 mod mapping_checks;

@@ -1398,7 +1398,7 @@ type Placements = (Vec<i64>, Vec<Placement>);
 
 /// The placement of an access along every processor dimension of its
 /// target's distribution, or why there is none.
-fn placements(
+pub(crate) fn placements(
     model: &Model,
     array: SymbolId,
     forms: &[SubscriptForm],

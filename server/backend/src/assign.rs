@@ -21,6 +21,19 @@
 //! lie on the left side's template cells (a shift on a CYCLIC distribution
 //! is another process, not a neighbour): no course reads what another one
 //! assigns, so splitting the statement by courses keeps its semantics.
+//!
+//! When the left side is one run of elements of a BLOCK array, a rank-1
+//! array distributed differently (another distribution or template, a
+//! reversed or strided alignment, another stride of the section) is read
+//! through the inspector/executor instead (`remap.rs`): each process lists
+//! the elements its part of the left side reads, one all-to-all of counts
+//! and two of indices and values per array fill a buffer in that order, and
+//! the local statement reads the buffer. The values are fetched before the
+//! statement assigns anything, so it may read the array it writes. A CYCLIC
+//! left side whose reads do not all lie on its template cells (then the
+//! local form above applies) is assigned course by course from fetched
+//! values: it fetches every array it reads but those of its own alignment
+//! at the same elements.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -29,6 +42,7 @@ use analysis::eval::{ConstEnv, Linear};
 use analysis::model::{Model, SymbolId, SymbolKind};
 use syntax::{Expr, ExprKind, Stmt, StmtKind, Subscript, TextRange};
 
+use crate::remap::FetchedRead;
 use crate::{Lowering, Plan};
 
 /// Elemental intrinsics an array expression may apply to sections.
@@ -57,10 +71,18 @@ pub(crate) struct SectionAssign<'a> {
     edits: Vec<(TextRange, String)>,
     /// Rewrite references to the element `hpf_i + c` instead of the local section.
     element: bool,
+    /// Whether reads of 1-D arrays distributed differently may be fetched
+    /// by the inspector/executor (`remote`) rather than refused.
+    fetches: bool,
+    /// References fetched before the statement (`remap.rs`).
+    remote: Vec<FetchedRead>,
     /// The left side is CYCLIC: the section runs course by course (one block
-    /// of the process's elements per course, `emit_course_bounds`), every
-    /// reference at the home's local positions `hpf_lo:hpf_hi:step`. Its
-    /// reads must then all lie on the left side's template cells.
+    /// of the process's elements per course). Without `fetches`, every
+    /// reference is at the home's local positions `hpf_lo:hpf_hi:step`
+    /// (`emit_course_bounds`) and its reads all lie on the left side's
+    /// template cells; with `fetches`, every distributed array it reads but
+    /// those of its own alignment at the same elements is fetched
+    /// (`emit_fetched_courses`).
     courses: bool,
 }
 
@@ -83,6 +105,12 @@ impl SectionAssign<'_> {
 
     pub(crate) fn courses(&self) -> bool {
         self.courses
+    }
+
+    /// Whether it reads elements of arrays distributed differently, fetched
+    /// by the inspector/executor before it.
+    pub(crate) fn fetches_remote(&self) -> bool {
+        !self.remote.is_empty()
     }
 }
 
@@ -180,7 +208,11 @@ impl<'a> Lowering<'a> {
                 }
                 let index_form = self.linear_of(index).ok_or("its distributed subscript is not affine")?;
                 let mut reads = BTreeMap::new();
-                self.element_reads(rhs, home, &index_form, &mut reads)?;
+                // Elements of 1-D arrays distributed differently (`U(5) = R(7)`
+                // for a reversed R) are fetched for the owner of a BLOCK element.
+                let mut remote = Vec::new();
+                let fetches = !distributed.cyclic && distributed.second.is_none();
+                self.element_reads(rhs, home, &index_form, &mut reads, fetches.then_some(&mut remote))?;
                 let mut edits = Vec::new();
                 if self.distributed[&home].cyclic {
                     // Its owner reads its own elements only, at their local positions.
@@ -195,7 +227,7 @@ impl<'a> Lowering<'a> {
                     edits = self.cyclic_subscript_edits(stmt.range, &[lhs, rhs])?;
                 }
                 self.grow_shadows(home, 0, &reads);
-                return Ok(Plan::Owner { stmt, array: home, index: index.range, reads, edits });
+                return Ok(Plan::Owner { stmt, array: home, index: index.range, reads, edits, remote });
             }
         }
         let section = self.distributed_section(home, args.map(Vec::as_slice), name.range)?;
@@ -203,7 +235,46 @@ impl<'a> Lowering<'a> {
             args.map_or(dim, |args| args[..dim].iter().filter(|it| matches!(it, Subscript::Range { .. })).count());
         let step = section.step;
         let (lo, hi) = self.section_bounds(home, args.map(Vec::as_slice));
+        // Reads of 1-D arrays distributed differently are fetched when the
+        // left side is one run of elements (a rank-1 section), so that the
+        // fetched values, in its order, conform with it.
+        let ranges = args.map_or(distributed.lbs.len(), |args| {
+            args.iter().filter(|it| matches!(it, Subscript::Range { .. })).count()
+        });
+        let fetches = ranges == 1 && distributed.second.is_none() && (!distributed.cyclic || distributed.plain);
         let courses = distributed.cyclic;
+        let home_name = distributed.name.clone();
+        let lhs_lo = section.lo.clone();
+        if courses {
+            // First the local form: every read on the left side's template
+            // cells, each course at the home's local positions, no communication.
+            let mut res = SectionAssign {
+                stmt,
+                home,
+                lo: lo.clone(),
+                hi: hi.clone(),
+                step,
+                reads: BTreeMap::new(),
+                edits: Vec::new(),
+                element: false,
+                fetches: false,
+                remote: Vec::new(),
+                courses,
+            };
+            self.edit_reference(&mut res, home, &section, 0, args.map(Vec::as_slice));
+            let local = self
+                .array_expression(rhs, &mut res, &lhs_lo, lhs_position)
+                .and_then(|()| self.reads_on_home_cells(&res));
+            match local {
+                Ok(()) => {
+                    self.grow_shadows(home, 0, &res.reads);
+                    return Ok(Plan::Section(res));
+                }
+                // Else its reads are fetched, when the left side is one run of elements.
+                Err(why) if !fetches => return Err(why),
+                Err(_) => {}
+            }
+        }
         let mut res = SectionAssign {
             stmt,
             home,
@@ -213,12 +284,19 @@ impl<'a> Lowering<'a> {
             reads: BTreeMap::new(),
             edits: Vec::new(),
             element: false,
+            fetches,
+            remote: Vec::new(),
             courses,
         };
-        let lhs_lo = section.lo.clone();
-        self.edit_reference(&mut res, home, &section, 0, args.map(Vec::as_slice));
+        if courses {
+            // The run of local positions of a course's elements.
+            let run = format!("hpf_lx(hpf_d_{home_name}, hpf_lo):hpf_lx(hpf_d_{home_name}, hpf_hi):{step}");
+            let text = if section.whole { format!("{home_name}({run})") } else { run };
+            res.edits.push((section.range, text));
+        } else {
+            self.edit_reference(&mut res, home, &section, 0, args.map(Vec::as_slice));
+        }
         self.array_expression(rhs, &mut res, &lhs_lo, lhs_position)?;
-        self.reads_on_home_cells(&res)?;
         self.grow_shadows(home, 0, &res.reads);
         Ok(Plan::Section(res))
     }
@@ -228,7 +306,12 @@ impl<'a> Lowering<'a> {
     /// and read distributed arrays of the same blocks at `X(..., i + c, ...)`,
     /// or why it has none. FORALL evaluates every right side before it
     /// assigns, so any distance `c` is allowed: the neighbours' elements are
-    /// fetched before it, and the local FORALL keeps the semantics.
+    /// fetched before it, and the local FORALL keeps the semantics. A FORALL
+    /// of one index, one assignment and no mask on a BLOCK home may also
+    /// read 1-D arrays at any element (`B(N+1-I)` of a CYCLIC B): the
+    /// inspector/executor fetches them for the local iterations before it
+    /// (`remap.rs`). On a CYCLIC home it runs course by course, every read
+    /// on the home's template cells (`cyclic_edits`).
     pub(crate) fn forall<'s>(&mut self, stmt: &'s Stmt) -> Result<Plan<'s>, String>
     where
         'a: 's,
@@ -295,8 +378,20 @@ impl<'a> Lowering<'a> {
         }
         let index = Linear::var(&spec.var.key());
         let mut reads = BTreeMap::new();
+        // A FORALL of one assignment, one index and no mask evaluates its
+        // right side for every index before it assigns: elements of 1-D
+        // arrays distributed differently (or of the home, not at a constant
+        // distance) are fetched for the local iterations before it, on a
+        // BLOCK home (a CYCLIC one reads its own cells only, below).
+        let home_distributed = &self.distributed[&home];
+        let fetches = specs.len() == 1
+            && body.len() == 1
+            && mask.is_none()
+            && !home_distributed.cyclic
+            && home_distributed.second.is_none();
+        let mut remote = Vec::new();
         for expr in &exprs {
-            self.element_reads(expr, home, &index, &mut reads)?;
+            self.element_reads(expr, home, &index, &mut reads, fetches.then_some(&mut remote))?;
         }
         // A CYCLIC home runs course by course, one FORALL per course: its
         // reads must lie on the home's cells (then no course reads what
@@ -324,6 +419,7 @@ impl<'a> Lowering<'a> {
             step,
             control: TextRange::new(spec.lo.range.start, control_end),
             reads,
+            remote,
             cyclic_edits,
         })
     }
@@ -332,11 +428,14 @@ impl<'a> Lowering<'a> {
     /// distributed in one dimension, or why it has none: every assignment
     /// of it qualifies as an array assignment (`assignment`) over the same
     /// section of the same array, its masks line up with that section, and
-    /// every distributed read is at distance 0 (each process's elements only,
-    /// so no fetch: an earlier assignment of the construct may have changed
-    /// a neighbour's element). Each process then runs the construct on its
-    /// part; the masks are evaluated before the assignments there as in the
-    /// whole construct, element by element.
+    /// every distributed read is at distance 0 on the first left side's
+    /// template cells (each process's elements only, so no fetch: an earlier
+    /// assignment of the construct may have changed a neighbour's element),
+    /// unless the construct is one assignment on a BLOCK array (then other
+    /// elements are fetched before it). Each process then runs the construct
+    /// on its part (course by course on a CYCLIC one); the masks are
+    /// evaluated before the assignments there as in the whole construct,
+    /// element by element.
     pub(crate) fn where_construct<'s>(&mut self, stmt: &'s Stmt) -> Result<Plan<'s>, String>
     where
         'a: 's,
@@ -350,6 +449,10 @@ impl<'a> Lowering<'a> {
             masks.extend(mask);
             assignments.extend(body);
         }
+        // One assignment and no ELSEWHERE: its mask and right side are
+        // evaluated before it assigns anything, so other processes' elements
+        // may be fetched before it (neighbours, or the inspector/executor).
+        let alone = assignments.len() == 1 && elsewhere.is_empty();
         let mut first: Option<SectionAssign> = None;
         let mut edits = Vec::new();
         let mut left_sides = Vec::new();
@@ -357,12 +460,19 @@ impl<'a> Lowering<'a> {
             let Ok(Plan::Section(section)) = self.assignment(assignment) else {
                 return Err("an assignment in it is not an owner-computes array assignment".to_string());
             };
-            if section.element
-                || section
-                    .reads
-                    .iter()
-                    .any(|(array, range)| *range != (0, 0) || !self.is_local(section.home, 0, *array, *range))
-            {
+            // Reads off this process's elements: at another distance, or of
+            // an array aligned elsewhere (its element `i` on another cell).
+            let others = section
+                .reads
+                .iter()
+                .any(|(array, range)| *range != (0, 0) || !self.is_local(section.home, 0, *array, *range))
+                || !section.remote.is_empty();
+            if section.courses && section.fetches {
+                return Err("it assigns a CYCLIC array from fetched values".to_string());
+            }
+            // A CYCLIC left side runs course by course: a course must read
+            // nothing another course assigns, so its own cells only.
+            if section.element || (others && (!alone || section.courses)) {
                 return Err("an assignment in it reads other processes' elements".to_string());
             }
             if let Some(first) = &first {
@@ -397,13 +507,20 @@ impl<'a> Lowering<'a> {
             reads: BTreeMap::new(),
             edits: Vec::new(),
             element: false,
+            fetches: alone && first.fetches,
+            remote: Vec::new(),
             courses: first.courses,
         };
         for mask in masks {
             self.array_expression(mask, &mut masked, &section.lo, position)?;
         }
         self.reads_on_home_cells(&masked)?;
-        if masked.reads.iter().any(|(array, range)| *range != (0, 0) || !self.is_local(first.home, 0, *array, *range)) {
+        if (!alone || masked.courses)
+            && masked
+                .reads
+                .iter()
+                .any(|(array, range)| *range != (0, 0) || !self.is_local(first.home, 0, *array, *range))
+        {
             return Err("its mask reads other processes' elements".to_string());
         }
         // Every left side lines up with the first one (other arrays of the
@@ -419,6 +536,8 @@ impl<'a> Lowering<'a> {
                 reads: BTreeMap::new(),
                 edits: Vec::new(),
                 element: false,
+                fetches: false,
+                remote: Vec::new(),
                 courses: first.courses,
             };
             self.array_expression(lhs, &mut probe, &section.lo, position)
@@ -431,7 +550,12 @@ impl<'a> Lowering<'a> {
             return Err("its left sides are not the same elements".to_string());
         }
         masked.edits.extend(edits);
-        masked.reads.extend(first.reads);
+        for (array, (low, high)) in first.reads {
+            let entry = masked.reads.entry(array).or_insert((low, high));
+            *entry = (entry.0.min(low), entry.1.max(high));
+        }
+        masked.remote.extend(first.remote);
+        self.grow_shadows(masked.home, 0, &masked.reads);
         Ok(Plan::Section(masked))
     }
 
@@ -474,6 +598,8 @@ impl<'a> Lowering<'a> {
             reads: BTreeMap::new(),
             edits: Vec::new(),
             element,
+            fetches: false,
+            remote: Vec::new(),
             courses: self.distributed[&home].cyclic,
         };
         for value in values {
@@ -587,6 +713,7 @@ impl<'a> Lowering<'a> {
                 let Some(id) = self.lookup(&name.key()) else { return Ok(()) };
                 if self.distributed.contains_key(&id) {
                     self.aligned_read(id, None, name.range, res, lhs_lo, lhs_position)
+                        .or_else(|why| self.fetched_read(id, None, expr.range, res, why))
                 } else if model.symbol(id).is_array() {
                     Err(format!("it reads the replicated array {} as a whole", name.text))
                 } else {
@@ -604,7 +731,9 @@ impl<'a> Lowering<'a> {
                     if args.len() != self.distributed[&id].lbs.len() {
                         return Err(format!("the subscripts of {} are not one per dimension", name.text));
                     }
-                    return self.aligned_read(id, Some(args), name.range, res, lhs_lo, lhs_position);
+                    return self
+                        .aligned_read(id, Some(args), name.range, res, lhs_lo, lhs_position)
+                        .or_else(|why| self.fetched_read(id, Some(args), expr.range, res, why));
                 }
                 if id.is_some_and(|id| model.symbol(id).is_array()) {
                     if args.iter().any(|it| !matches!(it, Subscript::Expr(_))) {
@@ -640,8 +769,53 @@ impl<'a> Lowering<'a> {
         home: SymbolId,
         index_form: &Linear,
         reads: &mut BTreeMap<SymbolId, (i64, i64)>,
+        mut remote: Option<&mut Vec<FetchedRead>>,
     ) -> Result<(), String> {
         for (range, id) in self.distributed_occurrences(expr.range) {
+            let read = self.element_read(expr, range, id, home, index_form, reads);
+            match (read, remote.as_deref_mut()) {
+                (Ok(()), _) => {}
+                (Err(why), Some(remote)) => remote.push(self.fetched_element(expr, range, id).ok_or(why)?),
+                (Err(why), None) => return Err(why),
+            }
+        }
+        Ok(())
+    }
+
+    /// The reference to the rank-1 array `id` whose name is at `name_range`
+    /// in `expr`, as one element per FORALL iteration fetched by the
+    /// inspector/executor, or `None` when it is not such a reference: its
+    /// subscript must read no distributed array.
+    fn fetched_element(&self, expr: &Expr, name_range: TextRange, id: SymbolId) -> Option<FetchedRead> {
+        let distributed = &self.distributed[&id];
+        if distributed.lbs.len() != 1 || distributed.second.is_some() {
+            return None;
+        }
+        let [Subscript::Expr(subscript)] = find_reference(expr, name_range)? else { return None };
+        if !self.distributed_occurrences(subscript.range).is_empty() {
+            return None;
+        }
+        let text = self.slice(TextRange::new(name_range.start, expr.range.end));
+        let close = crate::closing_paren(text, text.find('(')?)?;
+        Some(FetchedRead {
+            array: id,
+            range: TextRange::new(name_range.start, name_range.start + close + 1),
+            index: format!("({})", self.one_line(subscript.range)),
+            slice: false,
+        })
+    }
+
+    /// `element_reads` for the reference whose name is at `range`.
+    fn element_read(
+        &self,
+        expr: &Expr,
+        range: TextRange,
+        id: SymbolId,
+        home: SymbolId,
+        index_form: &Linear,
+        reads: &mut BTreeMap<SymbolId, (i64, i64)>,
+    ) -> Result<(), String> {
+        {
             let distributed = &self.distributed[&id];
             let home_distributed = &self.distributed[&home];
             if !distributed.same_blocks(home_distributed) {
@@ -674,6 +848,48 @@ impl<'a> Lowering<'a> {
         Ok(())
     }
 
+    /// A read of the distributed array `id` that `aligned_read` refused (for
+    /// `why`), as a reference the inspector/executor fetches: a rank-1 array
+    /// read whole, as a section, or at one element, in an array assignment
+    /// whose left side is one run of elements of a BLOCK array. The values
+    /// are fetched before the statement assigns anything, so reading the
+    /// array the statement writes (`A(N:1:-1) = A(1:N)`) takes the old ones.
+    fn fetched_read(
+        &self,
+        id: SymbolId,
+        args: Option<&[Subscript]>,
+        range: TextRange,
+        res: &mut SectionAssign,
+        why: String,
+    ) -> Result<(), String> {
+        let distributed = &self.distributed[&id];
+        if !res.fetches || distributed.lbs.len() != 1 || distributed.second.is_some() {
+            return Err(why);
+        }
+        if let Some(args) = args {
+            if args.iter().any(|it| !self.distributed_occurrences(it.range()).is_empty()) {
+                return Err(why);
+            }
+        }
+        // The left side's element `hpf_i` is the t-th of its section, t = (hpf_i - lo) / step.
+        let position = format!("(hpf_i - ({})) / ({})", res.lo, res.step);
+        let (index, slice) = match args {
+            None => (format!("{} + {position}", distributed.lb), true),
+            Some([Subscript::Range { lo, stride, .. }]) => {
+                let first = lo.as_ref().map_or(distributed.lb.to_string(), |it| self.one_line(it.range));
+                let step = match stride {
+                    Some(stride) => self.constant_of(stride).ok_or(why)?,
+                    None => 1,
+                };
+                (format!("({first}) + ({step}) * ({position})"), true)
+            }
+            Some([Subscript::Expr(element)]) => (format!("({})", self.one_line(element.range)), true),
+            _ => return Err(why),
+        };
+        res.remote.push(FetchedRead { array: id, range, index, slice });
+        Ok(())
+    }
+
     /// A read of the distributed array `id` in an array expression.
     fn aligned_read(
         &self,
@@ -686,6 +902,11 @@ impl<'a> Lowering<'a> {
     ) -> Result<(), String> {
         let home = &self.distributed[&res.home];
         let distributed = &self.distributed[&id];
+        // A CYCLIC left side assigned from fetched values (`assignment`)
+        // reads its own alignment at the same elements locally, nothing else.
+        if res.courses && res.fetches && !distributed.same_alignment(home) {
+            return Err(format!("{} is read for the CYCLIC {}", distributed.name, home.name));
+        }
         if !distributed.same_blocks(home) {
             return Err(format!("{} and {} are distributed differently", distributed.name, home.name));
         }
@@ -707,6 +928,16 @@ impl<'a> Lowering<'a> {
             _ => None,
         }
         .ok_or_else(|| format!("{} is not read at a constant distance from the left side", distributed.name))?;
+        if res.courses && res.fetches {
+            // The CYCLIC left side's own elements: the same run of local positions.
+            if c != 0 || (section.whole && distributed.lbs.len() != 1) {
+                return Err(format!("{} is read at other elements than the CYCLIC {}", distributed.name, home.name));
+            }
+            let name = &distributed.name;
+            let run = format!("hpf_lx(hpf_d_{name}, hpf_lo):hpf_lx(hpf_d_{name}, hpf_hi):{}", res.step);
+            res.edits.push((section.range, if section.whole { format!("{name}({run})") } else { run }));
+            return Ok(());
+        }
         let entry = res.reads.entry(id).or_insert((c, c));
         entry.0 = entry.0.min(c);
         entry.1 = entry.1.max(c);
@@ -765,14 +996,28 @@ impl<'a> Lowering<'a> {
 
     pub(crate) fn emit_section(&self, out: &mut String, section: &SectionAssign) {
         let _ = writeln!(out, "  ! hpf-ls: owner computes {}", self.slice(section.stmt.header).trim());
-        let text = self.edited_statement(section.stmt, &section.edits);
-        if section.courses {
+        if section.courses && !section.fetches {
+            // Course by course at the home's local positions, no communication.
+            let text = self.edited_statement(section.stmt, &section.edits);
             self.emit_course_bounds(out, section);
             let _ = writeln!(out, "{text}\n  end do");
-        } else {
-            self.emit_section_bounds(out, section);
-            let _ = writeln!(out, "{text}");
+            return;
         }
+        if section.courses {
+            let bounds = (section.lo.as_str(), section.hi.as_str(), section.step);
+            self.emit_fetched_courses(out, section.stmt, section.home, bounds, &section.remote, &section.edits);
+            return;
+        }
+        self.emit_section_bounds(out, section);
+        if section.remote.is_empty() {
+            let text = self.edited_statement(section.stmt, &section.edits);
+            let _ = writeln!(out, "{text}");
+            return;
+        }
+        let mut edits = section.edits.clone();
+        edits.extend(self.emit_fetched_reads(out, "hpf_i", section.step, &section.remote));
+        let text = self.edited_statement(section.stmt, &edits);
+        let _ = writeln!(out, "{text}\n  end block");
     }
 
     /// The text of `range` with the replacements inside it.

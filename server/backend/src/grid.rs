@@ -59,6 +59,10 @@ use crate::{Distributed, Lowering, Plan, SecondAxis};
 type Reads = BTreeMap<SymbolId, Vec<[i64; 2]>>;
 
 /// The smallest and largest distance along each dimension.
+/// The most boxes one fetch takes (`hpf_nl(2, MAX_FETCH_BOXES)`); an array
+/// read at more distances fetches the box around them all.
+pub(crate) const MAX_FETCH_BOXES: usize = 27;
+
 fn ranges(distances: &[[i64; 2]]) -> [(i64, i64); 2] {
     let range = |k: usize| {
         let values = distances.iter().map(|it| it[k]);
@@ -164,6 +168,27 @@ pub(crate) fn same_grid_blocks(one: &Distributed, other: &Distributed) -> bool {
     first && second
 }
 
+/// Whether the grid axes of two arrays distributed in two dimensions are
+/// cut alike, whichever of their dimensions lies along each: unit strides,
+/// BLOCK or BLOCK(m) along both axes, the same target (or templates of the
+/// same bounds and blocks) and arrangement. The element `X(i, j)` of one
+/// transposed onto the other's template (`ALIGN C(I,J) WITH E(J,I)`) then
+/// sits, axis by axis, where the other's element at the same indices along
+/// that axis does, up to the alignment offsets (`aligned_distances`).
+pub(crate) fn same_grid_axes(one: &Distributed, other: &Distributed) -> bool {
+    let (Some(a), Some(b)) = (&one.second, &other.second) else { return false };
+    let unit = one.stride == 1 && other.stride == 1 && a.stride == 1 && b.stride == 1;
+    let block = !one.cyclic && !other.cyclic && !a.cyclic && !b.cyclic;
+    let cut = one.target == other.target
+        || (one.template_lo == other.template_lo
+            && one.template_hi == other.template_hi
+            && one.block == other.block
+            && a.template_lo == b.template_lo
+            && a.template_hi == b.template_hi
+            && a.block == b.block);
+    unit && block && cut && a.procs == b.procs
+}
+
 /// The descriptors of an array distributed in two dimensions and its allocation.
 pub(crate) fn emit_alloc(out: &mut String, distributed: &Distributed, second: &SecondAxis) {
     let name = &distributed.name;
@@ -245,7 +270,15 @@ impl<'a> Lowering<'a> {
     where
         'a: 's,
     {
-        let (loops, assignments) = self.nest_parts(stmt)?;
+        let parts = self.nest_parts(stmt)?;
+        // IFs and private scalars are lowered on arrays distributed in one dimension only.
+        if !parts.ifs.is_empty() {
+            return Err("its body holds more than DO loops and assignments".to_string());
+        }
+        if let Some(scalar) = parts.scalars.first() {
+            return Err(format!("it assigns the scalar {}", scalar.text));
+        }
+        let (loops, assignments) = (parts.loops, parts.assignments);
         if self.analysis.loops.iter().any(|it| stmt.range.contains_range(it.range) && it.kind != LoopKind::Do) {
             return Err("it holds an array assignment or FORALL".to_string());
         }
@@ -929,7 +962,7 @@ impl<'a> Lowering<'a> {
         for (range, id) in self.distributed_occurrences(expr.range) {
             let distributed = &self.distributed[&id];
             let home_distributed = &self.distributed[&home];
-            if !distributed.same_blocks(home_distributed) {
+            if !distributed.same_blocks(home_distributed) && !same_grid_axes(distributed, home_distributed) {
                 return Err(format!("{} and {} are distributed differently", distributed.name, home_distributed.name));
             }
             let dims = self.grid_dims(id).expect("a grid array");
@@ -991,70 +1024,73 @@ impl<'a> Lowering<'a> {
             if !distances.iter().any(|it| off(it, 0) || off(it, 1)) {
                 continue;
             }
-            let boxes: Vec<[(i64, i64); 2]> = if distances.iter().any(|it| off(it, 0) && off(it, 1)) {
-                vec![ranges(distances)]
-            } else {
-                // Off along dimension k only: the strip along k, on the home's cells along the other.
-                (0..2)
-                    .filter_map(|k| {
-                        let strip: Vec<[i64; 2]> = distances.iter().filter(|it| off(it, k)).copied().collect();
-                        (!strip.is_empty()).then(|| {
-                            let mut range = ranges(&strip);
-                            range[1 - k] = (aligned[1 - k], aligned[1 - k]);
-                            range
-                        })
-                    })
-                    .collect()
-            };
-            for b in 0..2 {
-                match boxes.get(b) {
-                    Some(range) => {
-                        for k in 0..2 {
-                            if let Some(index) = &scalars[k] {
-                                let _ = writeln!(
-                                    out,
-                                    "  hpf_nl({k1}, {b1}) = 1\n  hpf_nh({k1}, {b1}) = 0\n  if (hpf_owns(hpf_d_{home_name}({k1}), {index})) then\n    hpf_nl({k1}, {b1}) = ({index}) + ({})\n    hpf_nh({k1}, {b1}) = ({index}) + ({})\n  end if",
-                                    range[k].0,
-                                    range[k].1,
-                                    k1 = k + 1,
-                                    b1 = b + 1
-                                );
-                                continue;
-                            }
-                            if let Some(step) = spans[k] {
-                                let (lo, hi) = [("hpf_lo", "hpf_hi"), ("hpf_lo2", "hpf_hi2")][k];
-                                let _ = writeln!(
-                                    out,
-                                    "  call hpf_need_span({lo}, {hi}, {step}, {}, {}, hpf_nl({k1}, {b1}), hpf_nh({k1}, {b1}))",
-                                    range[k].0,
-                                    range[k].1,
-                                    k1 = k + 1,
-                                    b1 = b + 1
-                                );
-                                continue;
-                            }
+            // One box per distance the iterations read at: the fetch moves
+            // their union, each element once.
+            let mut boxes: Vec<[(i64, i64); 2]> = distances
+                .iter()
+                .filter(|it| off(it, 0) || off(it, 1))
+                .map(|it| [(it[0], it[0]), (it[1], it[1])])
+                .collect();
+            // Past MAX_FETCH_BOXES, the box around them all (every element of it).
+            let strided = boxes.len() <= MAX_FETCH_BOXES;
+            if !strided {
+                boxes = vec![ranges(distances)];
+            }
+            let _ = writeln!(out, "  hpf_na = 0\n  hpf_ns = 1");
+            for (b, range) in boxes.iter().enumerate() {
+                for k in 0..2 {
+                    if let Some(index) = &scalars[k] {
+                        let _ = writeln!(
+                            out,
+                            "  hpf_nl({k1}, {b1}) = 1\n  hpf_nh({k1}, {b1}) = 0\n  if (hpf_owns(hpf_d_{home_name}({k1}), {index})) then\n    hpf_nl({k1}, {b1}) = ({index}) + ({})\n    hpf_nh({k1}, {b1}) = ({index}) + ({})\n  end if",
+                            range[k].0,
+                            range[k].1,
+                            k1 = k + 1,
+                            b1 = b + 1
+                        );
+                        continue;
+                    }
+                    if let Some(step) = spans[k] {
+                        let (lo, hi) = [("hpf_lo", "hpf_hi"), ("hpf_lo2", "hpf_hi2")][k];
+                        let _ = writeln!(
+                            out,
+                            "  call hpf_need_span({lo}, {hi}, {step}, {}, {}, hpf_nl({k1}, {b1}), hpf_nh({k1}, {b1}))",
+                            range[k].0,
+                            range[k].1,
+                            k1 = k + 1,
+                            b1 = b + 1
+                        );
+                        // A strided loop reads every |step|-th element from its first iteration's on.
+                        if strided && step.abs() > 1 {
                             let _ = writeln!(
                                 out,
-                                "  call hpf_need(hpf_d_{home_name}({k1}), {}, {}, {}, hpf_nl({k1}, {b1}), hpf_nh({k1}, {b1}))",
-                                offsets[k],
+                                "  hpf_na({k1}, {b1}) = {lo} + ({})\n  hpf_ns({k1}, {b1}) = {}",
                                 range[k].0,
-                                range[k].1,
+                                step.abs(),
                                 k1 = k + 1,
                                 b1 = b + 1
                             );
                         }
+                        continue;
                     }
-                    None => {
-                        let _ = writeln!(out, "  hpf_nl(:, {b1}) = 1\n  hpf_nh(:, {b1}) = 0", b1 = b + 1);
-                    }
+                    let _ = writeln!(
+                        out,
+                        "  call hpf_need(hpf_d_{home_name}({k1}), {}, {}, {}, hpf_nl({k1}, {b1}), hpf_nh({k1}, {b1}))",
+                        offsets[k],
+                        range[k].0,
+                        range[k].1,
+                        k1 = k + 1,
+                        b1 = b + 1
+                    );
                 }
             }
             let distributed = &self.distributed[array];
             let _ = writeln!(
                 out,
-                "  call hpf_fetch_{}({name}, hpf_d_{name}, hpf_nl, hpf_nh)",
+                "  call hpf_fetch_{}({name}, hpf_d_{name}, hpf_nl(:, 1:{n}), hpf_nh(:, 1:{n}), hpf_na(:, 1:{n}), hpf_ns(:, 1:{n}))",
                 distributed.variant(),
-                name = distributed.name
+                name = distributed.name,
+                n = boxes.len()
             );
         }
     }

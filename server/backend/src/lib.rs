@@ -15,7 +15,14 @@
 //! - DO nests whose distributing loop updates its home `H(I+q)` and reads
 //!   distributed arrays at `X(I+c)`: each process runs the iterations it
 //!   owns, after one neighbour fetch per array into its shadow area (the
-//!   seed's transfer before the loop);
+//!   seed's transfer before the loop); inside the distributing loop,
+//!   IF statements and constructs (their conditions read like the
+//!   assignments do) and private scalar temporaries, assigned before they
+//!   are read in every iteration (read after the nest: the last
+//!   iteration's value is broadcast) (`private.rs`), and scalar reductions
+//!   `s = s + e`, `max(s, e)`, ... (INTEGER: `MPI_Allreduce`; floating-point
+//!   sums along the chain of processes, in the sequential order)
+//!   (`loop_reductions.rs`);
 //! - in such a DO loop (a single loop of assignments, home not CYCLIC),
 //!   reads of 1-D distributed arrays at elements that are not neighbours
 //!   (`B(2*I)`, `B(N+1-I)`, `B(IDX(I))`, arrays cut in other blocks): an
@@ -39,7 +46,9 @@
 //!   WHERE constructs whose distributed reads all lie on the left side's
 //!   template cells, course by course (`assign.rs`: in a course, a
 //!   process's elements of a section are one strided run of its local
-//!   positions); reductions other than floating-point SUM, PRODUCT and
+//!   positions); other array assignments to one run of elements of a
+//!   rank-1 CYCLIC array, course by course from values fetched by the
+//!   inspector/executor (`remap.rs`); reductions other than floating-point SUM, PRODUCT and
 //!   DOT_PRODUCT, course by course then `MPI_Allreduce`. Any other
 //!   statement on a CYCLIC array, a read at another cell included (no
 //!   neighbour shift there; from a BLOCK home in a DO loop it is fetched as
@@ -73,6 +82,8 @@ mod assign;
 pub mod driver;
 mod embed;
 mod grid;
+mod loop_reductions;
+mod private;
 mod procedures;
 mod reduce;
 mod remap;
@@ -84,6 +95,7 @@ use std::fmt::Write;
 use analysis::loops::{AccessAttr, LoopKind, LoopReport, SubscriptForm};
 use analysis::model::{Format, SymbolId, SymbolKind};
 use analysis::FileAnalysis;
+use private::mentions_word;
 use syntax::{ExprKind, LoopControl, Stmt, StmtKind, TextRange, UnitKind};
 
 /// Something the backend refuses, at the place it refuses it.
@@ -235,9 +247,9 @@ struct ParallelNest<'a> {
     reads: BTreeMap<SymbolId, (i64, i64)>,
     /// For a CYCLIC home: the distributed subscripts rewritten to local positions.
     cyclic_edits: Option<Vec<(TextRange, String)>>,
-    /// Per array read off the home's cells: the elements those reads reach
-    /// along each dimension (`None`: all of them; the distributed one's is unused).
-    parts: BTreeMap<SymbolId, Vec<Option<(i64, i64)>>>,
+    /// Per array read off the home's cells: what those reads reach, one
+    /// fetch per group of distances whose parts may share elements.
+    parts: BTreeMap<SymbolId, Vec<PartFetch>>,
     /// Arrays the nest only reads, at elements of other processes that are
     /// not neighbours (`B(2*I)`, `B(IDX(I))`) or cut in other blocks, where
     /// `remote` does not apply: every process gets a whole copy (`hpf_g_B`,
@@ -245,6 +257,63 @@ struct ParallelNest<'a> {
     replicated: Vec<SymbolId>,
     /// References fetched by the inspector/executor before the loop (`remap.rs`).
     remote: Vec<remap::RemoteRead>,
+    /// Private scalars read after the nest: the owner of the last
+    /// iteration broadcasts the value it left (`private.rs`).
+    last_values: Vec<String>,
+    /// Scalars it reduces (`loop_reductions.rs`).
+    reductions: Vec<loop_reductions::LoopReduction>,
+}
+
+/// The statements of a DO nest (`nest_parts`).
+struct NestParts<'s> {
+    /// Its DO loops, the nest's own first.
+    loops: Vec<&'s Stmt>,
+    assignments: Vec<&'s Stmt>,
+    /// Its IF statements and constructs.
+    ifs: Vec<&'s Stmt>,
+    /// The replicated scalars it assigns, once each.
+    scalars: Vec<&'s syntax::Name>,
+}
+
+/// Reads of one array at distances `offsets.0 ..= offsets.1` from the home,
+/// and the elements they reach along each dimension (`None`: all of them;
+/// the distributed one's is unused). Reads whose parts cannot share an
+/// element are fetched apart (`A(I-1, 2)` and `A(I+1, M)`: one column each,
+/// not the columns 2..M at both distances).
+#[derive(Clone, Debug)]
+struct PartFetch {
+    offsets: (i64, i64),
+    part: Vec<Option<(i64, i64)>>,
+}
+
+impl PartFetch {
+    /// Whether an element could lie in both (their parts meet along every dimension).
+    fn may_share(&self, other: &PartFetch, dim: usize) -> bool {
+        self.part.iter().zip(&other.part).enumerate().all(|(k, pair)| match pair {
+            _ if k == dim => true,
+            (Some(a), Some(b)) => a.0 <= b.1 && b.0 <= a.1,
+            _ => true,
+        })
+    }
+
+    fn absorb(&mut self, other: PartFetch) {
+        self.offsets = (self.offsets.0.min(other.offsets.0), self.offsets.1.max(other.offsets.1));
+        for (have, new) in self.part.iter_mut().zip(other.part) {
+            *have = match (*have, new) {
+                (Some(a), Some(b)) => Some((a.0.min(b.0), a.1.max(b.1))),
+                _ => None,
+            };
+        }
+    }
+}
+
+/// Adds a read to an array's fetches, merging the ones that may share elements.
+fn add_part_fetch(fetches: &mut Vec<PartFetch>, mut new: PartFetch, dim: usize) {
+    while let Some(at) = fetches.iter().position(|it| it.may_share(&new, dim)) {
+        new.absorb(fetches.swap_remove(at));
+    }
+    fetches.push(new);
+    fetches.sort_by_key(|it| it.offsets);
 }
 
 enum Plan<'a> {
@@ -278,6 +347,9 @@ enum Plan<'a> {
         reads: BTreeMap<SymbolId, (i64, i64)>,
         /// For a CYCLIC array: its distributed subscript as a local position.
         edits: Vec<(TextRange, String)>,
+        /// Elements the owner reads of arrays distributed differently,
+        /// fetched by the inspector/executor (`remap.rs`).
+        remote: Vec<remap::FetchedRead>,
     },
     /// A FORALL run by the owners of its home's elements, after neighbour fetches.
     Forall {
@@ -290,6 +362,9 @@ enum Plan<'a> {
         /// The distributing index's `lo:hi:step` in the statement.
         control: TextRange,
         reads: BTreeMap<SymbolId, (i64, i64)>,
+        /// Elements fetched by the inspector/executor before it (`remap.rs`),
+        /// on a BLOCK home.
+        remote: Vec<remap::FetchedRead>,
         /// For a CYCLIC home (run course by course, every read on the home's
         /// cell): the distributed subscripts rewritten to local positions.
         cyclic_edits: Option<Vec<(TextRange, String)>>,
@@ -321,6 +396,18 @@ impl Plan<'_> {
             Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::runs_in_parallel),
             Plan::If { branches } => branches.iter().flat_map(|it| &it.1).any(Plan::runs_in_parallel),
             Plan::Verbatim(_) | Plan::OnRankZero { .. } => false,
+        }
+    }
+
+    /// Whether an element assignment fetches what it reads by an all-to-all
+    /// (`Owner` with `remote`): in every iteration of a loop, that costs
+    /// more than running the loop once on rank 0.
+    fn fetches_elements(&self) -> bool {
+        match self {
+            Plan::Owner { remote, .. } => !remote.is_empty(),
+            Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::fetches_elements),
+            Plan::If { branches } => branches.iter().flat_map(|it| &it.1).any(Plan::fetches_elements),
+            _ => false,
         }
     }
 
@@ -880,6 +967,8 @@ impl<'a> Lowering<'a> {
         let cyclic =
             self.distributed_occurrences(stmt.range).iter().find(|it| self.distributed[&it.1].cyclic).map(|it| it.1);
         if let StmtKind::Forall { .. } = stmt.kind {
+            // A FORALL on a BLOCK home that reads CYCLIC arrays fetches them;
+            // one on a CYCLIC home reads its own cells only.
             match self.forall(stmt) {
                 Ok(plan) => return plan,
                 Err(why) => {
@@ -892,6 +981,9 @@ impl<'a> Lowering<'a> {
             return plan;
         }
         let mut why_not = None;
+        // An array assignment that reads CYCLIC arrays, or assigns one whose
+        // reads are not all on its cells, fetches what it reads through the
+        // inspector/executor (`assign.rs`).
         if let StmtKind::Assign { .. } = stmt.kind {
             match self.assignment(stmt) {
                 Ok(plan) => return plan,
@@ -975,6 +1067,9 @@ impl<'a> Lowering<'a> {
         if planned.iter().flat_map(|it| &it.1).any(Plan::gathers) {
             return Err("a statement of its body runs on rank 0 on gathered copies".to_string());
         }
+        if is_loop && planned.iter().flat_map(|it| &it.1).any(Plan::fetches_elements) {
+            return Err("an element assignment of its body would fetch by an all-to-all in every iteration".to_string());
+        }
         if !is_loop {
             return Ok(Plan::If { branches: planned });
         }
@@ -1013,33 +1108,42 @@ impl<'a> Lowering<'a> {
         if body.iter().any(Plan::gathers) {
             return Err("a statement of its body runs on rank 0 on gathered copies".to_string());
         }
+        if body.iter().any(Plan::fetches_elements) {
+            return Err("an element assignment of its body would fetch by an all-to-all in every iteration".to_string());
+        }
         Ok(Plan::Sequential { control, body })
     }
 
-    /// The DO loops (with control) and the assignments of a nest, or why it
-    /// holds something else (or assigns a replicated scalar).
-    fn nest_parts<'s>(&self, stmt: &'s Stmt) -> Result<(Vec<&'s Stmt>, Vec<&'s Stmt>), String> {
-        let mut loops: Vec<&'s Stmt> = Vec::new();
-        let mut assignments: Vec<&'s Stmt> = Vec::new();
+    /// The statements of a DO nest, or why it holds something else: only
+    /// DO loops (with control), assignments, IF statements and constructs
+    /// and CONTINUE.
+    fn nest_parts<'s>(&self, stmt: &'s Stmt) -> Result<NestParts<'s>, String> {
+        let mut parts = NestParts { loops: Vec::new(), assignments: Vec::new(), ifs: Vec::new(), scalars: Vec::new() };
         let mut stack = vec![stmt];
         while let Some(current) = stack.pop() {
             match &current.kind {
                 StmtKind::Do { control: Some(_), body, .. } => {
-                    loops.push(current);
+                    parts.loops.push(current);
                     stack.extend(body.iter());
                 }
                 StmtKind::Assign { lhs, .. } => {
-                    assignments.push(current);
+                    parts.assignments.push(current);
                     if let ExprKind::Name(name) = &lhs.kind {
-                        if !self.is_distributed_name(name) {
-                            return Err(format!("it assigns the scalar {}", name.text));
+                        if !self.is_distributed_name(name) && !parts.scalars.iter().any(|it| it.key() == name.key()) {
+                            parts.scalars.push(name);
                         }
                     }
+                }
+                StmtKind::If { branches } => {
+                    parts.ifs.push(current);
+                    stack.extend(branches.iter().flat_map(|it| &it.1));
+                }
+                StmtKind::Other { body, .. } if body.is_empty() && self.begins_with_keyword(current, &["continue"]) => {
                 }
                 _ => return Err("its body holds more than DO loops and assignments".to_string()),
             }
         }
-        Ok((loops, assignments))
+        Ok(parts)
     }
 
     /// Whether an array a nest accesses is distributed (then in the home's
@@ -1088,7 +1192,7 @@ impl<'a> Lowering<'a> {
     where
         'a: 's,
     {
-        let (loops, assignments) = self.nest_parts(stmt)?;
+        let NestParts { loops, assignments, ifs, scalars } = self.nest_parts(stmt)?;
         let reports: Vec<&'a LoopReport> = self
             .analysis
             .loops
@@ -1098,7 +1202,21 @@ impl<'a> Lowering<'a> {
             .collect();
         let with_home: Vec<&&LoopReport> = reports.iter().filter(|it| !it.accesses.is_empty()).collect();
         let first = with_home.first().ok_or("it touches no array")?;
-        let home = first.home.as_ref().ok_or("it updates no distributed array")?;
+        // Scalars it reduces; the others must be private (below).
+        let mut reductions: Vec<loop_reductions::LoopReduction> = Vec::new();
+        let mut others: Vec<&syntax::Name> = Vec::new();
+        for scalar in &scalars {
+            match self.loop_reduction(stmt, scalar) {
+                Some(reduction) => reductions.push(reduction?),
+                None => others.push(scalar),
+            }
+        }
+        // A nest that only reduces runs where the elements it reads live.
+        let read_home = (first.home.is_none() && !reductions.is_empty()).then(|| self.read_home(first)).flatten();
+        let home = first.home.as_ref().or(read_home.as_ref()).ok_or_else(|| match scalars.first() {
+            Some(scalar) => format!("it updates no distributed array (it assigns the scalar {})", scalar.text),
+            None => "it updates no distributed array".to_string(),
+        })?;
         let home_distributed = self.distributed.get(&home.array).ok_or("its home is not distributed")?.clone();
         let dim = home_distributed.dim;
         let (home_index, home_offset) = match home.subscripts.get(dim) {
@@ -1121,10 +1239,27 @@ impl<'a> Lowering<'a> {
         if assignments.iter().any(|it| !distributing.range.contains_range(it.range)) {
             return Err("it assigns outside its distributing loop".to_string());
         }
+        if ifs.iter().any(|it| !distributing.range.contains_range(it.range)) {
+            return Err("it branches outside its distributing loop".to_string());
+        }
+        // An inner loop's index gets its final value after the nest as if
+        // the loop ran: it must run whenever its iteration of the nest does.
+        if loops.iter().any(|it| ifs.iter().any(|branch| branch.range.contains_range(it.range))) {
+            return Err("a DO loop of the nest is inside an IF".to_string());
+        }
+        let mut privates: Vec<String> = Vec::new();
+        let mut last_values: Vec<String> = Vec::new();
+        for scalar in &others {
+            if self.private_scalar(stmt, distributing, &loops, scalar)? == private::After::LastValue {
+                last_values.push(scalar.text.clone());
+            }
+            privates.push(scalar.key());
+        }
         if self.analysis.loops.iter().any(|it| stmt.range.contains_range(it.range) && it.kind != LoopKind::Do) {
             return Err("it holds an array assignment or FORALL".to_string());
         }
         let outermost = std::ptr::eq(distributing, stmt);
+        self.check_loop_reductions(&reductions, &home_distributed, outermost)?;
         let report = reports.iter().find(|it| it.range == distributing.range).ok_or("the loop was not analysed")?;
         let own = report.nest.last().ok_or("the loop was not analysed")?;
         let step = own.step.ok_or("its step is not a constant")?;
@@ -1135,7 +1270,7 @@ impl<'a> Lowering<'a> {
         let mut reads: BTreeMap<SymbolId, (i64, i64)> = BTreeMap::new();
         // What the reads off the home's cells reach along the other dimensions.
         let home_shift = home_distributed.offset + home_offset;
-        let mut parts: BTreeMap<SymbolId, Vec<Option<(i64, i64)>>> = BTreeMap::new();
+        let mut parts: BTreeMap<SymbolId, Vec<PartFetch>> = BTreeMap::new();
         let mut remote: Vec<remap::RemoteRead> = Vec::new();
         // What the nest writes: neither fetched before it nor copied whole.
         let written: Vec<SymbolId> = reports
@@ -1167,7 +1302,13 @@ impl<'a> Lowering<'a> {
                 let cut_like_home =
                     self.distributed.get(&access.array).is_some_and(|it| it.same_blocks(&home_distributed));
                 if !(near && cut_like_home) {
-                    if let Some(read) = self.remote_read(access, &home_distributed, &loops, &written) {
+                    // The inspector evaluates every subscript in every iteration,
+                    // before the loop: not under an IF, not of a private scalar.
+                    let remote_read = self
+                        .remote_read(access, &home_distributed, &loops, &written)
+                        .filter(|_| ifs.is_empty())
+                        .filter(|it| !privates.iter().any(|key| mentions_word(self.slice(it.subscript()), key)));
+                    if let Some(read) = remote_read {
                         remote.push(read);
                         continue;
                     }
@@ -1206,7 +1347,7 @@ impl<'a> Lowering<'a> {
                     AccessAttr::Reference => {
                         // Reading what an earlier iteration on another process wrote
                         // is a dependence carried across processors.
-                        if access.array == home.array {
+                        if access.array == home.array && written.contains(&access.array) {
                             let carried =
                                 if outermost { (offset - home_offset) * step < 0 } else { offset != home_offset };
                             if carried {
@@ -1226,13 +1367,8 @@ impl<'a> Lowering<'a> {
                                 .enumerate()
                                 .map(|(k, form)| if k == dim { None } else { reach(form, &report.nest, &var_key) })
                                 .collect();
-                            let part = parts.entry(access.array).or_insert_with(|| reach.clone());
-                            for (have, new) in part.iter_mut().zip(reach) {
-                                *have = match (*have, new) {
-                                    (Some(a), Some(b)) => Some((a.0.min(b.0), a.1.max(b.1))),
-                                    _ => None,
-                                };
-                            }
+                            let read = PartFetch { offsets: (offset, offset), part: reach };
+                            add_part_fetch(parts.entry(access.array).or_default(), read, dim);
                         }
                     }
                 }
@@ -1258,7 +1394,18 @@ impl<'a> Lowering<'a> {
             });
         }
         let cyclic_edits = if home_distributed.cyclic {
-            Some(self.cyclic_edits(stmt, outermost, home.array, home_offset, &reads, &assignments)?)
+            let mut exprs: Vec<&syntax::Expr> = Vec::new();
+            for it in &assignments {
+                if let StmtKind::Assign { lhs, rhs } = &it.kind {
+                    exprs.extend([lhs, rhs]);
+                }
+            }
+            for it in &ifs {
+                if let StmtKind::If { branches } = &it.kind {
+                    exprs.extend(branches.iter().filter_map(|branch| branch.0.as_ref()));
+                }
+            }
+            Some(self.cyclic_edits(stmt, outermost, home.array, home_offset, &reads, &exprs)?)
         } else {
             self.grow_shadows(home.array, home_offset, &reads);
             None
@@ -1274,7 +1421,25 @@ impl<'a> Lowering<'a> {
             parts,
             replicated,
             remote,
+            last_values,
+            reductions,
         }))
+    }
+
+    /// For a nest that updates no array: the first distributed array it
+    /// reads at `X(.., v+c, ..)` along its distributed dimension, taken as
+    /// its home (each process runs the iterations whose element it owns).
+    fn read_home(&self, report: &LoopReport) -> Option<analysis::loops::Home> {
+        report.accesses.iter().find_map(|access| {
+            let distributed = self.distributed.get(&access.array).filter(|it| it.second.is_none())?;
+            let along = matches!(access.subscripts.get(distributed.dim), Some(SubscriptForm::Affine { coef: 1, .. }));
+            (access.attr == AccessAttr::Reference && along).then(|| analysis::loops::Home {
+                array: access.array,
+                range: access.range,
+                subscripts: access.subscripts.clone(),
+                triple: Vec::new(),
+            })
+        })
     }
 
     /// An assignment to a CYCLIC array that needs no other process's data:
@@ -1308,6 +1473,7 @@ impl<'a> Lowering<'a> {
                         index.range,
                         format!("hpf_lx(hpf_d_{}, {})", distributed.name, self.one_line(index.range)),
                     )],
+                    remote: Vec::new(),
                 })
             }
             _ => None,
@@ -1326,7 +1492,7 @@ impl<'a> Lowering<'a> {
         home: SymbolId,
         home_offset: i64,
         reads: &BTreeMap<SymbolId, (i64, i64)>,
-        assignments: &[&Stmt],
+        exprs: &[&syntax::Expr],
     ) -> Result<Vec<(TextRange, String)>, String> {
         if !outermost {
             return Err("its loop over a CYCLIC dimension is not the outermost loop of the nest".to_string());
@@ -1339,14 +1505,7 @@ impl<'a> Lowering<'a> {
                 self.distributed[array].name
             ));
         }
-        let exprs: Vec<&syntax::Expr> = assignments
-            .iter()
-            .flat_map(|it| match &it.kind {
-                StmtKind::Assign { lhs, rhs } => vec![lhs, rhs],
-                _ => Vec::new(),
-            })
-            .collect();
-        self.cyclic_subscript_edits(stmt.range, &exprs)
+        self.cyclic_subscript_edits(stmt.range, exprs)
     }
 
     /// The rewrites of the distributed subscript `e` of every reference to a
@@ -1411,7 +1570,8 @@ impl<'a> Lowering<'a> {
     }
 
     /// As `emit_fetches`, fetching of an array in `parts` only the elements
-    /// its reads reach along the other dimensions (`hpf_fetch_part_*`).
+    /// its reads reach along the other dimensions (`hpf_fetch_part_*`), one
+    /// fetch per group of distances whose parts may share elements.
     fn emit_fetches_of_parts(
         &self,
         out: &mut String,
@@ -1419,43 +1579,57 @@ impl<'a> Lowering<'a> {
         home_offset: i64,
         step: i64,
         reads: &BTreeMap<SymbolId, (i64, i64)>,
-        parts: &BTreeMap<SymbolId, Vec<Option<(i64, i64)>>>,
+        parts: &BTreeMap<SymbolId, Vec<PartFetch>>,
     ) {
         for (array, (low, high)) in reads {
             let distributed = &self.distributed[array];
             if self.is_local(home, home_offset, *array, (*low, *high)) {
                 continue;
             }
-            let name = &distributed.name;
-            let variant = distributed.variant();
-            let part =
-                parts.get(array).filter(|it| it.iter().enumerate().any(|(k, it)| k != distributed.dim && it.is_some()));
-            let (routine, part_args) = match part {
-                Some(part) => {
-                    let bound = |pick: fn((i64, i64)) -> i64, which: &str| {
-                        part.iter()
-                            .enumerate()
-                            .map(|(k, it)| match it {
-                                Some(range) if k != distributed.dim => pick(*range).to_string(),
-                                _ => format!("{which}({name}, {})", k + 1),
-                            })
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    };
-                    ("fetch_part", format!(", [{}], [{}]", bound(|it| it.0, "lbound"), bound(|it| it.1, "ubound")))
-                }
-                None => ("fetch", String::new()),
-            };
-            let _ = writeln!(out, "  if ((hpf_hi - hpf_lo) * ({step}) >= 0) then");
-            let _ = writeln!(
-                out,
-                "    call hpf_{routine}_{variant}({name}, hpf_d_{name}, min(hpf_lo, hpf_hi) + ({low}), max(hpf_lo, hpf_hi) + ({high}){part_args})"
-            );
-            let _ = writeln!(
-                out,
-                "  else\n    call hpf_{routine}_{variant}({name}, hpf_d_{name}, 1, 0{part_args})\n  end if"
-            );
+            let whole = [PartFetch { offsets: (*low, *high), part: Vec::new() }];
+            let fetches = parts.get(array).map_or(&whole[..], |it| &it[..]);
+            for fetch in fetches {
+                let (low, high) = fetch.offsets;
+                self.emit_fetch(out, distributed, step, (low, high), &fetch.part);
+            }
         }
+    }
+
+    /// One fetch of `distributed` at distances `low ..= high` from the
+    /// local iterations, of `part` along the other dimensions.
+    fn emit_fetch(
+        &self,
+        out: &mut String,
+        distributed: &Distributed,
+        step: i64,
+        (low, high): (i64, i64),
+        part: &[Option<(i64, i64)>],
+    ) {
+        let name = &distributed.name;
+        let variant = distributed.variant();
+        let cut = part.iter().enumerate().any(|(k, it)| k != distributed.dim && it.is_some());
+        let (routine, part_args) = if cut {
+            let bound = |pick: fn((i64, i64)) -> i64, which: &str| {
+                part.iter()
+                    .enumerate()
+                    .map(|(k, it)| match it {
+                        Some(range) if k != distributed.dim => pick(*range).to_string(),
+                        _ => format!("{which}({name}, {})", k + 1),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            ("fetch_part", format!(", [{}], [{}]", bound(|it| it.0, "lbound"), bound(|it| it.1, "ubound")))
+        } else {
+            ("fetch", String::new())
+        };
+        let _ = writeln!(out, "  if ((hpf_hi - hpf_lo) * ({step}) >= 0) then");
+        let _ = writeln!(
+            out,
+            "    call hpf_{routine}_{variant}({name}, hpf_d_{name}, min(hpf_lo, hpf_hi) + ({low}), max(hpf_lo, hpf_hi) + ({high}){part_args})"
+        );
+        let _ =
+            writeln!(out, "  else\n    call hpf_{routine}_{variant}({name}, hpf_d_{name}, 1, 0{part_args})\n  end if");
     }
 
     /// The first statement among `body` (at any depth) that may leave the
@@ -1647,7 +1821,11 @@ impl<'a> Lowering<'a> {
         }
         let _ = writeln!(out, "  integer :: hpf_lo, hpf_hi, hpf_i, hpf_c");
         if self.distributed.values().any(|it| it.second.is_some()) {
-            let _ = writeln!(out, "  integer :: hpf_lo2, hpf_hi2, hpf_nl(2, 2), hpf_nh(2, 2), hpf_bl(2), hpf_bh(2)");
+            let _ = writeln!(
+                out,
+                "  integer :: hpf_lo2, hpf_hi2, hpf_nl(2, {boxes}), hpf_nh(2, {boxes}), hpf_na(2, {boxes}), hpf_ns(2, {boxes})\n  integer :: hpf_bl(2), hpf_bh(2)",
+                boxes = grid::MAX_FETCH_BOXES
+            );
         }
         if self.distributed.values().any(|it| it.second.as_ref().is_some_and(|second| second.cyclic)) {
             let _ = writeln!(out, "  integer :: hpf_c2");
@@ -1753,6 +1931,8 @@ impl<'a> Lowering<'a> {
     /// What the analysis predicts moves for the loop `stmt` (per execution):
     /// the transfers of every loop report inside it (the accesses of a
     /// nest belong to its innermost loop), `None` if one is not counted.
+    /// The references of one array are fetched together, so an element
+    /// two of them need moves once: theirs is the union of their transfers.
     fn predicted_transfers(&self, stmt: &Stmt) -> Option<(u64, u64)> {
         // A copy of a subroutine (`procedures.rs`) runs on its actuals'
         // mappings, which the analysis of the subroutine does not know.
@@ -1761,8 +1941,15 @@ impl<'a> Lowering<'a> {
         }
         let (mut messages, mut elements) = (0, 0);
         for report in self.analysis.loops.iter().filter(|it| stmt.range.contains_range(it.range)) {
-            for transfer in report.accesses.iter().filter_map(|it| it.transfer.as_ref()) {
-                let count = transfer.count.as_ref()?;
+            let mut together: BTreeMap<(SymbolId, bool), Vec<&analysis::loops::Access>> = BTreeMap::new();
+            for access in report.accesses.iter().filter(|it| it.transfer.is_some()) {
+                together.entry((access.array, access.attr == AccessAttr::Update)).or_default().push(access);
+            }
+            for accesses in together.values() {
+                let count = match accesses[..] {
+                    [access] => access.transfer.as_ref()?.count.clone()?,
+                    _ => analysis::fetch::union_transfer(&self.analysis.model, report, accesses)?,
+                };
                 messages += count.messages.len() as u64;
                 elements += count.moved_elements;
             }
@@ -1771,11 +1958,15 @@ impl<'a> Lowering<'a> {
     }
 
     fn emit_plan(&self, out: &mut String, plan: &Plan) {
-        // Loops get per-loop `--stats` counters around their fetches and updates.
+        // Loops, and array assignments that fetch through the
+        // inspector/executor, get per-loop `--stats` counters around their
+        // fetches and updates.
         let counted = match plan {
             Plan::Parallel(ParallelNest { stmt, .. })
             | Plan::Forall { stmt, .. }
             | Plan::Grid(grid::GridPlan::Nest { stmt, .. } | grid::GridPlan::Forall { stmt, .. }) => Some(*stmt),
+            Plan::Section(section) if section.fetches_remote() => Some(section.stmt),
+            Plan::Owner { stmt, remote, .. } if !remote.is_empty() => Some(*stmt),
             Plan::Grid(grid::GridPlan::Cyclic(
                 grid::cyclic::CyclicPlan::Nest { stmt, .. } | grid::cyclic::CyclicPlan::Forall { stmt, .. },
             )) => Some(*stmt),
@@ -1784,7 +1975,15 @@ impl<'a> Lowering<'a> {
         if let Some(stmt) = counted {
             let line = self.text[..stmt.range.start].matches('\n').count() + 1;
             let mut stat_loops = self.stat_loops.borrow_mut();
-            stat_loops.push((line, self.predicted_transfers(stmt)));
+            // The analysis reports loops and array assignments, not element
+            // assignments, and models neither the chain of a floating-point
+            // reduction nor the whole copies of arrays read off the neighbours.
+            let unmodelled = match plan {
+                Plan::Owner { .. } => true,
+                Plan::Parallel(nest) => nest.reductions.iter().any(|it| it.chained()) || !nest.replicated.is_empty(),
+                _ => false,
+            };
+            stat_loops.push((line, if unmodelled { None } else { self.predicted_transfers(stmt) }));
             let id = stat_loops.len();
             drop(stat_loops);
             let _ = writeln!(out, "  call hpf_stat_begin()");
@@ -1843,8 +2042,9 @@ impl<'a> Lowering<'a> {
                 let _ = writeln!(out, "  end if");
             }
             Plan::Section(section) => self.emit_section(out, section),
-            Plan::Forall { stmt, home, home_offset, lo, hi, step, control, reads: _, cyclic_edits: Some(edits) } => {
-                // Course by course: one FORALL per block of the process's elements.
+            Plan::Forall { stmt, home, home_offset, lo, hi, step, control, cyclic_edits: Some(edits), .. } => {
+                // Course by course: one FORALL per block of the process's
+                // elements, every read on its cells (nothing fetched).
                 let name = &self.distributed[home].name;
                 let _ = writeln!(out, "  ! hpf-ls: owner computes {}", self.slice(stmt.header).trim());
                 let _ = writeln!(out, "  do hpf_c = 0, hpf_courses(hpf_d_{name}) - 1");
@@ -1856,7 +2056,7 @@ impl<'a> Lowering<'a> {
                 edits.push((*control, format!("hpf_lo:hpf_hi:{step}")));
                 let _ = writeln!(out, "{}\n  end do", self.edited_statement(stmt, &edits));
             }
-            Plan::Forall { stmt, home, home_offset, lo, hi, step, control, reads, cyclic_edits: None } => {
+            Plan::Forall { stmt, home, home_offset, lo, hi, step, control, reads, remote, cyclic_edits: None } => {
                 let name = &self.distributed[home].name;
                 let _ = writeln!(out, "  ! hpf-ls: owner computes {}", self.slice(stmt.header).trim());
                 let _ = writeln!(
@@ -1864,23 +2064,40 @@ impl<'a> Lowering<'a> {
                     "  call hpf_local_bounds(hpf_d_{name}, {home_offset}, ({lo}), ({hi}), {step}, hpf_lo, hpf_hi)"
                 );
                 self.emit_fetches(out, *home, *home_offset, *step, reads);
-                let edits = [(*control, format!("hpf_lo:hpf_hi:{step}"))];
-                let _ = writeln!(out, "{}", self.edited_statement(stmt, &edits));
+                let mut edits = vec![(*control, format!("hpf_lo:hpf_hi:{step}"))];
+                if let (false, StmtKind::Forall { specs, .. }) = (remote.is_empty(), &stmt.kind) {
+                    edits.extend(self.emit_fetched_reads(out, &specs[0].var.text, *step, remote));
+                    let _ = writeln!(out, "{}\n  end block", self.edited_statement(stmt, &edits));
+                } else {
+                    let _ = writeln!(out, "{}", self.edited_statement(stmt, &edits));
+                }
             }
             Plan::Reduce(reduce) => self.emit_reduce(out, reduce),
-            Plan::Owner { stmt, array, index, reads, edits } => {
+            Plan::Owner { stmt, array, index, reads, edits, remote } => {
                 let name = &self.distributed[array].name;
                 let index = self.copy(*index).replace(['&', '\n'], " ");
-                if self.needs_fetch(*array, 0, reads) {
+                let needs_fetch = self.needs_fetch(*array, 0, reads);
+                if needs_fetch || !remote.is_empty() {
                     // The owner fetches the elements it reads from their owners.
                     let _ = writeln!(out, "  if (hpf_owns(hpf_d_{name}, {index})) then");
                     let _ = writeln!(out, "    hpf_lo = {index}\n    hpf_hi = hpf_lo\n  else");
                     let _ = writeln!(out, "    hpf_lo = 1\n    hpf_hi = 0\n  end if");
+                }
+                if needs_fetch {
                     self.emit_fetches(out, *array, 0, 1, reads);
                 }
+                let mut edits = edits.clone();
+                if !remote.is_empty() {
+                    // The owner's one iteration: `hpf_i` at its element reads the buffers' first values.
+                    edits.extend(self.emit_fetched_reads(out, "hpf_i", 1, remote));
+                    let _ = writeln!(out, "  hpf_i = hpf_lo");
+                }
                 let _ = writeln!(out, "  if (hpf_owns(hpf_d_{name}, {index})) then");
-                let _ = writeln!(out, "{}", self.edited_statement(stmt, edits));
+                let _ = writeln!(out, "{}", self.edited_statement(stmt, &edits));
                 let _ = writeln!(out, "  end if");
+                if !remote.is_empty() {
+                    let _ = writeln!(out, "  end block");
+                }
             }
             Plan::OnRankZero { stmt, why } => self.emit_on_rank_zero(out, stmt, why.as_deref()),
             Plan::Grid(plan) => self.emit_grid(out, plan),
@@ -1913,6 +2130,7 @@ impl<'a> Lowering<'a> {
             // Course by course: each holds one block of the process's elements.
             let mut edits = edits.clone();
             edits.push(control_edit);
+            self.emit_reduction_starts(out, &nest.reductions, step);
             let _ = writeln!(out, "  do hpf_c = 0, hpf_courses(hpf_d_{home_name}) - 1");
             let _ = writeln!(
                 out,
@@ -1920,6 +2138,7 @@ impl<'a> Lowering<'a> {
             );
             let _ = writeln!(out, "{}", self.edited(nest_range, &edits));
             let _ = writeln!(out, "  end do");
+            self.emit_reduction_ends(out, &nest.reductions, step);
         } else {
             // Whole copies of the arrays read off their owners' neighbours:
             // gathered on rank 0, then broadcast.
@@ -1961,7 +2180,10 @@ impl<'a> Lowering<'a> {
             if !nest.remote.is_empty() {
                 edits.extend(self.emit_remote_reads(out, var, step, &nest.remote));
             }
+            // After the fetches: a chain waits here for the previous process.
+            self.emit_reduction_starts(out, &nest.reductions, step);
             let _ = writeln!(out, "{}", self.edited(nest_range, &edits));
+            self.emit_reduction_ends(out, &nest.reductions, step);
             if !nest.remote.is_empty() {
                 let _ = writeln!(out, "  end block");
             }
@@ -1970,6 +2192,7 @@ impl<'a> Lowering<'a> {
             }
         }
         let _ = writeln!(out, "  {var} = hpf_final(({lo}), ({hi}), {step})");
+        self.emit_last_values(out, nest, &lo, &hi);
         // The loops inside ran only where the process had iterations: their
         // indices get the values they have after the sequential loop nest.
         let mut keys: Vec<String> = Vec::new();

@@ -38,6 +38,11 @@ impl RemoteRead {
         self.array
     }
 
+    /// Its subscript.
+    pub(crate) fn subscript(&self) -> TextRange {
+        self.subscript
+    }
+
     /// Whether `other` lies inside this reference's subscript.
     pub(crate) fn nests(&self, other: &RemoteRead) -> bool {
         self.subscript.contains_range(other.range)
@@ -151,4 +156,187 @@ impl Lowering<'_> {
             .map(|(read, (k, position))| (read.range, format!("hpf_gv_{k}({position})")))
             .collect()
     }
+}
+
+/// A reference of an array assignment or a FORALL to a 1-D array distributed
+/// differently from the left side, fetched by the inspector/executor before
+/// the statement (`assign.rs`).
+#[derive(Clone, Debug)]
+pub(crate) struct FetchedRead {
+    pub(crate) array: SymbolId,
+    /// The reference as written (`B(N:1:-1)`, `B(2*I)`), replaced by the buffer.
+    pub(crate) range: TextRange,
+    /// The global index it reads at the left side's element (or FORALL
+    /// index) `var`, as Fortran text.
+    pub(crate) index: String,
+    /// Whether the reference is an array (replaced by the buffer's slice of
+    /// all the local elements) rather than one element per iteration.
+    pub(crate) slice: bool,
+}
+
+impl Lowering<'_> {
+    /// Opens a BLOCK declaring `hpf_n` (the local elements), the integers
+    /// in `extra`, and one index and one value buffer per array read;
+    /// returns each reference's buffer number and the start of its segment
+    /// (one of `hpf_n` elements per reference to an array).
+    fn declare_buffers(&self, out: &mut String, reads: &[FetchedRead], extra: &str) -> Vec<(usize, String)> {
+        let model = &self.analysis.model;
+        let arrays = fetched_arrays(reads);
+        let _ = writeln!(out, "  block");
+        let _ = writeln!(out, "  integer :: hpf_n{extra}");
+        for (idx, array) in arrays.iter().enumerate() {
+            let k = idx + 1;
+            let _ = writeln!(out, "  integer, allocatable :: hpf_gi_{k}(:)");
+            let _ = writeln!(out, "  {}, allocatable :: hpf_gv_{k}(:)", declared_type(model.symbol(*array)));
+        }
+        reads
+            .iter()
+            .enumerate()
+            .map(|(idx, read)| {
+                let k = arrays.iter().position(|it| *it == read.array).expect("listed above") + 1;
+                let segment = reads[..idx].iter().filter(|it| it.array == read.array).count();
+                let base = if segment == 0 { String::new() } else { format!("{segment} * hpf_n + ") };
+                (k, base)
+            })
+            .collect()
+    }
+
+    /// Allocates the buffers once `hpf_n` is known.
+    fn allocate_buffers(&self, out: &mut String, reads: &[FetchedRead]) {
+        for (idx, array) in fetched_arrays(reads).iter().enumerate() {
+            let k = idx + 1;
+            let n_refs = reads.iter().filter(|it| it.array == *array).count();
+            let size = if n_refs == 1 { "hpf_n".to_string() } else { format!("{n_refs} * hpf_n") };
+            let _ = writeln!(out, "  allocate (hpf_gi_{k}({size}), hpf_gv_{k}({size}))");
+        }
+    }
+
+    /// The exchanges: one `hpf_remote_read_*` per array.
+    fn exchange_buffers(&self, out: &mut String, reads: &[FetchedRead]) {
+        for (idx, array) in fetched_arrays(reads).iter().enumerate() {
+            let k = idx + 1;
+            let distributed = &self.distributed[array];
+            let name = &distributed.name;
+            let _ = writeln!(
+                out,
+                "  call hpf_remote_read_{}({name}, hpf_d_{name}, hpf_gi_{k}, hpf_gv_{k})",
+                distributed.suffix
+            );
+        }
+    }
+
+    /// Before an array assignment or a FORALL whose local elements (or
+    /// iterations) are `var = hpf_lo, hpf_hi, step`: opens a BLOCK holding
+    /// one index and one value buffer per array read (one segment of
+    /// `hpf_n` elements per reference to it), lists the indices with one
+    /// FORALL per reference (its index leaks nowhere), fills the values with
+    /// one `hpf_remote_read_*` per array, and returns the edits that make the
+    /// statement read the buffers. The caller closes the BLOCK after it.
+    /// Every process takes part in the exchanges, also one that owns nothing.
+    pub(crate) fn emit_fetched_reads(
+        &self,
+        out: &mut String,
+        var: &str,
+        step: i64,
+        reads: &[FetchedRead],
+    ) -> Vec<(TextRange, String)> {
+        let segments = self.declare_buffers(out, reads, "");
+        let _ = writeln!(out, "  hpf_n = 0");
+        let _ = writeln!(out, "  if ((hpf_hi - hpf_lo) * ({step}) >= 0) hpf_n = (hpf_hi - hpf_lo) / ({step}) + 1");
+        self.allocate_buffers(out, reads);
+        // The inspector: the indices each reference reads, in the order of the local elements.
+        for (read, (k, base)) in reads.iter().zip(&segments) {
+            let _ = writeln!(
+                out,
+                "  forall ({var} = hpf_lo:hpf_hi:{step}) hpf_gi_{k}({base}({var} - hpf_lo) / ({step}) + 1) = {}",
+                read.index
+            );
+        }
+        self.exchange_buffers(out, reads);
+        reads
+            .iter()
+            .zip(segments)
+            .map(|(read, (k, base))| {
+                let text = if read.slice {
+                    if base.is_empty() {
+                        format!("hpf_gv_{k}(1:hpf_n)")
+                    } else {
+                        format!("hpf_gv_{k}({base}1:{base}hpf_n)")
+                    }
+                } else {
+                    format!("hpf_gv_{k}({base}({var} - hpf_lo) / ({step}) + 1)")
+                };
+                (read.range, text)
+            })
+            .collect()
+    }
+
+    /// An array assignment to the section `lo:hi:step` of a CYCLIC array
+    /// `home` (stored compressed) whose distributed reads are all fetched:
+    /// its owned elements lie in one block per course, each a run of local
+    /// positions. The inspector lists the indices course by course (the
+    /// left side's element is `hpf_i`), one exchange per array fills the
+    /// buffers, then each course assigns its run from its part of them.
+    /// `edits` make the statement assign the run `hpf_lx(lo):hpf_lx(hi)`.
+    pub(crate) fn emit_fetched_courses(
+        &self,
+        out: &mut String,
+        stmt: &Stmt,
+        home: SymbolId,
+        (lo, hi, step): (&str, &str, i64),
+        reads: &[FetchedRead],
+        edits: &[(TextRange, String)],
+    ) {
+        let name = &self.distributed[&home].name;
+        let segments = self.declare_buffers(out, reads, ", hpf_m, hpf_k");
+        let courses = |out: &mut String| {
+            let _ = writeln!(out, "  do hpf_c = 0, hpf_courses(hpf_d_{name}) - 1");
+            let _ = writeln!(
+                out,
+                "    call hpf_course_bounds(hpf_d_{name}, 0, ({lo}), ({hi}), {step}, hpf_c, hpf_lo, hpf_hi)"
+            );
+            let _ = writeln!(out, "    hpf_k = 0");
+            let _ =
+                writeln!(out, "    if ((hpf_hi - hpf_lo) * ({step}) >= 0) hpf_k = (hpf_hi - hpf_lo) / ({step}) + 1");
+        };
+        let _ = writeln!(out, "  hpf_n = 0");
+        courses(out);
+        let _ = writeln!(out, "    hpf_n = hpf_n + hpf_k\n  end do");
+        self.allocate_buffers(out, reads);
+        // The inspector, course by course: `hpf_m` elements listed before this one.
+        let _ = writeln!(out, "  hpf_m = 0");
+        courses(out);
+        for (read, (k, base)) in reads.iter().zip(&segments) {
+            let _ = writeln!(
+                out,
+                "    forall (hpf_i = hpf_lo:hpf_hi:{step}) hpf_gi_{k}({base}hpf_m + (hpf_i - hpf_lo) / ({step}) + 1) = {}",
+                read.index
+            );
+        }
+        let _ = writeln!(out, "    hpf_m = hpf_m + hpf_k\n  end do");
+        self.exchange_buffers(out, reads);
+        let mut edits = edits.to_vec();
+        edits.extend(
+            reads
+                .iter()
+                .zip(segments)
+                .map(|(read, (k, base))| (read.range, format!("hpf_gv_{k}({base}hpf_m + 1:{base}hpf_m + hpf_k)"))),
+        );
+        let _ = writeln!(out, "  hpf_m = 0");
+        courses(out);
+        let _ = writeln!(out, "    if (hpf_k > 0) then");
+        let _ = writeln!(out, "{}", self.edited_statement(stmt, &edits));
+        let _ = writeln!(out, "    end if\n    hpf_m = hpf_m + hpf_k\n  end do\n  end block");
+    }
+}
+
+/// The arrays `reads` fetch, in order of first reference.
+fn fetched_arrays(reads: &[FetchedRead]) -> Vec<SymbolId> {
+    let mut arrays: Vec<SymbolId> = Vec::new();
+    for read in reads {
+        if !arrays.contains(&read.array) {
+            arrays.push(read.array);
+        }
+    }
+    arrays
 }

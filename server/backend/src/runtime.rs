@@ -409,6 +409,47 @@ contains
     hi = hi + high
   end subroutine hpf_alloc_bounds
 
+  ! Whether (x, y) lies in one of the boxes lo(:, b):hi(:, b), on its
+  ! points anchor(:, b) + k * st(:, b).
+  pure logical function hpf_in_boxes(x, y, lo, hi, anchor, st)
+    integer, intent(in) :: x, y, lo(:, :), hi(:, :), anchor(:, :), st(:, :)
+    integer :: b
+    hpf_in_boxes = .false.
+    do b = 1, size(lo, 2)
+      if (x < lo(1, b) .or. x > hi(1, b) .or. y < lo(2, b) .or. y > hi(2, b)) cycle
+      if (modulo(x - anchor(1, b), st(1, b)) /= 0 .or. modulo(y - anchor(2, b), st(2, b)) /= 0) cycle
+      hpf_in_boxes = .true.
+      return
+    end do
+  end function hpf_in_boxes
+
+  ! The bounding box of the non-empty boxes lo(:, b):hi(:, b) (empty: blo > bhi).
+  pure subroutine hpf_boxes_extent(lo, hi, blo, bhi)
+    integer, intent(in) :: lo(:, :), hi(:, :)
+    integer, intent(out) :: blo(2), bhi(2)
+    integer :: b
+    blo = huge(0)
+    bhi = -huge(0)
+    do b = 1, size(lo, 2)
+      if (any(lo(:, b) > hi(:, b))) cycle
+      blo = min(blo, lo(:, b))
+      bhi = max(bhi, hi(:, b))
+    end do
+  end subroutine hpf_boxes_extent
+
+  ! The number of points in the union of the strided boxes (hpf_in_boxes).
+  pure integer function hpf_boxes_size(lo, hi, anchor, st)
+    integer, intent(in) :: lo(:, :), hi(:, :), anchor(:, :), st(:, :)
+    integer :: blo(2), bhi(2), x, y
+    call hpf_boxes_extent(lo, hi, blo, bhi)
+    hpf_boxes_size = 0
+    do y = blo(2), bhi(2)
+      do x = blo(1), bhi(1)
+        if (hpf_in_boxes(x, y, lo, hi, anchor, st)) hpf_boxes_size = hpf_boxes_size + 1
+      end do
+    end do
+  end function hpf_boxes_size
+
   ! Along one axis: the elements read at distances cmin .. cmax by the local
   ! iterations lo, hi, step (hpf_local_bounds; none, 1 .. 0, when empty).
   pure subroutine hpf_need_span(lo, hi, step, cmin, cmax, need_lo, need_hi)
@@ -736,7 +777,19 @@ fn per_grid(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, da: usize,
     };
     let alloc_bounds = bounds("lo(1) - low(1):hi(1) + high(1)", "lo(2) - low(2):hi(2) + high(2)");
     let gather_bounds = bounds("d(1)%lb:d(1)%ub", "d(2)%lb:d(2)%ub");
-    let box_se = section("s(1):e(1)", "s(2):e(2)");
+    // One element of the grid dimensions: a scalar at rank 2, else the
+    // section of the other dimensions, `inner` elements.
+    let at_xy = section("x", "y");
+    let inner = (1..=rank).filter(|d| *d != da && *d != db).map(|d| format!("size(a, {d})")).collect::<Vec<_>>();
+    let inner = if inner.is_empty() { "1".to_string() } else { inner.join(" * ") };
+    let (pack, unpack) = if rank == 2 {
+        (format!("outgoing(at + 1) = a({at_xy})"), format!("a({at_xy}) = incoming(r)%v(at + 1)"))
+    } else {
+        (
+            format!("outgoing(at + 1:at + inner) = reshape(a({at_xy}), [inner])"),
+            format!("a({at_xy}) = reshape(incoming(r)%v(at + 1:at + inner), shape(a({at_xy})))"),
+        )
+    };
     let box_lohi = section("lo(1):hi(1)", "lo(2):hi(2)");
     let box_my = section("my_lo(1):my_hi(1)", "my_lo(2):my_hi(2)");
     // A box's elements in the whole array, by vector subscripts (CYCLIC).
@@ -764,60 +817,86 @@ fn per_grid(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, da: usize,
   end subroutine hpf_alloc_{name}
 
   ! Brings the elements of the boxes need_lo(:, b):need_hi(:, b) (along da,
-  ! db; b = 1, 2, an empty box has lo > hi) from their owners into this
-  ! rank's shadow areas: one message per box from every rank whose box
-  ! meets it. A stencil without diagonal reads needs two strips (a cross:
-  ! the 4 neighbours), one with diagonal reads the whole box around its own
-  ! (the diagonal neighbours too).
-  subroutine hpf_fetch_{name}(a, d, need_lo, need_hi)
+  ! db; an empty box has lo > hi; of a strided loop, only the points
+  ! need_an(:, b) + k * need_st(:, b)), one box per distance at which a loop
+  ! reads the array, from their owners into this rank's shadow areas: one
+  ! message from every rank whose box meets their union, carrying each
+  ! element of the union once (in column order of the union's bounding box,
+  ! which both sides walk alike).
+  subroutine hpf_fetch_{name}(a, d, need_lo, need_hi, need_an, need_st)
     {fortran_type}, allocatable, intent(inout) :: a({colons})
     type(hpf_desc), intent(in) :: d(2)
-    integer, intent(in) :: need_lo(2, 2), need_hi(2, 2)
-    integer :: needs(8, 0:hpf_nprocs - 1), r, b, lo(2), hi(2), my_lo(2), my_hi(2), s(2), e(2), n_requests
-    type(MPI_Request) :: requests(4 * hpf_nprocs)
+    integer, intent(in) :: need_lo(:, :), need_hi(:, :), need_an(:, :), need_st(:, :)
+    integer :: nb, r, b, x, y, n, at, inner, n_requests, lo(2), hi(2), my_lo(2), my_hi(2), blo(2), bhi(2)
+    integer :: s(2, size(need_lo, 2)), e(2, size(need_lo, 2)), an(2, size(need_lo, 2)), st(2, size(need_lo, 2))
+    integer, allocatable :: needs(:, :)
+    type(MPI_Request) :: requests(hpf_nprocs)
     {fortran_type}, allocatable :: outgoing(:)
-    type(hpf_buffer_{suffix}) :: incoming(0:hpf_nprocs - 1, 2)
+    type(hpf_buffer_{suffix}) :: incoming(0:hpf_nprocs - 1)
+    nb = size(need_lo, 2)
+    inner = {inner}
+    allocate (needs(8 * nb, 0:hpf_nprocs - 1))
     call hpf_box_{name}(d, hpf_rank, my_lo, my_hi)
-    call MPI_Allgather([need_lo(:, 1), need_hi(:, 1), need_lo(:, 2), need_hi(:, 2)], 8, MPI_INTEGER, &
-                       needs, 8, MPI_INTEGER, MPI_COMM_WORLD)
+    call MPI_Allgather([need_lo, need_hi, need_an, need_st], 8 * nb, MPI_INTEGER, needs, 8 * nb, MPI_INTEGER, &
+                       MPI_COMM_WORLD)
     n_requests = 0
     do r = 0, hpf_nprocs - 1
       if (r == hpf_rank) cycle
       call hpf_box_{name}(d, r, lo, hi)
-      do b = 1, 2
-        s = max(lo, need_lo(:, b))
-        e = min(hi, need_hi(:, b))
-        if (all(s <= e)) then
-          n_requests = n_requests + 1
-          allocate (incoming(r, b)%v(size(a({box_se}))))
-          call MPI_Irecv(incoming(r, b)%v, size(incoming(r, b)%v), {mpi}, r, 20 + b, MPI_COMM_WORLD, &
-                         requests(n_requests))
-        end if
+      do b = 1, nb
+        s(:, b) = max(lo, need_lo(:, b))
+        e(:, b) = min(hi, need_hi(:, b))
       end do
+      n = hpf_boxes_size(s, e, need_an, need_st)
+      if (n > 0) then
+        n_requests = n_requests + 1
+        allocate (incoming(r)%v(n * inner))
+        call MPI_Irecv(incoming(r)%v, n * inner, {mpi}, r, 21, MPI_COMM_WORLD, requests(n_requests))
+      end if
     end do
     do r = 0, hpf_nprocs - 1
       if (r == hpf_rank) cycle
-      do b = 1, 2
-        s = max(my_lo, needs(4 * b - 3:4 * b - 2, r))
-        e = min(my_hi, needs(4 * b - 1:4 * b, r))
-        if (all(s <= e)) then
-          outgoing = reshape(a({box_se}), [size(a({box_se}))])
-          call MPI_Send(outgoing, size(outgoing), {mpi}, r, 20 + b, MPI_COMM_WORLD)
-          if (hpf_stats) then
-            hpf_stat_messages = hpf_stat_messages + 1
-            hpf_stat_elements = hpf_stat_elements + size(outgoing)
-          end if
-        end if
+      do b = 1, nb
+        s(:, b) = max(my_lo, needs(2 * b - 1:2 * b, r))
+        e(:, b) = min(my_hi, needs(2 * nb + 2 * b - 1:2 * nb + 2 * b, r))
+        an(:, b) = needs(4 * nb + 2 * b - 1:4 * nb + 2 * b, r)
+        st(:, b) = needs(6 * nb + 2 * b - 1:6 * nb + 2 * b, r)
       end do
+      n = hpf_boxes_size(s, e, an, st)
+      if (n == 0) cycle
+      if (allocated(outgoing)) deallocate (outgoing)
+      allocate (outgoing(n * inner))
+      call hpf_boxes_extent(s, e, blo, bhi)
+      at = 0
+      do y = blo(2), bhi(2)
+        do x = blo(1), bhi(1)
+          if (.not. hpf_in_boxes(x, y, s, e, an, st)) cycle
+          {pack}
+          at = at + inner
+        end do
+      end do
+      call MPI_Send(outgoing, n * inner, {mpi}, r, 21, MPI_COMM_WORLD)
+      if (hpf_stats) then
+        hpf_stat_messages = hpf_stat_messages + 1
+        hpf_stat_elements = hpf_stat_elements + n * inner
+      end if
     end do
     call MPI_Waitall(n_requests, requests(1:n_requests), MPI_STATUSES_IGNORE)
     do r = 0, hpf_nprocs - 1
+      if (.not. allocated(incoming(r)%v)) cycle
       call hpf_box_{name}(d, r, lo, hi)
-      do b = 1, 2
-        if (.not. allocated(incoming(r, b)%v)) cycle
-        s = max(lo, need_lo(:, b))
-        e = min(hi, need_hi(:, b))
-        a({box_se}) = reshape(incoming(r, b)%v, shape(a({box_se})))
+      do b = 1, nb
+        s(:, b) = max(lo, need_lo(:, b))
+        e(:, b) = min(hi, need_hi(:, b))
+      end do
+      call hpf_boxes_extent(s, e, blo, bhi)
+      at = 0
+      do y = blo(2), bhi(2)
+        do x = blo(1), bhi(1)
+          if (.not. hpf_in_boxes(x, y, s, e, need_an, need_st)) cycle
+          {unpack}
+          at = at + inner
+        end do
       end do
     end do
   end subroutine hpf_fetch_{name}

@@ -74,16 +74,18 @@ fn shifted_sections_fetch_their_neighbours_first() {
 #[test]
 fn what_does_not_line_up_runs_on_rank_0() {
     let (notes, _) = lower(&program(
-        "  k(n:1:-1) = k(1:n)
-  u(1:n) = u(0)
+        "  k(1:n:step) = k(1:n)
+  u(1:n) = u(k(1))
   s = u(1) + sum(k(1:n))
   total = maxloc(k, 1)
 ",
     ));
+    // A stride only known when the program runs, an element whose index
+    // is a distributed array's element: neither has a plan.
     assert_eq!(
         notes,
         [
-            "10: runs on one process: it is not an owner-computes assignment: k is sectioned with another stride than the left side",
+            "10: runs on one process: it is not an owner-computes assignment: a section stride is not a constant",
             "11: runs on one process: it is not an owner-computes assignment: u is not sectioned along its distributed dimension",
             "13: runs on one process: it is not an owner-computes assignment: it assigns the replicated variable total from distributed data; it reads distributed elements outside reductions",
         ]
@@ -157,14 +159,14 @@ fn replicated_conditions_and_elements_from_their_owner() {
   do while (step < 5)
     step = step + 1
     if (mod(step, 2) == 0) then
-      u(1:n) = un(1:n) + u(step)
+      u(1:n) = un(1:n) + u(k(step))
     else
       print *, step, u(step)
     end if
   end do
 ",
     ));
-    // `u(1:n) = un(1:n) + u(step)` would gather in every iteration: the whole loop runs on rank 0.
+    // `u(1:n) = un(1:n) + u(k(step))` would gather in every iteration: the whole loop runs on rank 0.
     assert_eq!(notes, ["11: runs on one process: a statement of its body runs on rank 0 on gathered copies"]);
     let (notes, source_ok) = lower(&program(
         "  step = 0
@@ -312,6 +314,7 @@ end program c
     );
     // The array assignment on the same cells runs course by course too.
     assert!(source.contains("  b(hpf_lo:hpf_hi:1) = a(hpf_lo:hpf_hi:1)\n  end do\n"), "{source}");
+    assert!(!source.contains("hpf_remote_read"), "{source}");
     assert!(source.contains("hpf_d_a = hpf_make_desc(1, 20, 0, 1, 20, 2, 1)"), "{source}");
     assert!(source.contains("  do hpf_c = 0, hpf_courses(hpf_d_a) - 1\n"), "{source}");
     assert!(source.contains("call hpf_course_bounds(hpf_d_a, 0, (n), (1), -1, hpf_c, hpf_lo, hpf_hi)"), "{source}");
@@ -435,10 +438,15 @@ fn reads_that_are_not_neighbours_are_fetched_before_the_loop() {
 end program g
 ",
     );
-    // A loop that writes what it reads so, and a fetch inside a fetched
-    // subscript, keep the rank-0 path.
+    // A loop that writes what it reads so (run element by element, it
+    // would fetch by an all-to-all in every iteration), and a fetch inside
+    // a fetched subscript, keep the rank-0 path.
     assert_eq!(notes.len(), 2, "{notes:?}");
     assert!(notes[0].starts_with("18: runs on one process: the distributed subscript of rb is not"), "{notes:?}");
+    assert!(
+        notes[0].ends_with("an element assignment of its body would fetch by an all-to-all in every iteration"),
+        "{notes:?}"
+    );
     assert!(
         notes[1].starts_with("21: runs on one process: a read that is not a neighbour's holds another"),
         "{notes:?}"
@@ -522,17 +530,17 @@ fn block_block_nests_fetch_their_corners_and_run_their_box() {
     // Whole arrays on the box, the element by its owner.
     assert!(source.contains("b(hpf_bl(1):hpf_bh(1),hpf_bl(2):hpf_bh(2)) = a(hpf_bl(1):hpf_bh(1),hpf_bl(2):hpf_bh(2))"));
     assert!(source.contains("if (hpf_owns(hpf_d_a(1), 1) .and. hpf_owns(hpf_d_a(2), 1)) then"), "{source}");
-    // The box the nest's iterations read, corners included, then the local iterations.
+    // One box per distance the nest's iterations read at (the two diagonal
+    // corners, not the box around them), then the local iterations.
     assert!(source.contains("call hpf_local_bounds(hpf_d_b(1), 0, (2), (n - 1), 1, hpf_lo, hpf_hi)\n  call hpf_local_bounds(hpf_d_b(2), 0, (2), (m - 1), 1, hpf_lo2, hpf_hi2)\n"), "{source}");
-    assert!(source.contains("call hpf_need_span(hpf_lo, hpf_hi, 1, -1, 1, hpf_nl(1, 1), hpf_nh(1, 1))"), "{source}");
-    assert!(
-        source.contains("  hpf_nl(:, 2) = 1\n  hpf_nh(:, 2) = 0\n  call hpf_fetch_r4_212(a, hpf_d_a, hpf_nl, hpf_nh)")
-    );
-    // A read off along one dimension only: the strip along it, no corners.
     assert!(source.contains(
-        "  call hpf_need_span(hpf_lo, hpf_hi, 1, 0, 0, hpf_nl(1, 1), hpf_nh(1, 1))\n  call hpf_need_span(hpf_lo2, hpf_hi2, 2, -1, -1, hpf_nl(2, 1), hpf_nh(2, 1))\n"
-    ));
-    assert!(source.contains("call hpf_fetch_r4_212(a, hpf_d_a, hpf_nl, hpf_nh)"), "{source}");
+        "  call hpf_need_span(hpf_lo, hpf_hi, 1, -1, -1, hpf_nl(1, 1), hpf_nh(1, 1))\n  call hpf_need_span(hpf_lo2, hpf_hi2, 1, -1, -1, hpf_nl(2, 1), hpf_nh(2, 1))\n  call hpf_need_span(hpf_lo, hpf_hi, 1, 1, 1, hpf_nl(1, 2), hpf_nh(1, 2))\n  call hpf_need_span(hpf_lo2, hpf_hi2, 1, 1, 1, hpf_nl(2, 2), hpf_nh(2, 2))\n  call hpf_fetch_r4_212(a, hpf_d_a, hpf_nl(:, 1:2), hpf_nh(:, 1:2), hpf_na(:, 1:2), hpf_ns(:, 1:2))"
+    ), "{source}");
+    // A read off along one dimension only: the strip along it, no corners,
+    // every other column of it (the FORALL's step along j is 2).
+    assert!(source.contains(
+        "  call hpf_need_span(hpf_lo, hpf_hi, 1, 0, 0, hpf_nl(1, 1), hpf_nh(1, 1))\n  call hpf_need_span(hpf_lo2, hpf_hi2, 2, -1, -1, hpf_nl(2, 1), hpf_nh(2, 1))\n  hpf_na(2, 1) = hpf_lo2 + (-1)\n  hpf_ns(2, 1) = 2\n  call hpf_fetch_r4_212(b, hpf_d_b, hpf_nl(:, 1:1), hpf_nh(:, 1:1), hpf_na(:, 1:1), hpf_ns(:, 1:1))"
+    ), "{source}");
     assert!(source.contains(
         "call hpf_local_bounds(hpf_d_b(1), 0, (2), (n - 1), 1, hpf_lo, hpf_hi)\n    do i = hpf_lo, hpf_hi, 1\n"
     ));
@@ -873,7 +881,7 @@ subroutine count_up(c, len, total)
   do i = 1, len
     c(i) = c(i) + i
   end do
-  c(2:len) = c(1:len-1)
+  forall (i = 2:len) c(i) = c(i-1)
   total = sum(c) + maxval(c)
 end subroutine count_up
 ",
@@ -908,15 +916,28 @@ fn where_constructs_run_on_each_process_part_when_they_read_only_their_own_eleme
   where (u(1:n) > 0.0) un(1:n) = u(1:n)
   where (u(2:n) > 0.0) un(1:n-1) = u(2:n)
   where (u > sum(u)) un = 1.0
+  where (u(1:n) > 0.0)
+    un(1:n) = u(2:n+1)
+    u(1:n) = un(0:n-1)
+  end where
   print *, u(1), un(2), k(3)
 ",
     ));
+    // A WHERE of one assignment evaluates its mask and right side before
+    // it assigns: the neighbours' elements are fetched before it. One of two
+    // assignments, the second reading what the first sets, stays on rank 0.
     assert_eq!(
         notes,
         [
-            "23: runs on one process: it is not an owner-computes assignment: an assignment in it reads other processes' elements",
             "24: runs on one process: it is not an owner-computes assignment: it calls sum, which is not an elemental intrinsic",
+            "25: runs on one process: it is not an owner-computes assignment: an assignment in it reads other processes' elements",
         ]
+    );
+    assert!(
+        source.contains(
+            "call hpf_fetch_r4_11(u, hpf_d_u, min(hpf_lo, hpf_hi) + (1), max(hpf_lo, hpf_hi) + (1))\n  else\n    call hpf_fetch_r4_11(u, hpf_d_u, 1, 0)\n  end if\n  where (u(hpf_lo+(1):hpf_hi+(1):1) > 0.0) un(hpf_lo:hpf_hi:1) = u(hpf_lo+(1):hpf_hi+(1):1)"
+        ),
+        "{source}"
     );
     assert!(
         source.contains("  where (u(hpf_lo:hpf_hi:1) > 0.5)\n    un(hpf_lo:hpf_hi:1) = u(hpf_lo:hpf_hi:1) * 2.0\n"),
@@ -1083,12 +1104,15 @@ fn cyclic_sections_run_course_by_course_when_their_reads_are_on_the_same_cells()
 }
 
 /// Reads off the left side's template cells (a shift, another CYCLIC
-/// distribution), floating-point sums, elements read elsewhere and a WHERE
-/// whose left sides are the same indices of arrays on other cells (`b` sits
-/// one cell away from `a`) keep the rank-0 path, with a note saying why.
+/// distribution) in a FORALL, an element assignment or a WHERE,
+/// floating-point sums, and a WHERE whose left sides are the same indices
+/// of arrays on other cells (`b` sits one cell away from `a`) keep the
+/// rank-0 path, with a note saying why. Array assignments to one run of
+/// elements of a rank-1 array that read off its cells (lines 13, 14 and 16)
+/// fetch what they read instead and run course by course.
 #[test]
 fn cyclic_statements_reading_other_cells_stay_on_rank_0() {
-    let (notes, _) = lower(&cyclic_program(
+    let (notes, source) = lower(&cyclic_program(
         "  a(2:n) = a(1:n-1)
   a(1:n) = b(1:n)
   forall (i = 2:n) k(i) = k(i-1)
@@ -1105,14 +1129,424 @@ fn cyclic_statements_reading_other_cells_stay_on_rank_0() {
     assert_eq!(
         notes,
         [
-            "13: runs on one process: it is not an owner-computes assignment: it reads a at other elements than the left side's (on a CYCLIC distribution they live on other processes)",
-            "14: runs on one process: it is not an owner-computes assignment: it reads b at other elements than the left side's (on a CYCLIC distribution they live on other processes)",
             "15: runs on one process: it reads k at other elements than its home's (on a CYCLIC distribution they live on other processes)",
-            "16: runs on one process: it is not an owner-computes assignment: k and x are distributed differently",
             "17: runs on one process: it is not an owner-computes assignment: it reads k at another element than the left side's (on a CYCLIC distribution it lives on another process)",
             "18: runs on one process: it is not an owner-computes assignment: it reads k at other elements than the left side's (on a CYCLIC distribution they live on other processes)",
             "19: runs on one process: it is not an owner-computes assignment: it assigns the replicated variable s from distributed data; a floating-point reduction of a CYCLIC array keeps its order only on rank 0 (its sequential order interleaves the processes)",
             "20: runs on one process: it is not an owner-computes assignment: its left sides are not the same elements",
         ]
     );
+    for read in ["r4(a, hpf_d_a", "r4(b, hpf_d_b", "i4(k, hpf_d_k"] {
+        assert!(source.contains(&format!("  call hpf_remote_read_{read}, hpf_gi_1, hpf_gv_1)\n")), "{source}");
+    }
+    assert!(
+        source.contains(
+            "  x(hpf_lx(hpf_d_x, hpf_lo):hpf_lx(hpf_d_x, hpf_hi):1) = real(hpf_gv_1(hpf_m + 1:hpf_m + hpf_k))\n"
+        ),
+        "{source}"
+    );
+}
+
+/// An array assignment reading 1-D arrays distributed differently from its
+/// left side (another distribution, a reversed alignment, another stride)
+/// runs on the left side's owners: each lists the elements its part reads,
+/// and one all-to-all of counts, then of indices and of values, per array
+/// fetches them before the statement. A CYCLIC left side is assigned
+/// course by course from the fetched values.
+#[test]
+fn sections_distributed_differently_are_fetched_by_one_all_to_all() {
+    let text = "program q
+  implicit none
+  integer, parameter :: n = 16
+  real :: a(n), b(n), c(n), r(n)
+!HPF$ TEMPLATE T(N)
+!HPF$ DISTRIBUTE T(BLOCK)
+!HPF$ ALIGN A(I) WITH T(I)
+!HPF$ ALIGN R(I) WITH T(N+1-I)
+!HPF$ DISTRIBUTE B(CYCLIC)
+!HPF$ DISTRIBUTE C(BLOCK(3))
+  a(1:n:2) = b(n:1:-2) + c(2:n:2) * 2.0 + b(1:n:2)
+  a = r
+  a(2:n) = a(n-1:1:-1)
+  c = a
+  b = a + c
+end program q
+";
+    let (notes, source) = lower(text);
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(!source.contains("call hpf_gather"), "{source}");
+    // Two references to B share one exchange, in two segments of the buffers.
+    assert!(source.contains("  allocate (hpf_gi_1(2 * hpf_n), hpf_gv_1(2 * hpf_n))\n"), "{source}");
+    assert!(source.contains(
+        "  forall (hpf_i = hpf_lo:hpf_hi:2) hpf_gi_1((hpf_i - hpf_lo) / (2) + 1) = (n) + (-2) * ((hpf_i - (1)) / (2))\n"
+    ), "{source}");
+    assert!(source.contains("  call hpf_remote_read_r4(b, hpf_d_b, hpf_gi_1, hpf_gv_1)\n  call hpf_remote_read_r4(c, hpf_d_c, hpf_gi_2, hpf_gv_2)\n"), "{source}");
+    assert!(source.contains(
+        "  a(hpf_lo:hpf_hi:2) = hpf_gv_1(1:hpf_n) + hpf_gv_2(1:hpf_n) * 2.0 + hpf_gv_1(1 * hpf_n + 1:1 * hpf_n + hpf_n)\n  end block\n"
+    ), "{source}");
+    // The array it writes: the old values are fetched before it assigns.
+    assert!(
+        source.contains(
+            "  call hpf_remote_read_r4(a, hpf_d_a, hpf_gi_1, hpf_gv_1)\n  a(hpf_lo:hpf_hi:1) = hpf_gv_1(1:hpf_n)\n"
+        ),
+        "{source}"
+    );
+    assert!(source.contains("  c(hpf_lo:hpf_hi:1) = hpf_gv_1(1:hpf_n)\n"), "{source}");
+    // The CYCLIC left side: course by course, each a run of local positions.
+    assert!(
+        source.contains("    forall (hpf_i = hpf_lo:hpf_hi:1) hpf_gi_1(hpf_m + (hpf_i - hpf_lo) / (1) + 1) = 1 + (hpf_i - (1)) / (1)\n"),
+        "{source}"
+    );
+    assert!(
+        source.contains("    if (hpf_k > 0) then\n  b(hpf_lx(hpf_d_b, hpf_lo):hpf_lx(hpf_d_b, hpf_hi):1) = hpf_gv_1(hpf_m + 1:hpf_m + hpf_k) + hpf_gv_2(hpf_m + 1:hpf_m + hpf_k)\n"),
+        "{source}"
+    );
+}
+
+/// A FORALL of one index, one assignment and no mask fetches the elements
+/// it reads of 1-D arrays distributed differently (and of its home, not at
+/// a constant distance) before it; with a mask (which could keep an index
+/// out of bounds) or a second assignment (which reads what the first set)
+/// it stays on rank 0.
+#[test]
+fn foralls_fetch_elements_of_arrays_distributed_differently() {
+    let text = "program q
+  implicit none
+  integer, parameter :: n = 16
+  real :: a(n), b(n)
+  integer :: i
+!HPF$ DISTRIBUTE A(BLOCK)
+!HPF$ DISTRIBUTE B(CYCLIC)
+  forall (i = 1:n:2) a(i) = b(n+1-i) + a(n+1-i) + a(i+1)
+  forall (i = 1:n, a(i) > 0.0) a(i) = b(n+1-i)
+  forall (i = 1:n)
+    a(i) = b(i)
+    a(i) = a(n+1-i)
+  end forall
+end program q
+";
+    let (notes, source) = lower(text);
+    assert_eq!(
+        notes,
+        [
+            "9: runs on one process: b and a are distributed differently",
+            "10: runs on one process: b and a are distributed differently",
+        ]
+    );
+    assert!(source.contains("  forall (i = hpf_lo:hpf_hi:2) hpf_gi_1((i - hpf_lo) / (2) + 1) = (n+1-i)\n"), "{source}");
+    assert!(source.contains("  call hpf_remote_read_r4(b, hpf_d_b, hpf_gi_1, hpf_gv_1)\n  call hpf_remote_read_r4(a, hpf_d_a, hpf_gi_2, hpf_gv_2)\n"), "{source}");
+    assert!(
+        source.contains("  forall (i = hpf_lo:hpf_hi:2) a(i) = hpf_gv_1((i - hpf_lo) / (2) + 1) + hpf_gv_2((i - hpf_lo) / (2) + 1) + a(i+1)\n  end block\n"),
+        "{source}"
+    );
+    // The neighbour A(I+1) comes from the shadow area, fetched first.
+    assert!(
+        source.contains("call hpf_fetch_r4_11(a, hpf_d_a, min(hpf_lo, hpf_hi) + (1), max(hpf_lo, hpf_hi) + (1))"),
+        "{source}"
+    );
+}
+
+/// An element assignment reading elements of an array aligned otherwise
+/// (reversed) gets them from their owners through the inspector/executor:
+/// only the owner of the left side's element lists indices.
+#[test]
+fn element_assignments_fetch_elements_of_arrays_aligned_otherwise() {
+    let text = "program q
+  implicit none
+  integer, parameter :: n = 16
+  real :: u(n), r(n)
+!HPF$ TEMPLATE T(N)
+!HPF$ DISTRIBUTE T(BLOCK)
+!HPF$ ALIGN U(I) WITH T(I)
+!HPF$ ALIGN R(I) WITH T(N+1-I)
+  u(5) = r(7) + u(3)
+end program q
+";
+    let (notes, source) = lower(text);
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(
+        source.contains(
+            "  if (hpf_owns(hpf_d_u, 5)) then\n    hpf_lo = 5\n    hpf_hi = hpf_lo\n  else\n    hpf_lo = 1\n    hpf_hi = 0\n  end if\n"
+        ),
+        "{source}"
+    );
+    assert!(
+        source.contains("  forall (hpf_i = hpf_lo:hpf_hi:1) hpf_gi_1((hpf_i - hpf_lo) / (1) + 1) = (7)\n"),
+        "{source}"
+    );
+    assert!(
+        source.contains("  hpf_i = hpf_lo\n  if (hpf_owns(hpf_d_u, 5)) then\n  u(5) = hpf_gv_1((hpf_i - hpf_lo) / (1) + 1) + u(3)\n  end if\n  end block\n"),
+        "{source}"
+    );
+}
+
+/// A FORALL on an array aligned transposed with the one it reads
+/// (`ALIGN (I,J) WITH T(J,I)`) reads, axis by axis of the grid, the cells of
+/// its own elements up to constant distances: it runs on the owners, the
+/// off-cell elements fetched into the shadow areas first.
+#[test]
+fn transposed_alignments_on_a_grid_read_their_own_cells() {
+    let text = "program t
+  implicit none
+  integer, parameter :: n = 8
+  integer :: e(n, n), c(n, n)
+  integer :: i, j
+!HPF$ PROCESSORS P(2,2)
+!HPF$ DISTRIBUTE (BLOCK, BLOCK) ONTO P :: E
+!HPF$ ALIGN C(I,J) WITH E(J,I)
+  forall (i = 1:n, j = 1:n) c(i, j) = e(j, i)
+  forall (i = 2:n, j = 1:n) c(i, j) = e(j, i-1)
+end program t
+";
+    let (notes, source) = lower(text);
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(!source.contains("hpf_gather"), "{source}");
+    assert!(source.contains("call hpf_fetch_i4_212(e, hpf_d_e,"), "{source}");
+}
+
+/// A scalar every iteration assigns before it reads it is private: each
+/// process computes it for its own iterations. One an iteration may read
+/// from an earlier one, or one read after the loop, keeps the nest on rank 0.
+#[test]
+fn private_scalar_temporaries_run_in_parallel() {
+    let (notes, source) = lower(&program(
+        "  do i = 1, n
+    s = u(i-1) + u(i+1)
+    un(i) = s * s
+  end do
+  do i = 1, n
+    total = k(i) + 1
+    do step = 1, 3
+      total = total * 2
+    end do
+    k(i) = total
+  end do
+",
+    ));
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(source.contains("do i = hpf_lo, hpf_hi, 1\n    s = u(i-1) + u(i+1)"), "{source}");
+    assert!(
+        source.contains("call hpf_fetch_r4_11(u, hpf_d_u, min(hpf_lo, hpf_hi) + (-1), max(hpf_lo, hpf_hi) + (1))"),
+        "{source}"
+    );
+    assert!(!source.contains("hpf_gather"), "{source}");
+}
+
+#[test]
+fn scalars_carried_across_iterations_are_not_private() {
+    let (notes, source) = lower(&program(
+        "  s = 0.0
+  do i = 1, n
+    un(i) = s
+    s = u(i)
+  end do
+  do i = 1, n
+    do step = 1, 3
+      total = k(i) + step
+      un(i) = total
+    end do
+  end do
+  print *, total
+  do i = 1, n
+    if (u(i) > 0.0) then
+      s = u(i)
+    end if
+    un(i) = s
+  end do
+",
+    ));
+    // The first two loops run on every process, statement by statement
+    // (each element read is broadcast by its owner); the third on rank 0.
+    assert_eq!(
+        notes,
+        ["22: runs on one process: it assigns the scalar s, which an iteration may read before it assigns it, and a statement of its body runs on rank 0 on gathered copies"]
+    );
+    assert!(!source.contains("owner computes"), "{source}");
+    assert_eq!(source.matches("every process runs this loop").count(), 3, "{source}");
+}
+
+/// A private scalar read after the loop, assigned first by every
+/// iteration of the distributing loop: the owner of the last iteration
+/// broadcasts the value it left.
+#[test]
+fn a_private_scalar_read_after_the_nest_gets_the_last_iteration_value() {
+    let (notes, source) = lower(&program(
+        "  do i = 1, n
+    total = k(i) + 1
+    k(i) = total * total
+  end do
+  print *, total
+",
+    ));
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(source.contains("do i = hpf_lo, hpf_hi, 1\n    total = k(i) + 1"), "{source}");
+    assert!(
+        source.contains("if (hpf_owns(hpf_d_k, hpf_final((1), (n), 1) - (1) + (0))) hpf_last_owner = hpf_rank"),
+        "{source}"
+    );
+    assert!(
+        source.contains(
+            "if (hpf_last_owner >= 0) call MPI_Bcast(total, storage_size(total) / 8, MPI_BYTE, hpf_last_owner, MPI_COMM_WORLD)"
+        ),
+        "{source}"
+    );
+}
+
+/// IF statements and constructs inside the distributing loop run on the
+/// owner of each iteration; their conditions read local elements or the
+/// fetched halo like any other read.
+#[test]
+fn if_constructs_in_a_nest_run_on_the_owners() {
+    let (notes, source) = lower(&program(
+        "  do i = 1, n
+    if (u(i-1) > u(i+1)) then
+      un(i) = u(i-1)
+    else if (k(i) > 2) then
+      un(i) = 0.0
+    else
+      un(i) = u(i+1)
+    end if
+    if (i == 3) un(i) = 7.0
+  end do
+",
+    ));
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(source.contains("do i = hpf_lo, hpf_hi, 1\n    if (u(i-1) > u(i+1)) then"), "{source}");
+    assert!(
+        source.contains("call hpf_fetch_r4_11(u, hpf_d_u, min(hpf_lo, hpf_hi) + (-1), max(hpf_lo, hpf_hi) + (1))"),
+        "{source}"
+    );
+    assert!(!source.contains("hpf_gather"), "{source}");
+}
+
+#[test]
+fn branches_leaving_a_nest_keep_it_on_rank_0() {
+    let (notes, source) = lower(&program(
+        "  do i = 1, n
+    if (u(i) > 1.0) exit
+    un(i) = u(i)
+  end do
+  do step = 1, 3
+    if (step == 2) then
+      do i = 1, n
+        un(i) = u(i)
+      end do
+    end if
+  end do
+",
+    ));
+    // The IF around the second nest runs on every process.
+    assert_eq!(
+        notes,
+        ["10: runs on one process: its body holds more than DO loops and assignments, and its body branches (`if`)"]
+    );
+    assert_eq!(source.matches("owner computes do i = 1, n").count(), 1, "{source}");
+}
+
+/// Scalar reductions in a loop over a distributed index: INTEGER partials
+/// combined by `MPI_Allreduce`, floating-point sums along the chain of
+/// processes (the sequential order); a floating-point maximum, or a sum
+/// whose order the distribution would change, stays on rank 0.
+#[test]
+fn scalar_reductions_in_a_loop_run_in_parallel() {
+    let (notes, source) = lower(&program(
+        "  total = 0
+  step = 0
+  do i = 1, n
+    total = total + k(i) * 2 - 1
+    step = max(k(i), step)
+  end do
+  s = 0.0
+  do i = 1, n
+    if (u(i) > 0.0) s = s + u(i-1)
+    total = total + 1
+  end do
+  print *, total, step, s
+",
+    ));
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(source.contains("  if (hpf_rank /= 0) total = 0\n"), "{source}");
+    assert!(!source.contains("  if (hpf_rank /= 0) step"), "{source}");
+    assert!(
+        source.contains("call MPI_Allreduce(MPI_IN_PLACE, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)"),
+        "{source}"
+    );
+    assert!(source.contains("call MPI_Allreduce(MPI_IN_PLACE, step, 1, MPI_INTEGER, MPI_MAX, MPI_COMM_WORLD)"));
+    assert!(source.contains("  call hpf_chain_recv_r4(s, 1)\n  do i = hpf_lo, hpf_hi, 1\n"), "{source}");
+    // The next process waits for the chain before its iterations: its
+    // send comes before any collective.
+    assert!(
+        source.contains(
+            "  end do\n  call hpf_chain_send_r4(s, 1)\n  call MPI_Allreduce(MPI_IN_PLACE, total, 1, MPI_INTEGER, MPI_SUM"
+        ),
+        "{source}"
+    );
+    assert!(!source.contains("hpf_gather"), "{source}");
+}
+
+#[test]
+fn reductions_the_backend_cannot_order_are_not_run_by_the_owners() {
+    let (notes, source) = lower(&program(
+        "  s = 0.0
+  do i = 1, n
+    s = max(s, u(i))
+  end do
+  do i = n, 1, -1
+    s = s + u(i)
+    un(i) = s
+  end do
+",
+    ));
+    // Both run on every process, statement by statement, each element
+    // read broadcast by its owner: a floating-point maximum (not chained),
+    // and a sum the loop also reads (not a reduction).
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(!source.contains("owner computes"), "{source}");
+    assert_eq!(source.matches("every process runs this loop").count(), 2, "{source}");
+}
+
+#[test]
+fn one_chain_of_processes_per_loop() {
+    let (notes, source) = lower(
+        "program p
+  real :: a(20), s, r
+  integer :: i
+!HPF$ DISTRIBUTE A(BLOCK)
+  a = 1.0
+  s = 0.0
+  r = 0.0
+  do i = 1, 20
+    s = s + a(i)
+    r = r + a(i) * 2.0
+  end do
+  print *, s, r
+end program p
+",
+    );
+    // Each process would wait for the second value before its iterations,
+    // sent after the first chain's broadcast: the loop stays sequential.
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(!source.contains("owner computes do"), "{source}");
+    assert!(!source.contains("call hpf_chain_send_r4(s"), "{source}");
+}
+
+/// On a CYCLIC home the conditions' references become local positions too.
+#[test]
+fn if_conditions_on_a_cyclic_home_read_local_positions() {
+    let (notes, source) = lower(
+        "program p
+  integer :: k(20), i
+!HPF$ DISTRIBUTE K(CYCLIC)
+  k = 3
+  do i = 1, 20
+    if (k(i) > i) then
+      k(i) = 0
+    end if
+  end do
+  print *, k
+end program p
+",
+    );
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(source.contains("    if (k(hpf_lx(hpf_d_k, i)) > i) then\n      k(hpf_lx(hpf_d_k, i)) = 0"), "{source}");
 }

@@ -43,10 +43,12 @@ const SUPPORTED: &[&str] = &[
     "ocean_column.f",
     "odd_even_sort.f90",
     "on_home.f90",
+    "private_scalars.f90",
     "read_input.f90",
     "red_black_sor.f90",
     "reductions.f90",
     "remap_gather.f90",
+    "remap_sections.f90",
     "replicated_reads.f90",
     "section_reductions.f90",
     "sections_block_block.f90",
@@ -98,6 +100,12 @@ fn scratch(name: &str) -> PathBuf {
 /// program that READs gets `tests/corpus/<stem>.in` on its standard input,
 /// as `check_sequential.sh` gives it to the sequential program.
 fn mpirun(name: &str, executable: &Path, processes: u32) -> std::process::Output {
+    mpirun_with(name, executable, processes, false)
+}
+
+/// As `mpirun`; with `stats`, the program reports what it moved per loop
+/// on its standard error (`HPF_LS_STATS=1`, as `hpf-ls run --stats` sets).
+fn mpirun_with(name: &str, executable: &Path, processes: u32, stats: bool) -> std::process::Output {
     let input = corpus().join(Path::new(name).with_extension("in"));
     let stdin = match std::fs::File::open(&input) {
         Ok(file) => std::process::Stdio::from(file),
@@ -109,6 +117,7 @@ fn mpirun(name: &str, executable: &Path, processes: u32) -> std::process::Output
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .env("OMPI_MCA_rmaps_base_oversubscribe", "1")
+        .env("HPF_LS_STATS", if stats { "1" } else { "0" })
         .stdin(stdin)
         .output()
         .expect("mpirun starts")
@@ -133,8 +142,10 @@ fn supported_corpus_programs_print_what_the_sequential_program_prints() {
             .unwrap();
         assert!(build.status.success(), "{name} does not build:\n{}", String::from_utf8_lossy(&build.stderr));
         let expected = std::fs::read(corpus().join(format!("expected/{name}.out"))).expect("an expected output");
-        for processes in 1..=5 {
-            let output = mpirun(name, &executable, processes);
+        let declared = declared_processes(name);
+        for processes in (1..=5).chain((declared > 5).then_some(declared)) {
+            let stats = processes == declared;
+            let output = mpirun_with(name, &executable, processes, stats);
             assert!(
                 output.status.success(),
                 "{name} on {processes} processes failed:\n{}",
@@ -146,8 +157,43 @@ fn supported_corpus_programs_print_what_the_sequential_program_prints() {
                 String::from_utf8_lossy(&output.stdout),
                 String::from_utf8_lossy(&expected)
             );
+            if stats {
+                let stderr = String::from_utf8_lossy(&output.stderr);
+                for (line, moved, predicted) in per_loop_stats_by_line(&stderr) {
+                    if predicted == "no prediction" {
+                        continue;
+                    }
+                    assert_eq!(moved, predicted, "{name} line {line} on {processes} processes:\n{stderr}");
+                }
+            }
         }
     }
+}
+
+/// The processes the program's PROCESSORS directive declares (the product
+/// of its extents, which the analysis counts with), 4 when it declares none
+/// with literal extents.
+fn declared_processes(name: &str) -> u32 {
+    let text = std::fs::read_to_string(corpus().join(name)).unwrap().to_ascii_lowercase();
+    text.lines()
+        .filter(|line| ["!hpf$", "chpf$", "*hpf$"].iter().any(|it| line.trim_start().starts_with(it)))
+        .filter_map(|line| {
+            let rest = line.split("processors").nth(1)?;
+            let extents = rest.split_once('(')?.1.split_once(')')?.0;
+            extents.split(',').map(|it| it.trim().parse::<u32>().ok()).product::<Option<u32>>()
+        })
+        .next()
+        .unwrap_or(4)
+}
+
+/// Every per-loop line of `--stats` output: (line, what moved, what the analysis predicts).
+fn per_loop_stats_by_line(stderr: &str) -> Vec<(usize, String, String)> {
+    stderr
+        .lines()
+        .filter_map(|it| it.strip_prefix("hpf-ls stats: line "))
+        .zip(per_loop_stats(stderr))
+        .map(|(rest, (moved, predicted))| (rest.split(':').next().unwrap().parse().unwrap(), moved, predicted))
+        .collect()
 }
 
 /// `hpf-ls run ARGS tests/corpus/NAME` as root may run it, asserted to succeed.

@@ -1,0 +1,226 @@
+//! Replicated scalars an owner-computes DO nest assigns: private
+//! temporaries. A scalar that every iteration of the distributing loop
+//! assigns before it reads it carries nothing from one iteration to the
+//! next, so each process computes it for the iterations it owns. After the
+//! nest its value differs from process to process, so the scalar must not
+//! be read there: every other mention of it in the program unit must sit
+//! in another loop that assigns it first. Or, when the distributing loop
+//! itself assigns it first (so its last iteration leaves the sequential
+//! value), the owner of that iteration broadcasts it after the nest.
+
+use std::fmt::Write;
+
+use analysis::model::SymbolKind;
+use syntax::{Expr, Name, Stmt, StmtKind};
+
+use crate::{mentions, Lowering, ParallelNest};
+
+/// What becomes of a private scalar after its nest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum After {
+    /// Nothing reads it before assigning it again.
+    Unread,
+    /// It may be read: the last iteration's value is broadcast.
+    LastValue,
+}
+
+impl Lowering<'_> {
+    /// Whether the scalar `name`, assigned in the nest `nest`, is private
+    /// to the iterations of its `distributing` loop and unread after the
+    /// nest (or else left there as the last iteration leaves it), or why it
+    /// is not. `loops` are the nest's DO loops.
+    pub(crate) fn private_scalar(
+        &self,
+        nest: &Stmt,
+        distributing: &Stmt,
+        loops: &[&Stmt],
+        name: &Name,
+    ) -> Result<After, String> {
+        let key = name.key();
+        let not_private = |why: &str| Err(format!("it assigns the scalar {}, {why}", name.text));
+        if let Some(id) = self.lookup(&key) {
+            let symbol = self.analysis.model.symbol(id);
+            if id.unit != self.main || symbol.is_dummy {
+                return not_private("which is not a local variable of this program unit");
+            }
+            if symbol.kind != SymbolKind::Variable || !symbol.shape.is_empty() {
+                return not_private("which is not a scalar variable");
+            }
+        }
+        if self.aliased(&key) {
+            return not_private("which may be reached through another name (EQUIVALENCE, TARGET)");
+        }
+        let Some(defining) = self.defining_loop(distributing, &key) else {
+            return not_private("which an iteration may read before it assigns it");
+        };
+        // Loop bounds are read before the loop's iterations (and again
+        // for the inner indices' final values after the nest).
+        if loops.iter().any(|it| self.mentions_scalar(it, &key)) {
+            return not_private("which the bounds of a loop of the nest read");
+        }
+        let unit = analysis::model::flatten_units(&self.analysis.file)[self.main].0;
+        if !self.read_elsewhere(&unit.body, nest, &key) {
+            return Ok(After::Unread);
+        }
+        // Assigned first in every iteration of the distributing loop, its
+        // last iteration leaves the sequential value.
+        if !std::ptr::eq(defining, distributing) {
+            return not_private(
+                "which may be read after the loop, and the last iteration may not assign it (an inner loop does)",
+            );
+        }
+        Ok(After::LastValue)
+    }
+
+    /// After the nest `nest` of the distributing loop `lo, hi`: every
+    /// private scalar read later gets the value the last iteration left,
+    /// from the process that ran it (none: the loop ran no iteration and
+    /// every process kept the value from before it).
+    pub(crate) fn emit_last_values(&self, out: &mut String, nest: &ParallelNest, lo: &str, hi: &str) {
+        if nest.last_values.is_empty() {
+            return;
+        }
+        let step = nest.step;
+        let home = &self.distributed[&nest.home].name;
+        let _ = writeln!(
+            out,
+            "  block
+  integer :: hpf_last_owner
+  hpf_last_owner = -1"
+        );
+        let _ = writeln!(
+            out,
+            "  if ((({hi}) - ({lo})) * ({step}) >= 0) then
+    if (hpf_owns(hpf_d_{home}, hpf_final(({lo}), ({hi}), {step}) - ({step}) + ({}))) hpf_last_owner = hpf_rank
+  end if",
+            nest.home_offset
+        );
+        let _ = writeln!(
+            out,
+            "  call MPI_Allreduce(MPI_IN_PLACE, hpf_last_owner, 1, MPI_INTEGER, MPI_MAX, MPI_COMM_WORLD)"
+        );
+        for name in &nest.last_values {
+            let _ = writeln!(
+                out,
+                "  if (hpf_last_owner >= 0) call MPI_Bcast({name}, storage_size({name}) / 8, MPI_BYTE, hpf_last_owner, MPI_COMM_WORLD)"
+            );
+        }
+        let _ = writeln!(out, "  end block");
+    }
+
+    /// The DO loop whose iterations each assign the scalar `key` before
+    /// reading it, with every mention of `key` in `lp`'s body inside it: `lp`
+    /// itself or a loop in its body. `None` when an iteration of `lp` may
+    /// read a value of `key` from before it.
+    fn defining_loop<'s>(&self, lp: &'s Stmt, key: &str) -> Option<&'s Stmt> {
+        // The statements of `lp`'s body in text order, with their parents.
+        let mut order: Vec<(&'s Stmt, &'s Stmt)> = Vec::new();
+        let mut stack: Vec<(&'s Stmt, &'s Stmt)> = lp.children().into_iter().rev().map(|it| (it, lp)).collect();
+        while let Some((stmt, parent)) = stack.pop() {
+            order.push((stmt, parent));
+            stack.extend(stmt.children().into_iter().rev().map(|it| (it, stmt)));
+        }
+        let mut mentioning = order.iter().filter(|(stmt, _)| self.mentions_scalar(stmt, key));
+        let (first, parent) = mentioning.next()?;
+        let StmtKind::Assign { lhs, rhs } = &first.kind else { return None };
+        let keys = [key.to_string()];
+        let defines = lhs.as_name().is_some_and(|it| it.key() == key) && !mentions(rhs, &keys);
+        let parent_loops = matches!(parent.kind, StmtKind::Do { control: Some(_), .. });
+        if !defines || !parent_loops || mentioning.any(|(stmt, _)| !parent.range.contains_range(stmt.range)) {
+            return None;
+        }
+        Some(parent)
+    }
+
+    /// Whether `stmt` itself (not the statements inside it) may name `key`.
+    pub(crate) fn mentions_scalar(&self, stmt: &Stmt, key: &str) -> bool {
+        let keys = [key.to_string()];
+        let mut exprs: Vec<&Expr> = Vec::new();
+        match &stmt.kind {
+            StmtKind::Do { control: Some(control), .. } => {
+                if control.var.key() == key {
+                    return true;
+                }
+                exprs.extend([&control.lo, &control.hi]);
+                exprs.extend(control.step.as_ref());
+            }
+            StmtKind::Do { control: None, .. } => {}
+            StmtKind::DoWhile { cond, .. } => exprs.extend(cond.as_ref()),
+            StmtKind::Forall { specs, mask, .. } => {
+                for spec in specs {
+                    exprs.extend([&spec.lo, &spec.hi]);
+                    exprs.extend(spec.step.as_ref());
+                }
+                exprs.extend(mask.as_ref());
+            }
+            StmtKind::Assign { lhs, rhs } => exprs.extend([lhs, rhs]),
+            StmtKind::Where { mask, elsewhere, .. } => {
+                exprs.extend(mask.as_ref());
+                exprs.extend(elsewhere.iter().filter_map(|it| it.0.as_ref()));
+            }
+            StmtKind::If { branches } => exprs.extend(branches.iter().filter_map(|it| it.0.as_ref())),
+            StmtKind::Call { args, .. } => exprs.extend(args),
+            StmtKind::Output { items } => exprs.extend(items),
+            StmtKind::Other { exprs: others, .. } => {
+                // Not every part of these statements is parsed: their text decides.
+                exprs.extend(others);
+                if mentions_word(self.slice(stmt.header), key) {
+                    return true;
+                }
+            }
+        }
+        exprs.iter().any(|it| mentions(it, &keys))
+    }
+
+    /// Whether a statement among `stmts` (at any depth, the nest `nest`
+    /// left out) may read the scalar `key` other than after assigning it in
+    /// the same iteration of a loop: then it may see the value the nest
+    /// leaves, which differs from process to process.
+    fn read_elsewhere(&self, stmts: &[Stmt], nest: &Stmt, key: &str) -> bool {
+        stmts.iter().any(|stmt| {
+            if std::ptr::eq(stmt, nest) {
+                return false;
+            }
+            // A loop around the nest runs the nest again after its other statements.
+            let holds_nest = stmt.range.contains_range(nest.range);
+            if !holds_nest
+                && matches!(stmt.kind, StmtKind::Do { control: Some(_), .. })
+                && !self.mentions_scalar(stmt, key)
+                && self.defining_loop(stmt, key).is_some()
+            {
+                return false;
+            }
+            if self.mentions_scalar(stmt, key) {
+                return true;
+            }
+            let children: Vec<&Stmt> = stmt.children();
+            children.iter().any(|child| self.read_elsewhere(std::slice::from_ref(*child), nest, key))
+        })
+    }
+
+    /// Whether the specification part may give the scalar `key` another
+    /// name: EQUIVALENCE, or TARGET (a pointer), VOLATILE, ASYNCHRONOUS.
+    pub(crate) fn aliased(&self, key: &str) -> bool {
+        let unit = analysis::model::flatten_units(&self.analysis.file)[self.main].0;
+        let spec = syntax::TextRange::new(unit.header.end, unit.execution_start.max(unit.header.end));
+        let text = self.slice(spec).to_ascii_lowercase();
+        text.lines().any(|line| {
+            let code = line.split('!').next().unwrap_or("");
+            mentions_word(code, key)
+                && ["equivalence", "target", "volatile", "asynchronous", "pointer"]
+                    .iter()
+                    .any(|it| mentions_word(code, it))
+        })
+    }
+}
+
+/// Whether `text` holds the identifier `key` (lower case) as a whole word.
+pub(crate) fn mentions_word(text: &str, key: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    let is_ident = |byte: u8| byte.is_ascii_alphanumeric() || byte == b'_';
+    lower.match_indices(key).any(|(at, _)| {
+        let before = at.checked_sub(1).and_then(|it| lower.as_bytes().get(it)).copied();
+        let after = lower.as_bytes().get(at + key.len()).copied();
+        !before.is_some_and(is_ident) && !after.is_some_and(is_ident)
+    })
+}
