@@ -275,6 +275,14 @@ struct NestParts<'s> {
     scalars: Vec<&'s syntax::Name>,
 }
 
+/// A branch out of a statement run on rank 0 (`rank_zero_exits`).
+struct RankZeroExit {
+    /// The branch statement (or a logical IF's action).
+    action: TextRange,
+    /// A STOP or ERROR STOP.
+    stops: bool,
+}
+
 /// Reads of one array at distances `offsets.0 ..= offsets.1` from the home,
 /// and the elements they reach along each dimension (`None`: all of them;
 /// the distributed one's is unused). Reads whose parts cannot share an
@@ -470,6 +478,8 @@ struct Lowering<'a> {
     main: analysis::model::UnitId,
     /// The parallel loops with `--stats` counters, in emission order.
     stat_loops: std::cell::RefCell<Vec<StatLoop>>,
+    /// Statement labels taken by the generated code so far (`rank_zero_exits`).
+    labels_taken: std::cell::Cell<u32>,
     /// The subroutines specialised for SPMD calls so far (`procedures.rs`).
     procedures: Vec<procedures::SpmdProcedure>,
     /// Where the unit being lowered goes: `None` for the main program.
@@ -496,6 +506,7 @@ pub fn lower(analysis: &FileAnalysis, text: &str) -> Result<Generated, Vec<Backe
         temps: Vec::new(),
         main: 0,
         stat_loops: std::cell::RefCell::new(Vec::new()),
+        labels_taken: std::cell::Cell::new(0),
         procedures: Vec::new(),
         place: None,
         known: Vec::new(),
@@ -1819,7 +1830,7 @@ impl<'a> Lowering<'a> {
             let descriptors = if distributed.second.is_some() { "(2)" } else { "" };
             let _ = writeln!(out, "  type(hpf_desc) :: hpf_d_{}{descriptors}", distributed.name);
         }
-        let _ = writeln!(out, "  integer :: hpf_lo, hpf_hi, hpf_i, hpf_c");
+        let _ = writeln!(out, "  integer :: hpf_lo, hpf_hi, hpf_i, hpf_c, hpf_jump");
         if self.distributed.values().any(|it| it.second.is_some()) {
             let _ = writeln!(
                 out,
@@ -2245,17 +2256,38 @@ impl<'a> Lowering<'a> {
                 name = distributed.name
             );
         }
-        // The statement with every distributed array renamed to its gathered copy.
+        // The statement with every distributed array renamed to its gathered
+        // copy, and its branches out of itself to the end of the block.
+        let exits = self.rank_zero_exits(stmt);
+        let first_label = self.labels_taken.get() + 1;
+        self.labels_taken.set(first_label + exits.len() as u32);
+        let label = |k: usize| 90000 + first_label + k as u32;
+        let mut edits: Vec<(TextRange, String)> = occurrences
+            .iter()
+            .map(|(range, symbol)| (*range, format!("hpf_g_{}", self.distributed[symbol].name)))
+            .collect();
+        edits.extend(exits.iter().enumerate().map(|(k, it)| (it.action, format!("go to {}", label(k + 1)))));
+        edits.sort_by_key(|it| it.0.start);
         let line_start = self.text[..stmt.range.start].rfind('\n').map_or(0, |it| it + 1);
         let mut text = String::new();
         let mut at = line_start;
-        for (range, symbol) in &occurrences {
+        for (range, replacement) in &edits {
             text.push_str(&self.copy(TextRange::new(at, range.start)));
-            let _ = write!(text, "hpf_g_{}", self.distributed[symbol].name);
+            text.push_str(replacement);
             at = range.end;
         }
         text.push_str(&self.copy(TextRange::new(at, stmt.range.end)));
-        let _ = writeln!(out, "  if (hpf_rank == 0) then\n{text}\n  end if");
+        if exits.is_empty() {
+            let _ = writeln!(out, "  if (hpf_rank == 0) then\n{text}\n  end if");
+        } else {
+            // Rank 0 notes which branch left the statement; every process
+            // takes it once the gathered copies are back.
+            let _ = writeln!(out, "  hpf_jump = 0\n  if (hpf_rank == 0) then\n{text}\n  go to {}", label(0));
+            for k in 1..=exits.len() {
+                let _ = writeln!(out, "{} hpf_jump = {k}\n  go to {}", label(k), label(0));
+            }
+            let _ = writeln!(out, "{} continue\n  end if", label(0));
+        }
         let (written_arrays, written_scalars) = self.written(stmt);
         for array in &arrays {
             let distributed = &self.distributed[array];
@@ -2279,6 +2311,73 @@ impl<'a> Lowering<'a> {
             }
             let _ = writeln!(out, "  call MPI_Bcast({name}, {bytes}, MPI_BYTE, 0, MPI_COMM_WORLD)");
         }
+        if !exits.is_empty() {
+            let _ = writeln!(out, "  call MPI_Bcast(hpf_jump, 1, MPI_INTEGER, 0, MPI_COMM_WORLD)");
+            for (k, exit) in exits.iter().enumerate() {
+                let action = self.one_line(exit.action);
+                // A STOP ends every process, after MPI is finalised.
+                let finalize = if exit.stops { "    call hpf_finalize()\n" } else { "" };
+                let _ = writeln!(out, "  if (hpf_jump == {}) then\n{finalize}    {action}\n  end if", k + 1);
+            }
+        }
+    }
+
+    /// The branches of a statement run on rank 0 that leave it: GO TO a
+    /// label outside it, STOP, ERROR STOP and RETURN, EXIT and CYCLE of a
+    /// loop around it. Only rank 0 would take them and skip the scatters
+    /// and broadcasts the other processes wait in.
+    fn rank_zero_exits(&self, stmt: &Stmt) -> Vec<RankZeroExit> {
+        let inside = self.slice(stmt.range);
+        let defines_label = |label: &str| {
+            inside.lines().any(|line| {
+                let line = line.trim_start();
+                line.strip_prefix(label).is_some_and(|rest| rest.starts_with([' ', '\t']))
+            })
+        };
+        let mut exits = Vec::new();
+        // (statement, inside a DO loop of `stmt`)
+        let mut stack: Vec<(&Stmt, bool)> = vec![(stmt, false)];
+        while let Some((current, in_loop)) = stack.pop() {
+            let is_loop = matches!(current.kind, StmtKind::Do { .. } | StmtKind::DoWhile { .. });
+            stack.extend(current.children().into_iter().map(|it| (it, in_loop || is_loop)));
+            let Some(action) = self.branch_action(current) else { continue };
+            let words: String =
+                self.slice(action).chars().filter(|it| !it.is_whitespace()).collect::<String>().to_ascii_lowercase();
+            let leaves = if let Some(target) = words.strip_prefix("goto") {
+                !target.chars().all(|it| it.is_ascii_digit()) || !defines_label(target)
+            } else if words.starts_with("exit") || words.starts_with("cycle") {
+                !in_loop
+            } else {
+                true
+            };
+            if leaves {
+                exits.push(RankZeroExit { action, stops: words.starts_with("stop") || words.starts_with("errorstop") });
+            }
+        }
+        exits.sort_by_key(|it| it.action.start);
+        exits
+    }
+
+    /// The branch a statement takes (the statement itself, or the action of
+    /// a logical IF): GO TO, STOP, ERROR STOP, RETURN, EXIT or CYCLE.
+    fn branch_action(&self, stmt: &Stmt) -> Option<TextRange> {
+        const BRANCHES: &[&str] = &["goto", "stop", "errorstop", "return", "exit", "cycle"];
+        if !matches!(stmt.kind, StmtKind::Other { .. }) || !self.begins_with_keyword(stmt, BRANCHES) {
+            return None;
+        }
+        let text = self.slice(stmt.header);
+        let lower = text.to_ascii_lowercase();
+        let trimmed = lower.trim_start();
+        let start = lower.len() - trimmed.len();
+        let action_start = if trimmed.starts_with("if") && trimmed[2..].trim_start().starts_with('(') {
+            let open = start + 2 + (trimmed[2..].len() - trimmed[2..].trim_start().len());
+            let close = closing_paren(&lower, open)?;
+            close + 1 + (lower[close + 1..].len() - lower[close + 1..].trim_start().len())
+        } else {
+            start
+        };
+        let end = text.trim_end().len();
+        (action_start < end).then(|| TextRange::new(stmt.header.start + action_start, stmt.header.start + end))
     }
 
     /// Whether `stmt` is a READ statement.

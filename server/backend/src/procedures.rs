@@ -647,6 +647,8 @@ impl<'a> Lowering<'a> {
             temps: Vec::new(),
             main: callee_id,
             stat_loops: std::cell::RefCell::new(std::mem::take(self.stat_loops.get_mut())),
+            // Labels are local to a scoping unit: the copy has its own.
+            labels_taken: std::cell::Cell::new(0),
             procedures: std::mem::take(&mut self.procedures),
             place: Some(place),
             known,

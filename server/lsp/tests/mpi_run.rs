@@ -570,3 +570,70 @@ subroutine helper(y, k)
   y(k) = y(1) + k
 end subroutine helper
 ";
+
+/// A statement that runs on rank 0 and branches out of itself (GO TO a
+/// label after it, STOP) makes every process take the branch once the
+/// gathered copies are back; before, only rank 0 jumped, past the scatters
+/// the others waited in, and the run hung. A GO TO inside it stays inside.
+#[test]
+fn branches_out_of_a_statement_on_rank_zero_are_taken_by_every_process() {
+    if !toolchain_present() {
+        eprintln!("skipped: no MPI toolchain (and CI is not set)");
+        return;
+    }
+    let dir = scratch("branches");
+    let source = dir.join("branches.f90");
+    std::fs::write(
+        &source,
+        "program branches
+  implicit none
+  integer, parameter :: n = 16
+  integer :: a(n), b(n), i, s
+!HPF$ PROCESSORS P(4)
+!HPF$ DISTRIBUTE (CYCLIC) ONTO P :: A
+!HPF$ DISTRIBUTE (BLOCK) ONTO P :: B
+  do i = 1, n
+    a(i) = i
+    b(i) = 2 * i
+  end do
+  s = 0
+  do i = 1, n
+    a(i) = a(i) + b(n + 1 - i)
+    if (a(i) > 20) go to 10
+    s = s + 1
+  end do
+  print *, 'not reached'
+10 continue
+  print *, s, i, a(1), a(n)
+  do i = 1, n
+    if (a(i) > b(i)) go to 20
+    a(i) = -a(i)
+20  continue
+  end do
+  print *, sum(a)
+  if (a(n) + b(1) < 1000) stop
+  print *, 'not reached either'
+end program branches
+",
+    )
+    .unwrap();
+    let expected = sequential_output(&dir, &source);
+    assert!(String::from_utf8_lossy(&expected).contains("33"), "{}", String::from_utf8_lossy(&expected));
+    for processes in ["1", "2", "3", "5"] {
+        let output = Command::new("timeout")
+            .arg("60")
+            .arg(env!("CARGO_BIN_EXE_hpf-ls"))
+            .args(["run", "--np", processes])
+            .arg(&source)
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "on {processes}: {}", String::from_utf8_lossy(&output.stderr));
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&expected),
+            "on {processes} processes"
+        );
+    }
+}

@@ -720,7 +720,33 @@ impl Gen {
             _ => self.line(&format!("do i = {blo}, {bhi}, {step}")),
         }
         let target = format!("{}({})", lhs.name, offset("i", q));
-        self.line(&format!("  {target} = {rhs}"));
+        let temporary = !self.busy.contains(&"t") && self.rng.chance(15);
+        let guarded = self.rng.chance(15);
+        let value = if temporary {
+            // A private temporary, assigned before it is read in every
+            // iteration (and printed at the end: its last value).
+            self.line(&format!("  t = {rhs}"));
+            "t".to_string()
+        } else {
+            rhs
+        };
+        if guarded {
+            // An IF on the index or on the home's own element.
+            let cond = if self.rng.chance(50) {
+                format!("mod(i, {}) == {}", self.rng.range(2, 3), self.rng.range(0, 1))
+            } else {
+                format!("{target} > {}", self.rng.range(-5, 20))
+            };
+            self.line(&format!("  if ({cond}) then"));
+            self.line(&format!("    {target} = {value}"));
+            if self.rng.chance(60) {
+                self.line("  else");
+                self.line(&format!("    {target} = {target} + 1"));
+            }
+            self.line("  end if");
+        } else {
+            self.line(&format!("  {target} = {value}"));
+        }
         if self.rng.chance(20) {
             // A second update of the same element.
             let others: Vec<String> = refs[1..]
