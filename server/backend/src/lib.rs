@@ -275,6 +275,10 @@ struct NestParts<'s> {
     scalars: Vec<&'s syntax::Name>,
 }
 
+/// The statements that may leave a sequence of statements (lower case,
+/// blanks removed): `find_branch`, `branch_action`.
+const BRANCH_KEYWORDS: &[&str] = &["goto", "stop", "errorstop", "return", "exit", "cycle"];
+
 /// A branch out of a statement run on rank 0 (`rank_zero_exits`).
 struct RankZeroExit {
     /// The branch statement (or a logical IF's action).
@@ -1646,10 +1650,9 @@ impl<'a> Lowering<'a> {
     /// The first statement among `body` (at any depth) that may leave the
     /// sequence of statements: EXIT, CYCLE, GO TO, RETURN, STOP.
     fn find_branch<'s>(&self, body: &'s [Stmt]) -> Option<&'s Stmt> {
-        const BRANCHES: &[&str] = &["exit", "cycle", "goto", "return", "stop", "errorstop"];
         let mut stack: Vec<&Stmt> = body.iter().collect();
         while let Some(stmt) = stack.pop() {
-            if self.begins_with_keyword(stmt, BRANCHES) {
+            if self.begins_with_keyword(stmt, BRANCH_KEYWORDS) {
                 return Some(stmt);
             }
             stack.extend(stmt.children());
@@ -2361,8 +2364,7 @@ impl<'a> Lowering<'a> {
     /// The branch a statement takes (the statement itself, or the action of
     /// a logical IF): GO TO, STOP, ERROR STOP, RETURN, EXIT or CYCLE.
     fn branch_action(&self, stmt: &Stmt) -> Option<TextRange> {
-        const BRANCHES: &[&str] = &["goto", "stop", "errorstop", "return", "exit", "cycle"];
-        if !matches!(stmt.kind, StmtKind::Other { .. }) || !self.begins_with_keyword(stmt, BRANCHES) {
+        if !matches!(stmt.kind, StmtKind::Other { .. }) || !self.begins_with_keyword(stmt, BRANCH_KEYWORDS) {
             return None;
         }
         let text = self.slice(stmt.header);

@@ -101,55 +101,21 @@ impl Lowering<'_> {
         step: i64,
         reads: &[RemoteRead],
     ) -> Vec<(TextRange, String)> {
-        let model = &self.analysis.model;
-        let mut arrays: Vec<SymbolId> = Vec::new();
-        for read in reads {
-            if !arrays.contains(&read.array) {
-                arrays.push(read.array);
-            }
-        }
-        let _ = writeln!(out, "  block");
-        let _ = writeln!(out, "  integer :: hpf_n");
-        for (idx, array) in arrays.iter().enumerate() {
-            let k = idx + 1;
-            let _ = writeln!(out, "  integer, allocatable :: hpf_gi_{k}(:)");
-            let _ = writeln!(out, "  {}, allocatable :: hpf_gv_{k}(:)", declared_type(model.symbol(*array)));
-        }
+        let read_arrays: Vec<SymbolId> = reads.iter().map(|it| it.array).collect();
+        let segments = self.declare_buffers(out, &read_arrays, "");
         let _ = writeln!(out, "  hpf_n = 0");
         let _ = writeln!(out, "  if ((hpf_hi - hpf_lo) * ({step}) >= 0) hpf_n = (hpf_hi - hpf_lo) / ({step}) + 1");
-        for (idx, array) in arrays.iter().enumerate() {
-            let k = idx + 1;
-            let n_refs = reads.iter().filter(|it| it.array == *array).count();
-            let size = if n_refs == 1 { "hpf_n".to_string() } else { format!("{n_refs} * hpf_n") };
-            let _ = writeln!(out, "  allocate (hpf_gi_{k}({size}), hpf_gv_{k}({size}))");
-        }
+        self.allocate_buffers(out, &read_arrays);
         // Where each reference's value of iteration `var` sits in its array's buffers.
-        let positions: Vec<(usize, String)> = reads
-            .iter()
-            .enumerate()
-            .map(|(idx, read)| {
-                let k = arrays.iter().position(|it| *it == read.array).expect("listed above") + 1;
-                let segment = reads[..idx].iter().filter(|it| it.array == read.array).count();
-                let base = if segment == 0 { String::new() } else { format!("{segment} * hpf_n + ") };
-                (k, format!("{base}({var} - hpf_lo) / ({step}) + 1"))
-            })
-            .collect();
+        let positions: Vec<(usize, String)> =
+            segments.into_iter().map(|(k, base)| (k, format!("{base}({var} - hpf_lo) / ({step}) + 1"))).collect();
         // The inspector: the indices each reference reads, in iteration order.
         let _ = writeln!(out, "  do {var} = hpf_lo, hpf_hi, {step}");
         for (read, (k, position)) in reads.iter().zip(&positions) {
             let _ = writeln!(out, "    hpf_gi_{k}({position}) = {}", self.one_line(read.subscript));
         }
         let _ = writeln!(out, "  end do");
-        for (idx, array) in arrays.iter().enumerate() {
-            let k = idx + 1;
-            let distributed = &self.distributed[array];
-            let name = &distributed.name;
-            let _ = writeln!(
-                out,
-                "  call hpf_remote_read_{}({name}, hpf_d_{name}, hpf_gi_{k}, hpf_gv_{k})",
-                distributed.suffix
-            );
-        }
+        self.exchange_buffers(out, &read_arrays);
         reads
             .iter()
             .zip(positions)
@@ -179,9 +145,9 @@ impl Lowering<'_> {
     /// in `extra`, and one index and one value buffer per array read;
     /// returns each reference's buffer number and the start of its segment
     /// (one of `hpf_n` elements per reference to an array).
-    fn declare_buffers(&self, out: &mut String, reads: &[FetchedRead], extra: &str) -> Vec<(usize, String)> {
+    fn declare_buffers(&self, out: &mut String, read_arrays: &[SymbolId], extra: &str) -> Vec<(usize, String)> {
         let model = &self.analysis.model;
-        let arrays = fetched_arrays(reads);
+        let arrays = distinct(read_arrays);
         let _ = writeln!(out, "  block");
         let _ = writeln!(out, "  integer :: hpf_n{extra}");
         for (idx, array) in arrays.iter().enumerate() {
@@ -189,12 +155,12 @@ impl Lowering<'_> {
             let _ = writeln!(out, "  integer, allocatable :: hpf_gi_{k}(:)");
             let _ = writeln!(out, "  {}, allocatable :: hpf_gv_{k}(:)", declared_type(model.symbol(*array)));
         }
-        reads
+        read_arrays
             .iter()
             .enumerate()
-            .map(|(idx, read)| {
-                let k = arrays.iter().position(|it| *it == read.array).expect("listed above") + 1;
-                let segment = reads[..idx].iter().filter(|it| it.array == read.array).count();
+            .map(|(idx, array)| {
+                let k = arrays.iter().position(|it| it == array).expect("listed above") + 1;
+                let segment = read_arrays[..idx].iter().filter(|it| *it == array).count();
                 let base = if segment == 0 { String::new() } else { format!("{segment} * hpf_n + ") };
                 (k, base)
             })
@@ -202,18 +168,18 @@ impl Lowering<'_> {
     }
 
     /// Allocates the buffers once `hpf_n` is known.
-    fn allocate_buffers(&self, out: &mut String, reads: &[FetchedRead]) {
-        for (idx, array) in fetched_arrays(reads).iter().enumerate() {
+    fn allocate_buffers(&self, out: &mut String, read_arrays: &[SymbolId]) {
+        for (idx, array) in distinct(read_arrays).iter().enumerate() {
             let k = idx + 1;
-            let n_refs = reads.iter().filter(|it| it.array == *array).count();
+            let n_refs = read_arrays.iter().filter(|it| *it == array).count();
             let size = if n_refs == 1 { "hpf_n".to_string() } else { format!("{n_refs} * hpf_n") };
             let _ = writeln!(out, "  allocate (hpf_gi_{k}({size}), hpf_gv_{k}({size}))");
         }
     }
 
     /// The exchanges: one `hpf_remote_read_*` per array.
-    fn exchange_buffers(&self, out: &mut String, reads: &[FetchedRead]) {
-        for (idx, array) in fetched_arrays(reads).iter().enumerate() {
+    fn exchange_buffers(&self, out: &mut String, read_arrays: &[SymbolId]) {
+        for (idx, array) in distinct(read_arrays).iter().enumerate() {
             let k = idx + 1;
             let distributed = &self.distributed[array];
             let name = &distributed.name;
@@ -240,10 +206,11 @@ impl Lowering<'_> {
         step: i64,
         reads: &[FetchedRead],
     ) -> Vec<(TextRange, String)> {
-        let segments = self.declare_buffers(out, reads, "");
+        let read_arrays: Vec<SymbolId> = reads.iter().map(|it| it.array).collect();
+        let segments = self.declare_buffers(out, &read_arrays, "");
         let _ = writeln!(out, "  hpf_n = 0");
         let _ = writeln!(out, "  if ((hpf_hi - hpf_lo) * ({step}) >= 0) hpf_n = (hpf_hi - hpf_lo) / ({step}) + 1");
-        self.allocate_buffers(out, reads);
+        self.allocate_buffers(out, &read_arrays);
         // The inspector: the indices each reference reads, in the order of the local elements.
         for (read, (k, base)) in reads.iter().zip(&segments) {
             let _ = writeln!(
@@ -252,7 +219,7 @@ impl Lowering<'_> {
                 read.index
             );
         }
-        self.exchange_buffers(out, reads);
+        self.exchange_buffers(out, &read_arrays);
         reads
             .iter()
             .zip(segments)
@@ -288,7 +255,8 @@ impl Lowering<'_> {
         edits: &[(TextRange, String)],
     ) {
         let name = &self.distributed[&home].name;
-        let segments = self.declare_buffers(out, reads, ", hpf_m, hpf_k");
+        let read_arrays: Vec<SymbolId> = reads.iter().map(|it| it.array).collect();
+        let segments = self.declare_buffers(out, &read_arrays, ", hpf_m, hpf_k");
         let courses = |out: &mut String| {
             let _ = writeln!(out, "  do hpf_c = 0, hpf_courses(hpf_d_{name}) - 1");
             let _ = writeln!(
@@ -302,7 +270,7 @@ impl Lowering<'_> {
         let _ = writeln!(out, "  hpf_n = 0");
         courses(out);
         let _ = writeln!(out, "    hpf_n = hpf_n + hpf_k\n  end do");
-        self.allocate_buffers(out, reads);
+        self.allocate_buffers(out, &read_arrays);
         // The inspector, course by course: `hpf_m` elements listed before this one.
         let _ = writeln!(out, "  hpf_m = 0");
         courses(out);
@@ -314,7 +282,7 @@ impl Lowering<'_> {
             );
         }
         let _ = writeln!(out, "    hpf_m = hpf_m + hpf_k\n  end do");
-        self.exchange_buffers(out, reads);
+        self.exchange_buffers(out, &read_arrays);
         let mut edits = edits.to_vec();
         edits.extend(
             reads
@@ -331,11 +299,11 @@ impl Lowering<'_> {
 }
 
 /// The arrays `reads` fetch, in order of first reference.
-fn fetched_arrays(reads: &[FetchedRead]) -> Vec<SymbolId> {
+fn distinct(read_arrays: &[SymbolId]) -> Vec<SymbolId> {
     let mut arrays: Vec<SymbolId> = Vec::new();
-    for read in reads {
-        if !arrays.contains(&read.array) {
-            arrays.push(read.array);
+    for array in read_arrays {
+        if !arrays.contains(array) {
+            arrays.push(*array);
         }
     }
     arrays
