@@ -301,6 +301,54 @@ impl<'a> Lowering<'a> {
         Ok(Plan::Section(res))
     }
 
+    /// A FORALL construct runs each assignment for every index before the
+    /// next assignment starts. Run on each process's part (after fetching
+    /// other processes' elements before it, or course by course), a later
+    /// assignment sees what an earlier one assigned only at the elements its
+    /// own process assigned in that course: it may read an array an earlier
+    /// assignment of the construct assigns only at the very element assigned
+    /// (the same reference). Anything else would read stale values.
+    pub(crate) fn forall_reads_what_it_assigned(&self, stmt: &Stmt) -> Result<(), String> {
+        let StmtKind::Forall { body, .. } = &stmt.kind else { return Ok(()) };
+        let normal = |range: TextRange| self.one_line(range).replace(' ', "").to_ascii_lowercase();
+        let mut assigned: Vec<(SymbolId, String)> = Vec::new();
+        for (number, assignment) in body.iter().enumerate() {
+            let StmtKind::Assign { lhs, rhs } = &assignment.kind else { continue };
+            let lhs_name = match &lhs.kind {
+                ExprKind::Ref { name, .. } | ExprKind::Name(name) => Some(name.range),
+                _ => None,
+            };
+            let mut references = Vec::new();
+            collect_references(rhs, &mut references);
+            collect_references(lhs, &mut references);
+            for reference in references {
+                let (ExprKind::Ref { name, .. } | ExprKind::Name(name)) = &reference.kind else { continue };
+                if Some(name.range) == lhs_name {
+                    continue;
+                }
+                let Some(id) = self.lookup(&name.key()).filter(|id| self.distributed.contains_key(id)) else {
+                    continue;
+                };
+                let text = normal(reference.range);
+                if assigned.iter().any(|(array, _)| *array == id)
+                    && !assigned.iter().any(|(array, element)| *array == id && *element == text)
+                {
+                    return Err(format!(
+                        "its assignment {} reads {} at elements an earlier assignment of it assigns (the new values would be read before they arrive)",
+                        number + 1,
+                        name.text
+                    ));
+                }
+            }
+            if let ExprKind::Ref { name, .. } | ExprKind::Name(name) = &lhs.kind {
+                if let Some(id) = self.lookup(&name.key()).filter(|id| self.distributed.contains_key(id)) {
+                    assigned.push((id, normal(lhs.range)));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The owner-computes form of a FORALL whose assignments all update one
     /// distributed array at `H(..., i + q, ...)` for one of its indices `i`
     /// and read distributed arrays of the same blocks at `X(..., i + c, ...)`,
@@ -1068,5 +1116,33 @@ pub(crate) fn find_reference(expr: &Expr, name_range: TextRange) -> Option<&[Sub
         ExprKind::Paren(inner) => find_reference(inner, name_range),
         ExprKind::Other(items) => items.iter().find_map(|it| find_reference(it, name_range)),
         _ => None,
+    }
+}
+
+/// The array references and names in `expr` (subscripts included),
+/// outermost first. Expressions nest at most `syntax`'s cut-off deep.
+fn collect_references<'e>(expr: &'e Expr, out: &mut Vec<&'e Expr>) {
+    let mut stack = vec![expr];
+    while let Some(expr) = stack.pop() {
+        match &expr.kind {
+            ExprKind::Name(_) => out.push(expr),
+            ExprKind::Ref { args, .. } => {
+                out.push(expr);
+                for arg in args {
+                    match arg {
+                        Subscript::Expr(it) => stack.push(it),
+                        Subscript::Range { lo, hi, stride, .. } => {
+                            stack.extend(lo.iter().chain(hi.iter()).chain(stride.iter()));
+                        }
+                        Subscript::Keyword { value, .. } => stack.push(value),
+                        Subscript::Star(_) => {}
+                    }
+                }
+            }
+            ExprKind::Unary { operand, .. } | ExprKind::Paren(operand) => stack.push(operand),
+            ExprKind::Binary { lhs, rhs, .. } => stack.extend([&**lhs, &**rhs]),
+            ExprKind::Other(parts) => stack.extend(parts.iter()),
+            ExprKind::Int(_) | ExprKind::Literal(_) => {}
+        }
     }
 }

@@ -882,6 +882,10 @@ impl<'a> Lowering<'a> {
     where
         'a: 's,
     {
+        if let Err(why) = self.forall_reads_what_it_assigned(stmt) {
+            self.notes.push(Note { range: stmt.header, message: format!("runs on one process: {why}") });
+            return Plan::OnRankZero { stmt, why: Some(why) };
+        }
         if let StmtKind::Call { .. } = stmt.kind {
             // A subroutine of the file that takes distributed arrays whole, as
             // they are mapped, runs on every process (`procedures.rs`); other

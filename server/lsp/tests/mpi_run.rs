@@ -637,3 +637,91 @@ end program branches
         );
     }
 }
+
+/// A FORALL construct runs each assignment for every index before the next
+/// one starts. Run on each process's part, a later assignment that read
+/// another process's element an earlier one assigned got the old value (the
+/// neighbour fetch ran before the construct; a CYCLIC home runs course by
+/// course): those constructs run on rank 0 now, and one that reads only the
+/// elements it assigned stays parallel.
+#[test]
+fn forall_constructs_read_what_their_earlier_assignments_assigned() {
+    if !toolchain_present() {
+        eprintln!("skipped: no MPI toolchain (and CI is not set)");
+        return;
+    }
+    let dir = scratch("forall_order");
+    let source = dir.join("forall_order.f90");
+    std::fs::write(
+        &source,
+        "program forall_order
+  implicit none
+  integer, parameter :: n = 20
+  integer :: u(n), w(n), c(n), d(n), g(8, 8), h(8, 8), i, j
+!HPF$ DISTRIBUTE (BLOCK) :: U
+!HPF$ ALIGN W(I) WITH U(I)
+!HPF$ DISTRIBUTE (CYCLIC) :: C, D
+!HPF$ DISTRIBUTE (BLOCK, BLOCK) :: G, H
+  forall (i = 1:n) w(i) = i
+  u = 0
+  forall (i = 1:n-1)
+    u(i) = w(i) * 2
+    u(i) = u(i+1) + 1
+  end forall
+  print '(20I4)', u
+  forall (i = 1:n) c(i) = 3 * i
+  forall (i = 1:n-4)
+    c(i) = c(i) + 1
+    d(i) = c(i+4) - c(i)
+  end forall
+  print '(20I4)', d(1:n-4)
+  forall (i = 1:8, j = 1:8) g(i, j) = i + 10 * j
+  forall (i = 2:8, j = 1:8)
+    g(i, j) = g(i, j) * 2
+    h(i, j) = g(i-1, j) + g(i, j)
+  end forall
+  print '(8I5)', h(2:8, :)
+  forall (i = 2:n)
+    u(i) = w(i) + 5
+    u(i) = u(i) * 2 - w(i-1)
+  end forall
+  print '(20I4)', u
+end program forall_order
+",
+    )
+    .unwrap();
+    let build = Command::new(env!("CARGO_BIN_EXE_hpf-ls"))
+        .arg("build")
+        .arg(&source)
+        .arg("-o")
+        .arg(dir.join("x"))
+        .output()
+        .unwrap();
+    let notes = String::from_utf8_lossy(&build.stderr);
+    for line in [11, 17, 23] {
+        assert!(
+            notes.contains(&format!("forall_order.f90:{line}:3: note: runs on one process: its assignment 2 reads")),
+            "{notes}"
+        );
+    }
+    // Its second assignment reads u where the first assigned it.
+    assert!(!notes.contains("forall_order.f90:28:"), "{notes}");
+    let expected = sequential_output(&dir, &source);
+    for processes in ["1", "2", "3", "5"] {
+        let output = Command::new("timeout")
+            .arg("60")
+            .arg(env!("CARGO_BIN_EXE_hpf-ls"))
+            .args(["run", "--np", processes])
+            .arg(&source)
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "on {processes}: {}", String::from_utf8_lossy(&output.stderr));
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&expected),
+            "on {processes} processes"
+        );
+    }
+}
