@@ -83,6 +83,7 @@ pub mod driver;
 mod embed;
 mod grid;
 mod loop_reductions;
+mod ordered_chain;
 mod private;
 mod procedures;
 mod reduce;

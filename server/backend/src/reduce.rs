@@ -14,12 +14,12 @@
 //! whole columns, one run of the sequential order), are
 //! accumulated in the sequential order: the running value passes from the
 //! process owning the first elements to the next (a chain), each adding its
-//! elements one by one as the sequential loop does. A single distributed element comes
-//! from its owner by a broadcast. Anything else runs on rank 0 on gathered
-//! copies: in particular floating-point reductions whose sequential order
-//! interleaves the processes (`(BLOCK, *)` arrays, 2-D grids, CYCLIC
-//! columns), and those of sections that cut the columns (`A(2:5, :)`, one
-//! run per process too, but the column loops here cover whole columns).
+//! elements one by one as the sequential loop does. Floating-point
+//! reductions whose sequential order interleaves the processes
+//! (`(BLOCK, *)` arrays, 2-D grids, sections cutting the columns, CYCLIC(m)
+//! with long runs) pass the running value from owner to owner instead
+//! (`ordered_chain.rs`). A single distributed element comes from its owner
+//! by a broadcast. Anything else runs on rank 0 on gathered copies.
 
 use std::fmt::Write;
 
@@ -109,6 +109,8 @@ pub(crate) struct Reduction<'a> {
     /// For an element of an array with a CYCLIC dimension on a 2-D grid:
     /// its subscripts along them as local positions.
     element_edits: Vec<(TextRange, String)>,
+    /// Accumulated along the owners in the sequential order (`ordered_chain.rs`).
+    ordered: Option<crate::ordered_chain::OrderedChain>,
 }
 
 /// A statement whose reductions are computed first.
@@ -286,6 +288,7 @@ impl<'a> Lowering<'a> {
                     grid: None,
                     grid_element: Some(index),
                     element_edits: self.cyclic_element_edits(call)?,
+                    ordered: None,
                 });
             }
             let Some(Subscript::Expr(index)) = args.get(distributed.dim) else {
@@ -319,6 +322,7 @@ impl<'a> Lowering<'a> {
                 grid: None,
                 grid_element: None,
                 element_edits,
+                ordered: None,
             });
         }
         if let ExprKind::Ref { name, .. } = &call.kind {
@@ -367,6 +371,48 @@ impl<'a> Lowering<'a> {
             }
         };
         let chain = matches!(kind, Kind::Sum | Kind::Product | Kind::DotProduct) && suffix != "i4";
+        match self.local_reduction(stmt, kind, suffix, values.clone(), mask, chain) {
+            Err(_) if chain => {
+                // Each process holds no single run of the sequential order:
+                // the running value travels from owner to owner instead.
+                let ordered = self.ordered_chain(&values, mask)?;
+                let temp = format!("hpf_r{}", self.temps.len() + 1);
+                let type_name =
+                    crate::runtime::ELEMENT_TYPES.iter().find(|it| it.0 == suffix).map_or("real", |it| it.1);
+                self.temps.push((type_name.to_string(), temp.clone()));
+                Ok(Reduction {
+                    kind,
+                    temp,
+                    suffix,
+                    section: None,
+                    element: None,
+                    args: values,
+                    mask,
+                    chain,
+                    grid: None,
+                    grid_element: None,
+                    element_edits: Vec::new(),
+                    ordered: Some(ordered),
+                })
+            }
+            result => result,
+        }
+    }
+
+    /// A reduction each process computes on the part of the section it
+    /// holds (a chain when that part is one run of the sequential order).
+    fn local_reduction<'s>(
+        &mut self,
+        stmt: &'s Stmt,
+        kind: Kind,
+        suffix: &'static str,
+        values: Vec<&'s Expr>,
+        mask: Option<&'s Expr>,
+        chain: bool,
+    ) -> Result<Reduction<'s>, String>
+    where
+        'a: 's,
+    {
         if chain && mask.is_some() {
             return Err(format!(
                 "a floating-point {} with MASK keeps its order only on rank 0",
@@ -399,6 +445,7 @@ impl<'a> Lowering<'a> {
                 grid: Some(grid),
                 grid_element: None,
                 element_edits: Vec::new(),
+                ordered: None,
             });
         }
         let lined_up: Vec<&'s Expr> = values.iter().copied().chain(mask).collect();
@@ -428,6 +475,7 @@ impl<'a> Lowering<'a> {
             grid: None,
             grid_element: None,
             element_edits: Vec::new(),
+            ordered: None,
         })
     }
 
@@ -525,6 +573,15 @@ impl<'a> Lowering<'a> {
                     reduction.temp,
                     crate::mpi_type(reduction.suffix)
                 );
+                continue;
+            }
+            if let Some(ordered) = &reduction.ordered {
+                let identity = match reduction.kind {
+                    Kind::Product => ("1", "*"),
+                    _ => ("0", "+"),
+                };
+                let what = reduction.kind.intrinsic().to_uppercase();
+                self.emit_ordered_chain(out, ordered, &reduction.temp, reduction.suffix, identity, &what);
                 continue;
             }
             let Some(section) = &reduction.section else { continue };

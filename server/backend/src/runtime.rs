@@ -1124,6 +1124,28 @@ pub fn runtime_for(program: &str) -> String {
     runtime_with(|name| program.contains(name))
 }
 
+/// One step of a reduction that follows the owners in the sequential order
+/// (`ordered_chain.rs`): the running value goes from rank `from` to rank `to`.
+fn pass(suffix: &str, fortran_type: &str, mpi: &str) -> String {
+    format!(
+        r#"
+  subroutine hpf_pass_{suffix}(acc, from, to)
+    {fortran_type}, intent(inout) :: acc
+    integer, intent(in) :: from, to
+    if (hpf_rank == from) then
+      call MPI_Send(acc, 1, {mpi}, to, 11, MPI_COMM_WORLD)
+      if (hpf_stats) then
+        hpf_stat_messages = hpf_stat_messages + 1
+        hpf_stat_elements = hpf_stat_elements + 1
+      end if
+    else if (hpf_rank == to) then
+      call MPI_Recv(acc, 1, {mpi}, from, 11, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+    end if
+  end subroutine hpf_pass_{suffix}
+"#
+    )
+}
+
 /// The runtime module with the per-type routines whose name (`hpf_fetch_r4_11`)
 /// `wanted` accepts; a variant is kept whole when any of its routines is.
 fn runtime_with(wanted: impl Fn(&str) -> bool) -> String {
@@ -1141,6 +1163,9 @@ fn runtime_with(wanted: impl Fn(&str) -> bool) -> String {
         }
         if *suffix != "l4" && wanted(&format!("hpf_chain_recv_{suffix}(")) {
             res.push_str(&chain(suffix, fortran_type, mpi_type));
+        }
+        if *suffix != "l4" && wanted(&format!("hpf_pass_{suffix}(")) {
+            res.push_str(&pass(suffix, fortran_type, mpi_type));
         }
         for rank in 1..=MAX_RANK {
             for dim in 1..=rank {
