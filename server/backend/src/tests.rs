@@ -1245,7 +1245,7 @@ end program q
         notes,
         [
             "9: runs on one process: b and a are distributed differently",
-            "10: runs on one process: b and a are distributed differently",
+            "10: runs on one process: its assignment 2 reads a at elements an earlier assignment of it assigns (the new values would be read before they arrive)",
         ]
     );
     assert!(source.contains("  forall (i = hpf_lo:hpf_hi:2) hpf_gi_1((i - hpf_lo) / (2) + 1) = (n+1-i)\n"), "{source}");
