@@ -357,6 +357,29 @@ impl<'a> Lowering<'a> {
         let model = &self.analysis.model;
         let home_distributed = self.distributed[&home.array].clone();
         let mut reads: Reads = BTreeMap::new();
+        // Where the nest writes each array (`X(v+c, w+d)`: (c, d)).
+        let distance_of = |report: &LoopReport, access: &analysis::loops::Access| -> Option<[i64; 2]> {
+            let mut distance = [0; 2];
+            for k in 0..2 {
+                match access.subscripts.get(dims[k]) {
+                    Some(SubscriptForm::Affine { index, coef: 1, offset }) if report.nest[*index].key == keys[k] => {
+                        distance[k] = *offset;
+                    }
+                    _ => return None,
+                }
+            }
+            Some(distance)
+        };
+        let written: Vec<(SymbolId, [i64; 2])> = reports
+            .iter()
+            .flat_map(|report| report.accesses.iter().map(move |access| (report, access)))
+            .filter(|(_, access)| access.attr == AccessAttr::Update)
+            .filter_map(|(report, access)| Some((access.array, distance_of(report, access)?)))
+            .collect();
+        let home_cell = {
+            let home_offsets = self.grid_offsets(home.array);
+            [home_offsets[0] + offsets[0], home_offsets[1] + offsets[1]]
+        };
         for report in &reports {
             for access in &report.accesses {
                 let symbol = model.symbol(access.array);
@@ -383,15 +406,30 @@ impl<'a> Lowering<'a> {
                 }
                 match access.attr {
                     AccessAttr::Update => {
-                        if access.array != home.array || distance != offsets {
-                            return Err(format!("it updates {} besides its home", symbol.name.text));
+                        // Another array of the same blocks written on the home
+                        // element's template cell: the same process writes it.
+                        let array_offsets = self.grid_offsets(access.array);
+                        let cell = [array_offsets[0] + distance[0], array_offsets[1] + distance[1]];
+                        let same_cell = if self.distributed[&access.array].plain && home_distributed.plain {
+                            cell == home_cell
+                        } else {
+                            access.array == home.array && distance == offsets
+                        };
+                        if !same_cell {
+                            return Err(format!(
+                                "it updates {} at other template cells than its home's",
+                                symbol.name.text
+                            ));
                         }
                     }
                     AccessAttr::Reference => {
                         // What another process writes during the loop cannot be fetched before it.
-                        if access.array == home.array && distance != offsets {
+                        let written_elsewhere =
+                            written.iter().any(|(array, at)| *array == access.array && *at != distance);
+                        if written_elsewhere {
+                            let what = if access.array == home.array { "its home " } else { "" };
                             return Err(format!(
-                                "it reads its home {} at other elements than it writes (a dependence may cross processes)",
+                                "it reads {what}{} at other elements than it writes (a dependence may cross processes)",
                                 symbol.name.text
                             ));
                         }

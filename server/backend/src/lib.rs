@@ -1308,6 +1308,19 @@ impl<'a> Lowering<'a> {
                 && !home_distributed.cyclic
                 && self.distributed.get(&access.array).is_some_and(|it| it.second.is_none())
         };
+        // Where the nest writes each array along the distributing index
+        // (`X(v+c)`: c), for the dependences of the reads below.
+        let write_offsets: Vec<(SymbolId, i64)> = reports
+            .iter()
+            .flat_map(|report| report.accesses.iter().map(move |access| (report, access)))
+            .filter(|(_, access)| access.attr == AccessAttr::Update)
+            .filter_map(|(report, access)| match access.subscripts.get(dim) {
+                Some(SubscriptForm::Affine { index, coef: 1, offset }) if report.nest[*index].key == var_key => {
+                    Some((access.array, *offset))
+                }
+                _ => None,
+            })
+            .collect();
         let mut replicated: Vec<SymbolId> = Vec::new();
         for report in &reports {
             for access in &report.accesses {
@@ -1360,16 +1373,31 @@ impl<'a> Lowering<'a> {
                 };
                 match access.attr {
                     AccessAttr::Update => {
-                        if access.array != home.array || offset != home_offset {
-                            return Err(format!("it updates {} besides its home", symbol.name.text));
+                        // Another array cut in the same blocks, written on the
+                        // home element's template cell, is written by the same
+                        // process: the owner updates both.
+                        let array = &self.distributed[&access.array];
+                        let same_cell = array.stride == home_distributed.stride
+                            && array.stride * offset + array.offset
+                                == home_distributed.stride * home_offset + home_distributed.offset;
+                        if !same_cell {
+                            return Err(format!(
+                                "it updates {} at other template cells than its home's",
+                                symbol.name.text
+                            ));
                         }
                     }
                     AccessAttr::Reference => {
                         // Reading what an earlier iteration on another process wrote
                         // is a dependence carried across processors.
-                        if access.array == home.array && written.contains(&access.array) {
-                            let carried =
-                                if outermost { (offset - home_offset) * step < 0 } else { offset != home_offset };
+                        let carried = write_offsets.iter().filter(|it| it.0 == access.array).any(|&(_, written_at)| {
+                            if outermost {
+                                (offset - written_at) * step < 0
+                            } else {
+                                offset != written_at
+                            }
+                        });
+                        {
                             if carried {
                                 return Err(format!(
                                     "{} is read at an element another process writes earlier (a loop-carried dependence)",

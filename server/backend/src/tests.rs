@@ -1565,3 +1565,44 @@ end program p
     assert_eq!(notes, Vec::<String>::new());
     assert!(source.contains("    if (k(hpf_lx(hpf_d_k, i)) > i) then\n      k(hpf_lx(hpf_d_k, i)) = 0"), "{source}");
 }
+
+/// A DO loop that updates several arrays on the home element's template
+/// cell runs owner-computes (its owner writes them all); a read of another
+/// written array behind where the loop writes it is a carried dependence,
+/// so that loop keeps the per-statement form; on a grid, another array
+/// written on another cell keeps it too.
+#[test]
+fn loops_update_every_array_written_on_the_home_cell() {
+    let (notes, source) = lower(&program(
+        "  do i = 1, n
+    u(i) = real(i)
+    un(i) = 2.0 * u(i)
+    k(i) = i
+  end do
+  do i = 2, n
+    u(i) = un(i+1)
+    un(i) = u(i-1)
+  end do
+",
+    ));
+    assert!(notes.is_empty(), "{notes:?}");
+    assert!(source.contains("! hpf-ls: owner computes do i = 1, n\n"), "{source}");
+    assert!(source.contains("! hpf-ls: every process runs this loop\n  do i = 2, n\n"), "{source}");
+    let (_, source) = lower(&grid_program(
+        "  do j = 1, m
+    do i = 1, n
+      a(i, j) = real(i + j)
+      b(i, j) = a(i, j) * 2.0
+    end do
+  end do
+  do j = 1, m - 1
+    do i = 1, n
+      a(i, j) = real(i)
+      b(i, j + 1) = 1.0
+    end do
+  end do
+",
+    ));
+    assert!(source.contains("! hpf-ls: owner computes do j = 1, m (on a 2-D grid)\n"), "{source}");
+    assert!(!source.contains("! hpf-ls: owner computes do j = 1, m - 1"), "{source}");
+}

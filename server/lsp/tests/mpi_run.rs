@@ -36,6 +36,7 @@ const SUPPORTED: &[&str] = &[
     "lu_cyclic.f",
     "matmul_cyclic.for",
     "matvec_replicated.f90",
+    "multi_update.f90",
     "named_kinds.f90",
     "nonascii_fixed.f",
     "nonascii_scan.f90",
