@@ -927,7 +927,22 @@ impl<'a> Lowering<'a> {
                 Err(why) => {
                     let notes = self.notes.len();
                     match self.sequential_loop(stmt) {
-                        Ok(plan) => return plan,
+                        Ok(plan) => {
+                            // Element by element, a loop over distributed data is
+                            // slow (an ownership test per statement and a fetch
+                            // per iteration): say why it is not owner-computes.
+                            if let Plan::Sequential { body, control } = &plan {
+                                if self.assigns_elements_along(body, &control.var.key()) {
+                                    self.notes.push(Note {
+                                        range: stmt.header,
+                                        message: format!(
+                                            "every process runs this loop, each element assignment on its owner, iteration by iteration: {why}"
+                                        ),
+                                    });
+                                }
+                            }
+                            return plan;
+                        }
                         Err(sequential_why) => {
                             // The body's notes describe a plan that is not taken.
                             self.notes.truncate(notes);
@@ -1132,6 +1147,17 @@ impl<'a> Lowering<'a> {
             return Err("an element assignment of its body would fetch by an all-to-all in every iteration".to_string());
         }
         Ok(Plan::Sequential { control, body })
+    }
+
+    /// Whether `plans` (a loop's body, IF constructs included) assign single
+    /// distributed elements whose distributed subscript names the loop
+    /// index `key`: the loop walks distributed elements one by one.
+    fn assigns_elements_along(&self, plans: &[Plan], key: &str) -> bool {
+        plans.iter().any(|plan| match plan {
+            Plan::Owner { index, .. } => private::mentions_word(self.slice(*index), key),
+            Plan::If { branches } => branches.iter().any(|it| self.assigns_elements_along(&it.1, key)),
+            _ => false,
+        })
     }
 
     /// The statements of a DO nest, or why it holds something else: only

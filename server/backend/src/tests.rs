@@ -750,6 +750,7 @@ end subroutine spread
     assert_eq!(
         notes,
         [
+            "26: every process runs this loop, each element assignment on its owner, iteration by iteration: x is read at an element another process writes earlier (a loop-carried dependence)".to_string(),
             format!("{}: runs on one process: subroutines run on rank 0 on gathered copies of distributed arguments when a section, an element or an expression of k is passed (only whole arrays run in parallel)", main_lines + 2),
             format!("{}: runs on one process: subroutines run on rank 0 on gathered copies of distributed arguments when the mapping of the dummy x differs from its actual's (a remap would be needed)", main_lines + 3),
         ]
@@ -1374,7 +1375,10 @@ fn scalars_carried_across_iterations_are_not_private() {
     // (each element read is broadcast by its owner); the third on rank 0.
     assert_eq!(
         notes,
-        ["22: runs on one process: it assigns the scalar s, which an iteration may read before it assigns it, and a statement of its body runs on rank 0 on gathered copies"]
+        [
+            "11: every process runs this loop, each element assignment on its owner, iteration by iteration: it assigns the scalar s, which an iteration may read before it assigns it",
+            "22: runs on one process: it assigns the scalar s, which an iteration may read before it assigns it, and a statement of its body runs on rank 0 on gathered copies",
+        ]
     );
     assert!(!source.contains("owner computes"), "{source}");
     assert_eq!(source.matches("every process runs this loop").count(), 3, "{source}");
@@ -1514,8 +1518,12 @@ fn reductions_the_backend_cannot_order_are_not_run_by_the_owners() {
     ));
     // Both run on every process, statement by statement, each element
     // read broadcast by its owner: a floating-point maximum (not chained),
-    // and a sum the loop also reads (not a reduction).
-    assert_eq!(notes, Vec::<String>::new());
+    // and a sum the loop also reads (not a reduction); the second walks
+    // the elements of un one by one, which its note says.
+    assert_eq!(
+        notes,
+        ["14: every process runs this loop, each element assignment on its owner, iteration by iteration: it assigns the scalar s, which an iteration may read before it assigns it"]
+    );
     assert!(!source.contains("owner computes"), "{source}");
     assert_eq!(source.matches("every process runs this loop").count(), 2, "{source}");
 }
@@ -1585,7 +1593,10 @@ fn loops_update_every_array_written_on_the_home_cell() {
   end do
 ",
     ));
-    assert!(notes.is_empty(), "{notes:?}");
+    assert_eq!(
+        notes,
+        ["15: every process runs this loop, each element assignment on its owner, iteration by iteration: u is read at an element another process writes earlier (a loop-carried dependence)"]
+    );
     assert!(source.contains("! hpf-ls: owner computes do i = 1, n\n"), "{source}");
     assert!(source.contains("! hpf-ls: every process runs this loop\n  do i = 2, n\n"), "{source}");
     let (_, source) = lower(&grid_program(
