@@ -1,8 +1,8 @@
 ! Floating-point SUM, PRODUCT and DOT_PRODUCT whose sequential order
 ! interleaves the processes: (BLOCK,*) arrays, sections cutting the columns
 ! of (*,BLOCK) arrays, a (BLOCK,BLOCK) grid, CYCLIC(64), masks and
-! elementwise expressions. The sums mix magnitudes, so any other order of
-! the additions changes the printed digits.
+! elementwise expressions; MAX and products accumulated in loops. The sums
+! mix magnitudes, so any other order of the additions changes the digits.
 program ordered_sums
   implicit none
   integer, parameter :: n = 37, m = 11, nc = 300
@@ -71,4 +71,14 @@ program ordered_sums
     s = s + sum(grid(k:n:k, k))
   end do
   print '(A,ES24.16)', 'looped grid sums     =', s
+  ! Floating-point MAX and a product accumulated in a loop: along the chain.
+  t = -1.0d300
+  do j = 1, n
+    t = max(t, cols(3, j) - 1.0d6 * dble(j))
+  end do
+  s = 1.0d0
+  do j = 1, n
+    s = s * (1.0d0 + cols(2, j) * 1.0d-7)
+  end do
+  print '(A,2ES24.16)', 'loop max, product    =', t, s
 end program ordered_sums

@@ -6,11 +6,12 @@
 //! - INTEGER (exact in any order): rank 0 starts from the scalar's value,
 //!   the others from the operation's identity (max and min from the value
 //!   itself), then one `MPI_Allreduce`;
-//! - REAL and DOUBLE PRECISION sums, in the sequential order: along the
-//!   chain of processes (a BLOCK home, each process's iterations one
-//!   contiguous run), each waits for the previous one's value, continues
-//!   from it, and hands it on; the last one broadcasts it. Other
-//!   floating-point reductions keep the nest on rank 0.
+//! - REAL and DOUBLE PRECISION, in the sequential order: along the chain
+//!   of processes (a BLOCK home, each process's iterations one contiguous
+//!   run), each waits for the previous one's value, continues from it, and
+//!   hands it on; the last one broadcasts it. The same for sums, products,
+//!   MAX and MIN (whose result with signed zeros or NaNs depends on the
+//!   order too).
 
 use std::fmt::Write;
 
@@ -84,9 +85,6 @@ impl Lowering<'_> {
             Some(suffix @ ("i4" | "r4" | "r8")) => suffix,
             _ => return why("whose type the backend does not reduce"),
         };
-        if suffix != "i4" && op != Op::Sum {
-            return why("and only floating-point sums keep their order along the chain of processes");
-        }
         Some(Ok(LoopReduction { name: name.text.clone(), op, suffix }))
     }
 
@@ -132,7 +130,7 @@ impl Lowering<'_> {
     ) -> Result<(), String> {
         let mut chains = reductions.iter().filter(|it| it.chained());
         let Some(chained) = chains.next() else { return Ok(()) };
-        let why = |why: &str| Err(format!("it sums the floating-point scalar {} {why}", chained.name));
+        let why = |why: &str| Err(format!("it reduces the floating-point scalar {} {why}", chained.name));
         // Each process waits for the previous one before its iterations:
         // a second chain would wait for a value sent after a collective.
         if let Some(second) = chains.next() {
