@@ -275,14 +275,18 @@ contains
   pure subroutine hpf_window(first, last, step, window_lo, window_hi, lo, hi)
     integer, intent(in) :: first, last, step, window_lo, window_hi
     integer, intent(out) :: lo, hi
+    ! hi is the last iteration itself, so that what is fetched for
+    ! hi + c is what that iteration reads.
     if (step > 0) then
       lo = max(first, window_lo)
       lo = first + ((lo - first + step - 1) / step) * step
       hi = min(last, window_hi)
+      if (hi >= lo) hi = lo + ((hi - lo) / step) * step
     else
       lo = min(first, window_hi)
       lo = first - ((first - lo + (-step) - 1) / (-step)) * (-step)
       hi = max(last, window_lo)
+      if (hi <= lo) hi = lo - ((lo - hi) / (-step)) * (-step)
     end if
   end subroutine hpf_window
 
