@@ -376,6 +376,25 @@ impl<'a> Lowering<'a> {
             .filter(|(_, access)| access.attr == AccessAttr::Update)
             .filter_map(|(report, access)| Some((access.array, distance_of(report, access)?)))
             .collect();
+        // INDEPENDENT on both distributing loops (or the old form naming
+        // both indices on the outer one): no iteration reads what another writes.
+        let independent = {
+            let [outer, inner] = if distributing[0].range.contains_range(distributing[1].range) {
+                distributing
+            } else {
+                [distributing[1], distributing[0]]
+            };
+            let names_both = |it: &syntax::directive::Independent| {
+                it.indices
+                    .as_ref()
+                    .is_some_and(|names| keys.iter().all(|key| names.iter().any(|name| name.key() == *key)))
+            };
+            match (self.independent(outer), self.independent(inner)) {
+                (Some(first), _) if names_both(first) => true,
+                (Some(_), Some(_)) => true,
+                _ => false,
+            }
+        };
         let home_cell = {
             let home_offsets = self.grid_offsets(home.array);
             [home_offsets[0] + offsets[0], home_offsets[1] + offsets[1]]
@@ -425,7 +444,7 @@ impl<'a> Lowering<'a> {
                     AccessAttr::Reference => {
                         // What another process writes during the loop cannot be fetched before it.
                         let written_elsewhere =
-                            written.iter().any(|(array, at)| *array == access.array && *at != distance);
+                            !independent && written.iter().any(|(array, at)| *array == access.array && *at != distance);
                         if written_elsewhere {
                             let what = if access.array == home.array { "its home " } else { "" };
                             return Err(format!(

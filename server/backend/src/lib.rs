@@ -1160,6 +1160,28 @@ impl<'a> Lowering<'a> {
         })
     }
 
+    /// The INDEPENDENT directive right before the DO loop `stmt` (only
+    /// blank lines, comments, other directives and a label between): HPF's
+    /// assertion that no iteration of the loop writes what another reads or
+    /// writes, so reads of neighbours fetched before it are the values the
+    /// sequential loop reads.
+    pub(crate) fn independent(&self, stmt: &Stmt) -> Option<&'a syntax::directive::Independent> {
+        let directives = self.analysis.file.directives();
+        let before = directives.partition_point(|it| it.range.end <= stmt.range.start);
+        let directive = directives[..before].iter().rev().find_map(|it| match &it.body {
+            syntax::directive::DirectiveBody::Independent(independent) => Some((it.range, independent)),
+            _ => None,
+        })?;
+        let between = self.text.get(directive.0.end..stmt.range.start)?;
+        between
+            .lines()
+            .all(|line| {
+                let line = line.trim();
+                line.is_empty() || line.starts_with('!') || line.chars().all(|it| it.is_ascii_digit())
+            })
+            .then_some(directive.1)
+    }
+
     /// The statements of a DO nest, or why it holds something else: only
     /// DO loops (with control), assignments, IF statements and constructs
     /// and CONTINUE.
@@ -1334,6 +1356,9 @@ impl<'a> Lowering<'a> {
                 && !home_distributed.cyclic
                 && self.distributed.get(&access.array).is_some_and(|it| it.second.is_none())
         };
+        // INDEPENDENT on the distributing loop: no iteration reads what
+        // another writes, whatever the subscripts look like.
+        let independent = self.independent(distributing).is_some();
         // Where the nest writes each array along the distributing index
         // (`X(v+c)`: c), for the dependences of the reads below.
         let write_offsets: Vec<(SymbolId, i64)> = reports
@@ -1416,13 +1441,14 @@ impl<'a> Lowering<'a> {
                     AccessAttr::Reference => {
                         // Reading what an earlier iteration on another process wrote
                         // is a dependence carried across processors.
-                        let carried = write_offsets.iter().filter(|it| it.0 == access.array).any(|&(_, written_at)| {
-                            if outermost {
-                                (offset - written_at) * step < 0
-                            } else {
-                                offset != written_at
-                            }
-                        });
+                        let carried = !independent
+                            && write_offsets.iter().filter(|it| it.0 == access.array).any(|&(_, written_at)| {
+                                if outermost {
+                                    (offset - written_at) * step < 0
+                                } else {
+                                    offset != written_at
+                                }
+                            });
                         {
                             if carried {
                                 return Err(format!(

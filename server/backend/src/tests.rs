@@ -1633,3 +1633,24 @@ fn loops_update_every_array_written_on_the_home_cell() {
     assert!(source.contains("! hpf-ls: owner computes do j = 1, m (on a 2-D grid)\n"), "{source}");
     assert!(!source.contains("! hpf-ls: owner computes do j = 1, m - 1"), "{source}");
 }
+
+/// INDEPENDENT asserts that no iteration writes what another reads: a loop
+/// that reads its home behind where it writes runs owner-computes under it
+/// (red-black sweeps read the other colour), and without it keeps the
+/// sequential form.
+#[test]
+fn independent_loops_trust_the_assertion() {
+    let body = |directive: &str| {
+        format!(
+            "{directive}  do i = 2, n, 2
+    u(i) = 0.5 * (u(i-1) + u(i+1))
+  end do
+"
+        )
+    };
+    let (_, source) = lower(&program(&body("!HPF$ INDEPENDENT\n")));
+    assert!(source.contains("! hpf-ls: owner computes do i = 2, n, 2\n"), "{source}");
+    let (notes, source) = lower(&program(&body("")));
+    assert!(!source.contains("owner computes do i"), "{source}");
+    assert!(notes[0].contains("loop-carried dependence"), "{notes:?}");
+}
