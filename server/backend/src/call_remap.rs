@@ -1,0 +1,304 @@
+//! SPMD calls whose dummy is not laid out as its actual is: a section of a
+//! 1-D distributed array passed as the actual, or a dummy whose explicit
+//! DISTRIBUTE differs from its whole actual's mapping (`procedures.rs`
+//! decides which calls run on every process).
+//!
+//! HPF remaps such an actual on entry to the dummy's mapping and back on
+//! return. Every process allocates its part of a temporary laid out as the
+//! dummy (with the shadow the subroutine's copy needs), fills it from the
+//! actual by the inspector/executor all-to-all of `remap.rs`
+//! (`hpf_copy_in_*`: each owner of a temporary element asks the owner of
+//! the actual's element for it), calls the specialised copy with it, and
+//! unless the dummy is INTENT(IN) copies it back the same way the other
+//! direction (`hpf_copy_out_*`). `--stats` counts the values and messages
+//! of both copies (they belong to no loop).
+//!
+//! The temporary's layout: the dummy's own DISTRIBUTE when it prescribes
+//! one; for an INHERIT (or transcriptive, or undirected) dummy of a
+//! section, the section's own place on the actual's template (element `i`
+//! on the template cell of the actual's element `lo + (i - 1) * st`: the
+//! inherited mapping of HPF, so the copies move nothing between processes),
+//! or, for a strided section of a CYCLIC array (which the runtime cannot
+//! describe), the actual's format over the dummy's own index range (the
+//! mapping is the implementation's choice there; any is correct).
+
+use std::fmt::Write;
+
+use analysis::model::{Format, SymbolId, UnitId};
+use syntax::{Expr, ExprKind, Stmt, Subscript, TextRange};
+
+use crate::{stride_line, Distributed, Lowering};
+
+/// A section `lo:hi:st` of a 1-D distributed actual, with constant bounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Section {
+    pub(crate) lo: i64,
+    pub(crate) hi: i64,
+    pub(crate) st: i64,
+}
+
+impl Section {
+    pub(crate) fn extent(&self) -> i64 {
+        ((self.hi - self.lo + self.st) / self.st).max(0)
+    }
+}
+
+/// One actual copied into a temporary laid out as its dummy.
+#[derive(Clone, Debug)]
+pub(crate) struct CallRemap {
+    /// The argument's position and text range in the CALL.
+    pub(crate) position: usize,
+    pub(crate) range: TextRange,
+    /// The actual and the section of it passed (the whole array: its bounds).
+    pub(crate) actual: SymbolId,
+    pub(crate) section: Section,
+    /// The temporary's name, layout and Fortran type.
+    pub(crate) temp: Distributed,
+    pub(crate) type_name: String,
+    /// The dummy may be written: copy the temporary back.
+    pub(crate) copy_out: bool,
+}
+
+impl<'a> Lowering<'a> {
+    /// The section of a 1-D distributed array that `arg` passes (`U(2:N:3)`),
+    /// when its name is at `name_range` and its bounds are constants.
+    pub(crate) fn section_actual(&self, arg: &Expr, name_range: TextRange, actual: SymbolId) -> Option<Section> {
+        let ExprKind::Ref { name, args } = &arg.kind else { return None };
+        let layout = self.distributed.get(&actual)?;
+        if name.range != name_range || layout.lbs.len() != 1 || layout.second.is_some() || args.len() != 1 {
+            return None;
+        }
+        let Subscript::Range { lo, hi, stride, .. } = &args[0] else { return None };
+        let value = |it: &Option<Expr>, default: i64| it.as_ref().map_or(Some(default), |it| self.constant_of(it));
+        let st = value(stride, 1)?;
+        let (lo, hi) = if st > 0 {
+            (value(lo, layout.lbs[0])?, value(hi, layout.ubs[0])?)
+        } else {
+            (value(lo, layout.ubs[0])?, value(hi, layout.lbs[0])?)
+        };
+        let section = Section { lo, hi, st };
+        // Inside the array, not empty.
+        let last = lo + (section.extent() - 1) * st;
+        let inside = |i: i64| (layout.lbs[0]..=layout.ubs[0]).contains(&i);
+        (st != 0 && section.extent() > 0 && inside(lo) && inside(last)).then_some(section)
+    }
+
+    /// The layout an INHERIT (or transcriptive, or undirected) dummy of
+    /// bounds `lb:ub` takes for the section `section` of `actual`.
+    pub(crate) fn inherited_section_layout(
+        &self,
+        actual: SymbolId,
+        section: Section,
+        (lb, ub): (i64, i64),
+        dummy: SymbolId,
+    ) -> Result<Distributed, String> {
+        let layout = &self.distributed[&actual];
+        if ub - lb + 1 != section.extent() {
+            return Err(format!(
+                "the section of {} passed has {} elements and its dummy {}",
+                layout.name,
+                section.extent(),
+                ub - lb + 1
+            ));
+        }
+        let mut res = layout.clone();
+        res.lbs = vec![lb];
+        res.ubs = vec![ub];
+        res.lb = lb;
+        res.ub = ub;
+        res.shadow_low = 0;
+        res.shadow_high = 0;
+        if !layout.cyclic || section.st == 1 {
+            // Dummy element i is the actual's element lo + (i - lb) * st,
+            // on template cell stride * (lo + (i - lb) * st) + offset.
+            res.stride = layout.stride * section.st;
+            res.offset = layout.offset + layout.stride * (section.lo - lb * section.st);
+            res.plain = res.stride == 1;
+        } else {
+            res.stride = 1;
+            res.offset = 0;
+            res.plain = true;
+            res.template_lo = lb;
+            res.template_hi = ub;
+            res.target = dummy;
+        }
+        Ok(res)
+    }
+
+    /// The layout a rank-1 dummy of bounds `lb:ub` whose DISTRIBUTE
+    /// prescribes a BLOCK, BLOCK(m), CYCLIC or CYCLIC(m) mapping has (its
+    /// own template), or `None`.
+    pub(crate) fn prescribed_layout(
+        &self,
+        callee_id: UnitId,
+        dummy: SymbolId,
+        like: &Distributed,
+        (lb, ub): (i64, i64),
+    ) -> Option<Distributed> {
+        let symbol = self.analysis.model.symbol(dummy);
+        let mapping = &symbol.mapping;
+        let distribution = mapping.distribution.as_ref()?;
+        if dummy.unit != callee_id
+            || mapping.inherit.is_some()
+            || mapping.align.is_some()
+            || symbol.rank() != 1
+            || like.lbs.len() != 1
+            || like.second.is_some()
+        {
+            return None;
+        }
+        let (block, cyclic) = match distribution.formats[..] {
+            [Format::Block] => (0, false),
+            [Format::BlockOf(Some(m))] if m >= 1 => (m, false),
+            [Format::Cyclic(Some(m))] if m >= 1 => (m, true),
+            _ => return None,
+        };
+        let mut res = like.clone();
+        res.lbs = vec![lb];
+        res.ubs = vec![ub];
+        res.dim = 0;
+        res.lb = lb;
+        res.ub = ub;
+        res.offset = 0;
+        res.stride = 1;
+        res.plain = true;
+        res.template_lo = lb;
+        res.template_hi = ub;
+        res.block = block;
+        res.cyclic = cyclic;
+        res.target = dummy;
+        res.shadow_low = 0;
+        res.shadow_high = 0;
+        Some(res)
+    }
+
+    /// Whether the dummy `key` of `callee` is declared INTENT(IN).
+    pub(crate) fn intent_in(&self, callee: &syntax::Unit, key: &str) -> bool {
+        callee.decls.iter().any(|decl| {
+            let prefix = match decl.entities.first() {
+                Some(first) => self.slice(TextRange::new(decl.range.start, first.range.start)),
+                None => "",
+            };
+            let prefix: String =
+                prefix.chars().filter(|it| !it.is_whitespace()).collect::<String>().to_ascii_lowercase();
+            prefix.contains("intent(in)") && decl.entities.iter().any(|it| it.name.key() == key)
+        })
+    }
+
+    /// Whether the statement is labelled (the copies put it in a BLOCK,
+    /// which a branch from outside may not enter).
+    pub(crate) fn labelled(&self, stmt: &Stmt) -> bool {
+        let line_start = self.text[..stmt.range.start].rfind('\n').map_or(0, |it| it + 1);
+        !self.text[line_start..stmt.range.start].trim().is_empty()
+    }
+
+    /// The CALL `call_text` (already edited to pass the temporaries) with
+    /// the copies around it, in a BLOCK that declares the temporaries.
+    pub(crate) fn emit_remapped_call(&self, out: &mut String, remaps: &[CallRemap], call_text: &str) {
+        let _ = writeln!(out, "  ! hpf-ls: the dummies are laid out otherwise than their actuals: copy in and out");
+        let _ = writeln!(out, "  block");
+        for remap in remaps {
+            let name = &remap.temp.name;
+            let _ = writeln!(out, "  {}, allocatable :: {name}(:)", remap.type_name);
+            let _ = writeln!(out, "  type(hpf_desc) :: hpf_d_{name}");
+        }
+        for remap in remaps {
+            let temp = &remap.temp;
+            let name = &temp.name;
+            let _ = writeln!(
+                out,
+                "  hpf_d_{name} = hpf_make_desc({}, {}, {}, {}, {}, {}, {}){}",
+                temp.lb,
+                temp.ub,
+                temp.offset,
+                temp.template_lo,
+                temp.template_hi,
+                temp.block,
+                i32::from(temp.cyclic),
+                stride_line(&format!("hpf_d_{name}"), temp.stride),
+            );
+            let _ = writeln!(
+                out,
+                "  call hpf_alloc_bounds(hpf_d_{name}, {}, {}, hpf_lo, hpf_hi)\n  allocate ({name}(hpf_lo:hpf_hi))",
+                temp.shadow_low, temp.shadow_high
+            );
+            let actual = &self.distributed[&remap.actual].name;
+            let Section { lo, st, .. } = remap.section;
+            let _ = writeln!(
+                out,
+                "  call hpf_copy_in_{}({actual}, hpf_d_{actual}, {lo}, {st}, {name}, hpf_d_{name})",
+                temp.suffix
+            );
+        }
+        let _ = writeln!(out, "{call_text}");
+        for remap in remaps.iter().filter(|it| it.copy_out) {
+            let name = &remap.temp.name;
+            let actual = &self.distributed[&remap.actual].name;
+            let Section { lo, hi, st } = remap.section;
+            let _ = writeln!(
+                out,
+                "  call hpf_copy_out_{}({name}, hpf_d_{name}, {actual}, hpf_d_{actual}, {lo}, {hi}, {st})",
+                remap.temp.suffix
+            );
+        }
+        let _ = writeln!(out, "  end block");
+    }
+}
+
+/// The copy-in and copy-out of one element type (runtime): both pull the
+/// values with `hpf_remote_read_*`.
+pub(crate) fn copy_in_out(suffix: &str, fortran_type: &str) -> String {
+    format!(
+        r#"
+  ! The copy-in of a CALL whose dummy is laid out otherwise than its actual
+  ! (call_remap.rs): each element i of the temporary t (descriptor dt) that
+  ! this process owns gets the element lo + (i - dt%lb) * st of the 1-D
+  ! array a, wherever it lives. Every process calls it.
+  subroutine hpf_copy_in_{suffix}(a, da, lo, st, t, dt)
+    {fortran_type}, allocatable, intent(in) :: a(:)
+    type(hpf_desc), intent(in) :: da, dt
+    integer, intent(in) :: lo, st
+    {fortran_type}, allocatable, intent(inout) :: t(:)
+    integer :: plo, phi, p
+    integer, allocatable :: idx(:)
+    {fortran_type}, allocatable :: vals(:)
+    call hpf_owned_local(dt, hpf_me(dt), plo, phi)
+    allocate (idx(max(0, phi - plo + 1)), vals(max(0, phi - plo + 1)))
+    do p = plo, phi
+      idx(p - plo + 1) = lo + (hpf_gx(dt, hpf_me(dt), p) - dt%lb) * st
+    end do
+    call hpf_remote_read_{suffix}(a, da, idx, vals)
+    do p = plo, phi
+      t(p) = vals(p - plo + 1)
+    end do
+  end subroutine hpf_copy_in_{suffix}
+
+  ! The copy-out: each element i of the section lo:hi:st of a that this
+  ! process owns gets the element dt%lb + (i - lo) / st of t.
+  subroutine hpf_copy_out_{suffix}(t, dt, a, da, lo, hi, st)
+    {fortran_type}, allocatable, intent(in) :: t(:)
+    type(hpf_desc), intent(in) :: dt, da
+    {fortran_type}, allocatable, intent(inout) :: a(:)
+    integer, intent(in) :: lo, hi, st
+    integer :: plo, phi, p, i, n
+    integer, allocatable :: idx(:), at(:)
+    {fortran_type}, allocatable :: vals(:)
+    call hpf_owned_local(da, hpf_me(da), plo, phi)
+    allocate (idx(max(0, phi - plo + 1)), at(max(0, phi - plo + 1)))
+    n = 0
+    do p = plo, phi
+      i = hpf_gx(da, hpf_me(da), p)
+      if ((i - lo) * st < 0 .or. (hi - i) * st < 0 .or. mod(i - lo, st) /= 0) cycle
+      n = n + 1
+      idx(n) = dt%lb + (i - lo) / st
+      at(n) = p
+    end do
+    allocate (vals(n))
+    call hpf_remote_read_{suffix}(t, dt, idx(1:n), vals)
+    do p = 1, n
+      a(at(p)) = vals(p)
+    end do
+  end subroutine hpf_copy_out_{suffix}
+"#
+    )
+}
