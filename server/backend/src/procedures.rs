@@ -13,8 +13,11 @@
 //! copies of module procedures go into their own module (same host). The
 //! dummies become allocatable (they keep the actual's bounds and shadow
 //! areas), followed by one `hpf_desc` argument per distributed dummy.
-//! Anything else (sections or elements as actuals, mappings that would need
-//! a remap, bounds not known to be the actual's, recursion, SAVEd variables
+//! A constant section of a rank-1 actual, and a whole rank-1 actual for a
+//! dummy whose DISTRIBUTE prescribes another mapping, are copied into a
+//! temporary laid out as the dummy and back (`call_remap.rs`). Anything
+//! else (elements as actuals, sections with bounds known only at run time,
+//! other remaps, bounds not known to be the actual's, recursion, SAVEd variables
 //! (the copy would keep its own), branches out of the body, a body with no
 //! parallel statement, ...) keeps the CALL on rank 0 on gathered copies
 //! (`lib.rs`), with the reason in its note.
@@ -197,7 +200,9 @@ impl<'a> Lowering<'a> {
         for (range, id) in self.distributed_occurrences(stmt.range) {
             let whole = args.iter().position(|it| it.range == range && matches!(it.kind, ExprKind::Name(_)));
             let section = || {
-                args.iter().enumerate().find_map(|(position, arg)| Some((position, self.section_actual(arg, range, id)?)))
+                args.iter()
+                    .enumerate()
+                    .find_map(|(position, arg)| Some((position, self.section_actual(arg, range, id)?)))
             };
             let position = match whole {
                 Some(position) => position,
@@ -320,10 +325,10 @@ impl<'a> Lowering<'a> {
             }
             let actual = passed.iter().find(|it| it.0 == position).expect("a passed actual").1;
             let whole = &self.distributed[&actual];
-            let section = sections.iter().find(|it| it.0 == position).map_or(
-                Section { lo: whole.lbs[0], hi: whole.ubs[0], st: 1 },
-                |it| it.1,
-            );
+            let section = sections
+                .iter()
+                .find(|it| it.0 == position)
+                .map_or(Section { lo: whole.lbs[0], hi: whole.ubs[0], st: 1 }, |it| it.1);
             let mut temp = dummies[&dummy].clone();
             temp.name = format!("hpf_t{}", remaps.len() + 1);
             remaps.push(CallRemap {

@@ -230,7 +230,10 @@ fn calls_run_on_rank_0_and_unsupported_procedures_are_refused_at_their_line() {
     assert!(source.contains("call MPI_Bcast(total, storage_size(total) / 8, MPI_BYTE"), "{source}");
     assert!(source.contains("\nsubroutine shift(x, m, t)"), "the subroutine is copied:\n{source}");
     // (The dummy has fewer elements than its actual: not one of the layouts a copy takes.)
-    assert!(notes.iter().any(|it| it.contains("the bounds of the dummy x are not known to be the actual's")), "{notes:?}");
+    assert!(
+        notes.iter().any(|it| it.contains("the bounds of the dummy x are not known to be the actual's")),
+        "{notes:?}"
+    );
 
     let refused = |text: &str, why: &str, line: usize| {
         let analysis = analysis::analyze(text, SourceForm::Free, ModelConfig { number_of_processors: None });
@@ -854,7 +857,10 @@ end program q
     assert!(source.contains("  hpf_d_hpf_t1 = hpf_make_desc(1, 20, 0, 1, 20, 2, 1)\n"), "{source}");
     assert!(source.contains("  call hpf_copy_in_i4(k, hpf_d_k, 1, 1, hpf_t1, hpf_d_hpf_t1)\n  call hpf_p1_total(hpf_t1, n, t, &\n    hpf_d_hpf_t1)\n  end block\n"), "{source}");
     // K(19:3:-2) under a dummy without a mapping directive: element i on cell 21 - 2 * i.
-    assert!(source.contains("  hpf_d_hpf_t1 = hpf_make_desc(1, 9, 21, 1, 20, 0, 0)\n  hpf_d_hpf_t1%s = -2\n"), "{source}");
+    assert!(
+        source.contains("  hpf_d_hpf_t1 = hpf_make_desc(1, 9, 21, 1, 20, 0, 0)\n  hpf_d_hpf_t1%s = -2\n"),
+        "{source}"
+    );
     assert!(source.contains("  call hpf_copy_out_i4(hpf_t1, hpf_d_hpf_t1, k, hpf_d_k, 19, 3, -2)\n"), "{source}");
     // The runtime brings the copies, and the all-to-all they call.
     let runtime = crate::runtime::runtime_for(&source);
