@@ -4,20 +4,22 @@
 ! in only), sections with odd bounds and strides (negative too) passed to
 ! INHERIT dummies (the section keeps its place: nothing moves) and to a
 ! prescriptive CYCLIC dummy, a dummy without a mapping directive, a small
-! array that leaves processes without elements, and a call in a loop.
-! A 2-D actual for a dummy mapped otherwise still runs on rank 0.
+! array that leaves processes without elements, and a call in a loop;
+! 2-D actuals for dummies mapped otherwise: (BLOCK, BLOCK) to (BLOCK, *),
+! (BLOCK, *) to (*, CYCLIC) and to an INTENT(IN) (CYCLIC, BLOCK) grid.
 program subroutine_remap
   implicit none
   integer, parameter :: n = 23, m = 3, l = 6
   real :: a(n), s
   double precision :: c(n), t
   integer :: k(n), d(m), step, isum
-  real :: g(l, l)
+  real :: g(l, l), e(l, 5), r
 !HPF$ PROCESSORS P(4), Q(2, 2)
 !HPF$ DISTRIBUTE (BLOCK) ONTO P :: A, D
 !HPF$ DISTRIBUTE C(CYCLIC(3)) ONTO P
 !HPF$ DISTRIBUTE K(CYCLIC(2)) ONTO P
 !HPF$ DISTRIBUTE G(BLOCK, BLOCK) ONTO Q
+!HPF$ DISTRIBUTE E(BLOCK, *) ONTO P
   integer :: i, j
   do i = 1, n
     a(i) = real(mod(i * 5, 11)) + 0.25
@@ -28,6 +30,7 @@ program subroutine_remap
     d(i) = i + 3
   end do
   forall (i = 1:l, j = 1:l) g(i, j) = real(i + 10 * j)
+  forall (i = 1:l, j = 1:5) e(i, j) = real(3 * i - j)
   ! BLOCK actual, CYCLIC dummy, written: copied in and back.
   call rotate_cyclic(a, n, 1.5)
   print '(A)', 'after rotate_cyclic(a):'
@@ -65,9 +68,13 @@ program subroutine_remap
   print '(12I5)', k
   s = sum(a)
   print '(A,F12.5)', 'final sum(a) =', s
-  ! 2-D: the dummy's (BLOCK, *) differs from (BLOCK, BLOCK): rank 0.
+  ! 2-D: remapped whole arrays, copied back unless INTENT(IN).
   call rows2d(g, l)
   print '(6F8.1)', g
+  call cols_cyclic(e, l, 5)
+  print '(5F8.1)', e
+  call weigh_grid(e, l, 5, r)
+  print '(A,F12.3)', 'weigh_grid(e) =', r
 end program subroutine_remap
 
 subroutine rotate_cyclic(x, len, shift)
@@ -149,3 +156,25 @@ subroutine rows2d(h, len)
     end do
   end do
 end subroutine rows2d
+
+subroutine cols_cyclic(y, m1, m2)
+  integer, intent(in) :: m1, m2
+  real, intent(inout) :: y(m1, m2)
+!HPF$ PROCESSORS P(4)
+!HPF$ DISTRIBUTE Y(*, CYCLIC) ONTO P
+  integer :: i, j
+  do j = 1, m2
+    do i = 1, m1
+      y(i, j) = y(i, j) * real(j) - real(i)
+    end do
+  end do
+end subroutine cols_cyclic
+
+subroutine weigh_grid(y, m1, m2, res)
+  integer, intent(in) :: m1, m2
+  real, intent(in) :: y(m1, m2)
+  real, intent(out) :: res
+!HPF$ PROCESSORS Q(2, 2)
+!HPF$ DISTRIBUTE Y(CYCLIC, BLOCK) ONTO Q
+  res = maxval(y) + minval(y)
+end subroutine weigh_grid

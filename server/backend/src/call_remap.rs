@@ -1,7 +1,7 @@
 //! SPMD calls whose dummy is not laid out as its actual is: a section of a
 //! 1-D distributed array passed as the actual, or a dummy whose explicit
-//! DISTRIBUTE differs from its whole actual's mapping (`procedures.rs`
-//! decides which calls run on every process).
+//! DISTRIBUTE differs from its whole actual's mapping, of any rank, on a
+//! 2-D grid too (`procedures.rs` decides which calls run on every process).
 //!
 //! HPF remaps such an actual on entry to the dummy's mapping and back on
 //! return. Every process allocates its part of a temporary laid out as the
@@ -10,8 +10,10 @@
 //! (`hpf_copy_in_*`: each owner of a temporary element asks the owner of
 //! the actual's element for it), calls the specialised copy with it, and
 //! unless the dummy is INTENT(IN) copies it back the same way the other
-//! direction (`hpf_copy_out_*`). `--stats` counts the values and messages
-//! of both copies (they belong to no loop).
+//! direction (`hpf_copy_out_*`). Whole arrays of rank 2 and 3 are copied
+//! by `hpf_copy_nd_*`, the same exchange with three indices per element
+//! (the owner is found along one or two distributed dimensions). `--stats`
+//! counts the values and messages of both copies (they belong to no loop).
 //!
 //! The temporary's layout: the dummy's own DISTRIBUTE when it prescribes
 //! one; for an INHERIT (or transcriptive, or undirected) dummy of a
@@ -125,50 +127,82 @@ impl<'a> Lowering<'a> {
         Ok(res)
     }
 
-    /// The layout a rank-1 dummy of bounds `lb:ub` whose DISTRIBUTE
-    /// prescribes a BLOCK, BLOCK(m), CYCLIC or CYCLIC(m) mapping has (its
-    /// own template), or `None`.
+    /// The layout a dummy laid out as `like` (its bounds) has when its
+    /// DISTRIBUTE prescribes BLOCK, BLOCK(m), CYCLIC or CYCLIC(m) along one
+    /// dimension, or two over a 2-D arrangement (its own template), or `None`.
     pub(crate) fn prescribed_layout(
         &self,
         callee_id: UnitId,
         dummy: SymbolId,
         like: &Distributed,
-        (lb, ub): (i64, i64),
     ) -> Option<Distributed> {
-        let symbol = self.analysis.model.symbol(dummy);
+        let model = &self.analysis.model;
+        let symbol = model.symbol(dummy);
         let mapping = &symbol.mapping;
         let distribution = mapping.distribution.as_ref()?;
         if dummy.unit != callee_id
             || mapping.inherit.is_some()
             || mapping.align.is_some()
-            || symbol.rank() != 1
-            || like.lbs.len() != 1
-            || like.second.is_some()
+            || symbol.rank() != like.lbs.len()
+            || distribution.formats.len() != like.lbs.len()
         {
             return None;
         }
-        let (block, cyclic) = match distribution.formats[..] {
-            [Format::Block] => (0, false),
-            [Format::BlockOf(Some(m))] if m >= 1 => (m, false),
-            [Format::Cyclic(Some(m))] if m >= 1 => (m, true),
+        let layout = |format: Format| match format {
+            Format::Block => Some((0, false)),
+            Format::BlockOf(Some(m)) if m >= 1 => Some((m, false)),
+            Format::Cyclic(Some(m)) if m >= 1 => Some((m, true)),
+            _ => None,
+        };
+        let cut: Vec<(usize, Format)> =
+            distribution.formats.iter().copied().enumerate().filter(|it| it.1 != Format::Collapsed).collect();
+        let (dim, (block, cyclic)) = match cut.first() {
+            Some(&(dim, format)) => (dim, layout(format)?),
+            None => return None,
+        };
+        let second = match cut[..] {
+            [_] => None,
+            [_, (second_dim, format)] => {
+                let (block, cyclic) = layout(format)?;
+                // The declared arrangement's shape, as for the program's arrays.
+                let shape = &model.symbol(distribution.onto?).shape;
+                let extent = |it: &analysis::model::Dim| Some(it.hi.known()? - it.lo.known()? + 1);
+                let procs = match &shape[..] {
+                    [a, b] => (extent(a)?, extent(b)?),
+                    _ => return None,
+                };
+                Some(crate::SecondAxis {
+                    dim: second_dim,
+                    lb: like.lbs[second_dim],
+                    ub: like.ubs[second_dim],
+                    offset: 0,
+                    stride: 1,
+                    template_lo: like.lbs[second_dim],
+                    template_hi: like.ubs[second_dim],
+                    block,
+                    cyclic,
+                    shadow_low: 0,
+                    shadow_high: 0,
+                    procs,
+                })
+            }
             _ => return None,
         };
         let mut res = like.clone();
-        res.lbs = vec![lb];
-        res.ubs = vec![ub];
-        res.dim = 0;
-        res.lb = lb;
-        res.ub = ub;
+        res.dim = dim;
+        res.lb = like.lbs[dim];
+        res.ub = like.ubs[dim];
         res.offset = 0;
         res.stride = 1;
         res.plain = true;
-        res.template_lo = lb;
-        res.template_hi = ub;
+        res.template_lo = res.lb;
+        res.template_hi = res.ub;
         res.block = block;
         res.cyclic = cyclic;
         res.target = dummy;
         res.shadow_low = 0;
         res.shadow_high = 0;
+        res.second = second;
         Some(res)
     }
 
@@ -198,50 +232,92 @@ impl<'a> Lowering<'a> {
         let _ = writeln!(out, "  ! hpf-ls: the dummies are laid out otherwise than their actuals: copy in and out");
         let _ = writeln!(out, "  block");
         for remap in remaps {
-            let name = &remap.temp.name;
-            let _ = writeln!(out, "  {}, allocatable :: {name}(:)", remap.type_name);
-            let _ = writeln!(out, "  type(hpf_desc) :: hpf_d_{name}");
+            let temp = &remap.temp;
+            let name = &temp.name;
+            let _ = writeln!(out, "  {}, allocatable :: {name}({})", remap.type_name, temp.colons());
+            let descriptors = if temp.second.is_some() { "(2)" } else { "" };
+            let _ = writeln!(out, "  type(hpf_desc) :: hpf_d_{name}{descriptors}");
         }
         for remap in remaps {
             let temp = &remap.temp;
             let name = &temp.name;
-            let _ = writeln!(
-                out,
-                "  hpf_d_{name} = hpf_make_desc({}, {}, {}, {}, {}, {}, {}){}",
-                temp.lb,
-                temp.ub,
-                temp.offset,
-                temp.template_lo,
-                temp.template_hi,
-                temp.block,
-                i32::from(temp.cyclic),
-                stride_line(&format!("hpf_d_{name}"), temp.stride),
-            );
-            let _ = writeln!(
-                out,
-                "  call hpf_alloc_bounds(hpf_d_{name}, {}, {}, hpf_lo, hpf_hi)\n  allocate ({name}(hpf_lo:hpf_hi))",
-                temp.shadow_low, temp.shadow_high
-            );
             let actual = &self.distributed[&remap.actual].name;
-            let Section { lo, st, .. } = remap.section;
-            let _ = writeln!(
-                out,
-                "  call hpf_copy_in_{}({actual}, hpf_d_{actual}, {lo}, {st}, {name}, hpf_d_{name})",
-                temp.suffix
-            );
+            if let Some(second) = &temp.second {
+                crate::grid::emit_alloc(out, temp, second);
+            } else {
+                let bounds = (0..temp.lbs.len())
+                    .map(|k| {
+                        if k == temp.dim {
+                            "hpf_lo:hpf_hi".to_string()
+                        } else {
+                            format!("{}:{}", temp.lbs[k], temp.ubs[k])
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let _ = writeln!(
+                    out,
+                    "  hpf_d_{name} = hpf_make_desc({}, {}, {}, {}, {}, {}, {}){}",
+                    temp.lb,
+                    temp.ub,
+                    temp.offset,
+                    temp.template_lo,
+                    temp.template_hi,
+                    temp.block,
+                    i32::from(temp.cyclic),
+                    stride_line(&format!("hpf_d_{name}"), temp.stride),
+                );
+                let _ = writeln!(
+                    out,
+                    "  call hpf_alloc_bounds(hpf_d_{name}, {}, {}, hpf_lo, hpf_hi)\n  allocate ({name}({bounds}))",
+                    temp.shadow_low, temp.shadow_high
+                );
+            }
+            if temp.lbs.len() == 1 {
+                let Section { lo, st, .. } = remap.section;
+                let _ = writeln!(
+                    out,
+                    "  call hpf_copy_in_{}({actual}, hpf_d_{actual}, {lo}, {st}, {name}, hpf_d_{name})",
+                    temp.suffix
+                );
+            } else {
+                let _ = writeln!(out, "{}", self.copy_nd(remap, &self.distributed[&remap.actual], temp));
+            }
         }
         let _ = writeln!(out, "{call_text}");
         for remap in remaps.iter().filter(|it| it.copy_out) {
-            let name = &remap.temp.name;
+            let temp = &remap.temp;
+            let name = &temp.name;
             let actual = &self.distributed[&remap.actual].name;
-            let Section { lo, hi, st } = remap.section;
-            let _ = writeln!(
-                out,
-                "  call hpf_copy_out_{}({name}, hpf_d_{name}, {actual}, hpf_d_{actual}, {lo}, {hi}, {st})",
-                remap.temp.suffix
-            );
+            if temp.lbs.len() == 1 {
+                let Section { lo, hi, st } = remap.section;
+                let _ = writeln!(
+                    out,
+                    "  call hpf_copy_out_{}({name}, hpf_d_{name}, {actual}, hpf_d_{actual}, {lo}, {hi}, {st})",
+                    temp.suffix
+                );
+            } else {
+                let _ = writeln!(out, "{}", self.copy_nd(remap, temp, &self.distributed[&remap.actual]));
+            }
         }
         let _ = writeln!(out, "  end block");
+    }
+
+    /// The call that fills the elements of the whole array `to` each
+    /// process owns from the same elements of `from` (rank 2 or 3).
+    fn copy_nd(&self, remap: &CallRemap, from: &Distributed, to: &Distributed) -> String {
+        let args = |it: &Distributed| {
+            let name = &it.name;
+            match &it.second {
+                Some(second) => format!(
+                    "{name}, lbound({name}), ubound({name}), hpf_d_{name}, [{}, {}]",
+                    it.dim + 1,
+                    second.dim + 1
+                ),
+                None => format!("{name}, lbound({name}), ubound({name}), [hpf_d_{name}], [{}]", it.dim + 1),
+            }
+        };
+        format!("  call hpf_copy_nd_{}({}, &\n    {})", remap.temp.suffix, args(from), args(to))
     }
 }
 
@@ -299,6 +375,110 @@ pub(crate) fn copy_in_out(suffix: &str, fortran_type: &str) -> String {
       a(at(p)) = vals(p)
     end do
   end subroutine hpf_copy_out_{suffix}
+"#
+    )
+}
+
+/// The copy between two whole arrays of rank 2 or 3 laid out differently
+/// (runtime): one or two distributed dimensions on either side.
+pub(crate) fn copy_nd(suffix: &str, fortran_type: &str, mpi: &str) -> String {
+    format!(
+        r#"
+  ! The elements of dst (local bounds dlo:dhi, descriptors dd along its
+  ! distributed dimensions ddim) this process owns get the same elements of
+  ! src (slo:shi, ds, sdim), wherever they live: one all-to-all of the
+  ! counts, one of the global indices (three per element), one of the
+  ! values back. Every process calls it. The statistics count the values
+  ! moved between processes and their messages.
+  subroutine hpf_copy_nd_{suffix}(src, slo, shi, ds, sdim, dst, dlo, dhi, dd, ddim)
+    {fortran_type}, intent(in) :: src(*)
+    integer, intent(in) :: slo(:), shi(:), sdim(:), dlo(:), dhi(:), ddim(:)
+    type(hpf_desc), intent(in) :: ds(:), dd(:)
+    {fortran_type}, intent(inout) :: dst(*)
+    integer :: lo(3), hi(3), sl(3), se(3), dl(3), de(3), g(3), p(3), q(3)
+    integer :: scount(0:hpf_nprocs - 1), rcount(0:hpf_nprocs - 1)
+    integer :: sdispl(0:hpf_nprocs - 1), rdispl(0:hpf_nprocs - 1), next(0:hpf_nprocs - 1)
+    integer :: n, k, r, kk, i1, i2, i3
+    integer, allocatable :: gl(:, :), at(:), owner(:), order(:), sorted(:, :), asked(:, :)
+    {fortran_type}, allocatable :: answer(:), got(:)
+    lo = 1
+    hi = 1
+    sl = 1
+    se = 1
+    dl = 1
+    de = 1
+    do k = 1, size(dlo)
+      lo(k) = dlo(k)
+      hi(k) = dhi(k)
+      dl(k) = dlo(k)
+      de(k) = dhi(k) - dlo(k) + 1
+    end do
+    do k = 1, size(slo)
+      sl(k) = slo(k)
+      se(k) = shi(k) - slo(k) + 1
+    end do
+    ! The owned box of dst, in local positions (no shadow).
+    do k = 1, size(ddim)
+      call hpf_owned_local(dd(k), hpf_me(dd(k)), lo(ddim(k)), hi(ddim(k)))
+    end do
+    n = product(max(0, hi - lo + 1))
+    allocate (gl(3, n), at(n), owner(n), order(n), sorted(3, n))
+    scount = 0
+    kk = 0
+    do i3 = lo(3), hi(3)
+      do i2 = lo(2), hi(2)
+        do i1 = lo(1), hi(1)
+          kk = kk + 1
+          p = [i1, i2, i3]
+          g = p
+          do k = 1, size(ddim)
+            g(ddim(k)) = hpf_gx(dd(k), hpf_me(dd(k)), p(ddim(k)))
+          end do
+          gl(:, kk) = g
+          at(kk) = 1 + (i1 - dl(1)) + de(1) * ((i2 - dl(2)) + de(2) * (i3 - dl(3)))
+          r = hpf_owner(ds(1), g(sdim(1)))
+          if (size(sdim) > 1) r = r + hpf_owner(ds(2), g(sdim(2))) * hpf_np(ds(1))
+          owner(kk) = r
+          scount(r) = scount(r) + 1
+        end do
+      end do
+    end do
+    call MPI_Alltoall(scount, 1, MPI_INTEGER, rcount, 1, MPI_INTEGER, MPI_COMM_WORLD)
+    sdispl(0) = 0
+    rdispl(0) = 0
+    do r = 1, hpf_nprocs - 1
+      sdispl(r) = sdispl(r - 1) + scount(r - 1)
+      rdispl(r) = rdispl(r - 1) + rcount(r - 1)
+    end do
+    next = sdispl
+    do kk = 1, n
+      r = owner(kk)
+      next(r) = next(r) + 1
+      order(kk) = next(r)
+      sorted(:, next(r)) = gl(:, kk)
+    end do
+    allocate (asked(3, sum(rcount)), answer(sum(rcount)), got(n))
+    call MPI_Alltoallv(sorted, 3 * scount, 3 * sdispl, MPI_INTEGER, asked, 3 * rcount, 3 * rdispl, &
+      MPI_INTEGER, MPI_COMM_WORLD)
+    do kk = 1, size(answer)
+      q = asked(:, kk)
+      do k = 1, size(sdim)
+        q(sdim(k)) = hpf_lx(ds(k), asked(sdim(k), kk))
+      end do
+      answer(kk) = src(1 + (q(1) - sl(1)) + se(1) * ((q(2) - sl(2)) + se(2) * (q(3) - sl(3))))
+    end do
+    call MPI_Alltoallv(answer, rcount, rdispl, {mpi}, got, scount, sdispl, {mpi}, MPI_COMM_WORLD)
+    do kk = 1, n
+      dst(at(kk)) = got(order(kk))
+    end do
+    if (hpf_stats) then
+      do r = 0, hpf_nprocs - 1
+        if (r == hpf_rank .or. rcount(r) == 0) cycle
+        hpf_stat_messages = hpf_stat_messages + 1
+        hpf_stat_elements = hpf_stat_elements + rcount(r)
+      end do
+    end if
+  end subroutine hpf_copy_nd_{suffix}
 "#
     )
 }

@@ -13,8 +13,8 @@
 //! copies of module procedures go into their own module (same host). The
 //! dummies become allocatable (they keep the actual's bounds and shadow
 //! areas), followed by one `hpf_desc` argument per distributed dummy.
-//! A constant section of a rank-1 actual, and a whole rank-1 actual for a
-//! dummy whose DISTRIBUTE prescribes another mapping, are copied into a
+//! A constant section of a rank-1 actual, and a whole actual for a dummy
+//! whose DISTRIBUTE prescribes another mapping, are copied into a
 //! temporary laid out as the dummy and back (`call_remap.rs`). Anything
 //! else (elements as actuals, sections with bounds known only at run time,
 //! other remaps, bounds not known to be the actual's, recursion, SAVEd variables
@@ -273,9 +273,7 @@ impl<'a> Lowering<'a> {
         let mut copied: Vec<usize> = sections.iter().map(|it| it.0).collect();
         for &(position, dummy) in &positions {
             if let Err(why) = self.check_mapping(callee_id, dummy, &dummies) {
-                let layout = &dummies[&dummy];
-                let bounds = (layout.lbs[0], layout.ubs[0]);
-                let prescribed = self.prescribed_layout(callee_id, dummy, layout, bounds).ok_or(why)?;
+                let prescribed = self.prescribed_layout(callee_id, dummy, &dummies[&dummy]).ok_or(why)?;
                 dummies.insert(dummy, prescribed);
                 if !copied.contains(&position) {
                     copied.push(position);
