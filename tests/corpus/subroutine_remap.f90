@@ -6,7 +6,8 @@
 ! prescriptive CYCLIC dummy, a dummy without a mapping directive, a small
 ! array that leaves processes without elements, and a call in a loop;
 ! 2-D actuals for dummies mapped otherwise: (BLOCK, BLOCK) to (BLOCK, *),
-! (BLOCK, *) to (*, CYCLIC) and to an INTENT(IN) (CYCLIC, BLOCK) grid.
+! (BLOCK, *) to (*, CYCLIC) and to an INTENT(IN) (CYCLIC, BLOCK) grid;
+! inside a subroutine's copy, a section of its dummy and a remapped dummy.
 program subroutine_remap
   implicit none
   integer, parameter :: n = 23, m = 3, l = 6
@@ -68,6 +69,8 @@ program subroutine_remap
   print '(12I5)', k
   s = sum(a)
   print '(A,F12.5)', 'final sum(a) =', s
+  call nested(a, n)
+  print '(8F9.3)', a
   ! 2-D: remapped whole arrays, copied back unless INTENT(IN).
   call rows2d(g, l)
   print '(6F8.1)', g
@@ -178,3 +181,15 @@ subroutine weigh_grid(y, m1, m2, res)
 !HPF$ DISTRIBUTE Y(CYCLIC, BLOCK) ONTO Q
   res = maxval(y) + minval(y)
 end subroutine weigh_grid
+
+subroutine nested(x, len)
+  integer, intent(in) :: len
+  real, intent(inout) :: x(len)
+!HPF$ INHERIT X
+  integer :: i
+  do i = 1, len
+    x(i) = x(i) + 0.5
+  end do
+  call scale_inherit(x(2:len:3), (len + 1) / 3, 3.0)
+  call rotate_cyclic(x, len, 0.25)
+end subroutine nested

@@ -71,7 +71,11 @@ impl<'a> Lowering<'a> {
             return None;
         }
         let Subscript::Range { lo, hi, stride, .. } = &args[0] else { return None };
-        let value = |it: &Option<Expr>, default: i64| it.as_ref().map_or(Some(default), |it| self.constant_of(it));
+        // Constants of the caller (in a copy, its constant scalar dummies too).
+        let env = self.caller_env();
+        let value = |it: &Option<Expr>, default: i64| {
+            it.as_ref().map_or(Some(default), |it| analysis::eval::eval_int(it, &env).ok())
+        };
         let st = value(stride, 1)?;
         let (lo, hi) = if st > 0 {
             (value(lo, layout.lbs[0])?, value(hi, layout.ubs[0])?)

@@ -80,7 +80,7 @@ pub(crate) struct SpmdCall<'a> {
 
 /// The value of a dummy's bound: the callee's named constants, and its
 /// scalar dummies as the caller's constant actuals.
-struct BoundEnv<'m> {
+pub(crate) struct BoundEnv<'m> {
     model: &'m analysis::model::Model,
     unit: UnitId,
     actuals: Vec<(String, Option<i64>)>,
@@ -224,11 +224,7 @@ impl<'a> Lowering<'a> {
         }
         self.check_body(callee)?;
         // The bounds of the dummies are the caller's constants at the call.
-        let caller = BoundEnv {
-            model,
-            unit: self.main,
-            actuals: self.known.iter().map(|(key, value)| (key.clone(), Some(*value))).collect(),
-        };
+        let caller = self.caller_env();
         let actual_values: Vec<(String, Option<i64>)> = callee
             .dummies
             .iter()
@@ -376,6 +372,16 @@ impl<'a> Lowering<'a> {
         edits.extend(remaps.iter().map(|it| (it.range, it.temp.name.clone())));
         edits.push((TextRange::empty(stmt.range.start + close), format!(", &\n    {}", descriptors.join(", "))));
         Ok(Plan::Call(SpmdCall { stmt, index, edits, gathers: procedure.gathers, remaps }))
+    }
+
+    /// The constants of the unit being lowered: its named constants and, in
+    /// a copy, the INTENT(IN) scalar dummies its actuals gave constants.
+    pub(crate) fn caller_env(&self) -> BoundEnv<'a> {
+        BoundEnv {
+            model: &self.analysis.model,
+            unit: self.main,
+            actuals: self.known.iter().map(|(key, value)| (key.clone(), Some(*value))).collect(),
+        }
     }
 
     /// The subroutine of the file a CALL of `key` reaches: a module
