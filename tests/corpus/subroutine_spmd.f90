@@ -3,7 +3,7 @@
 ! offset alignment), an explicit DISTRIBUTE equal to the actual's, a
 ! transcriptive DISTRIBUTE *, a nested call, reductions into a dummy
 ! scalar and output inside; a section actual and a mapping that differs
-! from the actual's (both on rank 0).
+! from the actual's (both copied in and out of a temporary).
 program subroutine_spmd
   implicit none
   integer, parameter :: n = 30, m = 12

@@ -79,6 +79,7 @@
 //! what the sequential program prints.
 
 mod assign;
+mod call_remap;
 pub mod driver;
 mod embed;
 mod grid;

@@ -13,8 +13,11 @@
 //! copies of module procedures go into their own module (same host). The
 //! dummies become allocatable (they keep the actual's bounds and shadow
 //! areas), followed by one `hpf_desc` argument per distributed dummy.
-//! Anything else (sections or elements as actuals, mappings that would need
-//! a remap, bounds not known to be the actual's, recursion, SAVEd variables
+//! A constant section of a rank-1 actual, and a whole actual for a dummy
+//! whose DISTRIBUTE prescribes another mapping, are copied into a
+//! temporary laid out as the dummy and back (`call_remap.rs`). Anything
+//! else (elements as actuals, sections with bounds known only at run time,
+//! other remaps, bounds not known to be the actual's, recursion, SAVEd variables
 //! (the copy would keep its own), branches out of the body, a body with no
 //! parallel statement, ...) keeps the CALL on rank 0 on gathered copies
 //! (`lib.rs`), with the reason in its note.
@@ -30,6 +33,7 @@ use analysis::eval::ConstEnv;
 use analysis::model::{Axis, Format, SymbolId, SymbolKind, UnitId};
 use syntax::{ExprKind, Stmt, StmtKind, Subscript, TextRange, UnitKind};
 
+use crate::call_remap::{CallRemap, Section};
 use crate::{element_suffix, top_level_parts, Distributed, Lowering, Plan};
 
 /// Where the specialised copy of a subroutine goes.
@@ -70,11 +74,13 @@ pub(crate) struct SpmdCall<'a> {
     edits: Vec<(TextRange, String)>,
     /// The copy's body gathers (then a loop around the call runs on rank 0).
     pub(crate) gathers: bool,
+    /// The actuals copied into temporaries laid out as their dummies.
+    remaps: Vec<CallRemap>,
 }
 
 /// The value of a dummy's bound: the callee's named constants, and its
 /// scalar dummies as the caller's constant actuals.
-struct BoundEnv<'m> {
+pub(crate) struct BoundEnv<'m> {
     model: &'m analysis::model::Model,
     unit: UnitId,
     actuals: Vec<(String, Option<i64>)>,
@@ -187,15 +193,29 @@ impl<'a> Lowering<'a> {
         if !positional || args.len() != callee.dummies.len() {
             return Err("its arguments are not one positional expression per dummy argument".to_string());
         }
-        // Every distributed array is passed whole, once.
+        // Every distributed array is passed whole or as a constant section
+        // of a rank-1 array (copied in and out, `call_remap.rs`), once.
         let mut passed: Vec<(usize, SymbolId)> = Vec::new();
+        let mut sections: Vec<(usize, Section)> = Vec::new();
         for (range, id) in self.distributed_occurrences(stmt.range) {
-            let position = args.iter().position(|it| it.range == range && matches!(it.kind, ExprKind::Name(_)));
-            let Some(position) = position else {
-                return Err(format!(
-                    "a section, an element or an expression of {} is passed (only whole arrays run in parallel)",
-                    self.distributed[&id].name
-                ));
+            let whole = args.iter().position(|it| it.range == range && matches!(it.kind, ExprKind::Name(_)));
+            let section = || {
+                args.iter()
+                    .enumerate()
+                    .find_map(|(position, arg)| Some((position, self.section_actual(arg, range, id)?)))
+            };
+            let position = match whole {
+                Some(position) => position,
+                None => {
+                    let Some((position, section)) = section() else {
+                        return Err(format!(
+                            "an element, an expression or a section of {} is passed (whole arrays and sections of rank-1 arrays with constant bounds run in parallel)",
+                            self.distributed[&id].name
+                        ));
+                    };
+                    sections.push((position, section));
+                    position
+                }
             };
             if passed.iter().any(|it| it.1 == id) {
                 return Err(format!("{} is passed twice", self.distributed[&id].name));
@@ -204,11 +224,7 @@ impl<'a> Lowering<'a> {
         }
         self.check_body(callee)?;
         // The bounds of the dummies are the caller's constants at the call.
-        let caller = BoundEnv {
-            model,
-            unit: self.main,
-            actuals: self.known.iter().map(|(key, value)| (key.clone(), Some(*value))).collect(),
-        };
+        let caller = self.caller_env();
         let actual_values: Vec<(String, Option<i64>)> = callee
             .dummies
             .iter()
@@ -230,7 +246,13 @@ impl<'a> Lowering<'a> {
                 .lookup(callee_id, &dummy_name.key())
                 .filter(|it| it.unit == callee_id)
                 .ok_or_else(|| format!("the dummy {} was not found", dummy_name.text))?;
-            let mut layout = self.distributed[&actual].clone();
+            let mut layout = match sections.iter().find(|it| it.0 == position) {
+                None => self.distributed[&actual].clone(),
+                Some(&(_, section)) => {
+                    let bounds = self.dummy_bounds(callee, dummy, &env, section.extent())?;
+                    self.inherited_section_layout(actual, section, bounds, dummy)?
+                }
+            };
             layout.name = model.symbol(dummy).name.text.clone();
             layout.shadow_low = 0;
             layout.shadow_high = 0;
@@ -241,8 +263,19 @@ impl<'a> Lowering<'a> {
             dummies.insert(dummy, layout);
             positions.push((position, dummy));
         }
-        // Each dummy's own directives must describe the actual's mapping,
-        // and its declaration the actual's type and bounds.
+        // Each dummy's own directives must describe the actual's mapping
+        // (or the section's), else prescribe a mapping the actual is copied
+        // into; its declaration must give the actual's type and bounds.
+        let mut copied: Vec<usize> = sections.iter().map(|it| it.0).collect();
+        for &(position, dummy) in &positions {
+            if let Err(why) = self.check_mapping(callee_id, dummy, &dummies) {
+                let prescribed = self.prescribed_layout(callee_id, dummy, &dummies[&dummy]).ok_or(why)?;
+                dummies.insert(dummy, prescribed);
+                if !copied.contains(&position) {
+                    copied.push(position);
+                }
+            }
+        }
         for &(_, dummy) in &positions {
             self.check_mapping(callee_id, dummy, &dummies)?;
         }
@@ -270,10 +303,37 @@ impl<'a> Lowering<'a> {
         // One copy per subroutine and layouts of its actuals (which of them
         // share an alignment target included).
         let mut key = format!("{callee_id}{known:?}");
-        for &(position, actual) in &passed {
-            let layout = &self.distributed[&actual];
-            let same_target = passed.iter().position(|it| self.distributed[&it.1].target == layout.target);
+        for &(position, dummy) in &positions {
+            let layout = &dummies[&dummy];
+            let same_target = positions.iter().position(|it| dummies[&it.1].target == layout.target);
             let _ = write!(key, ";{position}:{}:{same_target:?}", layout_key(layout));
+        }
+        // The temporaries of the copied actuals, laid out as their dummies.
+        if !copied.is_empty() && self.labelled(stmt) {
+            return Err("its actuals need copying and the CALL has a label".to_string());
+        }
+        let mut remaps: Vec<CallRemap> = Vec::new();
+        for &(position, dummy) in &positions {
+            if !copied.contains(&position) {
+                continue;
+            }
+            let actual = passed.iter().find(|it| it.0 == position).expect("a passed actual").1;
+            let whole = &self.distributed[&actual];
+            let section = sections
+                .iter()
+                .find(|it| it.0 == position)
+                .map_or(Section { lo: whole.lbs[0], hi: whole.ubs[0], st: 1 }, |it| it.1);
+            let mut temp = dummies[&dummy].clone();
+            temp.name = format!("hpf_t{}", remaps.len() + 1);
+            remaps.push(CallRemap {
+                position,
+                range: args[position].range,
+                actual,
+                section,
+                temp,
+                type_name: crate::declared_type(model.symbol(actual)),
+                copy_out: !self.intent_in(callee, &model.symbol(dummy).name.key()),
+            });
         }
         let index = match self.procedures.iter().position(|it| it.key == key) {
             Some(index) => index,
@@ -281,6 +341,11 @@ impl<'a> Lowering<'a> {
         };
         // The actuals' shadow areas hold what the copy fetches.
         for &(position, shadows) in &self.procedures[index].shadows {
+            if let Some(remap) = remaps.iter_mut().find(|it| it.position == position) {
+                remap.temp.shadow_low = shadows[0];
+                remap.temp.shadow_high = shadows[1];
+                continue;
+            }
             let Some(&(_, actual)) = passed.iter().find(|it| it.0 == position) else { continue };
             let distributed = self.distributed.get_mut(&actual).expect("a distributed actual");
             distributed.shadow_low = distributed.shadow_low.max(shadows[0]);
@@ -296,15 +361,27 @@ impl<'a> Lowering<'a> {
         let procedure = &self.procedures[index];
         let mut descriptors: Vec<(usize, String)> = passed
             .iter()
-            .map(|&(position, actual)| (position, format!("hpf_d_{}", self.distributed[&actual].name)))
+            .map(|&(position, actual)| match remaps.iter().find(|it| it.position == position) {
+                Some(remap) => (position, format!("hpf_d_{}", remap.temp.name)),
+                None => (position, format!("hpf_d_{}", self.distributed[&actual].name)),
+            })
             .collect();
         descriptors.sort();
         let descriptors: Vec<String> = descriptors.into_iter().map(|it| it.1).collect();
-        let edits = vec![
-            (name.range, procedure.name.clone()),
-            (TextRange::empty(stmt.range.start + close), format!(", &\n    {}", descriptors.join(", "))),
-        ];
-        Ok(Plan::Call(SpmdCall { stmt, index, edits, gathers: procedure.gathers }))
+        let mut edits = vec![(name.range, procedure.name.clone())];
+        edits.extend(remaps.iter().map(|it| (it.range, it.temp.name.clone())));
+        edits.push((TextRange::empty(stmt.range.start + close), format!(", &\n    {}", descriptors.join(", "))));
+        Ok(Plan::Call(SpmdCall { stmt, index, edits, gathers: procedure.gathers, remaps }))
+    }
+
+    /// The constants of the unit being lowered: its named constants and, in
+    /// a copy, the INTENT(IN) scalar dummies its actuals gave constants.
+    pub(crate) fn caller_env(&self) -> BoundEnv<'a> {
+        BoundEnv {
+            model: &self.analysis.model,
+            unit: self.main,
+            actuals: self.known.iter().map(|(key, value)| (key.clone(), Some(*value))).collect(),
+        }
     }
 
     /// The subroutine of the file a CALL of `key` reaches: a module
@@ -451,6 +528,42 @@ impl<'a> Lowering<'a> {
                 .is_some_and(|it| it.is_ascii_digit())
     }
 
+    /// The declared bounds of the rank-1 dummy `dummy` given `extent`
+    /// elements (an assumed size takes them all).
+    fn dummy_bounds(
+        &self,
+        callee: &syntax::Unit,
+        dummy: SymbolId,
+        env: &BoundEnv,
+        extent: i64,
+    ) -> Result<(i64, i64), String> {
+        let symbol = self.analysis.model.symbol(dummy);
+        let key = symbol.name.key();
+        let dims = callee.decls.iter().rev().find_map(|decl| {
+            let entity = decl.entities.iter().find(|it| it.name.key() == key)?;
+            entity.dims.as_ref().or_else(|| {
+                decl.attrs.iter().find_map(|it| match it {
+                    syntax::DeclAttr::Dimension(dims) => Some(dims),
+                    _ => None,
+                })
+            })
+        });
+        let eval = |expr: &syntax::Expr| analysis::eval::eval_int(expr, env).ok();
+        let bounds = match dims.map(|it| &it[..]) {
+            Some([Subscript::Expr(hi)]) => eval(hi).map(|hi| (1, hi)),
+            Some([Subscript::Range { lo, hi, .. }]) => {
+                let lb = lo.as_ref().map_or(Some(1), eval);
+                match hi {
+                    Some(hi) => lb.zip(eval(hi)),
+                    None => lb.map(|lb| (lb, lb + extent - 1)),
+                }
+            }
+            Some([Subscript::Star(_)]) => Some((1, extent)),
+            _ => None,
+        };
+        bounds.ok_or_else(|| format!("the bounds of the dummy {} are not known constants", symbol.name.text))
+    }
+
     /// Whether the dummy `dummy` can take the actual laid out as `layout`
     /// as its own local part: the same type, rank and bounds, declared by
     /// type declarations (and DIMENSION statements) the lowering rewrites.
@@ -560,11 +673,9 @@ impl<'a> Lowering<'a> {
                 )),
             };
         }
-        let Some(distribution) = &mapping.distribution else {
-            return Err(format!(
-                "the dummy {name} has no mapping directive (INHERIT, a transcriptive DISTRIBUTE {name} * or the actual's mapping would let the call run in parallel)"
-            ));
-        };
+        // Without a mapping directive the mapping is the implementation's
+        // choice (HPF 2.0, 4.4): it inherits the actual's, which moves nothing.
+        let Some(distribution) = &mapping.distribution else { return Ok(()) };
         if distribution.formats.is_empty() {
             // Transcriptive: whatever the actual has.
             return Ok(());
@@ -843,7 +954,11 @@ impl<'a> Lowering<'a> {
     }
 
     pub(crate) fn emit_spmd_call(&self, out: &mut String, call: &SpmdCall) {
-        let _ = writeln!(out, "{}", self.edited_statement(call.stmt, &call.edits));
+        if call.remaps.is_empty() {
+            let _ = writeln!(out, "{}", self.edited_statement(call.stmt, &call.edits));
+        } else {
+            self.emit_remapped_call(out, &call.remaps, &self.edited_statement(call.stmt, &call.edits));
+        }
     }
 }
 

@@ -1162,8 +1162,14 @@ fn runtime_with(wanted: impl Fn(&str) -> bool) -> String {
     }
     let mut res = HEADER.replacen("contains\n", &format!("{buffers}contains\n"), 1);
     for (suffix, fortran_type, mpi_type) in ELEMENT_TYPES {
-        if wanted(&format!("hpf_remote_read_{suffix}(")) {
+        if wanted(&format!("hpf_remote_read_{suffix}(")) || wanted(&format!("hpf_copy_in_{suffix}(")) {
             res.push_str(&remote_read(suffix, fortran_type, mpi_type));
+        }
+        if wanted(&format!("hpf_copy_in_{suffix}(")) {
+            res.push_str(&crate::call_remap::copy_in_out(suffix, fortran_type));
+        }
+        if wanted(&format!("hpf_copy_nd_{suffix}(")) {
+            res.push_str(&crate::call_remap::copy_nd(suffix, fortran_type, mpi_type));
         }
         if *suffix != "l4" && wanted(&format!("hpf_chain_recv_{suffix}(")) {
             res.push_str(&chain(suffix, fortran_type, mpi_type));

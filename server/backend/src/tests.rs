@@ -222,13 +222,18 @@ fn reads_happen_on_rank_0_and_what_they_read_is_handed_on() {
 #[test]
 fn calls_run_on_rank_0_and_unsupported_procedures_are_refused_at_their_line() {
     let (notes, source) = lower(&format!(
-        "{}subroutine shift(x, m, t)\n  integer :: m, x(m), t\n  t = t + x(1)\nend subroutine shift\n",
+        "{}subroutine shift(x, m, t)\n  integer :: m, x(m-1), t\n  t = t + x(1)\nend subroutine shift\n",
         program("  call shift(k, n, total)\n  print *, total\n")
     ));
     assert!(notes.iter().any(|it| it.contains("subroutines run on rank 0")), "{notes:?}");
     assert!(source.contains("call shift(hpf_g_k, n, total)"), "{source}");
     assert!(source.contains("call MPI_Bcast(total, storage_size(total) / 8, MPI_BYTE"), "{source}");
     assert!(source.contains("\nsubroutine shift(x, m, t)"), "the subroutine is copied:\n{source}");
+    // (The dummy has fewer elements than its actual: not one of the layouts a copy takes.)
+    assert!(
+        notes.iter().any(|it| it.contains("the bounds of the dummy x are not known to be the actual's")),
+        "{notes:?}"
+    );
 
     let refused = |text: &str, why: &str, line: usize| {
         let analysis = analysis::analyze(text, SourceForm::Free, ModelConfig { number_of_processors: None });
@@ -738,7 +743,10 @@ subroutine spread(x, m)
   integer, intent(in) :: m
   real :: x(0:m+1)
 !HPF$ DISTRIBUTE X(CYCLIC)
-  x = 1.0
+  integer :: i
+  do i = 0, m + 1
+    x(i) = x(i) + real(i)
+  end do
 end subroutine spread
 ";
     let main_lines = program("").lines().count();
@@ -746,15 +754,18 @@ end subroutine spread
         "{}{subroutines}",
         program("  call bump(k, n)\n  call halve(u, n)\n  call bump(k(1:10), 10)\n  call spread(un, n)\n")
     ));
-    // The first two run in parallel: no note; the others say why they do not.
+    // All run in parallel: the section and the CYCLIC dummy through a
+    // temporary (`call_remap.rs`); a loop of a subroutine walks its elements.
     assert_eq!(
         notes,
-        [
-            "26: every process runs this loop, each element assignment on its owner, iteration by iteration: x is read at an element another process writes earlier (a loop-carried dependence)".to_string(),
-            format!("{}: runs on one process: subroutines run on rank 0 on gathered copies of distributed arguments when a section, an element or an expression of k is passed (only whole arrays run in parallel)", main_lines + 2),
-            format!("{}: runs on one process: subroutines run on rank 0 on gathered copies of distributed arguments when the mapping of the dummy x differs from its actual's (a remap would be needed)", main_lines + 3),
-        ]
+        ["26: every process runs this loop, each element assignment on its owner, iteration by iteration: x is read at an element another process writes earlier (a loop-carried dependence)"]
     );
+    // The section keeps its place on T (nothing moves), INTENT(INOUT): copied back.
+    assert!(source.contains("  hpf_d_hpf_t1 = hpf_make_desc(1, 10, 0, 0, 21, 0, 0)\n"), "{source}");
+    assert!(source.contains("  call hpf_copy_in_i4(k, hpf_d_k, 1, 1, hpf_t1, hpf_d_hpf_t1)\n  call hpf_p3_bump(hpf_t1, 10, &\n    hpf_d_hpf_t1)\n  call hpf_copy_out_i4(hpf_t1, hpf_d_hpf_t1, k, hpf_d_k, 1, 10, 1)\n  end block\n"), "{source}");
+    // The CYCLIC dummy over its own bounds 0:N+1.
+    assert!(source.contains("  hpf_d_hpf_t1 = hpf_make_desc(0, 21, 0, 0, 21, 1, 1)\n"), "{source}");
+    assert!(source.contains("  call hpf_copy_out_r4(hpf_t1, hpf_d_hpf_t1, un, hpf_d_un, 0, 21, 1)\n"), "{source}");
     assert!(source.contains("  call hpf_p1_bump(k, n, &\n    hpf_d_k)\n"), "{source}");
     assert!(source.contains("  call hpf_p2_halve(u, n, &\n    hpf_d_u)\n"), "{source}");
     // The copies live in a module the program uses; the subroutines stay as they are.
@@ -785,6 +796,80 @@ end subroutine twice
         notes,
         [format!("{if_line}: runs on one process: a statement of its body runs on rank 0 on gathered copies")]
     );
+}
+
+/// Actuals copied into a temporary laid out as their dummy: a strided
+/// section keeps its place on the template (stride and offset composed),
+/// an INTENT(IN) dummy is not copied back, a 2-D array is copied with
+/// three indices per element; an element, a section with bounds known only
+/// at run time and a labelled CALL keep the rank-0 path with their reasons.
+#[test]
+fn actuals_laid_out_otherwise_than_their_dummies_are_copied_in_and_out() {
+    let subroutines = "subroutine total(x, m, t)
+  integer, intent(in) :: m
+  integer, intent(in) :: x(m)
+  integer, intent(out) :: t
+!HPF$ DISTRIBUTE X(CYCLIC(2))
+  t = sum(x)
+end subroutine total
+subroutine bump(x, m)
+  integer, intent(in) :: m
+  integer :: x(m)
+  integer :: i
+  do i = 1, m
+    x(i) = x(i) + i
+  end do
+end subroutine bump
+subroutine cols(g, m)
+  integer, intent(in) :: m
+  real :: g(m, m)
+!HPF$ DISTRIBUTE G(*, BLOCK)
+  g = 2.0 * g
+end subroutine cols
+";
+    let header = "program q
+  implicit none
+  integer, parameter :: n = 20
+  integer :: k(n), t, j
+  real :: g(n, n)
+!HPF$ DISTRIBUTE K(BLOCK)
+!HPF$ DISTRIBUTE G(BLOCK, *)
+  k = 1
+  g = 1.0
+";
+    let body = "  call total(k, n, t)
+  call bump(k(19:3:-2), 9)
+  call bump(k(2), 1)
+  call bump(k(1:t), 5)
+  call cols(g, n)
+10 call bump(k(1:5), 5)
+  j = t
+end program q
+";
+    let (notes, source) = lower(&format!("{header}{body}{subroutines}"));
+    let why = "runs on one process: subroutines run on rank 0 on gathered copies of distributed arguments when";
+    assert_eq!(
+        notes,
+        [
+            format!("12: {why} an element, an expression or a section of k is passed (whole arrays and sections of rank-1 arrays with constant bounds run in parallel)"),
+            format!("13: {why} an element, an expression or a section of k is passed (whole arrays and sections of rank-1 arrays with constant bounds run in parallel)"),
+            format!("15: {why} its actuals need copying and the CALL has a label"),
+        ]
+    );
+    // BLOCK to CYCLIC(2), INTENT(IN): copied in, not back.
+    assert!(source.contains("  hpf_d_hpf_t1 = hpf_make_desc(1, 20, 0, 1, 20, 2, 1)\n"), "{source}");
+    assert!(source.contains("  call hpf_copy_in_i4(k, hpf_d_k, 1, 1, hpf_t1, hpf_d_hpf_t1)\n  call hpf_p1_total(hpf_t1, n, t, &\n    hpf_d_hpf_t1)\n  end block\n"), "{source}");
+    // K(19:3:-2) under a dummy without a mapping directive: element i on cell 21 - 2 * i.
+    assert!(
+        source.contains("  hpf_d_hpf_t1 = hpf_make_desc(1, 9, 21, 1, 20, 0, 0)\n  hpf_d_hpf_t1%s = -2\n"),
+        "{source}"
+    );
+    assert!(source.contains("  call hpf_copy_out_i4(hpf_t1, hpf_d_hpf_t1, k, hpf_d_k, 19, 3, -2)\n"), "{source}");
+    // (BLOCK, *) to (*, BLOCK): the temporary is cut along its second dimension.
+    assert!(source.contains("  allocate (hpf_t1(1:20, hpf_lo:hpf_hi))\n  call hpf_copy_nd_r4(g, lbound(g), ubound(g), [hpf_d_g], [1], &\n    hpf_t1, lbound(hpf_t1), ubound(hpf_t1), [hpf_d_hpf_t1], [2])\n"), "{source}");
+    // The runtime brings the copies, and the all-to-all they call.
+    let runtime = crate::runtime::runtime_for(&source);
+    assert!(runtime.contains("subroutine hpf_copy_in_i4(") && runtime.contains("subroutine hpf_remote_read_i4("));
 }
 
 #[test]

@@ -62,6 +62,7 @@ const SUPPORTED: &[&str] = &[
     "sor_starhpf.f",
     "stencil1d_halo.f90",
     "stride_reverse.f90",
+    "subroutine_remap.f90",
     "subroutine_spmd.f90",
     "stencil9_block_block.f90",
     "transpose_align.f90",

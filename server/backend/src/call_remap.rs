@@ -1,0 +1,488 @@
+//! SPMD calls whose dummy is not laid out as its actual is: a section of a
+//! 1-D distributed array passed as the actual, or a dummy whose explicit
+//! DISTRIBUTE differs from its whole actual's mapping, of any rank, on a
+//! 2-D grid too (`procedures.rs` decides which calls run on every process).
+//!
+//! HPF remaps such an actual on entry to the dummy's mapping and back on
+//! return. Every process allocates its part of a temporary laid out as the
+//! dummy (with the shadow the subroutine's copy needs), fills it from the
+//! actual by the inspector/executor all-to-all of `remap.rs`
+//! (`hpf_copy_in_*`: each owner of a temporary element asks the owner of
+//! the actual's element for it), calls the specialised copy with it, and
+//! unless the dummy is INTENT(IN) copies it back the same way the other
+//! direction (`hpf_copy_out_*`). Whole arrays of rank 2 and 3 are copied
+//! by `hpf_copy_nd_*`, the same exchange with three indices per element
+//! (the owner is found along one or two distributed dimensions). `--stats`
+//! counts the values and messages of both copies (they belong to no loop).
+//!
+//! The temporary's layout: the dummy's own DISTRIBUTE when it prescribes
+//! one; for an INHERIT (or transcriptive, or undirected) dummy of a
+//! section, the section's own place on the actual's template (element `i`
+//! on the template cell of the actual's element `lo + (i - 1) * st`: the
+//! inherited mapping of HPF, so the copies move nothing between processes),
+//! or, for a strided section of a CYCLIC array (which the runtime cannot
+//! describe), the actual's format over the dummy's own index range (the
+//! mapping is the implementation's choice there; any is correct).
+
+use std::fmt::Write;
+
+use analysis::model::{Format, SymbolId, UnitId};
+use syntax::{Expr, ExprKind, Stmt, Subscript, TextRange};
+
+use crate::{stride_line, Distributed, Lowering};
+
+/// A section `lo:hi:st` of a 1-D distributed actual, with constant bounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Section {
+    pub(crate) lo: i64,
+    pub(crate) hi: i64,
+    pub(crate) st: i64,
+}
+
+impl Section {
+    pub(crate) fn extent(&self) -> i64 {
+        ((self.hi - self.lo + self.st) / self.st).max(0)
+    }
+}
+
+/// One actual copied into a temporary laid out as its dummy.
+#[derive(Clone, Debug)]
+pub(crate) struct CallRemap {
+    /// The argument's position and text range in the CALL.
+    pub(crate) position: usize,
+    pub(crate) range: TextRange,
+    /// The actual and the section of it passed (the whole array: its bounds).
+    pub(crate) actual: SymbolId,
+    pub(crate) section: Section,
+    /// The temporary's name, layout and Fortran type.
+    pub(crate) temp: Distributed,
+    pub(crate) type_name: String,
+    /// The dummy may be written: copy the temporary back.
+    pub(crate) copy_out: bool,
+}
+
+impl<'a> Lowering<'a> {
+    /// The section of a 1-D distributed array that `arg` passes (`U(2:N:3)`),
+    /// when its name is at `name_range` and its bounds are constants.
+    pub(crate) fn section_actual(&self, arg: &Expr, name_range: TextRange, actual: SymbolId) -> Option<Section> {
+        let ExprKind::Ref { name, args } = &arg.kind else { return None };
+        let layout = self.distributed.get(&actual)?;
+        if name.range != name_range || layout.lbs.len() != 1 || layout.second.is_some() || args.len() != 1 {
+            return None;
+        }
+        let Subscript::Range { lo, hi, stride, .. } = &args[0] else { return None };
+        // Constants of the caller (in a copy, its constant scalar dummies too).
+        let env = self.caller_env();
+        let value = |it: &Option<Expr>, default: i64| {
+            it.as_ref().map_or(Some(default), |it| analysis::eval::eval_int(it, &env).ok())
+        };
+        let st = value(stride, 1)?;
+        let (lo, hi) = if st > 0 {
+            (value(lo, layout.lbs[0])?, value(hi, layout.ubs[0])?)
+        } else {
+            (value(lo, layout.ubs[0])?, value(hi, layout.lbs[0])?)
+        };
+        let section = Section { lo, hi, st };
+        // Inside the array, not empty.
+        let last = lo + (section.extent() - 1) * st;
+        let inside = |i: i64| (layout.lbs[0]..=layout.ubs[0]).contains(&i);
+        (st != 0 && section.extent() > 0 && inside(lo) && inside(last)).then_some(section)
+    }
+
+    /// The layout an INHERIT (or transcriptive, or undirected) dummy of
+    /// bounds `lb:ub` takes for the section `section` of `actual`.
+    pub(crate) fn inherited_section_layout(
+        &self,
+        actual: SymbolId,
+        section: Section,
+        (lb, ub): (i64, i64),
+        dummy: SymbolId,
+    ) -> Result<Distributed, String> {
+        let layout = &self.distributed[&actual];
+        if ub - lb + 1 != section.extent() {
+            return Err(format!(
+                "the section of {} passed has {} elements and its dummy {}",
+                layout.name,
+                section.extent(),
+                ub - lb + 1
+            ));
+        }
+        let mut res = layout.clone();
+        res.lbs = vec![lb];
+        res.ubs = vec![ub];
+        res.lb = lb;
+        res.ub = ub;
+        res.shadow_low = 0;
+        res.shadow_high = 0;
+        if !layout.cyclic || section.st == 1 {
+            // Dummy element i is the actual's element lo + (i - lb) * st,
+            // on template cell stride * (lo + (i - lb) * st) + offset.
+            res.stride = layout.stride * section.st;
+            res.offset = layout.offset + layout.stride * (section.lo - lb * section.st);
+            res.plain = res.stride == 1;
+        } else {
+            res.stride = 1;
+            res.offset = 0;
+            res.plain = true;
+            res.template_lo = lb;
+            res.template_hi = ub;
+            res.target = dummy;
+        }
+        Ok(res)
+    }
+
+    /// The layout a dummy laid out as `like` (its bounds) has when its
+    /// DISTRIBUTE prescribes BLOCK, BLOCK(m), CYCLIC or CYCLIC(m) along one
+    /// dimension, or two over a 2-D arrangement (its own template), or `None`.
+    pub(crate) fn prescribed_layout(
+        &self,
+        callee_id: UnitId,
+        dummy: SymbolId,
+        like: &Distributed,
+    ) -> Option<Distributed> {
+        let model = &self.analysis.model;
+        let symbol = model.symbol(dummy);
+        let mapping = &symbol.mapping;
+        let distribution = mapping.distribution.as_ref()?;
+        if dummy.unit != callee_id
+            || mapping.inherit.is_some()
+            || mapping.align.is_some()
+            || symbol.rank() != like.lbs.len()
+            || distribution.formats.len() != like.lbs.len()
+        {
+            return None;
+        }
+        let layout = |format: Format| match format {
+            Format::Block => Some((0, false)),
+            Format::BlockOf(Some(m)) if m >= 1 => Some((m, false)),
+            Format::Cyclic(Some(m)) if m >= 1 => Some((m, true)),
+            _ => None,
+        };
+        let cut: Vec<(usize, Format)> =
+            distribution.formats.iter().copied().enumerate().filter(|it| it.1 != Format::Collapsed).collect();
+        let (dim, (block, cyclic)) = match cut.first() {
+            Some(&(dim, format)) => (dim, layout(format)?),
+            None => return None,
+        };
+        let second = match cut[..] {
+            [_] => None,
+            [_, (second_dim, format)] => {
+                let (block, cyclic) = layout(format)?;
+                // The declared arrangement's shape, as for the program's arrays.
+                let shape = &model.symbol(distribution.onto?).shape;
+                let extent = |it: &analysis::model::Dim| Some(it.hi.known()? - it.lo.known()? + 1);
+                let procs = match &shape[..] {
+                    [a, b] => (extent(a)?, extent(b)?),
+                    _ => return None,
+                };
+                Some(crate::SecondAxis {
+                    dim: second_dim,
+                    lb: like.lbs[second_dim],
+                    ub: like.ubs[second_dim],
+                    offset: 0,
+                    stride: 1,
+                    template_lo: like.lbs[second_dim],
+                    template_hi: like.ubs[second_dim],
+                    block,
+                    cyclic,
+                    shadow_low: 0,
+                    shadow_high: 0,
+                    procs,
+                })
+            }
+            _ => return None,
+        };
+        let mut res = like.clone();
+        res.dim = dim;
+        res.lb = like.lbs[dim];
+        res.ub = like.ubs[dim];
+        res.offset = 0;
+        res.stride = 1;
+        res.plain = true;
+        res.template_lo = res.lb;
+        res.template_hi = res.ub;
+        res.block = block;
+        res.cyclic = cyclic;
+        res.target = dummy;
+        res.shadow_low = 0;
+        res.shadow_high = 0;
+        res.second = second;
+        Some(res)
+    }
+
+    /// Whether the dummy `key` of `callee` is declared INTENT(IN).
+    pub(crate) fn intent_in(&self, callee: &syntax::Unit, key: &str) -> bool {
+        callee.decls.iter().any(|decl| {
+            let prefix = match decl.entities.first() {
+                Some(first) => self.slice(TextRange::new(decl.range.start, first.range.start)),
+                None => "",
+            };
+            let prefix: String =
+                prefix.chars().filter(|it| !it.is_whitespace()).collect::<String>().to_ascii_lowercase();
+            prefix.contains("intent(in)") && decl.entities.iter().any(|it| it.name.key() == key)
+        })
+    }
+
+    /// Whether the statement is labelled (the copies put it in a BLOCK,
+    /// which a branch from outside may not enter).
+    pub(crate) fn labelled(&self, stmt: &Stmt) -> bool {
+        let line_start = self.text[..stmt.range.start].rfind('\n').map_or(0, |it| it + 1);
+        !self.text[line_start..stmt.range.start].trim().is_empty()
+    }
+
+    /// The CALL `call_text` (already edited to pass the temporaries) with
+    /// the copies around it, in a BLOCK that declares the temporaries.
+    pub(crate) fn emit_remapped_call(&self, out: &mut String, remaps: &[CallRemap], call_text: &str) {
+        let _ = writeln!(out, "  ! hpf-ls: the dummies are laid out otherwise than their actuals: copy in and out");
+        let _ = writeln!(out, "  block");
+        for remap in remaps {
+            let temp = &remap.temp;
+            let name = &temp.name;
+            let _ = writeln!(out, "  {}, allocatable :: {name}({})", remap.type_name, temp.colons());
+            let descriptors = if temp.second.is_some() { "(2)" } else { "" };
+            let _ = writeln!(out, "  type(hpf_desc) :: hpf_d_{name}{descriptors}");
+        }
+        for remap in remaps {
+            let temp = &remap.temp;
+            let name = &temp.name;
+            let actual = &self.distributed[&remap.actual].name;
+            if let Some(second) = &temp.second {
+                crate::grid::emit_alloc(out, temp, second);
+            } else {
+                let bounds = (0..temp.lbs.len())
+                    .map(|k| {
+                        if k == temp.dim {
+                            "hpf_lo:hpf_hi".to_string()
+                        } else {
+                            format!("{}:{}", temp.lbs[k], temp.ubs[k])
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let _ = writeln!(
+                    out,
+                    "  hpf_d_{name} = hpf_make_desc({}, {}, {}, {}, {}, {}, {}){}",
+                    temp.lb,
+                    temp.ub,
+                    temp.offset,
+                    temp.template_lo,
+                    temp.template_hi,
+                    temp.block,
+                    i32::from(temp.cyclic),
+                    stride_line(&format!("hpf_d_{name}"), temp.stride),
+                );
+                let _ = writeln!(
+                    out,
+                    "  call hpf_alloc_bounds(hpf_d_{name}, {}, {}, hpf_lo, hpf_hi)\n  allocate ({name}({bounds}))",
+                    temp.shadow_low, temp.shadow_high
+                );
+            }
+            if temp.lbs.len() == 1 {
+                let Section { lo, st, .. } = remap.section;
+                let _ = writeln!(
+                    out,
+                    "  call hpf_copy_in_{}({actual}, hpf_d_{actual}, {lo}, {st}, {name}, hpf_d_{name})",
+                    temp.suffix
+                );
+            } else {
+                let _ = writeln!(out, "{}", self.copy_nd(remap, &self.distributed[&remap.actual], temp));
+            }
+        }
+        let _ = writeln!(out, "{call_text}");
+        for remap in remaps.iter().filter(|it| it.copy_out) {
+            let temp = &remap.temp;
+            let name = &temp.name;
+            let actual = &self.distributed[&remap.actual].name;
+            if temp.lbs.len() == 1 {
+                let Section { lo, hi, st } = remap.section;
+                let _ = writeln!(
+                    out,
+                    "  call hpf_copy_out_{}({name}, hpf_d_{name}, {actual}, hpf_d_{actual}, {lo}, {hi}, {st})",
+                    temp.suffix
+                );
+            } else {
+                let _ = writeln!(out, "{}", self.copy_nd(remap, temp, &self.distributed[&remap.actual]));
+            }
+        }
+        let _ = writeln!(out, "  end block");
+    }
+
+    /// The call that fills the elements of the whole array `to` each
+    /// process owns from the same elements of `from` (rank 2 or 3).
+    fn copy_nd(&self, remap: &CallRemap, from: &Distributed, to: &Distributed) -> String {
+        let args = |it: &Distributed| {
+            let name = &it.name;
+            match &it.second {
+                Some(second) => format!(
+                    "{name}, lbound({name}), ubound({name}), hpf_d_{name}, [{}, {}]",
+                    it.dim + 1,
+                    second.dim + 1
+                ),
+                None => format!("{name}, lbound({name}), ubound({name}), [hpf_d_{name}], [{}]", it.dim + 1),
+            }
+        };
+        format!("  call hpf_copy_nd_{}({}, &\n    {})", remap.temp.suffix, args(from), args(to))
+    }
+}
+
+/// The copy-in and copy-out of one element type (runtime): both pull the
+/// values with `hpf_remote_read_*`.
+pub(crate) fn copy_in_out(suffix: &str, fortran_type: &str) -> String {
+    format!(
+        r#"
+  ! The copy-in of a CALL whose dummy is laid out otherwise than its actual
+  ! (call_remap.rs): each element i of the temporary t (descriptor dt) that
+  ! this process owns gets the element lo + (i - dt%lb) * st of the 1-D
+  ! array a, wherever it lives. Every process calls it.
+  subroutine hpf_copy_in_{suffix}(a, da, lo, st, t, dt)
+    {fortran_type}, allocatable, intent(in) :: a(:)
+    type(hpf_desc), intent(in) :: da, dt
+    integer, intent(in) :: lo, st
+    {fortran_type}, allocatable, intent(inout) :: t(:)
+    integer :: plo, phi, p
+    integer, allocatable :: idx(:)
+    {fortran_type}, allocatable :: vals(:)
+    call hpf_owned_local(dt, hpf_me(dt), plo, phi)
+    allocate (idx(max(0, phi - plo + 1)), vals(max(0, phi - plo + 1)))
+    do p = plo, phi
+      idx(p - plo + 1) = lo + (hpf_gx(dt, hpf_me(dt), p) - dt%lb) * st
+    end do
+    call hpf_remote_read_{suffix}(a, da, idx, vals)
+    do p = plo, phi
+      t(p) = vals(p - plo + 1)
+    end do
+  end subroutine hpf_copy_in_{suffix}
+
+  ! The copy-out: each element i of the section lo:hi:st of a that this
+  ! process owns gets the element dt%lb + (i - lo) / st of t.
+  subroutine hpf_copy_out_{suffix}(t, dt, a, da, lo, hi, st)
+    {fortran_type}, allocatable, intent(in) :: t(:)
+    type(hpf_desc), intent(in) :: dt, da
+    {fortran_type}, allocatable, intent(inout) :: a(:)
+    integer, intent(in) :: lo, hi, st
+    integer :: plo, phi, p, i, n
+    integer, allocatable :: idx(:), at(:)
+    {fortran_type}, allocatable :: vals(:)
+    call hpf_owned_local(da, hpf_me(da), plo, phi)
+    allocate (idx(max(0, phi - plo + 1)), at(max(0, phi - plo + 1)))
+    n = 0
+    do p = plo, phi
+      i = hpf_gx(da, hpf_me(da), p)
+      if ((i - lo) * st < 0 .or. (hi - i) * st < 0 .or. mod(i - lo, st) /= 0) cycle
+      n = n + 1
+      idx(n) = dt%lb + (i - lo) / st
+      at(n) = p
+    end do
+    allocate (vals(n))
+    call hpf_remote_read_{suffix}(t, dt, idx(1:n), vals)
+    do p = 1, n
+      a(at(p)) = vals(p)
+    end do
+  end subroutine hpf_copy_out_{suffix}
+"#
+    )
+}
+
+/// The copy between two whole arrays of rank 2 or 3 laid out differently
+/// (runtime): one or two distributed dimensions on either side.
+pub(crate) fn copy_nd(suffix: &str, fortran_type: &str, mpi: &str) -> String {
+    format!(
+        r#"
+  ! The elements of dst (local bounds dlo:dhi, descriptors dd along its
+  ! distributed dimensions ddim) this process owns get the same elements of
+  ! src (slo:shi, ds, sdim), wherever they live: one all-to-all of the
+  ! counts, one of the global indices (three per element), one of the
+  ! values back. Every process calls it. The statistics count the values
+  ! moved between processes and their messages.
+  subroutine hpf_copy_nd_{suffix}(src, slo, shi, ds, sdim, dst, dlo, dhi, dd, ddim)
+    {fortran_type}, intent(in) :: src(*)
+    integer, intent(in) :: slo(:), shi(:), sdim(:), dlo(:), dhi(:), ddim(:)
+    type(hpf_desc), intent(in) :: ds(:), dd(:)
+    {fortran_type}, intent(inout) :: dst(*)
+    integer :: lo(3), hi(3), sl(3), se(3), dl(3), de(3), g(3), p(3), q(3)
+    integer :: scount(0:hpf_nprocs - 1), rcount(0:hpf_nprocs - 1)
+    integer :: sdispl(0:hpf_nprocs - 1), rdispl(0:hpf_nprocs - 1), next(0:hpf_nprocs - 1)
+    integer :: n, k, r, kk, i1, i2, i3
+    integer, allocatable :: gl(:, :), at(:), owner(:), order(:), sorted(:, :), asked(:, :)
+    {fortran_type}, allocatable :: answer(:), got(:)
+    lo = 1
+    hi = 1
+    sl = 1
+    se = 1
+    dl = 1
+    de = 1
+    do k = 1, size(dlo)
+      lo(k) = dlo(k)
+      hi(k) = dhi(k)
+      dl(k) = dlo(k)
+      de(k) = dhi(k) - dlo(k) + 1
+    end do
+    do k = 1, size(slo)
+      sl(k) = slo(k)
+      se(k) = shi(k) - slo(k) + 1
+    end do
+    ! The owned box of dst, in local positions (no shadow).
+    do k = 1, size(ddim)
+      call hpf_owned_local(dd(k), hpf_me(dd(k)), lo(ddim(k)), hi(ddim(k)))
+    end do
+    n = product(max(0, hi - lo + 1))
+    allocate (gl(3, n), at(n), owner(n), order(n), sorted(3, n))
+    scount = 0
+    kk = 0
+    do i3 = lo(3), hi(3)
+      do i2 = lo(2), hi(2)
+        do i1 = lo(1), hi(1)
+          kk = kk + 1
+          p = [i1, i2, i3]
+          g = p
+          do k = 1, size(ddim)
+            g(ddim(k)) = hpf_gx(dd(k), hpf_me(dd(k)), p(ddim(k)))
+          end do
+          gl(:, kk) = g
+          at(kk) = 1 + (i1 - dl(1)) + de(1) * ((i2 - dl(2)) + de(2) * (i3 - dl(3)))
+          r = hpf_owner(ds(1), g(sdim(1)))
+          if (size(sdim) > 1) r = r + hpf_owner(ds(2), g(sdim(2))) * hpf_np(ds(1))
+          owner(kk) = r
+          scount(r) = scount(r) + 1
+        end do
+      end do
+    end do
+    call MPI_Alltoall(scount, 1, MPI_INTEGER, rcount, 1, MPI_INTEGER, MPI_COMM_WORLD)
+    sdispl(0) = 0
+    rdispl(0) = 0
+    do r = 1, hpf_nprocs - 1
+      sdispl(r) = sdispl(r - 1) + scount(r - 1)
+      rdispl(r) = rdispl(r - 1) + rcount(r - 1)
+    end do
+    next = sdispl
+    do kk = 1, n
+      r = owner(kk)
+      next(r) = next(r) + 1
+      order(kk) = next(r)
+      sorted(:, next(r)) = gl(:, kk)
+    end do
+    allocate (asked(3, sum(rcount)), answer(sum(rcount)), got(n))
+    call MPI_Alltoallv(sorted, 3 * scount, 3 * sdispl, MPI_INTEGER, asked, 3 * rcount, 3 * rdispl, &
+      MPI_INTEGER, MPI_COMM_WORLD)
+    do kk = 1, size(answer)
+      q = asked(:, kk)
+      do k = 1, size(sdim)
+        q(sdim(k)) = hpf_lx(ds(k), asked(sdim(k), kk))
+      end do
+      answer(kk) = src(1 + (q(1) - sl(1)) + se(1) * ((q(2) - sl(2)) + se(2) * (q(3) - sl(3))))
+    end do
+    call MPI_Alltoallv(answer, rcount, rdispl, {mpi}, got, scount, sdispl, {mpi}, MPI_COMM_WORLD)
+    do kk = 1, n
+      dst(at(kk)) = got(order(kk))
+    end do
+    if (hpf_stats) then
+      do r = 0, hpf_nprocs - 1
+        if (r == hpf_rank .or. rcount(r) == 0) cycle
+        hpf_stat_messages = hpf_stat_messages + 1
+        hpf_stat_elements = hpf_stat_elements + rcount(r)
+      end do
+    end if
+  end subroutine hpf_copy_nd_{suffix}
+"#
+    )
+}
