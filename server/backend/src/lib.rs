@@ -82,6 +82,7 @@ mod assign;
 mod call_remap;
 pub mod driver;
 mod embed;
+mod fission;
 mod grid;
 mod loop_reductions;
 mod ordered_chain;
@@ -386,6 +387,8 @@ enum Plan<'a> {
     /// An output statement or a scalar assignment whose reductions of
     /// distributed arrays are computed in parallel first.
     Reduce(reduce::Reduce<'a>),
+    /// A loop split into one owner-computes loop per array it writes.
+    Split(fission::Split<'a>),
     OnRankZero {
         stmt: &'a Stmt,
         why: Option<String>,
@@ -405,6 +408,7 @@ impl Plan<'_> {
             | Plan::Owner { .. }
             | Plan::Forall { .. }
             | Plan::Reduce(_)
+            | Plan::Split(_)
             | Plan::Grid(_)
             | Plan::Call(_) => true,
             Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::runs_in_parallel),
@@ -926,6 +930,11 @@ impl<'a> Lowering<'a> {
             match parallel {
                 Ok(plan) => return plan,
                 Err(why) => {
+                    if !grid {
+                        if let Ok(plan) = self.fission(stmt) {
+                            return plan;
+                        }
+                    }
                     let notes = self.notes.len();
                     match self.sequential_loop(stmt) {
                         Ok(plan) => {
@@ -2100,6 +2109,7 @@ impl<'a> Lowering<'a> {
                 let _ = writeln!(out, "{}", self.statement_text(stmt));
             }
             Plan::Parallel(nest) => self.emit_parallel(out, nest),
+            Plan::Split(split) => self.emit_split(out, split),
             Plan::Sequential { control, body } => {
                 let one_line = |range: TextRange| self.copy(range).replace(['&', '\n'], " ");
                 let step = control.step.as_ref().map_or(String::new(), |it| format!(", {}", one_line(it.range)));

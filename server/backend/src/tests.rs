@@ -1739,3 +1739,50 @@ fn independent_loops_trust_the_assertion() {
     assert!(!source.contains("owner computes do i"), "{source}");
     assert!(notes[0].contains("loop-carried dependence"), "{notes:?}");
 }
+
+/// A loop whose assignments write arrays distributed differently, each at
+/// the loop index from replicated data, is split into one owner-computes
+/// loop per array; one that reads another array it writes, or writes one
+/// array twice, is not.
+#[test]
+fn loops_writing_arrays_distributed_differently_are_split() {
+    let text = |body: &str| {
+        format!(
+            "program s
+  implicit none
+  integer, parameter :: n = 20
+  integer :: a(n), c(n), i
+!HPF$ DISTRIBUTE A(BLOCK)
+!HPF$ DISTRIBUTE C(CYCLIC(3))
+{body}  print *, a, c, i
+end program s
+"
+        )
+    };
+    let (notes, source) = lower(&text("  do i = 1, n\n    a(i) = 2 * i\n    c(i) = n - i\n  end do\n"));
+    assert!(notes.is_empty(), "{notes:?}");
+    assert!(
+        source.contains(
+            "  call hpf_local_bounds(hpf_d_a, 0, (1), (n), 1, hpf_lo, hpf_hi)
+  do i = hpf_lo, hpf_hi, 1
+  a(i) = 2 * i
+  end do
+  do hpf_c = 0, hpf_courses(hpf_d_c) - 1
+  call hpf_course_bounds(hpf_d_c, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+  do i = hpf_lo, hpf_hi, 1
+  c(hpf_lx(hpf_d_c, i)) = n - i
+  end do
+  end do
+  i = hpf_final((1), (n), 1)
+"
+        ),
+        "{source}"
+    );
+    for body in [
+        "  do i = 1, n\n    a(i) = 2 * i\n    c(i) = a(i)\n  end do\n",
+        "  do i = 1, n - 1\n    a(i) = 2 * i\n    c(i) = i\n    a(i+1) = 0\n  end do\n",
+    ] {
+        let (_, source) = lower(&text(body));
+        assert!(!source.contains("one loop per array"), "{source}");
+    }
+}
