@@ -447,13 +447,7 @@ pub(crate) fn copy_nd(suffix: &str, fortran_type: &str, mpi: &str) -> String {
         end do
       end do
     end do
-    call MPI_Alltoall(scount, 1, MPI_INTEGER, rcount, 1, MPI_INTEGER, MPI_COMM_WORLD)
-    sdispl(0) = 0
-    rdispl(0) = 0
-    do r = 1, hpf_nprocs - 1
-      sdispl(r) = sdispl(r - 1) + scount(r - 1)
-      rdispl(r) = rdispl(r - 1) + rcount(r - 1)
-    end do
+    call hpf_exchange_counts(scount, rcount, sdispl, rdispl)
     next = sdispl
     do kk = 1, n
       r = owner(kk)

@@ -438,16 +438,7 @@ impl<'a> Lowering<'a> {
             .lookup(callee_id, key)
             .filter(|it| it.unit == callee_id)
             .is_some_and(|it| model.symbol(it).is_dummy && model.symbol(it).shape.is_empty());
-        is_scalar
-            && callee.decls.iter().any(|decl| {
-                let prefix = match decl.entities.first() {
-                    Some(first) => self.slice(TextRange::new(decl.range.start, first.range.start)),
-                    None => "",
-                };
-                let prefix: String =
-                    prefix.chars().filter(|it| !it.is_whitespace()).collect::<String>().to_ascii_lowercase();
-                prefix.contains("intent(in)") && decl.entities.iter().any(|it| it.name.key() == key)
-            })
+        is_scalar && self.intent_in(callee, key)
     }
 
     /// Whether the unit being lowered can use a copy placed at `place`: the

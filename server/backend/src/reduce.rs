@@ -272,10 +272,7 @@ impl<'a> Lowering<'a> {
                 }
                 let index = [args[distributed.dim].range(), args[second.dim].range()];
                 let suffix = distributed.suffix;
-                let temp = format!("hpf_r{}", self.temps.len() + 1);
-                let type_name =
-                    crate::runtime::ELEMENT_TYPES.iter().find(|it| it.0 == suffix).map_or("real", |it| it.1);
-                self.temps.push((type_name.to_string(), temp.clone()));
+                let temp = self.reduction_temp(suffix);
                 return Ok(Reduction {
                     kind,
                     temp,
@@ -307,9 +304,7 @@ impl<'a> Lowering<'a> {
             } else {
                 Vec::new()
             };
-            let temp = format!("hpf_r{}", self.temps.len() + 1);
-            let type_name = crate::runtime::ELEMENT_TYPES.iter().find(|it| it.0 == suffix).map_or("real", |it| it.1);
-            self.temps.push((type_name.to_string(), temp.clone()));
+            let temp = self.reduction_temp(suffix);
             return Ok(Reduction {
                 kind,
                 temp,
@@ -376,10 +371,7 @@ impl<'a> Lowering<'a> {
                 // Each process holds no single run of the sequential order:
                 // the running value travels from owner to owner instead.
                 let ordered = self.ordered_chain(&values, mask)?;
-                let temp = format!("hpf_r{}", self.temps.len() + 1);
-                let type_name =
-                    crate::runtime::ELEMENT_TYPES.iter().find(|it| it.0 == suffix).map_or("real", |it| it.1);
-                self.temps.push((type_name.to_string(), temp.clone()));
+                let temp = self.reduction_temp(suffix);
                 Ok(Reduction {
                     kind,
                     temp,
@@ -397,6 +389,14 @@ impl<'a> Lowering<'a> {
             }
             result => result,
         }
+    }
+
+    /// A new replicated temporary of element type `suffix` for a reduction's value.
+    fn reduction_temp(&mut self, suffix: &str) -> String {
+        let temp = format!("hpf_r{}", self.temps.len() + 1);
+        let type_name = crate::runtime::ELEMENT_TYPES.iter().find(|it| it.0 == suffix).map_or("real", |it| it.1);
+        self.temps.push((type_name.to_string(), temp.clone()));
+        temp
     }
 
     /// A reduction each process computes on the part of the section it
@@ -430,9 +430,7 @@ impl<'a> Lowering<'a> {
                 );
             }
             let grid = self.grid_reduction(&values)?;
-            let temp = format!("hpf_r{}", self.temps.len() + 1);
-            let type_name = crate::runtime::ELEMENT_TYPES.iter().find(|it| it.0 == suffix).map_or("real", |it| it.1);
-            self.temps.push((type_name.to_string(), temp.clone()));
+            let temp = self.reduction_temp(suffix);
             return Ok(Reduction {
                 kind,
                 temp,
@@ -460,9 +458,7 @@ impl<'a> Lowering<'a> {
             self.whole_columns(&values, section.home())?;
         }
         self.grow_shadows(section.home(), 0, section.reads());
-        let temp = format!("hpf_r{}", self.temps.len() + 1);
-        let type_name = crate::runtime::ELEMENT_TYPES.iter().find(|it| it.0 == suffix).map_or("real", |it| it.1);
-        self.temps.push((type_name.to_string(), temp.clone()));
+        let temp = self.reduction_temp(suffix);
         Ok(Reduction {
             kind,
             temp,

@@ -126,6 +126,21 @@ contains
   end subroutine hpf_finalize
 
   ! The processes along the descriptor's axis, and this process's coordinate.
+  ! An all-to-all's counts: each rank's send counts scount go out, the
+  ! receive counts rcount come back, and both get their displacements.
+  subroutine hpf_exchange_counts(scount, rcount, sdispl, rdispl)
+    integer, intent(in) :: scount(0:)
+    integer, intent(out) :: rcount(0:), sdispl(0:), rdispl(0:)
+    integer :: r
+    call MPI_Alltoall(scount, 1, MPI_INTEGER, rcount, 1, MPI_INTEGER, MPI_COMM_WORLD)
+    sdispl(0) = 0
+    rdispl(0) = 0
+    do r = 1, hpf_nprocs - 1
+      sdispl(r) = sdispl(r - 1) + scount(r - 1)
+      rdispl(r) = rdispl(r - 1) + rcount(r - 1)
+    end do
+  end subroutine hpf_exchange_counts
+
   pure integer function hpf_np(d)
     type(hpf_desc), intent(in) :: d
     hpf_np = hpf_nprocs
@@ -1067,13 +1082,7 @@ fn remote_read(suffix: &str, fortran_type: &str, mpi: &str) -> String {
       r = hpf_owner(d, idx(k))
       scount(r) = scount(r) + 1
     end do
-    call MPI_Alltoall(scount, 1, MPI_INTEGER, rcount, 1, MPI_INTEGER, MPI_COMM_WORLD)
-    sdispl(0) = 0
-    rdispl(0) = 0
-    do r = 1, hpf_nprocs - 1
-      sdispl(r) = sdispl(r - 1) + scount(r - 1)
-      rdispl(r) = rdispl(r - 1) + rcount(r - 1)
-    end do
+    call hpf_exchange_counts(scount, rcount, sdispl, rdispl)
     next = sdispl
     do k = 1, size(idx)
       if (k > 1) then

@@ -173,6 +173,27 @@ fn supported_corpus_programs_print_what_the_sequential_program_prints() {
     }
 }
 
+/// `hpf-ls run --np N source` on each of `processes` exits 0 and prints `expected`.
+fn runs_print_on(source: &Path, expected: &[u8], processes: &[&str]) {
+    for processes in processes {
+        let output = Command::new("timeout")
+            .arg("60")
+            .arg(env!("CARGO_BIN_EXE_hpf-ls"))
+            .args(["run", "--np", processes])
+            .arg(source)
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "on {processes}: {}", String::from_utf8_lossy(&output.stderr));
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(expected),
+            "on {processes} processes"
+        );
+    }
+}
+
 /// The processes the program's PROCESSORS directive declares (the product
 /// of its extents, which the analysis counts with), 4 when it declares none
 /// with literal extents.
@@ -624,23 +645,7 @@ end program branches
     .unwrap();
     let expected = sequential_output(&dir, &source);
     assert!(String::from_utf8_lossy(&expected).contains("33"), "{}", String::from_utf8_lossy(&expected));
-    for processes in ["1", "2", "3", "5"] {
-        let output = Command::new("timeout")
-            .arg("60")
-            .arg(env!("CARGO_BIN_EXE_hpf-ls"))
-            .args(["run", "--np", processes])
-            .arg(&source)
-            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "on {processes}: {}", String::from_utf8_lossy(&output.stderr));
-        assert_eq!(
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&expected),
-            "on {processes} processes"
-        );
-    }
+    runs_print_on(&source, &expected, &["1", "2", "3", "5"]);
 }
 
 /// A FORALL construct runs each assignment for every index before the next
@@ -712,21 +717,5 @@ end program forall_order
     // Its second assignment reads u where the first assigned it.
     assert!(!notes.contains("forall_order.f90:28:"), "{notes}");
     let expected = sequential_output(&dir, &source);
-    for processes in ["1", "2", "3", "5"] {
-        let output = Command::new("timeout")
-            .arg("60")
-            .arg(env!("CARGO_BIN_EXE_hpf-ls"))
-            .args(["run", "--np", processes])
-            .arg(&source)
-            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "on {processes}: {}", String::from_utf8_lossy(&output.stderr));
-        assert_eq!(
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&expected),
-            "on {processes} processes"
-        );
-    }
+    runs_print_on(&source, &expected, &["1", "2", "3", "5"]);
 }
