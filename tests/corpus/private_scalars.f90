@@ -93,7 +93,7 @@ program private_scalars
     w = x(i) * 2.0 + y(i)
     y(i) = y(i) + w
   end do
-  ! Stays on rank 0: the EXIT changes the iterations that run.
+  ! The loop ends where b(i) > 60 first holds: found before it runs.
   do i = 1, n
     if (b(i) > 60) exit
     c(i) = c(i) + b(i)

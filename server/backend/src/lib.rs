@@ -22,7 +22,11 @@
 //!   iteration's value is broadcast) (`private.rs`), and scalar reductions
 //!   `s = s + e`, `max(s, e)`, ... (INTEGER: `MPI_Allreduce`; floating-point
 //!   sums along the chain of processes, in the sequential order)
-//!   (`loop_reductions.rs`);
+//!   (`loop_reductions.rs`); CYCLE (the owner ends its iteration) and, in a
+//!   single loop on a BLOCK home, `IF (cond) EXIT` whose condition reads
+//!   nothing the loop writes: the first iteration where it holds is found
+//!   before the loop (each process among its own, then `MPI_Allreduce`)
+//!   and the loop ends there;
 //! - in such a DO loop (a single loop of assignments, home not CYCLIC),
 //!   reads of 1-D distributed arrays at elements that are not neighbours
 //!   (`B(2*I)`, `B(N+1-I)`, `B(IDX(I))`, arrays cut in other blocks): an
@@ -265,6 +269,9 @@ struct ParallelNest<'a> {
     last_values: Vec<String>,
     /// Scalars it reduces (`loop_reductions.rs`).
     reductions: Vec<loop_reductions::LoopReduction>,
+    /// The condition of its `IF (cond) EXIT`: the first iteration where it
+    /// holds is found before the loop, and the loop ends there.
+    exit_when: Option<TextRange>,
 }
 
 /// The statements of a DO nest (`nest_parts`).
@@ -272,10 +279,31 @@ struct NestParts<'s> {
     /// Its DO loops, the nest's own first.
     loops: Vec<&'s Stmt>,
     assignments: Vec<&'s Stmt>,
-    /// Its IF statements and constructs.
+    /// Its IF statements and constructs, and its CYCLE and EXIT statements
+    /// (plain or the action of a logical IF), which branch too.
     ifs: Vec<&'s Stmt>,
+    /// Its CYCLE and EXIT statements, with which of the two each is.
+    leaves: Vec<(&'s Stmt, LoopBranch)>,
     /// The replicated scalars it assigns, once each.
     scalars: Vec<&'s syntax::Name>,
+}
+
+/// The sign of the no-EXIT mark `±huge(0)` of a loop of step `step`: past
+/// its last iteration, so that the first EXIT is the extreme one.
+fn exit_sign(step: i64) -> &'static str {
+    if step > 0 {
+        ""
+    } else {
+        "-"
+    }
+}
+
+/// A statement that ends an iteration of the innermost DO loop around it
+/// (CYCLE) or the loop itself (EXIT), unlabelled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LoopBranch {
+    Cycle,
+    Exit,
 }
 
 /// The statements that may leave a sequence of statements (lower case,
@@ -1196,7 +1224,13 @@ impl<'a> Lowering<'a> {
     /// DO loops (with control), assignments, IF statements and constructs
     /// and CONTINUE.
     fn nest_parts<'s>(&self, stmt: &'s Stmt) -> Result<NestParts<'s>, String> {
-        let mut parts = NestParts { loops: Vec::new(), assignments: Vec::new(), ifs: Vec::new(), scalars: Vec::new() };
+        let mut parts = NestParts {
+            loops: Vec::new(),
+            assignments: Vec::new(),
+            ifs: Vec::new(),
+            leaves: Vec::new(),
+            scalars: Vec::new(),
+        };
         let mut stack = vec![stmt];
         while let Some(current) = stack.pop() {
             match &current.kind {
@@ -1217,6 +1251,10 @@ impl<'a> Lowering<'a> {
                     stack.extend(branches.iter().flat_map(|it| &it.1));
                 }
                 StmtKind::Other { body, .. } if body.is_empty() && self.begins_with_keyword(current, &["continue"]) => {
+                }
+                StmtKind::Other { body, .. } if body.is_empty() && self.loop_branch(current).is_some() => {
+                    parts.ifs.push(current);
+                    parts.leaves.extend(self.loop_branch(current).map(|it| (current, it)));
                 }
                 _ => return Err("its body holds more than DO loops and assignments".to_string()),
             }
@@ -1270,7 +1308,7 @@ impl<'a> Lowering<'a> {
     where
         'a: 's,
     {
-        let NestParts { loops, assignments, ifs, scalars } = self.nest_parts(stmt)?;
+        let NestParts { loops, assignments, ifs, leaves, scalars } = self.nest_parts(stmt)?;
         let reports: Vec<&'a LoopReport> = self
             .analysis
             .loops
@@ -1325,6 +1363,10 @@ impl<'a> Lowering<'a> {
         if loops.iter().any(|it| ifs.iter().any(|branch| branch.range.contains_range(it.range))) {
             return Err("a DO loop of the nest is inside an IF".to_string());
         }
+        // Nor skipped by a CYCLE or EXIT before it.
+        if loops.iter().any(|it| leaves.iter().any(|leave| leave.0.range.start < it.range.start)) {
+            return Err("a CYCLE or EXIT may skip a DO loop of the nest".to_string());
+        }
         let mut privates: Vec<String> = Vec::new();
         let mut last_values: Vec<String> = Vec::new();
         for scalar in &others {
@@ -1337,6 +1379,17 @@ impl<'a> Lowering<'a> {
             return Err("it holds an array assignment or FORALL".to_string());
         }
         let outermost = std::ptr::eq(distributing, stmt);
+        if !leaves.is_empty() && !last_values.is_empty() {
+            return Err(format!(
+                "a CYCLE or EXIT may skip the assignment of {}, which is read after the loop",
+                last_values.join(", ")
+            ));
+        }
+        let exit_when = match leaves.iter().filter(|it| it.1 == LoopBranch::Exit).collect::<Vec<_>>()[..] {
+            [] => None,
+            [(exit, _)] => Some(self.exit_condition(exit, distributing, &loops, &scalars, &home_distributed)?),
+            _ => return Err("it holds more than one EXIT".to_string()),
+        };
         self.check_loop_reductions(&reductions, &home_distributed, outermost)?;
         let report = reports.iter().find(|it| it.range == distributing.range).ok_or("the loop was not analysed")?;
         let own = report.nest.last().ok_or("the loop was not analysed")?;
@@ -1511,8 +1564,11 @@ impl<'a> Lowering<'a> {
                 }
             }
             for it in &ifs {
-                if let StmtKind::If { branches } = &it.kind {
-                    exprs.extend(branches.iter().filter_map(|branch| branch.0.as_ref()));
+                match &it.kind {
+                    StmtKind::If { branches } => exprs.extend(branches.iter().filter_map(|branch| branch.0.as_ref())),
+                    // The condition of a logical IF that cycles.
+                    StmtKind::Other { exprs: others, .. } => exprs.extend(others),
+                    _ => {}
                 }
             }
             Some(self.cyclic_edits(stmt, outermost, home.array, home_offset, &reads, &exprs)?)
@@ -1533,7 +1589,73 @@ impl<'a> Lowering<'a> {
             remote,
             last_values,
             reductions,
+            exit_when,
         }))
+    }
+
+    /// The condition of `exit`, an `IF (cond) EXIT` of the outermost,
+    /// distributing loop `distributing` of a BLOCK home, when the first
+    /// iteration where it holds can be found before the loop runs: it reads
+    /// nothing the loop writes and calls no function, so every iteration
+    /// before that one runs whole and that one up to the EXIT.
+    fn exit_condition(
+        &self,
+        exit: &Stmt,
+        distributing: &Stmt,
+        loops: &[&Stmt],
+        scalars: &[&syntax::Name],
+        home: &Distributed,
+    ) -> Result<TextRange, String> {
+        let StmtKind::Do { body, .. } = &distributing.kind else {
+            return Err("its EXIT is not in the distributing loop".to_string());
+        };
+        // `IF (cond) EXIT`, as a logical IF or an IF construct of one branch.
+        let cond = body.iter().find_map(|stmt| match &stmt.kind {
+            StmtKind::Other { exprs, .. } if std::ptr::eq(stmt, exit) => exprs.first().filter(|_| exprs.len() == 1),
+            StmtKind::If { branches } => match branches.as_slice() {
+                [(Some(cond), then)] if then.len() == 1 && std::ptr::eq(&then[0], exit) => Some(cond),
+                _ => None,
+            },
+            _ => None,
+        });
+        let Some(cond) = cond.filter(|_| loops.len() == 1) else {
+            return Err("its EXIT is not `IF (condition) EXIT` in the body of a single loop".to_string());
+        };
+        if home.cyclic || home.second.is_some() {
+            return Err("it leaves a loop over a CYCLIC or 2-D distribution (EXIT)".to_string());
+        }
+        let (written_arrays, written_others) = self.written(distributing);
+        let StmtKind::Do { control: Some(control), .. } = &distributing.kind else {
+            return Err("its EXIT is not in a counted DO loop".to_string());
+        };
+        // Its own index aside, which the condition may read.
+        let written_keys: Vec<String> = written_others
+            .iter()
+            .map(|it| it.0.to_ascii_lowercase())
+            .chain(scalars.iter().map(|it| it.key()))
+            .filter(|it| *it != control.var.key())
+            .collect();
+        if mentions(cond, &written_keys) {
+            return Err("the condition of its EXIT reads a scalar the loop assigns".to_string());
+        }
+        let mut why: Option<String> = None;
+        cond.walk(|expr| {
+            let ExprKind::Ref { name, .. } = &expr.kind else { return };
+            match self.lookup(&name.key()) {
+                Some(id) if written_arrays.contains(&id) => {
+                    why.get_or_insert(format!("the condition of its EXIT reads {}, which the loop writes", name.text));
+                }
+                Some(id) if self.analysis.model.symbol(id).is_array() => {}
+                _ if assign::ELEMENTAL.contains(&name.key().as_str()) => {}
+                _ => {
+                    why.get_or_insert(format!("the condition of its EXIT calls {}", name.text));
+                }
+            }
+        });
+        match why {
+            Some(why) => Err(why),
+            None => Ok(cond.range),
+        }
     }
 
     /// For a nest that updates no array: the first distributed array it
@@ -1928,7 +2050,7 @@ impl<'a> Lowering<'a> {
             let descriptors = if distributed.second.is_some() { "(2)" } else { "" };
             let _ = writeln!(out, "  type(hpf_desc) :: hpf_d_{}{descriptors}", distributed.name);
         }
-        let _ = writeln!(out, "  integer :: hpf_lo, hpf_hi, hpf_i, hpf_c, hpf_jump");
+        let _ = writeln!(out, "  integer :: hpf_lo, hpf_hi, hpf_i, hpf_c, hpf_jump, hpf_exit_at");
         if self.distributed.values().any(|it| it.second.is_some()) {
             let _ = writeln!(
                 out,
@@ -2290,6 +2412,9 @@ impl<'a> Lowering<'a> {
             if !nest.remote.is_empty() {
                 edits.extend(self.emit_remote_reads(out, var, step, &nest.remote));
             }
+            if let Some(cond) = nest.exit_when {
+                self.emit_exit_search(out, nest, cond, &edits, &lo);
+            }
             // After the fetches: a chain waits here for the previous process.
             self.emit_reduction_starts(out, &nest.reductions, step);
             let _ = writeln!(out, "{}", self.edited(nest_range, &edits));
@@ -2302,6 +2427,10 @@ impl<'a> Lowering<'a> {
             }
         }
         let _ = writeln!(out, "  {var} = hpf_final(({lo}), ({hi}), {step})");
+        if nest.exit_when.is_some() {
+            // The loop left at its EXIT: its index stays there.
+            let _ = writeln!(out, "  if (hpf_exit_at /= {}huge(hpf_exit_at)) {var} = hpf_exit_at", exit_sign(step));
+        }
         self.emit_last_values(out, nest, &lo, &hi);
         // The loops inside ran only where the process had iterations: their
         // indices get the values they have after the sequential loop nest.
@@ -2335,6 +2464,37 @@ impl<'a> Lowering<'a> {
                 self.one_line(control.hi.range)
             );
         }
+    }
+
+    /// Before a loop with an `IF (cond) EXIT`: the first iteration where
+    /// `cond` holds, searched by every process among its own iterations
+    /// (`hpf_lo, hpf_hi`) and agreed on by all, becomes the loop's last
+    /// (its owner leaves it at the EXIT, as the sequential loop does).
+    fn emit_exit_search(
+        &self,
+        out: &mut String,
+        nest: &ParallelNest,
+        cond: TextRange,
+        edits: &[(TextRange, String)],
+        lo: &str,
+    ) {
+        let StmtKind::Do { control: Some(control), .. } = &nest.distributing.kind else { return };
+        let (var, step) = (&control.var.text, nest.step);
+        let home_name = &self.distributed[&nest.home].name;
+        let sign = exit_sign(step);
+        let first = if step > 0 { "MPI_MIN" } else { "MPI_MAX" };
+        let cond = self.edited(cond, edits).replace(['&', '\n'], " ");
+        let _ = writeln!(
+            out,
+            "  hpf_exit_at = {sign}huge(hpf_exit_at)\n  do {var} = hpf_lo, hpf_hi, {step}\n    if ({cond}) then\n      hpf_exit_at = {var}\n      exit\n    end if\n  end do"
+        );
+        let _ =
+            writeln!(out, "  call MPI_Allreduce(MPI_IN_PLACE, hpf_exit_at, 1, MPI_INTEGER, {first}, MPI_COMM_WORLD)");
+        let _ = writeln!(
+            out,
+            "  if (hpf_exit_at /= {sign}huge(hpf_exit_at)) call hpf_local_bounds(hpf_d_{home_name}, {}, ({lo}), hpf_exit_at, {step}, hpf_lo, hpf_hi)",
+            nest.home_offset
+        );
     }
 
     fn emit_on_rank_zero(&self, out: &mut String, stmt: &Stmt, why: Option<&str>) {
@@ -2476,6 +2636,18 @@ impl<'a> Lowering<'a> {
         };
         let end = text.trim_end().len();
         (action_start < end).then(|| TextRange::new(stmt.header.start + action_start, stmt.header.start + end))
+    }
+
+    /// Whether `stmt` is an unlabelled CYCLE or EXIT, or a logical IF whose
+    /// action is one.
+    fn loop_branch(&self, stmt: &Stmt) -> Option<LoopBranch> {
+        let action = self.branch_action(stmt)?;
+        let words: String = self.slice(action).split_whitespace().collect::<String>().to_ascii_lowercase();
+        match words.as_str() {
+            "cycle" => Some(LoopBranch::Cycle),
+            "exit" => Some(LoopBranch::Exit),
+            _ => None,
+        }
     }
 
     /// Whether `stmt` is a READ statement.

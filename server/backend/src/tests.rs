@@ -1527,7 +1527,7 @@ fn if_constructs_in_a_nest_run_on_the_owners() {
 fn branches_leaving_a_nest_keep_it_on_rank_0() {
     let (notes, source) = lower(&program(
         "  do i = 1, n
-    if (u(i) > 1.0) exit
+    if (un(i) > 1.0) exit
     un(i) = u(i)
   end do
   do step = 1, 3
@@ -1542,9 +1542,59 @@ fn branches_leaving_a_nest_keep_it_on_rank_0() {
     // The IF around the second nest runs on every process.
     assert_eq!(
         notes,
-        ["10: runs on one process: its body holds more than DO loops and assignments, and its body branches (`if`)"]
+        ["10: runs on one process: the condition of its EXIT reads un, which the loop writes, and its body branches (`if`)"]
     );
     assert_eq!(source.matches("owner computes do i = 1, n").count(), 1, "{source}");
+}
+
+/// An `IF (cond) EXIT` whose condition reads nothing the loop writes: the
+/// first iteration where it holds is agreed on before the loop, which ends
+/// there; a CYCLE ends the iteration on its owner. A condition that calls a
+/// function, or an EXIT that could skip an inner loop, keeps the loop off
+/// the owner-computes form.
+#[test]
+fn exits_and_cycles_run_owner_computes() {
+    let (notes, source) = lower(&program(
+        "  do i = 1, n
+    un(i) = 0.0
+    if (u(i+1) > 1.0) exit
+    if (u(i) < 0.0) cycle
+    un(i) = u(i)
+  end do
+  do i = n, 1, -1
+    if (u(i) > 1.0) exit
+    un(i) = 2.0
+  end do
+  do i = 1, n
+    if (f(u(i)) > 1.0) exit
+    un(i) = u(i)
+  end do
+  do i = 1, n
+    un(i) = 1.0
+    if (u(i) > 1.0) cycle
+    do step = 1, 2
+      un(i) = un(i) + u(i)
+    end do
+  end do
+",
+    ));
+    assert_eq!(
+        notes,
+        [
+            "20: runs on one process: the condition of its EXIT calls f, and its body branches (`if`)",
+            "24: runs on one process: a CYCLE or EXIT may skip a DO loop of the nest, and its body branches (`if`)",
+        ]
+    );
+    assert_eq!(source.matches("owner computes do i").count(), 2, "{source}");
+    // The search runs after the fetch of u(i+1), over the process's iterations.
+    let fetch = source.find("call hpf_fetch_r4_11(u").expect("the fetch of u(i+1)");
+    let search = source.find("  hpf_exit_at = huge(hpf_exit_at)\n  do i = hpf_lo, hpf_hi, 1\n    if ((u(i+1) > 1.0)) then\n      hpf_exit_at = i\n      exit").expect(&source);
+    assert!(fetch < search, "{source}");
+    assert!(source.contains("call MPI_Allreduce(MPI_IN_PLACE, hpf_exit_at, 1, MPI_INTEGER, MPI_MIN, MPI_COMM_WORLD)\n  if (hpf_exit_at /= huge(hpf_exit_at)) call hpf_local_bounds(hpf_d_un, 0, (1), hpf_exit_at, 1, hpf_lo, hpf_hi)"), "{source}");
+    assert!(source.contains("  if (hpf_exit_at /= huge(hpf_exit_at)) i = hpf_exit_at"), "{source}");
+    // Backwards: the first EXIT is the largest index.
+    assert!(source.contains("hpf_exit_at = -huge(hpf_exit_at)"), "{source}");
+    assert!(source.contains("MPI_INTEGER, MPI_MAX, MPI_COMM_WORLD)"), "{source}");
 }
 
 /// Scalar reductions in a loop over a distributed index: INTEGER partials

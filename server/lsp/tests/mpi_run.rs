@@ -33,6 +33,7 @@ const SUPPORTED: &[&str] = &[
     "jacobi2d_block_block.f90",
     "jacobi2d_star_block.f90",
     "jacobi_chpf.f",
+    "loop_exits.f90",
     "lu_cyclic.f",
     "matmul_cyclic.for",
     "matvec_replicated.f90",
