@@ -271,14 +271,23 @@ impl<'a> Lowering<'a> {
         'a: 's,
     {
         let parts = self.nest_parts(stmt)?;
-        // IFs and private scalars are lowered on arrays distributed in one dimension only.
-        if !parts.ifs.is_empty() {
-            return Err("its body holds more than DO loops and assignments".to_string());
+        if parts.leaves.iter().any(|it| it.1 == crate::LoopBranch::Exit) {
+            return Err("it leaves a loop over a 2-D grid (EXIT)".to_string());
         }
+        // An inner loop's index gets its final value after the nest as if the
+        // loop ran: no IF or CYCLE may skip it.
+        let skipped = |it: &&Stmt| {
+            parts.ifs.iter().any(|branch| branch.range.contains_range(it.range))
+                || parts.leaves.iter().any(|leave| leave.0.range.start < it.range.start)
+        };
+        if parts.loops.iter().any(skipped) {
+            return Err("a DO loop of the nest is inside an IF or after a CYCLE".to_string());
+        }
+        // Private scalars are lowered on arrays distributed in one dimension only.
         if let Some(scalar) = parts.scalars.first() {
             return Err(format!("it assigns the scalar {}", scalar.text));
         }
-        let (loops, assignments) = (parts.loops, parts.assignments);
+        let (loops, assignments) = (&parts.loops, &parts.assignments);
         if self.analysis.loops.iter().any(|it| stmt.range.contains_range(it.range) && it.kind != LoopKind::Do) {
             return Err("it holds an array assignment or FORALL".to_string());
         }
@@ -330,10 +339,13 @@ impl<'a> Lowering<'a> {
             if assignments.iter().any(|assignment| !it.range.contains_range(assignment.range)) {
                 return Err("it assigns outside its distributing loops".to_string());
             }
+            if parts.ifs.iter().any(|branch| !it.range.contains_range(branch.range)) {
+                return Err("it branches outside its distributing loops".to_string());
+            }
         }
         // The local bounds of an inner distributing loop are computed on a
         // line of their own before it; its bounds must not read distributed arrays.
-        for it in &loops {
+        for it in loops {
             let StmtKind::Do { control: Some(control), .. } = &it.kind else { continue };
             let mut bounds = vec![control.lo.range, control.hi.range];
             bounds.extend(control.step.as_ref().map(|step| step.range));

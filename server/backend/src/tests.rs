@@ -1836,3 +1836,47 @@ end program s
         assert!(!source.contains("one loop per array"), "{source}");
     }
 }
+
+/// IF statements and constructs and CYCLE in a nest on a 2-D grid: their
+/// conditions' reads are fetched like the assignments' and the nest runs
+/// on the owners; an IF around an inner loop, or an EXIT, keeps it off.
+#[test]
+fn grid_nests_may_branch() {
+    let (notes, source) = lower(&grid_program(
+        "  do j = 2, m - 1
+    do i = 2, n - 1
+      if (a(i, j) < 0.0) cycle
+      if (a(i-1, j) > a(i+1, j)) then
+        b(i, j) = a(i, j-1)
+      else
+        b(i, j) = 0.0
+      end if
+    end do
+  end do
+  do j = 1, m
+    if (a(1, j) > 0.0) then
+      do i = 1, n
+        b(i, j) = 1.0
+      end do
+    end if
+  end do
+  do j = 1, m
+    do i = 1, n
+      if (a(i, j) > 2.0) exit
+      b(i, j) = 2.0
+    end do
+  end do
+",
+    ));
+    assert_eq!(
+        notes,
+        [
+            "19: runs on one process: a DO loop of the nest is inside an IF or after a CYCLE, and no statement of its body runs in parallel",
+            "26: runs on one process: it leaves a loop over a 2-D grid (EXIT), and its body branches (`if`)",
+        ]
+    );
+    assert_eq!(source.matches("(on a 2-D grid)").count(), 1, "{source}");
+    assert!(source.contains("      if (a(i, j) < 0.0) cycle\n      if (a(i-1, j) > a(i+1, j)) then"), "{source}");
+    // The condition's neighbours along the first dimension are fetched.
+    assert!(source.contains("call hpf_need_span(hpf_lo, hpf_hi, 1, -1, -1, hpf_nl(1, 1), hpf_nh(1, 1))"), "{source}");
+}

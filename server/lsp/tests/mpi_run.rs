@@ -27,6 +27,7 @@ const SUPPORTED: &[&str] = &[
     "game_of_life.f90",
     "gather_particles.f90",
     "grid3d_star_block_block.f90",
+    "grid_branches.f90",
     "heat_seqnum.f",
     "inherit_dummies.f90",
     "inherit_fixed.f",

@@ -78,6 +78,16 @@ fn statement_exprs<'s>(stmt: &'s Stmt, out: &mut Vec<&'s Expr>) {
                 statement_exprs(it, out);
             }
         }
+        StmtKind::If { branches } => {
+            for (cond, body) in branches {
+                out.extend(cond.iter());
+                for it in body {
+                    statement_exprs(it, out);
+                }
+            }
+        }
+        // CYCLE and CONTINUE: the condition of a logical IF that cycles.
+        StmtKind::Other { exprs, .. } => out.extend(exprs.iter()),
         _ => {}
     }
 }
