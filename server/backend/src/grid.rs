@@ -407,6 +407,38 @@ impl<'a> Lowering<'a> {
                 _ => false,
             }
         };
+        // Whether a read at distance `read` from the home element may reach
+        // an element the nest writes at distance `write` in another
+        // iteration. Loop k visits one lattice `lo + step*t` (its lower bound
+        // names no index of the nest, or only the outer loop's when that one
+        // is INDEPENDENT and the two iterations share it): distances apart by
+        // other than a multiple of its step never meet (red-black sweeps).
+        let outer = usize::from(!distributing[0].range.contains_range(distributing[1].range));
+        let inner = 1 - outer;
+        let outer_independent = self.independent(distributing[outer]).is_some();
+        let nest_keys: Vec<String> = loops
+            .iter()
+            .filter_map(|it| match &it.kind {
+                StmtKind::Do { control: Some(control), .. } => Some(control.var.key()),
+                _ => None,
+            })
+            .collect();
+        let lower_bound_names = |k: usize, keys: &[String]| match &distributing[k].kind {
+            StmtKind::Do { control: Some(control), .. } => crate::mentions(&control.lo, keys),
+            _ => true,
+        };
+        let other_keys: Vec<String> = nest_keys.iter().filter(|it| **it != keys[outer]).cloned().collect();
+        let lattice_fixed = [!lower_bound_names(0, &nest_keys), !lower_bound_names(1, &nest_keys)];
+        let lattice_fixed_per_outer = !lower_bound_names(inner, &other_keys);
+        let apart = |k: usize, read: [i64; 2], write: [i64; 2]| (read[k] - write[k]).rem_euclid(steps[k].abs()) != 0;
+        let may_meet = |read: [i64; 2], write: [i64; 2]| {
+            if outer_independent {
+                // Only iterations of one outer iteration: the same outer coordinate.
+                read[outer] == write[outer] && !(lattice_fixed_per_outer && apart(inner, read, write))
+            } else {
+                !(0..2).any(|k| lattice_fixed[k] && apart(k, read, write))
+            }
+        };
         let home_cell = {
             let home_offsets = self.grid_offsets(home.array);
             [home_offsets[0] + offsets[0], home_offsets[1] + offsets[1]]
@@ -455,8 +487,10 @@ impl<'a> Lowering<'a> {
                     }
                     AccessAttr::Reference => {
                         // What another process writes during the loop cannot be fetched before it.
-                        let written_elsewhere =
-                            !independent && written.iter().any(|(array, at)| *array == access.array && *at != distance);
+                        let written_elsewhere = !independent
+                            && written.iter().any(|(array, at)| {
+                                *array == access.array && *at != distance && may_meet(distance, *at)
+                            });
                         if written_elsewhere {
                             let what = if access.array == home.array { "its home " } else { "" };
                             return Err(format!(

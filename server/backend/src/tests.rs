@@ -1880,3 +1880,36 @@ fn grid_nests_may_branch() {
     // The condition's neighbours along the first dimension are fetched.
     assert!(source.contains("call hpf_need_span(hpf_lo, hpf_hi, 1, -1, -1, hpf_nl(1, 1), hpf_nh(1, 1))"), "{source}");
 }
+
+/// A nest that writes its home every other element along a loop of step 2
+/// and reads it at odd distances there never reads what it writes: it runs
+/// on the owners (the black sweep of red-black SOR, INDEPENDENT on the
+/// outer loop only, the inner loop's start depending on the outer index).
+/// At an even distance it may, and stays off.
+#[test]
+fn grid_nests_reading_between_their_strided_writes_run_in_parallel() {
+    let (notes, source) = lower(&grid_program(
+        "!HPF$ INDEPENDENT, NEW(I)
+  do j = 2, m - 1
+    do i = 2 + mod(j, 2), n - 1, 2
+      a(i, j) = a(i-1, j) + a(i+1, j) + a(i, j-1) + a(i, j+1)
+    end do
+  end do
+  do j = 1, m
+    do i = 2, n - 1, 2
+      a(i, j) = a(i-1, j) + a(i+1, j)
+    end do
+  end do
+  do j = 1, m
+    do i = 3, n, 2
+      a(i, j) = a(i-2, j)
+    end do
+  end do
+",
+    ));
+    assert_eq!(
+        notes,
+        ["20: runs on one process: it reads its home a at other elements than it writes (a dependence may cross processes), and no statement of its body runs in parallel"]
+    );
+    assert_eq!(source.matches("(on a 2-D grid)").count(), 2, "{source}");
+}
