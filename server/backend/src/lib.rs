@@ -272,6 +272,10 @@ struct ParallelNest<'a> {
     last_values: Vec<String>,
     /// Scalars it reduces (`loop_reductions.rs`).
     reductions: Vec<loop_reductions::LoopReduction>,
+    /// Whether its home is an array it only reads (a nest that only
+    /// reduces): the analysis, which sees no home, does not model what the
+    /// inspector/executor fetches for it.
+    read_home: bool,
 }
 
 /// The statements of a DO nest (`nest_parts`).
@@ -1567,6 +1571,7 @@ impl<'a> Lowering<'a> {
             remote,
             last_values,
             reductions,
+            read_home: read_home.is_some(),
         }))
     }
 
@@ -2124,7 +2129,11 @@ impl<'a> Lowering<'a> {
             // reduction nor the whole copies of arrays read off the neighbours.
             let unmodelled = match plan {
                 Plan::Owner { .. } => true,
-                Plan::Parallel(nest) => nest.reductions.iter().any(|it| it.chained()) || !nest.replicated.is_empty(),
+                Plan::Parallel(nest) => {
+                    nest.reductions.iter().any(|it| it.chained())
+                        || !nest.replicated.is_empty()
+                        || (nest.read_home && nest.cyclic_edits.is_some() && !nest.remote.is_empty())
+                }
                 _ => false,
             };
             stat_loops.push((line, if unmodelled { None } else { self.predicted_transfers(stmt) }));
