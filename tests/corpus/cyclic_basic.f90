@@ -1,7 +1,7 @@
 ! CYCLIC and CYCLIC(2) distributions given directly: owner-computes DO loops
 ! over each process's elements (also with a negative and a non-unit step), a
-! read at other elements (runs on rank 0 on gathered copies), reductions and
-! single elements in output.
+! read at other elements (fetched before the loop by the inspector/executor),
+! reductions and single elements in output.
 program cyclic_basic
   implicit none
   integer, parameter :: n = 23
@@ -31,7 +31,7 @@ program cyclic_basic
   do i = 1, n - 1
     d(i) = d(i) + dble(k(i))
   end do
-  ! B(I+1) lives on another process: this loop runs on rank 0.
+  ! B(I+1) lives on another process: fetched before the loop (inspector/executor).
   do i = 1, n - 1
     a(i) = b(i + 1) - a(i)
   end do

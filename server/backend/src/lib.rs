@@ -32,7 +32,10 @@
 //!   (`B(2*I)`, `B(N+1-I)`, `B(IDX(I))`, arrays cut in other blocks): an
 //!   inspector/executor fetch before the loop, one all-to-all of counts,
 //!   indices and values per array (`remap.rs`), unless the loop writes what
-//!   they read; where that fetch does not apply (inner loops, several
+//!   they read (on a rank-1 CYCLIC home, below, also the reads off the
+//!   home's cells, `B(I+1)`, and reads of an array the loop writes ahead
+//!   of its writes, whose values before the loop are the ones it reads);
+//!   where that fetch does not apply (inner loops, several
 //!   dimensions), an array the nest only reads at such elements is copied
 //!   whole to every process first (gathered, then broadcast), with a note;
 //! - array assignments, FORALLs, element assignments and reductions (in
@@ -45,7 +48,10 @@
 //!   the distributing one and whose distributed references all lie on the
 //!   home's template cell, run course by course (one block of `m` cells per
 //!   course) with every distributed subscript `e` rewritten to
-//!   `hpf_lx(d, e)`; whole arrays set to a constant (each process its
+//!   `hpf_lx(d, e)` (a single DO of assignments over a rank-1 home may
+//!   also read at other cells, `B(I+1)`, `A(I+2)` while writing `A(I)`:
+//!   those reads are fetched by the inspector/executor before the courses,
+//!   `remap.rs`); whole arrays set to a constant (each process its
 //!   part); elements set by their owner; array assignments, FORALLs and
 //!   WHERE constructs whose distributed reads all lie on the left side's
 //!   template cells, course by course (`assign.rs`: in a course, a
@@ -56,7 +62,8 @@
 //!   DOT_PRODUCT, course by course then `MPI_Allreduce`. Any other
 //!   statement on a CYCLIC array, a read at another cell included (no
 //!   neighbour shift there; from a BLOCK home in a DO loop it is fetched as
-//!   above), takes the rank-0 path below, whose gather and scatter follow
+//!   above, and a read behind the loop's writes is a carried dependence),
+//!   takes the rank-0 path below, whose gather and scatter follow
 //!   the cyclic owner map;
 //! - DO, DO WHILE and IF constructs around them, run by every process with
 //!   replicated indices and conditions, their statements planned one by one;
@@ -272,6 +279,10 @@ struct ParallelNest<'a> {
     /// The condition of its `IF (cond) EXIT`: the first iteration where it
     /// holds is found before the loop, and the loop ends there.
     exit_when: Option<TextRange>,
+    /// Whether its home is an array it only reads (a nest that only
+    /// reduces): the analysis, which sees no home, does not model what the
+    /// inspector/executor fetches for it.
+    read_home: bool,
 }
 
 /// The statements of a DO nest (`nest_parts`).
@@ -1448,11 +1459,38 @@ impl<'a> Lowering<'a> {
                 );
                 let cut_like_home =
                     self.distributed.get(&access.array).is_some_and(|it| it.same_blocks(&home_distributed));
-                if !(near && cut_like_home) {
+                // On a CYCLIC home, a read off the home's template cell lives on
+                // another process (no neighbour there): it is fetched too.
+                let off_cyclic_cell = home_distributed.cyclic
+                    && match access.subscripts.get(dim) {
+                        Some(SubscriptForm::Affine { offset, .. }) => {
+                            offset + self.distributed.get(&access.array).map_or(0, |it| it.offset) != home_shift
+                        }
+                        _ => true,
+                    };
+                if !(near && cut_like_home) || off_cyclic_cell {
+                    // A read of an array the loop writes takes the values before
+                    // the loop: right only when every element it reads is written
+                    // by a later iteration, if at all (`X(v+c)` written at
+                    // `X(v+w)` only, `(c - w) * step > 0`).
+                    let read_ahead = off_cyclic_cell
+                        && !independent
+                        && written.contains(&access.array)
+                        && match access.subscripts.get(dim) {
+                            Some(SubscriptForm::Affine { index, coef: 1, offset })
+                                if report.nest[*index].key == var_key =>
+                            {
+                                let writes = written.iter().filter(|it| **it == access.array).count();
+                                let at: Vec<i64> =
+                                    write_offsets.iter().filter(|it| it.0 == access.array).map(|it| it.1).collect();
+                                at.len() == writes && at.iter().all(|w| (offset - w) * step > 0)
+                            }
+                            _ => false,
+                        };
                     // The inspector evaluates every subscript in every iteration,
                     // before the loop: not under an IF, not of a private scalar.
                     let remote_read = self
-                        .remote_read(access, &home_distributed, &loops, &written)
+                        .remote_read(access, &home_distributed, &loops, &written, read_ahead)
                         .filter(|_| ifs.is_empty())
                         .filter(|it| !privates.iter().any(|key| mentions_word(self.slice(it.subscript()), key)));
                     if let Some(read) = remote_read {
@@ -1590,6 +1628,7 @@ impl<'a> Lowering<'a> {
             last_values,
             reductions,
             exit_when,
+            read_home: read_home.is_some(),
         }))
     }
 
@@ -1714,7 +1753,8 @@ impl<'a> Lowering<'a> {
 
     /// For a nest whose home is CYCLIC: the rewrites of every distributed
     /// subscript `e` into the local position `hpf_lx(d, e)`, or why the nest
-    /// cannot run course by course. Its reads must all be on the home's
+    /// cannot run course by course. Its reads (other than those the
+    /// inspector/executor fetches, not in `reads`) must all be on the home's
     /// template cells: a shift on a CYCLIC distribution is no neighbour
     /// exchange, so those loops run on rank 0.
     fn cyclic_edits(
@@ -2211,7 +2251,11 @@ impl<'a> Lowering<'a> {
             // reduction nor the whole copies of arrays read off the neighbours.
             let unmodelled = match plan {
                 Plan::Owner { .. } => true,
-                Plan::Parallel(nest) => nest.reductions.iter().any(|it| it.chained()) || !nest.replicated.is_empty(),
+                Plan::Parallel(nest) => {
+                    nest.reductions.iter().any(|it| it.chained())
+                        || !nest.replicated.is_empty()
+                        || (nest.read_home && nest.cyclic_edits.is_some() && !nest.remote.is_empty())
+                }
                 _ => false,
             };
             stat_loops.push((line, if unmodelled { None } else { self.predicted_transfers(stmt) }));
@@ -2361,16 +2405,33 @@ impl<'a> Lowering<'a> {
         if let Some(edits) = &nest.cyclic_edits {
             // Course by course: each holds one block of the process's elements.
             let mut edits = edits.clone();
+            let courses = format!(
+                "  do hpf_c = 0, hpf_courses(hpf_d_{home_name}) - 1\n    call hpf_course_bounds(hpf_d_{home_name}, {home_offset}, ({lo}), ({hi}), {step}, hpf_c, hpf_lo, hpf_hi)"
+            );
+            if !nest.remote.is_empty() {
+                // A fetched reference is replaced whole, its subscript included.
+                edits.retain(|(range, _)| !nest.remote.iter().any(|it| it.range().contains_range(*range)));
+                edits.extend(self.emit_remote_courses(out, var, step, &courses, &nest.remote));
+            }
             edits.push(control_edit);
             self.emit_reduction_starts(out, &nest.reductions, step);
-            let _ = writeln!(out, "  do hpf_c = 0, hpf_courses(hpf_d_{home_name}) - 1");
-            let _ = writeln!(
-                out,
-                "    call hpf_course_bounds(hpf_d_{home_name}, {home_offset}, ({lo}), ({hi}), {step}, hpf_c, hpf_lo, hpf_hi)"
-            );
+            let _ = writeln!(out, "{courses}");
+            if !nest.remote.is_empty() {
+                let _ = writeln!(out, "    hpf_k = 0");
+                let _ = writeln!(
+                    out,
+                    "    if ((hpf_hi - hpf_lo) * ({step}) >= 0) hpf_k = (hpf_hi - hpf_lo) / ({step}) + 1"
+                );
+            }
             let _ = writeln!(out, "{}", self.edited(nest_range, &edits));
+            if !nest.remote.is_empty() {
+                let _ = writeln!(out, "    hpf_m = hpf_m + hpf_k");
+            }
             let _ = writeln!(out, "  end do");
             self.emit_reduction_ends(out, &nest.reductions, step);
+            if !nest.remote.is_empty() {
+                let _ = writeln!(out, "  end block");
+            }
         } else {
             // Whole copies of the arrays read off their owners' neighbours:
             // gathered on rank 0, then broadcast.

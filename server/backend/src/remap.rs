@@ -12,6 +12,10 @@
 //! qualifies only when the loop writes neither the array read nor anything
 //! its subscript reads, and the loop is a single DO of assignments (every
 //! reference runs once per iteration, the subscript only in the loop index).
+//! On a CYCLIC home the loop runs course by course and so does its
+//! inspector (`emit_remote_courses`); there a reference may also read the
+//! array the loop writes, when every element it reads is written by a later
+//! iteration only (`A(I+1)` while writing `A(I)` in an ascending loop).
 //! Anything else keeps the caller's reason for the rank-0 path.
 
 use std::fmt::Write;
@@ -38,6 +42,11 @@ impl RemoteRead {
         self.array
     }
 
+    /// The reference as written.
+    pub(crate) fn range(&self) -> TextRange {
+        self.range
+    }
+
     /// Its subscript.
     pub(crate) fn subscript(&self) -> TextRange {
         self.subscript
@@ -52,18 +61,24 @@ impl RemoteRead {
 impl Lowering<'_> {
     /// `access` as a reference the inspector/executor fetches, or `None`
     /// when it is not one (the caller then plans it as before). `loops` are
-    /// the nest's DO loops and `updated` the arrays the nest writes.
+    /// the nest's DO loops and `updated` the arrays the nest writes. With
+    /// `read_ahead` the array read may be one the nest writes: the caller
+    /// has checked that every element the reference reads is written, if at
+    /// all, by a later iteration only (the value before the loop is the one
+    /// the sequential loop reads). A CYCLIC home's loop runs course by
+    /// course; its inspector evaluates subscripts that read no distributed
+    /// array.
     pub(crate) fn remote_read(
         &self,
         access: &Access,
         home: &Distributed,
         loops: &[&Stmt],
         updated: &[SymbolId],
+        read_ahead: bool,
     ) -> Option<RemoteRead> {
         let array = self.distributed.get(&access.array)?;
         if access.attr != AccessAttr::Reference
             || loops.len() != 1
-            || home.cyclic
             || home.second.is_some()
             || array.lbs.len() != 1
             || array.second.is_some()
@@ -71,7 +86,7 @@ impl Lowering<'_> {
         {
             return None;
         }
-        if updated.contains(&access.array) {
+        if updated.contains(&access.array) && !read_ahead {
             return None;
         }
         let text = self.slice(access.range);
@@ -82,7 +97,8 @@ impl Lowering<'_> {
         }
         let subscript = TextRange::new(access.range.start + open + 1, access.range.start + close);
         // The subscript must read nothing the loop writes.
-        if self.distributed_occurrences(subscript).iter().any(|(_, it)| updated.contains(it)) {
+        let occurrences = self.distributed_occurrences(subscript);
+        if occurrences.iter().any(|(_, it)| updated.contains(it)) || (home.cyclic && !occurrences.is_empty()) {
             return None;
         }
         Some(RemoteRead { array: access.array, range: access.range, subscript })
@@ -116,6 +132,51 @@ impl Lowering<'_> {
         }
         let _ = writeln!(out, "  end do");
         self.exchange_buffers(out, &read_arrays);
+        reads
+            .iter()
+            .zip(positions)
+            .map(|(read, (k, position))| (read.range, format!("hpf_gv_{k}({position})")))
+            .collect()
+    }
+}
+
+impl Lowering<'_> {
+    /// As `emit_remote_reads`, for a loop over a CYCLIC home run course by
+    /// course: `courses` opens the loop over the courses that sets each
+    /// course's local iterations `hpf_lo, hpf_hi, step`. The inspector lists
+    /// the indices course by course, in iteration order; the returned edits
+    /// read the value of iteration `var` of the course after the `hpf_m`
+    /// iterations of the earlier ones (`hpf_k` in this one), which the
+    /// caller keeps up to date (`hpf_m = 0` is left set here). The caller
+    /// closes the BLOCK after the loop.
+    pub(crate) fn emit_remote_courses(
+        &self,
+        out: &mut String,
+        var: &str,
+        step: i64,
+        courses: &str,
+        reads: &[RemoteRead],
+    ) -> Vec<(TextRange, String)> {
+        let read_arrays: Vec<SymbolId> = reads.iter().map(|it| it.array).collect();
+        let segments = self.declare_buffers(out, &read_arrays, ", hpf_m, hpf_k");
+        let count = format!(
+            "    hpf_k = 0\n    if ((hpf_hi - hpf_lo) * ({step}) >= 0) hpf_k = (hpf_hi - hpf_lo) / ({step}) + 1"
+        );
+        let _ = writeln!(out, "  hpf_n = 0\n{courses}\n{count}\n    hpf_n = hpf_n + hpf_k\n  end do");
+        self.allocate_buffers(out, &read_arrays);
+        let positions: Vec<(usize, String)> = segments
+            .into_iter()
+            .map(|(k, base)| (k, format!("{base}hpf_m + ({var} - hpf_lo) / ({step}) + 1")))
+            .collect();
+        // The inspector, course by course.
+        let _ = writeln!(out, "  hpf_m = 0\n{courses}\n{count}");
+        let _ = writeln!(out, "    do {var} = hpf_lo, hpf_hi, {step}");
+        for (read, (k, position)) in reads.iter().zip(&positions) {
+            let _ = writeln!(out, "      hpf_gi_{k}({position}) = {}", self.one_line(read.subscript));
+        }
+        let _ = writeln!(out, "    end do\n    hpf_m = hpf_m + hpf_k\n  end do");
+        self.exchange_buffers(out, &read_arrays);
+        let _ = writeln!(out, "  hpf_m = 0");
         reads
             .iter()
             .zip(positions)

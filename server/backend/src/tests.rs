@@ -303,8 +303,8 @@ fn cyclic_loops_run_course_by_course_on_local_positions() {
   do i = n, 1, -1
     a(i) = b(i) * 2.0
   end do
-  do i = 1, n - 1
-    a(i) = b(i + 1)
+  do i = 2, n
+    a(i) = a(i - 1) + 1.0
   end do
   b(1:n) = a(1:n)
   print *, sum(a), a(3)
@@ -314,7 +314,7 @@ end program c
     assert_eq!(
         notes,
         [
-            "11: runs on one process: it reads b at other elements than its home's (on a CYCLIC distribution they live on other processes), and no statement of its body runs in parallel",
+            "11: runs on one process: a is read at an element another process writes earlier (a loop-carried dependence), and no statement of its body runs in parallel",
         ]
     );
     // The array assignment on the same cells runs course by course too.
@@ -326,7 +326,56 @@ end program c
     assert!(source.contains("  do i = hpf_lo, hpf_hi, -1\n    a(hpf_lx(hpf_d_a, i)) = b(hpf_lx(hpf_d_b, i)) * 2.0\n"));
     // Nothing is fetched along a CYCLIC dimension: the rest runs on gathered copies.
     assert!(!source.contains("hpf_fetch"), "{source}");
-    assert!(source.contains("call hpf_gather_r4_11(b, hpf_d_b, hpf_g_b, [1], [20])"), "{source}");
+    assert!(source.contains("call hpf_gather_r4_11(a, hpf_d_a, hpf_g_a, [1], [20])"), "{source}");
+}
+
+#[test]
+fn cyclic_loops_fetch_shifted_reads_before_their_courses() {
+    let text = "program c
+  implicit none
+  integer, parameter :: n = 20
+  real :: a(n), b(n)
+  integer :: i
+!HPF$ DISTRIBUTE A(CYCLIC(2))
+!HPF$ ALIGN B(I) WITH A(I)
+  b = 1.0
+  a = 2.0
+  do i = 1, n - 1
+    a(i) = b(i + 1) - a(i + 1)
+  end do
+  do i = n, 3, -1
+    a(i) = a(i - 2) * 0.5
+  end do
+  do i = 1, n - 1
+    a(i + 1) = a(i) + b(i)
+  end do
+  print *, sum(a), a(3)
+end program c
+";
+    let (notes, source) = lower(text);
+    // Read ahead of the write (old values, fetched before the loop): in
+    // parallel; read behind it (a carried dependence): on rank 0.
+    assert_eq!(
+        notes,
+        [
+            "16: runs on one process: a is read at an element another process writes earlier (a loop-carried dependence), and no statement of its body runs in parallel",
+        ]
+    );
+    assert_eq!(source.matches("owner computes").count(), 2, "{source}");
+    // One inspector pass course by course, one exchange per array, then the courses read the buffers.
+    assert!(source.contains("      hpf_gi_1(hpf_m + (i - hpf_lo) / (1) + 1) = i + 1\n"), "{source}");
+    assert!(source.contains("call hpf_remote_read_r4(b, hpf_d_b, hpf_gi_1, hpf_gv_1)"), "{source}");
+    assert!(source.contains("call hpf_remote_read_r4(a, hpf_d_a, hpf_gi_2, hpf_gv_2)"), "{source}");
+    assert!(
+        source.contains(
+            "    a(hpf_lx(hpf_d_a, i)) = hpf_gv_1(hpf_m + (i - hpf_lo) / (1) + 1) - hpf_gv_2(hpf_m + (i - hpf_lo) / (1) + 1)\n"
+        ),
+        "{source}"
+    );
+    assert!(
+        source.contains("    a(hpf_lx(hpf_d_a, i)) = hpf_gv_1(hpf_m + (i - hpf_lo) / (-1) + 1) * 0.5\n"),
+        "{source}"
+    );
 }
 
 /// Compiles the runtime (with the routines `uses` asks for) and a Fortran

@@ -721,3 +721,114 @@ end program forall_order
     let expected = sequential_output(&dir, &source);
     runs_print_on(&source, &expected, &["1", "2", "3", "5"]);
 }
+
+/// DO loops over a CYCLIC or CYCLIC(3) home that read other arrays (and
+/// their own, ahead of their writes) at shifted elements, which live on
+/// other processes, fetch them before their courses with the
+/// inspector/executor: on 1 to 5 processes they print what the sequential
+/// program prints, and on the declared 3 each moves what the analysis
+/// predicts (where it predicts: not for a reduction, whose home is the
+/// array it reads first). A read behind the writes stays on rank 0.
+#[test]
+fn cyclic_loops_with_shifted_reads_fetch_them_first() {
+    if !toolchain_present() {
+        eprintln!("skipped: no MPI toolchain (and CI is not set)");
+        return;
+    }
+    let dir = scratch("cyclic_shift");
+    let source = dir.join("cyclic_shift.f90");
+    std::fs::write(
+        &source,
+        "program cyclic_shift
+  implicit none
+  integer, parameter :: n = 29
+  real :: a(n), b(n), e(n), w
+  double precision :: d(n), g(n)
+  integer :: k(0:n), i, total
+!HPF$ PROCESSORS P(3)
+!HPF$ TEMPLATE T(0:n + 2)
+!HPF$ DISTRIBUTE T(CYCLIC(3)) ONTO P
+!HPF$ DISTRIBUTE A(CYCLIC) ONTO P
+!HPF$ ALIGN B(I) WITH A(I)
+!HPF$ DISTRIBUTE E(BLOCK) ONTO P
+!HPF$ ALIGN D(I) WITH T(I + 1)
+!HPF$ ALIGN G(I) WITH T(I)
+!HPF$ ALIGN K(I) WITH T(I)
+  do i = 1, n
+    a(i) = real(i) / 8.0
+    b(i) = 1.0 / real(i)
+    e(i) = real(mod(i, 5))
+    d(i) = 1.0d0 / dble(i + 2)
+    g(i) = dble(i) * 0.3d0
+  end do
+  do i = 0, n
+    k(i) = mod(7 * i, 13)
+  end do
+  ! Reads ahead on the next process(es).
+  do i = 1, n - 2
+    a(i) = b(i + 1) * a(i + 2) - a(i) + b(i + 2)
+  end do
+  ! Backwards, reading behind the write in index order (ahead in iteration order).
+  do i = n, 4, -1
+    b(i) = b(i - 3) + 0.5 * a(i - 1)
+  end do
+  ! Non-unit step, an array cut in other blocks, an offset home.
+  do i = 2, n - 1, 3
+    a(i + 1) = e(i) + e(i + 1) * 2.0 - b(i - 1)
+  end do
+  ! CYCLIC(3) through a template with offsets; integer and double.
+  do i = 1, n - 4
+    d(i) = d(i + 4) + g(i + 1) * dble(k(i + 3)) - g(i - 0)
+  end do
+  do i = n - 1, 1, -2
+    k(i) = k(i + 1) - k(i - 1)
+  end do
+  ! A carried dependence: stays on rank 0.
+  do i = 2, n
+    g(i) = g(i - 1) + d(i)
+  end do
+  ! An integer reduction whose home is the array it reads first, a private scalar.
+  total = 0
+  do i = 1, n - 1
+    total = total + k(i + 1) * int(e(i))
+  end do
+  do i = 1, n - 3
+    w = b(i + 3) * 2.0
+    a(i) = w - a(i + 1)
+  end do
+  print *, total, w
+  print *, a
+  print *, b
+  print '(5f20.15)', d
+  print '(5f20.15)', g
+  print *, k
+  print *, sum(a), sum(d)
+end program cyclic_shift
+",
+    )
+    .unwrap();
+    let expected = sequential_output(&dir, &source);
+    runs_print_on(&source, &expected, &["1", "2", "3", "4", "5"]);
+    let output = Command::new(env!("CARGO_BIN_EXE_hpf-ls"))
+        .args(["run", "--np", "3", "--stats"])
+        .arg(&source)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stats = per_loop_stats_by_line(&stderr);
+    // The seven owner-computes loops, six of them fetching; the analysis,
+    // which sees no home in the reduction's loop, does not count that one.
+    let lines: Vec<usize> = stats.iter().map(|it| it.0).collect();
+    assert_eq!(lines, [23, 27, 31, 35, 39, 51, 54], "{stderr}");
+    for (line, moved, predicted) in stats {
+        if line == 51 {
+            assert_eq!(predicted, "no prediction", "{stderr}");
+            continue;
+        }
+        assert_eq!(moved, predicted, "line {line}:\n{stderr}");
+    }
+    assert!(stderr.contains("line 27: 9 message(s), 81 element(s)"), "{stderr}");
+}
