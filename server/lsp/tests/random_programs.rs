@@ -720,6 +720,18 @@ impl Gen {
             _ => self.line(&format!("do i = {blo}, {bhi}, {step}")),
         }
         let target = format!("{}({})", lhs.name, offset("i", q));
+        if self.rng.chance(12) {
+            // Leaving the iteration or the loop early, on the index or on an
+            // element the loop reads (or writes: then not owner-computes).
+            let cond = if self.rng.chance(30) {
+                format!("mod(i, {}) == {}", self.rng.range(2, 5), self.rng.range(0, 1))
+            } else {
+                let (array, c) = self.rng.pick(&refs).clone();
+                format!("{}({}) > {}", array.name, offset("i", c), self.rng.range(0, 30))
+            };
+            let leave = if self.rng.chance(50) { "exit" } else { "cycle" };
+            self.line(&format!("  if ({cond}) {leave}"));
+        }
         let temporary = !self.busy.contains(&"t") && self.rng.chance(15);
         let guarded = self.rng.chance(15);
         let value = if temporary {

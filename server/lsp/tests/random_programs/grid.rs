@@ -122,7 +122,24 @@ pub(crate) fn generate_grid(seed: u64) -> String {
                 } else {
                     String::new()
                 };
-                push(format!("      {dst}(i, j) = mod({dst}(i, j) + {}{extra}, 101)", expr.join(" + ")));
+                // Now and then a branch on an element the nest reads.
+                let guard = r.below(7);
+                let cond = format!("mod({}, {}) == {}", expr[0], r.range(2, 4), r.range(0, 1));
+                let update = format!("{dst}(i, j) = mod({dst}(i, j) + {}{extra}, 101)", expr.join(" + "));
+                match guard {
+                    0 => {
+                        push(format!("      if ({cond}) cycle"));
+                        push(format!("      {update}"));
+                    }
+                    1 => {
+                        push(format!("      if ({cond}) then"));
+                        push(format!("        {update}"));
+                        push("      else".to_string());
+                        push(format!("        {dst}(i, j) = {dst}(i, j) - 1"));
+                        push("      end if".to_string());
+                    }
+                    _ => push(format!("      {update}")),
+                }
                 push("    end do".to_string());
                 push("  end do".to_string());
             }
