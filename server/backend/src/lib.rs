@@ -1446,6 +1446,18 @@ impl<'a> Lowering<'a> {
                 _ => None,
             })
             .collect();
+        // The distributing loop visits the same indices in every iteration of
+        // the nest: its lower bound names no index of the nest.
+        let lattice_fixed = outermost || {
+            let keys: Vec<String> = loops
+                .iter()
+                .filter_map(|it| match &it.kind {
+                    StmtKind::Do { control: Some(control), .. } => Some(control.var.key()),
+                    _ => None,
+                })
+                .collect();
+            matches!(&distributing.kind, StmtKind::Do { control: Some(control), .. } if !mentions(&control.lo, &keys))
+        };
         let mut replicated: Vec<SymbolId> = Vec::new();
         for report in &reports {
             for access in &report.accesses {
@@ -1544,7 +1556,11 @@ impl<'a> Lowering<'a> {
                         // is a dependence carried across processors.
                         let carried = !independent
                             && write_offsets.iter().filter(|it| it.0 == access.array).any(|&(_, written_at)| {
-                                if outermost {
+                                // On the loop's lattice `lo + step*t`, writes at other
+                                // residues than the read's never reach what it reads.
+                                if lattice_fixed && (offset - written_at).rem_euclid(step.abs()) != 0 {
+                                    false
+                                } else if outermost {
                                     (offset - written_at) * step < 0
                                 } else {
                                     offset != written_at

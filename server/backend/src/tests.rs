@@ -1826,14 +1826,14 @@ fn loops_update_every_array_written_on_the_home_cell() {
 fn independent_loops_trust_the_assertion() {
     let body = |directive: &str| {
         format!(
-            "{directive}  do i = 2, n, 2
-    u(i) = 0.5 * (u(i-1) + u(i+1))
+            "{directive}  do i = 2, n - 1, 3
+    u(i) = 0.5 * (u(i-3) + u(i+1))
   end do
 "
         )
     };
     let (_, source) = lower(&program(&body("!HPF$ INDEPENDENT\n")));
-    assert!(source.contains("! hpf-ls: owner computes do i = 2, n, 2\n"), "{source}");
+    assert!(source.contains("! hpf-ls: owner computes do i = 2, n - 1, 3\n"), "{source}");
     let (notes, source) = lower(&program(&body("")));
     assert!(!source.contains("owner computes do i"), "{source}");
     assert!(notes[0].contains("loop-carried dependence"), "{notes:?}");
@@ -1961,4 +1961,29 @@ fn grid_nests_reading_between_their_strided_writes_run_in_parallel() {
         ["20: runs on one process: it reads its home a at other elements than it writes (a dependence may cross processes), and no statement of its body runs in parallel"]
     );
     assert_eq!(source.matches("(on a 2-D grid)").count(), 2, "{source}");
+}
+
+/// A strided loop reading what it writes at distances that are not a
+/// multiple of its step never reads an element it writes: owner-computes
+/// (odd/even sweeps); at a multiple of the step behind, it is a carried
+/// dependence.
+#[test]
+fn strided_loops_reading_between_their_writes_run_in_parallel() {
+    let (notes, source) = lower(&program(
+        "  do i = 2, n, 2
+    u(i) = u(i-1) + u(i+1)
+  end do
+  do i = n, 3, -2
+    u(i) = u(i-1) + u(i-3)
+  end do
+  do i = 3, n, 3
+    u(i) = u(i-3) + u(i+1)
+  end do
+",
+    ));
+    assert_eq!(
+        notes,
+        ["16: every process runs this loop, each element assignment on its owner, iteration by iteration: u is read at an element another process writes earlier (a loop-carried dependence)"]
+    );
+    assert_eq!(source.matches("owner computes do i").count(), 2, "{source}");
 }
