@@ -7,7 +7,9 @@ program loop_exits
   integer :: a(n), b(n), c(n), i, k, total
   real :: x(n), s
   double precision :: d(n), ds
+  integer :: e(n), f(n)
 !HPF$ DISTRIBUTE (BLOCK) :: a, b, c
+!HPF$ DISTRIBUTE (CYCLIC(3)) :: e, f
 !HPF$ ALIGN x(i) WITH a(i)
 !HPF$ ALIGN d(i) WITH a(i)
   do i = 1, n
@@ -72,4 +74,23 @@ program loop_exits
   end do
   print *, 'strided exit at', i
   print '(23i4)', c
+  ! On a CYCLIC(3) distribution: course by course, the search too.
+  do i = 1, n
+    e(i) = mod(5 * i, 13)
+    f(i) = i
+  end do
+  total = 0
+  do i = n, 1, -1
+    f(i) = f(i) + e(i)
+    if (e(i) == 1) exit
+    total = total + e(i) * i
+  end do
+  print *, 'cyclic exit at', i, total
+  do i = 2, n, 2
+    if (e(i) > 10) cycle
+    if (e(i) == 0) exit
+    f(i) = -f(i)
+  end do
+  print *, 'cyclic strided exit at', i
+  print '(23i4)', f
 end program loop_exits

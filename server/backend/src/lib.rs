@@ -23,7 +23,7 @@
 //!   `s = s + e`, `max(s, e)`, ... (INTEGER: `MPI_Allreduce`; floating-point
 //!   sums along the chain of processes, in the sequential order)
 //!   (`loop_reductions.rs`); CYCLE (the owner ends its iteration) and, in a
-//!   single loop on a BLOCK home, `IF (cond) EXIT` whose condition reads
+//!   single loop on a 1-D home, `IF (cond) EXIT` whose condition reads
 //!   nothing the loop writes: the first iteration where it holds is found
 //!   before the loop (each process among its own, then `MPI_Allreduce`)
 //!   and the loop ends there;
@@ -1649,7 +1649,7 @@ impl<'a> Lowering<'a> {
     }
 
     /// The condition of `exit`, an `IF (cond) EXIT` of the outermost,
-    /// distributing loop `distributing` of a BLOCK home, when the first
+    /// distributing loop `distributing` of a 1-D home, when the first
     /// iteration where it holds can be found before the loop runs: it reads
     /// nothing the loop writes and calls no function, so every iteration
     /// before that one runs whole and that one up to the EXIT.
@@ -1676,8 +1676,8 @@ impl<'a> Lowering<'a> {
         let Some(cond) = cond.filter(|_| loops.len() == 1) else {
             return Err("its EXIT is not `IF (condition) EXIT` in the body of a single loop".to_string());
         };
-        if home.cyclic || home.second.is_some() {
-            return Err("it leaves a loop over a CYCLIC or 2-D distribution (EXIT)".to_string());
+        if home.second.is_some() {
+            return Err("it leaves a loop over a 2-D distribution (EXIT)".to_string());
         }
         let (written_arrays, written_others) = self.written(distributing);
         let StmtKind::Do { control: Some(control), .. } = &distributing.kind else {
@@ -2421,9 +2421,28 @@ impl<'a> Lowering<'a> {
         if let Some(edits) = &nest.cyclic_edits {
             // Course by course: each holds one block of the process's elements.
             let mut edits = edits.clone();
-            let courses = format!(
-                "  do hpf_c = 0, hpf_courses(hpf_d_{home_name}) - 1\n    call hpf_course_bounds(hpf_d_{home_name}, {home_offset}, ({lo}), ({hi}), {step}, hpf_c, hpf_lo, hpf_hi)"
-            );
+            let courses_to = |hi: &str| {
+                format!(
+                    "  do hpf_c = 0, hpf_courses(hpf_d_{home_name}) - 1\n    call hpf_course_bounds(hpf_d_{home_name}, {home_offset}, ({lo}), {hi}, {step}, hpf_c, hpf_lo, hpf_hi)"
+                )
+            };
+            let mut courses = courses_to(&format!("({hi})"));
+            if let Some(cond) = nest.exit_when {
+                // The first iteration where the EXIT's condition holds, among
+                // the process's courses, then among all processes.
+                let sign = exit_sign(step);
+                let (first, reduce) = if step > 0 { ("min", "MPI_MIN") } else { ("max", "MPI_MAX") };
+                let cond = self.edited(cond, &edits).replace(['&', '\n'], " ");
+                let _ = writeln!(
+                    out,
+                    "  hpf_exit_at = {sign}huge(hpf_exit_at)\n{courses}\n    do {var} = hpf_lo, hpf_hi, {step}\n      if ({cond}) then\n        hpf_exit_at = {first}(hpf_exit_at, {var})\n        exit\n      end if\n    end do\n  end do"
+                );
+                let _ = writeln!(
+                    out,
+                    "  call MPI_Allreduce(MPI_IN_PLACE, hpf_exit_at, 1, MPI_INTEGER, {reduce}, MPI_COMM_WORLD)"
+                );
+                courses = courses_to(&format!("merge(hpf_exit_at, ({hi}), hpf_exit_at /= {sign}huge(hpf_exit_at))"));
+            }
             if !nest.remote.is_empty() {
                 // A fetched reference is replaced whole, its subscript included.
                 edits.retain(|(range, _)| !nest.remote.iter().any(|it| it.range().contains_range(*range)));
