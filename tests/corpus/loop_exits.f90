@@ -1,5 +1,6 @@
 ! DO loops that leave early or skip iterations: an IF (...) EXIT whose
-! condition reads nothing the loop writes (the first iteration where it
+! condition reads nothing the loop writes, or first in the body the element
+! the iteration writes (the first iteration where it
 ! holds is found before the loop, and the loop ends there), and CYCLE
 ! statements (they end an iteration on the process that owns it).
 program loop_exits
@@ -73,6 +74,13 @@ program loop_exits
     end if
   end do
   print *, 'strided exit at', i
+  print '(23i4)', c
+  ! The condition reads the element the iteration then writes.
+  do i = 1, n
+    if (c(i) > 30) exit
+    c(i) = c(i) * 3
+  end do
+  print *, 'own element exit at', i
   print '(23i4)', c
   ! On a CYCLIC(3) distribution: course by course, the search too.
   do i = 1, n

@@ -24,7 +24,8 @@
 //!   sums along the chain of processes, in the sequential order)
 //!   (`loop_reductions.rs`); CYCLE (the owner ends its iteration) and, in a
 //!   single loop on a 1-D home, `IF (cond) EXIT` whose condition reads
-//!   nothing the loop writes: the first iteration where it holds is found
+//!   nothing the loop writes (first in the body: or the element the
+//!   iteration writes): the first iteration where it holds is found
 //!   before the loop (each process among its own, then `MPI_Allreduce`)
 //!   and the loop ends there;
 //! - in such a DO loop (a single loop of assignments, home not CYCLIC),
@@ -1651,7 +1652,8 @@ impl<'a> Lowering<'a> {
     /// The condition of `exit`, an `IF (cond) EXIT` of the outermost,
     /// distributing loop `distributing` of a 1-D home, when the first
     /// iteration where it holds can be found before the loop runs: it reads
-    /// nothing the loop writes and calls no function, so every iteration
+    /// nothing the loop writes (first in the body, it may read the element
+    /// its iteration writes) and calls no function, so every iteration
     /// before that one runs whole and that one up to the EXIT.
     fn exit_condition(
         &self,
@@ -1665,6 +1667,9 @@ impl<'a> Lowering<'a> {
             return Err("its EXIT is not in the distributing loop".to_string());
         };
         // `IF (cond) EXIT`, as a logical IF or an IF construct of one branch.
+        let first = body.first().is_some_and(|it| {
+            std::ptr::eq(it, exit) || it.children().first().is_some_and(|child| std::ptr::eq(*child, exit))
+        });
         let cond = body.iter().find_map(|stmt| match &stmt.kind {
             StmtKind::Other { exprs, .. } if std::ptr::eq(stmt, exit) => exprs.first().filter(|_| exprs.len() == 1),
             StmtKind::If { branches } => match branches.as_slice() {
@@ -1693,10 +1698,29 @@ impl<'a> Lowering<'a> {
         if mentions(cond, &written_keys) {
             return Err("the condition of its EXIT reads a scalar the loop assigns".to_string());
         }
+        // First in the body, it may read a 1-D array the loop writes at the
+        // one element each iteration writes of it: its own, not yet written.
+        let report = self.analysis.loops.iter().find(|it| it.range == distributing.range && it.kind == LoopKind::Do);
+        let var_key = control.var.key();
+        let offset_of = |access: &analysis::loops::Access| match (report, access.subscripts.as_slice()) {
+            (Some(report), [SubscriptForm::Affine { index, coef: 1, offset }])
+                if report.nest[*index].key == var_key =>
+            {
+                Some(*offset)
+            }
+            _ => None,
+        };
+        let own_element = |id: SymbolId, range: TextRange| {
+            let Some(report) = report.filter(|_| first) else { return false };
+            let read = report.accesses.iter().find(|it| it.array == id && it.range == range).and_then(offset_of);
+            let mut writes = report.accesses.iter().filter(|it| it.array == id && it.attr == AccessAttr::Update);
+            read.is_some() && writes.all(|it| offset_of(it) == read)
+        };
         let mut why: Option<String> = None;
         cond.walk(|expr| {
             let ExprKind::Ref { name, .. } = &expr.kind else { return };
             match self.lookup(&name.key()) {
+                Some(id) if written_arrays.contains(&id) && own_element(id, expr.range) => {}
                 Some(id) if written_arrays.contains(&id) => {
                     why.get_or_insert(format!("the condition of its EXIT reads {}, which the loop writes", name.text));
                 }

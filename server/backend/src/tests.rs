@@ -1576,7 +1576,7 @@ fn if_constructs_in_a_nest_run_on_the_owners() {
 fn branches_leaving_a_nest_keep_it_on_rank_0() {
     let (notes, source) = lower(&program(
         "  do i = 1, n
-    if (un(i) > 1.0) exit
+    if (un(i+1) > 1.0) exit
     un(i) = u(i)
   end do
   do step = 1, 3
@@ -1605,6 +1605,10 @@ fn branches_leaving_a_nest_keep_it_on_rank_0() {
 fn exits_and_cycles_run_owner_computes() {
     let (notes, source) = lower(&program(
         "  do i = 1, n
+    if (un(i) > 1.0) exit
+    un(i) = u(i)
+  end do
+  do i = 1, n
     un(i) = 0.0
     if (u(i+1) > 1.0) exit
     if (u(i) < 0.0) cycle
@@ -1630,11 +1634,11 @@ fn exits_and_cycles_run_owner_computes() {
     assert_eq!(
         notes,
         [
-            "20: runs on one process: the condition of its EXIT calls f, and its body branches (`if`)",
-            "24: runs on one process: a CYCLE or EXIT may skip a DO loop of the nest, and its body branches (`if`)",
+            "24: runs on one process: the condition of its EXIT calls f, and its body branches (`if`)",
+            "28: runs on one process: a CYCLE or EXIT may skip a DO loop of the nest, and its body branches (`if`)",
         ]
     );
-    assert_eq!(source.matches("owner computes do i").count(), 2, "{source}");
+    assert_eq!(source.matches("owner computes do i").count(), 3, "{source}");
     // The search runs after the fetch of u(i+1), over the process's iterations.
     let fetch = source.find("call hpf_fetch_r4_11(u").expect("the fetch of u(i+1)");
     let search = source.find("  hpf_exit_at = huge(hpf_exit_at)\n  do i = hpf_lo, hpf_hi, 1\n    if ((u(i+1) > 1.0)) then\n      hpf_exit_at = i\n      exit").expect(&source);
