@@ -281,8 +281,8 @@ struct ParallelNest<'a> {
     /// holds is found before the loop, and the loop ends there.
     exit_when: Option<TextRange>,
     /// Whether its home is an array it only reads (a nest that only
-    /// reduces): the analysis, which sees no home, does not model what the
-    /// inspector/executor fetches for it.
+    /// reduces): the analysis, which sees no home, does not model what is
+    /// fetched for it (neighbours, or by the inspector/executor).
     read_home: bool,
 }
 
@@ -2288,13 +2288,12 @@ impl<'a> Lowering<'a> {
             let mut stat_loops = self.stat_loops.borrow_mut();
             // The analysis reports loops and array assignments, not element
             // assignments, and models neither the chain of a floating-point
-            // reduction nor the whole copies of arrays read off the neighbours.
+            // reduction nor the whole copies of arrays read off the neighbours,
+            // nor the fetches of a loop that only reads (it sees no home).
             let unmodelled = match plan {
                 Plan::Owner { .. } => true,
                 Plan::Parallel(nest) => {
-                    nest.reductions.iter().any(|it| it.chained())
-                        || !nest.replicated.is_empty()
-                        || (nest.read_home && nest.cyclic_edits.is_some() && !nest.remote.is_empty())
+                    nest.reductions.iter().any(|it| it.chained()) || !nest.replicated.is_empty() || nest.read_home
                 }
                 _ => false,
             };
