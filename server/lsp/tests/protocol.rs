@@ -416,3 +416,118 @@ fn modules_come_from_the_workspace_and_from_open_documents() {
     client.shutdown();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A module and the units that USE it in one document: the server analyses
+/// each top-level unit as a chunk of its own, and what crosses units still
+/// works: related information and definitions point into the module, the
+/// references and renaming of a module array reach every unit, the quick
+/// fix rewrites the module's ALIGN, and an edit in one unit leaves the
+/// diagnostics of the others as they were.
+#[test]
+fn units_of_one_document_see_each_other() {
+    const TEXT: &str = "module grid
+  integer, parameter :: n = 16
+  real :: a(n), b(n - 1)
+!HPF$ PROCESSORS p(4)
+!HPF$ DISTRIBUTE a(BLOCK) ONTO p
+!HPF$ ALIGN b(i) WITH a(i)
+end module grid
+
+subroutine shift
+  use grid
+  integer :: i
+  do i = 2, n
+    a(i) = b(i - 1)
+  end do
+end subroutine shift
+
+program main
+  use grid
+  integer :: i
+  call shift
+  do i = 2, n - 1
+    a(i) = a(i - 1) + a(i + 1)
+  end do
+  print *, a(1), b(2)
+end program main
+";
+    let mut client = start(utf16_capabilities());
+    let uri = "file:///hpf-ls-test/units.f90";
+    client.open(uri, TEXT);
+    let diagnostics = client.diagnostics(uri, 1);
+    let warning = diagnostics.iter().find(|it| it["code"] == "HPF101").expect("the misalignment of b");
+    let use_of_b = TEXT.find("b(i - 1)").unwrap();
+    assert_eq!(warning["range"]["start"], position(TEXT, use_of_b));
+    let align = TEXT.find("!HPF$ ALIGN").unwrap();
+    let related = warning["relatedInformation"].as_array().unwrap();
+    assert!(
+        related
+            .iter()
+            .any(|it| it["location"]["uri"] == uri && it["location"]["range"]["start"] == position(TEXT, align)),
+        "{related:?}"
+    );
+
+    // Definition of b at its use in the subroutine: its declaration in the module.
+    let definition = client.request(
+        "textDocument/definition",
+        json!({"textDocument": {"uri": uri}, "position": position(TEXT, use_of_b)}),
+    );
+    assert_eq!(definition["uri"], uri);
+    assert_eq!(definition["range"]["start"], position(TEXT, TEXT.find("b(n - 1)").unwrap()), "{definition}");
+
+    // References of b from its declaration reach the subroutine and the program.
+    let references = client.request(
+        "textDocument/references",
+        json!({"textDocument": {"uri": uri}, "position": position(TEXT, TEXT.find("b(n - 1)").unwrap()), "context": {"includeDeclaration": true}}),
+    );
+    let starts: Vec<Value> = references.as_array().unwrap().iter().map(|it| it["range"]["start"].clone()).collect();
+    for at in [TEXT.find("b(n - 1)").unwrap(), use_of_b, TEXT.find("b(2)").unwrap()] {
+        assert!(starts.contains(&position(TEXT, at)), "{at}: {references}");
+    }
+    let rename = client.request(
+        "textDocument/rename",
+        json!({"textDocument": {"uri": uri}, "position": position(TEXT, use_of_b), "newName": "c"}),
+    );
+    let renamed = apply_lsp_edits(TEXT, rename["documentChanges"][0]["edits"].as_array().unwrap());
+    assert!(
+        renamed.contains("a(n), c(n - 1)")
+            && renamed.contains("ALIGN c(i)")
+            && renamed.contains("c(i - 1)")
+            && renamed.contains("c(2)"),
+        "{renamed}"
+    );
+
+    // The quick fix rewrites the module's ALIGN, and the warning goes.
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": warning["range"], "context": {"diagnostics": [warning]}}),
+    );
+    let fix = actions.as_array().unwrap().iter().find(|it| it["kind"] == "quickfix").expect("a quick fix");
+    assert_eq!(fix["diagnostics"][0]["range"], warning["range"], "{fix}");
+    let edits = fix["edit"]["documentChanges"][0]["edits"].as_array().unwrap();
+    let fixed = apply_lsp_edits(TEXT, edits);
+    assert!(fixed.contains("!HPF$ ALIGN b(i) WITH a(i+1)\n"), "{fixed}");
+    let changes: Vec<Value> = edits.iter().map(|it| json!({"range": it["range"], "text": it["newText"]})).collect();
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": changes}),
+    );
+    let before = client.diagnostics(uri, 2);
+    assert!(!before.is_empty() && before.iter().all(|it| it["code"] != "HPF101"), "{before:?}");
+
+    // A line added in the subroutine moves what follows it, and nothing else changes.
+    let at = fixed.find("  integer :: i").unwrap();
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 3}, "contentChanges": [{"range": {"start": position(&fixed, at), "end": position(&fixed, at)}, "text": "  ! a comment\n"}]}),
+    );
+    let after = client.diagnostics(uri, 3);
+    assert_eq!(after.len(), before.len());
+    for (old, new) in before.iter().zip(&after) {
+        let moved = old["range"]["start"]["line"].as_u64().unwrap() >= position(&fixed, at)["line"].as_u64().unwrap();
+        let line = |it: &Value| it["range"]["start"]["line"].as_u64().unwrap();
+        assert_eq!(line(new), line(old) + u64::from(moved), "{old} {new}");
+        assert_eq!(old["message"], new["message"]);
+    }
+    client.shutdown();
+}

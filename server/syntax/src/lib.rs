@@ -3,6 +3,7 @@
 //! analysis layer reads. No analysis and no protocol types live here.
 
 mod ast;
+mod chunks;
 mod diagnostic;
 pub mod directive;
 mod expr;
@@ -14,6 +15,7 @@ mod source_form;
 mod text_range;
 
 pub use ast::*;
+pub use chunks::unit_chunks;
 pub use diagnostic::{Code, Diagnostic, Related, Severity};
 pub use expr::{BinaryOp, Expr, ExprKind, Name, Subscript, UnaryOp};
 pub use line_index::LineIndex;

@@ -7,10 +7,10 @@ use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::LanguageServer;
 
-use super::position::{offset, position, range, text_range, PositionEncoding, Positions};
-use super::proto;
+use super::position::{offset, position, range, text_range, PositionEncoding};
+use super::proto::{self, ChunkPositions};
 use super::settings::Settings;
-use super::{Analysed, Backend, Document};
+use super::{Analysed, Backend, Document, Placed};
 
 /// How long the server waits for the client to answer `workspace/configuration`.
 const CONFIGURATION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
@@ -346,13 +346,15 @@ impl LanguageServer for Backend {
         let result = self
             .with_document(&uri, "hover", |analysed| {
                 let offset = offset(&analysed.rope, at, encoding);
-                let hover = ide::hover(&analysed.analysis, &analysed.text, offset, markdown)?;
+                let placed = analysed.chunk_at(offset);
+                let chunk = &placed.chunk;
+                let hover = ide::hover(&chunk.analysis, &chunk.text, placed.local(offset), markdown)?;
                 Some(Hover {
                     contents: HoverContents::Markup(MarkupContent {
                         kind: if markdown { MarkupKind::Markdown } else { MarkupKind::PlainText },
                         value: hover.contents,
                     }),
-                    range: Some(range(&analysed.rope, hover.range, encoding)),
+                    range: Some(range(&analysed.rope, placed.global(hover.range), encoding)),
                 })
             })
             .await?;
@@ -366,7 +368,24 @@ impl LanguageServer for Backend {
         let result = self
             .with_document(&uri, "codeAction", |analysed| {
                 let target = text_range(&analysed.rope, params.range, encoding);
-                let mut actions = ide::code_actions(&analysed.analysis, &analysed.text, target);
+                let placed = analysed.chunk_at(target.start);
+                // The fixes of a module array another chunk defines rewrite that
+                // chunk and weigh the loops of every unit: the whole text answers.
+                let whole;
+                let (analysis, text, local, shift): (
+                    &analysis::FileAnalysis,
+                    &str,
+                    _,
+                    &dyn Fn(syntax::TextRange) -> syntax::TextRange,
+                ) = if involves_other_chunks(analysed, placed, placed.local_range(target)) {
+                    whole = analysed.whole();
+                    (&whole, analysed.text.as_str(), target, &|it| it)
+                } else {
+                    (&placed.chunk.analysis, placed.chunk.text.as_str(), placed.local_range(target), &|it| {
+                        placed.global(it)
+                    })
+                };
+                let mut actions = ide::code_actions(analysis, text, local);
                 // "Optimize all alignments in this unit" (whole-unit search, see analysis::optimize).
                 let optimize = analysis::optimize::CostConfig {
                     default_trips: analysis::optimize::DEFAULT_TRIPS,
@@ -374,11 +393,11 @@ impl LanguageServer for Backend {
                     node_budget: analysis::optimize::NODE_BUDGET,
                 };
                 if only.as_ref().is_none_or(|only| only.iter().any(|it| it.as_str().starts_with("source"))) {
-                    actions.extend(ide::optimize_action(&analysed.analysis, &analysed.text, target, optimize));
-                    actions.extend(ide::grow_template_action(&analysed.analysis, &analysed.text, target, optimize));
+                    actions.extend(ide::optimize_action(analysis, text, local, optimize));
+                    actions.extend(ide::grow_template_action(analysis, text, local, optimize));
                 }
                 // "Distribute ... instead of ...": the cheapest distribution of the loop's target.
-                actions.extend(analysis::whatif::redistribute_actions(&analysed.analysis, &analysed.text, target));
+                actions.extend(analysis::whatif::redistribute_actions(analysis, text, local));
                 let mut res: CodeActionResponse = Vec::new();
                 for action in actions {
                     let kind = match action.kind {
@@ -390,21 +409,29 @@ impl LanguageServer for Backend {
                             continue;
                         }
                     }
-                    let positions = Positions::by_rope(&analysed.text, &analysed.rope, encoding);
+                    // The diagnostic it fixes, as published (from the chunk's analysis).
+                    let positions = ChunkPositions::new(analysed, placed, encoding);
                     let diagnostics = action.fixes.map(|fixed| {
-                        analysed
+                        let fixed = placed.local_range(shift(fixed));
+                        placed
+                            .chunk
                             .analysis
                             .diagnostics
                             .iter()
                             .filter(|it| it.range == fixed && it.code == syntax::Code::MisalignedTransfer)
-                            .map(|it| proto::diagnostic(&uri, analysed, it, &positions))
+                            .map(|it| proto::diagnostic(&uri, analysed, placed, it, &positions))
                             .collect()
                     });
+                    let edits: Vec<ide::TextEdit> = action
+                        .edits
+                        .iter()
+                        .map(|it| ide::TextEdit { range: shift(it.range), new_text: it.new_text.clone() })
+                        .collect();
                     res.push(CodeActionOrCommand::CodeAction(CodeAction {
                         title: action.title,
                         kind: Some(kind),
                         diagnostics,
-                        edit: Some(proto::workspace_edit(&uri, analysed, &action.edits, encoding)),
+                        edit: Some(proto::workspace_edit(&uri, analysed, &edits, encoding)),
                         is_preferred: Some(action.is_preferred),
                         ..Default::default()
                     }));
@@ -434,11 +461,16 @@ impl LanguageServer for Backend {
         let config = ide::HintConfig { loops: settings.loops, references: settings.references };
         self.with_document(&uri, "inlayHint", |analysed| {
             let wanted = text_range(&analysed.rope, params.range, encoding);
-            ide::inlay_hints(&analysed.analysis, &analysed.text, config, Some(wanted))
-                .into_iter()
-                .map(|hint| InlayHint {
-                    position: position(&analysed.rope, hint.offset, encoding),
-                    label: InlayHintLabel::String(hint.label),
+            overlapping(analysed, wanted)
+                .flat_map(|placed| {
+                    let local = placed.local_range(wanted);
+                    ide::inlay_hints(&placed.chunk.analysis, &placed.chunk.text, config, Some(local))
+                        .into_iter()
+                        .map(|hint| (placed.start + hint.offset, hint.label))
+                })
+                .map(|(at, label)| InlayHint {
+                    position: position(&analysed.rope, at, encoding),
+                    label: InlayHintLabel::String(label),
                     kind: None,
                     text_edits: None,
                     tooltip: None,
@@ -457,13 +489,14 @@ impl LanguageServer for Backend {
         let processes = self.state.settings().mpi.processes.unwrap_or(4);
         self.with_document(&uri, "codeLens", |analysed| {
             analysed
-                .analysis
-                .model
-                .units
+                .chunks
                 .iter()
-                .filter(|it| it.kind == syntax::UnitKind::Program)
-                .map(|unit| CodeLens {
-                    range: range(&analysed.rope, syntax::TextRange::empty(unit.range.start), encoding),
+                .flat_map(|placed| {
+                    let units = placed.chunk.analysis.model.units.iter().filter(|it| it.origin.is_none());
+                    units.filter(|it| it.kind == syntax::UnitKind::Program).map(|it| placed.start + it.range.start)
+                })
+                .map(|start| CodeLens {
+                    range: range(&analysed.rope, syntax::TextRange::empty(start), encoding),
                     command: Some(Command {
                         title: format!("▶ Run on {processes} processes"),
                         command: COMMAND_RUN.to_string(),
@@ -494,7 +527,8 @@ impl LanguageServer for Backend {
                 let table = self
                     .with_document(&uri, "showTransferPattern", |analysed| {
                         let offset = offset(&analysed.rope, at, encoding);
-                        ide::transfer_table(&analysed.analysis, &analysed.text, offset)
+                        let placed = analysed.chunk_at(offset);
+                        ide::transfer_table(&placed.chunk.analysis, &placed.chunk.text, placed.local(offset))
                     })
                     .await?
                     .ok_or_else(|| invalid_params(format!("{} is not open", uri.as_str())))?;
@@ -517,12 +551,14 @@ impl LanguageServer for Backend {
                 let explained = self
                     .with_document(&uri, "explainLoop", |analysed| {
                         let offset = offset(&analysed.rope, at, encoding);
-                        let explained = analysis::picture::explain(&analysed.analysis, &analysed.text, offset)?;
+                        let placed = analysed.chunk_at(offset);
+                        let chunk = &placed.chunk;
+                        let explained = analysis::picture::explain(&chunk.analysis, &chunk.text, placed.local(offset))?;
                         Some(serde_json::json!({
                             "text": explained.text,
                             "svg": explained.svg,
                             "whatIf": explained.what_if,
-                            "range": range(&analysed.rope, explained.header, encoding),
+                            "range": range(&analysed.rope, placed.global(explained.header), encoding),
                         }))
                     })
                     .await?
@@ -569,7 +605,15 @@ impl LanguageServer for Backend {
         let uri = params.text_document.uri;
         let encoding = self.encoding();
         self.with_document(&uri, "documentSymbol", |analysed| {
-            let symbols = ide::document_symbols(&analysed.analysis, &analysed.text);
+            let symbols: Vec<ide::DocumentSymbol> = analysed
+                .chunks
+                .iter()
+                .flat_map(|placed| {
+                    let mut symbols = ide::document_symbols(&placed.chunk.analysis, &placed.chunk.text);
+                    symbols.iter_mut().for_each(|it| shift_symbol(it, placed.start));
+                    symbols
+                })
+                .collect();
             DocumentSymbolResponse::Nested(
                 symbols.iter().map(|it| proto::document_symbol(analysed, it, encoding)).collect(),
             )
@@ -584,11 +628,21 @@ impl LanguageServer for Backend {
         let result = self
             .with_document(&uri, "definition", |analysed| {
                 let offset = offset(&analysed.rope, at, encoding);
-                let target = ide::definition(&analysed.analysis, offset)?;
-                let location = match &target.file {
-                    None => Location { uri: uri.clone(), range: range(&analysed.rope, target.range, encoding) },
+                let placed = analysed.chunk_at(offset);
+                let target = ide::definition(&placed.chunk.analysis, placed.local(offset))?;
+                let sibling = target.file.as_ref().and_then(|it| analysed.sibling(&it.name));
+                let location = match (&target.file, sibling) {
+                    (None, _) => Location {
+                        uri: uri.clone(),
+                        range: range(&analysed.rope, placed.global(target.range), encoding),
+                    },
+                    // Declared in a module another chunk defines.
+                    (Some(_), Some(sibling)) => Location {
+                        uri: uri.clone(),
+                        range: range(&analysed.rope, sibling.global(target.range), encoding),
+                    },
                     // Declared in a module of another file.
-                    Some(file) => Location {
+                    (Some(file), None) => Location {
                         uri: file.name.parse().ok()?,
                         range: range(&ropey::Rope::from_str(&file.text), target.range, encoding),
                     },
@@ -606,7 +660,14 @@ impl LanguageServer for Backend {
         let encoding = self.encoding();
         self.with_document(&uri, "references", |analysed| {
             let offset = offset(&analysed.rope, at, encoding);
-            ide::references(&analysed.analysis, offset, include)
+            let placed = analysed.chunk_at(offset);
+            let found = if symbol_of_other_chunks(analysed, placed, placed.local(offset)) {
+                ide::references(&analysed.whole(), offset, include)
+            } else {
+                let found = ide::references(&placed.chunk.analysis, placed.local(offset), include);
+                found.into_iter().map(|it| placed.global(it)).collect()
+            };
+            found
                 .into_iter()
                 .map(|it| Location { uri: uri.clone(), range: range(&analysed.rope, it, encoding) })
                 .collect()
@@ -621,8 +682,18 @@ impl LanguageServer for Backend {
         let result = self
             .with_document(&uri, "rename", |analysed| {
                 let offset = offset(&analysed.rope, at, encoding);
-                ide::rename(&analysed.analysis, offset, &params.new_name)
-                    .map(|edits| proto::workspace_edit(&uri, analysed, &edits, encoding))
+                let placed = analysed.chunk_at(offset);
+                let edits = if symbol_of_other_chunks(analysed, placed, placed.local(offset)) {
+                    ide::rename(&analysed.whole(), offset, &params.new_name)
+                } else {
+                    ide::rename(&placed.chunk.analysis, placed.local(offset), &params.new_name).map(|edits| {
+                        edits
+                            .into_iter()
+                            .map(|it| ide::TextEdit { range: placed.global(it.range), new_text: it.new_text })
+                            .collect()
+                    })
+                };
+                edits.map(|edits| proto::workspace_edit(&uri, analysed, &edits, encoding))
             })
             .await?;
         match result {
@@ -641,7 +712,8 @@ impl LanguageServer for Backend {
         let encoding = self.encoding();
         self.with_document(&uri, "completion", |analysed| {
             let offset = offset(&analysed.rope, at, encoding);
-            let items = ide::completions(&analysed.analysis, &analysed.text, offset)
+            let placed = analysed.chunk_at(offset);
+            let items = ide::completions(&placed.chunk.analysis, &placed.chunk.text, placed.local(offset))
                 .into_iter()
                 .map(|it| CompletionItem {
                     label: it.label,
@@ -666,7 +738,14 @@ impl LanguageServer for Backend {
         let uri = params.text_document.uri;
         let encoding = self.encoding();
         self.with_document(&uri, "semanticTokens", |analysed| {
-            let tokens = ide::semantic_tokens(&analysed.analysis, &analysed.text);
+            let tokens: Vec<ide::SemanticToken> = analysed
+                .chunks
+                .iter()
+                .flat_map(|placed| {
+                    let tokens = ide::semantic_tokens(&placed.chunk.analysis, &placed.chunk.text);
+                    tokens.into_iter().map(|it| ide::SemanticToken { range: placed.global(it.range), kind: it.kind })
+                })
+                .collect();
             SemanticTokensResult::Tokens(SemanticTokens {
                 result_id: None,
                 data: proto::semantic_tokens(analysed, &tokens, encoding),
@@ -679,16 +758,21 @@ impl LanguageServer for Backend {
         let uri = params.text_document.uri;
         let encoding = self.encoding();
         self.with_document(&uri, "foldingRange", |analysed| {
-            ide::folding_ranges(&analysed.analysis, &analysed.text)
-                .into_iter()
-                .filter_map(|it| {
-                    let folded = range(&analysed.rope, it.range, encoding);
+            analysed
+                .chunks
+                .iter()
+                .flat_map(|placed| {
+                    let ranges = ide::folding_ranges(&placed.chunk.analysis, &placed.chunk.text);
+                    ranges.into_iter().map(|it| (placed.global(it.range), it.kind))
+                })
+                .filter_map(|(folded, kind)| {
+                    let folded = range(&analysed.rope, folded, encoding);
                     (folded.end.line > folded.start.line).then_some(FoldingRange {
                         start_line: folded.start.line,
                         start_character: None,
                         end_line: folded.end.line,
                         end_character: None,
-                        kind: Some(match it.kind {
+                        kind: Some(match kind {
                             ide::FoldKind::Directives => FoldingRangeKind::Comment,
                             ide::FoldKind::Region => FoldingRangeKind::Region,
                         }),
@@ -707,4 +791,47 @@ fn is_fortran_file(uri: &Uri) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
     name.rsplit_once('.')
         .is_some_and(|(_, ext)| syntax::FORTRAN_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()))
+}
+
+/// The chunks that overlap `range` (document offsets), in text order.
+fn overlapping(analysed: &Analysed, range: syntax::TextRange) -> impl Iterator<Item = &Placed> {
+    analysed.chunks.iter().filter(move |it| it.start <= range.end && range.start <= it.end())
+}
+
+fn shift_symbol(symbol: &mut ide::DocumentSymbol, by: usize) {
+    symbol.range = syntax::TextRange::new(symbol.range.start + by, symbol.range.end + by);
+    symbol.selection = syntax::TextRange::new(symbol.selection.start + by, symbol.selection.end + by);
+    symbol.children.iter_mut().for_each(|it| shift_symbol(it, by));
+}
+
+/// A diagnostic of the chunk in `local` points into a module another chunk
+/// defines (its ALIGN is there): its fix is an edit of that chunk.
+fn involves_other_chunks(analysed: &Analysed, placed: &Placed, local: syntax::TextRange) -> bool {
+    placed
+        .chunk
+        .analysis
+        .diagnostics
+        .iter()
+        .filter(|it| it.range.start <= local.end && local.start <= it.range.end)
+        .any(|it| {
+            it.related
+                .iter()
+                .any(|related| related.file.as_deref().is_some_and(|name| analysed.sibling(name).is_some()))
+        })
+}
+
+/// The symbol at `local` may be named in other chunks: it is declared in a
+/// module (of this chunk or another one of the document).
+fn symbol_of_other_chunks(analysed: &Analysed, placed: &Placed, local: usize) -> bool {
+    if analysed.chunks.len() == 1 {
+        return false;
+    }
+    let analysis = &placed.chunk.analysis;
+    let Some(target) = ide::definition(analysis, local) else { return false };
+    match &target.file {
+        Some(file) => analysed.sibling(&file.name).is_some(),
+        None => analysis.model.units.iter().any(|it| {
+            it.origin.is_none() && it.kind == syntax::UnitKind::Module && it.range.contains(target.range.start)
+        }),
+    }
 }

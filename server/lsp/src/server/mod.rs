@@ -12,6 +12,7 @@
 //! the version they describe. Requests wait (briefly)
 //! for the analysis of the current version and answer from it.
 
+mod document;
 mod handlers;
 pub mod position;
 mod proto;
@@ -26,7 +27,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use analysis::{FileAnalysis, ModelConfig};
+use analysis::FileAnalysis;
 use ropey::Rope;
 use syntax::SourceForm;
 use tower_lsp_server::ls_types::{self, Uri};
@@ -38,16 +39,7 @@ use settings::Settings;
 /// How long a request waits for the analysis of the latest edit.
 const ANALYSIS_WAIT: Duration = Duration::from_secs(10);
 
-/// The analysis of one version of a document, with the text it read.
-pub struct Analysed {
-    pub version: i32,
-    pub text: Arc<String>,
-    pub rope: Rope,
-    pub analysis: FileAnalysis,
-    /// The modules it USEs that were found nowhere (lower case), computed
-    /// with the analysis: `didChange` of another document checks them.
-    unknown_modules: Vec<String>,
-}
+pub use document::{Analysed, Chunk, Placed};
 
 /// A number never handed out before: revisions of a document closed and
 /// opened again never collide with an analysis still running for the old one.
@@ -61,9 +53,9 @@ struct Document {
     rope: Rope,
     /// The form the document's name (or the settings) give.
     form: SourceForm,
-    /// The parser text, tree and analysis of the last analysis: the next one
-    /// reparses from them and reuses the units whose text did not change.
-    parse: Option<hooks::Parse>,
+    /// The last analysis made, current or not: the next one takes the
+    /// chunks whose text did not change from it and reparses from its trees.
+    parse: Option<Arc<Analysed>>,
     analysed: Option<Arc<Analysed>>,
     /// Bumped by every change of text or settings; `analysed_revision` is the
     /// one the stored analysis (or a failed attempt) describes.
@@ -213,58 +205,20 @@ fn unknown_modules(analysis: &FileAnalysis) -> Vec<String> {
     res
 }
 
-/// Parses (incrementally when a previous tree exists) and analyses.
+/// Analyses a version of a document, chunk by chunk, from the previous analysis.
 fn compute(
     version: i32,
     rope: Rope,
     form: SourceForm,
-    previous: Option<hooks::Parse>,
+    name: &str,
+    previous: Option<Arc<Analysed>>,
     settings: &Settings,
     modules: &dyn analysis::model::ModuleResolver,
-) -> (Arc<Analysed>, hooks::Parse) {
-    let text = Arc::new(rope.to_string());
-    let parser_text = Arc::new(syntax::parser_text(&text, form).into_owned());
-    let tree = match &previous {
-        // Tree-sitter's error recovery depends on the tree it starts from: a
-        // text with syntax errors reparsed from an old tree can get another
-        // tree than a fresh parse (found by tests/edit_sequences.rs), and so
-        // other diagnostics than opening the same text. Such a text, or one
-        // reparsed from such a tree, is parsed fresh.
-        Some((old_text, old_tree, _)) if !old_tree.root_node().has_error() => {
-            if let Some(edit) = syntax::input_edit(old_text, &parser_text) {
-                let mut old_tree = old_tree.clone();
-                old_tree.edit(&edit);
-                let tree = syntax::parse_tree(&parser_text, Some(&old_tree));
-                if tree.root_node().has_error() {
-                    syntax::parse_tree(&parser_text, None)
-                } else {
-                    tree
-                }
-            } else {
-                old_tree.clone()
-            }
-        }
-        _ => syntax::parse_tree(&parser_text, None),
-    };
-    // Units whose text did not change are taken from the previous analysis.
-    let reuse = previous.as_ref().map(|(old_parser_text, _, old)| syntax::PreviousLowering {
-        text: &old.text,
-        parser_text: old_parser_text,
-        file: &old.analysis.file,
-    });
-    let file = syntax::lower_tree_reusing(&text, &parser_text, form, &tree, reuse);
-    let config = ModelConfig { number_of_processors: settings.processors };
-    let previous_analysis = previous.as_ref().map(|(_, _, old)| &old.analysis);
-    let mut analysis = analysis::analyze_file_reusing(file, config, modules, previous_analysis);
-    crate::config::apply_severities(&mut analysis.diagnostics, &settings.severities());
-    // Built here, on the analysis worker: hover, definition, references and
-    // rename need the occurrence index, and building it lazily made the
-    // first hover after every edit pay for it (3x the idle latency under load).
-    analysis::ide::occurrences_reusing(&analysis, previous_analysis);
+) -> Arc<Analysed> {
+    let analysed = document::analyse(version, rope, form, name, previous.as_deref(), settings, modules);
+    // Freed here, on the analysis worker, not on the protocol thread.
     drop(previous);
-    let unknown_modules = unknown_modules(&analysis);
-    let analysed = Arc::new(Analysed { version, text, rope, analysis, unknown_modules });
-    (analysed.clone(), (parser_text, tree, analysed))
+    Arc::new(analysed)
 }
 
 impl Backend {
@@ -306,12 +260,11 @@ impl Backend {
                 let result = workers::analysis_pool()
                     .run(move || {
                         let modules = workspace::ServerModules { workspace: &workspace, analysed: &job_uri, open };
-                        let (analysed, parse) = compute(version, rope, form, previous, &settings, &modules);
+                        let analysed = compute(version, rope, form, job_uri.as_str(), previous, &settings, &modules);
                         // Converted and serialised here too: at a hundred edits a second,
                         // or at 100k lines, that would otherwise delay the requests.
-                        let diagnostics = proto::diagnostics(&job_uri, &analysed, encoding);
-                        let frame = proto::publish_diagnostics_frame(&job_uri, diagnostics, Some(analysed.version));
-                        (analysed, parse, frame)
+                        let frame = proto::publish_frame(&job_uri, &analysed, encoding);
+                        (analysed, frame)
                     })
                     .await;
                 let computed = match result {
@@ -337,9 +290,9 @@ impl Backend {
                             doc.analysed_revision = Some(revision);
                             (false, None, None)
                         }
-                        Some((analysed, parse, frame)) => {
-                            // Any parse is a valid base for the next incremental reparse.
-                            let replaced_parse = doc.parse.replace(parse);
+                        Some((analysed, frame)) => {
+                            // Any analysis is a valid base for the next one.
+                            let replaced_parse = doc.parse.replace(analysed.clone());
                             if doc.revision == revision {
                                 doc.analysed_revision = Some(revision);
                                 let replaced = doc.analysed.replace(analysed.clone());
@@ -395,8 +348,7 @@ impl Backend {
             let mut res = Vec::new();
             for (uri, doc) in documents.iter_mut().filter(|(uri, _)| *uri != changed) {
                 let Some(analysed) = &doc.analysed else { continue };
-                let model = &analysed.analysis.model;
-                let took_from = model.externals.iter().any(|it| *it.name == *changed.as_str());
+                let took_from = analysed.externals().any(|it| *it.name == *changed.as_str());
                 let unknown = &analysed.unknown_modules;
                 let now_defined = !unknown.is_empty()
                     && changed_text.as_ref().is_some_and(|text| {
@@ -426,8 +378,7 @@ impl Backend {
             let mut res = Vec::new();
             for (uri, doc) in documents.iter_mut() {
                 let Some(analysed) = &doc.analysed else { continue };
-                let took_from =
-                    analysed.analysis.model.externals.iter().any(|it| names.iter().any(|name| *name == *it.name));
+                let took_from = analysed.externals().any(|it| names.iter().any(|name| *name == *it.name));
                 if took_from || !analysed.unknown_modules.is_empty() {
                     doc.revision = next_revision();
                     res.push(uri.clone());
@@ -471,15 +422,14 @@ pub mod hooks {
     use ropey::Rope;
     use syntax::SourceForm;
     use tower_lsp_server::ls_types::TextDocumentContentChangeEvent;
-    use tree_sitter::Tree;
 
     use super::position::{text_range, PositionEncoding};
     use super::settings::Settings;
     use super::Analysed;
 
-    /// The parser text, tree and analysis an analysis leaves for the next
-    /// one: it reparses from the tree and reuses unchanged units.
-    pub type Parse = (Arc<String>, Tree, Arc<Analysed>);
+    /// What an analysis leaves for the next one: itself (its chunks, and
+    /// the trees of the chunks it computed).
+    pub type Parse = Arc<Analysed>;
 
     /// Applies content changes in order (`did_change` calls this): a ranged
     /// change replaces its range, a change without a range the whole text.
@@ -498,12 +448,7 @@ pub mod hooks {
     }
 
     /// The server's analysis of `rope`, reparsing from `previous` when given.
-    pub fn analyse(
-        rope: Rope,
-        form: SourceForm,
-        previous: Option<Parse>,
-        settings: &Settings,
-    ) -> (Arc<Analysed>, Parse) {
-        super::compute(0, rope, form, previous, settings, &analysis::model::NoModules)
+    pub fn analyse(rope: Rope, form: SourceForm, previous: Option<Parse>, settings: &Settings) -> Arc<Analysed> {
+        super::compute(0, rope, form, "untitled:hooks", previous, settings, &analysis::model::NoModules)
     }
 }

@@ -42,7 +42,8 @@ pub fn position(rope: &Rope, offset: usize, encoding: PositionEncoding) -> ls_ty
 /// break to LSP, not to the table) goes through the rope.
 pub struct Positions<'a> {
     text: &'a str,
-    rope: &'a Rope,
+    /// `None` only with `lines`.
+    rope: Option<&'a Rope>,
     encoding: PositionEncoding,
     /// `None` for a text with a lone `\r`.
     lines: Option<syntax::LineIndex>,
@@ -54,13 +55,21 @@ impl<'a> Positions<'a> {
         let bytes = text.as_bytes();
         let lone_cr = bytes.iter().enumerate().any(|(at, it)| *it == b'\r' && bytes.get(at + 1) != Some(&b'\n'));
         let lines = (!lone_cr).then(|| syntax::LineIndex::new(text));
-        Positions { text, rope, encoding, lines }
+        Positions { text, rope: Some(rope), encoding, lines }
+    }
+
+    /// Through a line table of `text` alone; `None` for a text with a lone
+    /// `\r`, which needs a rope.
+    pub fn of_text(text: &'a str, encoding: PositionEncoding) -> Option<Positions<'a>> {
+        let bytes = text.as_bytes();
+        let lone_cr = bytes.iter().enumerate().any(|(at, it)| *it == b'\r' && bytes.get(at + 1) != Some(&b'\n'));
+        (!lone_cr).then(|| Positions { text, rope: None, encoding, lines: Some(syntax::LineIndex::new(text)) })
     }
 
     /// Through the rope only: for a few offsets, where building the line
     /// table would cost more than it saves.
     pub fn by_rope(text: &'a str, rope: &'a Rope, encoding: PositionEncoding) -> Positions<'a> {
-        Positions { text, rope, encoding, lines: None }
+        Positions { text, rope: Some(rope), encoding, lines: None }
     }
 
     pub fn encoding(&self) -> PositionEncoding {
@@ -68,7 +77,9 @@ impl<'a> Positions<'a> {
     }
 
     pub fn position(&self, offset: usize) -> ls_types::Position {
-        let Some(lines) = &self.lines else { return position(self.rope, offset, self.encoding) };
+        let Some(lines) = &self.lines else {
+            return position(self.rope.expect("a rope where there is no line table"), offset, self.encoding);
+        };
         let mut offset = offset.min(self.text.len());
         while !self.text.is_char_boundary(offset) {
             offset -= 1;

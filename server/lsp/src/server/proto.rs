@@ -5,7 +5,7 @@ use syntax::Severity;
 use tower_lsp_server::ls_types::{self, Uri};
 
 use super::position::{range, PositionEncoding, Positions};
-use super::Analysed;
+use super::{Analysed, Placed};
 
 pub fn severity(severity: Severity) -> ls_types::DiagnosticSeverity {
     match severity {
@@ -16,22 +16,65 @@ pub fn severity(severity: Severity) -> ls_types::DiagnosticSeverity {
     }
 }
 
+/// Positions of chunk-relative offsets: through the chunk's own line table
+/// (its lines shifted by the chunk's first line), or through the document's
+/// rope for a text with a lone `\r`.
+pub struct ChunkPositions<'a> {
+    placed: &'a Placed,
+    local: Option<Positions<'a>>,
+    rope: &'a ropey::Rope,
+    encoding: PositionEncoding,
+}
+
+impl<'a> ChunkPositions<'a> {
+    pub fn new(analysed: &'a Analysed, placed: &'a Placed, encoding: PositionEncoding) -> ChunkPositions<'a> {
+        ChunkPositions {
+            placed,
+            local: Positions::of_text(&placed.chunk.text, encoding),
+            rope: &analysed.rope,
+            encoding,
+        }
+    }
+
+    pub fn range(&self, local: syntax::TextRange) -> ls_types::Range {
+        match &self.local {
+            Some(positions) => {
+                let mut res = positions.range(local);
+                res.start.line += self.placed.line;
+                res.end.line += self.placed.line;
+                res
+            }
+            None => range(self.rope, self.placed.global(local), self.encoding),
+        }
+    }
+}
+
+/// One diagnostic of the chunk `positions` describes, in LSP form.
 pub fn diagnostic(
     uri: &Uri,
     analysed: &Analysed,
+    placed: &Placed,
     diagnostic: &syntax::Diagnostic,
-    positions: &Positions,
+    positions: &ChunkPositions,
 ) -> ls_types::Diagnostic {
-    let encoding = positions.encoding();
+    let encoding = positions.encoding;
     let related: Vec<ls_types::DiagnosticRelatedInformation> = diagnostic
         .related
         .iter()
         .filter_map(|it| {
             let location = match &it.file {
                 None => ls_types::Location { uri: uri.clone(), range: positions.range(it.range) },
+                // In a module another chunk of this document defines.
+                Some(name) if analysed.sibling(name).is_some() => {
+                    let sibling = analysed.sibling(name)?;
+                    ls_types::Location {
+                        uri: uri.clone(),
+                        range: range(&analysed.rope, sibling.global(it.range), encoding),
+                    }
+                }
                 // In a module of another file: that file's text gives the position.
                 Some(name) => {
-                    let external = analysed.analysis.model.externals.iter().find(|file| file.name == *name)?;
+                    let external = placed.chunk.analysis.model.externals.iter().find(|file| file.name == *name)?;
                     ls_types::Location {
                         uri: name.parse().ok()?,
                         range: range(&ropey::Rope::from_str(&external.text), it.range, encoding),
@@ -52,11 +95,6 @@ pub fn diagnostic(
     }
 }
 
-pub fn diagnostics(uri: &Uri, analysed: &Analysed, encoding: PositionEncoding) -> Vec<ls_types::Diagnostic> {
-    let positions = Positions::new(&analysed.text, &analysed.rope, encoding);
-    analysed.analysis.diagnostics.iter().map(|it| diagnostic(uri, analysed, it, &positions)).collect()
-}
-
 /// A whole `textDocument/publishDiagnostics` frame, serialised here (on an
 /// analysis thread) rather than by the framework on the protocol thread: at
 /// 100k lines the message is megabytes long.
@@ -73,6 +111,58 @@ pub fn publish_diagnostics_frame(uri: &Uri, diagnostics: Vec<ls_types::Diagnosti
         params: ls_types::PublishDiagnosticsParams { uri: uri.clone(), diagnostics, version },
     };
     let body = serde_json::to_vec(&message).expect("diagnostics serialise to JSON");
+    super::transport::frame(&body)
+}
+
+/// The `publishDiagnostics` frame of an analysis. Each chunk's diagnostics
+/// are converted and serialised once and kept with the chunk: after an edit
+/// only the chunks that changed, or whose lines moved, are converted again
+/// (13,038 diagnostics, 7.4 MB of JSON, at 100k lines).
+pub fn publish_frame(uri: &Uri, analysed: &Analysed, encoding: PositionEncoding) -> Vec<u8> {
+    let mut pieces = Vec::with_capacity(analysed.chunks.len());
+    for placed in &analysed.chunks {
+        if placed.chunk.analysis.diagnostics.is_empty() {
+            continue;
+        }
+        let mut lines = vec![placed.line];
+        for related in placed.chunk.analysis.diagnostics.iter().flat_map(|it| &it.related) {
+            if let Some(sibling) = related.file.as_deref().and_then(|name| analysed.sibling(name)) {
+                lines.push(sibling.line);
+            }
+        }
+        let key = super::document::PublishKey { utf8: encoding == PositionEncoding::Utf8, lines };
+        let piece = match placed.chunk.published(&key) {
+            Some(piece) => piece,
+            None => {
+                let positions = ChunkPositions::new(analysed, placed, encoding);
+                let mut bytes = Vec::new();
+                for (idx, it) in placed.chunk.analysis.diagnostics.iter().enumerate() {
+                    if idx > 0 {
+                        bytes.push(b',');
+                    }
+                    let converted = diagnostic(uri, analysed, placed, it, &positions);
+                    serde_json::to_writer(&mut bytes, &converted).expect("diagnostics serialise to JSON");
+                }
+                let piece = std::sync::Arc::new(bytes);
+                placed.chunk.set_published(key, piece.clone());
+                piece
+            }
+        };
+        pieces.push(piece);
+    }
+    let mut body = Vec::with_capacity(pieces.iter().map(|it| it.len() + 1).sum::<usize>() + 256);
+    body.extend_from_slice(br#"{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{"uri":"#);
+    serde_json::to_writer(&mut body, uri).expect("a URI serialises to JSON");
+    body.extend_from_slice(br#","diagnostics":["#);
+    for (idx, piece) in pieces.iter().enumerate() {
+        if idx > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(piece);
+    }
+    body.extend_from_slice(br#"],"version":"#);
+    body.extend_from_slice(analysed.version.to_string().as_bytes());
+    body.extend_from_slice(b"}}");
     super::transport::frame(&body)
 }
 

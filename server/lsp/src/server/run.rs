@@ -31,7 +31,7 @@ pub fn toolchain(settings: &MpiSettings) -> Toolchain {
 
 /// The generated source, or the backend's errors as `line:col: message` lines.
 pub fn generate(analysed: &Analysed) -> Result<backend::Generated, String> {
-    backend::lower(&analysed.analysis, &analysed.text).map_err(|errors| {
+    backend::lower(&analysed.whole(), &analysed.text).map_err(|errors| {
         let index = syntax::LineIndex::new(&analysed.text);
         let lines: Vec<String> = errors
             .iter()

@@ -1,0 +1,512 @@
+//! A document analysed chunk by chunk: one top-level program unit each
+//! (`syntax::unit_chunks`), parsed, lowered and analysed as a file of its
+//! own, with positions relative to the chunk's start.
+//!
+//! An edit inside one unit reparses and reanalyses that unit only: the
+//! chunks before and after it keep their analysis (their text is the same,
+//! and their positions, relative to their start, did not move), and so do
+//! their converted diagnostics (`publish_frame`), as long as their first
+//! line did not move either. A unit USEs the modules the other chunks
+//! define as it USEs those of other files (`ExternalFile`); a chunk is
+//! analysed again when a module it looked up changed.
+//!
+//! What may involve several units (references to and renaming of module
+//! variables, quick fixes of module arrays, building and running the
+//! program) asks the analysis of the whole text (`Analysed::whole`),
+//! computed on first use.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use analysis::model::{ExternalFile, ModuleResolver};
+use analysis::{FileAnalysis, ModelConfig};
+use ropey::Rope;
+use syntax::{SourceForm, TextRange};
+use tree_sitter::Tree;
+
+use super::settings::Settings;
+
+/// Trees are kept for the next edit of the chunks an analysis computed,
+/// when it computed at most this many (an edit, not an open).
+const KEEP_TREES_UP_TO: usize = 4;
+
+/// One chunk of a document, analysed.
+pub struct Chunk {
+    /// Its text as the user wrote it.
+    pub text: String,
+    /// Positions relative to the chunk's start.
+    pub analysis: FileAnalysis,
+    /// The modules its analysis looked for outside the chunk, and what it found.
+    lookups: Vec<(String, Option<Arc<ExternalFile>>)>,
+    /// What the other chunks USE of it, when it defines a module.
+    provides: Option<Arc<ExternalFile>>,
+    /// Its parser text and tree, for an incremental reparse at its next edit.
+    tree: Mutex<Option<(String, Tree)>>,
+    /// Its diagnostics as JSON array elements, for the key they were made for.
+    published: Mutex<Option<(PublishKey, Arc<Vec<u8>>)>>,
+}
+
+/// What the LSP form of a chunk's diagnostics depends on besides the chunk.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PublishKey {
+    pub utf8: bool,
+    /// The chunk's first line, then the first lines of the chunks its related information points into.
+    pub lines: Vec<u32>,
+}
+
+impl Chunk {
+    pub fn published(&self, key: &PublishKey) -> Option<Arc<Vec<u8>>> {
+        let cached = self.published.lock().unwrap_or_else(|it| it.into_inner());
+        cached.as_ref().filter(|(made_for, _)| made_for == key).map(|(_, bytes)| bytes.clone())
+    }
+
+    pub fn set_published(&self, key: PublishKey, bytes: Arc<Vec<u8>>) {
+        *self.published.lock().unwrap_or_else(|it| it.into_inner()) = Some((key, bytes));
+    }
+
+    /// The sibling module this chunk provides, if `name` is its name.
+    pub fn provides_name(&self, name: &str) -> bool {
+        self.provides.as_ref().is_some_and(|it| *it.name == *name)
+    }
+}
+
+/// A chunk where it lies in the document.
+#[derive(Clone)]
+pub struct Placed {
+    /// Byte offset of its first byte in the document.
+    pub start: usize,
+    /// Its first line (0-based, as LSP counts lines).
+    pub line: u32,
+    pub chunk: Arc<Chunk>,
+}
+
+impl Placed {
+    pub fn end(&self) -> usize {
+        self.start + self.chunk.text.len()
+    }
+
+    /// A chunk-relative range in document offsets.
+    pub fn global(&self, range: TextRange) -> TextRange {
+        TextRange::new(range.start + self.start, range.end + self.start)
+    }
+
+    /// A document offset relative to the chunk (clamped to it).
+    pub fn local(&self, offset: usize) -> usize {
+        offset.saturating_sub(self.start).min(self.chunk.text.len())
+    }
+
+    /// A document range relative to the chunk (clamped to it).
+    pub fn local_range(&self, range: TextRange) -> TextRange {
+        TextRange::new(self.local(range.start), self.local(range.end.max(range.start)))
+    }
+}
+
+/// The analysis of one version of a document, with the text it read.
+pub struct Analysed {
+    pub version: i32,
+    pub text: Arc<String>,
+    pub rope: Rope,
+    pub form: SourceForm,
+    /// The document's name in the analyses (its URI).
+    pub name: String,
+    /// In text order, covering the text; at least one.
+    pub chunks: Vec<Placed>,
+    /// The modules it USEs that were found nowhere (lower case), computed
+    /// with the analysis: `didChange` of another document checks them.
+    pub(super) unknown_modules: Vec<String>,
+    config: ModelConfig,
+    severities: Vec<crate::config::SeverityOverride>,
+    /// How many chunks this analysis computed (the others came from the previous one).
+    pub computed_chunks: usize,
+    whole: OnceLock<Arc<FileAnalysis>>,
+}
+
+impl Analysed {
+    /// The chunk holding `offset` (the last one for the end of the text).
+    pub fn chunk_at(&self, offset: usize) -> &Placed {
+        let at = self.chunks.partition_point(|it| it.start <= offset);
+        &self.chunks[at.saturating_sub(1)]
+    }
+
+    /// The sibling chunk that provides the module file `name`, if it is one.
+    pub fn sibling(&self, name: &str) -> Option<&Placed> {
+        if !name.starts_with(&self.name) {
+            return None;
+        }
+        self.chunks.iter().find(|it| it.chunk.provides_name(name))
+    }
+
+    /// The files of other documents whose modules the chunks USE.
+    pub fn externals(&self) -> impl Iterator<Item = &Arc<ExternalFile>> {
+        self.chunks
+            .iter()
+            .flat_map(|it| it.chunk.analysis.model.externals.iter())
+            .filter(|it| !it.name.starts_with(&self.name))
+    }
+
+    /// The analysis of the whole text as one file (what `hpf-ls check`
+    /// computes), made on first use: positions are document offsets.
+    pub fn whole(&self) -> Arc<FileAnalysis> {
+        self.whole
+            .get_or_init(|| {
+                let mut externals: Vec<Arc<ExternalFile>> = Vec::new();
+                for external in self.externals() {
+                    if !externals.iter().any(|it| Arc::ptr_eq(it, external)) {
+                        externals.push(external.clone());
+                    }
+                }
+                let modules = Externals(externals);
+                let file = syntax::parse(&self.text, self.form);
+                let mut analysis = analysis::analyze_file_with(file, self.config, &modules);
+                crate::config::apply_severities(&mut analysis.diagnostics, &self.severities);
+                Arc::new(analysis)
+            })
+            .clone()
+    }
+
+    /// The diagnostics of every chunk in document offsets, in text order.
+    pub fn diagnostics(&self) -> Vec<syntax::Diagnostic> {
+        let mut res = Vec::new();
+        for placed in &self.chunks {
+            for diagnostic in &placed.chunk.analysis.diagnostics {
+                let mut diagnostic = diagnostic.clone();
+                diagnostic.range = placed.global(diagnostic.range);
+                for related in &mut diagnostic.related {
+                    match related.file.as_deref().and_then(|name| self.sibling(name)) {
+                        Some(sibling) => {
+                            related.range = sibling.global(related.range);
+                            related.file = None;
+                        }
+                        None if related.file.is_none() => related.range = placed.global(related.range),
+                        None => {}
+                    }
+                }
+                res.push(diagnostic);
+            }
+        }
+        res
+    }
+}
+
+/// Modules found before, by the files that define them.
+struct Externals(Vec<Arc<ExternalFile>>);
+
+impl ModuleResolver for Externals {
+    fn find_module(&self, key: &str) -> Option<Arc<ExternalFile>> {
+        self.0.iter().find(|it| it.module(key).is_some()).cloned()
+    }
+}
+
+/// The resolver of one chunk: the modules of the other chunks, then
+/// `outer` (other documents, the disk); every lookup is recorded.
+struct ChunkModules<'a> {
+    siblings: &'a HashMap<String, Arc<ExternalFile>>,
+    outer: &'a dyn ModuleResolver,
+    lookups: Mutex<Vec<(String, Option<Arc<ExternalFile>>)>>,
+}
+
+impl ChunkModules<'_> {
+    fn find(&self, key: &str) -> Option<Arc<ExternalFile>> {
+        self.siblings.get(key).cloned().or_else(|| self.outer.find_module(key))
+    }
+
+    /// The lookups give what they gave before.
+    fn same_as(&self, lookups: &[(String, Option<Arc<ExternalFile>>)]) -> bool {
+        lookups.iter().all(|(key, found)| match (self.find(key), found) {
+            (None, None) => true,
+            (Some(now), Some(before)) => Arc::ptr_eq(&now, before),
+            _ => false,
+        })
+    }
+}
+
+impl ModuleResolver for ChunkModules<'_> {
+    fn find_module(&self, key: &str) -> Option<Arc<ExternalFile>> {
+        let found = self.find(key);
+        self.lookups.lock().unwrap_or_else(|it| it.into_inner()).push((key.to_string(), found.clone()));
+        found
+    }
+}
+
+/// The lowering of one chunk, before its analysis.
+struct Lowered {
+    text: String,
+    file: syntax::SourceFile,
+    tree: Option<(String, Tree)>,
+}
+
+/// Parses and lowers one chunk, reparsing from the tree of the chunk it
+/// replaces when that tree had no syntax error (tree-sitter's recovery
+/// depends on the tree it starts from: a text with errors is parsed fresh,
+/// so that an edit ends where opening the same text does).
+fn lower_chunk(text: &str, parser_text: &str, form: SourceForm, replaced: Option<&Chunk>) -> Lowered {
+    if text.len() > syntax::MAX_ANALYSED_BYTES {
+        return Lowered { text: text.to_string(), file: syntax::parse(text, form), tree: None };
+    }
+    let old = replaced.and_then(|it| it.tree.lock().unwrap_or_else(|it| it.into_inner()).take());
+    let tree = match old {
+        Some((old_parser_text, mut old_tree)) if !old_tree.root_node().has_error() => {
+            match syntax::input_edit(&old_parser_text, parser_text) {
+                Some(edit) => {
+                    old_tree.edit(&edit);
+                    let tree = syntax::parse_tree(parser_text, Some(&old_tree));
+                    if tree.root_node().has_error() {
+                        syntax::parse_tree(parser_text, None)
+                    } else {
+                        tree
+                    }
+                }
+                None => old_tree,
+            }
+        }
+        _ => syntax::parse_tree(parser_text, None),
+    };
+    let file = syntax::lower_tree(text, parser_text, form, &tree);
+    Lowered { text: text.to_string(), file, tree: Some((parser_text.to_string(), tree)) }
+}
+
+/// The module key a chunk's file defines first, lower case.
+fn first_module(file: &syntax::SourceFile) -> Option<String> {
+    file.units.iter().find(|it| it.kind == syntax::UnitKind::Module).and_then(|it| it.name.as_ref()).map(|it| it.key())
+}
+
+fn finish_analysis(
+    file: syntax::SourceFile,
+    config: ModelConfig,
+    settings: &Settings,
+    modules: &ChunkModules,
+) -> FileAnalysis {
+    let mut analysis = analysis::analyze_file_with(file, config, modules);
+    crate::config::apply_severities(&mut analysis.diagnostics, &settings.severities());
+    // Built here, on the analysis worker: hover, definition, references and
+    // rename need the occurrence index, and building it lazily made the
+    // first hover after every edit pay for it (3x the idle latency under load).
+    analysis::ide::occurrences(&analysis);
+    analysis
+}
+
+/// Analyses `rope` chunk by chunk, taking the chunks whose text and
+/// modules did not change from `previous`.
+pub fn analyse(
+    version: i32,
+    rope: Rope,
+    form: SourceForm,
+    name: &str,
+    previous: Option<&Analysed>,
+    settings: &Settings,
+    modules: &dyn ModuleResolver,
+) -> Analysed {
+    let text = Arc::new(rope.to_string());
+    let config = ModelConfig { number_of_processors: settings.processors };
+    let parser_text = syntax::parser_text(&text, form);
+    let starts =
+        if text.len() > syntax::MAX_ANALYSED_BYTES { vec![0] } else { syntax::unit_chunks(&parser_text, form) };
+    let ranges: Vec<(usize, usize)> = starts
+        .iter()
+        .enumerate()
+        .map(|(idx, start)| (*start, starts.get(idx + 1).copied().unwrap_or(text.len())))
+        .collect();
+    let old: &[Placed] = previous.map_or(&[], |it| it.chunks.as_slice());
+    let same = |new: usize, old: &Placed| {
+        let (start, end) = ranges[new];
+        old.chunk.text.len() == end - start && old.chunk.text == text[start..end]
+    };
+    let mut prefix = 0;
+    while prefix < ranges.len() && prefix < old.len() && same(prefix, &old[prefix]) {
+        prefix += 1;
+    }
+    let mut suffix = 0;
+    while suffix < ranges.len() - prefix
+        && suffix < old.len() - prefix
+        && same(ranges.len() - 1 - suffix, &old[old.len() - 1 - suffix])
+    {
+        suffix += 1;
+    }
+    let changed = prefix..ranges.len() - suffix;
+    let old_changed = &old[prefix..old.len() - suffix];
+    // A chunk replaced one for one (an edit inside a unit) reparses from its tree.
+    let replaced = |idx: usize| (old_changed.len() == changed.len()).then(|| &*old_changed[idx - prefix].chunk);
+
+    // Lower the changed chunks first: their modules are needed by the others.
+    let mut lowered: Vec<Option<Lowered>> = (0..ranges.len()).map(|_| None).collect();
+    for idx in changed.clone() {
+        let (start, end) = ranges[idx];
+        lowered[idx] = Some(lower_chunk(&text[start..end], &parser_text[start..end], form, replaced(idx)));
+    }
+    let mut siblings: HashMap<String, Arc<ExternalFile>> = HashMap::new();
+    let mut provides: Vec<Option<Arc<ExternalFile>>> = Vec::with_capacity(ranges.len());
+    for idx in 0..ranges.len() {
+        let provided = match &lowered[idx] {
+            Some(lowered) => first_module(&lowered.file).map(|key| {
+                Arc::new(ExternalFile {
+                    name: format!("{name}#module-{key}").into(),
+                    text: lowered.text.as_str().into(),
+                    file: lowered.file.clone(),
+                })
+            }),
+            None => old[if idx < prefix { idx } else { idx + old.len() - ranges.len() }].chunk.provides.clone(),
+        };
+        if let Some(provided) = &provided {
+            for unit in provided.file.units.iter().filter(|it| it.kind == syntax::UnitKind::Module) {
+                if let Some(key) = unit.name.as_ref().map(|it| it.key()) {
+                    siblings.entry(key).or_insert_with(|| provided.clone());
+                }
+            }
+        }
+        provides.push(provided);
+    }
+
+    let mut chunks = Vec::with_capacity(ranges.len());
+    let mut computed = 0;
+    let keep_trees = changed.len() <= KEEP_TREES_UP_TO;
+    for (idx, (start, _)) in ranges.iter().enumerate() {
+        let line = rope.byte_to_line(*start) as u32;
+        let modules = ChunkModules { siblings: &siblings, outer: modules, lookups: Mutex::new(Vec::new()) };
+        let chunk = match lowered[idx].take() {
+            Some(lowered) => {
+                computed += 1;
+                let analysis = finish_analysis(lowered.file, config, settings, &modules);
+                Arc::new(Chunk {
+                    text: lowered.text,
+                    analysis,
+                    lookups: modules.lookups.into_inner().unwrap_or_else(|it| it.into_inner()),
+                    provides: provides[idx].clone(),
+                    tree: Mutex::new(lowered.tree.filter(|_| keep_trees)),
+                    published: Mutex::new(None),
+                })
+            }
+            None => {
+                let kept = &old[if idx < prefix { idx } else { idx + old.len() - ranges.len() }].chunk;
+                if modules.same_as(&kept.lookups) {
+                    // Only the chunks being edited keep a tree (134 MB for all at 100k lines).
+                    kept.tree.lock().unwrap_or_else(|it| it.into_inner()).take();
+                    kept.clone()
+                } else {
+                    // A module it USEs changed: the same lowering, analysed again.
+                    computed += 1;
+                    let analysis = finish_analysis(kept.analysis.file.clone(), config, settings, &modules);
+                    Arc::new(Chunk {
+                        text: kept.text.clone(),
+                        analysis,
+                        lookups: modules.lookups.into_inner().unwrap_or_else(|it| it.into_inner()),
+                        provides: kept.provides.clone(),
+                        tree: Mutex::new(None),
+                        published: Mutex::new(None),
+                    })
+                }
+            }
+        };
+        chunks.push(Placed { start: *start, line, chunk });
+    }
+    let mut unknown_modules: Vec<String> =
+        chunks.iter().flat_map(|it| super::unknown_modules(&it.chunk.analysis)).collect();
+    unknown_modules.sort();
+    unknown_modules.dedup();
+    Analysed {
+        version,
+        text,
+        rope,
+        form,
+        name: name.to_string(),
+        chunks,
+        unknown_modules,
+        config,
+        severities: settings.severities(),
+        computed_chunks: computed,
+        whole: OnceLock::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    fn settings() -> Settings {
+        Settings { processors: Some(4), ..Settings::default() }
+    }
+
+    fn open(text: &str, form: SourceForm) -> Analysed {
+        analyse(1, Rope::from_str(text), form, "file:///t.f90", None, &settings(), &analysis::model::NoModules)
+    }
+
+    #[test]
+    fn chunked_diagnostics_are_those_of_the_whole_file_on_the_corpus() {
+        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
+        let mut several = 0;
+        for dir in [corpus.clone(), corpus.join("errors")] {
+            for entry in std::fs::read_dir(dir).expect("corpus") {
+                let path = entry.expect("entry").path();
+                let known = path.extension().is_some_and(|it| syntax::FORTRAN_EXTENSIONS.iter().any(|e| it == *e));
+                if !path.is_file() || !known {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).expect("readable");
+                let analysed = open(&text, SourceForm::from_path(&path));
+                several += usize::from(analysed.chunks.len() > 1);
+                let whole = analysed.whole();
+                assert_eq!(analysed.diagnostics(), whole.diagnostics, "{}", path.display());
+            }
+        }
+        assert!(several >= 5, "only {several} programs of several units");
+    }
+
+    const UNITS: &str = "module m\n  integer, parameter :: n = 8\nend module m\n\nsubroutine s1\n  use m\n  real :: x(n)\n  x = 1.0\nend subroutine s1\n\nsubroutine s2\n  real :: y(4)\n  y = 2.0\nend subroutine s2\n";
+
+    fn edit(previous: &Analysed, from: &str, to: &str) -> Analysed {
+        let text = previous.text.replacen(from, to, 1);
+        let (settings, modules) = (settings(), analysis::model::NoModules);
+        analyse(
+            previous.version + 1,
+            Rope::from_str(&text),
+            previous.form,
+            &previous.name,
+            Some(previous),
+            &settings,
+            &modules,
+        )
+    }
+
+    #[test]
+    fn an_edit_analyses_its_chunk_and_the_users_of_a_module_it_changes() {
+        let opened = open(UNITS, SourceForm::Free);
+        assert_eq!((opened.chunks.len(), opened.computed_chunks), (3, 3));
+        // Inside s2: s2 only, and the other chunks are the same objects.
+        let edited = edit(&opened, "y = 2.0", "y = 3.0");
+        assert_eq!(edited.computed_chunks, 1);
+        assert!(Arc::ptr_eq(&edited.chunks[0].chunk, &opened.chunks[0].chunk));
+        assert!(Arc::ptr_eq(&edited.chunks[1].chunk, &opened.chunks[1].chunk));
+        // A line added in s1 moves s2, which is not analysed again.
+        let moved = edit(&edited, "  x = 1.0\n", "  x = 1.0\n  x = 0.5\n");
+        assert_eq!(moved.computed_chunks, 1);
+        assert_eq!(moved.chunks[2].line, edited.chunks[2].line + 1);
+        assert!(Arc::ptr_eq(&moved.chunks[2].chunk, &edited.chunks[2].chunk));
+        // The module: it and s1, which USEs it; s2 stays.
+        let module = edit(&moved, "n = 8", "n = 9");
+        assert_eq!(module.computed_chunks, 2);
+        assert!(Arc::ptr_eq(&module.chunks[2].chunk, &moved.chunks[2].chunk));
+        // The edited chunk was reparsed from its tree, kept for its next edit.
+        assert!(module.chunks[0].chunk.tree.lock().unwrap().is_some());
+        assert!(module.chunks[2].chunk.tree.lock().unwrap().is_none());
+        for analysed in [&edited, &moved, &module] {
+            let fresh = open(&analysed.text, SourceForm::Free);
+            assert_eq!(analysed.diagnostics(), fresh.diagnostics());
+            assert_eq!(analysed.diagnostics(), analysed.whole().diagnostics);
+        }
+    }
+
+    #[test]
+    fn a_unit_split_or_joined_by_an_edit_is_chunked_as_a_fresh_open_would() {
+        let opened = open(UNITS, SourceForm::Free);
+        // Deleting the END of s1 joins s1 and s2 into one chunk.
+        let joined = edit(&opened, "end subroutine s1\n", "");
+        assert_eq!(joined.chunks.len(), 2);
+        let fresh = open(&joined.text, SourceForm::Free);
+        assert_eq!(joined.diagnostics(), fresh.diagnostics());
+        // Typing it back splits them again.
+        let split = edit(&joined, "  x = 1.0\n", "  x = 1.0\nend subroutine s1\n");
+        assert_eq!(split.chunks.len(), 3);
+        assert_eq!(split.diagnostics(), open(&split.text, SourceForm::Free).diagnostics());
+    }
+}
