@@ -102,7 +102,9 @@ impl Client {
         let mut child = Command::new(binary)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(std::env::var_os("HPF_BENCH_SERVER_LOG").map_or_else(Stdio::null, |path| {
+                std::fs::File::create(path).map_or_else(|_| Stdio::null(), Stdio::from)
+            }))
             .spawn()
             .unwrap_or_else(|error| panic!("cannot start {}: {error}", binary.display()));
         let stdin = child.stdin.take().expect("piped stdin");

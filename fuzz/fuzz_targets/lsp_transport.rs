@@ -38,7 +38,7 @@ fuzz_target!(|data: &[u8]| {
         let collect_errors = async {
             let mut res = Vec::new();
             while let Some(frame) = error_frames.recv().await {
-                res.extend_from_slice(&frame);
+                res.extend_from_slice(&frame.to_vec());
             }
             res
         };
@@ -64,7 +64,8 @@ fuzz_target!(|data: &[u8]| {
             server_writes.write_all(frame.as_bytes()).await.expect("the duplex writes");
             drop(server_writes);
             let error_body = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#;
-            let _ = errors.send(format!("Content-Length: {}\r\n\r\n{error_body}", error_body.len()).into_bytes()).await;
+            let error = format!("Content-Length: {}\r\n\r\n{error_body}", error_body.len()).into_bytes();
+            let _ = errors.send(error.into()).await;
             drop(errors);
         };
         let mut written = Vec::new();

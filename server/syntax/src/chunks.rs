@@ -18,22 +18,42 @@ use crate::SourceForm;
 /// parser sees, see [`crate::parser_text`]) begin: 0 first, each one the
 /// start of a line, in increasing order.
 pub fn unit_chunks(parser_text: &str, form: SourceForm) -> Vec<usize> {
-    let mut starts = vec![0];
+    unit_chunks_from(parser_text, form, 0, |_| false).0
+}
+
+/// [`unit_chunks`] from `from`, 0 or where a chunk began in a scan of the
+/// same text before `from` (the scan resumes in the state it has at a
+/// chunk's start), until the end or until `synced` accepts a line start
+/// where the scan is in that state again: the chunks after it are those of
+/// an earlier scan of the same text after it. Returns the starts from
+/// `from` (included) and where it synced. The server rescans an edited
+/// document from the chunk before the edit to the first chunk after it.
+pub fn unit_chunks_from(
+    parser_text: &str,
+    form: SourceForm,
+    from: usize,
+    mut synced: impl FnMut(usize) -> bool,
+) -> (Vec<usize>, Option<usize>) {
+    let mut starts = vec![from];
     let mut depth = 0usize;
     // The start of the line after the END that closed the last top-level unit.
-    let mut after_end: Option<usize> = None;
+    let mut after_end: Option<usize> = (from > 0).then_some(from);
     let mut continued = false;
-    let mut line_start = 0;
+    let mut line_start = from;
     let bytes = parser_text.as_bytes();
     while line_start < bytes.len() {
+        if line_start > from && depth == 0 && after_end == Some(line_start) && !continued && synced(line_start) {
+            return (starts, Some(line_start));
+        }
         let line_end = bytes[line_start..].iter().position(|it| *it == b'\n').map_or(bytes.len(), |it| line_start + it);
         let next_line = (line_end + 1).min(bytes.len());
         let line = &parser_text[line_start..line_end];
         let was_continued = continued;
-        let (statements, continues) = statements(line);
+        let mut pieces = [""; MAX_STATEMENTS_PER_LINE];
+        let (count, continues) = statements(line, &mut pieces);
         continued = continues;
         if !was_continued {
-            for statement in statements {
+            for statement in &pieces[..count] {
                 match classify(statement, form) {
                     Statement::Header => {
                         if depth == 0 {
@@ -59,7 +79,7 @@ pub fn unit_chunks(parser_text: &str, form: SourceForm) -> Vec<usize> {
         }
         line_start = next_line;
     }
-    starts
+    (starts, None)
 }
 
 #[derive(Debug, PartialEq)]
@@ -69,15 +89,27 @@ enum Statement {
     Other,
 }
 
-/// The statements of one line (split at `;`, comment and label removed),
-/// and whether the line continues on the next (a trailing `&`).
-fn statements(line: &str) -> (Vec<&str>, bool) {
+/// Statements of a line looked at; more (`a; b; c; ...`) are skipped.
+const MAX_STATEMENTS_PER_LINE: usize = 8;
+
+/// The statements of one line (split at `;`, comment and label removed)
+/// into `out`, how many, and whether the line continues on the next (a
+/// trailing `&`). Runs on every line of a document at every edit: no
+/// allocation.
+fn statements<'a>(line: &'a str, out: &mut [&'a str; MAX_STATEMENTS_PER_LINE]) -> (usize, bool) {
     let trimmed = line.trim_start();
     if trimmed.is_empty() || trimmed.starts_with('!') || trimmed.starts_with('#') {
-        return (Vec::new(), false);
+        return (0, false);
     }
-    let mut res = Vec::new();
     let bytes = line.as_bytes();
+    let mut count = 0;
+    let mut push = |piece: &'a str| {
+        let piece = piece.trim_start().trim_start_matches(|ch: char| ch.is_ascii_digit()).trim();
+        if !piece.is_empty() && count < MAX_STATEMENTS_PER_LINE {
+            out[count] = piece;
+            count += 1;
+        }
+    };
     let mut quote: Option<u8> = None;
     let mut start = 0;
     let mut end = bytes.len();
@@ -91,7 +123,7 @@ fn statements(line: &str) -> (Vec<&str>, bool) {
                 break;
             }
             (None, b';') => {
-                res.push(&line[start..idx]);
+                push(&line[start..idx]);
                 start = idx + 1;
             }
             _ => {}
@@ -99,13 +131,23 @@ fn statements(line: &str) -> (Vec<&str>, bool) {
     }
     let last = line[start..end].trim_end();
     let continues = last.ends_with('&');
-    res.push(last.strip_suffix('&').unwrap_or(last));
-    let res = res
-        .into_iter()
-        .map(|it| it.trim_start().trim_start_matches(|ch: char| ch.is_ascii_digit()).trim())
-        .filter(|it| !it.is_empty())
-        .collect();
-    (res, continues)
+    push(last.strip_suffix('&').unwrap_or(last));
+    (count, continues)
+}
+
+/// Whether a statement may be a unit header or END by its first letters:
+/// most statements are not, and are not looked at further.
+fn may_matter(statement: &str) -> bool {
+    const STARTS: [&str; 19] = [
+        "end", "pro", "sub", "fun", "mod", "blo", "rec", "pur", "ele", "imp", "non", "int", "rea", "log", "com", "cha",
+        "dou", "typ", "cla",
+    ];
+    // Blanks skipped: fixed form ignores them (`E N D`).
+    let mut head = [0u8; 3];
+    for (slot, byte) in head.iter_mut().zip(statement.bytes().filter(|it| !it.is_ascii_whitespace())) {
+        *slot = byte.to_ascii_lowercase();
+    }
+    STARTS.iter().any(|it| it.as_bytes() == head)
 }
 
 const UNIT_KEYWORDS: [&str; 6] = ["program", "subroutine", "function", "module", "submodule", "blockdata"];
@@ -114,6 +156,9 @@ const TYPES: [&str; 9] =
     ["doubleprecision", "doublecomplex", "integer", "real", "logical", "complex", "character", "type", "class"];
 
 fn classify(statement: &str, form: SourceForm) -> Statement {
+    if !may_matter(statement) {
+        return Statement::Other;
+    }
     let lower = statement.to_ascii_lowercase();
     if has_assignment(&lower) {
         return Statement::Other;
@@ -357,6 +402,20 @@ mod tests {
         assert_eq!(chunks.len(), 3, "{chunks:?}");
         assert!(chunks[1].starts_with("C next\n      DOUBLEPRECISION"));
         assert!(chunks[2].starts_with("      SUBROUTINE S"));
+    }
+
+    #[test]
+    fn a_scan_resumed_at_a_chunk_finds_what_a_whole_scan_finds() {
+        let text = "module m\nend module m\n! s\nsubroutine s\nend\nsubroutine t\nend\nprogram p\nend\n";
+        let whole = unit_chunks(text, SourceForm::Free);
+        assert_eq!(whole.len(), 4);
+        for (idx, from) in whole.iter().enumerate() {
+            let (starts, synced) = unit_chunks_from(text, SourceForm::Free, *from, |_| false);
+            assert_eq!((starts.as_slice(), synced), (&whole[idx..], None));
+        }
+        // Synced at the first chunk start it is offered after the resumption.
+        let (starts, synced) = unit_chunks_from(text, SourceForm::Free, whole[1], |at| at == whole[3]);
+        assert_eq!((starts.as_slice(), synced), (&whole[1..3], Some(whole[3])));
     }
 
     #[test]

@@ -15,7 +15,7 @@ mod source_form;
 mod text_range;
 
 pub use ast::*;
-pub use chunks::unit_chunks;
+pub use chunks::{unit_chunks, unit_chunks_from};
 pub use diagnostic::{Code, Diagnostic, Related, Severity};
 pub use expr::{BinaryOp, Expr, ExprKind, Name, Subscript, UnaryOp};
 pub use line_index::LineIndex;

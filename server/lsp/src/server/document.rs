@@ -285,6 +285,36 @@ fn finish_analysis(
     analysis
 }
 
+/// The chunk starts of `text`, an edit of `previous.text`: the starts of
+/// `previous` before the chunk before the edit, then a scan from there
+/// until it meets a start of `previous` after the edit in the state it had
+/// there, then the starts of `previous` after it, moved (the whole text is
+/// not scanned again at every keystroke; the result is the same).
+fn rescan(previous: &Analysed, text: &str, parser_text: &str) -> Vec<usize> {
+    let (old, new) = (previous.text.as_bytes(), text.as_bytes());
+    let prefix = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+    let max_suffix = old.len().min(new.len()) - prefix;
+    let suffix = old.iter().rev().zip(new.iter().rev()).take(max_suffix).take_while(|(a, b)| a == b).count();
+    let edit_end = new.len() - suffix;
+    let old_starts: Vec<usize> = previous.chunks.iter().map(|it| it.start).collect();
+    // The chunk before the one the edit begins in: its header is before the edit.
+    let holding = old_starts.partition_point(|it| *it <= prefix).saturating_sub(1);
+    let resume = holding.saturating_sub(1);
+    let delta = new.len() as isize - old.len() as isize;
+    let (mut starts, synced) = syntax::unit_chunks_from(parser_text, previous.form, old_starts[resume], |at| {
+        at >= edit_end && old_starts.binary_search(&at.wrapping_sub_signed(delta)).is_ok()
+    });
+    let mut res = old_starts[..resume].to_vec();
+    res.append(&mut starts);
+    if let Some(synced) = synced {
+        let old_synced = synced.wrapping_sub_signed(delta);
+        let after = old_starts.partition_point(|it| *it <= old_synced);
+        res.push(synced);
+        res.extend(old_starts[after..].iter().map(|it| it.wrapping_add_signed(delta)));
+    }
+    res
+}
+
 /// Analyses `rope` chunk by chunk, taking the chunks whose text and
 /// modules did not change from `previous`.
 pub fn analyse(
@@ -296,11 +326,18 @@ pub fn analyse(
     settings: &Settings,
     modules: &dyn ModuleResolver,
 ) -> Analysed {
+    let started = std::time::Instant::now();
     let text = Arc::new(rope.to_string());
     let config = ModelConfig { number_of_processors: settings.processors };
     let parser_text = syntax::parser_text(&text, form);
-    let starts =
-        if text.len() > syntax::MAX_ANALYSED_BYTES { vec![0] } else { syntax::unit_chunks(&parser_text, form) };
+    let starts = if text.len() > syntax::MAX_ANALYSED_BYTES {
+        vec![0]
+    } else {
+        match previous.filter(|it| it.form == form && it.text.len() <= syntax::MAX_ANALYSED_BYTES) {
+            Some(previous) => rescan(previous, &text, &parser_text),
+            None => syntax::unit_chunks(&parser_text, form),
+        }
+    };
     let ranges: Vec<(usize, usize)> = starts
         .iter()
         .enumerate()
@@ -323,6 +360,7 @@ pub fn analyse(
         suffix += 1;
     }
     let changed = prefix..ranges.len() - suffix;
+    let matched = started.elapsed();
     let old_changed = &old[prefix..old.len() - suffix];
     // A chunk replaced one for one (an edit inside a unit) reparses from its tree.
     let replaced = |idx: usize| (old_changed.len() == changed.len()).then(|| &*old_changed[idx - prefix].chunk);
@@ -333,6 +371,7 @@ pub fn analyse(
         let (start, end) = ranges[idx];
         lowered[idx] = Some(lower_chunk(&text[start..end], &parser_text[start..end], form, replaced(idx)));
     }
+    let lowered_at = started.elapsed();
     let mut siblings: HashMap<String, Arc<ExternalFile>> = HashMap::new();
     let mut provides: Vec<Option<Arc<ExternalFile>>> = Vec::with_capacity(ranges.len());
     for idx in 0..ranges.len() {
@@ -398,10 +437,19 @@ pub fn analyse(
         };
         chunks.push(Placed { start: *start, line, chunk });
     }
+    let analysed_at = started.elapsed();
     let mut unknown_modules: Vec<String> =
         chunks.iter().flat_map(|it| super::unknown_modules(&it.chunk.analysis)).collect();
     unknown_modules.sort();
     unknown_modules.dedup();
+    tracing::debug!(
+        "analysed {name} v{version}: {} chunks, {computed} computed; scan and match {:.2} ms, lower {:.2} ms, analyse {:.2} ms, rest {:.2} ms",
+        chunks.len(),
+        matched.as_secs_f64() * 1e3,
+        (lowered_at - matched).as_secs_f64() * 1e3,
+        (analysed_at - lowered_at).as_secs_f64() * 1e3,
+        (started.elapsed() - analysed_at).as_secs_f64() * 1e3,
+    );
     Analysed {
         version,
         text,
@@ -493,6 +541,27 @@ mod tests {
             let fresh = open(&analysed.text, SourceForm::Free);
             assert_eq!(analysed.diagnostics(), fresh.diagnostics());
             assert_eq!(analysed.diagnostics(), analysed.whole().diagnostics);
+        }
+    }
+
+    #[test]
+    fn a_rescan_after_an_edit_finds_the_chunks_of_a_whole_scan() {
+        let opened = open(UNITS, SourceForm::Free);
+        let edits = [
+            ("y = 2.0", "y = 3.0"),
+            ("end subroutine s1\n", ""),
+            ("end module m\n", "end module m\nsubroutine z\nend\n"),
+            ("subroutine s2", "subroutine s2x"),
+            ("module m\n", ""),
+            ("end subroutine s2\n", "end subroutine s2\n! tail\n"),
+            ("\nsubroutine s2", "\n  ! before s2\nsubroutine s2"),
+        ];
+        for (from, to) in edits {
+            let text = UNITS.replacen(from, to, 1);
+            let whole = syntax::unit_chunks(&text, SourceForm::Free);
+            assert_eq!(rescan(&opened, &text, &text), whole, "{from:?} -> {to:?}");
+            let edited = edit(&opened, from, to);
+            assert_eq!(edited.chunks.iter().map(|it| it.start).collect::<Vec<_>>(), whole);
         }
     }
 

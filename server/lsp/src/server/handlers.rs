@@ -326,7 +326,7 @@ impl LanguageServer for Backend {
         self.state.workspace.read().expect("workspace lock").closed(&uri);
         // Its modules now come from the file on disk, if anywhere.
         self.reanalyse_dependents(&uri);
-        let _ = self.state.frames.send(proto::publish_diagnostics_frame(&uri, Vec::new(), None)).await;
+        let _ = self.state.frames.send(proto::publish_diagnostics_frame(&uri, Vec::new(), None).into()).await;
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {

@@ -81,7 +81,7 @@ pub struct State {
     workspace: RwLock<Arc<workspace::Workspace>>,
     /// Frames written to the client as they are, beside the framework's
     /// messages: every `publishDiagnostics` goes this way, so they stay in order.
-    frames: tokio::sync::mpsc::Sender<Vec<u8>>,
+    frames: tokio::sync::mpsc::Sender<transport::Frame>,
 }
 
 #[derive(Clone)]
@@ -263,7 +263,13 @@ impl Backend {
                         let analysed = compute(version, rope, form, job_uri.as_str(), previous, &settings, &modules);
                         // Converted and serialised here too: at a hundred edits a second,
                         // or at 100k lines, that would otherwise delay the requests.
+                        let started = std::time::Instant::now();
                         let frame = proto::publish_frame(&job_uri, &analysed, encoding);
+                        tracing::debug!(
+                            "publishDiagnostics frame: {} bytes in {:.2} ms",
+                            frame.len(),
+                            started.elapsed().as_secs_f64() * 1e3
+                        );
                         (analysed, frame)
                     })
                     .await;

@@ -118,7 +118,7 @@ pub fn publish_diagnostics_frame(uri: &Uri, diagnostics: Vec<ls_types::Diagnosti
 /// are converted and serialised once and kept with the chunk: after an edit
 /// only the chunks that changed, or whose lines moved, are converted again
 /// (13,038 diagnostics, 7.4 MB of JSON, at 100k lines).
-pub fn publish_frame(uri: &Uri, analysed: &Analysed, encoding: PositionEncoding) -> Vec<u8> {
+pub fn publish_frame(uri: &Uri, analysed: &Analysed, encoding: PositionEncoding) -> super::transport::Frame {
     let mut pieces = Vec::with_capacity(analysed.chunks.len());
     for placed in &analysed.chunks {
         if placed.chunk.analysis.diagnostics.is_empty() {
@@ -134,12 +134,11 @@ pub fn publish_frame(uri: &Uri, analysed: &Analysed, encoding: PositionEncoding)
         let piece = match placed.chunk.published(&key) {
             Some(piece) => piece,
             None => {
+                // Each diagnostic after a comma: the pieces are written one after the other.
                 let positions = ChunkPositions::new(analysed, placed, encoding);
                 let mut bytes = Vec::new();
-                for (idx, it) in placed.chunk.analysis.diagnostics.iter().enumerate() {
-                    if idx > 0 {
-                        bytes.push(b',');
-                    }
+                for it in &placed.chunk.analysis.diagnostics {
+                    bytes.push(b',');
                     let converted = diagnostic(uri, analysed, placed, it, &positions);
                     serde_json::to_writer(&mut bytes, &converted).expect("diagnostics serialise to JSON");
                 }
@@ -150,20 +149,22 @@ pub fn publish_frame(uri: &Uri, analysed: &Analysed, encoding: PositionEncoding)
         };
         pieces.push(piece);
     }
-    let mut body = Vec::with_capacity(pieces.iter().map(|it| it.len() + 1).sum::<usize>() + 256);
-    body.extend_from_slice(br#"{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{"uri":"#);
-    serde_json::to_writer(&mut body, uri).expect("a URI serialises to JSON");
-    body.extend_from_slice(br#","diagnostics":["#);
-    for (idx, piece) in pieces.iter().enumerate() {
-        if idx > 0 {
-            body.push(b',');
-        }
-        body.extend_from_slice(piece);
+    let mut head = br#"{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{"uri":"#.to_vec();
+    serde_json::to_writer(&mut head, uri).expect("a URI serialises to JSON");
+    head.extend_from_slice(br#","diagnostics":["#);
+    let tail = format!(r#"],"version":{}}}}}"#, analysed.version).into_bytes();
+    // The first piece without its comma.
+    let length =
+        head.len() + pieces.iter().map(|it| it.len()).sum::<usize>() - usize::from(!pieces.is_empty()) + tail.len();
+    let mut start = format!("Content-Length: {length}\r\n\r\n").into_bytes();
+    start.extend_from_slice(&head);
+    let mut frame = super::transport::Frame::new();
+    frame.push(std::sync::Arc::new(start), 0);
+    for (idx, piece) in pieces.into_iter().enumerate() {
+        frame.push(piece, usize::from(idx == 0));
     }
-    body.extend_from_slice(br#"],"version":"#);
-    body.extend_from_slice(analysed.version.to_string().as_bytes());
-    body.extend_from_slice(b"}}");
-    super::transport::frame(&body)
+    frame.push(std::sync::Arc::new(tail), 0);
+    frame
 }
 
 pub fn text_edit(analysed: &Analysed, edit: &ide::TextEdit, encoding: PositionEncoding) -> ls_types::TextEdit {

@@ -25,6 +25,79 @@ pub(crate) fn frame(body: &[u8]) -> Vec<u8> {
     res
 }
 
+/// A whole frame as parts written one after the other: a large
+/// `publishDiagnostics` is the JSON of each chunk's diagnostics as kept
+/// with the chunk, written with `writev`, never copied into one buffer.
+pub struct Frame {
+    parts: Vec<(std::sync::Arc<Vec<u8>>, usize)>,
+}
+
+impl Frame {
+    pub fn new() -> Frame {
+        Frame { parts: Vec::new() }
+    }
+
+    /// Appends `bytes[from..]`.
+    pub fn push(&mut self, bytes: std::sync::Arc<Vec<u8>>, from: usize) {
+        self.parts.push((bytes, from));
+    }
+
+    pub fn len(&self) -> usize {
+        self.parts.iter().map(|(bytes, from)| bytes.len() - from).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The frame in one buffer (tests).
+    pub fn to_vec(&self) -> Vec<u8> {
+        self.parts.iter().flat_map(|(bytes, from)| bytes[*from..].iter().copied()).collect()
+    }
+}
+
+impl Default for Frame {
+    fn default() -> Frame {
+        Frame::new()
+    }
+}
+
+impl From<Vec<u8>> for Frame {
+    fn from(bytes: Vec<u8>) -> Frame {
+        Frame { parts: vec![(std::sync::Arc::new(bytes), 0)] }
+    }
+}
+
+/// Writes every part of `frame`, as few `writev` calls as the output takes.
+async fn write_frame(output: &mut (impl AsyncWrite + Unpin), frame: &Frame) -> std::io::Result<()> {
+    let mut slices: Vec<&[u8]> =
+        frame.parts.iter().map(|(bytes, from)| &bytes[*from..]).filter(|it| !it.is_empty()).collect();
+    let mut first = 0;
+    while first < slices.len() {
+        let batch: Vec<std::io::IoSlice> =
+            slices[first..].iter().take(MAX_SLICES).map(|it| std::io::IoSlice::new(it)).collect();
+        let mut written = output.write_vectored(&batch).await?;
+        if written == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        // Step over what was written: whole slices, then part of one.
+        while written > 0 {
+            let len = slices[first].len();
+            if written >= len {
+                written -= len;
+                first += 1;
+            } else {
+                slices[first] = &slices[first][written..];
+                written = 0;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The slices of one `writev` (Linux's IOV_MAX is 1024).
+const MAX_SLICES: usize = 1024;
+
 fn error_frame(id: serde_json::Value, code: i64, message: &str) -> Vec<u8> {
     let body = serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
     frame(body.to_string().as_bytes())
@@ -53,7 +126,7 @@ fn decodes(body: &[u8]) -> bool {
 }
 
 /// Reads frames from `input`; forwards good ones to `server`, answers bad ones on `errors`.
-pub async fn filter_input(input: impl AsyncRead + Unpin, mut server: DuplexStream, errors: mpsc::Sender<Vec<u8>>) {
+pub async fn filter_input(input: impl AsyncRead + Unpin, mut server: DuplexStream, errors: mpsc::Sender<Frame>) {
     let mut reader = BufReader::new(input);
     loop {
         // Headers: up to an empty line. Lines without Content-Length are skipped.
@@ -104,7 +177,7 @@ pub async fn filter_input(input: impl AsyncRead + Unpin, mut server: DuplexStrea
         let Some(length) = length else {
             let message =
                 if overlong { "Parse error: header line too long" } else { "Parse error: missing Content-Length" };
-            let _ = errors.send(error_frame(serde_json::Value::Null, -32700, message)).await;
+            let _ = errors.send(error_frame(serde_json::Value::Null, -32700, message).into()).await;
             continue;
         };
         if overlong || length > MAX_BODY {
@@ -114,7 +187,7 @@ pub async fn filter_input(input: impl AsyncRead + Unpin, mut server: DuplexStrea
             let copied = tokio::io::copy(&mut (&mut reader).take(remaining), &mut sink).await.unwrap_or(0);
             remaining -= copied;
             let message = if overlong { "Parse error: header line too long" } else { "Parse error: message too large" };
-            let _ = errors.send(error_frame(serde_json::Value::Null, -32700, message)).await;
+            let _ = errors.send(error_frame(serde_json::Value::Null, -32700, message).into()).await;
             if remaining > 0 {
                 return;
             }
@@ -126,11 +199,11 @@ pub async fn filter_input(input: impl AsyncRead + Unpin, mut server: DuplexStrea
         }
         match serde_json::from_slice::<serde_json::Value>(&body) {
             Err(_) => {
-                let _ = errors.send(error_frame(serde_json::Value::Null, -32700, "Parse error")).await;
+                let _ = errors.send(error_frame(serde_json::Value::Null, -32700, "Parse error").into()).await;
             }
             Ok(value) if !is_message(&value) || !decodes(&body) => {
                 let id = value.get("id").cloned().filter(|it| it.is_string() || it.is_number()).unwrap_or_default();
-                let _ = errors.send(error_frame(id, -32600, "Invalid Request")).await;
+                let _ = errors.send(error_frame(id, -32600, "Invalid Request").into()).await;
             }
             Ok(_) => {
                 if server.write_all(&frame(&body)).await.is_err() {
@@ -150,7 +223,7 @@ pub async fn filter_input(input: impl AsyncRead + Unpin, mut server: DuplexStrea
 /// half-read frame would lose its header and stop the output for good.
 pub async fn merge_output(
     from_server: DuplexStream,
-    mut errors: mpsc::Receiver<Vec<u8>>,
+    mut errors: mpsc::Receiver<Frame>,
     mut output: impl AsyncWrite + Unpin,
 ) {
     let (frames_sender, mut frames) = mpsc::channel(16);
@@ -167,7 +240,7 @@ pub async fn merge_output(
         loop {
             let frame = tokio::select! {
                 frame = frames.recv(), if server_open => match frame {
-                    Some(frame) => frame,
+                    Some(frame) => Frame::from(frame),
                     None => {
                         server_open = false;
                         continue;
@@ -182,7 +255,7 @@ pub async fn merge_output(
                 },
                 else => return,
             };
-            if output.write_all(&frame).await.is_err() || output.flush().await.is_err() {
+            if write_frame(&mut output, &frame).await.is_err() || output.flush().await.is_err() {
                 return;
             }
         }
@@ -232,6 +305,33 @@ mod tests {
         assert!(!is_message(&json!({"jsonrpc": "2.0", "method": "hover", "params": 3})));
     }
 
+    /// A frame of many parts arrives whole and in order through an output
+    /// that takes a few bytes at a time.
+    #[tokio::test]
+    async fn frames_of_many_parts_are_written_whole() {
+        use tokio::io::AsyncReadExt;
+        let (_server, from_server) = tokio::io::duplex(1 << 16);
+        let (errors, error_frames) = tokio::sync::mpsc::channel(16);
+        let (output, mut client) = tokio::io::duplex(7);
+        let merger = tokio::spawn(super::merge_output(from_server, error_frames, output));
+        let mut frame = super::Frame::new();
+        let mut expected = Vec::new();
+        for idx in 0..300 {
+            let part = format!(",part {idx}").into_bytes();
+            expected.extend_from_slice(&part[idx % 3..]);
+            frame.push(std::sync::Arc::new(part), idx % 3);
+        }
+        frame.push(std::sync::Arc::new(Vec::new()), 0);
+        assert_eq!(frame.to_vec(), expected);
+        errors.send(frame).await.unwrap();
+        drop(errors);
+        let mut written = vec![0; expected.len()];
+        client.read_exact(&mut written).await.unwrap();
+        assert_eq!(String::from_utf8_lossy(&written), String::from_utf8_lossy(&expected));
+        drop(_server);
+        merger.abort();
+    }
+
     /// Found by the `lsp_server` fuzz target: a duplicate key passed
     /// `is_message` (serde_json keeps the last) but stopped tower-lsp-server's
     /// reader, and every later message went unanswered.
@@ -252,6 +352,33 @@ mod merge_tests {
 
     use super::{frame, merge_output};
 
+    /// A frame of many parts arrives whole and in order through an output
+    /// that takes a few bytes at a time.
+    #[tokio::test]
+    async fn frames_of_many_parts_are_written_whole() {
+        use tokio::io::AsyncReadExt;
+        let (_server, from_server) = tokio::io::duplex(1 << 16);
+        let (errors, error_frames) = tokio::sync::mpsc::channel(16);
+        let (output, mut client) = tokio::io::duplex(7);
+        let merger = tokio::spawn(super::merge_output(from_server, error_frames, output));
+        let mut frame = super::Frame::new();
+        let mut expected = Vec::new();
+        for idx in 0..300 {
+            let part = format!(",part {idx}").into_bytes();
+            expected.extend_from_slice(&part[idx % 3..]);
+            frame.push(std::sync::Arc::new(part), idx % 3);
+        }
+        frame.push(std::sync::Arc::new(Vec::new()), 0);
+        assert_eq!(frame.to_vec(), expected);
+        errors.send(frame).await.unwrap();
+        drop(errors);
+        let mut written = vec![0; expected.len()];
+        client.read_exact(&mut written).await.unwrap();
+        assert_eq!(String::from_utf8_lossy(&written), String::from_utf8_lossy(&expected));
+        drop(_server);
+        merger.abort();
+    }
+
     /// Found by the `lsp_server` fuzz target: an error frame that arrived
     /// while a server frame was half read made `merge_output` drop the
     /// half-read header, and every later answer of the server was lost.
@@ -267,7 +394,7 @@ mod merge_tests {
         // The header of the first frame, then an error frame, then its body.
         server.write_all(format!("Content-Length: {}\r\n\r\n", first.len()).as_bytes()).await.unwrap();
         tokio::time::sleep(Duration::from_millis(50)).await;
-        errors.send(error.clone()).await.unwrap();
+        errors.send(error.clone().into()).await.unwrap();
         tokio::time::sleep(Duration::from_millis(50)).await;
         server.write_all(first).await.unwrap();
         server.write_all(&frame(second)).await.unwrap();
