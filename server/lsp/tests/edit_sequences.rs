@@ -301,7 +301,7 @@ fn observe(analysed: &Analysed, probes: &[usize]) -> Vec<String> {
         })
         .collect();
     let mut res = vec![
-        analysed.text.to_string(),
+        analysed.text().to_string(),
         format!("{starts:?}"),
         format!("{:?}", analysed.chunks.iter().map(|it| &it.chunk.analysis.file.units).collect::<Vec<_>>()),
         format!("{:?}", analysed.diagnostics()),

@@ -104,7 +104,10 @@ impl Placed {
 /// The analysis of one version of a document, with the text it read.
 pub struct Analysed {
     pub version: i32,
-    pub text: Arc<String>,
+    /// The text in one piece, made on first use (not at every edit).
+    text: OnceLock<Arc<String>>,
+    /// Its length in bytes.
+    pub len: usize,
     pub rope: Rope,
     pub form: SourceForm,
     /// The document's name in the analyses (its URI).
@@ -122,6 +125,11 @@ pub struct Analysed {
 }
 
 impl Analysed {
+    /// The whole text.
+    pub fn text(&self) -> Arc<String> {
+        self.text.get_or_init(|| Arc::new(self.rope.to_string())).clone()
+    }
+
     /// The chunk holding `offset` (the last one for the end of the text).
     pub fn chunk_at(&self, offset: usize) -> &Placed {
         let at = self.chunks.partition_point(|it| it.start <= offset);
@@ -156,7 +164,7 @@ impl Analysed {
                     }
                 }
                 let modules = Externals(externals);
-                let file = syntax::parse(&self.text, self.form);
+                let file = syntax::parse(&self.text(), self.form);
                 let mut analysis = analysis::analyze_file_with(file, self.config, &modules);
                 crate::config::apply_severities(&mut analysis.diagnostics, &self.severities);
                 Arc::new(analysis)
@@ -285,28 +293,109 @@ fn finish_analysis(
     analysis
 }
 
-/// The chunk starts of `text`, an edit of `previous.text`: the starts of
-/// `previous` before the chunk before the edit, then a scan from there
-/// until it meets a start of `previous` after the edit in the state it had
-/// there, then the starts of `previous` after it, moved (the whole text is
-/// not scanned again at every keystroke; the result is the same).
-fn rescan(previous: &Analysed, text: &str, parser_text: &str) -> Vec<usize> {
-    let (old, new) = (previous.text.as_bytes(), text.as_bytes());
-    let prefix = old.iter().zip(new).take_while(|(a, b)| a == b).count();
-    let max_suffix = old.len().min(new.len()) - prefix;
-    let suffix = old.iter().rev().zip(new.iter().rev()).take(max_suffix).take_while(|(a, b)| a == b).count();
-    let edit_end = new.len() - suffix;
+/// Where `rope` differs from the text of `previous`: the length of their
+/// common prefix, and where the common suffix begins in `rope`. Compared
+/// chunk by chunk against the previous chunks' texts (memcmp), then byte by
+/// byte inside the first chunk that differs.
+fn edit_region(previous: &Analysed, rope: &Rope) -> (usize, usize) {
+    // Offsets of the old text need not fall on characters of the new one:
+    // bytes are compared, never slices of the rope.
+    let (old_len, new_len) = (previous.len, rope.len_bytes());
+    let mut prefix = old_len.min(new_len);
+    for placed in &previous.chunks {
+        let (start, end) = (placed.start, placed.end());
+        if end <= new_len && holds_at(rope, start, placed.chunk.text.as_bytes()) {
+            continue;
+        }
+        let same = if start <= new_len {
+            placed.chunk.text.bytes().zip(rope.bytes_at(start)).take_while(|(a, b)| a == b).count()
+        } else {
+            0
+        };
+        prefix = prefix.min(start + same);
+        break;
+    }
+    let max_suffix = old_len.min(new_len) - prefix;
+    let mut suffix = max_suffix;
+    for placed in previous.chunks.iter().rev() {
+        let text = placed.chunk.text.as_bytes();
+        let tail = old_len - placed.start;
+        if tail <= max_suffix && holds_at(rope, new_len - tail, text) {
+            continue;
+        }
+        // Equal after this chunk; count the equal bytes at its end.
+        let after = old_len - placed.end();
+        if after >= max_suffix {
+            break;
+        }
+        let mut new_bytes = rope.bytes_at(new_len - after);
+        let same = text.iter().rev().take(max_suffix - after).take_while(|old| new_bytes.prev() == Some(**old)).count();
+        suffix = after + same;
+        break;
+    }
+    (prefix, new_len - suffix)
+}
+
+/// Whether `rope` holds `bytes` at byte `start`, at any offset.
+fn holds_at(rope: &Rope, start: usize, bytes: &[u8]) -> bool {
+    if start + bytes.len() > rope.len_bytes() {
+        return false;
+    }
+    if bytes.is_empty() {
+        return true;
+    }
+    let (chunks, chunk_start, _, _) = rope.chunks_at_byte(start);
+    let mut skip = start - chunk_start;
+    let mut rest = bytes;
+    for chunk in chunks {
+        let chunk = &chunk.as_bytes()[skip..];
+        skip = 0;
+        let common = chunk.len().min(rest.len());
+        if chunk[..common] != rest[..common] {
+            return false;
+        }
+        rest = &rest[common..];
+        if rest.is_empty() {
+            return true;
+        }
+    }
+    false
+}
+
+/// The chunk starts of `rope`, an edit of the text of `previous`: the
+/// starts of `previous` before the chunk before the edit, then a scan from
+/// there until it meets a start of `previous` after the edit in the state
+/// it had there, then the starts of `previous` after it, moved (the whole
+/// text is neither copied nor scanned again at every keystroke; the result
+/// is the same).
+fn rescan(previous: &Analysed, rope: &Rope, (prefix, edit_end): (usize, usize)) -> Vec<usize> {
+    let new_len = rope.len_bytes();
     let old_starts: Vec<usize> = previous.chunks.iter().map(|it| it.start).collect();
     // The chunk before the one the edit begins in: its header is before the edit.
     let holding = old_starts.partition_point(|it| *it <= prefix).saturating_sub(1);
     let resume = holding.saturating_sub(1);
-    let delta = new.len() as isize - old.len() as isize;
-    let (mut starts, synced) = syntax::unit_chunks_from(parser_text, previous.form, old_starts[resume], |at| {
-        at >= edit_end && old_starts.binary_search(&at.wrapping_sub_signed(delta)).is_ok()
-    });
+    let from = old_starts[resume];
+    let delta = new_len as isize - previous.len as isize;
+    // The text from there to a little after the edit, all of it if that is not enough.
+    // On a character: the window is a slice of the rope.
+    let mut window_end = rope.char_to_byte(rope.byte_to_char((edit_end + WINDOW_AFTER_EDIT).min(new_len)));
+    let (mut starts, synced) = loop {
+        let window = rope.byte_slice(from..window_end).to_string();
+        let parser_text = syntax::parser_text(&window, previous.form);
+        let (starts, synced) = syntax::unit_chunks_from(&parser_text, previous.form, 0, |at| {
+            let at = from + at;
+            at >= edit_end && old_starts.binary_search(&at.wrapping_sub_signed(delta)).is_ok()
+        });
+        if synced.is_some() || window_end == new_len {
+            break (starts, synced);
+        }
+        window_end = new_len;
+    };
+    starts.iter_mut().for_each(|it| *it += from);
     let mut res = old_starts[..resume].to_vec();
     res.append(&mut starts);
     if let Some(synced) = synced {
+        let synced = from + synced;
         let old_synced = synced.wrapping_sub_signed(delta);
         let after = old_starts.partition_point(|it| *it <= old_synced);
         res.push(synced);
@@ -314,6 +403,9 @@ fn rescan(previous: &Analysed, text: &str, parser_text: &str) -> Vec<usize> {
     }
     res
 }
+
+/// How far past an edit the rescan reads before it reads the rest.
+const WINDOW_AFTER_EDIT: usize = 64 * 1024;
 
 /// Analyses `rope` chunk by chunk, taking the chunks whose text and
 /// modules did not change from `previous`.
@@ -327,26 +419,33 @@ pub fn analyse(
     modules: &dyn ModuleResolver,
 ) -> Analysed {
     let started = std::time::Instant::now();
-    let text = Arc::new(rope.to_string());
     let config = ModelConfig { number_of_processors: settings.processors };
-    let parser_text = syntax::parser_text(&text, form);
-    let starts = if text.len() > syntax::MAX_ANALYSED_BYTES {
-        vec![0]
-    } else {
-        match previous.filter(|it| it.form == form && it.text.len() <= syntax::MAX_ANALYSED_BYTES) {
-            Some(previous) => rescan(previous, &text, &parser_text),
-            None => syntax::unit_chunks(&parser_text, form),
+    let len = rope.len_bytes();
+    let text = OnceLock::new();
+    let previous = previous.filter(|it| it.form == form && it.len <= syntax::MAX_ANALYSED_BYTES);
+    let (starts, edit) = match previous {
+        _ if len > syntax::MAX_ANALYSED_BYTES => (vec![0], None),
+        Some(previous) => {
+            let edit = edit_region(previous, &rope);
+            (rescan(previous, &rope, edit), Some(edit))
+        }
+        None => {
+            // Opened: the whole text is read anyway.
+            let whole = text.get_or_init(|| Arc::new(rope.to_string()));
+            (syntax::unit_chunks(&syntax::parser_text(whole, form), form), None)
         }
     };
-    let ranges: Vec<(usize, usize)> = starts
-        .iter()
-        .enumerate()
-        .map(|(idx, start)| (*start, starts.get(idx + 1).copied().unwrap_or(text.len())))
-        .collect();
+    let ranges: Vec<(usize, usize)> =
+        starts.iter().enumerate().map(|(idx, start)| (*start, starts.get(idx + 1).copied().unwrap_or(len))).collect();
     let old: &[Placed] = previous.map_or(&[], |it| it.chunks.as_slice());
+    // Before the edit or after it, a chunk with the range it had is the same text.
+    let delta = len as isize - previous.map_or(0, |it| it.len) as isize;
     let same = |new: usize, old: &Placed| {
+        let Some((prefix, edit_end)) = edit else { return false };
         let (start, end) = ranges[new];
-        old.chunk.text.len() == end - start && old.chunk.text == text[start..end]
+        let old_range = (old.start, old.end());
+        (end <= prefix && old_range == (start, end))
+            || (start >= edit_end && old_range == (start.wrapping_sub_signed(delta), end.wrapping_sub_signed(delta)))
     };
     let mut prefix = 0;
     while prefix < ranges.len() && prefix < old.len() && same(prefix, &old[prefix]) {
@@ -369,7 +468,12 @@ pub fn analyse(
     let mut lowered: Vec<Option<Lowered>> = (0..ranges.len()).map(|_| None).collect();
     for idx in changed.clone() {
         let (start, end) = ranges[idx];
-        lowered[idx] = Some(lower_chunk(&text[start..end], &parser_text[start..end], form, replaced(idx)));
+        let chunk_text = match text.get() {
+            Some(whole) => whole[start..end].to_string(),
+            None => rope.byte_slice(start..end).to_string(),
+        };
+        let parser_text = syntax::parser_text(&chunk_text, form);
+        lowered[idx] = Some(lower_chunk(&chunk_text, &parser_text, form, replaced(idx)));
     }
     let lowered_at = started.elapsed();
     let mut siblings: HashMap<String, Arc<ExternalFile>> = HashMap::new();
@@ -453,6 +557,7 @@ pub fn analyse(
     Analysed {
         version,
         text,
+        len,
         rope,
         form,
         name: name.to_string(),
@@ -503,7 +608,7 @@ mod tests {
     const UNITS: &str = "module m\n  integer, parameter :: n = 8\nend module m\n\nsubroutine s1\n  use m\n  real :: x(n)\n  x = 1.0\nend subroutine s1\n\nsubroutine s2\n  real :: y(4)\n  y = 2.0\nend subroutine s2\n";
 
     fn edit(previous: &Analysed, from: &str, to: &str) -> Analysed {
-        let text = previous.text.replacen(from, to, 1);
+        let text = previous.text().replacen(from, to, 1);
         let (settings, modules) = (settings(), analysis::model::NoModules);
         analyse(
             previous.version + 1,
@@ -538,7 +643,7 @@ mod tests {
         assert!(module.chunks[0].chunk.tree.lock().unwrap().is_some());
         assert!(module.chunks[2].chunk.tree.lock().unwrap().is_none());
         for analysed in [&edited, &moved, &module] {
-            let fresh = open(&analysed.text, SourceForm::Free);
+            let fresh = open(&analysed.text(), SourceForm::Free);
             assert_eq!(analysed.diagnostics(), fresh.diagnostics());
             assert_eq!(analysed.diagnostics(), analysed.whole().diagnostics);
         }
@@ -559,7 +664,8 @@ mod tests {
         for (from, to) in edits {
             let text = UNITS.replacen(from, to, 1);
             let whole = syntax::unit_chunks(&text, SourceForm::Free);
-            assert_eq!(rescan(&opened, &text, &text), whole, "{from:?} -> {to:?}");
+            let rope = Rope::from_str(&text);
+            assert_eq!(rescan(&opened, &rope, edit_region(&opened, &rope)), whole, "{from:?} -> {to:?}");
             let edited = edit(&opened, from, to);
             assert_eq!(edited.chunks.iter().map(|it| it.start).collect::<Vec<_>>(), whole);
         }
@@ -571,11 +677,11 @@ mod tests {
         // Deleting the END of s1 joins s1 and s2 into one chunk.
         let joined = edit(&opened, "end subroutine s1\n", "");
         assert_eq!(joined.chunks.len(), 2);
-        let fresh = open(&joined.text, SourceForm::Free);
+        let fresh = open(&joined.text(), SourceForm::Free);
         assert_eq!(joined.diagnostics(), fresh.diagnostics());
         // Typing it back splits them again.
         let split = edit(&joined, "  x = 1.0\n", "  x = 1.0\nend subroutine s1\n");
         assert_eq!(split.chunks.len(), 3);
-        assert_eq!(split.diagnostics(), open(&split.text, SourceForm::Free).diagnostics());
+        assert_eq!(split.diagnostics(), open(&split.text(), SourceForm::Free).diagnostics());
     }
 }

@@ -371,15 +371,15 @@ impl LanguageServer for Backend {
                 let placed = analysed.chunk_at(target.start);
                 // The fixes of a module array another chunk defines rewrite that
                 // chunk and weigh the loops of every unit: the whole text answers.
-                let whole;
+                let (whole, whole_text);
                 let (analysis, text, local, shift): (
                     &analysis::FileAnalysis,
                     &str,
                     _,
                     &dyn Fn(syntax::TextRange) -> syntax::TextRange,
                 ) = if involves_other_chunks(analysed, placed, placed.local_range(target)) {
-                    whole = analysed.whole();
-                    (&whole, analysed.text.as_str(), target, &|it| it)
+                    (whole, whole_text) = (analysed.whole(), analysed.text());
+                    (&whole, whole_text.as_str(), target, &|it| it)
                 } else {
                     (&placed.chunk.analysis, placed.chunk.text.as_str(), placed.local_range(target), &|it| {
                         placed.global(it)

@@ -31,12 +31,13 @@ pub fn toolchain(settings: &MpiSettings) -> Toolchain {
 
 /// The generated source, or the backend's errors as `line:col: message` lines.
 pub fn generate(analysed: &Analysed) -> Result<backend::Generated, String> {
-    backend::lower(&analysed.whole(), &analysed.text).map_err(|errors| {
-        let index = syntax::LineIndex::new(&analysed.text);
+    let text = analysed.text();
+    backend::lower(&analysed.whole(), &text).map_err(|errors| {
+        let index = syntax::LineIndex::new(&text);
         let lines: Vec<String> = errors
             .iter()
             .map(|error| {
-                let (line, column) = index.line_col(&analysed.text, error.range.start);
+                let (line, column) = index.line_col(&text, error.range.start);
                 format!("{}:{}: {}", line + 1, column + 1, error.message)
             })
             .collect();
@@ -77,7 +78,7 @@ async fn build_or_run_steps(
     progress: &mut Option<Progress>,
 ) -> Result<Value, String> {
     let generated = generate(analysed)?;
-    let index = syntax::LineIndex::new(&analysed.text);
+    let index = syntax::LineIndex::new(&analysed.text());
     for note in &generated.notes {
         let line = index.line_of(note.range.start) + 1;
         client.log_message(MessageType::INFO, format!("hpf-ls: line {line}: {}", note.message)).await;
