@@ -200,6 +200,19 @@ fn main() {
                     .map_or(0, |pages| pages * 4096 / (1 << 20))
             };
             println!("generated {:.2} MB; RSS {} MB", text.len() as f64 / 1e6, rss());
+            if args.get(2).is_some_and(|it| it == "server") {
+                // What the language server keeps of an open document: its chunks, analysed.
+                let settings = hpf_ls::server::settings::Settings::default();
+                let rope = ropey::Rope::from_str(&text);
+                let analysed = hpf_ls::server::hooks::analyse(rope, syntax::SourceForm::Free, None, &settings);
+                let diagnostics: usize = analysed.chunks.iter().map(|it| it.chunk.diagnostics.len()).sum();
+                println!(
+                    "the server's document analysis ({} chunks): RSS {} MB ({diagnostics} diagnostics)",
+                    analysed.chunks.len(),
+                    rss()
+                );
+                return;
+            }
             let tree = syntax::parse_tree(&text, None);
             println!("tree-sitter tree: RSS {} MB", rss());
             drop(tree);

@@ -296,21 +296,21 @@ fn observe(analysed: &Analysed, probes: &[usize]) -> Vec<String> {
         .iter()
         .map(|it| {
             let hints =
-                inlay_hints(&it.chunk.analysis, &it.chunk.text, HintConfig { loops: true, references: true }, None);
+                inlay_hints(&it.chunk.analysis(), &it.chunk.text, HintConfig { loops: true, references: true }, None);
             format!("{}: {hints:?}", it.start)
         })
         .collect();
     let mut res = vec![
         analysed.text().to_string(),
         format!("{starts:?}"),
-        format!("{:?}", analysed.chunks.iter().map(|it| &it.chunk.analysis.file.units).collect::<Vec<_>>()),
+        format!("{:?}", analysed.chunks.iter().map(|it| it.chunk.analysis().file.units.clone()).collect::<Vec<_>>()),
         format!("{:?}", analysed.diagnostics()),
-        format!("{:?}", analysed.chunks.iter().map(|it| &it.chunk.analysis.loops).collect::<Vec<_>>()),
+        format!("{:?}", analysed.chunks.iter().map(|it| it.chunk.analysis().loops.clone()).collect::<Vec<_>>()),
         format!("{hints:?}"),
     ];
     for probe in probes {
         let placed = analysed.chunk_at(*probe);
-        res.push(format!("{:?}", hover(&placed.chunk.analysis, &placed.chunk.text, placed.local(*probe), true)));
+        res.push(format!("{:?}", hover(&placed.chunk.analysis(), &placed.chunk.text, placed.local(*probe), true)));
     }
     res
 }
@@ -320,11 +320,14 @@ const LABELS: &[&str] = &["text", "chunks", "units", "diagnostics", "loops", "in
 /// Where hovers are asked: the start of each diagnostic and loop, and random places.
 fn probes(text: &str, analysed: &Analysed, random: &mut Random) -> Vec<usize> {
     let mut res: Vec<usize> = analysed.diagnostics().iter().take(4).map(|it| it.range.start).collect();
-    let loops = analysed
+    let loops: Vec<usize> = analysed
         .chunks
         .iter()
-        .flat_map(|placed| placed.chunk.analysis.loops.iter().map(|it| placed.start + it.range.start + 1));
-    res.extend(loops.take(3));
+        .flat_map(|placed| {
+            placed.chunk.analysis().loops.iter().map(|it| placed.start + it.range.start + 1).collect::<Vec<_>>()
+        })
+        .collect();
+    res.extend(loops.into_iter().take(3));
     for _ in 0..6 {
         res.push(point_at(text, random.below(text.len() + 1)));
     }

@@ -30,12 +30,35 @@ use super::settings::Settings;
 /// when it computed at most this many (an edit, not an open).
 const KEEP_TREES_UP_TO: usize = 4;
 
-/// One chunk of a document, analysed.
+/// Full analyses kept per document beyond those of the chunks just
+/// computed: the others are dropped and made again from the chunk's text
+/// when asked (a few milliseconds for a unit). At 100k lines all of them
+/// took 250 MB.
+const KEEP_ANALYSES: usize = 32;
+
+/// One chunk of a document, analysed. What every edit and whole-document
+/// request needs is kept (diagnostics, semantic tokens, symbols, folds);
+/// the full analysis only while it is in use (see [`Chunk::analysis`]).
 pub struct Chunk {
     /// Its text as the user wrote it.
     pub text: String,
-    /// Positions relative to the chunk's start.
-    pub analysis: FileAnalysis,
+    /// Positions relative to the chunk's start, as in the full analysis.
+    pub diagnostics: Vec<syntax::Diagnostic>,
+    pub semantic_tokens: Vec<analysis::ide::SemanticToken>,
+    pub folding_ranges: Vec<analysis::ide::FoldingRange>,
+    pub symbols: Vec<analysis::ide::DocumentSymbol>,
+    /// Where its main programs begin.
+    pub programs: Vec<usize>,
+    /// The modules it USEs that were found nowhere (lower case).
+    unknown_modules: Vec<String>,
+    /// How it was analysed, to analyse it again.
+    form: SourceForm,
+    config: ModelConfig,
+    severities: Arc<Vec<crate::config::SeverityOverride>>,
+    /// The full analysis, while kept.
+    full: Mutex<Option<Arc<FileAnalysis>>>,
+    /// When it was last asked for (a tick of `USES`).
+    used: std::sync::atomic::AtomicU64,
     /// The modules its analysis looked for outside the chunk, and what it found.
     lookups: Vec<(String, Option<Arc<ExternalFile>>)>,
     /// What the other chunks USE of it, when it defines a module.
@@ -54,7 +77,79 @@ pub struct PublishKey {
     pub lines: Vec<u32>,
 }
 
+/// Ticks of [`Chunk::analysis`] calls, process-wide.
+static USES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The modules an analysis found, replayed: analysing a chunk again finds
+/// what its first analysis found.
+struct Replay<'a>(&'a [(String, Option<Arc<ExternalFile>>)]);
+
+impl ModuleResolver for Replay<'_> {
+    fn find_module(&self, key: &str) -> Option<Arc<ExternalFile>> {
+        self.0.iter().find(|(looked_for, _)| looked_for == key).and_then(|(_, found)| found.clone())
+    }
+}
+
 impl Chunk {
+    fn new(
+        text: String,
+        analysis: Arc<FileAnalysis>,
+        lookups: Vec<(String, Option<Arc<ExternalFile>>)>,
+        provides: Option<Arc<ExternalFile>>,
+        tree: Option<(String, Tree)>,
+        keep: bool,
+    ) -> Chunk {
+        let programs = analysis
+            .model
+            .units
+            .iter()
+            .filter(|it| it.origin.is_none() && it.kind == syntax::UnitKind::Program)
+            .map(|it| it.range.start)
+            .collect();
+        Chunk {
+            diagnostics: analysis.diagnostics.clone(),
+            semantic_tokens: analysis::ide::semantic_tokens(&analysis, &text),
+            folding_ranges: analysis::ide::folding_ranges(&analysis, &text),
+            symbols: analysis::ide::document_symbols(&analysis, &text),
+            programs,
+            unknown_modules: super::unknown_modules(&analysis),
+            form: analysis.file.form,
+            config: analysis.model.config,
+            severities: Arc::new(Vec::new()),
+            full: Mutex::new(keep.then_some(analysis)),
+            used: std::sync::atomic::AtomicU64::new(USES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)),
+            text,
+            lookups,
+            provides,
+            tree: Mutex::new(tree),
+            published: Mutex::new(None),
+        }
+    }
+
+    /// The chunk's full analysis (positions relative to the chunk), kept
+    /// or made again from its text with the modules its first analysis found.
+    pub fn analysis(&self) -> Arc<FileAnalysis> {
+        self.used.store(USES.fetch_add(1, std::sync::atomic::Ordering::Relaxed), std::sync::atomic::Ordering::Relaxed);
+        let mut full = self.full.lock().unwrap_or_else(|it| it.into_inner());
+        if let Some(analysis) = &*full {
+            return analysis.clone();
+        }
+        let file = syntax::parse(&self.text, self.form);
+        let analysis = Arc::new(analyse_file(file, self.config, &self.severities, &Replay(&self.lookups)));
+        *full = Some(analysis.clone());
+        analysis
+    }
+
+    /// Whether its full analysis is kept, and when it was last used.
+    fn kept_analysis(&self) -> Option<u64> {
+        let full = self.full.lock().unwrap_or_else(|it| it.into_inner());
+        full.as_ref().map(|_| self.used.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    fn drop_analysis(&self) -> Option<Arc<FileAnalysis>> {
+        self.full.lock().unwrap_or_else(|it| it.into_inner()).take()
+    }
+
     pub fn published(&self, key: &PublishKey) -> Option<Arc<Vec<u8>>> {
         let cached = self.published.lock().unwrap_or_else(|it| it.into_inner());
         cached.as_ref().filter(|(made_for, _)| made_for == key).map(|(_, bytes)| bytes.clone())
@@ -62,6 +157,11 @@ impl Chunk {
 
     pub fn set_published(&self, key: PublishKey, bytes: Arc<Vec<u8>>) {
         *self.published.lock().unwrap_or_else(|it| it.into_inner()) = Some((key, bytes));
+    }
+
+    /// The file of another document named `name` whose modules it USEs.
+    pub fn external(&self, name: &str) -> Option<&Arc<ExternalFile>> {
+        self.lookups.iter().filter_map(|(_, found)| found.as_ref()).find(|it| *it.name == *name)
     }
 
     /// The sibling module this chunk provides, if `name` is its name.
@@ -136,6 +236,17 @@ impl Analysed {
         &self.chunks[at.saturating_sub(1)]
     }
 
+    /// The full analysis of a chunk of this document, for a request: made
+    /// again if it was dropped, and then the least used ones are dropped.
+    pub fn analysis_of(&self, placed: &Placed) -> Arc<FileAnalysis> {
+        let kept = placed.chunk.kept_analysis().is_some();
+        let analysis = placed.chunk.analysis();
+        if !kept {
+            evict_analyses(&self.chunks);
+        }
+        analysis
+    }
+
     /// The sibling chunk that provides the module file `name`, if it is one.
     pub fn sibling(&self, name: &str) -> Option<&Placed> {
         if !name.starts_with(&self.name) {
@@ -148,7 +259,7 @@ impl Analysed {
     pub fn externals(&self) -> impl Iterator<Item = &Arc<ExternalFile>> {
         self.chunks
             .iter()
-            .flat_map(|it| it.chunk.analysis.model.externals.iter())
+            .flat_map(|it| it.chunk.lookups.iter().filter_map(|(_, found)| found.as_ref()))
             .filter(|it| !it.name.starts_with(&self.name))
     }
 
@@ -176,7 +287,7 @@ impl Analysed {
     pub fn diagnostics(&self) -> Vec<syntax::Diagnostic> {
         let mut res = Vec::new();
         for placed in &self.chunks {
-            for diagnostic in &placed.chunk.analysis.diagnostics {
+            for diagnostic in &placed.chunk.diagnostics {
                 let mut diagnostic = diagnostic.clone();
                 diagnostic.range = placed.global(diagnostic.range);
                 for related in &mut diagnostic.related {
@@ -247,7 +358,7 @@ struct Lowered {
 /// replaces when that tree had no syntax error (tree-sitter's recovery
 /// depends on the tree it starts from: a text with errors is parsed fresh,
 /// so that an edit ends where opening the same text does).
-fn lower_chunk(text: &str, parser_text: &str, form: SourceForm, replaced: Option<&Chunk>) -> Lowered {
+fn lower_chunk(text: &str, parser_text: &str, form: SourceForm, replaced: Option<&Chunk>, keep_tree: bool) -> Lowered {
     if text.len() > syntax::MAX_ANALYSED_BYTES {
         return Lowered { text: text.to_string(), file: syntax::parse(text, form), tree: None };
     }
@@ -270,7 +381,9 @@ fn lower_chunk(text: &str, parser_text: &str, form: SourceForm, replaced: Option
         _ => syntax::parse_tree(parser_text, None),
     };
     let file = syntax::lower_tree(text, parser_text, form, &tree);
-    Lowered { text: text.to_string(), file, tree: Some((parser_text.to_string(), tree)) }
+    // Freed at once otherwise: an open lowers every chunk before it analyses them.
+    let tree = keep_tree.then(|| (parser_text.to_string(), tree));
+    Lowered { text: text.to_string(), file, tree }
 }
 
 /// The module key a chunk's file defines first, lower case.
@@ -278,14 +391,14 @@ fn first_module(file: &syntax::SourceFile) -> Option<String> {
     file.units.iter().find(|it| it.kind == syntax::UnitKind::Module).and_then(|it| it.name.as_ref()).map(|it| it.key())
 }
 
-fn finish_analysis(
+fn analyse_file(
     file: syntax::SourceFile,
     config: ModelConfig,
-    settings: &Settings,
-    modules: &ChunkModules,
+    severities: &[crate::config::SeverityOverride],
+    modules: &dyn ModuleResolver,
 ) -> FileAnalysis {
     let mut analysis = analysis::analyze_file_with(file, config, modules);
-    crate::config::apply_severities(&mut analysis.diagnostics, &settings.severities());
+    crate::config::apply_severities(&mut analysis.diagnostics, severities);
     // Built here, on the analysis worker: hover, definition, references and
     // rename need the occurrence index, and building it lazily made the
     // first hover after every edit pay for it (3x the idle latency under load).
@@ -407,6 +520,19 @@ fn rescan(previous: &Analysed, rope: &Rope, (prefix, edit_end): (usize, usize)) 
 /// How far past an edit the rescan reads before it reads the rest.
 const WINDOW_AFTER_EDIT: usize = 64 * 1024;
 
+/// Drops the full analyses of all but the [`KEEP_ANALYSES`] chunks used last.
+fn evict_analyses(chunks: &[Placed]) {
+    let mut kept: Vec<(u64, &Chunk)> =
+        chunks.iter().filter_map(|it| it.chunk.kept_analysis().map(|used| (used, &*it.chunk))).collect();
+    if kept.len() <= KEEP_ANALYSES {
+        return;
+    }
+    kept.sort_by_key(|(used, _)| std::cmp::Reverse(*used));
+    for (_, chunk) in &kept[KEEP_ANALYSES..] {
+        chunk.drop_analysis();
+    }
+}
+
 /// Analyses `rope` chunk by chunk, taking the chunks whose text and
 /// modules did not change from `previous`.
 pub fn analyse(
@@ -464,30 +590,47 @@ pub fn analyse(
     // A chunk replaced one for one (an edit inside a unit) reparses from its tree.
     let replaced = |idx: usize| (old_changed.len() == changed.len()).then(|| &*old_changed[idx - prefix].chunk);
 
+    let keep_trees = changed.len() <= KEEP_TREES_UP_TO;
     // Lower the changed chunks first: their modules are needed by the others.
-    let mut lowered: Vec<Option<Lowered>> = (0..ranges.len()).map(|_| None).collect();
-    for idx in changed.clone() {
+    // Only those that define modules (a cheap scan says which): the others
+    // are lowered one at a time as they are analysed, so that an open never
+    // holds the syntax of every unit at once (160 MB at 100k lines).
+    let lower = |idx: usize| {
         let (start, end) = ranges[idx];
         let chunk_text = match text.get() {
             Some(whole) => whole[start..end].to_string(),
             None => rope.byte_slice(start..end).to_string(),
         };
         let parser_text = syntax::parser_text(&chunk_text, form);
-        lowered[idx] = Some(lower_chunk(&chunk_text, &parser_text, form, replaced(idx)));
+        lower_chunk(&chunk_text, &parser_text, form, replaced(idx), keep_trees)
+    };
+    let mut lowered: Vec<Option<Lowered>> = (0..ranges.len()).map(|_| None).collect();
+    for idx in changed.clone() {
+        let (start, end) = ranges[idx];
+        let defines_module = match text.get() {
+            Some(whole) => !crate::modules::defined_modules(&whole[start..end]).is_empty(),
+            None => !crate::modules::defined_modules(&rope.byte_slice(start..end).to_string()).is_empty(),
+        };
+        if defines_module {
+            lowered[idx] = Some(lower(idx));
+        }
     }
     let lowered_at = started.elapsed();
     let mut siblings: HashMap<String, Arc<ExternalFile>> = HashMap::new();
     let mut provides: Vec<Option<Arc<ExternalFile>>> = Vec::with_capacity(ranges.len());
     for idx in 0..ranges.len() {
         let provided = match &lowered[idx] {
-            Some(lowered) => first_module(&lowered.file).map(|key| {
-                Arc::new(ExternalFile {
-                    name: format!("{name}#module-{key}").into(),
-                    text: lowered.text.as_str().into(),
-                    file: lowered.file.clone(),
+            _ if changed.contains(&idx) => {
+                lowered[idx].as_ref().and_then(|lowered| first_module(&lowered.file)).map(|key| {
+                    let lowered = lowered[idx].as_ref().expect("lowered above");
+                    Arc::new(ExternalFile {
+                        name: format!("{name}#module-{key}").into(),
+                        text: lowered.text.as_str().into(),
+                        file: lowered.file.clone(),
+                    })
                 })
-            }),
-            None => old[if idx < prefix { idx } else { idx + old.len() - ranges.len() }].chunk.provides.clone(),
+            }
+            _ => old[if idx < prefix { idx } else { idx + old.len() - ranges.len() }].chunk.provides.clone(),
         };
         if let Some(provided) = &provided {
             for unit in provided.file.units.iter().filter(|it| it.kind == syntax::UnitKind::Module) {
@@ -501,22 +644,23 @@ pub fn analyse(
 
     let mut chunks = Vec::with_capacity(ranges.len());
     let mut computed = 0;
-    let keep_trees = changed.len() <= KEEP_TREES_UP_TO;
+    let severities = Arc::new(settings.severities());
+    // Full analyses are kept for an edit's chunks, not for all of an open's.
+    let keep = changed.len() <= KEEP_ANALYSES;
+    let new_chunk = |text: String, file: syntax::SourceFile, modules: ChunkModules, provides, tree| {
+        let analysis = Arc::new(analyse_file(file, config, &severities, &modules));
+        let lookups = modules.lookups.into_inner().unwrap_or_else(|it| it.into_inner());
+        let mut chunk = Chunk::new(text, analysis, lookups, provides, tree, keep);
+        chunk.severities = severities.clone();
+        Arc::new(chunk)
+    };
     for (idx, (start, _)) in ranges.iter().enumerate() {
         let line = rope.byte_to_line(*start) as u32;
         let modules = ChunkModules { siblings: &siblings, outer: modules, lookups: Mutex::new(Vec::new()) };
-        let chunk = match lowered[idx].take() {
+        let chunk = match lowered[idx].take().or_else(|| changed.contains(&idx).then(|| lower(idx))) {
             Some(lowered) => {
                 computed += 1;
-                let analysis = finish_analysis(lowered.file, config, settings, &modules);
-                Arc::new(Chunk {
-                    text: lowered.text,
-                    analysis,
-                    lookups: modules.lookups.into_inner().unwrap_or_else(|it| it.into_inner()),
-                    provides: provides[idx].clone(),
-                    tree: Mutex::new(lowered.tree.filter(|_| keep_trees)),
-                    published: Mutex::new(None),
-                })
+                new_chunk(lowered.text, lowered.file, modules, provides[idx].clone(), lowered.tree)
             }
             None => {
                 let kept = &old[if idx < prefix { idx } else { idx + old.len() - ranges.len() }].chunk;
@@ -525,25 +669,18 @@ pub fn analyse(
                     kept.tree.lock().unwrap_or_else(|it| it.into_inner()).take();
                     kept.clone()
                 } else {
-                    // A module it USEs changed: the same lowering, analysed again.
+                    // A module it USEs changed: analysed again.
                     computed += 1;
-                    let analysis = finish_analysis(kept.analysis.file.clone(), config, settings, &modules);
-                    Arc::new(Chunk {
-                        text: kept.text.clone(),
-                        analysis,
-                        lookups: modules.lookups.into_inner().unwrap_or_else(|it| it.into_inner()),
-                        provides: kept.provides.clone(),
-                        tree: Mutex::new(None),
-                        published: Mutex::new(None),
-                    })
+                    let file = syntax::parse(&kept.text, form);
+                    new_chunk(kept.text.clone(), file, modules, kept.provides.clone(), None)
                 }
             }
         };
         chunks.push(Placed { start: *start, line, chunk });
     }
     let analysed_at = started.elapsed();
-    let mut unknown_modules: Vec<String> =
-        chunks.iter().flat_map(|it| super::unknown_modules(&it.chunk.analysis)).collect();
+    evict_analyses(&chunks);
+    let mut unknown_modules: Vec<String> = chunks.iter().flat_map(|it| it.chunk.unknown_modules.clone()).collect();
     unknown_modules.sort();
     unknown_modules.dedup();
     tracing::debug!(
@@ -647,6 +784,32 @@ mod tests {
             assert_eq!(analysed.diagnostics(), fresh.diagnostics());
             assert_eq!(analysed.diagnostics(), analysed.whole().diagnostics);
         }
+    }
+
+    #[test]
+    fn a_dropped_analysis_is_made_again_as_it_was() {
+        let opened = open(UNITS, SourceForm::Free);
+        // All but the tree-sitter node ids of `whole_units`.
+        let seen = |it: &FileAnalysis| {
+            let occurrences = analysis::ide::occurrences(it);
+            format!("{:?} {:?} {:?} {:?} {occurrences:?}", it.file.units, it.model, it.loops, it.diagnostics)
+        };
+        for placed in &opened.chunks {
+            let first = seen(&placed.chunk.analysis());
+            assert!(placed.chunk.drop_analysis().is_some());
+            assert!(placed.chunk.kept_analysis().is_none());
+            assert_eq!(seen(&placed.chunk.analysis()), first);
+        }
+        // An open of more chunks than are kept keeps none; requests keep the last used.
+        let many: String = (0..KEEP_ANALYSES + 8).map(|idx| format!("subroutine s{idx}\n  x = {idx}\nend\n")).collect();
+        let opened = open(&many, SourceForm::Free);
+        assert!(opened.chunks.iter().all(|it| it.chunk.kept_analysis().is_none()));
+        for placed in &opened.chunks {
+            opened.analysis_of(placed);
+        }
+        let kept: Vec<bool> = opened.chunks.iter().map(|it| it.chunk.kept_analysis().is_some()).collect();
+        assert_eq!(kept.iter().filter(|it| **it).count(), KEEP_ANALYSES);
+        assert!(kept[kept.len() - KEEP_ANALYSES..].iter().all(|it| *it), "the last used are kept");
     }
 
     #[test]

@@ -348,7 +348,7 @@ impl LanguageServer for Backend {
                 let offset = offset(&analysed.rope, at, encoding);
                 let placed = analysed.chunk_at(offset);
                 let chunk = &placed.chunk;
-                let hover = ide::hover(&chunk.analysis, &chunk.text, placed.local(offset), markdown)?;
+                let hover = ide::hover(&analysed.analysis_of(placed), &chunk.text, placed.local(offset), markdown)?;
                 Some(Hover {
                     contents: HoverContents::Markup(MarkupContent {
                         kind: if markdown { MarkupKind::Markdown } else { MarkupKind::PlainText },
@@ -371,7 +371,7 @@ impl LanguageServer for Backend {
                 let placed = analysed.chunk_at(target.start);
                 // The fixes of a module array another chunk defines rewrite that
                 // chunk and weigh the loops of every unit: the whole text answers.
-                let (whole, whole_text);
+                let (whole, whole_text, chunk_analysis);
                 let (analysis, text, local, shift): (
                     &analysis::FileAnalysis,
                     &str,
@@ -381,9 +381,8 @@ impl LanguageServer for Backend {
                     (whole, whole_text) = (analysed.whole(), analysed.text());
                     (&whole, whole_text.as_str(), target, &|it| it)
                 } else {
-                    (&placed.chunk.analysis, placed.chunk.text.as_str(), placed.local_range(target), &|it| {
-                        placed.global(it)
-                    })
+                    chunk_analysis = analysed.analysis_of(placed);
+                    (&chunk_analysis, placed.chunk.text.as_str(), placed.local_range(target), &|it| placed.global(it))
                 };
                 let mut actions = ide::code_actions(analysis, text, local);
                 // "Optimize all alignments in this unit" (whole-unit search, see analysis::optimize).
@@ -415,7 +414,6 @@ impl LanguageServer for Backend {
                         let fixed = placed.local_range(shift(fixed));
                         placed
                             .chunk
-                            .analysis
                             .diagnostics
                             .iter()
                             .filter(|it| it.range == fixed && it.code == syntax::Code::MisalignedTransfer)
@@ -464,7 +462,7 @@ impl LanguageServer for Backend {
             overlapping(analysed, wanted)
                 .flat_map(|placed| {
                     let local = placed.local_range(wanted);
-                    ide::inlay_hints(&placed.chunk.analysis, &placed.chunk.text, config, Some(local))
+                    ide::inlay_hints(&analysed.analysis_of(placed), &placed.chunk.text, config, Some(local))
                         .into_iter()
                         .map(|hint| (placed.start + hint.offset, hint.label))
                 })
@@ -491,10 +489,7 @@ impl LanguageServer for Backend {
             analysed
                 .chunks
                 .iter()
-                .flat_map(|placed| {
-                    let units = placed.chunk.analysis.model.units.iter().filter(|it| it.origin.is_none());
-                    units.filter(|it| it.kind == syntax::UnitKind::Program).map(|it| placed.start + it.range.start)
-                })
+                .flat_map(|placed| placed.chunk.programs.iter().map(|it| placed.start + it))
                 .map(|start| CodeLens {
                     range: range(&analysed.rope, syntax::TextRange::empty(start), encoding),
                     command: Some(Command {
@@ -528,7 +523,7 @@ impl LanguageServer for Backend {
                     .with_document(&uri, "showTransferPattern", |analysed| {
                         let offset = offset(&analysed.rope, at, encoding);
                         let placed = analysed.chunk_at(offset);
-                        ide::transfer_table(&placed.chunk.analysis, &placed.chunk.text, placed.local(offset))
+                        ide::transfer_table(&analysed.analysis_of(placed), &placed.chunk.text, placed.local(offset))
                     })
                     .await?
                     .ok_or_else(|| invalid_params(format!("{} is not open", uri.as_str())))?;
@@ -553,7 +548,11 @@ impl LanguageServer for Backend {
                         let offset = offset(&analysed.rope, at, encoding);
                         let placed = analysed.chunk_at(offset);
                         let chunk = &placed.chunk;
-                        let explained = analysis::picture::explain(&chunk.analysis, &chunk.text, placed.local(offset))?;
+                        let explained = analysis::picture::explain(
+                            &analysed.analysis_of(placed),
+                            &chunk.text,
+                            placed.local(offset),
+                        )?;
                         Some(serde_json::json!({
                             "text": explained.text,
                             "svg": explained.svg,
@@ -609,7 +608,7 @@ impl LanguageServer for Backend {
                 .chunks
                 .iter()
                 .flat_map(|placed| {
-                    let mut symbols = ide::document_symbols(&placed.chunk.analysis, &placed.chunk.text);
+                    let mut symbols = placed.chunk.symbols.clone();
                     symbols.iter_mut().for_each(|it| shift_symbol(it, placed.start));
                     symbols
                 })
@@ -629,7 +628,7 @@ impl LanguageServer for Backend {
             .with_document(&uri, "definition", |analysed| {
                 let offset = offset(&analysed.rope, at, encoding);
                 let placed = analysed.chunk_at(offset);
-                let target = ide::definition(&placed.chunk.analysis, placed.local(offset))?;
+                let target = ide::definition(&analysed.analysis_of(placed), placed.local(offset))?;
                 let sibling = target.file.as_ref().and_then(|it| analysed.sibling(&it.name));
                 let location = match (&target.file, sibling) {
                     (None, _) => Location {
@@ -664,7 +663,7 @@ impl LanguageServer for Backend {
             let found = if symbol_of_other_chunks(analysed, placed, placed.local(offset)) {
                 ide::references(&analysed.whole(), offset, include)
             } else {
-                let found = ide::references(&placed.chunk.analysis, placed.local(offset), include);
+                let found = ide::references(&analysed.analysis_of(placed), placed.local(offset), include);
                 found.into_iter().map(|it| placed.global(it)).collect()
             };
             found
@@ -686,7 +685,7 @@ impl LanguageServer for Backend {
                 let edits = if symbol_of_other_chunks(analysed, placed, placed.local(offset)) {
                     ide::rename(&analysed.whole(), offset, &params.new_name)
                 } else {
-                    ide::rename(&placed.chunk.analysis, placed.local(offset), &params.new_name).map(|edits| {
+                    ide::rename(&analysed.analysis_of(placed), placed.local(offset), &params.new_name).map(|edits| {
                         edits
                             .into_iter()
                             .map(|it| ide::TextEdit { range: placed.global(it.range), new_text: it.new_text })
@@ -713,7 +712,7 @@ impl LanguageServer for Backend {
         self.with_document(&uri, "completion", |analysed| {
             let offset = offset(&analysed.rope, at, encoding);
             let placed = analysed.chunk_at(offset);
-            let items = ide::completions(&placed.chunk.analysis, &placed.chunk.text, placed.local(offset))
+            let items = ide::completions(&analysed.analysis_of(placed), &placed.chunk.text, placed.local(offset))
                 .into_iter()
                 .map(|it| CompletionItem {
                     label: it.label,
@@ -742,8 +741,8 @@ impl LanguageServer for Backend {
                 .chunks
                 .iter()
                 .flat_map(|placed| {
-                    let tokens = ide::semantic_tokens(&placed.chunk.analysis, &placed.chunk.text);
-                    tokens.into_iter().map(|it| ide::SemanticToken { range: placed.global(it.range), kind: it.kind })
+                    let tokens = placed.chunk.semantic_tokens.iter();
+                    tokens.map(|it| ide::SemanticToken { range: placed.global(it.range), kind: it.kind })
                 })
                 .collect();
             SemanticTokensResult::Tokens(SemanticTokens {
@@ -761,10 +760,7 @@ impl LanguageServer for Backend {
             analysed
                 .chunks
                 .iter()
-                .flat_map(|placed| {
-                    let ranges = ide::folding_ranges(&placed.chunk.analysis, &placed.chunk.text);
-                    ranges.into_iter().map(|it| (placed.global(it.range), it.kind))
-                })
+                .flat_map(|placed| placed.chunk.folding_ranges.iter().map(|it| (placed.global(it.range), it.kind)))
                 .filter_map(|(folded, kind)| {
                     let folded = range(&analysed.rope, folded, encoding);
                     (folded.end.line > folded.start.line).then_some(FoldingRange {
@@ -807,17 +803,9 @@ fn shift_symbol(symbol: &mut ide::DocumentSymbol, by: usize) {
 /// A diagnostic of the chunk in `local` points into a module another chunk
 /// defines (its ALIGN is there): its fix is an edit of that chunk.
 fn involves_other_chunks(analysed: &Analysed, placed: &Placed, local: syntax::TextRange) -> bool {
-    placed
-        .chunk
-        .analysis
-        .diagnostics
-        .iter()
-        .filter(|it| it.range.start <= local.end && local.start <= it.range.end)
-        .any(|it| {
-            it.related
-                .iter()
-                .any(|related| related.file.as_deref().is_some_and(|name| analysed.sibling(name).is_some()))
-        })
+    placed.chunk.diagnostics.iter().filter(|it| it.range.start <= local.end && local.start <= it.range.end).any(|it| {
+        it.related.iter().any(|related| related.file.as_deref().is_some_and(|name| analysed.sibling(name).is_some()))
+    })
 }
 
 /// The symbol at `local` may be named in other chunks: it is declared in a
@@ -826,8 +814,8 @@ fn symbol_of_other_chunks(analysed: &Analysed, placed: &Placed, local: usize) ->
     if analysed.chunks.len() == 1 {
         return false;
     }
-    let analysis = &placed.chunk.analysis;
-    let Some(target) = ide::definition(analysis, local) else { return false };
+    let analysis = analysed.analysis_of(placed);
+    let Some(target) = ide::definition(&analysis, local) else { return false };
     match &target.file {
         Some(file) => analysed.sibling(&file.name).is_some(),
         None => analysis.model.units.iter().any(|it| {

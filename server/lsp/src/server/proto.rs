@@ -74,7 +74,7 @@ pub fn diagnostic(
                 }
                 // In a module of another file: that file's text gives the position.
                 Some(name) => {
-                    let external = placed.chunk.analysis.model.externals.iter().find(|file| file.name == *name)?;
+                    let external = placed.chunk.external(name)?;
                     ls_types::Location {
                         uri: name.parse().ok()?,
                         range: range(&ropey::Rope::from_str(&external.text), it.range, encoding),
@@ -121,11 +121,11 @@ pub fn publish_diagnostics_frame(uri: &Uri, diagnostics: Vec<ls_types::Diagnosti
 pub fn publish_frame(uri: &Uri, analysed: &Analysed, encoding: PositionEncoding) -> super::transport::Frame {
     let mut pieces = Vec::with_capacity(analysed.chunks.len());
     for placed in &analysed.chunks {
-        if placed.chunk.analysis.diagnostics.is_empty() {
+        if placed.chunk.diagnostics.is_empty() {
             continue;
         }
         let mut lines = vec![placed.line];
-        for related in placed.chunk.analysis.diagnostics.iter().flat_map(|it| &it.related) {
+        for related in placed.chunk.diagnostics.iter().flat_map(|it| &it.related) {
             if let Some(sibling) = related.file.as_deref().and_then(|name| analysed.sibling(name)) {
                 lines.push(sibling.line);
             }
@@ -137,7 +137,7 @@ pub fn publish_frame(uri: &Uri, analysed: &Analysed, encoding: PositionEncoding)
                 // Each diagnostic after a comma: the pieces are written one after the other.
                 let positions = ChunkPositions::new(analysed, placed, encoding);
                 let mut bytes = Vec::new();
-                for it in &placed.chunk.analysis.diagnostics {
+                for it in &placed.chunk.diagnostics {
                     bytes.push(b',');
                     let converted = diagnostic(uri, analysed, placed, it, &positions);
                     serde_json::to_writer(&mut bytes, &converted).expect("diagnostics serialise to JSON");
