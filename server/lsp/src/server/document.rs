@@ -47,6 +47,8 @@ pub struct Chunk {
     pub semantic_tokens: Vec<analysis::ide::SemanticToken>,
     pub folding_ranges: Vec<analysis::ide::FoldingRange>,
     pub symbols: Vec<analysis::ide::DocumentSymbol>,
+    /// Every inlay hint of both kinds (a client may ask for the whole document).
+    pub inlay_hints: Vec<analysis::ide::InlayHint>,
     /// Where its main programs begin.
     pub programs: Vec<usize>,
     /// The modules it USEs that were found nowhere (lower case).
@@ -76,6 +78,8 @@ pub struct PublishKey {
     /// The chunk's first line, then the first lines of the chunks its related information points into.
     pub lines: Vec<u32>,
 }
+
+const ALL_HINTS: analysis::ide::HintConfig = analysis::ide::HintConfig { loops: true, references: true };
 
 /// Ticks of [`Chunk::analysis`] calls, process-wide.
 static USES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -111,6 +115,7 @@ impl Chunk {
             semantic_tokens: analysis::ide::semantic_tokens(&analysis, &text),
             folding_ranges: analysis::ide::folding_ranges(&analysis, &text),
             symbols: analysis::ide::document_symbols(&analysis, &text),
+            inlay_hints: analysis::ide::inlay_hints(&analysis, &text, ALL_HINTS, None),
             programs,
             unknown_modules: super::unknown_modules(&analysis),
             form: analysis.file.form,

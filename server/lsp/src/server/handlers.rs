@@ -462,9 +462,17 @@ impl LanguageServer for Backend {
             overlapping(analysed, wanted)
                 .flat_map(|placed| {
                     let local = placed.local_range(wanted);
-                    ide::inlay_hints(&analysed.analysis_of(placed), &placed.chunk.text, config, Some(local))
-                        .into_iter()
-                        .map(|hint| (placed.start + hint.offset, hint.label))
+                    let shown = move |hint: &&ide::InlayHint| match hint.kind {
+                        ide::HintKind::LoopSummary => config.loops,
+                        ide::HintKind::Reference => config.references,
+                    };
+                    placed
+                        .chunk
+                        .inlay_hints
+                        .iter()
+                        .filter(shown)
+                        .filter(move |hint| local.contains_inclusive(hint.offset))
+                        .map(|hint| (placed.start + hint.offset, hint.label.clone()))
                 })
                 .map(|(at, label)| InlayHint {
                     position: position(&analysed.rope, at, encoding),
