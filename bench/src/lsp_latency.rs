@@ -642,8 +642,79 @@ pub fn run_breakdown(args: &[String]) {
     print_breakdowns(&sizes);
 }
 
+/// The server's chunked analysis of one edit, in-process.
+struct Chunked {
+    lines: usize,
+    chunks: usize,
+    computed: usize,
+    analyse: Duration,
+    frame: Duration,
+    hover: Duration,
+    resident_kb: Option<u64>,
+}
+
+fn chunked(target_lines: usize) -> Chunked {
+    let original = generate_text(target_lines);
+    let spots = spots(&original);
+    let line_start: usize = original.lines().take(spots.edit.0).map(|it| it.len() + 1).sum();
+    let at = line_start + spots.edit.1;
+    let mut edited = original.clone();
+    edited.insert(at, ' ');
+    let ropes = [ropey::Rope::from_str(&edited), ropey::Rope::from_str(&original)];
+    let form = syntax::SourceForm::Free;
+    let settings = hpf_ls::server::settings::Settings::default();
+    let rss_before = status_kb("/proc/self/status", "VmRSS");
+    let mut previous = hpf_ls::server::hooks::analyse(ropes[1].clone(), form, None, &settings);
+    let rss_after = status_kb("/proc/self/status", "VmRSS");
+    let resident_kb = rss_after.zip(rss_before).map(|(after, before)| after.saturating_sub(before));
+    hpf_ls::server::hooks::publish_frame_len(&previous);
+    let (mut analyse, mut frame, mut hover) = (Vec::new(), Vec::new(), Vec::new());
+    let mut computed = 0;
+    for round in 0..20 {
+        let start = Instant::now();
+        let analysed = hpf_ls::server::hooks::analyse(ropes[round % 2].clone(), form, Some(previous), &settings);
+        analyse.push(start.elapsed());
+        computed = analysed.computed_chunks;
+        let start = Instant::now();
+        std::hint::black_box(hpf_ls::server::hooks::publish_frame_len(&analysed));
+        frame.push(start.elapsed());
+        let start = Instant::now();
+        let placed = analysed.chunk_at(at);
+        let analysis = analysed.analysis_of(placed);
+        std::hint::black_box(analysis::ide::hover(&analysis, &placed.chunk.text, placed.local(at), true));
+        hover.push(start.elapsed());
+        previous = analysed;
+    }
+    Chunked {
+        lines: original.lines().count(),
+        chunks: previous.chunks.len(),
+        computed,
+        analyse: median(&mut analyse),
+        frame: median(&mut frame),
+        hover: median(&mut hover),
+        resident_kb,
+    }
+}
+
 fn print_breakdowns(sizes: &[usize]) {
-    println!("In-process breakdown of one edit (medians; the server's `compute`, then publishing):");
+    println!("In-process, the server's chunked analysis of one edit (medians of 20; `hooks::analyse` from the previous analysis, then the publishDiagnostics frame, then a hover):");
+    println!("| lines | chunks (computed per edit) | analyse | frame | hover | RSS of one document's analysis |");
+    println!("|---|---|---|---|---|---|");
+    for &lines in sizes {
+        let it = chunked(lines);
+        println!(
+            "| {} | {} ({}) | {:.2} ms | {:.2} ms | {:.2} ms | {} |",
+            it.lines,
+            it.chunks,
+            it.computed,
+            ms(it.analyse),
+            ms(it.frame),
+            ms(it.hover),
+            mb(it.resident_kb)
+        );
+    }
+    println!();
+    println!("Baseline: the same edit through the whole-file pipeline the server ran before 2026-12-05 (medians; reparse, lowering and analysis of the whole file):");
     println!(
         "| lines | copy text ×2 | input_edit | incremental reparse (full parse) | lower_tree | analyze_file (model + loops) | drop old analysis | sum | ide::hover | RSS of one tree + analysis |"
     );

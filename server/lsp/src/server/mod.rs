@@ -453,6 +453,13 @@ pub mod hooks {
         }
     }
 
+    /// The size of the `publishDiagnostics` frame the server sends for
+    /// `analysed` (made as the server makes it: the timing of `hpf-bench`).
+    pub fn publish_frame_len(analysed: &Analysed) -> usize {
+        let uri: tower_lsp_server::ls_types::Uri = "file:///hooks.f90".parse().expect("a valid URI");
+        super::proto::publish_frame(&uri, analysed, PositionEncoding::Utf8).len()
+    }
+
     /// The server's analysis of `rope`, reparsing from `previous` when given.
     pub fn analyse(rope: Rope, form: SourceForm, previous: Option<Parse>, settings: &Settings) -> Arc<Analysed> {
         super::compute(0, rope, form, "untitled:hooks", previous, settings, &analysis::model::NoModules)
