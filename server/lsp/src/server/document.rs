@@ -325,7 +325,7 @@ impl ModuleResolver for Externals {
 /// `outer` (other documents, the disk); every lookup is recorded.
 struct ChunkModules<'a> {
     siblings: &'a HashMap<String, Arc<ExternalFile>>,
-    outer: &'a dyn ModuleResolver,
+    outer: &'a (dyn ModuleResolver + Sync),
     lookups: Mutex<Vec<(String, Option<Arc<ExternalFile>>)>>,
 }
 
@@ -525,6 +525,19 @@ fn rescan(previous: &Analysed, rope: &Rope, (prefix, edit_end): (usize, usize)) 
 /// How far past an edit the rescan reads before it reads the rest.
 const WINDOW_AFTER_EDIT: usize = 64 * 1024;
 
+/// What a chunk of a new version needs.
+enum Job {
+    /// Lowered already (it defines a module): its analysis.
+    Analyse(Lowered),
+    /// Its text changed.
+    LowerAndAnalyse,
+    /// Its text did not, a module it USEs did.
+    Reanalyse(Arc<Chunk>),
+}
+
+/// Chunks per thread below which an analysis stays on one thread.
+const PARALLEL_FROM: usize = 16;
+
 /// Drops the full analyses of all but the [`KEEP_ANALYSES`] chunks used last.
 fn evict_analyses(chunks: &[Placed]) {
     let mut kept: Vec<(u64, &Chunk)> =
@@ -547,7 +560,7 @@ pub fn analyse(
     name: &str,
     previous: Option<&Analysed>,
     settings: &Settings,
-    modules: &dyn ModuleResolver,
+    modules: &(dyn ModuleResolver + Sync),
 ) -> Analysed {
     let started = std::time::Instant::now();
     let config = ModelConfig { number_of_processors: settings.processors };
@@ -647,42 +660,81 @@ pub fn analyse(
         provides.push(provided);
     }
 
-    let mut chunks = Vec::with_capacity(ranges.len());
-    let mut computed = 0;
     let severities = Arc::new(settings.severities());
     // Full analyses are kept for an edit's chunks, not for all of an open's.
     let keep = changed.len() <= KEEP_ANALYSES;
-    let new_chunk = |text: String, file: syntax::SourceFile, modules: ChunkModules, provides, tree| {
+    let kept_of = |idx: usize| &old[if idx < prefix { idx } else { idx + old.len() - ranges.len() }].chunk;
+    let chunk_modules = || ChunkModules { siblings: &siblings, outer: modules, lookups: Mutex::new(Vec::new()) };
+    // What each chunk needs: nothing (the previous one), or an analysis.
+    let mut chunks: Vec<Option<Arc<Chunk>>> = Vec::with_capacity(ranges.len());
+    let mut jobs: Vec<(usize, Job)> = Vec::new();
+    for idx in 0..ranges.len() {
+        if let Some(lowered) = lowered[idx].take() {
+            jobs.push((idx, Job::Analyse(lowered)));
+        } else if changed.contains(&idx) {
+            jobs.push((idx, Job::LowerAndAnalyse));
+        } else if chunk_modules().same_as(&kept_of(idx).lookups) {
+            let kept = kept_of(idx);
+            // Only the chunks being edited keep a tree (134 MB for all at 100k lines).
+            kept.tree.lock().unwrap_or_else(|it| it.into_inner()).take();
+            chunks.push(Some(kept.clone()));
+            continue;
+        } else {
+            // A module it USEs changed: analysed again.
+            jobs.push((idx, Job::Reanalyse(kept_of(idx).clone())));
+        }
+        chunks.push(None);
+    }
+    let computed = jobs.len();
+    let run = |(idx, job): (usize, Job)| {
+        let modules = chunk_modules();
+        let (text, file, provided, tree) = match job {
+            Job::Analyse(lowered) => (lowered.text, lowered.file, provides[idx].clone(), lowered.tree),
+            Job::LowerAndAnalyse => {
+                let lowered = lower(idx);
+                (lowered.text, lowered.file, provides[idx].clone(), lowered.tree)
+            }
+            Job::Reanalyse(kept) => (kept.text.clone(), syntax::parse(&kept.text, form), kept.provides.clone(), None),
+        };
         let analysis = Arc::new(analyse_file(file, config, &severities, &modules));
         let lookups = modules.lookups.into_inner().unwrap_or_else(|it| it.into_inner());
-        let mut chunk = Chunk::new(text, analysis, lookups, provides, tree, keep);
+        let mut chunk = Chunk::new(text, analysis, lookups, provided, tree, keep);
         chunk.severities = severities.clone();
-        Arc::new(chunk)
+        (idx, Arc::new(chunk))
     };
-    for (idx, (start, _)) in ranges.iter().enumerate() {
-        let line = rope.byte_to_line(*start) as u32;
-        let modules = ChunkModules { siblings: &siblings, outer: modules, lookups: Mutex::new(Vec::new()) };
-        let chunk = match lowered[idx].take().or_else(|| changed.contains(&idx).then(|| lower(idx))) {
-            Some(lowered) => {
-                computed += 1;
-                new_chunk(lowered.text, lowered.file, modules, provides[idx].clone(), lowered.tree)
-            }
-            None => {
-                let kept = &old[if idx < prefix { idx } else { idx + old.len() - ranges.len() }].chunk;
-                if modules.same_as(&kept.lookups) {
-                    // Only the chunks being edited keep a tree (134 MB for all at 100k lines).
-                    kept.tree.lock().unwrap_or_else(|it| it.into_inner()).take();
-                    kept.clone()
-                } else {
-                    // A module it USEs changed: analysed again.
-                    computed += 1;
-                    let file = syntax::parse(&kept.text, form);
-                    new_chunk(kept.text.clone(), file, modules, kept.provides.clone(), None)
-                }
-            }
-        };
-        chunks.push(Placed { start: *start, line, chunk });
+    // Many chunks (an open, an edit of a module every unit USEs) are
+    // analysed on all cores; the threads inherit the workers' priority.
+    let threads = std::thread::available_parallelism().map_or(1, |it| it.get()).min(jobs.len() / PARALLEL_FROM).max(1);
+    let done: Vec<(usize, Arc<Chunk>)> = if threads == 1 {
+        jobs.into_iter().map(run).collect()
+    } else {
+        let mut shares: Vec<Vec<(usize, Job)>> = (0..threads).map(|_| Vec::new()).collect();
+        for (at, job) in jobs.into_iter().enumerate() {
+            shares[at % threads].push(job);
+        }
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = shares
+                .into_iter()
+                .map(|share| scope.spawn(|| share.into_iter().map(run).collect::<Vec<_>>()))
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|it| it.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+                .collect()
+        })
+    };
+    for (idx, chunk) in done {
+        chunks[idx] = Some(chunk);
     }
+    let chunks: Vec<Placed> = chunks
+        .into_iter()
+        .zip(&ranges)
+        .map(|(chunk, (start, _))| Placed {
+            start: *start,
+            line: rope.byte_to_line(*start) as u32,
+            chunk: chunk.expect("every chunk kept or computed"),
+        })
+        .collect();
     let analysed_at = started.elapsed();
     evict_analyses(&chunks);
     let mut unknown_modules: Vec<String> = chunks.iter().flat_map(|it| it.chunk.unknown_modules.clone()).collect();

@@ -213,7 +213,7 @@ fn compute(
     name: &str,
     previous: Option<Arc<Analysed>>,
     settings: &Settings,
-    modules: &dyn analysis::model::ModuleResolver,
+    modules: &(dyn analysis::model::ModuleResolver + Sync),
 ) -> Arc<Analysed> {
     let analysed = document::analyse(version, rope, form, name, previous.as_deref(), settings, modules);
     // Freed here, on the analysis worker, not on the protocol thread.
