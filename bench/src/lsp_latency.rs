@@ -433,13 +433,19 @@ fn median(times: &mut [Duration]) -> Duration {
     times[times.len() / 2]
 }
 
-fn breakdown(target_lines: usize) -> Breakdown {
+/// The generated text, and it with the benchmark's edit (a blank in a loop body) at the offset returned.
+fn edited_text(target_lines: usize) -> (String, String, usize) {
     let original = generate_text(target_lines);
     let spots = spots(&original);
     let line_start: usize = original.lines().take(spots.edit.0).map(|it| it.len() + 1).sum();
     let at = line_start + spots.edit.1;
     let mut edited = original.clone();
     edited.insert(at, ' ');
+    (original, edited, at)
+}
+
+fn breakdown(target_lines: usize) -> Breakdown {
+    let (original, edited, _) = edited_text(target_lines);
     let texts = [edited, original];
     let form = syntax::SourceForm::Free;
     let config = analysis::ModelConfig { number_of_processors: None };
@@ -524,7 +530,7 @@ fn breakdown(target_lines: usize) -> Breakdown {
     }
 
     let analysed = previous_analysis.expect("analysed");
-    let hover_offsets: Vec<usize> = spots
+    let hover_offsets: Vec<usize> = spots(&previous_text)
         .hovers
         .iter()
         .map(|&(line, column)| previous_text.lines().take(line).map(|it| it.len() + 1).sum::<usize>() + column)
@@ -656,12 +662,7 @@ struct Chunked {
 }
 
 fn chunked(target_lines: usize) -> Chunked {
-    let original = generate_text(target_lines);
-    let spots = spots(&original);
-    let line_start: usize = original.lines().take(spots.edit.0).map(|it| it.len() + 1).sum();
-    let at = line_start + spots.edit.1;
-    let mut edited = original.clone();
-    edited.insert(at, ' ');
+    let (original, edited, at) = edited_text(target_lines);
     let ropes = [ropey::Rope::from_str(&edited), ropey::Rope::from_str(&original)];
     let form = syntax::SourceForm::Free;
     let settings = hpf_ls::server::settings::Settings::default();
