@@ -416,13 +416,7 @@ impl<'a> Lowering<'a> {
         let outer = usize::from(!distributing[0].range.contains_range(distributing[1].range));
         let inner = 1 - outer;
         let outer_independent = self.independent(distributing[outer]).is_some();
-        let nest_keys: Vec<String> = loops
-            .iter()
-            .filter_map(|it| match &it.kind {
-                StmtKind::Do { control: Some(control), .. } => Some(control.var.key()),
-                _ => None,
-            })
-            .collect();
+        let nest_keys = crate::do_variables(loops);
         let lower_bound_names = |k: usize, keys: &[String]| match &distributing[k].kind {
             StmtKind::Do { control: Some(control), .. } => crate::mentions(&control.lo, keys),
             _ => true,

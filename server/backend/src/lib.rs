@@ -1450,13 +1450,7 @@ impl<'a> Lowering<'a> {
         // The distributing loop visits the same indices in every iteration of
         // the nest: its lower bound names no index of the nest.
         let lattice_fixed = outermost || {
-            let keys: Vec<String> = loops
-                .iter()
-                .filter_map(|it| match &it.kind {
-                    StmtKind::Do { control: Some(control), .. } => Some(control.var.key()),
-                    _ => None,
-                })
-                .collect();
+            let keys = do_variables(&loops);
             matches!(&distributing.kind, StmtKind::Do { control: Some(control), .. } if !mentions(&control.lo, &keys))
         };
         let mut replicated: Vec<SymbolId> = Vec::new();
@@ -2955,6 +2949,17 @@ fn reach(form: &SubscriptForm, nest: &[analysis::loops::NestIndex], distributing
         }
         _ => None,
     }
+}
+
+/// The index variables of the DO loops among `loops` (lower case).
+fn do_variables(loops: &[&Stmt]) -> Vec<String> {
+    loops
+        .iter()
+        .filter_map(|it| match &it.kind {
+            StmtKind::Do { control: Some(control), .. } => Some(control.var.key()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Whether `expr` names one of `keys` (lower case).

@@ -94,6 +94,14 @@ fn sequential_output(dir: &Path, source: &Path) -> Vec<u8> {
     Command::new(&sequential).output().unwrap().stdout
 }
 
+/// A test's own program, written to its own scratch directory: (the directory, the source).
+fn scratch_program(name: &str, text: &str) -> (PathBuf, PathBuf) {
+    let dir = scratch(name);
+    let source = dir.join(format!("{name}.f90"));
+    std::fs::write(&source, text).unwrap();
+    (dir, source)
+}
+
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("hpf-ls-mpi-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -138,13 +146,7 @@ fn supported_corpus_programs_print_what_the_sequential_program_prints() {
     for name in SUPPORTED {
         let source = corpus().join(name);
         let executable = dir.join(name.replace('.', "_"));
-        let build = Command::new(env!("CARGO_BIN_EXE_hpf-ls"))
-            .arg("build")
-            .arg(&source)
-            .arg("-o")
-            .arg(&executable)
-            .output()
-            .unwrap();
+        let build = hpf_ls_build(&source, &executable);
         assert!(build.status.success(), "{name} does not build:\n{}", String::from_utf8_lossy(&build.stderr));
         let expected = std::fs::read(corpus().join(format!("expected/{name}.out"))).expect("an expected output");
         let declared = declared_processes(name);
@@ -223,19 +225,25 @@ fn per_loop_stats_by_line(stderr: &str) -> Vec<(usize, String, String)> {
 }
 
 /// `hpf-ls run ARGS tests/corpus/NAME` as root may run it, asserted to succeed.
-fn hpf_ls_run(args: &[&str], name: &str, stdin: Option<std::fs::File>) -> std::process::Output {
+/// `hpf-ls build SOURCE -o EXECUTABLE` (its notes go to standard error).
+fn hpf_ls_build(source: &Path, executable: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_hpf-ls")).arg("build").arg(source).arg("-o").arg(executable).output().unwrap()
+}
+
+/// `hpf-ls run ARGS SOURCE`, which must succeed.
+fn hpf_ls_run(args: &[&str], source: &Path, stdin: Option<std::fs::File>) -> std::process::Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_hpf-ls"));
     command
         .arg("run")
         .args(args)
-        .arg(corpus().join(name))
+        .arg(source)
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
     if let Some(stdin) = stdin {
         command.stdin(stdin);
     }
     let output = command.output().unwrap();
-    assert!(output.status.success(), "{name}: {}", String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "{}: {}", source.display(), String::from_utf8_lossy(&output.stderr));
     output
 }
 
@@ -246,7 +254,7 @@ fn seed_statistics_match_the_analysis() {
         eprintln!("skipped: no MPI toolchain (and CI is not set)");
         return;
     }
-    let output = hpf_ls_run(&["--np", "4", "--stats"], "seed_fig6.f90", None);
+    let output = hpf_ls_run(&["--np", "4", "--stats"], &corpus().join("seed_fig6.f90"), None);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("hpf-ls stats: 3 message(s), 3 element(s) in total"), "{stderr}");
     // Per loop, what moved next to what the analysis predicts.
@@ -270,7 +278,7 @@ fn block_block_jacobi_exchanges_strips_with_its_neighbours() {
         eprintln!("skipped: no MPI toolchain (and CI is not set)");
         return;
     }
-    let output = hpf_ls_run(&["--np", "4", "--stats"], "jacobi2d_block_block.f90", None);
+    let output = hpf_ls_run(&["--np", "4", "--stats"], &corpus().join("jacobi2d_block_block.f90"), None);
     let stderr = String::from_utf8_lossy(&output.stderr);
     // 50 sweeps x 2 arrays x 8 messages of 11 elements, and the 47 values of
     // `sum(u)`: its running value changes process twice per column of 24
@@ -305,7 +313,7 @@ fn halo_statistics_equal_the_prediction() {
     }
     for name in ["jacobi2d_star_block.f90", "jacobi2d_block_block.f90"] {
         for np in ["4"] {
-            let output = hpf_ls_run(&["--np", np, "--stats"], name, None);
+            let output = hpf_ls_run(&["--np", np, "--stats"], &corpus().join(name), None);
             let stderr = String::from_utf8_lossy(&output.stderr);
             let stats = per_loop_stats(&stderr);
             assert!(!stats.is_empty(), "{name} on {np}: no per-loop statistics\n{stderr}");
@@ -325,7 +333,7 @@ fn run_passes_standard_input_to_the_program() {
         return;
     }
     let input = std::fs::File::open(corpus().join("read_input.in")).unwrap();
-    let output = hpf_ls_run(&["--np", "3"], "read_input.f90", Some(input));
+    let output = hpf_ls_run(&["--np", "3"], &corpus().join("read_input.f90"), Some(input));
     assert_eq!(output.stdout, std::fs::read(corpus().join("expected/read_input.f90.out")).unwrap());
 }
 
@@ -333,13 +341,7 @@ fn run_passes_standard_input_to_the_program() {
 #[test]
 fn unsupported_constructs_are_refused_at_their_line() {
     let dir = scratch("refused");
-    let output = Command::new(env!("CARGO_BIN_EXE_hpf-ls"))
-        .arg("build")
-        .arg(corpus().join("dynamic_remap.f90"))
-        .arg("-o")
-        .arg(dir.join("never"))
-        .output()
-        .unwrap();
+    let output = hpf_ls_build(&corpus().join("dynamic_remap.f90"), &dir.join("never"));
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -361,10 +363,8 @@ fn variables_set_on_rank_zero_arrive_whole_on_every_process() {
         eprintln!("skipped: no MPI toolchain (and CI is not set)");
         return;
     }
-    let dir = scratch("kinds");
-    let source = dir.join("kinds.f90");
-    std::fs::write(
-        &source,
+    let (dir, source) = scratch_program(
+        "kinds",
         "program kinds
   implicit none
   integer, parameter :: n = 8
@@ -413,8 +413,7 @@ subroutine setall(a, c, z, d, w, big, tag)
   a(1) = 5.0
 end subroutine setall
 ",
-    )
-    .unwrap();
+    );
     let expected = sequential_output(&dir, &source);
     for processes in ["1", "2", "3"] {
         let output = Command::new(env!("CARGO_BIN_EXE_hpf-ls"))
@@ -446,18 +445,10 @@ fn subroutines_on_every_process_print_what_the_sequential_program_prints() {
         eprintln!("skipped: no MPI toolchain (and CI is not set)");
         return;
     }
-    let dir = scratch("procedures");
-    let source = dir.join("procedures.f90");
-    std::fs::write(&source, PROCEDURES).unwrap();
+    let (dir, source) = scratch_program("procedures", PROCEDURES);
     let expected = sequential_output(&dir, &source);
     let executable = dir.join("procedures");
-    let build = Command::new(env!("CARGO_BIN_EXE_hpf-ls"))
-        .arg("build")
-        .arg(&source)
-        .arg("-o")
-        .arg(&executable)
-        .output()
-        .unwrap();
+    let build = hpf_ls_build(&source, &executable);
     assert!(build.status.success(), "{}", String::from_utf8_lossy(&build.stderr));
     let notes = String::from_utf8_lossy(&build.stderr);
     // Four calls keep the rank-0 path: two nested ones, the early RETURN and the one whose body runs on rank 0.
@@ -609,10 +600,8 @@ fn branches_out_of_a_statement_on_rank_zero_are_taken_by_every_process() {
         eprintln!("skipped: no MPI toolchain (and CI is not set)");
         return;
     }
-    let dir = scratch("branches");
-    let source = dir.join("branches.f90");
-    std::fs::write(
-        &source,
+    let (dir, source) = scratch_program(
+        "branches",
         "program branches
   implicit none
   integer, parameter :: n = 16
@@ -643,8 +632,7 @@ fn branches_out_of_a_statement_on_rank_zero_are_taken_by_every_process() {
   print *, 'not reached either'
 end program branches
 ",
-    )
-    .unwrap();
+    );
     let expected = sequential_output(&dir, &source);
     assert!(String::from_utf8_lossy(&expected).contains("33"), "{}", String::from_utf8_lossy(&expected));
     runs_print_on(&source, &expected, &["1", "2", "3", "5"]);
@@ -662,10 +650,8 @@ fn forall_constructs_read_what_their_earlier_assignments_assigned() {
         eprintln!("skipped: no MPI toolchain (and CI is not set)");
         return;
     }
-    let dir = scratch("forall_order");
-    let source = dir.join("forall_order.f90");
-    std::fs::write(
-        &source,
+    let (dir, source) = scratch_program(
+        "forall_order",
         "program forall_order
   implicit none
   integer, parameter :: n = 20
@@ -700,15 +686,8 @@ fn forall_constructs_read_what_their_earlier_assignments_assigned() {
   print '(20I4)', u
 end program forall_order
 ",
-    )
-    .unwrap();
-    let build = Command::new(env!("CARGO_BIN_EXE_hpf-ls"))
-        .arg("build")
-        .arg(&source)
-        .arg("-o")
-        .arg(dir.join("x"))
-        .output()
-        .unwrap();
+    );
+    let build = hpf_ls_build(&source, &dir.join("x"));
     let notes = String::from_utf8_lossy(&build.stderr);
     for line in [11, 17, 23] {
         assert!(
@@ -735,10 +714,8 @@ fn cyclic_loops_with_shifted_reads_fetch_them_first() {
         eprintln!("skipped: no MPI toolchain (and CI is not set)");
         return;
     }
-    let dir = scratch("cyclic_shift");
-    let source = dir.join("cyclic_shift.f90");
-    std::fs::write(
-        &source,
+    let (dir, source) = scratch_program(
+        "cyclic_shift",
         "program cyclic_shift
   implicit none
   integer, parameter :: n = 29
@@ -805,18 +782,10 @@ fn cyclic_loops_with_shifted_reads_fetch_them_first() {
   print *, sum(a), sum(d)
 end program cyclic_shift
 ",
-    )
-    .unwrap();
+    );
     let expected = sequential_output(&dir, &source);
     runs_print_on(&source, &expected, &["1", "2", "3", "4", "5"]);
-    let output = Command::new(env!("CARGO_BIN_EXE_hpf-ls"))
-        .args(["run", "--np", "3", "--stats"])
-        .arg(&source)
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let output = hpf_ls_run(&["--np", "3", "--stats"], &source, None);
     let stderr = String::from_utf8_lossy(&output.stderr);
     let stats = per_loop_stats_by_line(&stderr);
     // The seven owner-computes loops, six of them fetching; the analysis,

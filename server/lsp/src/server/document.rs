@@ -168,11 +168,6 @@ impl Chunk {
     pub fn external(&self, name: &str) -> Option<&Arc<ExternalFile>> {
         self.lookups.iter().filter_map(|(_, found)| found.as_ref()).find(|it| *it.name == *name)
     }
-
-    /// The sibling module this chunk provides, if `name` is its name.
-    pub fn provides_name(&self, name: &str) -> bool {
-        self.provides.as_ref().is_some_and(|it| *it.name == *name)
-    }
 }
 
 /// A chunk where it lies in the document.
@@ -224,6 +219,8 @@ pub struct Analysed {
     pub(super) unknown_modules: Vec<String>,
     config: ModelConfig,
     severities: Vec<crate::config::SeverityOverride>,
+    /// The chunks that define modules, by their name as modules of other files.
+    siblings: HashMap<Arc<str>, usize>,
     /// How many chunks this analysis computed (the others came from the previous one).
     pub computed_chunks: usize,
     whole: OnceLock<Arc<FileAnalysis>>,
@@ -254,10 +251,7 @@ impl Analysed {
 
     /// The sibling chunk that provides the module file `name`, if it is one.
     pub fn sibling(&self, name: &str) -> Option<&Placed> {
-        if !name.starts_with(&self.name) {
-            return None;
-        }
-        self.chunks.iter().find(|it| it.chunk.provides_name(name))
+        self.siblings.get(name).map(|idx| &self.chunks[*idx])
     }
 
     /// The files of other documents whose modules the chunks USE.
@@ -265,7 +259,7 @@ impl Analysed {
         self.chunks
             .iter()
             .flat_map(|it| it.chunk.lookups.iter().filter_map(|(_, found)| found.as_ref()))
-            .filter(|it| !it.name.starts_with(&self.name))
+            .filter(|it| !self.siblings.contains_key(&*it.name))
     }
 
     /// The analysis of the whole text as one file (what `hpf-ls check`
@@ -363,10 +357,13 @@ struct Lowered {
 /// replaces when that tree had no syntax error (tree-sitter's recovery
 /// depends on the tree it starts from: a text with errors is parsed fresh,
 /// so that an edit ends where opening the same text does).
-fn lower_chunk(text: &str, parser_text: &str, form: SourceForm, replaced: Option<&Chunk>, keep_tree: bool) -> Lowered {
+fn lower_chunk(text: String, form: SourceForm, replaced: Option<&Chunk>, keep_tree: bool) -> Lowered {
     if text.len() > syntax::MAX_ANALYSED_BYTES {
-        return Lowered { text: text.to_string(), file: syntax::parse(text, form), tree: None };
+        let file = syntax::parse(&text, form);
+        return Lowered { text, file, tree: None };
     }
+    let parser_text = syntax::parser_text(&text, form);
+    let parser_text = parser_text.as_ref();
     let old = replaced.and_then(|it| it.tree.lock().unwrap_or_else(|it| it.into_inner()).take());
     let tree = match old {
         Some((old_parser_text, mut old_tree)) if !old_tree.root_node().has_error() => {
@@ -385,10 +382,10 @@ fn lower_chunk(text: &str, parser_text: &str, form: SourceForm, replaced: Option
         }
         _ => syntax::parse_tree(parser_text, None),
     };
-    let file = syntax::lower_tree(text, parser_text, form, &tree);
+    let file = syntax::lower_tree(&text, parser_text, form, &tree);
     // Freed at once otherwise: an open lowers every chunk before it analyses them.
     let tree = keep_tree.then(|| (parser_text.to_string(), tree));
-    Lowered { text: text.to_string(), file, tree }
+    Lowered { text, file, tree }
 }
 
 /// The module key a chunk's file defines first, lower case.
@@ -529,8 +526,8 @@ const WINDOW_AFTER_EDIT: usize = 64 * 1024;
 enum Job {
     /// Lowered already (it defines a module): its analysis.
     Analyse(Lowered),
-    /// Its text changed.
-    LowerAndAnalyse,
+    /// Its text (which changed).
+    LowerAndAnalyse(String),
     /// Its text did not, a module it USEs did.
     Reanalyse(Arc<Chunk>),
 }
@@ -613,42 +610,38 @@ pub fn analyse(
     // Only those that define modules (a cheap scan says which): the others
     // are lowered one at a time as they are analysed, so that an open never
     // holds the syntax of every unit at once (160 MB at 100k lines).
-    let lower = |idx: usize| {
+    let lower = |idx: usize, chunk_text: String| lower_chunk(chunk_text, form, replaced(idx), keep_trees);
+    let kept_of = |idx: usize| &old[if idx < prefix { idx } else { idx + old.len() - ranges.len() }].chunk;
+    // The changed chunks' texts, and the lowering of those that define modules.
+    let mut texts: Vec<Option<String>> = (0..ranges.len()).map(|_| None).collect();
+    let mut lowered: Vec<Option<Lowered>> = (0..ranges.len()).map(|_| None).collect();
+    for idx in changed.clone() {
         let (start, end) = ranges[idx];
         let chunk_text = match text.get() {
             Some(whole) => whole[start..end].to_string(),
             None => rope.byte_slice(start..end).to_string(),
         };
-        let parser_text = syntax::parser_text(&chunk_text, form);
-        lower_chunk(&chunk_text, &parser_text, form, replaced(idx), keep_trees)
-    };
-    let mut lowered: Vec<Option<Lowered>> = (0..ranges.len()).map(|_| None).collect();
-    for idx in changed.clone() {
-        let (start, end) = ranges[idx];
-        let defines_module = match text.get() {
-            Some(whole) => !crate::modules::defined_modules(&whole[start..end]).is_empty(),
-            None => !crate::modules::defined_modules(&rope.byte_slice(start..end).to_string()).is_empty(),
-        };
-        if defines_module {
-            lowered[idx] = Some(lower(idx));
+        if crate::modules::defined_modules(&chunk_text).is_empty() {
+            texts[idx] = Some(chunk_text);
+        } else {
+            lowered[idx] = Some(lower(idx, chunk_text));
         }
     }
     let lowered_at = started.elapsed();
     let mut siblings: HashMap<String, Arc<ExternalFile>> = HashMap::new();
     let mut provides: Vec<Option<Arc<ExternalFile>>> = Vec::with_capacity(ranges.len());
     for idx in 0..ranges.len() {
-        let provided = match &lowered[idx] {
-            _ if changed.contains(&idx) => {
-                lowered[idx].as_ref().and_then(|lowered| first_module(&lowered.file)).map(|key| {
-                    let lowered = lowered[idx].as_ref().expect("lowered above");
-                    Arc::new(ExternalFile {
-                        name: format!("{name}#module-{key}").into(),
-                        text: lowered.text.as_str().into(),
-                        file: lowered.file.clone(),
-                    })
-                })
-            }
-            _ => old[if idx < prefix { idx } else { idx + old.len() - ranges.len() }].chunk.provides.clone(),
+        let provided = if changed.contains(&idx) {
+            lowered[idx].as_ref().and_then(|lowered| {
+                let key = first_module(&lowered.file)?;
+                Some(Arc::new(ExternalFile {
+                    name: format!("{name}#module-{key}").into(),
+                    text: lowered.text.as_str().into(),
+                    file: lowered.file.clone(),
+                }))
+            })
+        } else {
+            kept_of(idx).provides.clone()
         };
         if let Some(provided) = &provided {
             for unit in provided.file.units.iter().filter(|it| it.kind == syntax::UnitKind::Module) {
@@ -663,7 +656,6 @@ pub fn analyse(
     let severities = Arc::new(settings.severities());
     // Full analyses are kept for an edit's chunks, not for all of an open's.
     let keep = changed.len() <= KEEP_ANALYSES;
-    let kept_of = |idx: usize| &old[if idx < prefix { idx } else { idx + old.len() - ranges.len() }].chunk;
     let chunk_modules = || ChunkModules { siblings: &siblings, outer: modules, lookups: Mutex::new(Vec::new()) };
     // What each chunk needs: nothing (the previous one), or an analysis.
     let mut chunks: Vec<Option<Arc<Chunk>>> = Vec::with_capacity(ranges.len());
@@ -671,8 +663,8 @@ pub fn analyse(
     for idx in 0..ranges.len() {
         if let Some(lowered) = lowered[idx].take() {
             jobs.push((idx, Job::Analyse(lowered)));
-        } else if changed.contains(&idx) {
-            jobs.push((idx, Job::LowerAndAnalyse));
+        } else if let Some(chunk_text) = texts[idx].take() {
+            jobs.push((idx, Job::LowerAndAnalyse(chunk_text)));
         } else if chunk_modules().same_as(&kept_of(idx).lookups) {
             let kept = kept_of(idx);
             // Only the chunks being edited keep a tree (134 MB for all at 100k lines).
@@ -690,8 +682,8 @@ pub fn analyse(
         let modules = chunk_modules();
         let (text, file, provided, tree) = match job {
             Job::Analyse(lowered) => (lowered.text, lowered.file, provides[idx].clone(), lowered.tree),
-            Job::LowerAndAnalyse => {
-                let lowered = lower(idx);
+            Job::LowerAndAnalyse(chunk_text) => {
+                let lowered = lower(idx, chunk_text);
                 (lowered.text, lowered.file, provides[idx].clone(), lowered.tree)
             }
             Job::Reanalyse(kept) => (kept.text.clone(), syntax::parse(&kept.text, form), kept.provides.clone(), None),
@@ -748,6 +740,13 @@ pub fn analyse(
         (analysed_at - lowered_at).as_secs_f64() * 1e3,
         (started.elapsed() - analysed_at).as_secs_f64() * 1e3,
     );
+    // The first chunk providing a name wins, as in `siblings` above.
+    let mut sibling_chunks = HashMap::new();
+    for (idx, placed) in chunks.iter().enumerate() {
+        if let Some(provided) = &placed.chunk.provides {
+            sibling_chunks.entry(provided.name.clone()).or_insert(idx);
+        }
+    }
     Analysed {
         version,
         text,
@@ -756,6 +755,7 @@ pub fn analyse(
         form,
         name: name.to_string(),
         chunks,
+        siblings: sibling_chunks,
         unknown_modules,
         config,
         severities: settings.severities(),

@@ -38,38 +38,20 @@ pub fn position(rope: &Rope, offset: usize, encoding: PositionEncoding) -> ls_ty
 
 /// Positions of many offsets of one text, as [`position`] gives them: by a
 /// binary search over the line starts, without the rope's bookkeeping
-/// (13,000 diagnostics at 100k lines). A text with a lone `\r` (a line
-/// break to LSP, not to the table) goes through the rope.
+/// (13,000 diagnostics at 100k lines). Not for a text with a lone `\r` (a
+/// line break to LSP, not to the table): that one goes through the rope.
 pub struct Positions<'a> {
     text: &'a str,
-    /// `None` only with `lines`.
-    rope: Option<&'a Rope>,
     encoding: PositionEncoding,
-    /// `None` for a text with a lone `\r`.
-    lines: Option<syntax::LineIndex>,
+    lines: syntax::LineIndex,
 }
 
 impl<'a> Positions<'a> {
-    /// `rope` holds `text`.
-    pub fn new(text: &'a str, rope: &'a Rope, encoding: PositionEncoding) -> Positions<'a> {
-        let bytes = text.as_bytes();
-        let lone_cr = bytes.iter().enumerate().any(|(at, it)| *it == b'\r' && bytes.get(at + 1) != Some(&b'\n'));
-        let lines = (!lone_cr).then(|| syntax::LineIndex::new(text));
-        Positions { text, rope: Some(rope), encoding, lines }
-    }
-
-    /// Through a line table of `text` alone; `None` for a text with a lone
-    /// `\r`, which needs a rope.
+    /// Through a line table of `text`; `None` for a text with a lone `\r`.
     pub fn of_text(text: &'a str, encoding: PositionEncoding) -> Option<Positions<'a>> {
         let bytes = text.as_bytes();
         let lone_cr = bytes.iter().enumerate().any(|(at, it)| *it == b'\r' && bytes.get(at + 1) != Some(&b'\n'));
-        (!lone_cr).then(|| Positions { text, rope: None, encoding, lines: Some(syntax::LineIndex::new(text)) })
-    }
-
-    /// Through the rope only: for a few offsets, where building the line
-    /// table would cost more than it saves.
-    pub fn by_rope(text: &'a str, rope: &'a Rope, encoding: PositionEncoding) -> Positions<'a> {
-        Positions { text, rope: Some(rope), encoding, lines: None }
+        (!lone_cr).then(|| Positions { text, encoding, lines: syntax::LineIndex::new(text) })
     }
 
     pub fn encoding(&self) -> PositionEncoding {
@@ -77,9 +59,7 @@ impl<'a> Positions<'a> {
     }
 
     pub fn position(&self, offset: usize) -> ls_types::Position {
-        let Some(lines) = &self.lines else {
-            return position(self.rope.expect("a rope where there is no line table"), offset, self.encoding);
-        };
+        let lines = &self.lines;
         let mut offset = offset.min(self.text.len());
         while !self.text.is_char_boundary(offset) {
             offset -= 1;
@@ -171,11 +151,13 @@ mod tests {
                 assert_eq!(offset(&rope, position(&rope, idx, encoding), encoding), idx, "round trip at {idx}");
             }
         }
-        // The line table gives what the rope gives, at every byte (lone CR or not).
-        for text in [text, &text.replace('\r', "")] {
+        // The line table gives what the rope gives, at every byte; a lone CR
+        // is left to the rope.
+        assert!(Positions::of_text(text, PositionEncoding::Utf8).is_none());
+        for text in [&text.replace('\r', "")] {
             let rope = Rope::from_str(text);
             for encoding in [PositionEncoding::Utf8, PositionEncoding::Utf16] {
-                let positions = Positions::new(text, &rope, encoding);
+                let positions = Positions::of_text(text, encoding).expect("no lone CR");
                 for idx in 0..=text.len() + 1 {
                     assert_eq!(
                         positions.position(idx),
