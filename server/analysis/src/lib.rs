@@ -42,6 +42,37 @@ pub struct FileAnalysis {
 }
 
 impl FileAnalysis {
+    /// The model a loop was analysed with: the mapping of its epoch
+    /// ([`loops::MappingEpochs`]).
+    pub fn model_of_loop(&self, report: &loops::LoopReport) -> std::borrow::Cow<'_, Model> {
+        let points = self.model.remap_points(report.unit);
+        match report.epoch.checked_sub(1).and_then(|it| points.get(it)) {
+            Some(point) => match self.model.remapped_at(report.unit, point + 1) {
+                Some(model) => std::borrow::Cow::Owned(model),
+                None => std::borrow::Cow::Borrowed(&self.model),
+            },
+            None => std::borrow::Cow::Borrowed(&self.model),
+        }
+    }
+
+    /// The model as it maps arrays at `offset`: the declared mapping, or
+    /// the one the REALIGN and REDISTRIBUTE directives before `offset` in
+    /// its unit made ([`model::Model::remapped_at`]).
+    pub fn model_at(&self, offset: usize) -> std::borrow::Cow<'_, Model> {
+        let unit = self
+            .model
+            .units
+            .iter()
+            .enumerate()
+            .filter(|(_, it)| it.origin.is_none() && it.range.contains_inclusive(offset))
+            .min_by_key(|(_, it)| it.range.len())
+            .map(|(id, _)| id);
+        match unit.and_then(|unit| self.model.remapped_at(unit, offset)) {
+            Some(model) => std::borrow::Cow::Owned(model),
+            None => std::borrow::Cow::Borrowed(&self.model),
+        }
+    }
+
     /// Analyses an edited text of the same file with the same settings and
     /// the same modules of other files (what a quick fix's effect, the
     /// optimiser and template growth measure).

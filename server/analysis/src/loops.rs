@@ -360,6 +360,9 @@ pub struct Home {
 #[derive(Clone, Debug)]
 pub struct LoopReport {
     pub unit: UnitId,
+    /// The mapping epoch of the unit it was analysed under
+    /// ([`MappingEpochs`]): 0 unless a REALIGN or REDISTRIBUTE comes before.
+    pub epoch: usize,
     pub kind: LoopKind,
     pub range: TextRange,
     pub header: TextRange,
@@ -383,6 +386,7 @@ impl LoopReport {
         let mut report = self.clone();
         let LoopReport {
             unit: _,
+            epoch: _,
             kind: _,
             range,
             header,
@@ -507,35 +511,86 @@ pub fn analyze_loops_reusing(
 ) -> Vec<Arc<LoopReport>> {
     let mut reports = Vec::new();
     for (unit_id, unit) in units.iter().enumerate() {
+        let epochs = MappingEpochs::new(model, unit_id);
         if let Some(MovedReports { reports: previous, delta }) =
             reusable.and_then(|it| it.per_unit.get(unit_id)?.as_ref())
         {
             // Shared where the unit did not move.
             let reused = |it: &&Arc<LoopReport>| if *delta == 0 { Arc::clone(it) } else { Arc::new(it.moved(*delta)) };
-            reports.extend(previous.iter().map(reused));
+            let unit_reports: Vec<Arc<LoopReport>> = previous.iter().map(reused).collect();
+            for report in &unit_reports {
+                report_diagnostics(epochs.model(report.epoch), report, diagnostics);
+            }
+            reports.extend(unit_reports);
             continue;
         }
-        let mut walker = Walker { model, unit: unit_id, reports: Vec::new() };
-        walker.statements(&unit.body, &[], None, &[]);
-        let mut unit_reports = walker.reports;
-        for report in &mut unit_reports {
-            finish(model, report);
+        // The statements between two remaps are analysed with the mapping
+        // that holds there (top-level statements: one that holds a remap
+        // is analysed with the mapping before it).
+        let mut at = 0;
+        while at < unit.body.len() {
+            let epoch = epochs.epoch_of(unit.body[at].range.start);
+            let run = unit.body[at..].iter().take_while(|it| epochs.epoch_of(it.range.start) == epoch).count();
+            let epoch_model = epochs.model(epoch);
+            let mut walker = Walker { model: epoch_model, unit: unit_id, epoch, reports: Vec::new() };
+            walker.statements(&unit.body[at..at + run], &[], None, &[]);
+            at += run;
+            let mut unit_reports = walker.reports;
+            for report in &mut unit_reports {
+                finish(epoch_model, report);
+            }
+            // Per unit: a nest never spans units, and over the whole file this was
+            // quadratic in the number of loops (most of the analysis at 100k lines).
+            borrow_homes(epoch_model, &mut unit_reports);
+            for report in &unit_reports {
+                report_diagnostics(epoch_model, report, diagnostics);
+            }
+            reports.extend(unit_reports.into_iter().map(Arc::new));
         }
-        // Per unit: a nest never spans units, and over the whole file this was
-        // quadratic in the number of loops (most of the analysis at 100k lines).
-        borrow_homes(model, &mut unit_reports);
-        reports.extend(unit_reports.into_iter().map(Arc::new));
     }
     reports.sort_by_key(|it| (it.header.start, it.range.end));
-    for report in &reports {
-        report_diagnostics(model, report, diagnostics);
-    }
     reports
+}
+
+/// The mappings of one unit between its remaps (REALIGN, REDISTRIBUTE):
+/// epoch 0 is the declared mapping, epoch `k` the one after the `k`-th
+/// remap point ([`Model::remap_points`]).
+pub struct MappingEpochs<'m> {
+    declared: &'m Model,
+    points: Vec<usize>,
+    remapped: Vec<Model>,
+}
+
+impl<'m> MappingEpochs<'m> {
+    pub fn new(model: &'m Model, unit: UnitId) -> MappingEpochs<'m> {
+        let points = if unit < model.units.len() { model.remap_points(unit) } else { Vec::new() };
+        let remapped = points.iter().filter_map(|point| model.remapped_at(unit, point + 1)).collect();
+        MappingEpochs { declared: model, points, remapped }
+    }
+
+    /// The epoch that holds at `offset`.
+    pub fn epoch_of(&self, offset: usize) -> usize {
+        self.points.partition_point(|it| *it < offset)
+    }
+
+    pub fn model(&self, epoch: usize) -> &Model {
+        if epoch == 0 {
+            self.declared
+        } else {
+            &self.remapped[epoch - 1]
+        }
+    }
+
+    /// How many epochs: one more than the remap points.
+    pub fn count(&self) -> usize {
+        self.points.len() + 1
+    }
 }
 
 struct Walker<'a> {
     model: &'a Model,
     unit: UnitId,
+    epoch: usize,
     reports: Vec<LoopReport>,
 }
 
@@ -683,6 +738,7 @@ impl<'a> Walker<'a> {
         let bounds = own.and_then(|it| Some([it.lo?, it.hi?, it.step?]));
         self.reports.push(LoopReport {
             unit: self.unit,
+            epoch: self.epoch,
             kind,
             range: stmt.range,
             header: stmt.header,

@@ -135,7 +135,7 @@ impl UnitModel {
             && symbols.len() == other.symbols.len()
             && symbols.iter().zip(&other.symbols).all(|(a, b)| a.same_meaning(b))
             && remaps.len() == other.remaps.len()
-            && remaps.iter().zip(&other.remaps).all(|(a, b)| a.symbol == b.symbol && a.kind == b.kind)
+            && remaps.iter().zip(&other.remaps).all(|(a, b)| a.same_meaning(b))
             && *scope == other.scope
     }
 }
@@ -366,6 +366,29 @@ pub struct Remap {
     pub symbol: SymbolId,
     pub directive: TextRange,
     pub kind: RemapKind,
+    /// The mapping the array takes from here on (in text order).
+    pub to: RemapTo,
+}
+
+impl Remap {
+    /// Equal but for the places things are written.
+    fn same_meaning(&self, other: &Remap) -> bool {
+        let same_to = match (&self.to, &other.to) {
+            (RemapTo::Align(a), RemapTo::Align(b)) => a.target == b.target && a.axes == b.axes,
+            (RemapTo::Distribute(a), RemapTo::Distribute(b)) => {
+                a.formats == b.formats && a.onto == b.onto && a.descriptive == b.descriptive
+            }
+            _ => false,
+        };
+        self.symbol == other.symbol && self.kind == other.kind && same_to
+    }
+}
+
+/// The new mapping of a REALIGN (its alignment) or REDISTRIBUTE (its distribution).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RemapTo {
+    Align(Alignment),
+    Distribute(Distribution),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -523,6 +546,46 @@ impl Model {
         let resolved = self.resolve(id)?;
         let distribution = self.symbol(resolved.target).mapping.distribution.as_ref()?;
         Some((resolved.target, distribution))
+    }
+
+    /// The model as it maps arrays at `offset` of `unit`: the remaps of the
+    /// unit written before `offset` applied in text order, each giving its
+    /// array the new alignment (REALIGN) or distribution (REDISTRIBUTE) in
+    /// place of the old one, so arrays aligned with it follow. `None` when
+    /// no remap comes before `offset` (the declared mapping holds).
+    ///
+    /// Text order is program order only for remaps outside loops and
+    /// branches; where a remap runs on some paths only, the loops after it
+    /// are analysed with its mapping.
+    pub fn remapped_at(&self, unit: UnitId, offset: usize) -> Option<Model> {
+        let remaps = &self.units.get(unit)?.remaps;
+        let before = remaps.iter().take_while(|it| it.directive.start < offset).count();
+        if before == 0 {
+            return None;
+        }
+        let mut model = self.clone();
+        for remap in &remaps[..before] {
+            let mapping = &mut model.symbol_mut(remap.symbol).mapping;
+            match &remap.to {
+                RemapTo::Align(alignment) => {
+                    mapping.align = Some(alignment.clone());
+                    mapping.distribution = None;
+                }
+                RemapTo::Distribute(distribution) => {
+                    mapping.align = None;
+                    mapping.distribution = Some(distribution.clone());
+                }
+            }
+        }
+        Some(model)
+    }
+
+    /// The offsets of `unit` where the mapping changes: the starts of its
+    /// remap directives, in text order, each once.
+    pub fn remap_points(&self, unit: UnitId) -> Vec<usize> {
+        let mut points: Vec<usize> = self.units[unit].remaps.iter().map(|it| it.directive.start).collect();
+        points.dedup();
+        points
     }
 
     /// All symbols, unit by unit.
@@ -900,6 +963,7 @@ fn apply_mapping_directives(
                                 symbol: id,
                                 directive: directive.range,
                                 kind: RemapKind::Realign,
+                                to: RemapTo::Align(alignment),
                             });
                         } else if let Some(previous) = &model.symbol(id).mapping.align {
                             diagnostics.push(
@@ -923,6 +987,7 @@ fn apply_mapping_directives(
                                 symbol: id,
                                 directive: directive.range,
                                 kind: RemapKind::Redistribute,
+                                to: RemapTo::Distribute(distribution),
                             });
                         } else if let Some(previous) = &model.symbol(id).mapping.distribution {
                             diagnostics.push(

@@ -471,10 +471,12 @@ pub fn unit_costs(analysis: &FileAnalysis, config: CostConfig) -> Vec<UnitCost> 
 }
 
 fn declared_cost(analysis: &FileAnalysis, unit: UnitId, config: CostConfig, counter: &mut Counter) -> (Cost, usize) {
-    let model = &analysis.model;
+    let epochs = crate::loops::MappingEpochs::new(&analysis.model, unit);
     let mut cost = Cost::default();
     let mut estimated: Vec<syntax::TextRange> = Vec::new();
     for site in sites(analysis, unit, config) {
+        // Each loop under the mapping it runs with (after REALIGN, REDISTRIBUTE).
+        let model = epochs.model(site.report.epoch);
         let home = site.report.home.as_ref().expect("costed");
         let (Some(home_map), Some(array_map)) =
             (declared_map(model, home.array), declared_map(model, site.access.array))
@@ -615,7 +617,7 @@ impl Problem {
 }
 
 fn build_problem(analysis: &FileAnalysis, unit: UnitId, variables: &[Variable], sites: &[Site]) -> Problem {
-    let model = &analysis.model;
+    let epochs = crate::loops::MappingEpochs::new(&analysis.model, unit);
     let mut counter = Counter::default();
     let var_of = |array: SymbolId| variables.iter().position(|it| it.array == array);
     let sizes: Vec<usize> = variables.iter().map(|it| it.candidates.len()).collect();
@@ -625,8 +627,9 @@ fn build_problem(analysis: &FileAnalysis, unit: UnitId, variables: &[Variable], 
         unary: sizes.iter().map(|&n| vec![Cost::default(); n]).collect(),
         pairs: BTreeMap::new(),
     };
-    let _ = unit;
     for site in sites {
+        // Each loop under the mapping it runs with (after REALIGN, REDISTRIBUTE).
+        let model = epochs.model(site.report.epoch);
         let home = site.report.home.as_ref().expect("costed");
         let term = AccessTerm {
             home_forms: &home.subscripts,

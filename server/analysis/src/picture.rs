@@ -246,8 +246,8 @@ pub fn loop_at_line(analysis: &FileAnalysis, text: &str, line: usize) -> Option<
 
 /// The picture of loop `loop_idx` of the analysis.
 pub fn loop_picture(analysis: &FileAnalysis, text: &str, loop_idx: usize) -> LoopPicture {
-    let model = &analysis.model;
     let report = &analysis.loops[loop_idx];
+    let model = &*analysis.model_of_loop(report);
     let line = syntax::LineIndex::new(text).line_of(report.header.start) + 1;
     let header = text.get(report.header.to_range()).unwrap_or("").lines().next().unwrap_or("").trim();
     let mut res = LoopPicture {

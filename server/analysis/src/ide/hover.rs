@@ -7,7 +7,7 @@ use syntax::directive::DirectiveBody;
 use syntax::TextRange;
 
 use crate::loops::{AccessAttr, LoopReport, Triple, When};
-use crate::model::{Axis, Format, SymbolId, SymbolKind};
+use crate::model::{Axis, Format, Model, SymbolId, SymbolKind};
 use crate::render::{describe_mapping, render_shape};
 use crate::FileAnalysis;
 
@@ -28,7 +28,7 @@ pub fn hover(analysis: &FileAnalysis, text: &str, offset: usize, markdown: bool)
         if symbol.is_array() || matches!(symbol.kind, SymbolKind::Template | SymbolKind::Processors) {
             return Some(HoverResult {
                 range: occurrence.range,
-                contents: describe_symbol(analysis, text, occurrence.symbol, markdown),
+                contents: describe_symbol(analysis, text, occurrence.symbol, markdown, offset),
             });
         }
     }
@@ -93,9 +93,16 @@ fn code(text: &str, markdown: bool) -> String {
     }
 }
 
-/// A symbol's mapping, and who owns which elements when that is known.
-pub(crate) fn describe_symbol(analysis: &FileAnalysis, text: &str, id: SymbolId, markdown: bool) -> String {
-    let model = &analysis.model;
+/// A symbol's mapping where `offset` is (after the REALIGN and
+/// REDISTRIBUTE before it), and who owns which elements when that is known.
+pub(crate) fn describe_symbol(
+    analysis: &FileAnalysis,
+    text: &str,
+    id: SymbolId,
+    markdown: bool,
+    offset: usize,
+) -> String {
+    let model = &*analysis.model_at(offset);
     let symbol = model.symbol(id);
     let mut res = String::new();
     let kind = match symbol.kind {
@@ -126,7 +133,7 @@ pub(crate) fn describe_symbol(analysis: &FileAnalysis, text: &str, id: SymbolId,
             let directive = text.get(align.directive.to_range()).unwrap_or("").lines().next().unwrap_or("").trim();
             let _ = writeln!(res, "declared by: {}", code(directive, markdown));
         }
-        if let Some(lines) = ownership(analysis, id) {
+        if let Some(lines) = ownership(model, id) {
             let _ = writeln!(res, "\nowners:");
             for line in lines {
                 let _ = writeln!(res, "{}{line}", if markdown { "- " } else { "  " });
@@ -138,8 +145,7 @@ pub(crate) fn describe_symbol(analysis: &FileAnalysis, text: &str, id: SymbolId,
 
 /// Per processor coordinate, the elements of each distributed dimension it
 /// owns: closed forms for BLOCK and BLOCK(m), a rule for CYCLIC(m).
-fn ownership(analysis: &FileAnalysis, id: SymbolId) -> Option<Vec<String>> {
-    let model = &analysis.model;
+fn ownership(model: &Model, id: SymbolId) -> Option<Vec<String>> {
     let symbol = model.symbol(id);
     let resolved = model.resolve(id)?;
     let target = model.symbol(resolved.target);
