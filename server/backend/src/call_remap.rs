@@ -29,7 +29,7 @@ use std::fmt::Write;
 use analysis::model::{Format, SymbolId, UnitId};
 use syntax::{Expr, ExprKind, Stmt, Subscript, TextRange};
 
-use crate::{stride_line, Distributed, Lowering};
+use crate::{Distributed, Lowering};
 
 /// A section `lo:hi:st` of a 1-D distributed actual, with constant bounds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -246,37 +246,7 @@ impl<'a> Lowering<'a> {
             let temp = &remap.temp;
             let name = &temp.name;
             let actual = &self.distributed[&remap.actual].name;
-            if let Some(second) = &temp.second {
-                crate::grid::emit_alloc(out, temp, second);
-            } else {
-                let bounds = (0..temp.lbs.len())
-                    .map(|k| {
-                        if k == temp.dim {
-                            "hpf_lo:hpf_hi".to_string()
-                        } else {
-                            format!("{}:{}", temp.lbs[k], temp.ubs[k])
-                        }
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                let _ = writeln!(
-                    out,
-                    "  hpf_d_{name} = hpf_make_desc({}, {}, {}, {}, {}, {}, {}){}",
-                    temp.lb,
-                    temp.ub,
-                    temp.offset,
-                    temp.template_lo,
-                    temp.template_hi,
-                    temp.block,
-                    i32::from(temp.cyclic),
-                    stride_line(&format!("hpf_d_{name}"), temp.stride),
-                );
-                let _ = writeln!(
-                    out,
-                    "  call hpf_alloc_bounds(hpf_d_{name}, {}, {}, hpf_lo, hpf_hi)\n  allocate ({name}({bounds}))",
-                    temp.shadow_low, temp.shadow_high
-                );
-            }
+            crate::emit_alloc(out, temp);
             if temp.lbs.len() == 1 {
                 let Section { lo, st, .. } = remap.section;
                 let _ = writeln!(
@@ -285,7 +255,7 @@ impl<'a> Lowering<'a> {
                     temp.suffix
                 );
             } else {
-                let _ = writeln!(out, "{}", self.copy_nd(remap, &self.distributed[&remap.actual], temp));
+                let _ = writeln!(out, "{}", copy_nd_call(&self.distributed[&remap.actual], temp));
             }
         }
         let _ = writeln!(out, "{call_text}");
@@ -301,28 +271,26 @@ impl<'a> Lowering<'a> {
                     temp.suffix
                 );
             } else {
-                let _ = writeln!(out, "{}", self.copy_nd(remap, temp, &self.distributed[&remap.actual]));
+                let _ = writeln!(out, "{}", copy_nd_call(temp, &self.distributed[&remap.actual]));
             }
         }
         let _ = writeln!(out, "  end block");
     }
+}
 
-    /// The call that fills the elements of the whole array `to` each
-    /// process owns from the same elements of `from` (rank 2 or 3).
-    fn copy_nd(&self, remap: &CallRemap, from: &Distributed, to: &Distributed) -> String {
-        let args = |it: &Distributed| {
-            let name = &it.name;
-            match &it.second {
-                Some(second) => format!(
-                    "{name}, lbound({name}), ubound({name}), hpf_d_{name}, [{}, {}]",
-                    it.dim + 1,
-                    second.dim + 1
-                ),
-                None => format!("{name}, lbound({name}), ubound({name}), [hpf_d_{name}], [{}]", it.dim + 1),
+/// The call that fills the elements of the whole array `to` each process
+/// owns from the same elements of `from` (any rank, laid out differently).
+pub(crate) fn copy_nd_call(from: &Distributed, to: &Distributed) -> String {
+    let args = |it: &Distributed| {
+        let name = &it.name;
+        match &it.second {
+            Some(second) => {
+                format!("{name}, lbound({name}), ubound({name}), hpf_d_{name}, [{}, {}]", it.dim + 1, second.dim + 1)
             }
-        };
-        format!("  call hpf_copy_nd_{}({}, &\n    {})", remap.temp.suffix, args(from), args(to))
-    }
+            None => format!("{name}, lbound({name}), ubound({name}), [hpf_d_{name}], [{}]", it.dim + 1),
+        }
+    };
+    format!("  call hpf_copy_nd_{}({}, &\n    {})", to.suffix, args(from), args(to))
 }
 
 /// The copy-in and copy-out of one element type (runtime): both pull the

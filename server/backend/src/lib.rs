@@ -76,6 +76,10 @@
 //!   subroutine specialised to the actuals' layouts with its local parts,
 //!   and the copy's body is lowered as the main program's is
 //!   (`procedures.rs`);
+//! - REALIGN and REDISTRIBUTE between the main program's statements: each
+//!   statement is planned under the layouts of its mapping epoch, and the
+//!   arrays whose layout changes are laid out anew at the directive, with
+//!   one all-to-all copy each (`remap_epochs.rs`);
 //! - every other statement touching a distributed array runs on rank 0 on
 //!   gathered copies (then scatters what it wrote, broadcasts scalars): a
 //!   correct, slower execution, reported as a note. So does every other
@@ -102,13 +106,14 @@ mod private;
 mod procedures;
 mod reduce;
 mod remap;
+mod remap_epochs;
 pub mod runtime;
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use analysis::loops::{AccessAttr, LoopKind, LoopReport, SubscriptForm};
-use analysis::model::{Format, SymbolId, SymbolKind};
+use analysis::model::{Format, Model, SymbolId, SymbolKind};
 use analysis::FileAnalysis;
 use private::mentions_word;
 use syntax::{ExprKind, LoopControl, Stmt, StmtKind, TextRange, UnitKind};
@@ -658,9 +663,7 @@ impl<'a> Lowering<'a> {
         if !self.errors.is_empty() {
             return String::new();
         }
-        for remap in &model.units[self.main].remaps {
-            self.error(remap.directive, "REALIGN and REDISTRIBUTE are not supported by the MPI backend yet");
-        }
+        self.check_remaps(unit);
         // A module of another file would have to be compiled with the program.
         let local_modules: Vec<String> = file
             .units
@@ -677,20 +680,37 @@ impl<'a> Lowering<'a> {
                 ),
             );
         }
-        self.collect_distributed();
+        // The mappings between the main program's REALIGN and REDISTRIBUTE
+        // directives (`remap_epochs`); one without them has one epoch.
+        let epochs = analysis::loops::MappingEpochs::new(model, self.main);
+        let mut layouts: Vec<BTreeMap<SymbolId, Distributed>> =
+            (0..epochs.count()).map(|epoch| self.distributed_under(epochs.model(epoch))).collect();
         if !self.errors.is_empty() {
             return String::new();
         }
-        let plans: Vec<Plan> = unit.body.iter().map(|stmt| self.plan(stmt)).collect();
+        self.check_epoch_layouts(&layouts);
         if !self.errors.is_empty() {
             return String::new();
         }
-        self.emit(unit, &plans)
+        let stmt_epochs: Vec<usize> = unit.body.iter().map(|stmt| epochs.epoch_of(stmt.range.start)).collect();
+        let mut plans: Vec<Plan> = Vec::with_capacity(unit.body.len());
+        for (stmt, &epoch) in unit.body.iter().zip(&stmt_epochs) {
+            // Each statement under the layouts of its epoch (its loops may grow their shadows).
+            self.distributed = std::mem::take(&mut layouts[epoch]);
+            plans.push(self.plan(stmt));
+            layouts[epoch] = std::mem::take(&mut self.distributed);
+        }
+        if !self.errors.is_empty() {
+            return String::new();
+        }
+        remap_epochs::share_shadows(&mut layouts);
+        self.emit(unit, &plans, &layouts, &stmt_epochs)
     }
 
-    /// Every distributed array, checked against what the runtime supports.
-    fn collect_distributed(&mut self) {
-        let model = &self.analysis.model;
+    /// Every distributed array of the main program under the mapping of
+    /// `model`, checked against what the runtime supports.
+    fn distributed_under(&mut self, model: &Model) -> BTreeMap<SymbolId, Distributed> {
+        let mut res = BTreeMap::new();
         // The main program's arrays; those of the subroutines and functions
         // are plain arrays of the rank that runs them.
         let main = self.main;
@@ -804,6 +824,10 @@ impl<'a> Lowering<'a> {
                     ),
                 )),
                 Format::Cyclic(Some(m)) if m >= 1 => Ok((m, true)),
+                Format::Cyclic(None) | Format::BlockOf(None) => Err((
+                    distribution.directive,
+                    "the block size of this distribution is not a constant: the MPI backend needs a literal or a named constant there".to_string(),
+                )),
                 other => Err((
                     distribution.directive,
                     format!(
@@ -885,7 +909,7 @@ impl<'a> Lowering<'a> {
                     })
                 }
             };
-            self.distributed.insert(
+            res.insert(
                 id,
                 Distributed {
                     name: symbol.name.text.clone(),
@@ -909,6 +933,7 @@ impl<'a> Lowering<'a> {
                 },
             );
         }
+        res
     }
 
     /// The distributed arrays named inside `range`, with their name ranges.
@@ -2140,7 +2165,16 @@ impl<'a> Lowering<'a> {
         }
     }
 
-    fn emit(&mut self, unit: &syntax::Unit, plans: &[Plan]) -> String {
+    /// The generated program: `layouts` holds the distributed arrays of
+    /// each mapping epoch, `stmt_epochs` the epoch of each plan's statement.
+    fn emit(
+        &mut self,
+        unit: &syntax::Unit,
+        plans: &[Plan],
+        layouts: &[BTreeMap<SymbolId, Distributed>],
+        stmt_epochs: &[usize],
+    ) -> String {
+        self.distributed = layouts[0].clone();
         self.keep_used_procedures(plans);
         let mut out = String::new();
         let _ = writeln!(
@@ -2161,39 +2195,15 @@ impl<'a> Lowering<'a> {
         self.local_declarations(&mut out);
         let _ = writeln!(out, "  call hpf_init()");
         for distributed in self.distributed.values() {
-            if let Some(second) = &distributed.second {
-                grid::emit_alloc(&mut out, distributed, second);
-                continue;
-            }
-            // Allocated here, not in the runtime: gfortran vectorises the
-            // loops over an array it allocates itself.
-            let bounds = (0..distributed.lbs.len())
-                .map(|k| {
-                    if k == distributed.dim {
-                        "hpf_lo:hpf_hi".to_string()
-                    } else {
-                        format!("{}:{}", distributed.lbs[k], distributed.ubs[k])
-                    }
-                })
-                .collect::<Vec<_>>()
-                .join(", ");
-            let _ = writeln!(
-                out,
-                "  hpf_d_{name} = hpf_make_desc({}, {}, {}, {}, {}, {}, {}){}\n  call hpf_alloc_bounds(hpf_d_{name}, {}, {}, hpf_lo, hpf_hi)\n  allocate ({name}({bounds}))",
-                distributed.lb,
-                distributed.ub,
-                distributed.offset,
-                distributed.template_lo,
-                distributed.template_hi,
-                distributed.block,
-                i32::from(distributed.cyclic),
-                stride_line(&format!("hpf_d_{}", distributed.name), distributed.stride),
-                distributed.shadow_low,
-                distributed.shadow_high,
-                name = distributed.name
-            );
+            emit_alloc(&mut out, distributed);
         }
-        for plan in plans {
+        let mut epoch = 0;
+        for (plan, &next) in plans.iter().zip(stmt_epochs) {
+            if next != epoch {
+                self.emit_remaps(&mut out, &layouts[epoch], &layouts[next]);
+                self.distributed = layouts[next].clone();
+                epoch = next;
+            }
             self.emit_plan(&mut out, plan);
         }
         let stat_loops = self.stat_loops.borrow();
@@ -2924,6 +2934,41 @@ impl<'a> Lowering<'a> {
 
 /// The statement setting a descriptor's alignment stride (none for 1, the
 /// descriptor's default), from a new line.
+/// The descriptor and allocation of the local part of `distributed` (its
+/// owned elements and shadow). Allocated here, not in the runtime:
+/// gfortran vectorises the loops over an array the program allocates.
+fn emit_alloc(out: &mut String, distributed: &Distributed) {
+    if let Some(second) = &distributed.second {
+        grid::emit_alloc(out, distributed, second);
+        return;
+    }
+    let bounds = (0..distributed.lbs.len())
+        .map(|k| {
+            if k == distributed.dim {
+                "hpf_lo:hpf_hi".to_string()
+            } else {
+                format!("{}:{}", distributed.lbs[k], distributed.ubs[k])
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let _ = writeln!(
+        out,
+        "  hpf_d_{name} = hpf_make_desc({}, {}, {}, {}, {}, {}, {}){}\n  call hpf_alloc_bounds(hpf_d_{name}, {}, {}, hpf_lo, hpf_hi)\n  allocate ({name}({bounds}))",
+        distributed.lb,
+        distributed.ub,
+        distributed.offset,
+        distributed.template_lo,
+        distributed.template_hi,
+        distributed.block,
+        i32::from(distributed.cyclic),
+        stride_line(&format!("hpf_d_{}", distributed.name), distributed.stride),
+        distributed.shadow_low,
+        distributed.shadow_high,
+        name = distributed.name
+    );
+}
+
 fn stride_line(desc: &str, stride: i64) -> String {
     if stride == 1 {
         String::new()

@@ -104,7 +104,7 @@ impl ConstEnv for BoundEnv<'_> {
 
 /// Whether two arrays are laid out alike: the same descriptors, so the
 /// same elements on every process (whatever their types).
-fn same_layout(a: &Distributed, b: &Distributed) -> bool {
+pub(crate) fn same_layout(a: &Distributed, b: &Distributed) -> bool {
     let second = |it: &Distributed| {
         it.second
             .as_ref()

@@ -1991,3 +1991,61 @@ fn strided_loops_reading_between_their_writes_run_in_parallel() {
     );
     assert_eq!(source.matches("owner computes do i").count(), 2, "{source}");
 }
+
+/// Between two statements a REDISTRIBUTE lays the arrays it moves out anew
+/// (one all-to-all copy each), the loops after it run under the new layout,
+/// and arrays it does not move are not copied; remaps the lowering cannot
+/// follow are refused at their directive.
+#[test]
+fn remaps_between_statements_lay_out_the_arrays_anew() {
+    let text = "program p
+  implicit none
+  integer, parameter :: n = 16
+  integer :: a(n, n), b(n), i, j
+!HPF$ DYNAMIC A
+!HPF$ DISTRIBUTE A(BLOCK,*)
+!HPF$ DISTRIBUTE B(BLOCK)
+  a = 1
+  b = 2
+!HPF$ REDISTRIBUTE A(*,BLOCK)
+  do j = 1, n
+    do i = 2, n
+      a(i, j) = a(i, j) + a(i-1, j)
+    end do
+  end do
+  print *, sum(a), sum(b)
+end program p
+";
+    let (notes, source) = lower(text);
+    assert!(notes.is_empty(), "the column sweep runs in parallel under (*,BLOCK): {notes:?}");
+    let remap = source.find("! hpf-ls: remapped here: a is laid out anew").expect("a is copied");
+    assert!(!source.contains("remapped here: b"), "b does not move:\n{source}");
+    // Allocated (BLOCK,*) first, then (*,BLOCK).
+    assert!(source[..remap].contains("  allocate (a(hpf_lo:hpf_hi, 1:16))\n"), "{source}");
+    assert!(source[remap..].contains("  allocate (hpf_m_a(1:16, hpf_lo:hpf_hi))\n"), "{source}");
+    let after = &source[remap..];
+    assert!(after.contains("  call hpf_copy_nd_i4(a, lbound(a), ubound(a), [hpf_d_a], [1], &\n    hpf_m_a, lbound(hpf_m_a), ubound(hpf_m_a), [hpf_d_hpf_m_a], [2])\n  call move_alloc(hpf_m_a, a)\n  hpf_d_a = hpf_d_hpf_m_a\n"), "{source}");
+    // The sweep after the remap goes down the columns each process owns, with no fetch.
+    assert!(!after.contains("hpf_fetch"), "{source}");
+
+    let refused = |text: &str, why: &str, line: usize| {
+        let analysis = analysis::analyze(text, SourceForm::Free, ModelConfig { number_of_processors: None });
+        let errors = crate::lower(&analysis, text).expect_err(why);
+        let index = LineIndex::new(text);
+        assert!(
+            errors.iter().any(|it| it.message.contains(why) && index.line_col(text, it.range.start).0 + 1 == line),
+            "{errors:?}"
+        );
+    };
+    let in_loop = text
+        .replace("!HPF$ REDISTRIBUTE A(*,BLOCK)\n  do j = 1, n\n", "  do j = 1, n\n!HPF$ REDISTRIBUTE A(*,BLOCK)\n");
+    refused(&in_loop, "REDISTRIBUTE inside the statement of line 10", 11);
+    let grid = text.replace("REDISTRIBUTE A(*,BLOCK)", "REDISTRIBUTE A(BLOCK,BLOCK)");
+    refused(&grid, "`a` would go from 1 to 2 distributed dimension(s)", 10);
+    let replicated = text.replace("REDISTRIBUTE A(*,BLOCK)", "REDISTRIBUTE A(*,*)");
+    refused(&replicated, "`a` would no longer be distributed", 10);
+    let in_subroutine = format!(
+        "{text}subroutine s(x)\n  integer :: x(16)\n!HPF$ DYNAMIC X\n!HPF$ DISTRIBUTE X(BLOCK)\n!HPF$ REDISTRIBUTE X(CYCLIC)\n  x = 0\nend subroutine s\n"
+    );
+    refused(&in_subroutine, "REDISTRIBUTE in a subroutine or function is not supported", 22);
+}

@@ -50,6 +50,7 @@ const SUPPORTED: &[&str] = &[
     "private_scalars.f90",
     "read_input.f90",
     "red_black_sor.f90",
+    "redistribute_sweeps.f90",
     "reductions.f90",
     "remap_gather.f90",
     "remap_sections.f90",
@@ -345,11 +346,16 @@ fn unsupported_constructs_are_refused_at_their_line() {
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains(
-            "dynamic_remap.f90:24:1: error: REALIGN and REDISTRIBUTE are not supported by the MPI backend yet"
-        ),
+        stderr.contains("dynamic_remap.f90:32:1: error: the block size of this distribution is not a constant: the MPI backend needs a literal or a named constant there"),
         "{stderr}"
     );
+    assert_eq!(stderr.matches("error:").count(), 1, "{stderr}");
+    assert!(!dir.join("never").exists());
+    // A remap inside a construct: the mapping after it depends on the path.
+    let output = hpf_ls_build(&corpus().join("wave2d_dynamic.f"), &dir.join("never"));
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("wave2d_dynamic.f:31:1: error: REDISTRIBUTE inside the statement of line 29 is not supported by the MPI backend yet: the mapping after it would depend on the path taken"), "{stderr}");
     assert!(!dir.join("never").exists());
 }
 

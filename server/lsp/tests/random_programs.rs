@@ -2265,6 +2265,74 @@ fn generate_in_subroutine(seed: u64) -> String {
     text
 }
 
+/// A random program whose directly distributed rank-1 arrays and
+/// templates are DYNAMIC and REDISTRIBUTEd (with a new random format)
+/// between top-level statements of its body, one to three times.
+fn generate_remapped(seed: u64) -> String {
+    let program = generate(seed);
+    let mut rng = Rng::new(seed ^ 0x5eed_4e4d);
+    let lines: Vec<&str> = program.lines().collect();
+    let body = lines.iter().position(|it| it.trim() == "s = 0").expect("the body");
+    // `!HPF$ DISTRIBUTE X(format)[ ONTO P]` with one format: (name, onto).
+    let distributed: Vec<(String, &str)> = lines[..body]
+        .iter()
+        .filter_map(|line| {
+            let rest = line.strip_prefix("!HPF$ DISTRIBUTE ")?;
+            let (name, spec) = rest.split_once('(')?;
+            let (formats, after) = spec.rsplit_once(')')?;
+            let single = !formats.contains(',') && formats != "*";
+            single.then(|| (name.to_string(), if after.contains("ONTO") { " ONTO P" } else { "" }))
+        })
+        .collect();
+    if distributed.is_empty() {
+        return program;
+    }
+    // Top-level statements of the body (two-space indent, not a continuation or an END).
+    let starts: Vec<usize> = (body + 1..lines.len() - 1)
+        .filter(|&idx| {
+            let line = lines[idx];
+            let top = line.starts_with("  ") && !line.starts_with("   ");
+            let word = line.trim_start().split([' ', '(']).next().unwrap_or("").to_ascii_lowercase();
+            top && !lines[idx - 1].trim_end().ends_with('&')
+                && !["end", "else", "elseif", "endif", "enddo"].contains(&word.as_str())
+        })
+        .collect();
+    let cyclic = program.contains("CYCLIC");
+    let mut remaps: Vec<(usize, String)> = Vec::new();
+    for _ in 0..rng.range(1, 3) {
+        let at = *rng.pick(&starts);
+        let (name, onto) = rng.pick(&distributed).clone();
+        let format = distribution(&mut rng, 24, cyclic);
+        remaps.push((at, format!("!HPF$ REDISTRIBUTE {name}({format}){onto}")));
+    }
+    let mut text = String::new();
+    for (idx, line) in lines.iter().enumerate() {
+        if idx == body {
+            let names: Vec<&str> = distributed.iter().map(|it| it.0.as_str()).collect();
+            let _ = writeln!(text, "!HPF$ DYNAMIC {}", names.join(", "));
+        }
+        for (_, remap) in remaps.iter().filter(|it| it.0 == idx) {
+            let _ = writeln!(text, "{remap}");
+        }
+        let _ = writeln!(text, "{line}");
+    }
+    text
+}
+
+#[test]
+fn random_remapped_programs_print_what_the_sequential_program_prints() {
+    check_seeds_of("remap-quick", 1, 6, 1, generate_remapped);
+}
+
+#[test]
+#[ignore = "long: HPF_RANDOM_PROGRAMS programs (200 by default) with REDISTRIBUTE between their statements"]
+fn many_random_remapped_programs_print_what_the_sequential_program_prints() {
+    let count = env_number("HPF_RANDOM_PROGRAMS", 200);
+    let first = env_number("HPF_RANDOM_SEED", 1000);
+    let jobs = env_number("HPF_RANDOM_JOBS", 1) as usize;
+    check_seeds_of("remap-many", first, count, jobs, generate_remapped);
+}
+
 #[test]
 fn random_programs_in_subroutines_print_what_the_sequential_program_prints() {
     check_seeds_of("subroutine-quick", 1, 8, 1, generate_in_subroutine);
