@@ -12,6 +12,7 @@ mod mapping_checks;
 pub mod model;
 pub mod optimize;
 pub mod picture;
+pub mod remap_cost;
 pub mod render;
 pub mod transfer;
 pub mod whatif;

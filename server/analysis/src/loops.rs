@@ -581,6 +581,12 @@ impl<'m> MappingEpochs<'m> {
         }
     }
 
+    /// Where `epoch` begins: the start of the first remap directive after
+    /// the previous epoch (`None` for epoch 0).
+    pub fn start(&self, epoch: usize) -> Option<usize> {
+        self.points.get(epoch.checked_sub(1)?).copied()
+    }
+
     /// How many epochs: one more than the remap points.
     pub fn count(&self) -> usize {
         self.points.len() + 1

@@ -66,7 +66,7 @@ fn a_single_reference_counts_what_the_closed_form_counts() {
             for report in &analysis.loops {
                 for access in &report.accesses {
                     let Some(count) = access.transfer.as_ref().and_then(|it| it.count.as_ref()) else { continue };
-                    if let Some(union) = union_transfer(&analysis.model, report, &[access]) {
+                    if let Some(union) = union_transfer(&analysis.model_of_loop(report), report, &[access]) {
                         assert_eq!(&union, count, "{name}: {:?}", access.range);
                         checked += 1;
                     }

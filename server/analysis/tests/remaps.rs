@@ -85,3 +85,18 @@ fn hovers_show_the_mapping_where_they_are() {
     assert!(after.contains("coordinate 1 of dimension 2: a(5:8)"), "{after}");
     assert!(!after.contains("of dimension 1"), "{after}");
 }
+
+#[test]
+fn a_hover_on_a_remap_says_what_it_moves() {
+    let analysis = analyse(SWEEPS);
+    let hover_on = |keyword: &str| {
+        let offset = SWEEPS.find(keyword).expect("the directive");
+        analysis::ide::hover(&analysis, SWEEPS, offset + 1, false).expect("a hover").contents
+    };
+    // (BLOCK,*) to (*,BLOCK) on 4 processes: all but the 4x4 blocks on the diagonal, each process to each other.
+    let redistribute = hover_on("REDISTRIBUTE A");
+    assert!(redistribute.ends_with("Here:\n  a moves 192 element(s) in 12 message(s)"), "{redistribute}");
+    // Reversed on a BLOCK template: every element, each block to the mirror process.
+    let realign = hover_on("REALIGN V");
+    assert!(realign.ends_with("Here:\n  v moves 16 element(s) in 4 message(s)"), "{realign}");
+}

@@ -704,7 +704,7 @@ impl<'a> Lowering<'a> {
             return String::new();
         }
         remap_epochs::share_shadows(&mut layouts);
-        self.emit(unit, &plans, &layouts, &stmt_epochs)
+        self.emit(unit, &plans, &layouts, &stmt_epochs, &epochs)
     }
 
     /// Every distributed array of the main program under the mapping of
@@ -2173,6 +2173,7 @@ impl<'a> Lowering<'a> {
         plans: &[Plan],
         layouts: &[BTreeMap<SymbolId, Distributed>],
         stmt_epochs: &[usize],
+        epochs: &analysis::loops::MappingEpochs,
     ) -> String {
         self.distributed = layouts[0].clone();
         self.keep_used_procedures(plans);
@@ -2200,7 +2201,7 @@ impl<'a> Lowering<'a> {
         let mut epoch = 0;
         for (plan, &next) in plans.iter().zip(stmt_epochs) {
             if next != epoch {
-                self.emit_remaps(&mut out, &layouts[epoch], &layouts[next]);
+                self.emit_remaps(&mut out, (&layouts[epoch], &layouts[next]), epochs, (epoch, next));
                 self.distributed = layouts[next].clone();
                 epoch = next;
             }
@@ -2263,7 +2264,7 @@ impl<'a> Lowering<'a> {
             for accesses in together.values() {
                 let count = match accesses[..] {
                     [access] => access.transfer.as_ref()?.count.clone()?,
-                    _ => analysis::fetch::union_transfer(&self.analysis.model, report, accesses)?,
+                    _ => analysis::fetch::union_transfer(&self.analysis.model_of_loop(report), report, accesses)?,
                 };
                 messages += count.messages.len() as u64;
                 elements += count.moved_elements;

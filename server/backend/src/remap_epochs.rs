@@ -23,6 +23,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use analysis::loops::MappingEpochs;
 use analysis::model::{RemapKind, SymbolId};
 
 use crate::{Distributed, Lowering};
@@ -112,18 +113,36 @@ impl Lowering<'_> {
     }
 
     /// The copies that lay out anew every array whose layout differs
-    /// between `before` and `after` (with the same shadows).
+    /// between the epochs `from` and `to` (`layouts`, with the same
+    /// shadows), counted by `--stats` as one step on the line of the first
+    /// remap directive between them, next to what the analysis predicts.
     pub(crate) fn emit_remaps(
         &self,
         out: &mut String,
-        before: &BTreeMap<SymbolId, Distributed>,
-        after: &BTreeMap<SymbolId, Distributed>,
+        (before, after): (&BTreeMap<SymbolId, Distributed>, &BTreeMap<SymbolId, Distributed>),
+        epochs: &MappingEpochs,
+        (from, to): (usize, usize),
     ) {
-        for (id, new) in after {
+        let moved: Vec<(&SymbolId, &Distributed)> =
+            after.iter().filter(|(id, new)| !crate::procedures::same_layout(&before[id], new)).collect();
+        if moved.is_empty() {
+            return;
+        }
+        let moves = analysis::remap_cost::remap_moves(epochs.model(from), epochs.model(to), self.main);
+        // (messages, elements), as the loops' predictions.
+        let predicted = moved.iter().try_fold((0, 0), |(messages, elements), (id, _)| {
+            let (e, m) = moves.iter().find(|it| it.array == **id)?.count.clone().ok()?;
+            Some((messages + m, elements + e))
+        });
+        let directive = epochs.start(from + 1).unwrap_or(0);
+        let line = self.text[..directive].matches('\n').count() + 1;
+        let mut stat_loops = self.stat_loops.borrow_mut();
+        stat_loops.push((line, predicted));
+        let id = stat_loops.len();
+        drop(stat_loops);
+        let _ = writeln!(out, "  call hpf_stat_begin()");
+        for (id, new) in moved {
             let old = &before[id];
-            if crate::procedures::same_layout(old, new) {
-                continue;
-            }
             let name = &new.name;
             let type_name =
                 crate::runtime::ELEMENT_TYPES.iter().find(|it| it.0 == new.suffix).map_or("real", |it| it.1);
@@ -142,6 +161,7 @@ impl Lowering<'_> {
             let _ = writeln!(out, "  call move_alloc({}, {name})\n  hpf_d_{name} = hpf_d_{}", temp.name, temp.name);
             let _ = writeln!(out, "  end block");
         }
+        let _ = writeln!(out, "  call hpf_stat_end({id})");
     }
 }
 

@@ -73,16 +73,38 @@ fn directive_keyword(analysis: &FileAnalysis, offset: usize, markdown: bool) -> 
             if keyword.range.contains_inclusive(offset) {
                 let key = keyword.key();
                 let (_, help) = DIRECTIVE_HELP.iter().find(|(name, _)| *name == key)?;
-                let contents = if markdown {
+                let mut contents = if markdown {
                     format!("**!HPF$ {}**\n\n{help}", key.to_uppercase())
                 } else {
                     format!("!HPF$ {}\n\n{}", key.to_uppercase(), help.replace('`', ""))
                 };
+                if matches!(key.as_str(), "redistribute" | "realign") {
+                    contents.push_str(&remap_moves(analysis, directive.range.start, markdown));
+                }
                 return Some(HoverResult { range: keyword.range, contents });
             }
         }
     }
     None
+}
+
+/// What the remap directive at `directive` moves, a line per array.
+fn remap_moves(analysis: &FileAnalysis, directive: usize, markdown: bool) -> String {
+    let Some(moves) = crate::remap_cost::moves_of_directive(analysis, directive) else { return String::new() };
+    let mut res = String::from("\n\nHere:");
+    if moves.is_empty() {
+        res.push_str(" no array's mapping changes.");
+    }
+    for it in moves {
+        let name = code(&analysis.model.symbol(it.array).name.text, markdown);
+        let line = match it.count {
+            Ok((0, _)) => format!("{name} is remapped; no element changes process"),
+            Ok((elements, messages)) => format!("{name} moves {elements} element(s) in {messages} message(s)"),
+            Err(why) => format!("{name} is remapped (not counted: {why})"),
+        };
+        let _ = write!(res, "\n{}{line}", if markdown { "- " } else { "  " });
+    }
+    res
 }
 
 fn code(text: &str, markdown: bool) -> String {
