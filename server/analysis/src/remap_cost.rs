@@ -12,7 +12,7 @@ use crate::model::{Axis, Format, Model, SymbolId, UnitId};
 
 /// Arrays with more elements than this are not counted (the count walks
 /// every element).
-pub const MAX_COUNTED_ELEMENTS: i64 = 1 << 22;
+pub const MAX_COUNTED_ELEMENTS: i64 = 1 << 20;
 
 /// What one array's remap moves.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -100,3 +100,27 @@ fn a_hover_on_a_remap_says_what_it_moves() {
     let realign = hover_on("REALIGN V");
     assert!(realign.ends_with("Here:\n  v moves 16 element(s) in 4 message(s)"), "{realign}");
 }
+
+#[test]
+fn remaps_get_an_inlay_hint_of_what_they_move() {
+    let analysis = analyse(SWEEPS);
+    let config = analysis::ide::HintConfig { loops: true, references: false };
+    let hints = analysis::ide::inlay_hints(&analysis, SWEEPS, config, None);
+    let remaps: Vec<(usize, &str)> = hints
+        .iter()
+        .filter(|it| it.kind == analysis::ide::HintKind::Remap)
+        .map(|it| (it.offset, it.label.as_str()))
+        .collect();
+    let end_of = |needle: &str| SWEEPS.find(needle).unwrap() + needle.len();
+    assert_eq!(
+        remaps,
+        [
+            (end_of("REDISTRIBUTE A(*,BLOCK) ONTO P"), "  ⇄ a: 192 elems, 12 msgs"),
+            (end_of("REALIGN V(I) WITH T(N+1-I)"), "  ⇄ v: 16 elems, 4 msgs"),
+        ]
+    );
+    // They go with the loops' summaries.
+    let loops_off = analysis::ide::HintConfig { loops: false, references: true };
+    let without = analysis::ide::inlay_hints(&analysis, SWEEPS, loops_off, None);
+    assert!(without.iter().all(|it| it.kind != analysis::ide::HintKind::Remap));
+}

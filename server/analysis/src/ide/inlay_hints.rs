@@ -22,6 +22,8 @@ pub enum HintKind {
     LoopSummary,
     /// After a misaligned reference: its pattern.
     Reference,
+    /// At the end of a REALIGN or REDISTRIBUTE: what it moves (shown with the loops' summaries).
+    Remap,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -91,8 +93,42 @@ pub fn inlay_hints(
             }
         }
     }
+    if config.loops {
+        remap_hints(analysis, text, &wanted, &mut hints);
+    }
     hints.sort_by_key(|it| it.offset);
     hints
+}
+
+/// At the end of each remap directive's first line, what it moves: the
+/// arrays whose elements change process, with the elements and messages.
+fn remap_hints(analysis: &FileAnalysis, text: &str, wanted: &dyn Fn(usize) -> bool, hints: &mut Vec<InlayHint>) {
+    let model = &analysis.model;
+    for (unit, unit_model) in model.units.iter().enumerate() {
+        if unit_model.origin.is_some() || unit_model.remaps.is_empty() {
+            continue;
+        }
+        let epochs = crate::loops::MappingEpochs::new(model, unit);
+        for epoch in 1..epochs.count() {
+            let Some(start) = epochs.start(epoch) else { continue };
+            let line = text.get(start..).unwrap_or("").lines().next().unwrap_or("");
+            let end = start + line.trim_end().len();
+            if !wanted(end) {
+                continue;
+            }
+            let moves = crate::remap_cost::remap_moves(epochs.model(epoch - 1), epochs.model(epoch), unit);
+            let parts: Vec<String> = moves
+                .iter()
+                .filter_map(|it| {
+                    let (elements, messages) = it.count.clone().ok().filter(|it| it.0 > 0)?;
+                    Some(format!("⇄ {}: {elements} elems, {messages} msgs", model.symbol(it.array).name.text))
+                })
+                .collect();
+            if !parts.is_empty() {
+                hints.push(InlayHint { offset: end, label: format!("  {}", parts.join("; ")), kind: HintKind::Remap });
+            }
+        }
+    }
 }
 
 /// `hpf.showTransferPattern`: a Markdown table of the messages of the loop

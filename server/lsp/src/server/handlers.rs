@@ -463,7 +463,7 @@ impl LanguageServer for Backend {
                 .flat_map(|placed| {
                     let local = placed.local_range(wanted);
                     let shown = move |hint: &&ide::InlayHint| match hint.kind {
-                        ide::HintKind::LoopSummary => config.loops,
+                        ide::HintKind::LoopSummary | ide::HintKind::Remap => config.loops,
                         ide::HintKind::Reference => config.references,
                     };
                     placed
