@@ -2198,6 +2198,7 @@ impl<'a> Lowering<'a> {
         for distributed in self.distributed.values() {
             emit_alloc(&mut out, distributed);
         }
+        self.emit_initial_values(&mut out, &unit.decls);
         let mut epoch = 0;
         for (plan, &next) in plans.iter().zip(stmt_epochs) {
             if next != epoch {
@@ -2242,6 +2243,28 @@ impl<'a> Lowering<'a> {
             let _ = writeln!(out, "\n{}", self.copy(other.range).trim_end());
         }
         out
+    }
+
+    /// The initial values the declarations `decls` give distributed arrays
+    /// (`integer :: a(n) = 0`, `= [(i, i = 1, n)]`): every process
+    /// evaluates the initializer into a whole copy and takes its part.
+    fn emit_initial_values(&self, out: &mut String, decls: &[syntax::Decl]) {
+        for entity in decls.iter().flat_map(|it| &it.entities) {
+            let Some(init) = &entity.init else { continue };
+            let Some(distributed) = self.lookup(&entity.name.key()).and_then(|id| self.distributed.get(&id)) else {
+                continue;
+            };
+            let bounds: Vec<String> =
+                distributed.lbs.iter().zip(&distributed.ubs).map(|(lo, hi)| format!("{lo}:{hi}")).collect();
+            let _ = writeln!(
+                out,
+                "  ! hpf-ls: the initial value of {name}\n  allocate (hpf_g_{name}({}))\n  hpf_g_{name} = {}\n  call hpf_scatter_{}(hpf_g_{name}, hpf_d_{name}, {name})\n  if (allocated(hpf_g_{name})) deallocate (hpf_g_{name})",
+                bounds.join(", "),
+                self.copy(init.range).trim(),
+                distributed.variant(),
+                name = distributed.name
+            );
+        }
     }
 
     /// What the analysis predicts moves for the loop `stmt` (per execution):

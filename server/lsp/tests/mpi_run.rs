@@ -707,6 +707,47 @@ end program forall_order
     runs_print_on(&source, &expected, &["1", "2", "3", "5"]);
 }
 
+/// Distributed arrays with initial values in their declarations (a
+/// constant, an implied-DO constructor, a list; BLOCK, CYCLIC(3), a 2-D
+/// grid, LOGICAL) start with them on every process count: the values once
+/// went missing with the declaration.
+#[test]
+fn initial_values_of_distributed_arrays_are_kept() {
+    if !toolchain_present() {
+        eprintln!("skipped: no MPI toolchain (and CI is not set)");
+        return;
+    }
+    let (dir, source) = scratch_program(
+        "initial_values",
+        "program initial_values
+  implicit none
+  integer, parameter :: n = 6
+  integer :: i, j
+  integer :: a(8) = [(3*i, i = 1, 8)], c(8) = (/ 1, 2, 3, 4, 5, 6, 7, 8 /)
+  real :: g(n, n) = 1.5
+  logical :: m(n) = .true.
+!HPF$ PROCESSORS Q(2,2)
+!HPF$ DISTRIBUTE A(BLOCK)
+!HPF$ DISTRIBUTE C(CYCLIC(3))
+!HPF$ DISTRIBUTE G(BLOCK,BLOCK) ONTO Q
+!HPF$ DISTRIBUTE M(CYCLIC)
+  do i = 2, 8
+    a(i) = a(i) + c(i)
+  end do
+  do j = 2, n
+    do i = 1, n
+      g(i, j) = g(i, j) + g(i, j-1)
+    end do
+  end do
+  print *, a, c
+  print *, sum(g), g(n, n), count(m)
+end program initial_values
+",
+    );
+    let expected = sequential_output(&dir, &source);
+    runs_print_on(&source, &expected, &["1", "2", "3", "4"]);
+}
+
 /// DO loops over a CYCLIC or CYCLIC(3) home that read other arrays (and
 /// their own, ahead of their writes) at shifted elements, which live on
 /// other processes, fetch them before their courses with the
