@@ -76,6 +76,9 @@
 //!   subroutine specialised to the actuals' layouts with its local parts,
 //!   and the copy's body is lowered as the main program's is
 //!   (`procedures.rs`);
+//! - distributed arrays of the file's modules, lowered as the main
+//!   program's own; the procedures that use them run on rank 0 on their
+//!   gathered copies (`module_arrays.rs`);
 //! - REALIGN and REDISTRIBUTE between the main program's statements: each
 //!   statement is planned under the layouts of its mapping epoch, and the
 //!   arrays whose layout changes are laid out anew at the directive, with
@@ -101,6 +104,7 @@ mod embed;
 mod fission;
 mod grid;
 mod loop_reductions;
+mod module_arrays;
 mod ordered_chain;
 mod private;
 mod procedures;
@@ -546,6 +550,8 @@ struct Lowering<'a> {
     calling: Vec<analysis::model::UnitId>,
     /// The entries of `procedures` this unit calls.
     called: Vec<usize>,
+    /// The procedures that use distributed module arrays (`module_arrays.rs`).
+    touching: std::rc::Rc<module_arrays::Touching>,
 }
 
 /// Lowers the analysed program. `text` is the user's text.
@@ -567,6 +573,7 @@ pub fn lower(analysis: &FileAnalysis, text: &str) -> Result<Generated, Vec<Backe
         known: Vec::new(),
         calling: Vec::new(),
         called: Vec::new(),
+        touching: std::rc::Rc::default(),
     };
     let errors: Vec<BackendError> = analysis
         .diagnostics
@@ -615,6 +622,23 @@ impl<'a> Lowering<'a> {
             }
         }
         res
+    }
+
+    /// The text of `range` as [`Lowering::copy`] gives it, with each
+    /// `(range, replacement)` of `edits` (sorted, not overlapping) applied.
+    fn copy_with_edits(&self, range: TextRange, edits: &[(TextRange, String)]) -> String {
+        let mut text = String::new();
+        let mut at = range.start;
+        for (edit, replacement) in edits {
+            if edit.start < at {
+                continue;
+            }
+            text.push_str(&self.copy(TextRange::new(at, edit.start)));
+            text.push_str(replacement);
+            at = edit.end;
+        }
+        text.push_str(&self.copy(TextRange::new(at, range.end)));
+        text
     }
 
     fn program(&mut self) -> String {
@@ -689,9 +713,13 @@ impl<'a> Lowering<'a> {
             return String::new();
         }
         self.check_epoch_layouts(&layouts);
+        self.check_module_variables(&layouts[0]);
         if !self.errors.is_empty() {
             return String::new();
         }
+        let module_arrays: std::collections::BTreeSet<SymbolId> =
+            layouts[0].keys().filter(|it| it.unit != self.main).copied().collect();
+        self.touching = std::rc::Rc::new(self.procedures_touching(&module_arrays));
         let stmt_epochs: Vec<usize> = unit.body.iter().map(|stmt| epochs.epoch_of(stmt.range.start)).collect();
         let mut plans: Vec<Plan> = Vec::with_capacity(unit.body.len());
         for (stmt, &epoch) in unit.body.iter().zip(&stmt_epochs) {
@@ -713,8 +741,12 @@ impl<'a> Lowering<'a> {
         let mut res = BTreeMap::new();
         // The main program's arrays; those of the subroutines and functions
         // are plain arrays of the rank that runs them.
+        // The main program's arrays and those of the file's modules; those of
+        // the subroutines and functions are plain arrays of the rank that runs them.
+        let own_units = analysis::model::flatten_units(&self.analysis.file);
+        let is_module = |unit: usize| own_units.get(unit).is_some_and(|it| it.0.kind == UnitKind::Module);
         let main = self.main;
-        for (id, symbol) in model.symbols().filter(|(id, _)| id.unit == main) {
+        for (id, symbol) in model.symbols().filter(|(id, _)| id.unit == main || is_module(id.unit)) {
             if !symbol.is_array() {
                 continue;
             }
@@ -953,6 +985,19 @@ impl<'a> Lowering<'a> {
     where
         'a: 's,
     {
+        if self.place.is_none() {
+            let (procedures, arrays) = self.implicit_arrays(stmt.range);
+            if !arrays.is_empty() {
+                let names: Vec<&str> = arrays.iter().map(|it| self.distributed[it].name.as_str()).collect();
+                let why = format!(
+                    "it calls {}, which use(s) the distributed module array(s) {} (procedures run on rank 0 on gathered copies)",
+                    procedures.join(", "),
+                    names.join(", ")
+                );
+                self.notes.push(Note { range: stmt.header, message: format!("runs on one process: {why}") });
+                return Plan::OnRankZero { stmt, why: Some(why) };
+            }
+        }
         if let Err(why) = self.forall_reads_what_it_assigned(stmt) {
             self.notes.push(Note { range: stmt.header, message: format!("runs on one process: {why}") });
             return Plan::OnRankZero { stmt, why: Some(why) };
@@ -1990,24 +2035,9 @@ impl<'a> Lowering<'a> {
     /// A module of the file, copied into the generated program before the
     /// main program: its named constants, templates and processor
     /// arrangements are the program's, its procedures run as external ones
-    /// do. A module variable would be set on rank 0 only by the procedures
-    /// (and distributed module arrays are not lowered): refused.
+    /// do, its variables are checked with the distributed arrays
+    /// (`module_arrays.rs`).
     fn check_module(&mut self, module: &syntax::Unit) {
-        let file = &self.analysis.file;
-        let model = &self.analysis.model;
-        let Some(id) = analysis::model::flatten_units(file).iter().position(|(it, _)| std::ptr::eq(*it, module)) else {
-            return;
-        };
-        if let Some(variable) = model.units[id].symbols.iter().find(|it| it.kind == SymbolKind::Variable) {
-            self.error(
-                variable.name.range,
-                format!(
-                    "module variable `{}`: the MPI backend supports modules of named constants, templates, processor arrangements and procedures so far",
-                    variable.name.text
-                ),
-            );
-            return;
-        }
         for procedure in &module.contains {
             self.check_external_procedure(procedure);
         }
@@ -2137,7 +2167,8 @@ impl<'a> Lowering<'a> {
     /// descriptors and gathered copies, and the generated code's variables.
     fn local_declarations(&self, out: &mut String) {
         let _ = writeln!(out, "  ! hpf-ls: local parts of the distributed arrays (global indices, with shadow areas)");
-        for distributed in self.distributed.values() {
+        // Those of module arrays are in their modules (`module_arrays.rs`).
+        for distributed in self.distributed.iter().filter(|it| it.0.unit == self.main).map(|it| it.1) {
             let type_name =
                 runtime::ELEMENT_TYPES.iter().find(|it| it.0 == distributed.suffix).map_or("real", |it| it.1);
             let _ = writeln!(
@@ -2191,6 +2222,7 @@ impl<'a> Lowering<'a> {
         self.emit_procedures_module(&mut out);
         let _ = writeln!(out, "{}", self.slice(unit.header).trim_end());
         let _ = writeln!(out, "  use hpf_runtime");
+        out.push_str(&self.module_array_uses());
         out.push_str(&self.procedure_uses());
         out.push_str(&self.specification(unit));
         self.local_declarations(&mut out);
@@ -2198,7 +2230,11 @@ impl<'a> Lowering<'a> {
         for distributed in self.distributed.values() {
             emit_alloc(&mut out, distributed);
         }
-        self.emit_initial_values(&mut out, &unit.decls);
+        self.emit_initial_values(&mut out, self.main, &unit.decls);
+        let own_units = analysis::model::flatten_units(&self.analysis.file);
+        for (id, (module, _)) in own_units.iter().enumerate().filter(|(_, it)| it.0.kind == UnitKind::Module) {
+            self.emit_initial_values(&mut out, id, &module.decls);
+        }
         let mut epoch = 0;
         for (plan, &next) in plans.iter().zip(stmt_epochs) {
             if next != epoch {
@@ -2240,7 +2276,7 @@ impl<'a> Lowering<'a> {
             .map(|it| &**it)
             .filter(|it| !std::ptr::eq(*it, unit) && it.kind != UnitKind::Module)
         {
-            let _ = writeln!(out, "\n{}", self.copy(other.range).trim_end());
+            let _ = writeln!(out, "\n{}", self.with_gathered_module_arrays(other.range).trim_end());
         }
         out
     }
@@ -2248,10 +2284,11 @@ impl<'a> Lowering<'a> {
     /// The initial values the declarations `decls` give distributed arrays
     /// (`integer :: a(n) = 0`, `= [(i, i = 1, n)]`): every process
     /// evaluates the initializer into a whole copy and takes its part.
-    fn emit_initial_values(&self, out: &mut String, decls: &[syntax::Decl]) {
+    fn emit_initial_values(&self, out: &mut String, unit: analysis::model::UnitId, decls: &[syntax::Decl]) {
         for entity in decls.iter().flat_map(|it| &it.entities) {
             let Some(init) = &entity.init else { continue };
-            let Some(distributed) = self.lookup(&entity.name.key()).and_then(|id| self.distributed.get(&id)) else {
+            let id = self.analysis.model.lookup(unit, &entity.name.key());
+            let Some(distributed) = id.and_then(|id| self.distributed.get(&id)) else {
                 continue;
             };
             let bounds: Vec<String> =
@@ -2647,6 +2684,9 @@ impl<'a> Lowering<'a> {
     fn emit_on_rank_zero(&self, out: &mut String, stmt: &Stmt, why: Option<&str>) {
         let occurrences = self.distributed_occurrences(stmt.range);
         let mut arrays: Vec<SymbolId> = occurrences.iter().map(|it| it.1).collect();
+        // The distributed module arrays of the procedures it calls: they may set them.
+        let implicit = if self.place.is_none() { self.implicit_arrays(stmt.range).1 } else { Default::default() };
+        arrays.extend(implicit.iter().copied());
         arrays.sort();
         arrays.dedup();
         if let Some(why) = why {
@@ -2675,14 +2715,7 @@ impl<'a> Lowering<'a> {
         edits.extend(exits.iter().enumerate().map(|(k, it)| (it.action, format!("go to {}", label(k + 1)))));
         edits.sort_by_key(|it| it.0.start);
         let line_start = self.text[..stmt.range.start].rfind('\n').map_or(0, |it| it + 1);
-        let mut text = String::new();
-        let mut at = line_start;
-        for (range, replacement) in &edits {
-            text.push_str(&self.copy(TextRange::new(at, range.start)));
-            text.push_str(replacement);
-            at = range.end;
-        }
-        text.push_str(&self.copy(TextRange::new(at, stmt.range.end)));
+        let text = self.copy_with_edits(TextRange::new(line_start, stmt.range.end), &edits);
         if exits.is_empty() {
             let _ = writeln!(out, "  if (hpf_rank == 0) then\n{text}\n  end if");
         } else {
@@ -2697,7 +2730,7 @@ impl<'a> Lowering<'a> {
         let (written_arrays, written_scalars) = self.written(stmt);
         for array in &arrays {
             let distributed = &self.distributed[array];
-            if written_arrays.contains(array) {
+            if written_arrays.contains(array) || implicit.contains(array) {
                 let _ = writeln!(
                     out,
                     "  call hpf_scatter_{}(hpf_g_{name}, hpf_d_{name}, {name})",

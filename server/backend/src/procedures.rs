@@ -756,6 +756,7 @@ impl<'a> Lowering<'a> {
             known,
             calling,
             called: Vec::new(),
+            touching: std::rc::Rc::clone(&self.touching),
         };
         let plans: Vec<Plan> = callee.body.iter().map(|stmt| sub.plan(stmt)).collect();
         let why = if let Some(error) = sub.errors.first() {
@@ -881,7 +882,7 @@ impl<'a> Lowering<'a> {
     /// A module of the file as written, with the copies of its procedures
     /// before its END statement.
     pub(crate) fn module_text(&self, module: &syntax::Unit) -> String {
-        let text = self.copy(module.range);
+        let text = self.module_source(module);
         let index = self.analysis.file.units.iter().position(|it| std::ptr::eq(&**it, module));
         let copies: Vec<&SpmdProcedure> = self
             .procedures

@@ -2049,3 +2049,76 @@ end program p
     );
     refused(&in_subroutine, "REDISTRIBUTE in a subroutine or function is not supported", 22);
 }
+
+/// Distributed module arrays are the program's: their modules declare
+/// their local parts, the main program allocates them and lowers its
+/// statements on them as on its own; a procedure that uses them (itself or
+/// through another) runs on rank 0 on their gathered copies, and so does a
+/// statement that calls it. A replicated module variable that only the main
+/// program uses is kept; one a procedure uses is refused.
+#[test]
+fn module_arrays_are_distributed_and_their_procedures_run_on_rank_0() {
+    let module = "module data
+  implicit none
+  integer, parameter :: n = 20
+  integer :: steps
+  real :: a(n), b(n), scale = 2.0
+!HPF$ DISTRIBUTE (BLOCK) :: A, B
+contains
+  subroutine smooth()
+    integer :: i
+    do i = 2, n - 1
+      b(i) = (a(i-1) + a(i+1)) / 2
+    end do
+  end subroutine smooth
+  subroutine twice()
+    call smooth()
+    call smooth()
+  end subroutine twice
+end module data
+";
+    let main = "program p
+  use data
+  implicit none
+  integer :: i
+  steps = 3
+  do i = 1, n
+    a(i) = i
+  end do
+  call twice()
+  print *, sum(b), steps
+end program p
+";
+    let (notes, source) = lower(&format!("{module}{main}"));
+    // The module: local parts, descriptors and gathered copies; its procedures use the copies.
+    assert!(source.contains("module data\n  use hpf_runtime\n"), "{source}");
+    assert!(source.contains("  real, allocatable :: a(:), hpf_g_a(:)\n  type(hpf_desc) :: hpf_d_a\n"), "{source}");
+    assert!(source.contains("  real, allocatable :: b(:), hpf_g_b(:)\n"), "{source}");
+    assert!(source.contains("  integer :: steps\n"), "a replicated module variable stays:\n{source}");
+    assert!(source.contains("      hpf_g_b(i) = (hpf_g_a(i-1) + hpf_g_a(i+1)) / 2\n"), "{source}");
+    // The program allocates them, runs its own loop on them in parallel, and
+    // calls the procedure (which uses them through another) on rank 0.
+    assert!(source.contains("  use data, only: a, hpf_d_a, hpf_g_a, b, hpf_d_b, hpf_g_b\n"), "{source}");
+    assert!(source.contains("  allocate (a(hpf_lo:hpf_hi))\n"), "{source}");
+    assert!(!source.contains("hpf-ls: the initial value"), "{source}");
+    assert_eq!(
+        notes,
+        ["27: runs on one process: it calls twice, which use(s) the distributed module array(s) a, b (procedures run on rank 0 on gathered copies)"],
+    );
+    assert!(
+        source.contains("  call hpf_gather_r4_11(a, hpf_d_a, hpf_g_a, [1], [20])\n  call hpf_gather_r4_11(b, hpf_d_b, hpf_g_b, [1], [20])\n  if (hpf_rank == 0) then\n  call twice()\n  end if\n  call hpf_scatter_r4_11(hpf_g_a, hpf_d_a, a)\n  call hpf_scatter_r4_11(hpf_g_b, hpf_d_b, b)\n"),
+        "{source}"
+    );
+    // An initial value in the module is the array's first value.
+    let initialised = module.replace("real :: a(n), b(n)", "real :: a(n) = 1.5, b(n)");
+    let (_, source) = lower(&format!("{initialised}{main}"));
+    assert!(source.contains("  hpf_g_a = 1.5\n  call hpf_scatter_r4_11(hpf_g_a, hpf_d_a, a)\n"), "{source}");
+
+    let refused = |text: &str, why: &str| {
+        let analysis = analysis::analyze(text, SourceForm::Free, ModelConfig { number_of_processors: None });
+        let errors = crate::lower(&analysis, text).expect_err(why);
+        assert!(errors.iter().any(|it| it.message.contains(why)), "{errors:?}");
+    };
+    let set_by_procedure = module.replace("    call smooth()\n    call smooth()\n", "    steps = steps + 1\n");
+    refused(&format!("{set_by_procedure}{main}"), "module variable `steps` is used by the procedure `twice`");
+}

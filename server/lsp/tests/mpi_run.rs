@@ -38,6 +38,7 @@ const SUPPORTED: &[&str] = &[
     "lu_cyclic.f",
     "matmul_cyclic.for",
     "matvec_replicated.f90",
+    "module_arrays.f90",
     "multi_update.f90",
     "named_kinds.f90",
     "nonascii_fixed.f",

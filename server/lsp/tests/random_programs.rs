@@ -2319,6 +2319,74 @@ fn generate_remapped(seed: u64) -> String {
     text
 }
 
+/// A random program whose arrays and mappings live in a module, with a
+/// module subroutine that updates the first rank-1 INTEGER array (by host
+/// association, so it runs on rank 0 on its gathered copy) called between
+/// two top-level statements of the body.
+fn generate_in_module(seed: u64) -> String {
+    let program = generate(seed);
+    let mut rng = Rng::new(seed ^ 0x0d01_e5);
+    let lines: Vec<&str> = program.lines().collect();
+    let scalars = lines.iter().position(|it| it.trim() == "integer :: i, j, k, it, s, t").expect("the scalars");
+    let floats = lines[scalars + 1].trim() == "double precision :: fs";
+    let body = lines.iter().position(|it| it.trim() == "s = 0").expect("the body");
+    let decls = &lines[3..scalars];
+    let directives = &lines[scalars + 1 + usize::from(floats)..body];
+    // The first `integer :: x(lo:hi)`.
+    let bumped = decls.iter().find_map(|it| {
+        let rest = it.trim().strip_prefix("integer :: ")?;
+        let (name, dims) = rest.split_once('(')?;
+        (!dims.contains(',')).then(|| name.to_string())
+    });
+    let mut text = String::new();
+    let _ = writeln!(text, "module rnd_data\n  implicit none\n{}", lines[2]);
+    for line in decls.iter().chain(directives) {
+        let _ = writeln!(text, "{line}");
+    }
+    if let Some(name) = &bumped {
+        let _ = writeln!(text, "contains\n  subroutine bump(by)\n    integer, intent(in) :: by\n    integer :: i");
+        let _ = writeln!(text, "    do i = lbound({name}, 1), ubound({name}, 1)\n      {name}(i) = mod({name}(i) + by * i, 97)");
+        let _ = writeln!(text, "    end do\n  end subroutine bump");
+    }
+    let _ = writeln!(text, "end module rnd_data\n\nprogram rnd\n  use rnd_data\n  implicit none");
+    for line in &lines[scalars..=scalars + usize::from(floats)] {
+        let _ = writeln!(text, "{line}");
+    }
+    // Top-level statements of the body (two-space indent, not a continuation or an END).
+    let starts: Vec<usize> = (body + 1..lines.len() - 1)
+        .filter(|&idx| {
+            let line = lines[idx];
+            let word = line.trim_start().split([' ', '(']).next().unwrap_or("").to_ascii_lowercase();
+            line.starts_with("  ")
+                && !line.starts_with("   ")
+                && !lines[idx - 1].trim_end().ends_with('&')
+                && !["end", "else", "elseif", "endif", "enddo"].contains(&word.as_str())
+        })
+        .collect();
+    let call_at = bumped.as_ref().map(|_| *rng.pick(&starts));
+    for (idx, line) in lines.iter().enumerate().skip(body) {
+        if Some(idx) == call_at {
+            let _ = writeln!(text, "  call bump({})", rng.range(1, 5));
+        }
+        let _ = writeln!(text, "{line}");
+    }
+    text
+}
+
+#[test]
+fn random_programs_with_module_arrays_print_what_the_sequential_program_prints() {
+    check_seeds_of("module-quick", 1, 6, 1, generate_in_module);
+}
+
+#[test]
+#[ignore = "long: HPF_RANDOM_PROGRAMS programs (200 by default), their arrays in a module"]
+fn many_random_programs_with_module_arrays_print_what_the_sequential_program_prints() {
+    let count = env_number("HPF_RANDOM_PROGRAMS", 200);
+    let first = env_number("HPF_RANDOM_SEED", 1000);
+    let jobs = env_number("HPF_RANDOM_JOBS", 1) as usize;
+    check_seeds_of("module-many", first, count, jobs, generate_in_module);
+}
+
 #[test]
 fn random_remapped_programs_print_what_the_sequential_program_prints() {
     check_seeds_of("remap-quick", 1, 6, 1, generate_remapped);
