@@ -77,8 +77,9 @@
 //!   and the copy's body is lowered as the main program's is
 //!   (`procedures.rs`);
 //! - distributed arrays of the file's modules, lowered as the main
-//!   program's own; the procedures that use them run on rank 0 on their
-//!   gathered copies (`module_arrays.rs`);
+//!   program's own; the procedures that use them by host or use
+//!   association (module procedures, the main program's internal ones) run
+//!   on rank 0 on their gathered copies (`module_arrays.rs`);
 //! - REALIGN and REDISTRIBUTE between the main program's statements: each
 //!   statement is planned under the layouts of its mapping epoch, and the
 //!   arrays whose layout changes are laid out anew at the directive, with
@@ -550,8 +551,12 @@ struct Lowering<'a> {
     calling: Vec<analysis::model::UnitId>,
     /// The entries of `procedures` this unit calls.
     called: Vec<usize>,
-    /// The procedures that use distributed module arrays (`module_arrays.rs`).
+    /// The procedures that use distributed module arrays or, internal
+    /// ones, the program's distributed arrays (`module_arrays.rs`).
     touching: std::rc::Rc<module_arrays::Touching>,
+    /// The internal procedures that use the program's replicated variables
+    /// (`module_arrays.rs`).
+    host_variables: std::rc::Rc<module_arrays::Touching>,
 }
 
 /// Lowers the analysed program. `text` is the user's text.
@@ -574,6 +579,7 @@ pub fn lower(analysis: &FileAnalysis, text: &str) -> Result<Generated, Vec<Backe
         calling: Vec::new(),
         called: Vec::new(),
         touching: std::rc::Rc::default(),
+        host_variables: std::rc::Rc::default(),
     };
     let errors: Vec<BackendError> = analysis
         .diagnostics
@@ -658,12 +664,10 @@ impl<'a> Lowering<'a> {
             .iter()
             .position(|(it, _)| std::ptr::eq(*it, unit))
             .expect("the main program is one of the file's units");
-        if let Some(internal) = unit.contains.first() {
-            self.error(
-                internal.header,
-                "internal procedures (after CONTAINS) are not supported by the MPI backend yet (external subroutines and functions after the main program are)",
-            );
-            return String::new();
+        // Internal procedures run as external ones do, on the program's
+        // variables by host association (`module_arrays.rs`).
+        for internal in &unit.contains {
+            self.check_external_procedure(internal);
         }
         for other in file.units.iter().map(|it| &**it).filter(|it| !std::ptr::eq(*it, unit)) {
             if other.kind == UnitKind::Module {
@@ -717,9 +721,9 @@ impl<'a> Lowering<'a> {
         if !self.errors.is_empty() {
             return String::new();
         }
-        let module_arrays: std::collections::BTreeSet<SymbolId> =
-            layouts[0].keys().filter(|it| it.unit != self.main).copied().collect();
-        self.touching = std::rc::Rc::new(self.procedures_touching(&module_arrays));
+        let distributed_ids: std::collections::BTreeSet<SymbolId> = layouts[0].keys().copied().collect();
+        self.touching = std::rc::Rc::new(self.procedures_touching(&distributed_ids));
+        self.host_variables = std::rc::Rc::new(self.procedures_host_variables(&distributed_ids));
         let stmt_epochs: Vec<usize> = unit.body.iter().map(|stmt| epochs.epoch_of(stmt.range.start)).collect();
         let mut plans: Vec<Plan> = Vec::with_capacity(unit.body.len());
         for (stmt, &epoch) in unit.body.iter().zip(&stmt_epochs) {
@@ -990,7 +994,7 @@ impl<'a> Lowering<'a> {
             if !arrays.is_empty() {
                 let names: Vec<&str> = arrays.iter().map(|it| self.distributed[it].name.as_str()).collect();
                 let why = format!(
-                    "it calls {}, which use(s) the distributed module array(s) {} (procedures run on rank 0 on gathered copies)",
+                    "it calls {}, which use(s) the distributed array(s) {} by host or use association (such procedures run on rank 0 on gathered copies)",
                     procedures.join(", "),
                     names.join(", ")
                 );
@@ -2123,7 +2127,15 @@ impl<'a> Lowering<'a> {
     /// unit has no statements).
     fn specification(&self, unit: &syntax::Unit) -> String {
         let unit_text = self.slice(unit.range).trim_end();
-        let end_line = unit.range.start + unit_text.rfind('\n').map_or(0, |it| it + 1);
+        let mut end_line = unit.range.start + unit_text.rfind('\n').map_or(0, |it| it + 1);
+        // Nor the CONTAINS line, where the unit has no statements before it.
+        if let Some(first) = unit.contains.first() {
+            let before = self.slice(TextRange::new(unit.range.start, first.range.start)).to_ascii_lowercase();
+            if let Some(at) = before.rfind("contains") {
+                let line_start = before[..at].rfind('\n').map_or(0, |it| it + 1);
+                end_line = end_line.min(unit.range.start + line_start);
+            }
+        }
         let spec = TextRange::new(unit.header.end, unit.execution_start.min(end_line).max(unit.header.end));
         // Declarations that name distributed arrays are rewritten without them.
         let mut rewrites: Vec<(TextRange, String)> = Vec::new();
@@ -2263,6 +2275,13 @@ impl<'a> Lowering<'a> {
         }
         drop(stat_loops);
         let _ = writeln!(out, "  call hpf_finalize()");
+        // Internal procedures, on the gathered copies of the distributed arrays they use.
+        if !unit.contains.is_empty() {
+            let _ = writeln!(out, "contains");
+            for internal in &unit.contains {
+                let _ = writeln!(out, "\n{}", self.with_gathered_copies(internal.range).trim_end());
+            }
+        }
         // The END statement: the unit's last line.
         let unit_text = self.slice(unit.range).trim_end();
         let end_line = unit_text.lines().last().unwrap_or("end");
@@ -2276,7 +2295,7 @@ impl<'a> Lowering<'a> {
             .map(|it| &**it)
             .filter(|it| !std::ptr::eq(*it, unit) && it.kind != UnitKind::Module)
         {
-            let _ = writeln!(out, "\n{}", self.with_gathered_module_arrays(other.range).trim_end());
+            let _ = writeln!(out, "\n{}", self.with_gathered_copies(other.range).trim_end());
         }
         out
     }
@@ -2727,7 +2746,11 @@ impl<'a> Lowering<'a> {
             }
             let _ = writeln!(out, "{} continue\n  end if", label(0));
         }
-        let (written_arrays, written_scalars) = self.written(stmt);
+        let (written_arrays, mut written_scalars) = self.written(stmt);
+        // What the internal procedures it calls may set by host association.
+        if self.place.is_none() {
+            written_scalars.extend(self.host_variables_set(stmt.range, &written_scalars));
+        }
         for array in &arrays {
             let distributed = &self.distributed[array];
             if written_arrays.contains(array) || implicit.contains(array) {
@@ -2989,8 +3012,6 @@ impl<'a> Lowering<'a> {
     }
 }
 
-/// The statement setting a descriptor's alignment stride (none for 1, the
-/// descriptor's default), from a new line.
 /// The descriptor and allocation of the local part of `distributed` (its
 /// owned elements and shadow). Allocated here, not in the runtime:
 /// gfortran vectorises the loops over an array the program allocates.
@@ -3026,6 +3047,8 @@ fn emit_alloc(out: &mut String, distributed: &Distributed) {
     );
 }
 
+/// The statement setting a descriptor's alignment stride (none for 1, the
+/// descriptor's default), from a new line.
 fn stride_line(desc: &str, stride: i64) -> String {
     if stride == 1 {
         String::new()

@@ -7,9 +7,10 @@
 //! rank 0 on its gathered copy: in their text it is renamed to `hpf_g_*`,
 //! and a statement of the main program that calls one of them runs on rank
 //! 0 with those arrays gathered before it and scattered after it (a note
-//! says so). A module variable that is not distributed is replicated; it
-//! is supported when no procedure uses it (a procedure on rank 0 would set
-//! it there only).
+//! says so). A variable of a module or of the main program that is not
+//! distributed is replicated: after a statement on rank 0 that calls a
+//! procedure using it (which may have set it there only), it is broadcast,
+//! and such a procedure is not specialised to run on every process.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -51,17 +52,65 @@ impl Lowering<'_> {
             .collect()
     }
 
-    /// See [`Touching`].
-    pub(crate) fn procedures_touching(&self, module_arrays: &BTreeSet<SymbolId>) -> Touching {
+    /// See [`Touching`]: the procedures that use `arrays` (the distributed
+    /// ones), themselves or through the procedures they call.
+    pub(crate) fn procedures_touching(&self, arrays: &BTreeSet<SymbolId>) -> Touching {
+        self.procedures_using(|id| arrays.contains(&id))
+    }
+
+    /// The procedures that use replicated variables of the main program
+    /// (internal ones) or of the file's modules, themselves or through the
+    /// procedures they call: what a call of one on rank 0 may set there only.
+    pub(crate) fn procedures_host_variables(&self, distributed: &BTreeSet<SymbolId>) -> Touching {
+        let model = &self.analysis.model;
+        let main = self.main;
+        let own = analysis::model::flatten_units(&self.analysis.file);
+        let is_module = |unit: UnitId| own.get(unit).is_some_and(|it| it.0.kind == UnitKind::Module);
+        self.procedures_using(|id| {
+            (id.unit == main || is_module(id.unit))
+                && model.symbol(id).kind == SymbolKind::Variable
+                && !distributed.contains(&id)
+        })
+    }
+
+    /// The variables `host_variables` says the procedures `range` calls
+    /// may set, as `(name, bytes)` broadcasts (those not in `already`).
+    pub(crate) fn host_variables_set(&self, range: TextRange, already: &[(String, String)]) -> Vec<(String, String)> {
+        let text = self.slice(range);
+        let model = &self.analysis.model;
+        let mut res: Vec<(String, String)> = Vec::new();
+        for (name, used) in self.host_variables.iter() {
+            if !mentions_word(text, name) {
+                continue;
+            }
+            for id in used {
+                let symbol = model.symbol(*id);
+                let variable = &symbol.name.text;
+                let known = |it: &(String, String)| it.0.eq_ignore_ascii_case(variable);
+                if already.iter().any(known) || res.iter().any(known) {
+                    continue;
+                }
+                let bytes = if symbol.shape.is_empty() {
+                    format!("storage_size({variable}) / 8")
+                } else {
+                    format!("size({variable}) * (storage_size({variable}) / 8)")
+                };
+                res.push((variable.clone(), bytes));
+            }
+        }
+        res
+    }
+
+    /// The procedures of the file whose uses of symbols `wanted` selects
+    /// are not empty, themselves or through the procedures they call.
+    fn procedures_using(&self, wanted: impl Fn(SymbolId) -> bool) -> Touching {
         let procedures = self.procedures_of_file();
         let occurrences = analysis::ide::occurrences(self.analysis);
         // By name: an interface body adds nothing to its procedure.
         let mut touching: Touching = BTreeMap::new();
         for (name, range) in &procedures {
-            let used = occurrences
-                .iter()
-                .filter(|it| range.contains_range(it.range) && module_arrays.contains(&it.symbol))
-                .map(|it| it.symbol);
+            let used =
+                occurrences.iter().filter(|it| range.contains_range(it.range) && wanted(it.symbol)).map(|it| it.symbol);
             touching.entry(name.clone()).or_default().extend(used);
         }
         // Through the procedures each calls, until nothing grows.
@@ -107,13 +156,10 @@ impl Lowering<'_> {
     }
 
     /// Refuses the module variables the lowering cannot keep right: a
-    /// distributed one of a module the main program does not USE, and a
-    /// replicated one that a procedure uses.
+    /// distributed one of a module the main program does not USE.
     pub(crate) fn check_module_variables(&mut self, layouts: &BTreeMap<SymbolId, Distributed>) {
         let model = &self.analysis.model;
         let modules_of_main = self.modules_of_main();
-        let procedures = self.procedures_of_file();
-        let occurrences = analysis::ide::occurrences(self.analysis);
         let own = analysis::model::flatten_units(&self.analysis.file);
         for (unit_id, (unit, _)) in own.iter().enumerate() {
             if unit.kind != UnitKind::Module {
@@ -124,26 +170,11 @@ impl Lowering<'_> {
                     continue;
                 }
                 let id = SymbolId { unit: unit_id, index };
-                if layouts.contains_key(&id) {
-                    if !modules_of_main.contains(&unit_id) {
-                        self.error(
-                            symbol.name.range,
-                            format!(
-                                "distributed module array `{}`: its module is not USEd by the main program, which allocates it",
-                                symbol.name.text
-                            ),
-                        );
-                    }
-                    continue;
-                }
-                let user = procedures
-                    .iter()
-                    .find(|(_, range)| occurrences.iter().any(|it| it.symbol == id && range.contains_range(it.range)));
-                if let Some((name, _)) = user {
+                if layouts.contains_key(&id) && !modules_of_main.contains(&unit_id) {
                     self.error(
                         symbol.name.range,
                         format!(
-                            "module variable `{}` is used by the procedure `{name}`: the MPI backend supports replicated module variables that only the main program uses (procedures run on rank 0, which alone would see what they set), and distributed module arrays",
+                            "distributed module array `{}`: its module is not USEd by the main program, which allocates it",
                             symbol.name.text
                         ),
                     );
@@ -152,14 +183,14 @@ impl Lowering<'_> {
         }
     }
 
-    /// The text of `range` with every use of a distributed module array
-    /// renamed to its gathered copy (a procedure that runs on rank 0).
-    pub(crate) fn with_gathered_module_arrays(&self, range: TextRange) -> String {
+    /// The text of `range` (a procedure, which runs on rank 0) with every
+    /// use of a distributed array by host or use association renamed to
+    /// its gathered copy.
+    pub(crate) fn with_gathered_copies(&self, range: TextRange) -> String {
         let occurrences = analysis::ide::occurrences(self.analysis);
         let mut edits: Vec<(TextRange, String)> = occurrences
             .iter()
             .filter(|it| range.contains_range(it.range) && !it.is_declaration && !it.in_directive)
-            .filter(|it| it.symbol.unit != self.main)
             .filter_map(|it| Some((it.range, format!("hpf_g_{}", self.distributed.get(&it.symbol)?.name))))
             .collect();
         edits.sort_by_key(|it| it.0.start);
@@ -215,7 +246,7 @@ impl Lowering<'_> {
             edits.push((decl.range, lines.join("\n  ")));
         }
         if edits.is_empty() {
-            return self.with_gathered_module_arrays(module.range);
+            return self.with_gathered_copies(module.range);
         }
         // After the MODULE statement's line (the header's range may hold its line end).
         let header_text = self.slice(module.header);
@@ -246,6 +277,11 @@ impl Lowering<'_> {
                 let name = &distributed.name;
                 per_module.entry(id.unit).or_default().push(format!("{name}, hpf_d_{name}, hpf_g_{name}"));
             }
+        }
+        // The replicated ones procedures use: broadcast after a call on rank 0.
+        let replicated: BTreeSet<SymbolId> = self.host_variables.values().flatten().copied().collect();
+        for id in replicated.into_iter().filter(|it| it.unit != self.main) {
+            per_module.entry(id.unit).or_default().push(model.symbol(id).name.text.clone());
         }
         let mut res = String::new();
         for (unit, names) in per_module {

@@ -172,6 +172,12 @@ impl<'a> Lowering<'a> {
         let analysis = self.analysis;
         let model = &analysis.model;
         let (callee, callee_id, place) = self.find_subroutine(&name.key())?;
+        if self.host_variables.contains_key(&name.key()) {
+            return Err(format!(
+                "`{}` uses replicated module variables (itself or through a call), which a call on rank 0 then broadcasts",
+                name.text
+            ));
+        }
         if self.calling.contains(&callee_id) {
             return Err(format!("they call themselves (`{}` is being lowered)", name.text));
         }
@@ -423,6 +429,10 @@ impl<'a> Lowering<'a> {
                 }
                 return Ok((callee, callee_id, Place::Module(index)));
             }
+        }
+        let internal = |unit: &syntax::Unit| unit.contains.iter().any(&named);
+        if file.units.iter().any(|it| it.kind == UnitKind::Program && internal(it)) {
+            return Err("it is an internal procedure of the program".to_string());
         }
         let callee =
             file.units.iter().map(|it| &**it).find(|it| named(it)).ok_or("the subroutine is not one of this file")?;
@@ -757,6 +767,7 @@ impl<'a> Lowering<'a> {
             calling,
             called: Vec::new(),
             touching: std::rc::Rc::clone(&self.touching),
+            host_variables: std::rc::Rc::clone(&self.host_variables),
         };
         let plans: Vec<Plan> = callee.body.iter().map(|stmt| sub.plan(stmt)).collect();
         let why = if let Some(error) = sub.errors.first() {

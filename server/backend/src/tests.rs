@@ -261,10 +261,20 @@ fn calls_run_on_rank_0_and_unsupported_procedures_are_refused_at_their_line() {
         "COMMON blocks",
         main_lines + 3,
     );
+    // Internal procedures follow the program's statements.
+    let (_, source) = lower(&program("  call inner()\ncontains\n  subroutine inner()\n  end subroutine inner\n"));
+    assert!(
+        source
+            .contains("  call hpf_finalize()\ncontains\n\nsubroutine inner()\n  end subroutine inner\nend program p\n"),
+        "{source}"
+    );
+    // (Also when the program has no statement of its own.)
+    let (_, source) = lower(&program("contains\n  subroutine inner()\n  end subroutine inner\n"));
+    assert_eq!(source.matches("contains").count(), 1, "{source}");
     refused(
-        &program("contains\n  subroutine inner()\n  end subroutine inner\n"),
-        "internal procedures",
-        main_lines + 1,
+        &program("contains\n  subroutine inner()\n    stop\n  end subroutine inner\n"),
+        "STOP in a subroutine",
+        main_lines + 2,
     );
     // A module of constants and procedures is copied before the program; a
     // module variable would be set on rank 0 only.
@@ -274,7 +284,10 @@ fn calls_run_on_rank_0_and_unsupported_procedures_are_refused_at_their_line() {
     let (_, source) = lower(&format!("{module}{uses_m}"));
     assert!(source.find("module m").unwrap() < source.find("program p").unwrap(), "{source}");
     assert!(source.contains("call MPI_Bcast(total, storage_size(total) / 8, MPI_BYTE"), "{source}");
-    refused(&format!("{}{uses_m}", module.replace("parameter :: w = 3", "save :: w")), "module variable `w`", 2);
+    // A module variable the procedure uses is broadcast after the call on rank 0.
+    let (_, source) = lower(&format!("{}{uses_m}", module.replace("parameter :: w = 3", "save :: w")));
+    assert!(source.contains("  use m, only: w\n"), "{source}");
+    assert!(source.contains("call MPI_Bcast(w, storage_size(w) / 8, MPI_BYTE, 0, MPI_COMM_WORLD)"), "{source}");
 }
 
 #[test]
@@ -2054,8 +2067,8 @@ end program p
 /// their local parts, the main program allocates them and lowers its
 /// statements on them as on its own; a procedure that uses them (itself or
 /// through another) runs on rank 0 on their gathered copies, and so does a
-/// statement that calls it. A replicated module variable that only the main
-/// program uses is kept; one a procedure uses is refused.
+/// statement that calls it. A replicated module variable is kept, and
+/// broadcast after a call on rank 0 of a procedure that uses it.
 #[test]
 fn module_arrays_are_distributed_and_their_procedures_run_on_rank_0() {
     let module = "module data
@@ -2103,7 +2116,7 @@ end program p
     assert!(!source.contains("hpf-ls: the initial value"), "{source}");
     assert_eq!(
         notes,
-        ["27: runs on one process: it calls twice, which use(s) the distributed module array(s) a, b (procedures run on rank 0 on gathered copies)"],
+        ["27: runs on one process: it calls twice, which use(s) the distributed array(s) a, b by host or use association (such procedures run on rank 0 on gathered copies)"],
     );
     assert!(
         source.contains("  call hpf_gather_r4_11(a, hpf_d_a, hpf_g_a, [1], [20])\n  call hpf_gather_r4_11(b, hpf_d_b, hpf_g_b, [1], [20])\n  if (hpf_rank == 0) then\n  call twice()\n  end if\n  call hpf_scatter_r4_11(hpf_g_a, hpf_d_a, a)\n  call hpf_scatter_r4_11(hpf_g_b, hpf_d_b, b)\n"),
@@ -2114,11 +2127,13 @@ end program p
     let (_, source) = lower(&format!("{initialised}{main}"));
     assert!(source.contains("  hpf_g_a = 1.5\n  call hpf_scatter_r4_11(hpf_g_a, hpf_d_a, a)\n"), "{source}");
 
-    let refused = |text: &str, why: &str| {
-        let analysis = analysis::analyze(text, SourceForm::Free, ModelConfig { number_of_processors: None });
-        let errors = crate::lower(&analysis, text).expect_err(why);
-        assert!(errors.iter().any(|it| it.message.contains(why)), "{errors:?}");
-    };
-    let set_by_procedure = module.replace("    call smooth()\n    call smooth()\n", "    steps = steps + 1\n");
-    refused(&format!("{set_by_procedure}{main}"), "module variable `steps` is used by the procedure `twice`");
+    // A replicated module variable a procedure sets is broadcast after the call.
+    let set_by_procedure =
+        module.replace("    call smooth()\n    call smooth()\n", "    call smooth()\n    steps = steps + 1\n");
+    let (_, source) = lower(&format!("{set_by_procedure}{main}"));
+    assert!(source.contains("  use data, only: a, hpf_d_a, hpf_g_a, b, hpf_d_b, hpf_g_b, steps\n"), "{source}");
+    assert!(
+        source.contains("  call hpf_scatter_r4_11(hpf_g_b, hpf_d_b, b)\n  call MPI_Bcast(steps, storage_size(steps) / 8, MPI_BYTE, 0, MPI_COMM_WORLD)\n"),
+        "{source}"
+    );
 }

@@ -31,6 +31,7 @@ const SUPPORTED: &[&str] = &[
     "heat_seqnum.f",
     "inherit_dummies.f90",
     "inherit_fixed.f",
+    "internal_procedures.f90",
     "jacobi2d_block_block.f90",
     "jacobi2d_star_block.f90",
     "jacobi_chpf.f",

@@ -2265,6 +2265,23 @@ fn generate_in_subroutine(seed: u64) -> String {
     text
 }
 
+/// The lines that begin a top-level statement of the body (after line
+/// `body`, before the END): two-space indent, not a continuation, and not a
+/// line that continues a construct (END..., ELSE, ELSEWHERE, CASE).
+fn top_level_starts(lines: &[&str], body: usize) -> Vec<usize> {
+    (body + 1..lines.len() - 1)
+        .filter(|&idx| {
+            let line = lines[idx];
+            let word = line.trim_start().split([' ', '(']).next().unwrap_or("").to_ascii_lowercase();
+            line.starts_with("  ")
+                && !line.starts_with("   ")
+                && !lines[idx - 1].trim_end().ends_with('&')
+                && !word.starts_with("end")
+                && !["else", "elseif", "elsewhere", "case"].contains(&word.as_str())
+        })
+        .collect()
+}
+
 /// A random program whose directly distributed rank-1 arrays and
 /// templates are DYNAMIC and REDISTRIBUTEd (with a new random format)
 /// between top-level statements of its body, one to three times.
@@ -2287,16 +2304,7 @@ fn generate_remapped(seed: u64) -> String {
     if distributed.is_empty() {
         return program;
     }
-    // Top-level statements of the body (two-space indent, not a continuation or an END).
-    let starts: Vec<usize> = (body + 1..lines.len() - 1)
-        .filter(|&idx| {
-            let line = lines[idx];
-            let top = line.starts_with("  ") && !line.starts_with("   ");
-            let word = line.trim_start().split([' ', '(']).next().unwrap_or("").to_ascii_lowercase();
-            top && !lines[idx - 1].trim_end().ends_with('&')
-                && !["end", "else", "elseif", "endif", "enddo"].contains(&word.as_str())
-        })
-        .collect();
+    let starts = top_level_starts(&lines, body);
     let cyclic = program.contains("CYCLIC");
     let mut remaps: Vec<(usize, String)> = Vec::new();
     for _ in 0..rng.range(1, 3) {
@@ -2324,8 +2332,20 @@ fn generate_remapped(seed: u64) -> String {
 /// association, so it runs on rank 0 on its gathered copy) called between
 /// two top-level statements of the body.
 fn generate_in_module(seed: u64) -> String {
+    with_bump(seed, true)
+}
+
+/// A random program with an internal subroutine that updates the first
+/// rank-1 INTEGER array and the scalar `t` by host association, called
+/// between two top-level statements of the body.
+fn generate_internal(seed: u64) -> String {
+    with_bump(seed, false)
+}
+
+/// `bump(by)`, in a module that holds the arrays or internal to the program.
+fn with_bump(seed: u64, in_module: bool) -> String {
     let program = generate(seed);
-    let mut rng = Rng::new(seed ^ 0x0d01_e5);
+    let mut rng = Rng::new(seed ^ 0x000d_01e5);
     let lines: Vec<&str> = program.lines().collect();
     let scalars = lines.iter().position(|it| it.trim() == "integer :: i, j, k, it, s, t").expect("the scalars");
     let floats = lines[scalars + 1].trim() == "double precision :: fs";
@@ -2338,39 +2358,60 @@ fn generate_in_module(seed: u64) -> String {
         let (name, dims) = rest.split_once('(')?;
         (!dims.contains(',')).then(|| name.to_string())
     });
-    let mut text = String::new();
-    let _ = writeln!(text, "module rnd_data\n  implicit none\n{}", lines[2]);
-    for line in decls.iter().chain(directives) {
-        let _ = writeln!(text, "{line}");
-    }
+    let mut bump = String::new();
     if let Some(name) = &bumped {
-        let _ = writeln!(text, "contains\n  subroutine bump(by)\n    integer, intent(in) :: by\n    integer :: i");
-        let _ = writeln!(text, "    do i = lbound({name}, 1), ubound({name}, 1)\n      {name}(i) = mod({name}(i) + by * i, 97)");
-        let _ = writeln!(text, "    end do\n  end subroutine bump");
+        let _ = writeln!(bump, "contains\n  subroutine bump(by)\n    integer, intent(in) :: by\n    integer :: i");
+        let _ = writeln!(
+            bump,
+            "    do i = lbound({name}, 1), ubound({name}, 1)\n      {name}(i) = mod({name}(i) + by * i, 97)"
+        );
+        if !in_module {
+            let _ = writeln!(bump, "      t = mod(t + {name}(i), 89)");
+        }
+        let _ = writeln!(bump, "    end do\n  end subroutine bump");
     }
-    let _ = writeln!(text, "end module rnd_data\n\nprogram rnd\n  use rnd_data\n  implicit none");
-    for line in &lines[scalars..=scalars + usize::from(floats)] {
-        let _ = writeln!(text, "{line}");
+    let mut text = String::new();
+    if in_module {
+        let _ = writeln!(text, "module rnd_data\n  implicit none\n{}", lines[2]);
+        for line in decls.iter().chain(directives) {
+            let _ = writeln!(text, "{line}");
+        }
+        text.push_str(&bump);
+        let _ = writeln!(text, "end module rnd_data\n\nprogram rnd\n  use rnd_data\n  implicit none");
+        for line in &lines[scalars..=scalars + usize::from(floats)] {
+            let _ = writeln!(text, "{line}");
+        }
+    } else {
+        for line in &lines[..body] {
+            let _ = writeln!(text, "{line}");
+        }
     }
-    // Top-level statements of the body (two-space indent, not a continuation or an END).
-    let starts: Vec<usize> = (body + 1..lines.len() - 1)
-        .filter(|&idx| {
-            let line = lines[idx];
-            let word = line.trim_start().split([' ', '(']).next().unwrap_or("").to_ascii_lowercase();
-            line.starts_with("  ")
-                && !line.starts_with("   ")
-                && !lines[idx - 1].trim_end().ends_with('&')
-                && !["end", "else", "elseif", "endif", "enddo"].contains(&word.as_str())
-        })
-        .collect();
+    let starts = top_level_starts(&lines, body);
     let call_at = bumped.as_ref().map(|_| *rng.pick(&starts));
     for (idx, line) in lines.iter().enumerate().skip(body) {
         if Some(idx) == call_at {
             let _ = writeln!(text, "  call bump({})", rng.range(1, 5));
         }
+        if !in_module && idx == lines.len() - 1 {
+            text.push_str(&bump);
+        }
         let _ = writeln!(text, "{line}");
     }
     text
+}
+
+#[test]
+fn random_programs_with_internal_procedures_print_what_the_sequential_program_prints() {
+    check_seeds_of("internal-quick", 1, 4, 1, generate_internal);
+}
+
+#[test]
+#[ignore = "long: HPF_RANDOM_PROGRAMS programs (200 by default) with an internal procedure"]
+fn many_random_programs_with_internal_procedures_print_what_the_sequential_program_prints() {
+    let count = env_number("HPF_RANDOM_PROGRAMS", 200);
+    let first = env_number("HPF_RANDOM_SEED", 1000);
+    let jobs = env_number("HPF_RANDOM_JOBS", 1) as usize;
+    check_seeds_of("internal-many", first, count, jobs, generate_internal);
 }
 
 #[test]
