@@ -80,6 +80,8 @@
 //!   program's own; the procedures that use them by host or use
 //!   association (module procedures, the main program's internal ones) run
 //!   on rank 0 on their gathered copies (`module_arrays.rs`);
+//! - modules of other files that hold no variables, copied into the
+//!   generated program (`external_modules.rs`);
 //! - REALIGN and REDISTRIBUTE between the main program's statements: each
 //!   statement is planned under the layouts of its mapping epoch, and the
 //!   arrays whose layout changes are laid out anew at the directive, with
@@ -102,6 +104,7 @@ mod assign;
 mod call_remap;
 pub mod driver;
 mod embed;
+mod external_modules;
 mod fission;
 mod grid;
 mod loop_reductions;
@@ -523,6 +526,10 @@ fn mpi_type(suffix: &str) -> &'static str {
     runtime::ELEMENT_TYPES.iter().find(|it| it.0 == suffix).map_or("MPI_INTEGER", |it| it.2)
 }
 
+/// The modules every Fortran compiler provides.
+const INTRINSIC_MODULES: &[&str] =
+    &["iso_fortran_env", "iso_c_binding", "ieee_arithmetic", "ieee_exceptions", "ieee_features"];
+
 struct Lowering<'a> {
     analysis: &'a FileAnalysis,
     /// The normalised (free-form) text: statements are copied from it.
@@ -557,6 +564,8 @@ struct Lowering<'a> {
     /// The internal procedures that use the program's replicated variables
     /// (`module_arrays.rs`).
     host_variables: std::rc::Rc<module_arrays::Touching>,
+    /// The modules of other files, in the order they are copied.
+    external: Vec<external_modules::ExternalModule>,
 }
 
 /// Lowers the analysed program. `text` is the user's text.
@@ -580,6 +589,7 @@ pub fn lower(analysis: &FileAnalysis, text: &str) -> Result<Generated, Vec<Backe
         called: Vec::new(),
         touching: std::rc::Rc::default(),
         host_variables: std::rc::Rc::default(),
+        external: Vec::new(),
     };
     let errors: Vec<BackendError> = analysis
         .diagnostics
@@ -618,16 +628,7 @@ impl<'a> Lowering<'a> {
     /// fixed-form normalisation turned a line end into `&` (to continue a
     /// statement), the line end comes back after it.
     fn copy(&self, range: TextRange) -> String {
-        let normalised = self.slice(range);
-        let original = self.original.as_bytes();
-        let mut res = String::with_capacity(normalised.len() + 8);
-        for (idx, ch) in normalised.char_indices() {
-            res.push(ch);
-            if ch == '&' && original.get(range.start + idx) == Some(&b'\n') {
-                res.push('\n');
-            }
-        }
-        res
+        external_modules::free_form(self.text, self.original, range)
     }
 
     /// The text of `range` as [`Lowering::copy`] gives it, with each
@@ -692,21 +693,45 @@ impl<'a> Lowering<'a> {
             return String::new();
         }
         self.check_remaps(unit);
-        // A module of another file would have to be compiled with the program.
-        let local_modules: Vec<String> = file
+        // Modules of other files are copied before the file's own (`external_modules.rs`).
+        match self.external_modules() {
+            Ok(modules) => self.external = modules,
+            Err(problems) => {
+                let uses: Vec<syntax::Name> = analysis::model::flatten_units(file)
+                    .iter()
+                    .flat_map(|(unit, _)| unit.uses.iter().cloned())
+                    .collect();
+                for (name, why) in problems {
+                    let at =
+                        uses.iter().find(|it| it.key() == name.to_ascii_lowercase()).map_or(unit.header, |it| it.range);
+                    self.error(
+                        at,
+                        format!("USE {name}: the MPI backend cannot copy this module of another file: {why}"),
+                    );
+                }
+            }
+        }
+        // A module found nowhere would fail to compile: say so here.
+        let known: Vec<String> = model
             .units
             .iter()
             .filter(|it| it.kind == UnitKind::Module)
-            .filter_map(|it| it.name.as_ref().map(|it| it.key()))
+            .filter_map(|it| Some(it.name.as_ref()?.key()))
             .collect();
-        for used in unit.uses.iter().filter(|it| !local_modules.contains(&it.key())) {
-            self.error(
-                used.range,
-                format!(
-                    "USE {}: modules of other files are not supported by the MPI backend yet (modules of this file are)",
-                    used.text
-                ),
-            );
+        for used in analysis::model::flatten_units(file).iter().flat_map(|(unit, _)| &unit.uses) {
+            let key = used.key();
+            if !known.contains(&key) && !INTRINSIC_MODULES.contains(&key.as_str()) {
+                self.error(
+                    used.range,
+                    format!(
+                        "USE {}: the module is not found (not in this file, nor in a Fortran file next to it or under the project root)",
+                        used.text
+                    ),
+                );
+            }
+        }
+        if !self.errors.is_empty() {
+            return String::new();
         }
         // The mappings between the main program's REALIGN and REDISTRIBUTE
         // directives (`remap_epochs`); one without them has one epoch.
@@ -2228,6 +2253,9 @@ impl<'a> Lowering<'a> {
         );
         // The file's modules before the program that uses them, then the
         // subroutines specialised for SPMD calls (`procedures.rs`).
+        for module in &self.external {
+            let _ = writeln!(out, "{}\n", module.source.trim_end());
+        }
         for module in self.analysis.file.units.iter().filter(|it| it.kind == UnitKind::Module) {
             let _ = writeln!(out, "{}\n", self.module_text(module).trim_end());
         }

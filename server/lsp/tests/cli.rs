@@ -149,12 +149,12 @@ fn modules_of_other_files_are_read_from_disk() {
     assert_eq!(related[1]["path"], "src/lib/grid.f90", "{json:#}");
     assert_eq!(related[1]["range"]["start"]["line"], 7);
     assert!(related[0].get("path").is_none(), "the loop is in main.f90: {json:#}");
-    // The backend says what it cannot lower.
+    // The backend says what it cannot lower: a module of another file with variables.
     let (status, _, err) = hpf_ls(&["build", "src/main.f90", "-o", "never"], &dir);
     assert_eq!(status, 1);
     assert!(
         err.contains(
-            "src/main.f90:2:7: error: USE grid: modules of other files are not supported by the MPI backend yet"
+            "src/main.f90:2:7: error: USE grid: the MPI backend cannot copy this module of another file: it holds the variable `a`"
         ),
         "{err}"
     );

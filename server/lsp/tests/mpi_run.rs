@@ -709,6 +709,103 @@ end program forall_order
     runs_print_on(&source, &expected, &["1", "2", "3", "5"]);
 }
 
+/// A module of another file next to the program (kinds, a template, a
+/// pure function and a subroutine) is copied into the generated program:
+/// the loops that call its function run in parallel, the call of its
+/// subroutine on rank 0. One that holds a variable, or a function that
+/// prints, is refused at the USE; a module found nowhere too.
+#[test]
+fn modules_of_other_files_are_compiled_with_the_program() {
+    if !toolchain_present() {
+        eprintln!("skipped: no MPI toolchain (and CI is not set)");
+        return;
+    }
+    let kinds = "module kinds
+  implicit none
+  integer, parameter :: dp = kind(1.0d0)
+  integer, parameter :: n = 30
+!HPF$ PROCESSORS P(NUMBER_OF_PROCESSORS())
+!HPF$ TEMPLATE T(N)
+!HPF$ DISTRIBUTE T(BLOCK) ONTO P
+contains
+  pure real(dp) function weight(i)
+    integer, intent(in) :: i
+    ! a comment may say print
+    weight = 1.0_dp / real(i, dp)
+  end function weight
+  subroutine report(x, m)
+    integer, intent(in) :: m
+    real(dp), intent(in) :: x(m)
+    print '(A,F12.6)', ' report: sum =', sum(x)
+  end subroutine report
+end module kinds
+";
+    let (dir, source) = scratch_program(
+        "other_file",
+        "program other_file
+  use kinds
+  implicit none
+  real(dp) :: a(n), b(n)
+  integer :: i
+!HPF$ ALIGN (I) WITH T(I) :: A, B
+  do i = 1, n
+    a(i) = weight(i)
+  end do
+  do i = 2, n - 1
+    b(i) = a(i-1) + a(i+1)
+  end do
+  b(1) = 0
+  b(n) = 0
+  call report(b, n)
+  print '(A,F12.6)', ' b(5) =', b(5)
+end program other_file
+",
+    );
+    let module = dir.join("kinds.f90");
+    std::fs::write(&module, kinds).unwrap();
+    let sequential = dir.join("sequential");
+    let compiled = Command::new("gfortran")
+        .arg(&module)
+        .arg(&source)
+        .arg("-o")
+        .arg(&sequential)
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(compiled.status.success(), "{}", String::from_utf8_lossy(&compiled.stderr));
+    let expected = Command::new(&sequential).output().unwrap().stdout;
+    let build = hpf_ls_build(&source, &dir.join("x"));
+    let notes = String::from_utf8_lossy(&build.stderr);
+    assert!(build.status.success(), "{notes}");
+    assert!(!notes.contains("other_file.f90:7:"), "the loop calling the function runs in parallel: {notes}");
+    runs_print_on(&source, &expected, &["1", "2", "3"]);
+
+    for (edit, why) in [
+        (
+            ("  integer, parameter :: n = 30\n", "  integer, parameter :: n = 30\n  integer :: counter\n"),
+            "it holds the variable `counter`",
+        ),
+        (("    weight = 1.0_dp", "    print *, i\n    weight = 1.0_dp"), "its procedure `weight` holds `PRINT`"),
+    ] {
+        std::fs::write(&module, kinds.replace(edit.0, edit.1).replace("pure real", "real")).unwrap();
+        let build = hpf_ls_build(&source, &dir.join("never"));
+        let stderr = String::from_utf8_lossy(&build.stderr);
+        assert_eq!(build.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains(
+                "other_file.f90:2:7: error: USE kinds: the MPI backend cannot copy this module of another file: "
+            ),
+            "{stderr}"
+        );
+        assert!(stderr.contains(why), "{stderr}");
+    }
+    std::fs::remove_file(&module).unwrap();
+    let build = hpf_ls_build(&source, &dir.join("never"));
+    let stderr = String::from_utf8_lossy(&build.stderr);
+    assert!(stderr.contains("other_file.f90:2:7: error: USE kinds: the module is not found"), "{stderr}");
+    assert!(!dir.join("never").exists());
+}
+
 /// Distributed arrays with initial values in their declarations (a
 /// constant, an implied-DO constructor, a list; BLOCK, CYCLIC(3), a 2-D
 /// grid, LOGICAL) start with them on every process count: the values once
