@@ -743,6 +743,7 @@ impl<'a> Lowering<'a> {
         }
         self.check_epoch_layouts(&layouts);
         self.check_module_variables(&layouts[0]);
+        self.check_renamed_module_arrays(&layouts[0]);
         if !self.errors.is_empty() {
             return String::new();
         }

@@ -183,6 +183,44 @@ impl Lowering<'_> {
         }
     }
 
+    /// Refuses a USE that renames (`local => name`) entities of a module
+    /// holding distributed arrays: the analysis does not follow renames, so
+    /// a renamed array would be taken for a replicated one.
+    pub(crate) fn check_renamed_module_arrays(&mut self, layouts: &BTreeMap<SymbolId, Distributed>) {
+        let model = &self.analysis.model;
+        let holders: BTreeSet<String> = layouts
+            .keys()
+            .filter(|it| it.unit != self.main)
+            .filter_map(|it| Some(model.units[it.unit].name.as_ref()?.key()))
+            .collect();
+        let mut refused = Vec::new();
+        for (unit, _) in analysis::model::flatten_units(&self.analysis.file) {
+            for used in unit.uses.iter().filter(|it| holders.contains(&it.key())) {
+                // The rest of the USE statement, continuation lines included.
+                let rest = &self.text[used.range.end..];
+                let mut end = 0;
+                for line in rest.split_inclusive('\n') {
+                    end += line.len();
+                    if !line.trim_end().ends_with('&') {
+                        break;
+                    }
+                }
+                if rest[..end].contains("=>") {
+                    refused.push(used.clone());
+                }
+            }
+        }
+        for used in refused {
+            self.error(
+                used.range,
+                format!(
+                    "USE {} renames entities of a module that holds distributed arrays: not supported by the MPI backend yet (USE it without renames; ONLY is fine)",
+                    used.text
+                ),
+            );
+        }
+    }
+
     /// The text of `range` (a procedure, which runs on rank 0) with every
     /// use of a distributed array by host or use association renamed to
     /// its gathered copy.

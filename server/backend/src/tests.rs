@@ -2127,6 +2127,17 @@ end program p
     let (_, source) = lower(&format!("{initialised}{main}"));
     assert!(source.contains("  hpf_g_a = 1.5\n  call hpf_scatter_r4_11(hpf_g_a, hpf_d_a, a)\n"), "{source}");
 
+    // A rename would hide the array from the analysis: refused at the USE.
+    let renamed = main.replace("  use data\n", "  use data, first => a\n").replace("a(i) = i", "first(i) = i");
+    let analysis =
+        analysis::analyze(&format!("{module}{renamed}"), SourceForm::Free, ModelConfig { number_of_processors: None });
+    let errors = crate::lower(&analysis, &format!("{module}{renamed}")).expect_err("a rename");
+    assert!(
+        errors
+            .iter()
+            .any(|it| it.message.starts_with("USE data renames entities of a module that holds distributed arrays")),
+        "{errors:?}"
+    );
     // A replicated module variable a procedure sets is broadcast after the call.
     let set_by_procedure =
         module.replace("    call smooth()\n    call smooth()\n", "    call smooth()\n    steps = steps + 1\n");
