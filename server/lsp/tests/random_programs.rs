@@ -2084,6 +2084,15 @@ fn check_seeds_of(name: &str, first: u64, count: u64, jobs: usize, generate: fn(
     );
 }
 
+/// The long run of a random-program test: `HPF_RANDOM_PROGRAMS` programs
+/// (200) from seed `HPF_RANDOM_SEED` (1000) on `HPF_RANDOM_JOBS` threads (1).
+fn check_many(name: &str, generate: fn(u64) -> String) {
+    let count = env_number("HPF_RANDOM_PROGRAMS", 200);
+    let first = env_number("HPF_RANDOM_SEED", 1000);
+    let jobs = env_number("HPF_RANDOM_JOBS", 1) as usize;
+    check_seeds_of(name, first, count, jobs, generate);
+}
+
 fn env_number(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|it| it.parse().ok()).unwrap_or(default)
 }
@@ -2408,10 +2417,7 @@ fn random_programs_with_internal_procedures_print_what_the_sequential_program_pr
 #[test]
 #[ignore = "long: HPF_RANDOM_PROGRAMS programs (200 by default) with an internal procedure"]
 fn many_random_programs_with_internal_procedures_print_what_the_sequential_program_prints() {
-    let count = env_number("HPF_RANDOM_PROGRAMS", 200);
-    let first = env_number("HPF_RANDOM_SEED", 1000);
-    let jobs = env_number("HPF_RANDOM_JOBS", 1) as usize;
-    check_seeds_of("internal-many", first, count, jobs, generate_internal);
+    check_many("internal-many", generate_internal);
 }
 
 #[test]
@@ -2422,10 +2428,7 @@ fn random_programs_with_module_arrays_print_what_the_sequential_program_prints()
 #[test]
 #[ignore = "long: HPF_RANDOM_PROGRAMS programs (200 by default), their arrays in a module"]
 fn many_random_programs_with_module_arrays_print_what_the_sequential_program_prints() {
-    let count = env_number("HPF_RANDOM_PROGRAMS", 200);
-    let first = env_number("HPF_RANDOM_SEED", 1000);
-    let jobs = env_number("HPF_RANDOM_JOBS", 1) as usize;
-    check_seeds_of("module-many", first, count, jobs, generate_in_module);
+    check_many("module-many", generate_in_module);
 }
 
 #[test]
@@ -2436,10 +2439,7 @@ fn random_remapped_programs_print_what_the_sequential_program_prints() {
 #[test]
 #[ignore = "long: HPF_RANDOM_PROGRAMS programs (200 by default) with REDISTRIBUTE between their statements"]
 fn many_random_remapped_programs_print_what_the_sequential_program_prints() {
-    let count = env_number("HPF_RANDOM_PROGRAMS", 200);
-    let first = env_number("HPF_RANDOM_SEED", 1000);
-    let jobs = env_number("HPF_RANDOM_JOBS", 1) as usize;
-    check_seeds_of("remap-many", first, count, jobs, generate_remapped);
+    check_many("remap-many", generate_remapped);
 }
 
 #[test]
@@ -2450,8 +2450,5 @@ fn random_programs_in_subroutines_print_what_the_sequential_program_prints() {
 #[test]
 #[ignore = "long: HPF_RANDOM_PROGRAMS programs (200 by default), their bodies in a subroutine"]
 fn many_random_programs_in_subroutines_print_what_the_sequential_program_prints() {
-    let count = env_number("HPF_RANDOM_PROGRAMS", 200);
-    let first = env_number("HPF_RANDOM_SEED", 1000);
-    let jobs = env_number("HPF_RANDOM_JOBS", 1) as usize;
-    check_seeds_of("subroutine-many", first, count, jobs, generate_in_subroutine);
+    check_many("subroutine-many", generate_in_subroutine);
 }
