@@ -80,6 +80,9 @@
 //!   program's own; the procedures that use them by host or use
 //!   association (module procedures, the main program's internal ones) run
 //!   on rank 0 on their gathered copies (`module_arrays.rs`);
+//! - `X = TRANSPOSE(Y)`, `X = CSHIFT(Y, ...)`, `X = EOSHIFT(Y, ...)` of
+//!   whole distributed arrays: one all-to-all with the intrinsic's index
+//!   map (`permute.rs`);
 //! - modules of other files that hold no variables, copied into the
 //!   generated program (`external_modules.rs`);
 //! - REALIGN and REDISTRIBUTE between the main program's statements: each
@@ -110,6 +113,7 @@ mod grid;
 mod loop_reductions;
 mod module_arrays;
 mod ordered_chain;
+mod permute;
 mod private;
 mod procedures;
 mod reduce;
@@ -450,6 +454,8 @@ enum Plan<'a> {
     Grid(grid::GridPlan<'a>),
     /// A CALL every process makes with its local parts (`procedures.rs`).
     Call(procedures::SpmdCall<'a>),
+    /// `X = TRANSPOSE(Y)`, `CSHIFT`, `EOSHIFT` by one all-to-all (`permute.rs`).
+    Permute(permute::Permute<'a>),
 }
 
 impl Plan<'_> {
@@ -463,7 +469,8 @@ impl Plan<'_> {
             | Plan::Reduce(_)
             | Plan::Split(_)
             | Plan::Grid(_)
-            | Plan::Call(_) => true,
+            | Plan::Call(_)
+            | Plan::Permute(_) => true,
             Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::runs_in_parallel),
             Plan::If { branches } => branches.iter().flat_map(|it| &it.1).any(Plan::runs_in_parallel),
             Plan::Verbatim(_) | Plan::OnRankZero { .. } => false,
@@ -1052,6 +1059,9 @@ impl<'a> Lowering<'a> {
                 self.notes.push(Note { range: stmt.header, message: format!("runs on one process: {why}") });
             }
             return Plan::OnRankZero { stmt, why };
+        }
+        if let Some(permute) = self.permute_plan(stmt) {
+            return Plan::Permute(permute);
         }
         if self.is_read(stmt) {
             // Rank 0 reads (the launcher gives it the standard input), then
@@ -2394,6 +2404,7 @@ impl<'a> Lowering<'a> {
             Plan::Grid(grid::GridPlan::Cyclic(
                 grid::cyclic::CyclicPlan::Nest { stmt, .. } | grid::cyclic::CyclicPlan::Forall { stmt, .. },
             )) => Some(*stmt),
+            Plan::Permute(permute) => Some(permute.stmt),
             _ => None,
         };
         if let Some(stmt) = counted {
@@ -2405,6 +2416,8 @@ impl<'a> Lowering<'a> {
             // nor the fetches of a loop that only reads (it sees no home).
             let unmodelled = match plan {
                 Plan::Owner { .. } => true,
+                // The analysis follows TRANSPOSE, not the shifts.
+                Plan::Permute(permute) => !permute.is_transpose(),
                 Plan::Parallel(nest) => {
                     nest.reductions.iter().any(|it| it.chained()) || !nest.replicated.is_empty() || nest.read_home
                 }
@@ -2428,6 +2441,7 @@ impl<'a> Lowering<'a> {
             }
             Plan::Parallel(nest) => self.emit_parallel(out, nest),
             Plan::Split(split) => self.emit_split(out, split),
+            Plan::Permute(permute) => self.emit_permute(out, permute),
             Plan::Sequential { control, body } => {
                 let one_line = |range: TextRange| self.copy(range).replace(['&', '\n'], " ");
                 let step = control.step.as_ref().map_or(String::new(), |it| format!(", {}", one_line(it.range)));

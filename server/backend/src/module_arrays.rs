@@ -1,4 +1,6 @@
-//! Variables of the file's modules. A distributed module array is one of
+//! Variables of the file's modules, and the procedures that use the
+//! program's variables by host or use association (module procedures, the
+//! main program's internal procedures). A distributed module array is one of
 //! the program's distributed arrays: the main program allocates its local
 //! part (declared in the module as an allocatable with its descriptor and
 //! gathered copy, `use hpf_runtime` added), and its statements lower it
@@ -21,9 +23,10 @@ use syntax::{TextRange, UnitKind};
 use crate::private::mentions_word;
 use crate::{Distributed, Lowering};
 
-/// The distributed module arrays each procedure of the file uses (itself
-/// or through the procedures it calls), by the procedure's name in lower
-/// case; procedures that use none are left out.
+/// Per procedure of the file (its name in lower case), the variables of a
+/// kind it uses, itself or through the procedures it calls: the
+/// distributed arrays (`Lowering::touching`) or the replicated variables
+/// (`Lowering::host_variables`); procedures that use none are left out.
 pub(crate) type Touching = BTreeMap<String, BTreeSet<SymbolId>>;
 
 impl Lowering<'_> {

@@ -806,6 +806,75 @@ end program other_file
     assert!(!dir.join("never").exists());
 }
 
+/// `X = TRANSPOSE(Y)`, `CSHIFT` and `EOSHIFT` of whole distributed arrays
+/// (BLOCK, CYCLIC(2), a 2-D grid, other lower bounds, shifts by
+/// expressions, keywords, a boundary, LOGICAL) run as one all-to-all on
+/// every process count; the forms it does not take (a shift of an
+/// expression, of the array assigned) stay on rank 0.
+#[test]
+fn transposes_and_shifts_of_whole_arrays_run_in_parallel() {
+    if !toolchain_present() {
+        eprintln!("skipped: no MPI toolchain (and CI is not set)");
+        return;
+    }
+    let (dir, source) = scratch_program(
+        "permute",
+        "program permute
+  implicit none
+  integer, parameter :: n = 7, m = 5
+  integer :: a(n, m), b(m, n), c(0:m-1, 2:n+1), i, j, k
+  double precision :: u(n), v(n), w(-3:n-4)
+  logical :: p(n, m), q(n, m)
+!HPF$ PROCESSORS G(2, 2)
+!HPF$ DISTRIBUTE A(BLOCK, *)
+!HPF$ DISTRIBUTE B(*, CYCLIC(2))
+!HPF$ DISTRIBUTE C(BLOCK, BLOCK) ONTO G
+!HPF$ DISTRIBUTE (CYCLIC) :: U
+!HPF$ DISTRIBUTE (BLOCK) :: V, W
+!HPF$ DISTRIBUTE (BLOCK, CYCLIC) ONTO G :: P, Q
+  forall (i = 1:n, j = 1:m) a(i, j) = 10 * i + j
+  b = transpose(a)
+  c = transpose(a)
+  print '(7I4)', b
+  print '(5I4)', c
+  do i = 1, n
+    u(i) = 1.5d0 * i
+  end do
+  k = 2
+  v = cshift(u, k + 1)
+  print '(7F6.1)', v
+  w = cshift(v, shift = -2)
+  print '(7F6.1)', w
+  v = eoshift(w, 3, 9.5d0)
+  print '(7F6.1)', v
+  w = eoshift(array = v, shift = -k, boundary = -1.0d0)
+  print '(7F6.1)', w
+  a = cshift(reshape([(i, i = 1, n*m)], [n, m]), 1)
+  p = mod(a, 3) == 0
+  q = cshift(p, -1, 2)
+  print '(5L2)', q
+  q = eoshift(p, 2, dim = 1)
+  print '(5L2)', q
+  a = eoshift(a, -1, dim = 2, boundary = 77)
+  print '(7I4)', a
+end program permute
+",
+    );
+    let build = hpf_ls_build(&source, &dir.join("x"));
+    let notes = String::from_utf8_lossy(&build.stderr);
+    let on_rank_zero: Vec<&str> = notes
+        .lines()
+        .filter(|it| it.contains("runs on one process"))
+        .map(|it| it.split(": note").next().unwrap())
+        .collect();
+    assert_eq!(on_rank_zero.len(), 3, "{notes}");
+    for line in ["31:3", "32:3", "37:3"] {
+        assert!(on_rank_zero.iter().any(|it| it.ends_with(line)), "{notes}");
+    }
+    let expected = sequential_output(&dir, &source);
+    runs_print_on(&source, &expected, &["1", "2", "3", "4", "5"]);
+}
+
 /// Distributed arrays with initial values in their declarations (a
 /// constant, an implied-DO constructor, a list; BLOCK, CYCLIC(3), a 2-D
 /// grid, LOGICAL) start with them on every process count: the values once

@@ -1,0 +1,299 @@
+//! Whole arrays assigned a TRANSPOSE, CSHIFT or EOSHIFT of another whole
+//! distributed array: `X = TRANSPOSE(Y)`, `X = CSHIFT(Y, SHIFT [, DIM])`,
+//! `X = EOSHIFT(Y, SHIFT [, BOUNDARY] [, DIM])` (positional or by keyword).
+//! Every process lists the elements of Y its part of X needs (the index
+//! map of the intrinsic, from X's global indices), and one all-to-all of
+//! the indices and one of the values bring them (`hpf_permute_*`, the
+//! exchange of `hpf_copy_nd_*` with an index map); EOSHIFT's vacated
+//! elements take the boundary value without asking. SHIFT and BOUNDARY
+//! are replicated scalars every process evaluates. Nothing is gathered,
+//! and no element moves twice.
+//!
+//! Other uses of these intrinsics (inside expressions, on sections, X
+//! and Y the same array) take the rank-0 path.
+
+use std::fmt::Write;
+
+use analysis::model::SymbolId;
+use syntax::{Expr, ExprKind, Stmt, StmtKind, Subscript, TextRange};
+
+use crate::{Distributed, Lowering};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PermuteKind {
+    Transpose = 1,
+    Cshift = 2,
+    Eoshift = 3,
+}
+
+/// One such assignment.
+pub(crate) struct Permute<'a> {
+    pub(crate) stmt: &'a Stmt,
+    kind: PermuteKind,
+    from: SymbolId,
+    to: SymbolId,
+    shift: Option<TextRange>,
+    /// The dimension shifted (0-based).
+    dim: usize,
+    boundary: Option<TextRange>,
+}
+
+impl Permute<'_> {
+    pub(crate) fn is_transpose(&self) -> bool {
+        self.kind == PermuteKind::Transpose
+    }
+}
+
+impl<'a> Lowering<'a> {
+    /// The plan of `stmt` when it has the form above.
+    pub(crate) fn permute_plan<'s>(&self, stmt: &'s Stmt) -> Option<Permute<'s>> {
+        let StmtKind::Assign { lhs, rhs } = &stmt.kind else { return None };
+        let ExprKind::Name(target) = &lhs.kind else { return None };
+        let ExprKind::Ref { name, args } = &rhs.kind else { return None };
+        let kind = match name.key().as_str() {
+            "transpose" => PermuteKind::Transpose,
+            "cshift" => PermuteKind::Cshift,
+            "eoshift" => PermuteKind::Eoshift,
+            _ => return None,
+        };
+        // The intrinsic, not a function of the program with its name.
+        if self.lookup(&name.key()).is_some() {
+            return None;
+        }
+        let keywords: &[&str] = match kind {
+            PermuteKind::Transpose => &["matrix"],
+            PermuteKind::Cshift => &["array", "shift", "dim"],
+            PermuteKind::Eoshift => &["array", "shift", "boundary", "dim"],
+        };
+        let mut values: Vec<Option<&Expr>> = vec![None; keywords.len()];
+        for (position, arg) in args.iter().enumerate() {
+            match arg {
+                Subscript::Expr(expr) => *values.get_mut(position)? = Some(expr),
+                Subscript::Keyword { name, value } => {
+                    let at = keywords.iter().position(|it| *it == name.key())?;
+                    values[at] = Some(value);
+                }
+                _ => return None,
+            }
+        }
+        let ExprKind::Name(source) = &values[0]?.kind else { return None };
+        let to = self.lookup(&target.key()).filter(|it| self.distributed.contains_key(it))?;
+        let from = self.lookup(&source.key()).filter(|it| self.distributed.contains_key(it))?;
+        let (x, y) = (&self.distributed[&to], &self.distributed[&from]);
+        if to == from || x.suffix != y.suffix {
+            return None;
+        }
+        let extents = |it: &Distributed| it.lbs.iter().zip(&it.ubs).map(|(lo, hi)| hi - lo + 1).collect::<Vec<_>>();
+        let (x_extents, y_extents) = (extents(x), extents(y));
+        let shape_fits = match kind {
+            PermuteKind::Transpose => y_extents.len() == 2 && x_extents == [y_extents[1], y_extents[0]],
+            _ => x_extents == y_extents,
+        };
+        if !shape_fits {
+            return None;
+        }
+        // SHIFT and BOUNDARY: scalars every process has.
+        let replicated = |expr: &Expr| self.distributed_occurrences(expr.range).is_empty();
+        let shift = match kind {
+            PermuteKind::Transpose => None,
+            _ => Some(values[1].filter(|it| replicated(it))?.range),
+        };
+        let boundary = match kind {
+            PermuteKind::Eoshift => match values[2] {
+                Some(expr) if replicated(expr) => Some(expr.range),
+                Some(_) => return None,
+                None => None,
+            },
+            _ => None,
+        };
+        let dim_value = match kind {
+            PermuteKind::Transpose => None,
+            PermuteKind::Cshift => values[2],
+            PermuteKind::Eoshift => values[3],
+        };
+        let dim = match dim_value {
+            None => 0,
+            Some(expr) => usize::try_from(self.constant_of(expr)? - 1).ok().filter(|it| *it < y_extents.len())?,
+        };
+        Some(Permute { stmt, kind, from, to, shift, dim, boundary })
+    }
+
+    pub(crate) fn emit_permute(&self, out: &mut String, permute: &Permute) {
+        let (x, y) = (&self.distributed[&permute.to], &self.distributed[&permute.from]);
+        let ints = |it: &[i64]| it.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
+        let extents: Vec<i64> = y.lbs.iter().zip(&y.ubs).map(|(lo, hi)| hi - lo + 1).collect();
+        let descriptors = |it: &Distributed| {
+            let name = &it.name;
+            match &it.second {
+                Some(second) => format!("hpf_d_{name}, [{}, {}]", it.dim + 1, second.dim + 1),
+                None => format!("[hpf_d_{name}], [{}]", it.dim + 1),
+            }
+        };
+        let one_line = |range: TextRange| self.copy(range).replace(['&', '\n'], " ");
+        let shift = permute.shift.map_or("0".to_string(), one_line);
+        // The boundary converted to the element type (`0.0` for a DOUBLE array).
+        let fill = match (permute.boundary.map(one_line), x.suffix) {
+            (None, suffix) => default_fill(suffix).to_string(),
+            (Some(value), "r4") => format!("real({value})"),
+            (Some(value), "r8") => format!("dble({value})"),
+            (Some(value), "i4") => format!("int({value})"),
+            (Some(value), _) => value,
+        };
+        let _ = writeln!(
+            out,
+            "  ! hpf-ls: {} (each process asks for the elements its part needs)",
+            one_line(permute.stmt.range).trim()
+        );
+        let _ = writeln!(
+            out,
+            "  call hpf_permute_{suffix}({from}, lbound({from}), ubound({from}), {from_desc}, [{from_lbs}], [{from_extents}], &\n    {to}, lbound({to}), ubound({to}), {to_desc}, [{to_lbs}], &\n    {kind}, {shift}, {dim}, {fill})",
+            suffix = x.suffix,
+            from = y.name,
+            from_desc = descriptors(y),
+            from_lbs = ints(&y.lbs),
+            from_extents = ints(&extents),
+            to = x.name,
+            to_desc = descriptors(x),
+            to_lbs = ints(&x.lbs),
+            kind = permute.kind as i32,
+            dim = permute.dim + 1,
+        );
+    }
+}
+
+/// EOSHIFT's default boundary of an element type.
+fn default_fill(suffix: &str) -> &'static str {
+    match suffix {
+        "r4" => "0.0",
+        "r8" => "0.0d0",
+        "l4" => ".false.",
+        _ => "0",
+    }
+}
+
+/// The runtime routine of one element type.
+pub(crate) fn runtime(suffix: &str, fortran_type: &str, mpi: &str) -> String {
+    format!(
+        r#"
+  ! x = transpose(y) (kind 1), cshift(y, shift, dim) (2) or eoshift(y,
+  ! shift, fill, dim) (3), both distributed (local bounds xlo:xhi, ylo:yhi,
+  ! descriptors dx, dy along their distributed dimensions xdim, ydim; xg
+  ! and yg the first global indices, ye the extents of y): every element
+  ! of x this process owns gets its element of y, wherever it lives (one
+  ! all-to-all of the indices, one of the values back); eoshift's vacated
+  ! elements get fill. Every process calls it.
+  subroutine hpf_permute_{suffix}(y, ylo, yhi, dy, ydim, yg, ye, x, xlo, xhi, dx, xdim, xg, kind, shift, pdim, fill)
+    {fortran_type}, intent(in) :: y(*)
+    integer, intent(in) :: ylo(:), yhi(:), ydim(:), yg(:), ye(:), xlo(:), xhi(:), xdim(:), xg(:)
+    type(hpf_desc), intent(in) :: dy(:), dx(:)
+    {fortran_type}, intent(inout) :: x(*)
+    integer, intent(in) :: kind, shift, pdim
+    {fortran_type}, intent(in) :: fill
+    integer :: lo(3), hi(3), sl(3), se(3), dl(3), de(3), g(3), p(3), q(3), r(3), ygl(3), yext(3)
+    integer :: scount(0:hpf_nprocs - 1), rcount(0:hpf_nprocs - 1)
+    integer :: sdispl(0:hpf_nprocs - 1), rdispl(0:hpf_nprocs - 1), next(0:hpf_nprocs - 1)
+    integer :: n, k, owner_rank, kk, i1, i2, i3
+    integer, allocatable :: gl(:, :), at(:), owner(:), order(:), sorted(:, :), asked(:, :)
+    logical, allocatable :: filled(:)
+    {fortran_type}, allocatable :: answer(:), got(:)
+    lo = 1
+    hi = 1
+    sl = 1
+    se = 1
+    dl = 1
+    de = 1
+    ygl = 1
+    yext = 1
+    do k = 1, size(xlo)
+      lo(k) = xlo(k)
+      hi(k) = xhi(k)
+      dl(k) = xlo(k)
+      de(k) = xhi(k) - xlo(k) + 1
+    end do
+    do k = 1, size(ylo)
+      sl(k) = ylo(k)
+      se(k) = yhi(k) - ylo(k) + 1
+      ygl(k) = yg(k)
+      yext(k) = ye(k)
+    end do
+    ! The owned box of x, in local positions (no shadow).
+    do k = 1, size(xdim)
+      call hpf_owned_local(dx(k), hpf_me(dx(k)), lo(xdim(k)), hi(xdim(k)))
+    end do
+    n = product(max(0, hi - lo + 1))
+    allocate (gl(3, n), at(n), owner(n), order(n), sorted(3, n), filled(n))
+    scount = 0
+    kk = 0
+    do i3 = lo(3), hi(3)
+      do i2 = lo(2), hi(2)
+        do i1 = lo(1), hi(1)
+          kk = kk + 1
+          p = [i1, i2, i3]
+          g = p
+          do k = 1, size(xdim)
+            g(xdim(k)) = hpf_gx(dx(k), hpf_me(dx(k)), p(xdim(k)))
+          end do
+          at(kk) = 1 + (i1 - dl(1)) + de(1) * ((i2 - dl(2)) + de(2) * (i3 - dl(3)))
+          ! The element of y, relative to its first one.
+          r = 0
+          do k = 1, size(xg)
+            r(k) = g(k) - xg(k)
+          end do
+          select case (kind)
+          case (1)
+            r(1:2) = [r(2), r(1)]
+          case (2)
+            r(pdim) = modulo(r(pdim) + shift, yext(pdim))
+          case (3)
+            r(pdim) = r(pdim) + shift
+          end select
+          filled(kk) = r(pdim) < 0 .or. r(pdim) >= yext(pdim)
+          owner(kk) = -1
+          if (filled(kk)) cycle
+          q = ygl + r
+          gl(:, kk) = q
+          owner_rank = hpf_owner(dy(1), q(ydim(1)))
+          if (size(ydim) > 1) owner_rank = owner_rank + hpf_owner(dy(2), q(ydim(2))) * hpf_np(dy(1))
+          owner(kk) = owner_rank
+          scount(owner_rank) = scount(owner_rank) + 1
+        end do
+      end do
+    end do
+    call hpf_exchange_counts(scount, rcount, sdispl, rdispl)
+    next = sdispl
+    do kk = 1, n
+      if (owner(kk) < 0) cycle
+      owner_rank = owner(kk)
+      next(owner_rank) = next(owner_rank) + 1
+      order(kk) = next(owner_rank)
+      sorted(:, next(owner_rank)) = gl(:, kk)
+    end do
+    allocate (asked(3, sum(rcount)), answer(sum(rcount)), got(sum(scount)))
+    call MPI_Alltoallv(sorted, 3 * scount, 3 * sdispl, MPI_INTEGER, asked, 3 * rcount, 3 * rdispl, &
+      MPI_INTEGER, MPI_COMM_WORLD)
+    do kk = 1, size(answer)
+      q = asked(:, kk)
+      do k = 1, size(ydim)
+        q(ydim(k)) = hpf_lx(dy(k), asked(ydim(k), kk))
+      end do
+      answer(kk) = y(1 + (q(1) - sl(1)) + se(1) * ((q(2) - sl(2)) + se(2) * (q(3) - sl(3))))
+    end do
+    call MPI_Alltoallv(answer, rcount, rdispl, {mpi}, got, scount, sdispl, {mpi}, MPI_COMM_WORLD)
+    do kk = 1, n
+      if (filled(kk)) then
+        x(at(kk)) = fill
+      else
+        x(at(kk)) = got(order(kk))
+      end if
+    end do
+    if (hpf_stats) then
+      do owner_rank = 0, hpf_nprocs - 1
+        if (owner_rank == hpf_rank .or. rcount(owner_rank) == 0) cycle
+        hpf_stat_messages = hpf_stat_messages + 1
+        hpf_stat_elements = hpf_stat_elements + rcount(owner_rank)
+      end do
+    end if
+  end subroutine hpf_permute_{suffix}
+"#
+    )
+}
