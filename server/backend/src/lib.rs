@@ -2165,7 +2165,7 @@ impl<'a> Lowering<'a> {
         let unit_text = self.slice(unit.range).trim_end();
         let mut end_line = unit.range.start + unit_text.rfind('\n').map_or(0, |it| it + 1);
         // Nor the CONTAINS line, where the unit has no statements before it.
-        if let Some(first) = unit.contains.first() {
+        if let Some(first) = unit.contains.first().filter(|it| it.range.start >= unit.range.start) {
             let before = self.slice(TextRange::new(unit.range.start, first.range.start)).to_ascii_lowercase();
             if let Some(at) = before.rfind("contains") {
                 let line_start = before[..at].rfind('\n').map_or(0, |it| it + 1);
@@ -2196,7 +2196,9 @@ impl<'a> Lowering<'a> {
         let mut at = spec.start;
         let mut spec_text = String::new();
         for (range, text) in rewrites {
-            if range.start < at {
+            // (A declaration past the specification part: only in text
+            // the parser could not read, which the compiler will refuse.)
+            if range.start < at || range.end > spec.end {
                 continue;
             }
             spec_text.push_str(&self.copy(TextRange::new(at, range.start)));

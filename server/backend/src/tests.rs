@@ -2148,3 +2148,14 @@ end program p
         "{source}"
     );
 }
+
+/// Text the parser reads only in part (from the LSP fuzzer: a directive
+/// pasted among the declarations of a fixed-form program, a PARAMETER in
+/// the label columns) is lowered or refused, never a panic: a declaration
+/// of a distributed array past the specification part made an inverted range.
+#[test]
+fn half_read_declarations_are_lowered_without_a_panic() {
+    let text = include_str!("testdata/declaration_past_specification.f");
+    let analysis = analysis::analyze(text, SourceForm::FIXED, ModelConfig { number_of_processors: None });
+    let _ = crate::lower(&analysis, text);
+}
