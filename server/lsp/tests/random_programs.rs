@@ -1428,6 +1428,7 @@ impl Gen {
         if depth < 2 && !self.floats.is_empty() {
             kinds.push(10);
         }
+        kinds.push(11);
         match *self.rng.pick(&kinds) {
             0 => self.where_integer(),
             1 => self.float_loop(),
@@ -1439,8 +1440,37 @@ impl Gen {
             7 => self.cube_assignment(),
             8 => self.cube_reduction(),
             9 => self.cube_print(),
-            _ => self.float_if(depth),
+            10 => self.float_if(depth),
+            _ => self.shift_assignment(),
         }
+    }
+
+    /// `X = CSHIFT(Y, s)` or `X = EOSHIFT(Y, s[, boundary])` of two rank-1
+    /// integer arrays of the same extent, the shift a literal or an
+    /// expression of the scalars.
+    fn shift_assignment(&mut self) {
+        let ones = self.ones();
+        let x = self.rng.pick(&ones).clone();
+        let sources: Vec<Array> = ones
+            .iter()
+            .filter(|it| it.name != x.name && it.hi - it.lo == x.hi - x.lo && it.ty == x.ty)
+            .cloned()
+            .collect();
+        if sources.is_empty() {
+            return;
+        }
+        let y = self.rng.pick(&sources).clone();
+        let shift = match self.rng.below(3) {
+            0 => self.rng.range(-3, 3).to_string(),
+            1 => "mod(s, 5) - 2".to_string(),
+            _ => format!("{} - t", self.rng.range(0, 3)),
+        };
+        let call = match self.rng.below(4) {
+            0 | 1 => format!("cshift({}, {shift})", y.name),
+            2 => format!("eoshift({}, {shift})", y.name),
+            _ => format!("eoshift({}, shift = {shift}, boundary = {})", y.name, self.rng.range(-5, 5)),
+        };
+        self.line(&format!("{} = {call}", x.name));
     }
 
     /// Two sections of `len` elements, or None.
