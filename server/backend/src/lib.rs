@@ -3092,6 +3092,23 @@ fn emit_alloc(out: &mut String, distributed: &Distributed) {
     );
 }
 
+/// At the start of a BLOCK: the declaration of `temp`, a temporary laid
+/// out as the array it was cloned from, with its descriptor, and (then)
+/// its allocation.
+fn emit_block_temp(out: &mut String, temp: &Distributed) {
+    let type_name = runtime::ELEMENT_TYPES.iter().find(|it| it.0 == temp.suffix).map_or("real", |it| it.1);
+    let descriptors = if temp.second.is_some() { "(2)" } else { "" };
+    let _ = writeln!(out, "  {type_name}, allocatable :: {}({})", temp.name, temp.colons());
+    let _ = writeln!(out, "  type(hpf_desc) :: hpf_d_{}{descriptors}", temp.name);
+    emit_alloc(out, temp);
+}
+
+/// The statements that put the temporary `temp` in the place of the array
+/// `name` (same type, rank and layout but for the descriptor's values).
+fn emit_move_temp(out: &mut String, temp: &str, name: &str) {
+    let _ = writeln!(out, "  call move_alloc({temp}, {name})\n  hpf_d_{name} = hpf_d_{temp}");
+}
+
 /// The statement setting a descriptor's alignment stride (none for 1, the
 /// descriptor's default), from a new line.
 fn stride_line(desc: &str, stride: i64) -> String {

@@ -9,8 +9,9 @@
 //! are replicated scalars every process evaluates. Nothing is gathered,
 //! and no element moves twice.
 //!
-//! Other uses of these intrinsics (inside expressions, on sections, X
-//! and Y the same array) take the rank-0 path.
+//! When X is Y, the values go into a temporary laid out as X, which then
+//! takes X's place. Other uses of these intrinsics (inside expressions, on
+//! sections) take the rank-0 path.
 
 use std::fmt::Write;
 
@@ -80,7 +81,7 @@ impl<'a> Lowering<'a> {
         let to = self.lookup(&target.key()).filter(|it| self.distributed.contains_key(it))?;
         let from = self.lookup(&source.key()).filter(|it| self.distributed.contains_key(it))?;
         let (x, y) = (&self.distributed[&to], &self.distributed[&from]);
-        if to == from || x.suffix != y.suffix {
+        if x.suffix != y.suffix {
             return None;
         }
         let extents = |it: &Distributed| it.lbs.iter().zip(&it.ubs).map(|(lo, hi)| hi - lo + 1).collect::<Vec<_>>();
@@ -144,6 +145,15 @@ impl<'a> Lowering<'a> {
             "  ! hpf-ls: {} (each process asks for the elements its part needs)",
             one_line(permute.stmt.range).trim()
         );
+        // Into a temporary laid out as X when X is also Y, then in X's place.
+        let temp = (permute.to == permute.from).then(|| {
+            let mut temp = x.clone();
+            temp.name = format!("hpf_m_{}", x.name);
+            let _ = writeln!(out, "  block");
+            crate::emit_block_temp(out, &temp);
+            temp
+        });
+        let x = temp.as_ref().unwrap_or(x);
         let _ = writeln!(
             out,
             "  call hpf_permute_{suffix}({from}, lbound({from}), ubound({from}), {from_desc}, [{from_lbs}], [{from_extents}], &\n    {to}, lbound({to}), ubound({to}), {to_desc}, [{to_lbs}], &\n    {kind}, {shift}, {dim}, {fill})",
@@ -158,6 +168,10 @@ impl<'a> Lowering<'a> {
             kind = permute.kind as i32,
             dim = permute.dim + 1,
         );
+        if let Some(temp) = &temp {
+            crate::emit_move_temp(out, &temp.name, &y.name);
+            let _ = writeln!(out, "  end block");
+        }
     }
 }
 

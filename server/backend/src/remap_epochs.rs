@@ -144,8 +144,6 @@ impl Lowering<'_> {
         for (id, new) in moved {
             let old = &before[id];
             let name = &new.name;
-            let type_name =
-                crate::runtime::ELEMENT_TYPES.iter().find(|it| it.0 == new.suffix).map_or("real", |it| it.1);
             let mut temp = new.clone();
             temp.name = format!("hpf_m_{name}");
             let _ = writeln!(
@@ -153,12 +151,9 @@ impl Lowering<'_> {
                 "  ! hpf-ls: remapped here: {name} is laid out anew, its elements move by one all-to-all"
             );
             let _ = writeln!(out, "  block");
-            let _ = writeln!(out, "  {type_name}, allocatable :: {}({})", temp.name, temp.colons());
-            let descriptors = if temp.second.is_some() { "(2)" } else { "" };
-            let _ = writeln!(out, "  type(hpf_desc) :: hpf_d_{}{descriptors}", temp.name);
-            crate::emit_alloc(out, &temp);
+            crate::emit_block_temp(out, &temp);
             let _ = writeln!(out, "{}", crate::call_remap::copy_nd_call(old, &temp));
-            let _ = writeln!(out, "  call move_alloc({}, {name})\n  hpf_d_{name} = hpf_d_{}", temp.name, temp.name);
+            crate::emit_move_temp(out, &temp.name, name);
             let _ = writeln!(out, "  end block");
         }
         let _ = writeln!(out, "  call hpf_stat_end({id})");
