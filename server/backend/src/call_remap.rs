@@ -12,7 +12,8 @@
 //! unless the dummy is INTENT(IN) copies it back the same way the other
 //! direction (`hpf_copy_out_*`). Whole arrays of rank 2 and 3 are copied
 //! by `hpf_copy_nd_*`, the same exchange with three indices per element
-//! (the owner is found along one or two distributed dimensions). `--stats`
+//! (the owner is found along one or two distributed dimensions; it is
+//! `hpf_permute_*` of `permute.rs` with the identity map). `--stats`
 //! counts the values and messages of both copies (they belong to no loop).
 //!
 //! The temporary's layout: the dummy's own DISTRIBUTE when it prescribes
@@ -351,99 +352,23 @@ pub(crate) fn copy_in_out(suffix: &str, fortran_type: &str) -> String {
     )
 }
 
-/// The copy between two whole arrays of rank 2 or 3 laid out differently
-/// (runtime): one or two distributed dimensions on either side.
-pub(crate) fn copy_nd(suffix: &str, fortran_type: &str, mpi: &str) -> String {
+/// The copy between two whole arrays laid out differently (runtime): one
+/// or two distributed dimensions on either side; `hpf_permute_*` (kind 0,
+/// the identity) does the exchange.
+pub(crate) fn copy_nd(suffix: &str, fortran_type: &str) -> String {
     format!(
         r#"
   ! The elements of dst (local bounds dlo:dhi, descriptors dd along its
   ! distributed dimensions ddim) this process owns get the same elements of
-  ! src (slo:shi, ds, sdim), wherever they live: one all-to-all of the
-  ! counts, one of the global indices (three per element), one of the
-  ! values back. Every process calls it. The statistics count the values
-  ! moved between processes and their messages.
+  ! src (slo:shi, ds, sdim), wherever they live. Every process calls it.
   subroutine hpf_copy_nd_{suffix}(src, slo, shi, ds, sdim, dst, dlo, dhi, dd, ddim)
     {fortran_type}, intent(in) :: src(*)
     integer, intent(in) :: slo(:), shi(:), sdim(:), dlo(:), dhi(:), ddim(:)
     type(hpf_desc), intent(in) :: ds(:), dd(:)
     {fortran_type}, intent(inout) :: dst(*)
-    integer :: lo(3), hi(3), sl(3), se(3), dl(3), de(3), g(3), p(3), q(3)
-    integer :: scount(0:hpf_nprocs - 1), rcount(0:hpf_nprocs - 1)
-    integer :: sdispl(0:hpf_nprocs - 1), rdispl(0:hpf_nprocs - 1), next(0:hpf_nprocs - 1)
-    integer :: n, k, r, kk, i1, i2, i3
-    integer, allocatable :: gl(:, :), at(:), owner(:), order(:), sorted(:, :), asked(:, :)
-    {fortran_type}, allocatable :: answer(:), got(:)
-    lo = 1
-    hi = 1
-    sl = 1
-    se = 1
-    dl = 1
-    de = 1
-    do k = 1, size(dlo)
-      lo(k) = dlo(k)
-      hi(k) = dhi(k)
-      dl(k) = dlo(k)
-      de(k) = dhi(k) - dlo(k) + 1
-    end do
-    do k = 1, size(slo)
-      sl(k) = slo(k)
-      se(k) = shi(k) - slo(k) + 1
-    end do
-    ! The owned box of dst, in local positions (no shadow).
-    do k = 1, size(ddim)
-      call hpf_owned_local(dd(k), hpf_me(dd(k)), lo(ddim(k)), hi(ddim(k)))
-    end do
-    n = product(max(0, hi - lo + 1))
-    allocate (gl(3, n), at(n), owner(n), order(n), sorted(3, n))
-    scount = 0
-    kk = 0
-    do i3 = lo(3), hi(3)
-      do i2 = lo(2), hi(2)
-        do i1 = lo(1), hi(1)
-          kk = kk + 1
-          p = [i1, i2, i3]
-          g = p
-          do k = 1, size(ddim)
-            g(ddim(k)) = hpf_gx(dd(k), hpf_me(dd(k)), p(ddim(k)))
-          end do
-          gl(:, kk) = g
-          at(kk) = 1 + (i1 - dl(1)) + de(1) * ((i2 - dl(2)) + de(2) * (i3 - dl(3)))
-          r = hpf_owner(ds(1), g(sdim(1)))
-          if (size(sdim) > 1) r = r + hpf_owner(ds(2), g(sdim(2))) * hpf_np(ds(1))
-          owner(kk) = r
-          scount(r) = scount(r) + 1
-        end do
-      end do
-    end do
-    call hpf_exchange_counts(scount, rcount, sdispl, rdispl)
-    next = sdispl
-    do kk = 1, n
-      r = owner(kk)
-      next(r) = next(r) + 1
-      order(kk) = next(r)
-      sorted(:, next(r)) = gl(:, kk)
-    end do
-    allocate (asked(3, sum(rcount)), answer(sum(rcount)), got(n))
-    call MPI_Alltoallv(sorted, 3 * scount, 3 * sdispl, MPI_INTEGER, asked, 3 * rcount, 3 * rdispl, &
-      MPI_INTEGER, MPI_COMM_WORLD)
-    do kk = 1, size(answer)
-      q = asked(:, kk)
-      do k = 1, size(sdim)
-        q(sdim(k)) = hpf_lx(ds(k), asked(sdim(k), kk))
-      end do
-      answer(kk) = src(1 + (q(1) - sl(1)) + se(1) * ((q(2) - sl(2)) + se(2) * (q(3) - sl(3))))
-    end do
-    call MPI_Alltoallv(answer, rcount, rdispl, {mpi}, got, scount, sdispl, {mpi}, MPI_COMM_WORLD)
-    do kk = 1, n
-      dst(at(kk)) = got(order(kk))
-    end do
-    if (hpf_stats) then
-      do r = 0, hpf_nprocs - 1
-        if (r == hpf_rank .or. rcount(r) == 0) cycle
-        hpf_stat_messages = hpf_stat_messages + 1
-        hpf_stat_elements = hpf_stat_elements + rcount(r)
-      end do
-    end if
+    integer :: first(size(slo))
+    first = 0
+    call hpf_permute_{suffix}(src, slo, shi, ds, sdim, first, shi - slo + 1, dst, dlo, dhi, dd, ddim, first, 0, 0, 1)
   end subroutine hpf_copy_nd_{suffix}
 "#
     )

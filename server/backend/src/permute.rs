@@ -189,8 +189,8 @@ fn default_fill(suffix: &str) -> &'static str {
 pub(crate) fn runtime(suffix: &str, fortran_type: &str, mpi: &str) -> String {
     format!(
         r#"
-  ! x = transpose(y) (kind 1), cshift(y, shift, dim) (2) or eoshift(y,
-  ! shift, fill, dim) (3), both distributed (local bounds xlo:xhi, ylo:yhi,
+  ! x = y (kind 0), transpose(y) (1), cshift(y, shift, dim) (2) or
+  ! eoshift(y, shift, fill, dim) (3), both distributed (local bounds xlo:xhi, ylo:yhi,
   ! descriptors dx, dy along their distributed dimensions xdim, ydim; xg
   ! and yg the first global indices, ye the extents of y): every element
   ! of x this process owns gets its element of y, wherever it lives (one
@@ -202,7 +202,7 @@ pub(crate) fn runtime(suffix: &str, fortran_type: &str, mpi: &str) -> String {
     type(hpf_desc), intent(in) :: dy(:), dx(:)
     {fortran_type}, intent(inout) :: x(*)
     integer, intent(in) :: kind, shift, pdim
-    {fortran_type}, intent(in) :: fill
+    {fortran_type}, intent(in), optional :: fill
     integer :: lo(3), hi(3), sl(3), se(3), dl(3), de(3), g(3), p(3), q(3), r(3), ygl(3), yext(3)
     integer :: scount(0:hpf_nprocs - 1), rcount(0:hpf_nprocs - 1)
     integer :: sdispl(0:hpf_nprocs - 1), rdispl(0:hpf_nprocs - 1), next(0:hpf_nprocs - 1)
@@ -261,7 +261,7 @@ pub(crate) fn runtime(suffix: &str, fortran_type: &str, mpi: &str) -> String {
           case (3)
             r(pdim) = r(pdim) + shift
           end select
-          filled(kk) = r(pdim) < 0 .or. r(pdim) >= yext(pdim)
+          filled(kk) = kind == 3 .and. (r(pdim) < 0 .or. r(pdim) >= yext(pdim))
           owner(kk) = -1
           if (filled(kk)) cycle
           q = ygl + r

@@ -1177,11 +1177,12 @@ fn runtime_with(wanted: impl Fn(&str) -> bool) -> String {
         if wanted(&format!("hpf_copy_in_{suffix}(")) {
             res.push_str(&crate::call_remap::copy_in_out(suffix, fortran_type));
         }
-        if wanted(&format!("hpf_permute_{suffix}(")) {
+        let copies = wanted(&format!("hpf_copy_nd_{suffix}("));
+        if copies || wanted(&format!("hpf_permute_{suffix}(")) {
             res.push_str(&crate::permute::runtime(suffix, fortran_type, mpi_type));
         }
-        if wanted(&format!("hpf_copy_nd_{suffix}(")) {
-            res.push_str(&crate::call_remap::copy_nd(suffix, fortran_type, mpi_type));
+        if copies {
+            res.push_str(&crate::call_remap::copy_nd(suffix, fortran_type));
         }
         if *suffix != "l4" && wanted(&format!("hpf_chain_recv_{suffix}(")) {
             res.push_str(&chain(suffix, fortran_type, mpi_type));
