@@ -336,7 +336,7 @@ enum LoopBranch {
 }
 
 /// The statements that may leave a sequence of statements (lower case,
-/// blanks removed): `find_branch`, `branch_action`.
+/// blanks removed): `unshared_branch`, `branch_action`.
 const BRANCH_KEYWORDS: &[&str] = &["goto", "stop", "errorstop", "return", "exit", "cycle"];
 
 /// A branch out of a statement run on rank 0 (`rank_zero_exits`).
@@ -1246,19 +1246,22 @@ impl<'a> Lowering<'a> {
             return Err("its condition reads distributed arrays".to_string());
         }
         let is_loop = matches!(stmt.kind, StmtKind::DoWhile { .. });
-        for (_, body) in &branches {
-            // An IF may leave an enclosing loop on every process alike, a DO WHILE's body may not.
-            if let Some(branch) = self.find_branch(body).filter(|_| is_loop) {
+        let planned: Vec<(Option<TextRange>, Vec<Plan<'s>>)> = branches
+            .iter()
+            .map(|(cond, body)| (cond.map(|it| it.range), body.iter().map(|it| self.plan(it)).collect()))
+            .collect();
+        // An IF may leave an enclosing loop on every process alike; a DO
+        // WHILE's body only by a CYCLE or EXIT every process runs.
+        if is_loop {
+            let body = branches.first().map_or(&[][..], |it| it.1);
+            let plans = planned.first().map_or(&[][..], |it| it.1.as_slice());
+            if let Some(branch) = self.unshared_branch(body, plans) {
                 return Err(format!(
                     "its body branches (`{}`)",
                     self.slice(branch.header).split_whitespace().next().unwrap_or("")
                 ));
             }
         }
-        let planned: Vec<(Option<TextRange>, Vec<Plan<'s>>)> = branches
-            .iter()
-            .map(|(cond, body)| (cond.map(|it| it.range), body.iter().map(|it| self.plan(it)).collect()))
-            .collect();
         if planned.iter().flat_map(|it| &it.1).any(Plan::gathers) {
             return Err("a statement of its body runs on rank 0 on gathered copies".to_string());
         }
@@ -1288,13 +1291,14 @@ impl<'a> Lowering<'a> {
         if bounds.iter().any(|it| !self.distributed_occurrences(*it).is_empty()) {
             return Err("its bounds read distributed arrays".to_string());
         }
-        if let Some(branch) = self.find_branch(body) {
+        let stmts = body;
+        let body: Vec<Plan<'s>> = stmts.iter().map(|it| self.plan(it)).collect();
+        if let Some(branch) = self.unshared_branch(stmts, &body) {
             return Err(format!(
                 "its body branches (`{}`)",
                 self.slice(branch.header).split_whitespace().next().unwrap_or("")
             ));
         }
-        let body: Vec<Plan<'s>> = body.iter().map(|it| self.plan(it)).collect();
         if !body.iter().any(Plan::runs_in_parallel) {
             return Err("no statement of its body runs in parallel".to_string());
         }
@@ -2049,12 +2053,34 @@ impl<'a> Lowering<'a> {
     }
 
     /// The first statement among `body` (at any depth) that may leave the
-    /// sequence of statements: EXIT, CYCLE, GO TO, RETURN, STOP.
-    fn find_branch<'s>(&self, body: &'s [Stmt]) -> Option<&'s Stmt> {
+    /// sequence of statements (EXIT, CYCLE, GO TO, RETURN, STOP) and that
+    /// not every process takes alike: one outside the statements of `plans`
+    /// (the body's plans) that every process runs as written, or one other
+    /// than an unnamed CYCLE or EXIT (a GO TO's label, a construct name or
+    /// a STOP would not survive the lowering). Such an unnamed CYCLE or
+    /// EXIT, under replicated conditions, leaves the same loop on every
+    /// process (`if (di == 0 .and. dj == 0) cycle`).
+    fn unshared_branch<'s>(&self, body: &'s [Stmt], plans: &[Plan]) -> Option<&'s Stmt> {
+        let mut everywhere: Vec<TextRange> = Vec::new();
+        let mut plan_stack: Vec<&Plan> = plans.iter().collect();
+        while let Some(plan) = plan_stack.pop() {
+            match plan {
+                Plan::Verbatim(stmt) => everywhere.push(stmt.range),
+                Plan::Sequential { body, .. } | Plan::While { body, .. } => plan_stack.extend(body),
+                Plan::If { branches } => plan_stack.extend(branches.iter().flat_map(|it| &it.1)),
+                _ => {}
+            }
+        }
         let mut stack: Vec<&Stmt> = body.iter().collect();
         while let Some(stmt) = stack.pop() {
-            if self.begins_with_keyword(stmt, BRANCH_KEYWORDS) {
-                return Some(stmt);
+            // A logical IF holds its action as its child, checked next.
+            let logical_if = matches!(stmt.kind, StmtKind::If { .. });
+            if !logical_if && self.begins_with_keyword(stmt, BRANCH_KEYWORDS) {
+                let shared = self.loop_branch(stmt).is_some()
+                    && everywhere.iter().any(|it| it.start <= stmt.range.start && stmt.range.end <= it.end);
+                if !shared {
+                    return Some(stmt);
+                }
             }
             stack.extend(stmt.children());
         }

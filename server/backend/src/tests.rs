@@ -107,7 +107,7 @@ fn a_loop_that_branches_or_gathers_runs_whole_on_rank_0() {
     ));
     assert_eq!(notes.len(), 2, "{notes:?}");
     assert!(
-        notes[0].starts_with("10: runs on one process:") && notes[0].ends_with("its body branches (`if`)"),
+        notes[0].starts_with("10: runs on one process:") && notes[0].ends_with("its body branches (`exit`)"),
         "{notes:?}"
     );
     assert!(notes[1].ends_with("a statement of its body runs on rank 0 on gathered copies"), "{notes:?}");
@@ -1585,6 +1585,52 @@ fn if_constructs_in_a_nest_run_on_the_owners() {
     assert!(!source.contains("hpf_gather"), "{source}");
 }
 
+/// A CYCLE or EXIT of a time loop (or of a DO WHILE) under a condition on
+/// replicated data leaves the loop on every process alike: the loop keeps
+/// running on every process. One under a condition on distributed data, a
+/// GO TO, or one inside a statement that runs on rank 0 keeps it there.
+#[test]
+fn cycles_and_exits_of_time_loops_are_taken_by_every_process() {
+    let (notes, source) = lower(&program(
+        "  total = 0
+  do step = 1, 6
+    if (step == 2) cycle
+    do i = 1, n
+      un(i) = u(i-1) + step
+    end do
+    if (step > 4) then
+      total = total + 1
+      exit
+    end if
+  end do
+  do while (total < 9)
+    total = total + 1
+    if (mod(total, 2) == 0) cycle
+    u(1:n) = un(1:n) + 1.0
+  end do
+  do step = 1, 3
+    if (u(step) > 0.0) exit
+    u(1:n) = un(1:n)
+  end do
+  do step = 1, 3
+    if (step == 2) goto 10
+    u(1:n) = un(1:n)
+10  continue
+  end do
+",
+    ));
+    assert_eq!(
+        notes,
+        [
+            "26: runs on one process: it updates no distributed array, and its body branches (`exit`)",
+            "30: runs on one process: its body holds more than DO loops and assignments, and its body branches (`goto`)",
+        ]
+    );
+    assert!(source.contains("  do step = 1, 6\n    if (step == 2) cycle\n"), "{source}");
+    assert!(source.contains("  do while ((total < 9))\n    total = total + 1\n    if (mod(total, 2) == 0) cycle\n"), "{source}");
+    assert_eq!(source.matches("hpf_gather").count(), 4, "{source}");
+}
+
 #[test]
 fn branches_leaving_a_nest_keep_it_on_rank_0() {
     let (notes, source) = lower(&program(
@@ -1604,7 +1650,7 @@ fn branches_leaving_a_nest_keep_it_on_rank_0() {
     // The IF around the second nest runs on every process.
     assert_eq!(
         notes,
-        ["10: runs on one process: the condition of its EXIT reads un, which the loop writes, and its body branches (`if`)"]
+        ["10: runs on one process: the condition of its EXIT reads un, which the loop writes, and its body branches (`exit`)"]
     );
     assert_eq!(source.matches("owner computes do i = 1, n").count(), 1, "{source}");
 }
@@ -1647,8 +1693,8 @@ fn exits_and_cycles_run_owner_computes() {
     assert_eq!(
         notes,
         [
-            "24: runs on one process: the condition of its EXIT calls f, and its body branches (`if`)",
-            "28: runs on one process: a CYCLE or EXIT may skip a DO loop of the nest, and its body branches (`if`)",
+            "24: runs on one process: the condition of its EXIT calls f, and its body branches (`exit`)",
+            "28: runs on one process: a CYCLE or EXIT may skip a DO loop of the nest, and its body branches (`cycle`)",
         ]
     );
     assert_eq!(source.matches("owner computes do i").count(), 3, "{source}");
@@ -1938,7 +1984,7 @@ fn grid_nests_may_branch() {
         notes,
         [
             "19: runs on one process: a DO loop of the nest is inside an IF or after a CYCLE, and no statement of its body runs in parallel",
-            "26: runs on one process: it leaves a loop over a 2-D grid (EXIT), and its body branches (`if`)",
+            "26: runs on one process: it leaves a loop over a 2-D grid (EXIT), and its body branches (`exit`)",
         ]
     );
     assert_eq!(source.matches("(on a 2-D grid)").count(), 1, "{source}");
