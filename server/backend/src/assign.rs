@@ -114,9 +114,9 @@ impl SectionAssign<'_> {
     }
 }
 
-struct Constants<'m> {
-    model: &'m Model,
-    unit: analysis::model::UnitId,
+pub(crate) struct Constants<'m> {
+    pub(crate) model: &'m Model,
+    pub(crate) unit: analysis::model::UnitId,
 }
 
 impl ConstEnv for Constants<'_> {

@@ -534,8 +534,9 @@ impl<'a> Lowering<'a> {
     {
         let (lhs, rhs) = match &stmt.kind {
             StmtKind::Forall { .. } => return self.grid_forall(stmt),
+            StmtKind::Where { .. } => return self.grid_where(stmt),
             StmtKind::Assign { lhs, rhs } => (lhs, rhs),
-            _ => return Err("statements other than assignments and FORALLs on arrays distributed in two dimensions run on rank 0 on gathered copies".to_string()),
+            _ => return Err("statements other than assignments, WHERE and FORALLs on arrays distributed in two dimensions run on rank 0 on gathered copies".to_string()),
         };
         let (name, args) = match &lhs.kind {
             ExprKind::Name(name) => (name, None),
@@ -574,6 +575,44 @@ impl<'a> Lowering<'a> {
             return Ok(Plan::Grid(GridPlan::Owner { stmt, home, index }));
         }
         self.grid_section(stmt, home, Some(args), rhs)
+    }
+
+    /// A WHERE statement or construct whose assignments set whole arrays
+    /// laid out alike, from masks and right sides elemental in such arrays
+    /// and scalars: every element's mask and values are on its process, so
+    /// each process runs the construct on its box.
+    fn grid_where<'s>(&mut self, stmt: &'s Stmt) -> Result<Plan<'s>, String>
+    where
+        'a: 's,
+    {
+        let StmtKind::Where { mask, body, elsewhere } = &stmt.kind else {
+            return Err("it is not a WHERE".to_string());
+        };
+        let assignments: Vec<&Stmt> = body.iter().chain(elsewhere.iter().flat_map(|it| &it.1)).collect();
+        let masks: Vec<&Expr> = mask.iter().chain(elsewhere.iter().filter_map(|it| it.0.as_ref())).collect();
+        let mut home = None;
+        let mut edits = Vec::new();
+        for assignment in &assignments {
+            let StmtKind::Assign { lhs, rhs } = &assignment.kind else {
+                return Err("its body holds more than assignments".to_string());
+            };
+            let ExprKind::Name(name) = &lhs.kind else {
+                return Err("an assignment in it sets a part of an array (only whole arrays on a 2-D grid)".to_string());
+            };
+            let id = self
+                .lookup(&name.key())
+                .filter(|id| self.grid_dims(*id).is_some())
+                .ok_or_else(|| format!("it assigns {}, which is not distributed in two dimensions", name.text))?;
+            let home = *home.get_or_insert(id);
+            // The left side laid out like the first one, as its operands are.
+            self.whole_operands(home, lhs, &mut edits)?;
+            self.whole_operands(home, rhs, &mut edits)?;
+        }
+        let home = home.ok_or("it assigns nothing")?;
+        for mask in masks {
+            self.whole_operands(home, mask, &mut edits)?;
+        }
+        Ok(Plan::Grid(GridPlan::Whole { stmt, home, edits }))
     }
 
     /// The section of a reference along one distributed dimension `dim`:

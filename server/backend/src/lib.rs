@@ -110,6 +110,7 @@ mod embed;
 mod external_modules;
 mod fission;
 mod grid;
+mod hoist;
 mod loop_reductions;
 mod module_arrays;
 mod ordered_chain;
@@ -573,10 +574,44 @@ struct Lowering<'a> {
     host_variables: std::rc::Rc<module_arrays::Touching>,
     /// The modules of other files, in the order they are copied.
     external: Vec<external_modules::ExternalModule>,
+    /// The user's program with temporaries (`hoist.rs`), which `text` is.
+    hoisted: Option<&'a hoist::Hoisted>,
 }
 
 /// Lowers the analysed program. `text` is the user's text.
 pub fn lower(analysis: &FileAnalysis, text: &str) -> Result<Generated, Vec<BackendError>> {
+    let errors: Vec<BackendError> = analysis
+        .diagnostics
+        .iter()
+        .filter(|it| it.severity == syntax::Severity::Error)
+        .map(|it| BackendError { range: it.range, message: format!("{} (fix the errors first)", it.message) })
+        .collect();
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    // Shifts and transposes inside expressions become temporaries first
+    // (`hoist.rs`); a rewritten program the backend cannot lower falls back
+    // to the user's, which then says why.
+    if let Some(hoisted) = hoist::hoist(analysis, text) {
+        let rewritten = analysis.reanalyze(&hoisted.text);
+        let clean = !rewritten.diagnostics.iter().any(|it| it.severity == syntax::Severity::Error);
+        if let Some(Ok(mut generated)) = clean.then(|| lower_text(&rewritten, &hoisted.text, Some(&hoisted))) {
+            for note in &mut generated.notes {
+                note.range = hoisted.user_range(note.range);
+            }
+            return Ok(generated);
+        }
+    }
+    lower_text(analysis, text, None)
+}
+
+/// [`lower`] of a program without errors; `hoisted`: `text` is the user's
+/// text rewritten by `hoist.rs` (the `--stats` lines are the user's).
+fn lower_text(
+    analysis: &FileAnalysis,
+    text: &str,
+    hoisted: Option<&hoist::Hoisted>,
+) -> Result<Generated, Vec<BackendError>> {
     let normalised = syntax::parser_text(text, analysis.file.form).into_owned();
     let mut lowering = Lowering {
         analysis,
@@ -597,16 +632,8 @@ pub fn lower(analysis: &FileAnalysis, text: &str) -> Result<Generated, Vec<Backe
         touching: std::rc::Rc::default(),
         host_variables: std::rc::Rc::default(),
         external: Vec::new(),
+        hoisted,
     };
-    let errors: Vec<BackendError> = analysis
-        .diagnostics
-        .iter()
-        .filter(|it| it.severity == syntax::Severity::Error)
-        .map(|it| BackendError { range: it.range, message: format!("{} (fix the errors first)", it.message) })
-        .collect();
-    if !errors.is_empty() {
-        return Err(errors);
-    }
     let source = lowering.program();
     if lowering.errors.is_empty() {
         Ok(Generated { source, notes: lowering.notes })
@@ -625,6 +652,14 @@ pub fn lower(analysis: &FileAnalysis, text: &str) -> Result<Generated, Vec<Backe
 impl<'a> Lowering<'a> {
     fn error(&mut self, range: TextRange, message: impl Into<String>) {
         self.errors.push(BackendError { range, message: message.into() });
+    }
+
+    /// The line (1-based) of the user's text that `offset` comes from.
+    fn user_line(&self, offset: usize) -> usize {
+        match self.hoisted {
+            Some(hoisted) => hoisted.user_line(offset),
+            None => self.text[..offset].matches('\n').count() + 1,
+        }
     }
 
     fn slice(&self, range: TextRange) -> &'a str {
@@ -2436,7 +2471,7 @@ impl<'a> Lowering<'a> {
             _ => None,
         };
         if let Some(stmt) = counted {
-            let line = self.text[..stmt.range.start].matches('\n').count() + 1;
+            let line = self.user_line(stmt.range.start);
             let mut stat_loops = self.stat_loops.borrow_mut();
             // The analysis reports loops and array assignments, not element
             // assignments, and models neither the chain of a floating-point

@@ -769,6 +769,7 @@ impl<'a> Lowering<'a> {
             touching: std::rc::Rc::clone(&self.touching),
             host_variables: std::rc::Rc::clone(&self.host_variables),
             external: Vec::new(),
+            hoisted: self.hoisted,
         };
         let plans: Vec<Plan> = callee.body.iter().map(|stmt| sub.plan(stmt)).collect();
         let why = if let Some(error) = sub.errors.first() {

@@ -68,7 +68,7 @@ impl Lowering<'_> {
                         format!("{what} in a subroutine or function is not supported by the MPI backend yet (between the main program's statements it is)"),
                     );
                 } else if let Some(stmt) = main.body.iter().find(|it| it.range.contains_range(remap.directive)) {
-                    let line = self.text[..stmt.range.start].matches('\n').count() + 1;
+                    let line = self.user_line(stmt.range.start);
                     self.error(
                         remap.directive,
                         format!("{what} inside the statement of line {line} is not supported by the MPI backend yet: the mapping after it would depend on the path taken (between the main program's statements it is supported)"),
@@ -128,14 +128,18 @@ impl Lowering<'_> {
         if moved.is_empty() {
             return;
         }
+        // A temporary of `hoist.rs` holds nothing between statements: laid
+        // out anew, nothing to copy.
+        let is_temporary = |it: &Distributed| self.hoisted.is_some_and(|hoisted| hoisted.is_temporary(&it.name));
         let moves = analysis::remap_cost::remap_moves(epochs.model(from), epochs.model(to), self.main);
         // (messages, elements), as the loops' predictions.
-        let predicted = moved.iter().try_fold((0, 0), |(messages, elements), (id, _)| {
-            let (e, m) = moves.iter().find(|it| it.array == **id)?.count.clone().ok()?;
-            Some((messages + m, elements + e))
-        });
+        let predicted =
+            moved.iter().filter(|it| !is_temporary(it.1)).try_fold((0, 0), |(messages, elements), (id, _)| {
+                let (e, m) = moves.iter().find(|it| it.array == **id)?.count.clone().ok()?;
+                Some((messages + m, elements + e))
+            });
         let directive = epochs.start(from + 1).unwrap_or(0);
-        let line = self.text[..directive].matches('\n').count() + 1;
+        let line = self.user_line(directive);
         let mut stat_loops = self.stat_loops.borrow_mut();
         stat_loops.push((line, predicted));
         let id = stat_loops.len();
@@ -146,13 +150,19 @@ impl Lowering<'_> {
             let name = &new.name;
             let mut temp = new.clone();
             temp.name = format!("hpf_m_{name}");
-            let _ = writeln!(
-                out,
-                "  ! hpf-ls: remapped here: {name} is laid out anew, its elements move by one all-to-all"
-            );
+            if is_temporary(new) {
+                let _ = writeln!(out, "  ! hpf-ls: remapped here: {name} is laid out anew (it holds nothing yet)");
+            } else {
+                let _ = writeln!(
+                    out,
+                    "  ! hpf-ls: remapped here: {name} is laid out anew, its elements move by one all-to-all"
+                );
+            }
             let _ = writeln!(out, "  block");
             crate::emit_block_temp(out, &temp);
-            let _ = writeln!(out, "{}", crate::call_remap::copy_nd_call(old, &temp));
+            if !is_temporary(new) {
+                let _ = writeln!(out, "{}", crate::call_remap::copy_nd_call(old, &temp));
+            }
             crate::emit_move_temp(out, &temp.name, name);
             let _ = writeln!(out, "  end block");
         }

@@ -1168,9 +1168,11 @@ end program sums
 }
 
 /// A WHERE on whole columns of `(*, BLOCK)` arrays runs on each process's
-/// columns; one on a 2-D grid keeps the rank-0 path and its note.
+/// columns; one on whole arrays of a 2-D grid laid out alike, on each
+/// process's box. One that assigns a section of a grid array keeps the
+/// rank-0 path and its note.
 #[test]
-fn where_on_column_blocks_runs_in_parallel_and_on_grids_on_rank_zero() {
+fn where_on_column_blocks_and_on_grids_runs_in_parallel() {
     let (notes, source) = lower(
         "program w
   implicit none
@@ -1183,13 +1185,24 @@ fn where_on_column_blocks_runs_in_parallel_and_on_grids_on_rank_zero() {
   g = 2.5
   where (a > 1.0) b = a
   where (g > 1.0) h = g
+  where (h > g)
+    g = h - 1.0
+  elsewhere (h < 0.0)
+    h = 0.0
+  elsewhere
+    g = -g
+  end where
+  where (g(1:2, :) > 1.0) h(1:2, :) = g(1:2, :)
   print *, b, h
 end program w
 ",
     );
     assert_eq!(notes.len(), 1, "{notes:?}");
-    assert!(notes[0].starts_with("11: runs on one process") && notes[0].contains("two dimensions"), "{notes:?}");
+    assert!(notes[0].starts_with("19: runs on one process") && notes[0].contains("only whole arrays"), "{notes:?}");
     assert!(source.contains("! hpf-ls: owner computes where (a > 1.0)"), "{source}");
+    let boxed = |name: &str| format!("{name}(hpf_bl(1):hpf_bh(1),hpf_bl(2):hpf_bh(2))");
+    assert!(source.contains(&format!("  where ({} > 1.0) {} = {}\n", boxed("g"), boxed("h"), boxed("g"))), "{source}");
+    assert!(source.contains(&format!("  elsewhere ({} < 0.0)\n    {} = 0.0\n", boxed("h"), boxed("h"))), "{source}");
 }
 
 const CYCLIC_HEADER: &str = "program c
@@ -1585,6 +1598,90 @@ fn if_constructs_in_a_nest_run_on_the_owners() {
     assert!(!source.contains("hpf_gather"), "{source}");
 }
 
+/// CSHIFT, EOSHIFT and TRANSPOSE of whole distributed arrays inside
+/// expressions become temporaries assigned right before their statement
+/// (`hoist.rs`): each an all-to-all of its own, the statement then runs on
+/// each process's part. Calls that cannot move (the action of a logical IF,
+/// a WHERE construct that assigns what the call reads) keep the rank-0
+/// path, and the notes keep the user's line numbers.
+#[test]
+fn shifts_inside_expressions_become_temporaries() {
+    let (notes, source) = lower(&program(
+        "  u = 1.0
+  do step = 1, 3
+    un = un - 0.5 * (un - cshift(un, -1))
+  end do
+  s = sum(eoshift(u, 2, boundary=-1.0) * u)
+  print *, maxval(cshift(u, step + 1))
+  if (s > 0.0) u = u + cshift(u, 1)
+  where (u > 0.0)
+    u = cshift(u, 1)
+    un = u
+  end where
+  print *, s, u(1)
+",
+    ));
+    assert_eq!(
+        notes,
+        [
+            "16: runs on one process: a statement of its body runs on rank 0 on gathered copies",
+            "17: runs on one process: it is not an owner-computes assignment: an assignment in it is not an owner-computes array assignment",
+        ]
+    );
+    // The temporaries are the program's distributed arrays, aligned with
+    // the left side or with the array shifted.
+    assert!(source.contains("allocate (hpf_t1("), "{source}");
+    assert!(
+        source.contains("  ! hpf-ls: hpf_t1 = cshift(un, -1) (each process asks for the elements its part needs)"),
+        "{source}"
+    );
+    assert!(source.contains("  ! hpf-ls: hpf_t2 = eoshift(u, 2, boundary=-1.0) (each process asks"), "{source}");
+    assert!(source.contains("  ! hpf-ls: hpf_t3 = cshift(u, step + 1) (each process asks"), "{source}");
+    assert!(
+        source.contains(
+            "un(hpf_lo:hpf_hi:1) = un(hpf_lo:hpf_hi:1) - 0.5 * (un(hpf_lo:hpf_hi:1) - hpf_t1(hpf_lo:hpf_hi:1))"
+        ),
+        "{source}"
+    );
+    assert!(!source.contains("hpf_t4"), "{source}");
+    assert!(source.contains("hpf_g_u = hpf_g_u + cshift(hpf_g_u, 1)"), "{source}");
+}
+
+/// The game of life's neighbour count: CSHIFTs of CSHIFTs in a WHERE
+/// mask, on a (BLOCK, BLOCK) grid, inside DO loops with a CYCLE; and
+/// `b = transpose(a) - a`. Nothing runs on rank 0.
+#[test]
+fn nested_shifts_and_transposes_on_grids_become_temporaries() {
+    let (notes, source) = lower(
+        "program life
+  implicit none
+  integer, parameter :: n = 8
+  logical :: alive(n, n)
+  integer :: nbr(n, n), a(n, n), b(n, n)
+  integer :: di, dj
+!HPF$ PROCESSORS P(2,2)
+!HPF$ DISTRIBUTE (BLOCK,BLOCK) ONTO P :: ALIVE, NBR
+!HPF$ DISTRIBUTE (BLOCK,BLOCK) ONTO P :: A, B
+  alive = .true.
+  nbr = 0
+  do dj = -1, 1
+    do di = -1, 1
+      if (di == 0 .and. dj == 0) cycle
+      where (cshift(cshift(alive, di, 1), dj, 2)) nbr = nbr + 1
+    end do
+  end do
+  a = nbr
+  b = transpose(a) - a
+  print *, count(alive), sum(nbr), sum(b)
+end program life
+",
+    );
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(source.contains("  ! hpf-ls: hpf_t2 = cshift(hpf_t1, dj, 2) (each process asks"), "{source}");
+    assert!(source.contains("  ! hpf-ls: hpf_t3 = transpose(a) (each process asks"), "{source}");
+    assert!(!source.contains("hpf_gather"), "{source}");
+}
+
 /// A CYCLE or EXIT of a time loop (or of a DO WHILE) under a condition on
 /// replicated data leaves the loop on every process alike: the loop keeps
 /// running on every process. One under a condition on distributed data, a
@@ -1627,7 +1724,10 @@ fn cycles_and_exits_of_time_loops_are_taken_by_every_process() {
         ]
     );
     assert!(source.contains("  do step = 1, 6\n    if (step == 2) cycle\n"), "{source}");
-    assert!(source.contains("  do while ((total < 9))\n    total = total + 1\n    if (mod(total, 2) == 0) cycle\n"), "{source}");
+    assert!(
+        source.contains("  do while ((total < 9))\n    total = total + 1\n    if (mod(total, 2) == 0) cycle\n"),
+        "{source}"
+    );
     assert_eq!(source.matches("hpf_gather").count(), 4, "{source}");
 }
 

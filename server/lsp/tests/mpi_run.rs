@@ -877,6 +877,112 @@ end program permute
     runs_print_on(&source, &expected, &["1", "2", "3", "4", "5"]);
 }
 
+/// CSHIFT, EOSHIFT and TRANSPOSE inside expressions (upwind advection, the
+/// game of life's neighbour count in a WHERE mask, an antisymmetric part,
+/// reductions and output of shifted arrays, IF conditions), in free and
+/// fixed form, run through temporaries, each an all-to-all of its own,
+/// and print what the sequential program prints. A time loop with a
+/// CYCLE stays on every process.
+#[test]
+fn shifts_and_transposes_inside_expressions_run_in_parallel() {
+    if !toolchain_present() {
+        eprintln!("skipped: no MPI toolchain (and CI is not set)");
+        return;
+    }
+    let (dir, source) = scratch_program(
+        "hoisted",
+        "program hoisted
+  implicit none
+  integer, parameter :: n = 13
+  double precision :: u(n), v(0:n-1), s
+  logical :: alive(n, n)
+  integer :: nbr(n, n), a(n, n), b(n, n), c(n, n), i, j, step, di, dj
+  logical :: moving
+!HPF$ PROCESSORS G(2, 2)
+!HPF$ DISTRIBUTE U(BLOCK)
+!HPF$ DISTRIBUTE V(CYCLIC(3))
+!HPF$ DISTRIBUTE (BLOCK, BLOCK) ONTO G :: ALIVE, NBR, A, B, C
+  do i = 1, n
+    u(i) = mod(7 * i, 5) * 0.25d0
+    v(i - 1) = i * 0.5d0
+  end do
+  do step = 1, 6
+    if (mod(step, 3) == 0) cycle
+    u = u - 0.5d0 * (u - cshift(u, -1))
+    v = v + eoshift(v, 2, boundary=1.0d0) * 0.125d0
+  end do
+  s = sum(cshift(u, 3) * u)
+  print '(F12.6)', s
+  print '(F12.6)', maxval(cshift(v, 1) - v)
+  print '(4F10.4)', cshift(u, 2) + u
+  alive = .false.
+  alive(2, 3) = .true.
+  alive(3, 4) = .true.
+  alive(4, 2:4) = .true.
+  do step = 1, 4
+    nbr = 0
+    do dj = -1, 1
+      do di = -1, 1
+        if (di == 0 .and. dj == 0) cycle
+        where (cshift(cshift(alive, di, 1), dj, 2)) nbr = nbr + 1
+      end do
+    end do
+    where (alive)
+      alive = nbr == 2 .or. nbr == 3
+    elsewhere
+      alive = nbr == 3
+    end where
+    moving = any(cshift(alive, 1, 2) .neqv. alive)
+    if (moving) print *, 'step', step, count(alive)
+  end do
+  forall (i = 1:n, j = 1:n) a(i, j) = i * i + 3 * j
+  b = transpose(a) - a
+  c = a + transpose(b)
+  print '(13I5)', b
+  print *, sum(c), count(b > 0)
+end program hoisted
+",
+    );
+    let build = hpf_ls_build(&source, &dir.join("x"));
+    let notes = String::from_utf8_lossy(&build.stderr);
+    assert!(!notes.contains("runs on one process"), "{notes}");
+    let expected = sequential_output(&dir, &source);
+    runs_print_on(&source, &expected, &["1", "2", "3", "4", "5"]);
+
+    let (dir, source) = scratch_program(
+        "hoisted_fixed",
+        "      PROGRAM FIXED
+      INTEGER N
+      PARAMETER (N = 12)
+      REAL X(N), Y(N)
+      INTEGER I
+CHPF$ DISTRIBUTE (BLOCK) :: X, Y
+      DO 10 I = 1, N
+         X(I) = I * I
+   10 CONTINUE
+      Y = X + CSHIFT(X, 1)
+     &      - EOSHIFT(X, -1)
+      Y = Y + CSHIFT(X, 2)
+      PRINT *, Y
+      PRINT *, Y(1:N) + CSHIFT(Y, 5)
+      I = 2
+      X(1:N:I) = 0.0
+      PRINT *, X
+      END
+",
+    );
+    let fixed = dir.join("hoisted_fixed.f");
+    std::fs::rename(&source, &fixed).unwrap();
+    let build = hpf_ls_build(&fixed, &dir.join("x"));
+    let notes = String::from_utf8_lossy(&build.stderr);
+    assert!(build.status.success(), "{notes}");
+    // A note after the inserted lines names the user's line.
+    assert_eq!(notes.lines().filter(|it| it.contains("runs on one process")).count(), 1, "{notes}");
+    assert!(notes.contains("hoisted_fixed.f:16:7: note: runs on one process"), "{notes}");
+    let expected = sequential_output(&dir, &fixed);
+    runs_print_on(&fixed, &expected, &["1", "2", "3", "4", "5"]);
+}
+
 /// Distributed arrays with initial values in their declarations (a
 /// constant, an implied-DO constructor, a list; BLOCK, CYCLIC(3), a 2-D
 /// grid, LOGICAL) start with them on every process count: the values once

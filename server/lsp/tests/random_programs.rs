@@ -1446,8 +1446,9 @@ impl Gen {
     }
 
     /// `X = CSHIFT(Y, s)` or `X = EOSHIFT(Y, s[, boundary])` of two rank-1
-    /// integer arrays of the same extent, the shift a literal or an
-    /// expression of the scalars.
+    /// arrays of the same extent and type, the shift a literal or an
+    /// expression of the scalars; for integers also inside an expression
+    /// (`X = X + 2 * CSHIFT(Y, s)`, `s = s + SUM(CSHIFT(Y, s) * Y)`).
     fn shift_assignment(&mut self) {
         let ones = self.ones();
         let x = self.rng.pick(&ones).clone();
@@ -1470,7 +1471,16 @@ impl Gen {
             2 => format!("eoshift({}, {shift})", y.name),
             _ => format!("eoshift({}, shift = {shift}, boundary = {})", y.name, self.rng.range(-5, 5)),
         };
-        self.line(&format!("{} = {call}", x.name));
+        // Whole, or inside an expression (through a temporary, `hoist.rs`).
+        let statement = match (self.rng.below(4), x.ty) {
+            (1, Ty::Integer) => format!("{} = {} + 2 * {call}", x.name, x.name),
+            (2, Ty::Integer) => format!("{} = {call} - {}", x.name, y.name),
+            (3, Ty::Integer) if !self.busy.contains(&"s") => {
+                format!("s = mod(s + sum({call} * {}), 1009)", y.name)
+            }
+            _ => format!("{} = {call}", x.name),
+        };
+        self.line(&statement);
     }
 
     /// Two sections of `len` elements, or None.

@@ -1,0 +1,506 @@
+//! CSHIFT, EOSHIFT and TRANSPOSE of whole distributed arrays inside
+//! expressions (`u - cshift(u, -1)`, `where (cshift(cshift(a, i, 1), j, 2))`,
+//! `b = transpose(a) - a`) become temporaries before the lowering: the
+//! program is rewritten so that each such call is assigned to a new array
+//! right before its statement (`hpf_t1 = cshift(u, -1)`, what `permute.rs`
+//! runs as one all-to-all), and the statement reads the temporary. The
+//! temporary is aligned with the statement's left side when it has the
+//! left side's shape (the statement then reads it on its own elements),
+//! else with the array shifted. The rewritten program is analysed again and
+//! lowered in place of the user's; the notes, errors and `--stats` lines
+//! are mapped back to the user's text.
+//!
+//! A call is hoisted where evaluating it earlier means the same: in the
+//! main program, from statements that begin their line (no label, not the
+//! action of a logical IF), out of assignments, output items, CALL
+//! arguments, IF conditions and WHERE masks and bodies. Out of a WHERE
+//! construct only when the construct assigns none of the arrays the call
+//! reads (the call then sits before the construct). After a REALIGN or
+//! REDISTRIBUTE, a temporary follows the array it is aligned with, as
+//! every alignee does.
+
+use analysis::model::{Model, SymbolKind, UnitId};
+
+use crate::assign::Constants;
+use analysis::FileAnalysis;
+use syntax::{Expr, ExprKind, SourceForm, Stmt, StmtKind, Subscript, TextRange, UnitKind};
+
+/// The program with its temporaries.
+pub(crate) struct Hoisted {
+    pub(crate) text: String,
+    /// Each edit: its range in the user's text and in `text`, in order.
+    edits: Vec<(TextRange, TextRange)>,
+    /// Where the user's lines start.
+    user_lines: Vec<usize>,
+    temporaries: Vec<String>,
+}
+
+impl Hoisted {
+    /// The offset of the user's text that `offset` of the rewritten text
+    /// comes from; inserted text maps to where it was inserted.
+    pub(crate) fn user_offset(&self, offset: usize) -> usize {
+        let after = self.edits.partition_point(|(_, new)| new.start <= offset);
+        let Some((old, new)) = after.checked_sub(1).map(|it| self.edits[it]) else { return offset };
+        if offset < new.end {
+            old.start
+        } else {
+            offset - new.end + old.end
+        }
+    }
+
+    /// Whether `name` is one of the temporaries.
+    pub(crate) fn is_temporary(&self, name: &str) -> bool {
+        self.temporaries.iter().any(|it| it.eq_ignore_ascii_case(name))
+    }
+
+    /// The user's line (1-based) of `offset` of the rewritten text.
+    pub(crate) fn user_line(&self, offset: usize) -> usize {
+        self.user_lines.partition_point(|it| *it <= self.user_offset(offset))
+    }
+
+    pub(crate) fn user_range(&self, range: TextRange) -> TextRange {
+        let start = self.user_offset(range.start);
+        TextRange::new(start, self.user_offset(range.end).max(start))
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Transpose,
+    Shift,
+}
+
+/// One call to hoist.
+struct Call {
+    range: TextRange,
+    /// The call hoisted out of its array argument.
+    inner: Option<usize>,
+    temp: String,
+    /// The shape and type of the result.
+    shape: Shape,
+}
+
+/// The declared shape and type of an array (or of a temporary).
+#[derive(Clone)]
+struct Shape {
+    type_spec: String,
+    bounds: Vec<(i64, i64)>,
+}
+
+impl Shape {
+    fn extents(&self) -> Vec<i64> {
+        self.bounds.iter().map(|(lo, hi)| hi - lo + 1).collect()
+    }
+}
+
+struct Hoister<'a> {
+    model: &'a Model,
+    unit: UnitId,
+    text: &'a str,
+    form: SourceForm,
+    calls: Vec<Call>,
+    /// Declarations and directives of the temporaries.
+    declarations: Vec<String>,
+    /// Lines inserted before statements: (offset of the line, lines).
+    before: Vec<(usize, String)>,
+    /// The outermost hoisted calls of every statement, replaced by their temporaries.
+    replaced: Vec<usize>,
+}
+
+/// The rewritten program, or `None` when nothing is hoisted.
+pub(crate) fn hoist(analysis: &FileAnalysis, text: &str) -> Option<Hoisted> {
+    let file = &analysis.file;
+    let unit = file.units.iter().map(|it| &**it).find(|it| it.kind == UnitKind::Program)?;
+    let unit_id = analysis::model::flatten_units(file).iter().position(|(it, _)| std::ptr::eq(*it, unit))?;
+    let model = &analysis.model;
+    let mut hoister = Hoister {
+        model,
+        unit: unit_id,
+        text,
+        form: file.form,
+        calls: Vec::new(),
+        declarations: Vec::new(),
+        before: Vec::new(),
+        replaced: Vec::new(),
+    };
+    // Statement lists, depth first (each statement of a list may get lines before it).
+    let mut stack: Vec<&Stmt> = unit.body.iter().rev().collect();
+    while let Some(stmt) = stack.pop() {
+        hoister.statement(stmt);
+        match &stmt.kind {
+            StmtKind::Do { body, .. } | StmtKind::DoWhile { body, .. } => stack.extend(body.iter().rev()),
+            StmtKind::If { branches } => stack.extend(branches.iter().rev().flat_map(|it| it.1.iter().rev())),
+            _ => {}
+        }
+    }
+    if hoister.calls.is_empty() {
+        return None;
+    }
+    hoister.rewrite(unit)
+}
+
+impl Hoister<'_> {
+    fn slice(&self, range: TextRange) -> &str {
+        self.text.get(range.to_range()).unwrap_or("")
+    }
+
+    /// The calls of `stmt` to hoist before it, when it begins its line.
+    fn statement(&mut self, stmt: &Stmt) {
+        let line_start = self.text[..stmt.range.start].rfind('\n').map_or(0, |it| it + 1);
+        let indent = &self.text[line_start..stmt.range.start];
+        if !indent.chars().all(|it| it == ' ' || it == '\t') {
+            return;
+        }
+        // The expressions evaluated once, before anything the statement assigns.
+        // With the left side the temporaries may align with.
+        let mut exprs: Vec<(&Expr, Option<&Expr>)> = Vec::new();
+        // `X = CSHIFT(Y, ...)` is `permute.rs`'s as it is.
+        let mut whole_right_side = None;
+        match &stmt.kind {
+            StmtKind::Assign { lhs, rhs } => {
+                exprs.push((rhs, Some(lhs)));
+                whole_right_side = matches!(lhs.kind, ExprKind::Name(_)).then_some(rhs.range);
+            }
+            StmtKind::Output { items } => exprs.extend(items.iter().map(|it| (it, None))),
+            StmtKind::Call { args, .. } => exprs.extend(args.iter().map(|it| (it, None))),
+            StmtKind::If { branches } => {
+                exprs.extend(branches.iter().filter_map(|it| it.0.as_ref()).map(|it| (it, None)))
+            }
+            StmtKind::Where { mask, body, elsewhere } => {
+                let assignments: Vec<&Stmt> = body.iter().chain(elsewhere.iter().flat_map(|it| &it.1)).collect();
+                let first_lhs = assignments.iter().find_map(|it| match &it.kind {
+                    StmtKind::Assign { lhs, .. } => Some(lhs),
+                    _ => None,
+                });
+                // A WHERE statement evaluates its mask and right side before it assigns.
+                let one_statement = elsewhere.is_empty() && body.len() == 1;
+                let assigned: Vec<String> = assignments
+                    .iter()
+                    .filter_map(|it| match &it.kind {
+                        StmtKind::Assign { lhs, .. } => Some(base_name(lhs)?.to_ascii_lowercase()),
+                        _ => None,
+                    })
+                    .collect();
+                let mut candidates: Vec<(&Expr, Option<&Expr>)> = Vec::new();
+                candidates.extend(mask.iter().map(|it| (it, first_lhs)));
+                for assignment in &assignments {
+                    match &assignment.kind {
+                        StmtKind::Assign { lhs, rhs } => candidates.push((rhs, Some(lhs))),
+                        _ => return,
+                    }
+                }
+                candidates.extend(elsewhere.iter().filter_map(|it| it.0.as_ref()).map(|it| (it, first_lhs)));
+                for (expr, lhs) in candidates {
+                    let first_mask = mask.as_ref().is_some_and(|it| std::ptr::eq(it, expr));
+                    if one_statement || first_mask || !self.reads_any(expr, &assigned) {
+                        exprs.push((expr, lhs));
+                    }
+                }
+            }
+            _ => return,
+        }
+        let mut lines = String::new();
+        let line_end = if self.text.contains("\r\n") { "\r\n" } else { "\n" };
+        for (expr, lhs) in exprs {
+            let target = lhs.and_then(|it| self.whole_array(it));
+            let top = whole_right_side == Some(expr.range);
+            let first = self.calls.len();
+            if let Some(index) = self.find_calls(expr, target.as_ref(), top) {
+                self.replaced.push(index);
+            }
+            for call in &self.calls[first..] {
+                let mut text = String::new();
+                let mut at = call.range.start;
+                if let Some(inner) = call.inner {
+                    let inner = &self.calls[inner];
+                    text.push_str(&self.text[at..inner.range.start]);
+                    text.push_str(&inner.temp);
+                    at = inner.range.end;
+                }
+                text.push_str(&self.text[at..call.range.end]);
+                lines.push_str(&format!("{indent}{} = {text}{line_end}", call.temp));
+            }
+        }
+        if !lines.is_empty() {
+            self.before.push((line_start, lines));
+        }
+    }
+
+    /// Whether `expr` names one of `names` (lower case).
+    fn reads_any(&self, expr: &Expr, names: &[String]) -> bool {
+        let mut stack = vec![expr];
+        while let Some(expr) = stack.pop() {
+            match &expr.kind {
+                ExprKind::Name(name) if names.contains(&name.key()) => return true,
+                ExprKind::Ref { name, .. } if names.contains(&name.key()) => return true,
+                _ => {}
+            }
+            push_children(expr, &mut stack);
+        }
+        false
+    }
+
+    /// The name and shape of `expr` when it is a whole distributed array.
+    fn whole_array(&self, expr: &Expr) -> Option<(String, Shape)> {
+        let ExprKind::Name(name) = &expr.kind else { return None };
+        let shape = self.distributed_shape(&name.key())?;
+        Some((name.text.clone(), shape))
+    }
+
+    /// The shape of a distributed array of the main program with constant bounds.
+    fn distributed_shape(&self, key: &str) -> Option<Shape> {
+        let id = self.model.lookup(self.unit, key)?;
+        let symbol = self.model.symbol(id);
+        if !symbol.is_array() || self.model.distribution_of(id).is_none() || symbol.type_name.is_empty() {
+            return None;
+        }
+        let bounds =
+            symbol.shape.iter().map(|dim| Some((dim.lo.known()?, dim.hi.known()?))).collect::<Option<Vec<_>>>()?;
+        let type_spec = format!("{}{}", symbol.type_name, symbol.type_kind);
+        Some(Shape { type_spec, bounds })
+    }
+
+    /// Finds the calls to hoist in `expr`, innermost first, and returns
+    /// the one `expr` is when it is hoisted itself. `top`: `expr` is the
+    /// whole right side of an assignment to a whole array (`permute.rs`
+    /// runs it as it is). A hoisted call inside one that is not hoisted is
+    /// replaced in the statement.
+    fn find_calls(&mut self, expr: &Expr, target: Option<&(String, Shape)>, top: bool) -> Option<usize> {
+        let Some((kind, array, dim)) = self.intrinsic(expr) else {
+            let mut children = Vec::new();
+            push_children(expr, &mut children);
+            for child in children.into_iter().rev() {
+                if let Some(index) = self.find_calls(child, target, false) {
+                    self.replaced.push(index);
+                }
+            }
+            return None;
+        };
+        // The array argument: a whole distributed array, or a call hoisted first.
+        let (shape, inner) = match &array.kind {
+            ExprKind::Name(name) => (self.distributed_shape(&name.key()), None),
+            _ => match self.find_calls(array, target, false) {
+                Some(index) => (Some(self.calls[index].shape.clone()), Some(index)),
+                None => (None, None),
+            },
+        };
+        let result = shape.filter(|it| dim < it.bounds.len()).and_then(|shape| match kind {
+            Kind::Shift => Some(shape),
+            Kind::Transpose if shape.bounds.len() == 2 => {
+                Some(Shape { type_spec: shape.type_spec, bounds: vec![shape.bounds[1], shape.bounds[0]] })
+            }
+            Kind::Transpose => None,
+        });
+        // Aligned with the left side when it fits, else (a shift) with the array shifted.
+        let align_with = result.as_ref().and_then(|result| match target {
+            Some((name, target_shape)) if target_shape.extents() == result.extents() => Some(name.clone()),
+            _ if kind == Kind::Transpose => None,
+            _ => match (&array.kind, inner) {
+                (ExprKind::Name(name), _) => Some(name.text.clone()),
+                (_, Some(inner)) => Some(self.calls[inner].temp.clone()),
+                _ => None,
+            },
+        });
+        let (Some(result), Some(align_with)) = (result, align_with) else {
+            self.replaced.extend(inner);
+            return None;
+        };
+        if top || !self.single_line(expr.range) {
+            self.replaced.extend(inner);
+            return None;
+        }
+        let temp = self.fresh_name();
+        let colons = vec![":"; result.bounds.len()].join(",");
+        let bounds: Vec<String> = result.bounds.iter().map(|(lo, hi)| format!("{lo}:{hi}")).collect();
+        let indent = if matches!(self.form, SourceForm::Fixed { .. }) { "      " } else { "  " };
+        self.declarations.push(format!("{indent}{} :: {temp}({})", result.type_spec, bounds.join(", ")));
+        self.declarations.push(format!("!HPF$ ALIGN {temp}({colons}) WITH {align_with}({colons})"));
+        self.calls.push(Call { range: expr.range, inner, temp, shape: result });
+        Some(self.calls.len() - 1)
+    }
+
+    /// `expr` as a TRANSPOSE, CSHIFT or EOSHIFT of the intrinsic, with its
+    /// array argument and shifted dimension (0-based), when its other
+    /// arguments are scalars every process has.
+    fn intrinsic<'e>(&self, expr: &'e Expr) -> Option<(Kind, &'e Expr, usize)> {
+        let ExprKind::Ref { name, args } = &expr.kind else { return None };
+        let keywords: &[&str] = match name.key().as_str() {
+            "transpose" => &["matrix"],
+            "cshift" => &["array", "shift", "dim"],
+            "eoshift" => &["array", "shift", "boundary", "dim"],
+            _ => return None,
+        };
+        if self.model.lookup(self.unit, &name.key()).is_some() {
+            return None;
+        }
+        let mut values: Vec<Option<&Expr>> = vec![None; keywords.len()];
+        for (position, arg) in args.iter().enumerate() {
+            match arg {
+                Subscript::Expr(expr) => *values.get_mut(position)? = Some(expr),
+                Subscript::Keyword { name, value } => {
+                    let at = keywords.iter().position(|it| *it == name.key())?;
+                    values[at] = Some(value);
+                }
+                _ => return None,
+            }
+        }
+        let array = values[0]?;
+        if keywords.len() == 1 {
+            return Some((Kind::Transpose, array, 0));
+        }
+        // SHIFT (required) and BOUNDARY: scalars; DIM: a constant.
+        if !self.is_scalar(values[1]?)
+            || values.get(2).filter(|_| keywords.len() == 4).is_some_and(|it| it.is_some_and(|it| !self.is_scalar(it)))
+        {
+            return None;
+        }
+        let dim = match values.last()? {
+            None => 0,
+            Some(dim) => {
+                let value = analysis::eval::eval_int(dim, &Constants { model: self.model, unit: self.unit }).ok()?;
+                usize::try_from(value - 1).ok()?
+            }
+        };
+        Some((Kind::Shift, array, dim))
+    }
+
+    /// Whether `expr` is a scalar made of scalars, named constants, array
+    /// elements and intrinsic calls on them, without distributed arrays.
+    fn is_scalar(&self, expr: &Expr) -> bool {
+        let mut stack = vec![expr];
+        while let Some(expr) = stack.pop() {
+            match &expr.kind {
+                ExprKind::Int(_) | ExprKind::Literal(_) => {}
+                ExprKind::Name(name) => {
+                    let Some(id) = self.model.lookup(self.unit, &name.key()) else { return false };
+                    if self.model.symbol(id).rank() != 0 {
+                        return false;
+                    }
+                }
+                ExprKind::Ref { name, args } => {
+                    match self.model.lookup(self.unit, &name.key()) {
+                        Some(id) => {
+                            let symbol = self.model.symbol(id);
+                            if self.model.distribution_of(id).is_some() || symbol.kind != SymbolKind::Variable {
+                                return false;
+                            }
+                        }
+                        // An intrinsic: only elemental ones on scalars.
+                        None => {
+                            if !["mod", "abs", "min", "max", "modulo", "int", "real", "dble", "sign"]
+                                .contains(&name.key().as_str())
+                            {
+                                return false;
+                            }
+                        }
+                    }
+                    for arg in args {
+                        match arg {
+                            Subscript::Expr(expr) => stack.push(expr),
+                            _ => return false,
+                        }
+                    }
+                }
+                ExprKind::Unary { operand, .. } => stack.push(operand),
+                ExprKind::Binary { lhs, rhs, .. } => {
+                    stack.push(lhs);
+                    stack.push(rhs);
+                }
+                ExprKind::Paren(inner) => stack.push(inner),
+                ExprKind::Other(_) => return false,
+            }
+        }
+        true
+    }
+
+    fn single_line(&self, range: TextRange) -> bool {
+        !self.slice(range).contains(['\n', '\r', '&'])
+    }
+
+    fn fresh_name(&self) -> String {
+        (self.calls.len() + 1..)
+            .map(|it| format!("hpf_t{it}"))
+            .find(|it| self.model.lookup(self.unit, it).is_none())
+            .expect("an unused name")
+    }
+
+    /// The user's text with the declarations after the specification part,
+    /// the assignments before their statements and the calls replaced.
+    fn rewrite(&self, unit: &syntax::Unit) -> Option<Hoisted> {
+        let line_end = if self.text.contains("\r\n") { "\r\n" } else { "\n" };
+        // After the line of the specification part's last declaration or directive.
+        let last = unit
+            .decls
+            .iter()
+            .map(|it| it.range.end)
+            .chain(unit.directives.iter().map(|it| it.range.end))
+            .filter(|it| *it <= unit.execution_start)
+            .max()?;
+        let declarations_at = self.text[last..].find('\n').map(|it| last + it + 1)?;
+        let mut edits: Vec<(TextRange, String)> = Vec::new();
+        let declarations: String = self.declarations.iter().map(|it| format!("{it}{line_end}")).collect();
+        edits.push((TextRange::empty(declarations_at), declarations));
+        for (at, lines) in &self.before {
+            edits.push((TextRange::empty(*at), lines.clone()));
+        }
+        for &call in &self.replaced {
+            let call = &self.calls[call];
+            edits.push((call.range, call.temp.clone()));
+        }
+        edits.sort_by_key(|it| (it.0.start, it.0.end));
+        // Fixed form ignores what lies past its line length.
+        let too_long = |line: &str| match self.form {
+            SourceForm::Fixed { line_length } => line.len() > line_length,
+            SourceForm::Free => false,
+        };
+        if edits.iter().flat_map(|it| it.1.lines()).any(too_long)
+            || edits.windows(2).any(|it| it[1].0.start < it[0].0.end)
+        {
+            return None;
+        }
+        let mut text = String::with_capacity(self.text.len() + 1024);
+        let mut mapped = Vec::new();
+        let mut at = 0;
+        for (range, replacement) in edits {
+            text.push_str(&self.text[at..range.start]);
+            let start = text.len();
+            text.push_str(&replacement);
+            mapped.push((range, TextRange::new(start, text.len())));
+            at = range.end;
+        }
+        text.push_str(&self.text[at..]);
+        let user_lines = std::iter::once(0).chain(self.text.match_indices('\n').map(|(at, _)| at + 1)).collect();
+        let temporaries = self.calls.iter().map(|it| it.temp.clone()).collect();
+        Some(Hoisted { text, edits: mapped, user_lines, temporaries })
+    }
+}
+
+/// The array a left side assigns (`a` of `a(i, :)`).
+fn base_name(expr: &Expr) -> Option<&str> {
+    match &expr.kind {
+        ExprKind::Name(name) | ExprKind::Ref { name, .. } => Some(&name.text),
+        _ => None,
+    }
+}
+
+fn push_children<'e>(expr: &'e Expr, stack: &mut Vec<&'e Expr>) {
+    match &expr.kind {
+        ExprKind::Ref { args, .. } => {
+            for arg in args {
+                match arg {
+                    Subscript::Expr(expr) | Subscript::Keyword { value: expr, .. } => stack.push(expr),
+                    Subscript::Range { lo, hi, stride, .. } => stack.extend([lo, hi, stride].into_iter().flatten()),
+                    Subscript::Star(_) => {}
+                }
+            }
+        }
+        ExprKind::Unary { operand, .. } => stack.push(operand),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            stack.push(lhs);
+            stack.push(rhs);
+        }
+        ExprKind::Paren(inner) => stack.push(inner),
+        ExprKind::Other(inner) => stack.extend(inner),
+        ExprKind::Int(_) | ExprKind::Literal(_) | ExprKind::Name(_) => {}
+    }
+}
