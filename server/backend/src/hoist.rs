@@ -10,6 +10,12 @@
 //! lowered in place of the user's; the notes, errors and `--stats` lines
 //! are mapped back to the user's text.
 //!
+//! IF conditions that read distributed arrays (`if (maxval(abs(un - u)) <
+//! tol) exit`) are hoisted the same way into a logical scalar
+//! (`hpf_b1 = ...`, a reduction every process gets), unless they read the
+//! index of a DO loop around them: the IF then runs on every process alike
+//! and does not keep its time loop on rank 0.
+//!
 //! A call is hoisted where evaluating it earlier means the same: in the
 //! main program, from statements that begin their line (no label, not the
 //! action of a logical IF), out of assignments, output items, CALL
@@ -105,6 +111,8 @@ struct Hoister<'a> {
     before: Vec<(usize, String)>,
     /// The outermost hoisted calls of every statement, replaced by their temporaries.
     replaced: Vec<usize>,
+    /// IF conditions replaced by logical temporaries.
+    conditions: Vec<(TextRange, String)>,
 }
 
 /// The rewritten program, or `None` when nothing is hoisted.
@@ -122,18 +130,27 @@ pub(crate) fn hoist(analysis: &FileAnalysis, text: &str) -> Option<Hoisted> {
         declarations: Vec::new(),
         before: Vec::new(),
         replaced: Vec::new(),
+        conditions: Vec::new(),
     };
     // Statement lists, depth first (each statement of a list may get lines before it).
-    let mut stack: Vec<&Stmt> = unit.body.iter().rev().collect();
-    while let Some(stmt) = stack.pop() {
-        hoister.statement(stmt);
+    // With the indices of the DO loops around them.
+    let mut stack: Vec<(&Stmt, Vec<String>)> = unit.body.iter().rev().map(|it| (it, Vec::new())).collect();
+    while let Some((stmt, indices)) = stack.pop() {
+        hoister.statement(stmt, &indices);
         match &stmt.kind {
-            StmtKind::Do { body, .. } | StmtKind::DoWhile { body, .. } => stack.extend(body.iter().rev()),
-            StmtKind::If { branches } => stack.extend(branches.iter().rev().flat_map(|it| it.1.iter().rev())),
+            StmtKind::Do { body, control, .. } => {
+                let mut inner = indices.clone();
+                inner.extend(control.as_ref().map(|it| it.var.key()));
+                stack.extend(body.iter().rev().map(|it| (it, inner.clone())));
+            }
+            StmtKind::DoWhile { body, .. } => stack.extend(body.iter().rev().map(|it| (it, indices.clone()))),
+            StmtKind::If { branches } => {
+                stack.extend(branches.iter().rev().flat_map(|it| it.1.iter().rev()).map(|it| (it, indices.clone())))
+            }
             _ => {}
         }
     }
-    if hoister.calls.is_empty() {
+    if hoister.calls.is_empty() && hoister.conditions.is_empty() {
         return None;
     }
     hoister.rewrite(unit)
@@ -144,8 +161,9 @@ impl Hoister<'_> {
         self.text.get(range.to_range()).unwrap_or("")
     }
 
-    /// The calls of `stmt` to hoist before it, when it begins its line.
-    fn statement(&mut self, stmt: &Stmt) {
+    /// The calls of `stmt` to hoist before it, when it begins its line;
+    /// `indices`: those of the DO loops around it.
+    fn statement(&mut self, stmt: &Stmt, indices: &[String]) {
         let line_start = self.text[..stmt.range.start].rfind('\n').map_or(0, |it| it + 1);
         let indent = &self.text[line_start..stmt.range.start];
         if !indent.chars().all(|it| it == ' ' || it == '\t') {
@@ -221,9 +239,54 @@ impl Hoister<'_> {
                 lines.push_str(&format!("{indent}{} = {text}{line_end}", call.temp));
             }
         }
+        // IF conditions that read distributed arrays, outside loops over
+        // what they read: computed first (reductions in parallel, elements
+        // from their owners), so the IF runs on every process alike.
+        if let StmtKind::If { branches } = &stmt.kind {
+            for cond in branches.iter().filter_map(|it| it.0.as_ref()) {
+                if !self.reads_distributed(cond) || self.reads_any(cond, indices) || !self.single_line(cond.range) {
+                    continue;
+                }
+                let inside: Vec<usize> = self
+                    .replaced
+                    .iter()
+                    .copied()
+                    .filter(|it| cond.range.contains_range(self.calls[*it].range))
+                    .collect();
+                self.replaced.retain(|it| !inside.contains(it));
+                let mut text = String::new();
+                let mut at = cond.range.start;
+                for call in inside.iter().map(|it| &self.calls[*it]) {
+                    text.push_str(&self.text[at..call.range.start]);
+                    text.push_str(&call.temp);
+                    at = call.range.end;
+                }
+                text.push_str(&self.text[at..cond.range.end]);
+                let temp = self.fresh_name("hpf_b", self.conditions.len());
+                let declaration_indent = if matches!(self.form, SourceForm::Fixed { .. }) { "      " } else { "  " };
+                self.declarations.push(format!("{declaration_indent}logical :: {temp}"));
+                lines.push_str(&format!("{indent}{temp} = {text}{line_end}"));
+                self.conditions.push((cond.range, format!("({temp})")));
+            }
+        }
         if !lines.is_empty() {
             self.before.push((line_start, lines));
         }
+    }
+
+    /// Whether `expr` reads a distributed array.
+    fn reads_distributed(&self, expr: &Expr) -> bool {
+        let mut stack = vec![expr];
+        while let Some(expr) = stack.pop() {
+            if let ExprKind::Name(name) | ExprKind::Ref { name, .. } = &expr.kind {
+                let id = self.model.lookup(self.unit, &name.key());
+                if id.is_some_and(|id| self.model.symbol(id).is_array() && self.model.distribution_of(id).is_some()) {
+                    return true;
+                }
+            }
+            push_children(expr, &mut stack);
+        }
+        false
     }
 
     /// Whether `expr` names one of `names` (lower case).
@@ -309,7 +372,7 @@ impl Hoister<'_> {
             self.replaced.extend(inner);
             return None;
         }
-        let temp = self.fresh_name();
+        let temp = self.fresh_name("hpf_t", self.calls.len());
         let colons = vec![":"; result.bounds.len()].join(",");
         let bounds: Vec<String> = result.bounds.iter().map(|(lo, hi)| format!("{lo}:{hi}")).collect();
         let indent = if matches!(self.form, SourceForm::Fixed { .. }) { "      " } else { "  " };
@@ -417,9 +480,10 @@ impl Hoister<'_> {
         !self.slice(range).contains(['\n', '\r', '&'])
     }
 
-    fn fresh_name(&self) -> String {
-        (self.calls.len() + 1..)
-            .map(|it| format!("hpf_t{it}"))
+    /// `{prefix}{k}` for the first `k` past `taken` the program does not use.
+    fn fresh_name(&self, prefix: &str, taken: usize) -> String {
+        (taken + 1..)
+            .map(|it| format!("{prefix}{it}"))
             .find(|it| self.model.lookup(self.unit, it).is_none())
             .expect("an unused name")
     }
@@ -447,6 +511,7 @@ impl Hoister<'_> {
             let call = &self.calls[call];
             edits.push((call.range, call.temp.clone()));
         }
+        edits.extend(self.conditions.iter().cloned());
         edits.sort_by_key(|it| (it.0.start, it.0.end));
         // Fixed form ignores what lies past its line length.
         let too_long = |line: &str| match self.form {

@@ -92,9 +92,14 @@ fn what_does_not_line_up_runs_on_rank_0() {
     );
 }
 
+/// A time loop whose body gathers an array, or leaves the loop under a
+/// condition that reads distributed data at the loop's index, runs whole
+/// on rank 0. A condition that reads distributed data elsewhere is
+/// computed first (`hoist.rs`: `hpf_b1 = ...`, a reduction or an element
+/// every process gets), and the loop stays on every process.
 #[test]
 fn a_loop_that_branches_or_gathers_runs_whole_on_rank_0() {
-    let (notes, _) = lower(&program(
+    let (notes, source) = lower(&program(
         "  do step = 1, 10
     u(1:n) = un(1:n)
     if (u(1) > 3.0) exit
@@ -103,14 +108,29 @@ fn a_loop_that_branches_or_gathers_runs_whole_on_rank_0() {
     u(1:n) = un(1:n)
     k(1) = maxloc(u, 1)
   end do
+  do step = 1, 10
+    u(1:n) = un(1:n)
+    if (u(step) > 3.0) exit
+  end do
+  do step = 1, 10
+    u(1:n) = 0.5 * (u(1:n) + un(1:n))
+    if (maxval(abs(u(1:n) - un(1:n))) < 1.0e-3) exit
+  end do
 ",
     ));
     assert_eq!(notes.len(), 2, "{notes:?}");
     assert!(
-        notes[0].starts_with("10: runs on one process:") && notes[0].ends_with("its body branches (`exit`)"),
+        notes[0].starts_with("14: ") && notes[0].ends_with("a statement of its body runs on rank 0 on gathered copies"),
         "{notes:?}"
     );
-    assert!(notes[1].ends_with("a statement of its body runs on rank 0 on gathered copies"), "{notes:?}");
+    assert!(
+        notes[1].starts_with("18: runs on one process:") && notes[1].ends_with("its body branches (`exit`)"),
+        "{notes:?}"
+    );
+    // The element comes from its owner, the MAXVAL is computed in parallel.
+    assert!(source.contains("    hpf_b1 = (hpf_r1 > 3.0)\n    if (hpf_b1) exit\n"), "{source}");
+    assert!(source.contains("MAXVAL in parallel"), "{source}");
+    assert!(source.contains("    if (hpf_b2) exit\n"), "{source}");
 }
 
 #[test]
