@@ -10,6 +10,10 @@
 //! lowered in place of the user's; the notes, errors and `--stats` lines
 //! are mapped back to the user's text.
 //!
+//! An assignment of an implied-DO array constructor to a whole rank-1
+//! distributed array (`idx = (/ (i, i = 1, n) /)`) becomes the FORALL that
+//! means the same, which its owners run.
+//!
 //! IF conditions that read distributed arrays (`if (maxval(abs(un - u)) <
 //! tol) exit`) are hoisted the same way into a logical scalar
 //! (`hpf_b1 = ...`, a reduction every process gets), unless they read the
@@ -111,7 +115,8 @@ struct Hoister<'a> {
     before: Vec<(usize, String)>,
     /// The outermost hoisted calls of every statement, replaced by their temporaries.
     replaced: Vec<usize>,
-    /// IF conditions replaced by logical temporaries.
+    /// IF conditions replaced by logical temporaries, and statements
+    /// replaced whole.
     conditions: Vec<(TextRange, String)>,
 }
 
@@ -170,6 +175,10 @@ impl Hoister<'_> {
             return;
         }
         // The expressions evaluated once, before anything the statement assigns.
+        if let Some(forall) = self.constructor_forall(stmt) {
+            self.conditions.push((stmt.range, forall));
+            return;
+        }
         // With the left side the temporaries may align with.
         let mut exprs: Vec<(&Expr, Option<&Expr>)> = Vec::new();
         // `X = CSHIFT(Y, ...)` is `permute.rs`'s as it is.
@@ -272,6 +281,60 @@ impl Hoister<'_> {
         if !lines.is_empty() {
             self.before.push((line_start, lines));
         }
+    }
+
+    /// `X = (/ (e, v = lo, hi) /)` (or `[...]`) for a whole rank-1
+    /// distributed X, as the FORALL that means the same:
+    /// `forall (v = lo:hi) X(v - (lo) + lb) = e`, which runs on the owners.
+    fn constructor_forall(&self, stmt: &Stmt) -> Option<String> {
+        let StmtKind::Assign { lhs, rhs } = &stmt.kind else { return None };
+        let ExprKind::Name(name) = &lhs.kind else { return None };
+        let shape = self.distributed_shape(&name.key())?;
+        let [(lb, _)] = shape.bounds.as_slice() else { return None };
+        let text = self.slice(rhs.range).trim();
+        if !self.single_line(rhs.range) || text.contains(['\'', '"', '!', ';']) {
+            return None;
+        }
+        let inner = text
+            .strip_prefix("(/")
+            .and_then(|it| it.strip_suffix("/)"))
+            .or_else(|| text.strip_prefix('[').and_then(|it| it.strip_suffix(']')))?
+            .trim();
+        // One implied DO that spans the whole constructor.
+        let body = inner.strip_prefix('(')?.strip_suffix(')')?;
+        let mut depth = 0i32;
+        let mut parts = vec![String::new()];
+        for c in body.chars() {
+            match c {
+                '(' | '[' => depth += 1,
+                ')' | ']' => depth -= 1,
+                _ => {}
+            }
+            if depth < 0 {
+                return None;
+            }
+            if c == ',' && depth == 0 {
+                parts.push(String::new());
+            } else {
+                parts.last_mut()?.push(c);
+            }
+        }
+        let [item, control, hi, step @ ..] = parts.as_slice() else { return None };
+        if !matches!(step, [] | [_]) || step.first().is_some_and(|it| it.trim() != "1") {
+            return None;
+        }
+        let (var, lo) = control.split_once('=')?;
+        let (var, lo, hi, item) = (var.trim(), lo.trim(), hi.trim(), item.trim());
+        let is_name = |it: &str| {
+            it.starts_with(|c: char| c.is_ascii_alphabetic())
+                && it.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        };
+        let index = self.model.lookup(self.unit, &var.to_ascii_lowercase())?;
+        let index = self.model.symbol(index);
+        if !is_name(var) || index.rank() != 0 || index.type_name != "integer" || lo.contains('=') || item.is_empty() {
+            return None;
+        }
+        Some(format!("forall ({var} = {lo}:{hi}) {}({var} - ({lo}) + ({lb})) = {item}", name.text))
     }
 
     /// Whether `expr` reads a distributed array.

@@ -1667,6 +1667,27 @@ fn shifts_inside_expressions_become_temporaries() {
     assert!(source.contains("hpf_g_u = hpf_g_u + cshift(hpf_g_u, 1)"), "{source}");
 }
 
+/// An implied-DO constructor assigned to a whole rank-1 distributed array
+/// is the FORALL that means the same, run by the owners. Constructors of
+/// several items, with a step, or into a section keep the rank-0 path.
+#[test]
+fn implied_do_constructors_become_foralls() {
+    let (notes, source) = lower(&program(
+        "  k = (/ (i * 2, i = 1, n) /)
+  u = [ (0.5 * i, i = 0, n + 1) ]
+  k = (/ (i, i = 1, 2 * n, 2) /)
+  k = (/ 1, (i, i = 2, n) /)
+  k(1:n) = (/ (i, i = 1, n) /)
+  print *, k(2), u(3)
+",
+    ));
+    assert_eq!(notes.len(), 3, "{notes:?}");
+    assert!(notes.iter().all(|it| it.contains("array constructor")), "{notes:?}");
+    assert!(notes[0].starts_with("12: "), "{notes:?}");
+    assert!(source.contains("! hpf-ls: owner computes forall (i = 1:n) k(i - (1) + (1)) = i * 2"), "{source}");
+    assert!(source.contains("! hpf-ls: owner computes forall (i = 0:n + 1) u(i - (0) + (0)) = 0.5 * i"), "{source}");
+}
+
 /// The game of life's neighbour count: CSHIFTs of CSHIFTs in a WHERE
 /// mask, on a (BLOCK, BLOCK) grid, inside DO loops with a CYCLE; and
 /// `b = transpose(a) - a`. Nothing runs on rank 0.

@@ -879,8 +879,9 @@ end program permute
 
 /// CSHIFT, EOSHIFT and TRANSPOSE inside expressions (upwind advection, the
 /// game of life's neighbour count in a WHERE mask, an antisymmetric part,
-/// reductions and output of shifted arrays, IF conditions), in free and
-/// fixed form, run through temporaries, each an all-to-all of its own,
+/// reductions and output of shifted arrays, IF conditions), and implied-DO
+/// constructors assigned to whole arrays (as FORALLs), in free and fixed
+/// form, run through temporaries, each an all-to-all of its own,
 /// and print what the sequential program prints. A time loop with a
 /// CYCLE, and one that exits on a reduction (computed first into a
 /// logical temporary), stay on every process.
@@ -907,6 +908,7 @@ fn shifts_and_transposes_inside_expressions_run_in_parallel() {
     u(i) = mod(7 * i, 5) * 0.25d0
     v(i - 1) = i * 0.5d0
   end do
+  v = (/ (dble(mod(i * 7, 5)) * 0.5d0 + i, i = 1, n) /)
   do step = 1, 6
     if (mod(step, 3) == 0) cycle
     u = u - 0.5d0 * (u - cshift(u, -1))
@@ -968,9 +970,7 @@ end program hoisted
       REAL X(N), Y(N)
       INTEGER I
 CHPF$ DISTRIBUTE (BLOCK) :: X, Y
-      DO 10 I = 1, N
-         X(I) = I * I
-   10 CONTINUE
+      X = (/ (REAL(I * I), I = 1, N) /)
       Y = X + CSHIFT(X, 1)
      &      - EOSHIFT(X, -1)
       Y = Y + CSHIFT(X, 2)
@@ -989,7 +989,7 @@ CHPF$ DISTRIBUTE (BLOCK) :: X, Y
     assert!(build.status.success(), "{notes}");
     // A note after the inserted lines names the user's line.
     assert_eq!(notes.lines().filter(|it| it.contains("runs on one process")).count(), 1, "{notes}");
-    assert!(notes.contains("hoisted_fixed.f:16:7: note: runs on one process"), "{notes}");
+    assert!(notes.contains("hoisted_fixed.f:14:7: note: runs on one process"), "{notes}");
     let expected = sequential_output(&dir, &fixed);
     runs_print_on(&fixed, &expected, &["1", "2", "3", "4", "5"]);
 }
