@@ -67,7 +67,9 @@
 //!   takes the rank-0 path below, whose gather and scatter follow
 //!   the cyclic owner map;
 //! - DO, DO WHILE and IF constructs around them, run by every process with
-//!   replicated indices and conditions, their statements planned one by one;
+//!   replicated indices and conditions, their statements planned one by one
+//!   (an unnamed CYCLE or EXIT that every process runs leaves the loop on
+//!   every process alike);
 //! - CALLs of the file's subroutines that receive distributed arrays whole,
 //!   through dummies that take the actual's mapping as it is (INHERIT,
 //!   transcriptive `DISTRIBUTE X *`, descriptive `*(BLOCK) ONTO *P`, an
@@ -82,7 +84,13 @@
 //!   on rank 0 on their gathered copies (`module_arrays.rs`);
 //! - `X = TRANSPOSE(Y)`, `X = CSHIFT(Y, ...)`, `X = EOSHIFT(Y, ...)` of
 //!   whole distributed arrays: one all-to-all with the intrinsic's index
-//!   map (`permute.rs`);
+//!   map (`permute.rs`); such calls inside expressions, and IF conditions
+//!   that read distributed arrays, first go into temporaries assigned
+//!   right before their statement, and implied-DO constructors assigned to
+//!   whole arrays become FORALLs: the program is rewritten, analysed again
+//!   and lowered in place of the user's (`hoist.rs`);
+//! - WHERE on whole arrays of a 2-D grid laid out alike: each process runs
+//!   it on its box (`grid.rs`);
 //! - modules of other files that hold no variables, copied into the
 //!   generated program (`external_modules.rs`);
 //! - REALIGN and REDISTRIBUTE between the main program's statements: each
