@@ -2508,7 +2508,7 @@ impl<'a> Lowering<'a> {
     fn emit_plan_body(&self, out: &mut String, plan: &Plan) {
         match plan {
             Plan::Verbatim(stmt) => {
-                let _ = writeln!(out, "{}", self.statement_text(stmt));
+                let _ = writeln!(out, "{}", self.verbatim_text(stmt));
             }
             Plan::Parallel(nest) => self.emit_parallel(out, nest),
             Plan::Split(split) => self.emit_split(out, split),
@@ -2619,6 +2619,46 @@ impl<'a> Lowering<'a> {
     }
 
     /// A statement's text with its indentation (and any label before it).
+    /// A statement every process runs as written, with MPI finalised
+    /// before each STOP or ERROR STOP in it (every process takes it: a
+    /// process that stops without finalising makes `mpirun` fail the run).
+    fn verbatim_text(&self, stmt: &Stmt) -> String {
+        let line_start = self.text[..stmt.range.start].rfind('\n').map_or(0, |it| it + 1);
+        let mut edits: Vec<(TextRange, String)> = Vec::new();
+        let mut stack = vec![stmt];
+        while let Some(current) = stack.pop() {
+            let stops = |it: &Stmt| {
+                matches!(it.kind, StmtKind::Other { .. }) && self.begins_with_keyword(it, &["stop", "errorstop"])
+            };
+            if let StmtKind::If { branches } = &current.kind {
+                // A logical IF whose action stops becomes a block IF.
+                if let [(Some(cond), body)] = branches.as_slice() {
+                    if let [action] = body.as_slice() {
+                        if stops(action) && current.header.end >= action.range.end {
+                            let replacement = format!(
+                                "if {} then\n    call hpf_finalize()\n    {}\n  end if",
+                                self.one_line(cond.range),
+                                self.one_line(action.range)
+                            );
+                            edits.push((current.range, replacement));
+                            continue;
+                        }
+                    }
+                }
+            }
+            if stops(current) {
+                edits.push((TextRange::empty(current.range.start), "call hpf_finalize()\n    ".to_string()));
+                continue;
+            }
+            stack.extend(current.children());
+        }
+        if edits.is_empty() {
+            return self.statement_text(stmt);
+        }
+        edits.sort_by_key(|it| (it.0.start, it.0.end));
+        self.copy_with_edits(TextRange::new(line_start, stmt.range.end), &edits)
+    }
+
     fn statement_text(&self, stmt: &Stmt) -> String {
         let line_start = self.text[..stmt.range.start].rfind('\n').map_or(0, |it| it + 1);
         self.copy(TextRange::new(line_start, stmt.range.end))

@@ -1618,6 +1618,29 @@ fn if_constructs_in_a_nest_run_on_the_owners() {
     assert!(!source.contains("hpf_gather"), "{source}");
 }
 
+/// A STOP every process runs (a replicated condition, or one computed
+/// first from distributed data) finalises MPI first: a process that stops
+/// without it makes `mpirun` fail the run.
+#[test]
+fn stops_that_every_process_takes_finalise_mpi_first() {
+    let (notes, source) = lower(&program(
+        "  total = 3
+  if (total > 2) stop
+  do step = 1, 3
+    if (step == total) then
+      error stop 4
+    end if
+  end do
+  if (sum(k) > 0) stop 'done'
+  print *, total
+",
+    ));
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(source.contains("  if (total > 2) then\n    call hpf_finalize()\n    stop\n  end if\n"), "{source}");
+    assert!(source.contains("      call hpf_finalize()\n    error stop 4\n"), "{source}");
+    assert!(source.contains("  if (hpf_b1) then\n    call hpf_finalize()\n    stop 'done'\n  end if\n"), "{source}");
+}
+
 /// CSHIFT, EOSHIFT and TRANSPOSE of whole distributed arrays inside
 /// expressions become temporaries assigned right before their statement
 /// (`hoist.rs`): each an all-to-all of its own, the statement then runs on
