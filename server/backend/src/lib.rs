@@ -818,15 +818,23 @@ impl<'a> Lowering<'a> {
     /// Every distributed array of the main program under the mapping of
     /// `model`, checked against what the runtime supports.
     fn distributed_under(&mut self, model: &Model) -> BTreeMap<SymbolId, Distributed> {
-        let mut res = BTreeMap::new();
-        // The main program's arrays; those of the subroutines and functions
-        // are plain arrays of the rank that runs them.
         // The main program's arrays and those of the file's modules; those of
-        // the subroutines and functions are plain arrays of the rank that runs them.
+        // the subroutines and functions are plain arrays of the rank that
+        // runs them, or local parts in their copies (`procedures.rs`).
         let own_units = analysis::model::flatten_units(&self.analysis.file);
         let is_module = |unit: usize| own_units.get(unit).is_some_and(|it| it.0.kind == UnitKind::Module);
         let main = self.main;
-        for (id, symbol) in model.symbols().filter(|(id, _)| id.unit == main || is_module(id.unit)) {
+        self.distributed_among(model, &|id: SymbolId| id.unit == main || is_module(id.unit))
+    }
+
+    /// [`Lowering::distributed_under`] for the symbols `wanted` selects.
+    pub(crate) fn distributed_among(
+        &mut self,
+        model: &Model,
+        wanted: &dyn Fn(SymbolId) -> bool,
+    ) -> BTreeMap<SymbolId, Distributed> {
+        let mut res = BTreeMap::new();
+        for (id, symbol) in model.symbols().filter(|(id, _)| wanted(*id)) {
             if !symbol.is_array() {
                 continue;
             }
@@ -1065,18 +1073,36 @@ impl<'a> Lowering<'a> {
     where
         'a: 's,
     {
-        if self.place.is_none() {
-            let (procedures, arrays) = self.implicit_arrays(stmt.range);
-            if !arrays.is_empty() {
-                let names: Vec<&str> = arrays.iter().map(|it| self.distributed[it].name.as_str()).collect();
-                let why = format!(
-                    "it calls {}, which use(s) the distributed array(s) {} by host or use association (such procedures run on rank 0 on gathered copies)",
+        let (procedures, arrays) = self.implicit_arrays(stmt.range);
+        let procedures: Vec<String> = procedures.into_iter().map(str::to_string).collect();
+        // A construct whose statements only CALL such subroutines is planned
+        // statement by statement: each CALL meets this test on its own.
+        let only_calls = !stmt.children().is_empty() && !self.uses_touching_outside_calls(stmt);
+        if !arrays.is_empty() && !only_calls {
+            // A CALL of a subroutine of a module may run on every process, its
+            // copy working on the module arrays' local parts (`procedures.rs`).
+            let called = match &stmt.kind {
+                StmtKind::Call { name, .. } if procedures == [name.key()] => Some(name.text.clone()),
+                _ => None,
+            };
+            let spmd = called.map(|_| self.spmd_call(stmt));
+            let names: Vec<&str> =
+                arrays.iter().filter_map(|it| Some(self.distributed.get(it)?.name.as_str())).collect();
+            let why = match spmd {
+                Some(Ok(plan)) => return plan,
+                Some(Err(why)) => format!(
+                    "it calls {}, which use(s) the distributed array(s) {} by host or use association, and its copy cannot run on every process: {why}",
                     procedures.join(", "),
                     names.join(", ")
-                );
-                self.notes.push(Note { range: stmt.header, message: format!("runs on one process: {why}") });
-                return Plan::OnRankZero { stmt, why: Some(why) };
-            }
+                ),
+                None => format!(
+                    "it calls {}, which use(s) the distributed array(s) {} by host or use association (such functions, and subroutines that cannot run on every process, run on rank 0 on gathered copies)",
+                    procedures.join(", "),
+                    names.join(", ")
+                ),
+            };
+            self.notes.push(Note { range: stmt.header, message: format!("runs on one process: {why}") });
+            return Plan::OnRankZero { stmt, why: Some(why) };
         }
         if let Err(why) = self.forall_reads_what_it_assigned(stmt) {
             self.notes.push(Note { range: stmt.header, message: format!("runs on one process: {why}") });
@@ -1114,7 +1140,8 @@ impl<'a> Lowering<'a> {
             }
             return Plan::OnRankZero { stmt, why: None };
         }
-        if self.distributed_occurrences(stmt.range).is_empty() && !self.contains_io(stmt) {
+        // (Calls of procedures that use distributed module arrays are planned inside.)
+        if self.distributed_occurrences(stmt.range).is_empty() && !self.contains_io(stmt) && arrays.is_empty() {
             return Plan::Verbatim(stmt);
         }
         let grid = self.touches_grid(stmt.range);
@@ -2619,6 +2646,35 @@ impl<'a> Lowering<'a> {
     }
 
     /// A statement's text with its indentation (and any label before it).
+    /// Whether `stmt` (or a statement in it) names a procedure that uses
+    /// distributed module arrays other than as the subroutine of a CALL
+    /// statement: a function reference, an actual argument, in a header.
+    fn uses_touching_outside_calls(&self, stmt: &Stmt) -> bool {
+        let mut stack = vec![stmt];
+        while let Some(current) = stack.pop() {
+            let children = current.children();
+            if children.is_empty() {
+                let (procedures, arrays) = self.implicit_arrays(current.range);
+                let one_call = match &current.kind {
+                    StmtKind::Call { name, .. } => procedures == [name.key().as_str()],
+                    _ => false,
+                };
+                if !arrays.is_empty() && !one_call {
+                    return true;
+                }
+                continue;
+            }
+            // The header (DO bounds, conditions) without the statements inside.
+            let inside_start = children.iter().map(|it| it.range.start).min().unwrap_or(current.range.end);
+            let header = TextRange::new(current.range.start, current.header.end.min(inside_start));
+            if !self.implicit_arrays(header).1.is_empty() {
+                return true;
+            }
+            stack.extend(children);
+        }
+        false
+    }
+
     /// A statement every process runs as written, with MPI finalised
     /// before each STOP or ERROR STOP in it (every process takes it: a
     /// process that stops without finalising makes `mpirun` fail the run).
@@ -2858,8 +2914,8 @@ impl<'a> Lowering<'a> {
         let occurrences = self.distributed_occurrences(stmt.range);
         let mut arrays: Vec<SymbolId> = occurrences.iter().map(|it| it.1).collect();
         // The distributed module arrays of the procedures it calls: they may set them.
-        let implicit = if self.place.is_none() { self.implicit_arrays(stmt.range).1 } else { Default::default() };
-        arrays.extend(implicit.iter().copied());
+        let implicit = self.implicit_arrays(stmt.range).1;
+        arrays.extend(implicit.iter().copied().filter(|it| self.distributed.contains_key(it)));
         arrays.sort();
         arrays.dedup();
         if let Some(why) = why {
@@ -3169,7 +3225,7 @@ impl<'a> Lowering<'a> {
 /// The descriptor and allocation of the local part of `distributed` (its
 /// owned elements and shadow). Allocated here, not in the runtime:
 /// gfortran vectorises the loops over an array the program allocates.
-fn emit_alloc(out: &mut String, distributed: &Distributed) {
+pub(crate) fn emit_alloc(out: &mut String, distributed: &Distributed) {
     if let Some(second) = &distributed.second {
         grid::emit_alloc(out, distributed, second);
         return;

@@ -56,6 +56,8 @@ pub(crate) struct SpmdProcedure {
     /// Per argument position of a distributed dummy: the shadow widths its
     /// body needs (low, high; along the second distributed dimension too).
     shadows: Vec<(usize, [i64; 4])>,
+    /// The same for the module arrays it uses by host or use association.
+    host_shadows: Vec<(SymbolId, [i64; 4])>,
     /// Some statement of its body runs on rank 0 on gathered copies.
     gathers: bool,
     /// The copies its body calls.
@@ -186,16 +188,22 @@ impl<'a> Lowering<'a> {
         }
         // The arguments as written: positional expressions, one per dummy.
         let text = self.slice(stmt.range);
-        let open = text.find('(').ok_or("the CALL has no argument list")?;
         let close = text.trim_end().len().saturating_sub(1);
-        let inside = text.get(open + 1..close).filter(|_| text.trim_end().ends_with(')'));
-        let inside = inside.ok_or("its argument list was not understood")?;
-        let parts = top_level_parts(inside);
-        let positional = parts.len() == args.len()
-            && parts.iter().zip(args).all(|((at, part), arg)| {
-                stmt.range.start + open + 1 + at + (part.len() - part.trim_start().len()) == arg.range.start
-                    && !part.contains('=')
-            });
+        let positional = match text.find('(') {
+            // `CALL S` of a subroutine without arguments.
+            None => args.is_empty(),
+            Some(open) => {
+                let inside = text.get(open + 1..close).filter(|_| text.trim_end().ends_with(')'));
+                let inside = inside.ok_or("its argument list was not understood")?;
+                let parts = top_level_parts(inside);
+                (inside.trim().is_empty() && args.is_empty())
+                    || parts.len() == args.len()
+                        && parts.iter().zip(args).all(|((at, part), arg)| {
+                            stmt.range.start + open + 1 + at + (part.len() - part.trim_start().len()) == arg.range.start
+                                && !part.contains('=')
+                        })
+            }
+        };
         if !positional || args.len() != callee.dummies.len() {
             return Err("its arguments are not one positional expression per dummy argument".to_string());
         }
@@ -229,6 +237,18 @@ impl<'a> Lowering<'a> {
             passed.push((position, id));
         }
         self.check_body(callee)?;
+        // The distributed module arrays it uses by host or use association
+        // (itself or through its calls): the copy works on their local parts.
+        let mut host: BTreeMap<SymbolId, Distributed> = BTreeMap::new();
+        for id in self.touching.get(&name.key()).into_iter().flatten() {
+            let Some(layout) = self.distributed.get(id).filter(|_| id.unit != self.main) else {
+                return Err(format!("it uses {} of the program by host association", model.symbol(*id).name.text));
+            };
+            if model.units[id.unit].kind != UnitKind::Module {
+                return Err(format!("it uses {} by host association", model.symbol(*id).name.text));
+            }
+            host.insert(*id, layout.clone());
+        }
         // The bounds of the dummies are the caller's constants at the call.
         let caller = self.caller_env();
         let actual_values: Vec<(String, Option<i64>)> = callee
@@ -314,6 +334,9 @@ impl<'a> Lowering<'a> {
             let same_target = positions.iter().position(|it| dummies[&it.1].target == layout.target);
             let _ = write!(key, ";{position}:{}:{same_target:?}", layout_key(layout));
         }
+        for layout in host.values() {
+            let _ = write!(key, ";host {}:{}", layout.name, layout_key(layout));
+        }
         // The temporaries of the copied actuals, laid out as their dummies.
         if !copied.is_empty() && self.labelled(stmt) {
             return Err("its actuals need copying and the CALL has a label".to_string());
@@ -343,8 +366,18 @@ impl<'a> Lowering<'a> {
         }
         let index = match self.procedures.iter().position(|it| it.key == key) {
             Some(index) => index,
-            None => self.specialise(callee, callee_id, (place, known), key, dummies, &positions)?,
+            None => self.specialise(callee, callee_id, (place, known), key, (dummies, host), &positions)?,
         };
+        // The module arrays' shadow areas hold what the copy fetches.
+        for &(id, shadows) in &self.procedures[index].host_shadows {
+            let Some(distributed) = self.distributed.get_mut(&id) else { continue };
+            distributed.shadow_low = distributed.shadow_low.max(shadows[0]);
+            distributed.shadow_high = distributed.shadow_high.max(shadows[1]);
+            if let Some(second) = &mut distributed.second {
+                second.shadow_low = second.shadow_low.max(shadows[2]);
+                second.shadow_high = second.shadow_high.max(shadows[3]);
+            }
+        }
         // The actuals' shadow areas hold what the copy fetches.
         for &(position, shadows) in &self.procedures[index].shadows {
             if let Some(remap) = remaps.iter_mut().find(|it| it.position == position) {
@@ -376,7 +409,9 @@ impl<'a> Lowering<'a> {
         let descriptors: Vec<String> = descriptors.into_iter().map(|it| it.1).collect();
         let mut edits = vec![(name.range, procedure.name.clone())];
         edits.extend(remaps.iter().map(|it| (it.range, it.temp.name.clone())));
-        edits.push((TextRange::empty(stmt.range.start + close), format!(", &\n    {}", descriptors.join(", "))));
+        if !descriptors.is_empty() {
+            edits.push((TextRange::empty(stmt.range.start + close), format!(", &\n    {}", descriptors.join(", "))));
+        }
         Ok(Plan::Call(SpmdCall { stmt, index, edits, gathers: procedure.gathers, remaps }))
     }
 
@@ -740,7 +775,7 @@ impl<'a> Lowering<'a> {
         callee_id: UnitId,
         (place, known): (Place, Vec<(String, i64)>),
         key: String,
-        dummies: BTreeMap<SymbolId, Distributed>,
+        (dummies, host): (BTreeMap<SymbolId, Distributed>, BTreeMap<SymbolId, Distributed>),
         positions: &[(usize, SymbolId)],
     ) -> Result<usize, String> {
         let analysis = self.analysis;
@@ -771,6 +806,12 @@ impl<'a> Lowering<'a> {
             external: Vec::new(),
             hoisted: self.hoisted,
         };
+        let host_ids: Vec<SymbolId> = host.keys().copied().collect();
+        sub.distributed.extend(host);
+        // Its own arrays mapped by its directives (`ALIGN UNEW(I) WITH T(I)`):
+        // local parts it allocates on entry.
+        let locals = sub.distributed_among(model, &|id: SymbolId| id.unit == callee_id && !model.symbol(id).is_dummy);
+        sub.distributed.extend(locals);
         let plans: Vec<Plan> = callee.body.iter().map(|stmt| sub.plan(stmt)).collect();
         let why = if let Some(error) = sub.errors.first() {
             Some(format!("its body cannot be lowered ({})", error.message))
@@ -817,11 +858,29 @@ impl<'a> Lowering<'a> {
                 (*position, [it.shadow_low, it.shadow_high, low2, high2])
             })
             .collect();
+        let host_shadows = host_ids
+            .iter()
+            .map(|id| {
+                let it = &sub.distributed[id];
+                let (low2, high2) = it.second.as_ref().map_or((0, 0), |s| (s.shadow_low, s.shadow_high));
+                (*id, [it.shadow_low, it.shadow_high, low2, high2])
+            })
+            .collect();
         self.notes.append(&mut sub.notes);
         self.procedures = sub.procedures;
         *self.stat_loops.get_mut() = sub.stat_loops.into_inner();
         let calls = sub.called;
-        self.procedures.push(SpmdProcedure { key, name, place, source, shadows, gathers, calls, used: false });
+        self.procedures.push(SpmdProcedure {
+            key,
+            name,
+            place,
+            source,
+            shadows,
+            host_shadows,
+            gathers,
+            calls,
+            used: false,
+        });
         Ok(self.procedures.len() - 1)
     }
 
@@ -843,10 +902,16 @@ impl<'a> Lowering<'a> {
         let _ = writeln!(out, "  subroutine {name}({})", arguments.join(", "));
         let _ = writeln!(out, "  use hpf_runtime");
         out.push_str(&self.procedure_uses());
+        out.push_str(&self.host_array_uses());
         out.push_str(&self.specification(callee));
         self.local_declarations(&mut out);
         // Rank 0's bytes of a scalar dummy (`emit_dummy_bcast`).
         let _ = writeln!(out, "  character(len=1), allocatable :: hpf_sb(:)");
+        let model = &self.analysis.model;
+        for (_, local) in self.distributed.iter().filter(|(id, _)| id.unit == self.main && !model.symbol(**id).is_dummy)
+        {
+            crate::emit_alloc(&mut out, local);
+        }
         for plan in plans {
             self.emit_plan(&mut out, plan);
         }
@@ -888,6 +953,31 @@ impl<'a> Lowering<'a> {
         for (module, names) in by_module {
             let module_name = file.units[module].name.as_ref().map_or("", |it| it.text.as_str());
             let _ = writeln!(res, "  use {module_name}, only: {}", names.join(", "));
+        }
+        res
+    }
+
+    /// The USE statements that give a copy the local parts, descriptors and
+    /// gathered copies of the module arrays it uses from modules other
+    /// than its own (its own module's are there by host association).
+    fn host_array_uses(&self) -> String {
+        let model = &self.analysis.model;
+        let own = match self.place {
+            Some(Place::Module(index)) => self.analysis.file.units[index].name.as_ref().map(|it| it.key()),
+            _ => None,
+        };
+        let mut per_module: BTreeMap<UnitId, Vec<String>> = BTreeMap::new();
+        for (id, distributed) in &self.distributed {
+            let module = model.units[id.unit].name.as_ref().map(|it| it.key());
+            if model.units[id.unit].kind == UnitKind::Module && module != own {
+                let name = &distributed.name;
+                per_module.entry(id.unit).or_default().push(format!("{name}, hpf_d_{name}, hpf_g_{name}"));
+            }
+        }
+        let mut res = String::new();
+        for (unit, names) in per_module {
+            let Some(module) = model.units[unit].name.as_ref() else { continue };
+            let _ = writeln!(res, "  use {}, only: {}", module.text, names.join(", "));
         }
         res
     }

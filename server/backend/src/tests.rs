@@ -2275,12 +2275,14 @@ end program p
 
 /// Distributed module arrays are the program's: their modules declare
 /// their local parts, the main program allocates them and lowers its
-/// statements on them as on its own; a procedure that uses them (itself or
-/// through another) runs on rank 0 on their gathered copies, and so does a
-/// statement that calls it. A replicated module variable is kept, and
-/// broadcast after a call on rank 0 of a procedure that uses it.
+/// statements on them as on its own. A module subroutine that uses them
+/// (itself or through another) runs on every process as a copy on their
+/// local parts, the CALL too; a function that uses them runs on rank 0 on
+/// their gathered copies, and so does the statement that calls it. A
+/// replicated module variable is kept, and broadcast after a call on rank
+/// 0 of a procedure that uses it.
 #[test]
-fn module_arrays_are_distributed_and_their_procedures_run_on_rank_0() {
+fn module_arrays_are_distributed_and_their_procedures_run_on_every_process() {
     let module = "module data
   implicit none
   integer, parameter :: n = 20
@@ -2298,6 +2300,9 @@ contains
     call smooth()
     call smooth()
   end subroutine twice
+  real function total()
+    total = sum(b) + scale
+  end function total
 end module data
 ";
     let main = "program p
@@ -2310,6 +2315,7 @@ end module data
   end do
   call twice()
   print *, sum(b), steps
+  print *, total()
 end program p
 ";
     let (notes, source) = lower(&format!("{module}{main}"));
@@ -2319,17 +2325,27 @@ end program p
     assert!(source.contains("  real, allocatable :: b(:), hpf_g_b(:)\n"), "{source}");
     assert!(source.contains("  integer :: steps\n"), "a replicated module variable stays:\n{source}");
     assert!(source.contains("      hpf_g_b(i) = (hpf_g_a(i-1) + hpf_g_a(i+1)) / 2\n"), "{source}");
-    // The program allocates them, runs its own loop on them in parallel, and
-    // calls the procedure (which uses them through another) on rank 0.
-    assert!(source.contains("  use data, only: a, hpf_d_a, hpf_g_a, b, hpf_d_b, hpf_g_b\n"), "{source}");
-    assert!(source.contains("  allocate (a(hpf_lo:hpf_hi))\n"), "{source}");
+    // The copies work on the local parts, the one of `twice` calling the one of `smooth`.
+    assert!(source.contains("  subroutine hpf_p1_smooth()\n"), "{source}");
+    assert!(source.contains("    do i = hpf_lo, hpf_hi, 1\n      b(i) = (a(i-1) + a(i+1)) / 2\n"), "{source}");
+    assert!(source.contains("  subroutine hpf_p2_twice()\n"), "{source}");
+    assert!(source.contains("    call hpf_p1_smooth()\n    call hpf_p1_smooth()\n"), "{source}");
+    // The program allocates them (with the shadow the copy reads), runs its
+    // own loop on them in parallel, and every process calls the copy; the
+    // function runs on rank 0.
+    assert!(source.contains("  use data, only: a, hpf_d_a, hpf_g_a, b, hpf_d_b, hpf_g_b, scale\n"), "{source}");
+    assert!(
+        source.contains("  call hpf_alloc_bounds(hpf_d_a, 1, 1, hpf_lo, hpf_hi)\n  allocate (a(hpf_lo:hpf_hi))\n"),
+        "{source}"
+    );
     assert!(!source.contains("hpf-ls: the initial value"), "{source}");
+    assert!(source.contains("\n  call hpf_p2_twice()\n"), "{source}");
     assert_eq!(
         notes,
-        ["27: runs on one process: it calls twice, which use(s) the distributed array(s) a, b by host or use association (such procedures run on rank 0 on gathered copies)"],
+        ["32: runs on one process: it calls total, which use(s) the distributed array(s) b by host or use association (such functions, and subroutines that cannot run on every process, run on rank 0 on gathered copies)"],
     );
     assert!(
-        source.contains("  call hpf_gather_r4_11(a, hpf_d_a, hpf_g_a, [1], [20])\n  call hpf_gather_r4_11(b, hpf_d_b, hpf_g_b, [1], [20])\n  if (hpf_rank == 0) then\n  call twice()\n  end if\n  call hpf_scatter_r4_11(hpf_g_a, hpf_d_a, a)\n  call hpf_scatter_r4_11(hpf_g_b, hpf_d_b, b)\n"),
+        source.contains("  call hpf_gather_r4_11(b, hpf_d_b, hpf_g_b, [1], [20])\n  if (hpf_rank == 0) then\n  print *, total()\n  end if\n"),
         "{source}"
     );
     // An initial value in the module is the array's first value.
@@ -2351,8 +2367,12 @@ end program p
     // A replicated module variable a procedure sets is broadcast after the call.
     let set_by_procedure =
         module.replace("    call smooth()\n    call smooth()\n", "    call smooth()\n    steps = steps + 1\n");
-    let (_, source) = lower(&format!("{set_by_procedure}{main}"));
-    assert!(source.contains("  use data, only: a, hpf_d_a, hpf_g_a, b, hpf_d_b, hpf_g_b, steps\n"), "{source}");
+    let (notes, source) = lower(&format!("{set_by_procedure}{main}"));
+    assert!(
+        notes[0].contains("its copy cannot run on every process: `twice` uses replicated module variables"),
+        "{notes:?}"
+    );
+    assert!(source.contains("  use data, only: a, hpf_d_a, hpf_g_a, b, hpf_d_b, hpf_g_b, steps, scale\n"), "{source}");
     assert!(
         source.contains("  call hpf_scatter_r4_11(hpf_g_b, hpf_d_b, b)\n  call MPI_Bcast(steps, storage_size(steps) / 8, MPI_BYTE, 0, MPI_COMM_WORLD)\n"),
         "{source}"
