@@ -38,8 +38,9 @@ use syntax::{Expr, ExprKind, SourceForm, Stmt, StmtKind, Subscript, TextRange, U
 /// The program with its temporaries.
 pub(crate) struct Hoisted {
     pub(crate) text: String,
-    /// Each edit: its range in the user's text and in `text`, in order.
-    edits: Vec<(TextRange, TextRange)>,
+    /// Per rewriting pass, in order: each edit's range in the pass's input
+    /// and in its output, in text order.
+    passes: Vec<Vec<(TextRange, TextRange)>>,
     /// Where the user's lines start.
     user_lines: Vec<usize>,
     temporaries: Vec<String>,
@@ -49,13 +50,15 @@ impl Hoisted {
     /// The offset of the user's text that `offset` of the rewritten text
     /// comes from; inserted text maps to where it was inserted.
     pub(crate) fn user_offset(&self, offset: usize) -> usize {
-        let after = self.edits.partition_point(|(_, new)| new.start <= offset);
-        let Some((old, new)) = after.checked_sub(1).map(|it| self.edits[it]) else { return offset };
-        if offset < new.end {
-            old.start
-        } else {
-            offset - new.end + old.end
-        }
+        self.passes.iter().rev().fold(offset, |offset, edits| {
+            let after = edits.partition_point(|(_, new)| new.start <= offset);
+            let Some((old, new)) = after.checked_sub(1).map(|it| edits[it]) else { return offset };
+            if offset < new.end {
+                old.start
+            } else {
+                offset - new.end + old.end
+            }
+        })
     }
 
     /// Whether `name` is one of the temporaries.
@@ -120,8 +123,155 @@ struct Hoister<'a> {
     conditions: Vec<(TextRange, String)>,
 }
 
-/// The rewritten program, or `None` when nothing is hoisted.
-pub(crate) fn hoist(analysis: &FileAnalysis, text: &str) -> Option<Hoisted> {
+/// The user's program rewritten (inquiries of distributed arrays' bounds
+/// first, then the temporaries) and analysed again, or `None` when nothing
+/// changes or the rewritten text does not analyse cleanly.
+pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Option<(Hoisted, FileAnalysis)> {
+    let clean = |it: &FileAnalysis| !it.diagnostics.iter().any(|it| it.severity == syntax::Severity::Error);
+    let mut passes = Vec::new();
+    let mut current: Option<(String, FileAnalysis)> = None;
+    if let Some((rewritten, edits)) = inquiries(analysis, text) {
+        let reanalysed = analysis.reanalyze(&rewritten);
+        if !clean(&reanalysed) {
+            return None;
+        }
+        passes.push(edits);
+        current = Some((rewritten, reanalysed));
+    }
+    let (base_text, base) = current.as_ref().map_or((text, analysis), |(text, analysis)| (text.as_str(), analysis));
+    let mut temporaries = Vec::new();
+    if let Some((rewritten, edits, temps)) = hoist(base, base_text) {
+        let reanalysed = analysis.reanalyze(&rewritten);
+        if !clean(&reanalysed) {
+            return None;
+        }
+        passes.push(edits);
+        temporaries = temps;
+        current = Some((rewritten, reanalysed));
+    }
+    let (rewritten, reanalysed) = current?;
+    let user_lines = std::iter::once(0).chain(text.match_indices('\n').map(|(at, _)| at + 1)).collect();
+    Some((Hoisted { text: rewritten, passes, user_lines, temporaries }, reanalysed))
+}
+
+/// `LBOUND(X, DIM)`, `UBOUND(X, DIM)` and `SIZE(X [, DIM])` of a
+/// distributed array X with constant bounds, in any unit's statements,
+/// replaced by their values: on a process they would be asked of its
+/// local part (`DO I = LBOUND(A, 1), UBOUND(A, 1)` left I at the local
+/// part's end). Returns the text and the edits (input range, output range).
+fn inquiries(analysis: &FileAnalysis, text: &str) -> Option<(String, Vec<(TextRange, TextRange)>)> {
+    let model = &analysis.model;
+    let mut edits: Vec<(TextRange, String)> = Vec::new();
+    for (unit_id, (unit, _)) in analysis::model::flatten_units(&analysis.file).into_iter().enumerate() {
+        let constants = Constants { model, unit: unit_id };
+        let value = |expr: &Expr| -> Option<i64> {
+            let ExprKind::Ref { name, args } = &expr.kind else { return None };
+            let which = name.key();
+            if !["lbound", "ubound", "size"].contains(&which.as_str()) || model.lookup(unit_id, &which).is_some() {
+                return None;
+            }
+            let mut array = None;
+            let mut dim = None;
+            for (position, arg) in args.iter().enumerate() {
+                match (position, arg) {
+                    (0, Subscript::Expr(expr)) => array = Some(expr),
+                    (1, Subscript::Expr(expr)) => dim = Some(expr),
+                    (_, Subscript::Keyword { name, value }) if name.key() == "array" => array = Some(value),
+                    (_, Subscript::Keyword { name, value }) if name.key() == "dim" => dim = Some(value),
+                    _ => return None,
+                }
+            }
+            let ExprKind::Name(array) = &array?.kind else { return None };
+            let id = model.lookup(unit_id, &array.key())?;
+            let symbol = model.symbol(id);
+            if !symbol.is_array() || model.distribution_of(id).is_none() {
+                return None;
+            }
+            let bounds: Vec<(i64, i64)> =
+                symbol.shape.iter().map(|it| Some((it.lo.known()?, it.hi.known()?))).collect::<Option<_>>()?;
+            let dim = match dim {
+                Some(dim) => {
+                    let dim = analysis::eval::eval_int(dim, &constants).ok()?;
+                    Some(*bounds.get(usize::try_from(dim - 1).ok()?)?)
+                }
+                None => None,
+            };
+            match (which.as_str(), dim) {
+                ("lbound", Some((lo, _))) => Some(lo),
+                ("ubound", Some((_, hi))) => Some(hi),
+                ("size", Some((lo, hi))) => Some((hi - lo + 1).max(0)),
+                ("size", None) => Some(bounds.iter().map(|(lo, hi)| (hi - lo + 1).max(0)).product()),
+                _ => None,
+            }
+        };
+        let mut stmts: Vec<&Stmt> = unit.body.iter().collect();
+        while let Some(stmt) = stmts.pop() {
+            let mut exprs: Vec<&Expr> = statement_exprs(stmt);
+            while let Some(expr) = exprs.pop() {
+                match value(expr) {
+                    Some(value) if value < 0 => edits.push((expr.range, format!("({value})"))),
+                    Some(value) => edits.push((expr.range, value.to_string())),
+                    None => push_children(expr, &mut exprs),
+                }
+            }
+            stmts.extend(stmt.children());
+        }
+    }
+    if edits.is_empty() {
+        return None;
+    }
+    edits.sort_by_key(|it| (it.0.start, it.0.end));
+    edits.dedup_by_key(|it| it.0);
+    if edits.windows(2).any(|it| it[1].0.start < it[0].0.end) {
+        return None;
+    }
+    Some(apply(text, edits))
+}
+
+/// The expressions a statement holds itself (not those of the statements
+/// inside it): DO bounds, conditions, masks, sides, arguments, items.
+fn statement_exprs(stmt: &Stmt) -> Vec<&Expr> {
+    fn control(it: &syntax::LoopControl) -> [Option<&Expr>; 3] {
+        [Some(&it.lo), Some(&it.hi), it.step.as_ref()]
+    }
+    match &stmt.kind {
+        StmtKind::Do { control: Some(it), .. } => control(it).into_iter().flatten().collect(),
+        StmtKind::Do { control: None, .. } => Vec::new(),
+        StmtKind::DoWhile { cond, .. } => cond.iter().collect(),
+        StmtKind::Forall { specs, mask, .. } => {
+            specs.iter().flat_map(|it| control(it).into_iter().flatten()).chain(mask.iter()).collect()
+        }
+        StmtKind::Assign { lhs, rhs } => vec![lhs, rhs],
+        StmtKind::Where { mask, elsewhere, .. } => {
+            mask.iter().chain(elsewhere.iter().filter_map(|it| it.0.as_ref())).collect()
+        }
+        StmtKind::If { branches } => branches.iter().filter_map(|it| it.0.as_ref()).collect(),
+        StmtKind::Call { args, .. } => args.iter().collect(),
+        StmtKind::Output { items } => items.iter().collect(),
+        StmtKind::Other { exprs, .. } => exprs.iter().collect(),
+    }
+}
+
+/// `text` with the edits (sorted, not overlapping) applied, and each
+/// edit's range in `text` and in the result.
+fn apply(text: &str, edits: Vec<(TextRange, String)>) -> (String, Vec<(TextRange, TextRange)>) {
+    let mut out = String::with_capacity(text.len() + 1024);
+    let mut mapped = Vec::new();
+    let mut at = 0;
+    for (range, replacement) in edits {
+        out.push_str(&text[at..range.start]);
+        let start = out.len();
+        out.push_str(&replacement);
+        mapped.push((range, TextRange::new(start, out.len())));
+        at = range.end;
+    }
+    out.push_str(&text[at..]);
+    (out, mapped)
+}
+
+/// The program with temporaries, or `None` when nothing is hoisted: the
+/// text, the edits, the temporaries' names.
+fn hoist(analysis: &FileAnalysis, text: &str) -> Option<(String, Vec<(TextRange, TextRange)>, Vec<String>)> {
     let file = &analysis.file;
     let unit = file.units.iter().map(|it| &**it).find(|it| it.kind == UnitKind::Program)?;
     let unit_id = analysis::model::flatten_units(file).iter().position(|(it, _)| std::ptr::eq(*it, unit))?;
@@ -553,7 +703,7 @@ impl Hoister<'_> {
 
     /// The user's text with the declarations after the specification part,
     /// the assignments before their statements and the calls replaced.
-    fn rewrite(&self, unit: &syntax::Unit) -> Option<Hoisted> {
+    fn rewrite(&self, unit: &syntax::Unit) -> Option<(String, Vec<(TextRange, TextRange)>, Vec<String>)> {
         let line_end = if self.text.contains("\r\n") { "\r\n" } else { "\n" };
         // After the line of the specification part's last declaration or directive.
         let last = unit
@@ -586,20 +736,9 @@ impl Hoister<'_> {
         {
             return None;
         }
-        let mut text = String::with_capacity(self.text.len() + 1024);
-        let mut mapped = Vec::new();
-        let mut at = 0;
-        for (range, replacement) in edits {
-            text.push_str(&self.text[at..range.start]);
-            let start = text.len();
-            text.push_str(&replacement);
-            mapped.push((range, TextRange::new(start, text.len())));
-            at = range.end;
-        }
-        text.push_str(&self.text[at..]);
-        let user_lines = std::iter::once(0).chain(self.text.match_indices('\n').map(|(at, _)| at + 1)).collect();
+        let (text, mapped) = apply(self.text, edits);
         let temporaries = self.calls.iter().map(|it| it.temp.clone()).collect();
-        Some(Hoisted { text, edits: mapped, user_lines, temporaries })
+        Some((text, mapped, temporaries))
     }
 }
 

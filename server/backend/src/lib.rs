@@ -600,10 +600,8 @@ pub fn lower(analysis: &FileAnalysis, text: &str) -> Result<Generated, Vec<Backe
     // Shifts and transposes inside expressions become temporaries first
     // (`hoist.rs`); a rewritten program the backend cannot lower falls back
     // to the user's, which then says why.
-    if let Some(hoisted) = hoist::hoist(analysis, text) {
-        let rewritten = analysis.reanalyze(&hoisted.text);
-        let clean = !rewritten.diagnostics.iter().any(|it| it.severity == syntax::Severity::Error);
-        if let Some(Ok(mut generated)) = clean.then(|| lower_text(&rewritten, &hoisted.text, Some(&hoisted))) {
+    if let Some((hoisted, rewritten)) = hoist::rewrite(analysis, text) {
+        if let Ok(mut generated) = lower_text(&rewritten, &hoisted.text, Some(&hoisted)) {
             for note in &mut generated.notes {
                 note.range = hoisted.user_range(note.range);
             }

@@ -1690,6 +1690,28 @@ fn shifts_inside_expressions_become_temporaries() {
     assert!(source.contains("hpf_g_u = hpf_g_u + cshift(hpf_g_u, 1)"), "{source}");
 }
 
+/// LBOUND, UBOUND and SIZE of a distributed array are its declared
+/// bounds, not its local part's: they are replaced by their values before
+/// the lowering (a DO over `lbound(k, 1), ubound(k, 1)` once left its index
+/// at the local part's end, and a section bound that holds one was not
+/// affine).
+#[test]
+fn bounds_of_distributed_arrays_are_their_declared_ones() {
+    let (notes, source) = lower(&program(
+        "  do i = lbound(k, 1), ubound(k, dim=1)
+    k(i) = i
+  end do
+  u(lbound(u, 1) + 1:size(u) - 2) = 1.0
+  print *, i, size(k), size(u, 1), lbound(u, 1)
+",
+    ));
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(source.contains("! hpf-ls: owner computes do i = 1, 20"), "{source}");
+    assert!(source.contains("i = hpf_final((1), (20), 1)"), "{source}");
+    assert!(source.contains("! hpf-ls: owner computes u(0 + 1:22 - 2) = 1.0"), "{source}");
+    assert!(source.contains("print *, i, 20, 22, 0"), "{source}");
+}
+
 /// An implied-DO constructor assigned to a whole rank-1 distributed array
 /// is the FORALL that means the same, run by the owners. Constructors of
 /// several items, with a step, or into a section keep the rank-0 path.

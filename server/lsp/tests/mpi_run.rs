@@ -880,8 +880,9 @@ end program permute
 /// CSHIFT, EOSHIFT and TRANSPOSE inside expressions (upwind advection, the
 /// game of life's neighbour count in a WHERE mask, an antisymmetric part,
 /// reductions and output of shifted arrays, IF conditions), and implied-DO
-/// constructors assigned to whole arrays (as FORALLs), in free and fixed
-/// form, run through temporaries, each an all-to-all of its own,
+/// constructors assigned to whole arrays (as FORALLs), and LBOUND, UBOUND
+/// and SIZE of distributed arrays in DO bounds (the declared bounds, not the
+/// local part's), in free and fixed form, run through temporaries, each an all-to-all of its own,
 /// and print what the sequential program prints. A time loop with a
 /// CYCLE, and one that exits on a reduction (computed first into a
 /// logical temporary), stay on every process.
@@ -976,6 +977,10 @@ CHPF$ DISTRIBUTE (BLOCK) :: X, Y
       Y = Y + CSHIFT(X, 2)
       PRINT *, Y
       PRINT *, Y(1:N) + CSHIFT(Y, 5)
+      DO 20 I = LBOUND(Y, 1), UBOUND(Y, 1) - 1
+         Y(I) = Y(I) + SIZE(X)
+   20 CONTINUE
+      PRINT *, I, Y
       I = 2
       X(1:N:I) = 0.0
       PRINT *, X
@@ -989,7 +994,7 @@ CHPF$ DISTRIBUTE (BLOCK) :: X, Y
     assert!(build.status.success(), "{notes}");
     // A note after the inserted lines names the user's line.
     assert_eq!(notes.lines().filter(|it| it.contains("runs on one process")).count(), 1, "{notes}");
-    assert!(notes.contains("hoisted_fixed.f:14:7: note: runs on one process"), "{notes}");
+    assert!(notes.contains("hoisted_fixed.f:18:7: note: runs on one process"), "{notes}");
     let expected = sequential_output(&dir, &fixed);
     runs_print_on(&fixed, &expected, &["1", "2", "3", "4", "5"]);
 }
