@@ -35,12 +35,18 @@ use crate::assign::Constants;
 use analysis::FileAnalysis;
 use syntax::{Expr, ExprKind, SourceForm, Stmt, StmtKind, Subscript, TextRange, UnitKind};
 
+/// One rewriting pass's edits: each one's range in the pass's input and in
+/// its output, in text order.
+type Edits = Vec<(TextRange, TextRange)>;
+
+/// What the temporaries' pass made: the text, its edits, the temporaries' names.
+type HoistPass = (String, Edits, Vec<String>);
+
 /// The program with its temporaries.
 pub(crate) struct Hoisted {
     pub(crate) text: String,
-    /// Per rewriting pass, in order: each edit's range in the pass's input
-    /// and in its output, in text order.
-    passes: Vec<Vec<(TextRange, TextRange)>>,
+    /// Per rewriting pass, in order.
+    passes: Vec<Edits>,
     /// Where the user's lines start.
     user_lines: Vec<usize>,
     temporaries: Vec<String>,
@@ -159,7 +165,7 @@ pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Option<(Hoisted, F
 /// replaced by their values: on a process they would be asked of its
 /// local part (`DO I = LBOUND(A, 1), UBOUND(A, 1)` left I at the local
 /// part's end). Returns the text and the edits (input range, output range).
-fn inquiries(analysis: &FileAnalysis, text: &str) -> Option<(String, Vec<(TextRange, TextRange)>)> {
+fn inquiries(analysis: &FileAnalysis, text: &str) -> Option<(String, Edits)> {
     let model = &analysis.model;
     let mut edits: Vec<(TextRange, String)> = Vec::new();
     for (unit_id, (unit, _)) in analysis::model::flatten_units(&analysis.file).into_iter().enumerate() {
@@ -254,7 +260,7 @@ fn statement_exprs(stmt: &Stmt) -> Vec<&Expr> {
 
 /// `text` with the edits (sorted, not overlapping) applied, and each
 /// edit's range in `text` and in the result.
-fn apply(text: &str, edits: Vec<(TextRange, String)>) -> (String, Vec<(TextRange, TextRange)>) {
+fn apply(text: &str, edits: Vec<(TextRange, String)>) -> (String, Edits) {
     let mut out = String::with_capacity(text.len() + 1024);
     let mut mapped = Vec::new();
     let mut at = 0;
@@ -271,7 +277,7 @@ fn apply(text: &str, edits: Vec<(TextRange, String)>) -> (String, Vec<(TextRange
 
 /// The program with temporaries, or `None` when nothing is hoisted: the
 /// text, the edits, the temporaries' names.
-fn hoist(analysis: &FileAnalysis, text: &str) -> Option<(String, Vec<(TextRange, TextRange)>, Vec<String>)> {
+fn hoist(analysis: &FileAnalysis, text: &str) -> Option<HoistPass> {
     let file = &analysis.file;
     let unit = file.units.iter().map(|it| &**it).find(|it| it.kind == UnitKind::Program)?;
     let unit_id = analysis::model::flatten_units(file).iter().position(|(it, _)| std::ptr::eq(*it, unit))?;
@@ -703,7 +709,7 @@ impl Hoister<'_> {
 
     /// The user's text with the declarations after the specification part,
     /// the assignments before their statements and the calls replaced.
-    fn rewrite(&self, unit: &syntax::Unit) -> Option<(String, Vec<(TextRange, TextRange)>, Vec<String>)> {
+    fn rewrite(&self, unit: &syntax::Unit) -> Option<HoistPass> {
         let line_end = if self.text.contains("\r\n") { "\r\n" } else { "\n" };
         // After the line of the specification part's last declaration or directive.
         let last = unit
