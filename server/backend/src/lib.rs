@@ -79,16 +79,20 @@
 //!   and the copy's body is lowered as the main program's is
 //!   (`procedures.rs`);
 //! - distributed arrays of the file's modules, lowered as the main
-//!   program's own; the procedures that use them by host or use
-//!   association (module procedures, the main program's internal ones) run
-//!   on rank 0 on their gathered copies (`module_arrays.rs`);
+//!   program's own (`module_arrays.rs`); a CALL of a module subroutine that
+//!   uses them by host or use association runs on every process as a copy
+//!   on their local parts (`procedures.rs`); functions that use them, and
+//!   the main program's internal procedures, run on rank 0 on their
+//!   gathered copies;
 //! - `X = TRANSPOSE(Y)`, `X = CSHIFT(Y, ...)`, `X = EOSHIFT(Y, ...)` of
 //!   whole distributed arrays: one all-to-all with the intrinsic's index
 //!   map (`permute.rs`); such calls inside expressions, and IF conditions
 //!   that read distributed arrays, first go into temporaries assigned
 //!   right before their statement, and implied-DO constructors assigned to
-//!   whole arrays become FORALLs: the program is rewritten, analysed again
-//!   and lowered in place of the user's (`hoist.rs`);
+//!   whole arrays become FORALLs, and LBOUND, UBOUND and SIZE of
+//!   distributed arrays become their declared values: the program is
+//!   rewritten, analysed again and lowered in place of the user's
+//!   (`hoist.rs`);
 //! - WHERE on whole arrays of a 2-D grid laid out alike: each process runs
 //!   it on its box (`grid.rs`);
 //! - modules of other files that hold no variables, copied into the

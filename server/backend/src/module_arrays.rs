@@ -4,12 +4,13 @@
 //! the program's distributed arrays: the main program allocates its local
 //! part (declared in the module as an allocatable with its descriptor and
 //! gathered copy, `use hpf_runtime` added), and its statements lower it
-//! like its own arrays. The procedures that use such an array (by host or
-//! use association, themselves or through the procedures they call) run on
-//! rank 0 on its gathered copy: in their text it is renamed to `hpf_g_*`,
-//! and a statement of the main program that calls one of them runs on rank
-//! 0 with those arrays gathered before it and scattered after it (a note
-//! says so). A variable of a module or of the main program that is not
+//! like its own arrays. A CALL of a subroutine that uses such an array (by
+//! host or use association, itself or through the procedures it calls)
+//! runs on every process as a copy on the local parts when it can
+//! (`procedures.rs`). Otherwise, and for functions, the procedure runs on
+//! rank 0 on the array's gathered copy: in its text the array is renamed
+//! to `hpf_g_*`, and a statement that calls it runs on rank 0 with those
+//! arrays gathered before it and scattered after it (a note says so). A variable of a module or of the main program that is not
 //! distributed is replicated: after a statement on rank 0 that calls a
 //! procedure using it (which may have set it there only), it is broadcast,
 //! and such a procedure is not specialised to run on every process.

@@ -22,6 +22,13 @@
 //! parallel statement, ...) keeps the CALL on rank 0 on gathered copies
 //! (`lib.rs`), with the reason in its note.
 //!
+//! A subroutine that uses distributed module arrays by host or use
+//! association (itself or through its calls) gets them in its copy as
+//! they are laid out in the program: the copy works on their local parts
+//! (in the module, or USEd from it), and their shadow areas grow to what
+//! it fetches. The subroutine's own arrays mapped by its directives
+//! (`ALIGN UNEW(I) WITH T(I)`) are local parts the copy allocates on entry.
+//!
 //! Inside a copy, replicated data stays consistent as in the main program;
 //! a scalar dummy that a statement on rank 0 may set (a CALL) is handed on
 //! only where it changed, since its actual may be a constant.
