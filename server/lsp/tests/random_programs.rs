@@ -2378,8 +2378,8 @@ fn generate_remapped(seed: u64) -> String {
 
 /// A random program whose arrays and mappings live in a module, with a
 /// module subroutine that updates the first rank-1 INTEGER array (by host
-/// association, so it runs on rank 0 on its gathered copy) called between
-/// two top-level statements of the body.
+/// association: every process calls a copy on its local part) called
+/// between two top-level statements of the body.
 fn generate_in_module(seed: u64) -> String {
     with_bump(seed, true)
 }
