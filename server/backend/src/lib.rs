@@ -79,11 +79,11 @@
 //!   and the copy's body is lowered as the main program's is
 //!   (`procedures.rs`);
 //! - distributed arrays of the file's modules, lowered as the main
-//!   program's own (`module_arrays.rs`); a CALL of a module subroutine that
-//!   uses them by host or use association runs on every process as a copy
-//!   on their local parts (`procedures.rs`); functions that use them, and
-//!   the main program's internal procedures, run on rank 0 on their
-//!   gathered copies;
+//!   program's own (`module_arrays.rs`); a CALL of a module subroutine (or
+//!   of an internal subroutine of the program) that uses distributed
+//!   arrays by host or use association runs on every process as a copy on
+//!   their local parts (`procedures.rs`); functions that use them run on
+//!   rank 0 on their gathered copies;
 //! - `X = TRANSPOSE(Y)`, `X = CSHIFT(Y, ...)`, `X = EOSHIFT(Y, ...)` of
 //!   whole distributed arrays: one all-to-all with the intrinsic's index
 //!   map (`permute.rs`); such calls inside expressions, and IF conditions
@@ -2419,6 +2419,10 @@ impl<'a> Lowering<'a> {
             let _ = writeln!(out, "contains");
             for internal in &unit.contains {
                 let _ = writeln!(out, "\n{}", self.with_gathered_copies(internal.range).trim_end());
+            }
+            // And the copies of those that run on every process (`procedures.rs`).
+            for copy in self.internal_copies() {
+                let _ = writeln!(out, "\n{}", copy.trim_end());
             }
         }
         // The END statement: the unit's last line.

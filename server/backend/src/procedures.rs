@@ -10,7 +10,8 @@
 //!
 //! The copies of external subroutines go into a generated module,
 //! `hpf_procedures`, after the file's modules and before the program; the
-//! copies of module procedures go into their own module (same host). The
+//! copies of module procedures go into their own module (same host), and
+//! those of the program's internal subroutines after its CONTAINS. The
 //! dummies become allocatable (they keep the actual's bounds and shadow
 //! areas), followed by one `hpf_desc` argument per distributed dummy.
 //! A constant section of a rank-1 actual, and a whole actual for a dummy
@@ -22,11 +23,12 @@
 //! parallel statement, ...) keeps the CALL on rank 0 on gathered copies
 //! (`lib.rs`), with the reason in its note.
 //!
-//! A subroutine that uses distributed module arrays by host or use
-//! association (itself or through its calls) gets them in its copy as
-//! they are laid out in the program: the copy works on their local parts
-//! (in the module, or USEd from it), and their shadow areas grow to what
-//! it fetches. The subroutine's own arrays mapped by its directives
+//! A subroutine that uses distributed module arrays (or, internal to the
+//! program, the program's) by host or use association, itself or through
+//! its calls, gets them in its copy as they are laid out in the program:
+//! the copy works on their local parts (in the module, USEd from it, or
+//! the host's), and their shadow areas grow to what it fetches. Every
+//! process runs the copy, so the replicated variables it sets stay alike. The subroutine's own arrays mapped by its directives
 //! (`ALIGN UNEW(I) WITH T(I)`) are local parts the copy allocates on entry.
 //!
 //! Inside a copy, replicated data stays consistent as in the main program;
@@ -50,6 +52,9 @@ pub(crate) enum Place {
     Generated,
     /// The module of the file (index in `file.units`) the subroutine belongs to.
     Module(usize),
+    /// The main program, after CONTAINS (an internal subroutine: the
+    /// program's variables are its host's).
+    Internal,
 }
 
 /// A subroutine specialised to the mappings of its distributed actuals.
@@ -181,12 +186,6 @@ impl<'a> Lowering<'a> {
         let analysis = self.analysis;
         let model = &analysis.model;
         let (callee, callee_id, place) = self.find_subroutine(&name.key())?;
-        if self.host_variables.contains_key(&name.key()) {
-            return Err(format!(
-                "`{}` uses replicated module variables (itself or through a call), which a call on rank 0 then broadcasts",
-                name.text
-            ));
-        }
         if self.calling.contains(&callee_id) {
             return Err(format!("they call themselves (`{}` is being lowered)", name.text));
         }
@@ -248,12 +247,12 @@ impl<'a> Lowering<'a> {
         // (itself or through its calls): the copy works on their local parts.
         let mut host: BTreeMap<SymbolId, Distributed> = BTreeMap::new();
         for id in self.touching.get(&name.key()).into_iter().flatten() {
-            let Some(layout) = self.distributed.get(id).filter(|_| id.unit != self.main) else {
-                return Err(format!("it uses {} of the program by host association", model.symbol(*id).name.text));
-            };
-            if model.units[id.unit].kind != UnitKind::Module {
+            // A module's arrays, or (for an internal subroutine) the program's.
+            let host_kind = model.units[id.unit].kind;
+            let seen = host_kind == UnitKind::Module || (host_kind == UnitKind::Program && place == Place::Internal);
+            let Some(layout) = self.distributed.get(id).filter(|_| seen) else {
                 return Err(format!("it uses {} by host association", model.symbol(*id).name.text));
-            }
+            };
             host.insert(*id, layout.clone());
         }
         // The bounds of the dummies are the caller's constants at the call.
@@ -472,9 +471,10 @@ impl<'a> Lowering<'a> {
                 return Ok((callee, callee_id, Place::Module(index)));
             }
         }
-        let internal = |unit: &syntax::Unit| unit.contains.iter().any(&named);
-        if file.units.iter().any(|it| it.kind == UnitKind::Program && internal(it)) {
-            return Err("it is an internal procedure of the program".to_string());
+        let program = file.units.iter().find(|it| it.kind == UnitKind::Program);
+        if let Some(callee) = program.and_then(|it| it.contains.iter().find(|it| named(it))) {
+            let callee_id = units.iter().position(|it| std::ptr::eq(it.0, callee)).ok_or("an unknown unit")?;
+            return Ok((callee, callee_id, Place::Internal));
         }
         let callee =
             file.units.iter().map(|it| &**it).find(|it| named(it)).ok_or("the subroutine is not one of this file")?;
@@ -497,7 +497,10 @@ impl<'a> Lowering<'a> {
     /// generated module comes after the file's modules.
     fn may_call(&self, place: Place) -> bool {
         match (self.place, place) {
-            (None | Some(Place::Generated), _) => true,
+            // The program's internal procedures are seen from the program only.
+            (None | Some(Place::Internal), _) => true,
+            (Some(Place::Generated | Place::Module(_)), Place::Internal) => false,
+            (Some(Place::Generated), _) => true,
             (Some(Place::Module(_)), Place::Generated) => false,
             (Some(Place::Module(caller)), Place::Module(callee)) => callee <= caller,
         }
@@ -952,6 +955,8 @@ impl<'a> Lowering<'a> {
                 _ if self.place == Some(procedure.place) => {}
                 Place::Generated => generated = true,
                 Place::Module(module) => by_module.entry(module).or_default().push(&procedure.name),
+                // Seen by host association.
+                Place::Internal => {}
             }
         }
         if generated {
@@ -1011,6 +1016,15 @@ impl<'a> Lowering<'a> {
         res.push_str(&trimmed[end_line..]);
         res.push('\n');
         res
+    }
+
+    /// The copies of the program's internal subroutines, to follow its CONTAINS.
+    pub(crate) fn internal_copies(&self) -> Vec<&str> {
+        self.procedures
+            .iter()
+            .filter(|it| it.used && it.place == Place::Internal)
+            .map(|it| it.source.as_str())
+            .collect()
     }
 
     /// The generated module of the copies of external subroutines, if any.

@@ -2386,19 +2386,67 @@ end program p
             .any(|it| it.message.starts_with("USE data renames entities of a module that holds distributed arrays")),
         "{errors:?}"
     );
-    // A replicated module variable a procedure sets is broadcast after the call.
+    // A replicated module variable a subroutine sets: every process runs
+    // its copy, and so sets it alike.
     let set_by_procedure =
         module.replace("    call smooth()\n    call smooth()\n", "    call smooth()\n    steps = steps + 1\n");
     let (notes, source) = lower(&format!("{set_by_procedure}{main}"));
+    assert_eq!(notes.len(), 1, "{notes:?}");
     assert!(
-        notes[0].contains("its copy cannot run on every process: `twice` uses replicated module variables"),
-        "{notes:?}"
+        source.contains("    call hpf_p1_smooth()\n    steps = steps + 1\n  end subroutine hpf_p2_twice"),
+        "{source}"
     );
+    assert!(!source.contains("MPI_Bcast(steps"), "{source}");
+    // One that a function sets is broadcast after the statement on rank 0 that calls it.
+    let set_by_function = module.replace("    total = sum(b) + scale\n", "    total = sum(b) + scale\n    steps = 0\n");
+    let (_, source) = lower(&format!("{set_by_function}{main}"));
     assert!(source.contains("  use data, only: a, hpf_d_a, hpf_g_a, b, hpf_d_b, hpf_g_b, steps, scale\n"), "{source}");
     assert!(
         source.contains("  call hpf_scatter_r4_11(hpf_g_b, hpf_d_b, b)\n  call MPI_Bcast(steps, storage_size(steps) / 8, MPI_BYTE, 0, MPI_COMM_WORLD)\n"),
         "{source}"
     );
+}
+
+/// An internal subroutine of the program that uses its distributed arrays
+/// and scalars by host association runs on every process: its copy follows
+/// the program's CONTAINS and works on the local parts (their shadows
+/// grown for it), in a time loop too; an internal function that uses them
+/// runs on rank 0.
+#[test]
+fn internal_subroutines_run_on_every_process() {
+    let (notes, source) = lower(
+        &program(
+            "  calls = 0
+  u = 1.0
+  do step = 1, 3
+    call smooth()
+  end do
+  print *, calls, energy()
+contains
+  subroutine smooth()
+    integer :: j
+    do j = 1, n
+      un(j) = u(j-1) + u(j+1)
+    end do
+    u(1:n) = un(1:n)
+    calls = calls + 1
+  end subroutine smooth
+  real function energy()
+    energy = sum(u(1:n))
+  end function energy
+",
+        )
+        .replace("integer :: k(n), i, step, total", "integer :: k(n), i, step, total, calls"),
+    );
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].starts_with("15: runs on one process: it calls energy"), "{notes:?}");
+    assert!(source.contains("  do step = 1, 3\n    call hpf_p1_smooth()\n  end do\n"), "{source}");
+    let contains = source.find("\ncontains\n").expect("the program's CONTAINS");
+    let copy = source.find("  subroutine hpf_p1_smooth()\n").expect(&source);
+    assert!(contains < copy, "{source}");
+    assert!(source.contains("    do j = hpf_lo, hpf_hi, 1\n      un(j) = u(j-1) + u(j+1)\n"), "{source}");
+    assert!(source.contains("    calls = calls + 1\n  end subroutine hpf_p1_smooth"), "{source}");
+    assert!(source.contains("  call hpf_alloc_bounds(hpf_d_u, 1, 1, hpf_lo, hpf_hi)\n"), "{source}");
 }
 
 /// Text the parser reads only in part (from the LSP fuzzer: a directive

@@ -386,6 +386,8 @@ impl Gen {
         for cube in self.cubes.clone() {
             self.init_cube(&cube);
         }
+        // Where every array holds its first values (`with_bump` calls after it).
+        self.line(INITIALISED);
         self.budget = self.rng.range(5, 12);
         while self.budget > 0 {
             self.statement(0);
@@ -2391,6 +2393,9 @@ fn generate_internal(seed: u64) -> String {
     with_bump(seed, false)
 }
 
+/// The comment after the statements that give every array its first values.
+const INITIALISED: &str = "! every array initialised";
+
 /// `bump(by)`, in a module that holds the arrays or internal to the program.
 fn with_bump(seed: u64, in_module: bool) -> String {
     let program = generate(seed);
@@ -2435,8 +2440,17 @@ fn with_bump(seed: u64, in_module: bool) -> String {
             let _ = writeln!(text, "{line}");
         }
     }
-    let starts = top_level_starts(&lines, body);
-    let call_at = bumped.as_ref().map(|_| *rng.pick(&starts));
+    // After the arrays have values (it reads one), and before the
+    // directives (INDEPENDENT) of the statement it precedes.
+    let initialised = lines.iter().position(|it| it.trim() == INITIALISED).expect("the initialisation");
+    let starts: Vec<usize> = top_level_starts(&lines, body).into_iter().filter(|it| *it > initialised).collect();
+    let call_at = bumped.as_ref().map(|_| {
+        let mut at = *rng.pick(&starts);
+        while lines[at - 1].trim_start().to_ascii_uppercase().starts_with("!HPF$") {
+            at -= 1;
+        }
+        at
+    });
     for (idx, line) in lines.iter().enumerate().skip(body) {
         if Some(idx) == call_at {
             let _ = writeln!(text, "  call bump({})", rng.range(1, 5));
