@@ -10,10 +10,10 @@
 //! (`procedures.rs`). Otherwise, and for functions, the procedure runs on
 //! rank 0 on the array's gathered copy: in its text the array is renamed
 //! to `hpf_g_*`, and a statement that calls it runs on rank 0 with those
-//! arrays gathered before it and scattered after it (a note says so). A variable of a module or of the main program that is not
-//! distributed is replicated: after a statement on rank 0 that calls a
-//! procedure using it (which may have set it there only), it is broadcast,
-//! and such a procedure is not specialised to run on every process.
+//! arrays gathered before it and scattered after it (a note says so). A
+//! variable of a module or of the main program that is not distributed is
+//! replicated: after a statement on rank 0 that calls a procedure using it
+//! (which may have set it there only), it is broadcast.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
