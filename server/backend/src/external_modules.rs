@@ -113,7 +113,7 @@ pub(crate) fn free_form(normalised: &str, original: &str, range: syntax::TextRan
 }
 
 /// `text` without its comments and character literals (free form).
-fn code_only(text: &str) -> String {
+pub(crate) fn code_only(text: &str) -> String {
     let mut res = String::with_capacity(text.len());
     for line in text.lines() {
         let mut quote: Option<char> = None;

@@ -127,6 +127,11 @@ struct Hoister<'a> {
     /// IF conditions replaced by logical temporaries, and statements
     /// replaced whole.
     conditions: Vec<(TextRange, String)>,
+    /// The file's functions that use distributed arrays by host or use
+    /// association, and their result types: (name in lower case, type).
+    functions: Vec<(String, String)>,
+    /// Their references in output items, replaced by scalar temporaries.
+    results: usize,
 }
 
 /// The user's program rewritten (inquiries of distributed arrays' bounds
@@ -292,6 +297,8 @@ fn hoist(analysis: &FileAnalysis, text: &str) -> Option<HoistPass> {
         before: Vec::new(),
         replaced: Vec::new(),
         conditions: Vec::new(),
+        functions: functions_using_distributed(analysis, text),
+        results: 0,
     };
     // Statement lists, depth first (each statement of a list may get lines before it).
     // With the indices of the DO loops around them.
@@ -402,6 +409,36 @@ impl Hoister<'_> {
                 }
                 text.push_str(&self.text[at..call.range.end]);
                 lines.push_str(&format!("{indent}{} = {text}{line_end}", call.temp));
+            }
+        }
+        // Functions that use distributed arrays by host or use association,
+        // in output items (which rank 0 alone evaluates): evaluated first
+        // into a scalar, by every process (`procedures.rs`).
+        if let StmtKind::Output { items } = &stmt.kind {
+            let mut stack: Vec<&Expr> = items.iter().collect();
+            while let Some(expr) = stack.pop() {
+                if let ExprKind::Ref { name, args } = &expr.kind {
+                    let function = self.functions.iter().find(|it| it.0 == name.key()).cloned();
+                    let args_replicated = args.iter().all(|arg| match arg {
+                        Subscript::Expr(value) | Subscript::Keyword { value, .. } => !self.reads_distributed(value),
+                        _ => false,
+                    });
+                    let inside_replaced =
+                        self.replaced.iter().any(|it| expr.range.contains_range(self.calls[*it].range));
+                    if let Some((_, type_spec)) =
+                        function.filter(|_| args_replicated && !inside_replaced && self.single_line(expr.range))
+                    {
+                        self.results += 1;
+                        let temp = self.fresh_name("hpf_f", self.results - 1);
+                        let declaration_indent =
+                            if matches!(self.form, SourceForm::Fixed { .. }) { "      " } else { "  " };
+                        self.declarations.push(format!("{declaration_indent}{type_spec} :: {temp}"));
+                        lines.push_str(&format!("{indent}{temp} = {}{line_end}", self.slice(expr.range)));
+                        self.conditions.push((expr.range, temp));
+                        continue;
+                    }
+                }
+                push_children(expr, &mut stack);
             }
         }
         // IF conditions that read distributed arrays, outside loops over
@@ -746,6 +783,40 @@ impl Hoister<'_> {
         let temporaries = self.calls.iter().map(|it| it.temp.clone()).collect();
         Some((text, mapped, temporaries))
     }
+}
+
+/// The file's functions (module procedures, internal functions of the
+/// program) that name a distributed array they do not declare (by host or
+/// use association), with their result types when those are a plain
+/// INTEGER, REAL, DOUBLE PRECISION or LOGICAL (with a kind).
+fn functions_using_distributed(analysis: &FileAnalysis, text: &str) -> Vec<(String, String)> {
+    let model = &analysis.model;
+    let occurrences = analysis::ide::occurrences(analysis);
+    let mut res = Vec::new();
+    for (unit_id, (unit, _)) in analysis::model::flatten_units(&analysis.file).into_iter().enumerate() {
+        let Some(name) = unit.name.as_ref().filter(|_| unit.kind == UnitKind::Function) else { continue };
+        let uses = occurrences.iter().any(|it| {
+            unit.range.contains_range(it.range)
+                && it.symbol.unit != unit_id
+                && model.symbol(it.symbol).is_array()
+                && model.distribution_of(it.symbol).is_some()
+        });
+        // `double precision function f()`, or `function f()` with `real :: f`.
+        let header = text.get(unit.header.to_range()).unwrap_or("").to_ascii_lowercase();
+        let prefix = header.find("function").map_or("", |at| header[..at].trim()).to_string();
+        let declared = unit.decls.iter().find(|decl| decl.entities.iter().any(|it| it.name.key() == name.key()));
+        let type_spec = match declared {
+            Some(decl) if prefix.is_empty() => format!("{}{}", decl.type_name, decl.type_kind),
+            _ => prefix,
+        };
+        let plain = ["integer", "real", "double precision", "doubleprecision", "logical"]
+            .iter()
+            .any(|it| type_spec.strip_prefix(it).is_some_and(|rest| rest.is_empty() || rest.starts_with(['(', '*'])));
+        if uses && plain {
+            res.push((name.key(), type_spec));
+        }
+    }
+    res
 }
 
 /// The array a left side assigns (`a` of `a(i, :)`).

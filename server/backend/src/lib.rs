@@ -1083,11 +1083,12 @@ impl<'a> Lowering<'a> {
         if !arrays.is_empty() && !only_calls {
             // A CALL of a subroutine of a module may run on every process, its
             // copy working on the module arrays' local parts (`procedures.rs`).
-            let called = match &stmt.kind {
-                StmtKind::Call { name, .. } if procedures == [name.key()] => Some(name.text.clone()),
+            let spmd = match &stmt.kind {
+                StmtKind::Call { name, .. } if procedures == [name.key()] => Some(self.spmd_call(stmt)),
+                // `r = f()`: the function's copy on every process.
+                StmtKind::Assign { .. } if procedures.len() == 1 => Some(self.spmd_function_call(stmt)),
                 _ => None,
             };
-            let spmd = called.map(|_| self.spmd_call(stmt));
             let names: Vec<&str> =
                 arrays.iter().filter_map(|it| Some(self.distributed.get(it)?.name.as_str())).collect();
             let why = match spmd {

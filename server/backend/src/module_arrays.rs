@@ -147,11 +147,15 @@ impl Lowering<'_> {
     /// The procedures that `range` calls which use distributed module
     /// arrays, and those arrays.
     pub(crate) fn implicit_arrays(&self, range: TextRange) -> (Vec<&str>, BTreeSet<SymbolId>) {
-        let text = self.slice(range);
+        // Not in character literals or comments (`print *, 'energy =', e`).
+        let code = crate::external_modules::code_only(self.slice(range));
+        let text = code.as_str();
         let mut names = Vec::new();
         let mut arrays = BTreeSet::new();
+        // Inside a function's copy, its name is its result variable.
+        let own = self.analysis.model.units[self.main].name.as_ref().map(|it| it.key());
         for (name, used) in self.touching.iter() {
-            if mentions_word(text, name) {
+            if mentions_word(text, name) && own.as_ref() != Some(name) {
                 names.push(name.as_str());
                 arrays.extend(used.iter().copied());
             }

@@ -421,6 +421,105 @@ impl<'a> Lowering<'a> {
         Ok(Plan::Call(SpmdCall { stmt, index, edits, gathers: procedure.gathers, remaps }))
     }
 
+    /// `X = E` of a replicated scalar X whose right side references one
+    /// function of the file that uses distributed arrays by host or use
+    /// association (and reads no distributed array itself): every process
+    /// evaluates it with a copy of the function on the arrays' local parts,
+    /// whose result every process gets alike (`r0 = residual_norm()`).
+    pub(crate) fn spmd_function_call<'s>(&mut self, stmt: &'s Stmt) -> Result<Plan<'s>, String>
+    where
+        'a: 's,
+    {
+        let StmtKind::Assign { lhs, rhs } = &stmt.kind else {
+            return Err("it is not an assignment".to_string());
+        };
+        let ExprKind::Name(target) = &lhs.kind else { return Err("it assigns a part of an array".to_string()) };
+        if self.is_distributed_name(target) || !self.distributed_occurrences(stmt.range).is_empty() {
+            return Err("it reads or writes distributed arrays itself".to_string());
+        }
+        // The references of such functions in it.
+        let mut references = Vec::new();
+        let mut stack = vec![rhs];
+        while let Some(expr) = stack.pop() {
+            match &expr.kind {
+                ExprKind::Ref { name, args } => {
+                    if self.touching.contains_key(&name.key()) {
+                        references.push(name);
+                    }
+                    stack.extend(args.iter().filter_map(|it| match it {
+                        Subscript::Expr(value) | Subscript::Keyword { value, .. } => Some(value),
+                        _ => None,
+                    }));
+                }
+                ExprKind::Name(name) if self.touching.contains_key(&name.key()) => {
+                    return Err(format!("`{}` is named without a call", name.text));
+                }
+                ExprKind::Unary { operand, .. } | ExprKind::Paren(operand) => stack.push(operand),
+                ExprKind::Binary { lhs, rhs, .. } => {
+                    stack.push(lhs);
+                    stack.push(rhs);
+                }
+                ExprKind::Other(inner) => stack.extend(inner),
+                _ => {}
+            }
+        }
+        let [name] = references.as_slice() else {
+            return Err("it references more than one function that uses distributed arrays".to_string());
+        };
+        let (callee, callee_id, place) = self.find_procedure(&name.key(), UnitKind::Function)?;
+        if self.calling.contains(&callee_id) {
+            return Err(format!("it calls itself (`{}` is being lowered)", name.text));
+        }
+        if !self.may_call(place) {
+            return Err(format!("the copy of `{}` would be in a module compiled after the caller", name.text));
+        }
+        let model = &self.analysis.model;
+        // Its dummies: scalars (their actuals read no distributed array, above).
+        let array_dummy = callee.dummies.iter().find(|dummy| {
+            model.lookup(callee_id, &dummy.key()).is_none_or(|id| id.unit != callee_id || model.symbol(id).is_array())
+        });
+        if let Some(dummy) = array_dummy {
+            return Err(format!("its dummy {} is an array", dummy.text));
+        }
+        self.check_body(callee)?;
+        let header = self.slice(callee.header).to_ascii_lowercase();
+        if header.contains("recursive") || header.contains("result") {
+            return Err("the function is RECURSIVE or names its result".to_string());
+        }
+        let mut host: BTreeMap<SymbolId, Distributed> = BTreeMap::new();
+        for id in self.touching.get(&name.key()).into_iter().flatten() {
+            let host_kind = model.units[id.unit].kind;
+            let seen = host_kind == UnitKind::Module || (host_kind == UnitKind::Program && place == Place::Internal);
+            let Some(layout) = self.distributed.get(id).filter(|_| seen) else {
+                return Err(format!("it uses {} by host association", model.symbol(*id).name.text));
+            };
+            host.insert(*id, layout.clone());
+        }
+        let mut key = format!("{callee_id} function");
+        for layout in host.values() {
+            let _ = write!(key, ";host {}:{}", layout.name, layout_key(layout));
+        }
+        let index = match self.procedures.iter().position(|it| it.key == key) {
+            Some(index) => index,
+            None => self.specialise(callee, callee_id, (place, Vec::new()), key, (BTreeMap::new(), host), &[])?,
+        };
+        for &(id, shadows) in &self.procedures[index].host_shadows {
+            let Some(distributed) = self.distributed.get_mut(&id) else { continue };
+            distributed.shadow_low = distributed.shadow_low.max(shadows[0]);
+            distributed.shadow_high = distributed.shadow_high.max(shadows[1]);
+            if let Some(second) = &mut distributed.second {
+                second.shadow_low = second.shadow_low.max(shadows[2]);
+                second.shadow_high = second.shadow_high.max(shadows[3]);
+            }
+        }
+        if !self.called.contains(&index) {
+            self.called.push(index);
+        }
+        let procedure = &self.procedures[index];
+        let edits = vec![(name.range, procedure.name.clone())];
+        Ok(Plan::Call(SpmdCall { stmt, index, edits, gathers: procedure.gathers, remaps: Vec::new() }))
+    }
+
     /// The constants of the unit being lowered: its named constants and, in
     /// a copy, the INTENT(IN) scalar dummies its actuals gave constants.
     pub(crate) fn caller_env(&self) -> BoundEnv<'a> {
@@ -434,6 +533,11 @@ impl<'a> Lowering<'a> {
     /// The subroutine of the file a CALL of `key` reaches: a module
     /// procedure of a module the caller sees, else an external subroutine.
     fn find_subroutine(&self, key: &str) -> Result<(&'a syntax::Unit, UnitId, Place), String> {
+        self.find_procedure(key, UnitKind::Subroutine)
+    }
+
+    /// [`Lowering::find_subroutine`] for a subroutine or a function (`kind`).
+    fn find_procedure(&self, key: &str, kind: UnitKind) -> Result<(&'a syntax::Unit, UnitId, Place), String> {
         let file = &self.analysis.file;
         let model = &self.analysis.model;
         if let Some(symbol) = model.lookup(self.main, key).map(|id| model.symbol(id)) {
@@ -453,9 +557,7 @@ impl<'a> Lowering<'a> {
             stack.extend(model.units[unit].modules_used.iter().copied());
             stack.extend(model.units[unit].parent);
         }
-        let named = |unit: &syntax::Unit| {
-            unit.kind == UnitKind::Subroutine && unit.name.as_ref().is_some_and(|it| it.key() == key)
-        };
+        let named = |unit: &syntax::Unit| unit.kind == kind && unit.name.as_ref().is_some_and(|it| it.key() == key);
         for (index, module) in file.units.iter().map(|it| &**it).enumerate().filter(|it| it.1.kind == UnitKind::Module)
         {
             let Some(module_id) = units.iter().position(|it| std::ptr::eq(it.0, module)) else { continue };
@@ -477,7 +579,7 @@ impl<'a> Lowering<'a> {
             return Ok((callee, callee_id, Place::Internal));
         }
         let callee =
-            file.units.iter().map(|it| &**it).find(|it| named(it)).ok_or("the subroutine is not one of this file")?;
+            file.units.iter().map(|it| &**it).find(|it| named(it)).ok_or("the procedure is not one of this file")?;
         let callee_id = units.iter().position(|it| std::ptr::eq(it.0, callee)).ok_or("an unknown unit")?;
         Ok((callee, callee_id, Place::Generated))
     }
@@ -511,7 +613,8 @@ impl<'a> Lowering<'a> {
     /// (GO TO, RETURN before the end) that could leave a part that runs on rank 0.
     fn check_body(&self, callee: &syntax::Unit) -> Result<(), String> {
         let header = self.slice(callee.header).to_ascii_lowercase();
-        let before_name = header.split("subroutine").next().unwrap_or("");
+        let keyword = if callee.kind == UnitKind::Function { "function" } else { "subroutine" };
+        let before_name = header.split(keyword).next().unwrap_or("");
         if before_name.contains("pure") || before_name.contains("elemental") {
             return Err("the subroutine is PURE or ELEMENTAL".to_string());
         }
@@ -909,7 +1012,18 @@ impl<'a> Lowering<'a> {
         let mut sorted = positions.to_vec();
         sorted.sort();
         arguments.extend(sorted.iter().map(|(_, dummy)| format!("hpf_d_{}", self.distributed[dummy].name)));
-        let _ = writeln!(out, "  subroutine {name}({})", arguments.join(", "));
+        let is_function = callee.kind == UnitKind::Function;
+        if is_function {
+            // `double precision function f(x)` as `double precision function
+            // hpf_p1_f(x) result(f)`: the body assigns the result by its name.
+            let header = self.slice(callee.header);
+            let lower = header.to_ascii_lowercase();
+            let prefix = lower.find("function").map_or("", |at| header[..at].trim());
+            let result = callee.name.as_ref().map_or("", |it| it.text.as_str());
+            let _ = writeln!(out, "  {prefix} function {name}({}) result({result})", arguments.join(", "));
+        } else {
+            let _ = writeln!(out, "  subroutine {name}({})", arguments.join(", "));
+        }
         let _ = writeln!(out, "  use hpf_runtime");
         out.push_str(&self.procedure_uses());
         out.push_str(&self.host_array_uses());
@@ -925,7 +1039,8 @@ impl<'a> Lowering<'a> {
         for plan in plans {
             self.emit_plan(&mut out, plan);
         }
-        let _ = writeln!(out, "  end subroutine {name}");
+        let kind = if is_function { "function" } else { "subroutine" };
+        let _ = writeln!(out, "  end {kind} {name}");
         out
     }
 

@@ -2353,8 +2353,8 @@ end program p
     assert!(source.contains("  subroutine hpf_p2_twice()\n"), "{source}");
     assert!(source.contains("    call hpf_p1_smooth()\n    call hpf_p1_smooth()\n"), "{source}");
     // The program allocates them (with the shadow the copy reads), runs its
-    // own loop on them in parallel, and every process calls the copy; the
-    // function runs on rank 0.
+    // own loop on them in parallel, and every process calls the copies: the
+    // function's result goes into a scalar before the PRINT (`hoist.rs`).
     assert!(source.contains("  use data, only: a, hpf_d_a, hpf_g_a, b, hpf_d_b, hpf_g_b, scale\n"), "{source}");
     assert!(
         source.contains("  call hpf_alloc_bounds(hpf_d_a, 1, 1, hpf_lo, hpf_hi)\n  allocate (a(hpf_lo:hpf_hi))\n"),
@@ -2362,14 +2362,10 @@ end program p
     );
     assert!(!source.contains("hpf-ls: the initial value"), "{source}");
     assert!(source.contains("\n  call hpf_p2_twice()\n"), "{source}");
-    assert_eq!(
-        notes,
-        ["32: runs on one process: it calls total, which use(s) the distributed array(s) b by host or use association (such functions, and subroutines that cannot run on every process, run on rank 0 on gathered copies)"],
-    );
-    assert!(
-        source.contains("  call hpf_gather_r4_11(b, hpf_d_b, hpf_g_b, [1], [20])\n  if (hpf_rank == 0) then\n  print *, total()\n  end if\n"),
-        "{source}"
-    );
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(source.contains("  real function hpf_p3_total() result(total)\n"), "{source}");
+    assert!(source.contains("  hpf_f1 = hpf_p3_total()\n"), "{source}");
+    assert!(source.contains("  print *, hpf_f1\n"), "{source}");
     // An initial value in the module is the array's first value.
     let initialised = module.replace("real :: a(n), b(n)", "real :: a(n) = 1.5, b(n)");
     let (_, source) = lower(&format!("{initialised}{main}"));
@@ -2391,18 +2387,28 @@ end program p
     let set_by_procedure =
         module.replace("    call smooth()\n    call smooth()\n", "    call smooth()\n    steps = steps + 1\n");
     let (notes, source) = lower(&format!("{set_by_procedure}{main}"));
-    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert_eq!(notes, Vec::<String>::new());
     assert!(
         source.contains("    call hpf_p1_smooth()\n    steps = steps + 1\n  end subroutine hpf_p2_twice"),
         "{source}"
     );
     assert!(!source.contains("MPI_Bcast(steps"), "{source}");
-    // One that a function sets is broadcast after the statement on rank 0 that calls it.
-    let set_by_function = module.replace("    total = sum(b) + scale\n", "    total = sum(b) + scale\n    steps = 0\n");
-    let (_, source) = lower(&format!("{set_by_function}{main}"));
+    // One that a function sets, whose copy cannot run on every process (it
+    // branches), is broadcast after the statement on rank 0 that calls it.
+    let set_by_function = module.replace(
+        "    total = sum(b) + scale\n",
+        "    total = sum(b) + scale\n    if (total > 1.0e9) go to 10\n    steps = 0\n10  continue\n",
+    );
+    let (notes, source) = lower(&format!("{set_by_function}{main}"));
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].starts_with("35: runs on one process: it calls total")
+            && notes[0].ends_with("its body branches (`if`)"),
+        "{notes:?}"
+    );
     assert!(source.contains("  use data, only: a, hpf_d_a, hpf_g_a, b, hpf_d_b, hpf_g_b, steps, scale\n"), "{source}");
     assert!(
-        source.contains("  call hpf_scatter_r4_11(hpf_g_b, hpf_d_b, b)\n  call MPI_Bcast(steps, storage_size(steps) / 8, MPI_BYTE, 0, MPI_COMM_WORLD)\n"),
+        source.contains("  call hpf_scatter_r4_11(hpf_g_b, hpf_d_b, b)\n  call MPI_Bcast(hpf_f1, storage_size(hpf_f1) / 8, MPI_BYTE, 0, MPI_COMM_WORLD)\n  call MPI_Bcast(steps, storage_size(steps) / 8, MPI_BYTE, 0, MPI_COMM_WORLD)\n"),
         "{source}"
     );
 }
@@ -2422,6 +2428,7 @@ fn internal_subroutines_run_on_every_process() {
     call smooth()
   end do
   print *, calls, energy()
+  k(2) = int(energy())
 contains
   subroutine smooth()
     integer :: j
@@ -2438,8 +2445,12 @@ contains
         )
         .replace("integer :: k(n), i, step, total", "integer :: k(n), i, step, total, calls"),
     );
+    // The function in the PRINT goes into a scalar first; one in an
+    // element assignment runs on rank 0.
     assert_eq!(notes.len(), 1, "{notes:?}");
-    assert!(notes[0].starts_with("15: runs on one process: it calls energy"), "{notes:?}");
+    assert!(notes[0].starts_with("16: runs on one process: it calls energy"), "{notes:?}");
+    assert!(source.contains("  hpf_f1 = hpf_p2_energy()\n"), "{source}");
+    assert!(source.contains("  real function hpf_p2_energy() result(energy)\n"), "{source}");
     assert!(source.contains("  do step = 1, 3\n    call hpf_p1_smooth()\n  end do\n"), "{source}");
     let contains = source.find("\ncontains\n").expect("the program's CONTAINS");
     let copy = source.find("  subroutine hpf_p1_smooth()\n").expect(&source);
