@@ -2381,7 +2381,8 @@ fn generate_remapped(seed: u64) -> String {
 /// A random program whose arrays and mappings live in a module, with a
 /// module subroutine that updates the first rank-1 INTEGER array (by host
 /// association: every process calls a copy on its local part) called
-/// between two top-level statements of the body.
+/// between two top-level statements of the body, and a function of that
+/// array used after the call and printed at the end.
 fn generate_in_module(seed: u64) -> String {
     with_bump(seed, true)
 }
@@ -2423,6 +2424,11 @@ fn with_bump(seed: u64, in_module: bool) -> String {
             let _ = writeln!(bump, "      t = mod(t + {name}(i), 89)");
         }
         let _ = writeln!(bump, "    end do\n  end subroutine bump");
+        // A function of the array, by host or use association too.
+        let _ = writeln!(
+            bump,
+            "  integer function weight(k)\n    integer, intent(in) :: k\n    weight = mod(sum({name}) + k, 1009)\n  end function weight"
+        );
     }
     let mut text = String::new();
     if in_module {
@@ -2454,6 +2460,10 @@ fn with_bump(seed: u64, in_module: bool) -> String {
     for (idx, line) in lines.iter().enumerate().skip(body) {
         if Some(idx) == call_at {
             let _ = writeln!(text, "  call bump({})", rng.range(1, 5));
+            let _ = writeln!(text, "  s = mod(s + weight({}), 1009)", rng.range(0, 9));
+        }
+        if bumped.is_some() && idx == lines.len() - 1 {
+            let _ = writeln!(text, "  print *, 'weight', weight(1)");
         }
         if !in_module && idx == lines.len() - 1 {
             text.push_str(&bump);
