@@ -14,6 +14,12 @@
 //! distributed array (`idx = (/ (i, i = 1, n) /)`) becomes the FORALL that
 //! means the same, which its owners run.
 //!
+//! References in PRINT and WRITE items to the file's functions that use
+//! distributed arrays by host or use association are computed first into
+//! scalars (`hpf_f1 = residual_norm()`), which every process evaluates with
+//! the function's copy on the local parts (`procedures.rs`), where rank 0
+//! alone would evaluate the item.
+//!
 //! IF conditions that read distributed arrays (`if (maxval(abs(un - u)) <
 //! tol) exit`) are hoisted the same way into a logical scalar
 //! (`hpf_b1 = ...`, a reduction every process gets), unless they read the

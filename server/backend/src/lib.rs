@@ -82,8 +82,10 @@
 //!   program's own (`module_arrays.rs`); a CALL of a module subroutine (or
 //!   of an internal subroutine of the program) that uses distributed
 //!   arrays by host or use association runs on every process as a copy on
-//!   their local parts (`procedures.rs`); functions that use them run on
-//!   rank 0 on their gathered copies;
+//!   their local parts (`procedures.rs`), and so does a function that uses
+//!   them where its value goes into a replicated scalar (`r = f()`; PRINT
+//!   items that call one go into such a scalar first, `hoist.rs`); other
+//!   uses run on rank 0 on their gathered copies;
 //! - `X = TRANSPOSE(Y)`, `X = CSHIFT(Y, ...)`, `X = EOSHIFT(Y, ...)` of
 //!   whole distributed arrays: one all-to-all with the intrinsic's index
 //!   map (`permute.rs`); such calls inside expressions, and IF conditions
