@@ -649,26 +649,11 @@ impl Hoister<'_> {
     /// arguments are scalars every process has.
     fn intrinsic<'e>(&self, expr: &'e Expr) -> Option<(Kind, &'e Expr, usize)> {
         let ExprKind::Ref { name, args } = &expr.kind else { return None };
-        let keywords: &[&str] = match name.key().as_str() {
-            "transpose" => &["matrix"],
-            "cshift" => &["array", "shift", "dim"],
-            "eoshift" => &["array", "shift", "boundary", "dim"],
-            _ => return None,
-        };
+        let (_, keywords) = crate::permute::permute_intrinsic(&name.key())?;
         if self.model.lookup(self.unit, &name.key()).is_some() {
             return None;
         }
-        let mut values: Vec<Option<&Expr>> = vec![None; keywords.len()];
-        for (position, arg) in args.iter().enumerate() {
-            match arg {
-                Subscript::Expr(expr) => *values.get_mut(position)? = Some(expr),
-                Subscript::Keyword { name, value } => {
-                    let at = keywords.iter().position(|it| *it == name.key())?;
-                    values[at] = Some(value);
-                }
-                _ => return None,
-            }
-        }
+        let values = crate::permute::intrinsic_arguments(args, keywords)?;
         let array = values[0]?;
         if keywords.len() == 1 {
             return Some((Kind::Transpose, array, 0));

@@ -45,38 +45,45 @@ impl Permute<'_> {
     }
 }
 
+/// The intrinsic named `key` with its argument keywords in order.
+pub(crate) fn permute_intrinsic(key: &str) -> Option<(PermuteKind, &'static [&'static str])> {
+    match key {
+        "transpose" => Some((PermuteKind::Transpose, &["matrix"])),
+        "cshift" => Some((PermuteKind::Cshift, &["array", "shift", "dim"])),
+        "eoshift" => Some((PermuteKind::Eoshift, &["array", "shift", "boundary", "dim"])),
+        _ => None,
+    }
+}
+
+/// The arguments of an intrinsic call by position of `keywords`
+/// (positional or by keyword), or `None` when one is neither.
+pub(crate) fn intrinsic_arguments<'e>(args: &'e [Subscript], keywords: &[&str]) -> Option<Vec<Option<&'e Expr>>> {
+    let mut values: Vec<Option<&Expr>> = vec![None; keywords.len()];
+    for (position, arg) in args.iter().enumerate() {
+        match arg {
+            Subscript::Expr(expr) => *values.get_mut(position)? = Some(expr),
+            Subscript::Keyword { name, value } => {
+                let at = keywords.iter().position(|it| *it == name.key())?;
+                values[at] = Some(value);
+            }
+            _ => return None,
+        }
+    }
+    Some(values)
+}
+
 impl<'a> Lowering<'a> {
     /// The plan of `stmt` when it has the form above.
     pub(crate) fn permute_plan<'s>(&self, stmt: &'s Stmt) -> Option<Permute<'s>> {
         let StmtKind::Assign { lhs, rhs } = &stmt.kind else { return None };
         let ExprKind::Name(target) = &lhs.kind else { return None };
         let ExprKind::Ref { name, args } = &rhs.kind else { return None };
-        let kind = match name.key().as_str() {
-            "transpose" => PermuteKind::Transpose,
-            "cshift" => PermuteKind::Cshift,
-            "eoshift" => PermuteKind::Eoshift,
-            _ => return None,
-        };
+        let (kind, keywords) = permute_intrinsic(&name.key())?;
         // The intrinsic, not a function of the program with its name.
         if self.lookup(&name.key()).is_some() {
             return None;
         }
-        let keywords: &[&str] = match kind {
-            PermuteKind::Transpose => &["matrix"],
-            PermuteKind::Cshift => &["array", "shift", "dim"],
-            PermuteKind::Eoshift => &["array", "shift", "boundary", "dim"],
-        };
-        let mut values: Vec<Option<&Expr>> = vec![None; keywords.len()];
-        for (position, arg) in args.iter().enumerate() {
-            match arg {
-                Subscript::Expr(expr) => *values.get_mut(position)? = Some(expr),
-                Subscript::Keyword { name, value } => {
-                    let at = keywords.iter().position(|it| *it == name.key())?;
-                    values[at] = Some(value);
-                }
-                _ => return None,
-            }
-        }
+        let values = intrinsic_arguments(args, keywords)?;
         let ExprKind::Name(source) = &values[0]?.kind else { return None };
         let to = self.lookup(&target.key()).filter(|it| self.distributed.contains_key(it))?;
         let from = self.lookup(&source.key()).filter(|it| self.distributed.contains_key(it))?;

@@ -243,18 +243,7 @@ impl<'a> Lowering<'a> {
             passed.push((position, id));
         }
         self.check_body(callee)?;
-        // The distributed module arrays it uses by host or use association
-        // (itself or through its calls): the copy works on their local parts.
-        let mut host: BTreeMap<SymbolId, Distributed> = BTreeMap::new();
-        for id in self.touching.get(&name.key()).into_iter().flatten() {
-            // A module's arrays, or (for an internal subroutine) the program's.
-            let host_kind = model.units[id.unit].kind;
-            let seen = host_kind == UnitKind::Module || (host_kind == UnitKind::Program && place == Place::Internal);
-            let Some(layout) = self.distributed.get(id).filter(|_| seen) else {
-                return Err(format!("it uses {} by host association", model.symbol(*id).name.text));
-            };
-            host.insert(*id, layout.clone());
-        }
+        let host = self.host_arrays(&name.key(), place)?;
         // The bounds of the dummies are the caller's constants at the call.
         let caller = self.caller_env();
         let actual_values: Vec<(String, Option<i64>)> = callee
@@ -374,16 +363,7 @@ impl<'a> Lowering<'a> {
             Some(index) => index,
             None => self.specialise(callee, callee_id, (place, known), key, (dummies, host), &positions)?,
         };
-        // The module arrays' shadow areas hold what the copy fetches.
-        for &(id, shadows) in &self.procedures[index].host_shadows {
-            let Some(distributed) = self.distributed.get_mut(&id) else { continue };
-            distributed.shadow_low = distributed.shadow_low.max(shadows[0]);
-            distributed.shadow_high = distributed.shadow_high.max(shadows[1]);
-            if let Some(second) = &mut distributed.second {
-                second.shadow_low = second.shadow_low.max(shadows[2]);
-                second.shadow_high = second.shadow_high.max(shadows[3]);
-            }
-        }
+        self.grow_host_shadows(index);
         // The actuals' shadow areas hold what the copy fetches.
         for &(position, shadows) in &self.procedures[index].shadows {
             if let Some(remap) = remaps.iter_mut().find(|it| it.position == position) {
@@ -392,13 +372,7 @@ impl<'a> Lowering<'a> {
                 continue;
             }
             let Some(&(_, actual)) = passed.iter().find(|it| it.0 == position) else { continue };
-            let distributed = self.distributed.get_mut(&actual).expect("a distributed actual");
-            distributed.shadow_low = distributed.shadow_low.max(shadows[0]);
-            distributed.shadow_high = distributed.shadow_high.max(shadows[1]);
-            if let Some(second) = &mut distributed.second {
-                second.shadow_low = second.shadow_low.max(shadows[2]);
-                second.shadow_high = second.shadow_high.max(shadows[3]);
-            }
+            grow_shadows(self.distributed.get_mut(&actual).expect("a distributed actual"), shadows);
         }
         if !self.called.contains(&index) {
             self.called.push(index);
@@ -486,15 +460,7 @@ impl<'a> Lowering<'a> {
         if header.contains("recursive") || header.contains("result") {
             return Err("the function is RECURSIVE or names its result".to_string());
         }
-        let mut host: BTreeMap<SymbolId, Distributed> = BTreeMap::new();
-        for id in self.touching.get(&name.key()).into_iter().flatten() {
-            let host_kind = model.units[id.unit].kind;
-            let seen = host_kind == UnitKind::Module || (host_kind == UnitKind::Program && place == Place::Internal);
-            let Some(layout) = self.distributed.get(id).filter(|_| seen) else {
-                return Err(format!("it uses {} by host association", model.symbol(*id).name.text));
-            };
-            host.insert(*id, layout.clone());
-        }
+        let host = self.host_arrays(&name.key(), place)?;
         let mut key = format!("{callee_id} function");
         for layout in host.values() {
             let _ = write!(key, ";host {}:{}", layout.name, layout_key(layout));
@@ -503,21 +469,41 @@ impl<'a> Lowering<'a> {
             Some(index) => index,
             None => self.specialise(callee, callee_id, (place, Vec::new()), key, (BTreeMap::new(), host), &[])?,
         };
-        for &(id, shadows) in &self.procedures[index].host_shadows {
-            let Some(distributed) = self.distributed.get_mut(&id) else { continue };
-            distributed.shadow_low = distributed.shadow_low.max(shadows[0]);
-            distributed.shadow_high = distributed.shadow_high.max(shadows[1]);
-            if let Some(second) = &mut distributed.second {
-                second.shadow_low = second.shadow_low.max(shadows[2]);
-                second.shadow_high = second.shadow_high.max(shadows[3]);
-            }
-        }
+        self.grow_host_shadows(index);
         if !self.called.contains(&index) {
             self.called.push(index);
         }
         let procedure = &self.procedures[index];
         let edits = vec![(name.range, procedure.name.clone())];
         Ok(Plan::Call(SpmdCall { stmt, index, edits, gathers: procedure.gathers, remaps: Vec::new() }))
+    }
+
+    /// The distributed arrays the procedure `key` (placed at `place`) uses
+    /// by host or use association, itself or through its calls, laid out as
+    /// the caller has them: a module's, or (internal to the program) the
+    /// program's. Its copy works on their local parts.
+    fn host_arrays(&self, key: &str, place: Place) -> Result<BTreeMap<SymbolId, Distributed>, String> {
+        let model = &self.analysis.model;
+        let mut host = BTreeMap::new();
+        for id in self.touching.get(key).into_iter().flatten() {
+            let host_kind = model.units[id.unit].kind;
+            let seen = host_kind == UnitKind::Module || (host_kind == UnitKind::Program && place == Place::Internal);
+            let Some(layout) = self.distributed.get(id).filter(|_| seen) else {
+                return Err(format!("it uses {} by host association", model.symbol(*id).name.text));
+            };
+            host.insert(*id, layout.clone());
+        }
+        Ok(host)
+    }
+
+    /// Widens the shadow areas of the host arrays of the copy `index` to
+    /// what it fetches.
+    fn grow_host_shadows(&mut self, index: usize) {
+        for &(id, shadows) in &self.procedures[index].host_shadows {
+            if let Some(distributed) = self.distributed.get_mut(&id) {
+                grow_shadows(distributed, shadows);
+            }
+        }
     }
 
     /// The constants of the unit being lowered: its named constants and, in
@@ -1190,6 +1176,17 @@ impl<'a> Lowering<'a> {
         } else {
             self.emit_remapped_call(out, &call.remaps, &self.edited_statement(call.stmt, &call.edits));
         }
+    }
+}
+
+/// Widens `distributed`'s shadow areas to `shadows` (low, high; along the
+/// second distributed dimension too).
+fn grow_shadows(distributed: &mut Distributed, shadows: [i64; 4]) {
+    distributed.shadow_low = distributed.shadow_low.max(shadows[0]);
+    distributed.shadow_high = distributed.shadow_high.max(shadows[1]);
+    if let Some(second) = &mut distributed.second {
+        second.shadow_low = second.shadow_low.max(shadows[2]);
+        second.shadow_high = second.shadow_high.max(shadows[3]);
     }
 }
 
