@@ -130,9 +130,11 @@ struct Hoister<'a> {
     before: Vec<(usize, String)>,
     /// The outermost hoisted calls of every statement, replaced by their temporaries.
     replaced: Vec<usize>,
-    /// IF conditions replaced by logical temporaries, and statements
-    /// replaced whole.
-    conditions: Vec<(TextRange, String)>,
+    /// Text replaced as it stands: IF conditions by logical temporaries,
+    /// function references by scalar ones, statements whole (FORALLs).
+    replacements: Vec<(TextRange, String)>,
+    /// The text's line terminator, for the inserted lines.
+    line_end: &'static str,
     /// The file's functions that use distributed arrays by host or use
     /// association, and their result types: (name in lower case, type).
     functions: Vec<(String, String)>,
@@ -302,7 +304,8 @@ fn hoist(analysis: &FileAnalysis, text: &str) -> Option<HoistPass> {
         declarations: Vec::new(),
         before: Vec::new(),
         replaced: Vec::new(),
-        conditions: Vec::new(),
+        replacements: Vec::new(),
+        line_end: if text.contains("\r\n") { "\r\n" } else { "\n" },
         functions: functions_using_distributed(analysis, text),
         results: 0,
     };
@@ -324,7 +327,7 @@ fn hoist(analysis: &FileAnalysis, text: &str) -> Option<HoistPass> {
             _ => {}
         }
     }
-    if hoister.calls.is_empty() && hoister.conditions.is_empty() {
+    if hoister.calls.is_empty() && hoister.replacements.is_empty() {
         return None;
     }
     hoister.rewrite(unit)
@@ -345,7 +348,7 @@ impl Hoister<'_> {
         }
         // The expressions evaluated once, before anything the statement assigns.
         if let Some(forall) = self.constructor_forall(stmt) {
-            self.conditions.push((stmt.range, forall));
+            self.replacements.push((stmt.range, forall));
             return;
         }
         // With the left side the temporaries may align with.
@@ -396,7 +399,7 @@ impl Hoister<'_> {
             _ => return,
         }
         let mut lines = String::new();
-        let line_end = if self.text.contains("\r\n") { "\r\n" } else { "\n" };
+        let line_end = self.line_end;
         for (expr, lhs) in exprs {
             let target = lhs.and_then(|it| self.whole_array(it));
             let top = whole_right_side == Some(expr.range);
@@ -440,7 +443,7 @@ impl Hoister<'_> {
                             if matches!(self.form, SourceForm::Fixed { .. }) { "      " } else { "  " };
                         self.declarations.push(format!("{declaration_indent}{type_spec} :: {temp}"));
                         lines.push_str(&format!("{indent}{temp} = {}{line_end}", self.slice(expr.range)));
-                        self.conditions.push((expr.range, temp));
+                        self.replacements.push((expr.range, temp));
                         continue;
                     }
                 }
@@ -470,11 +473,11 @@ impl Hoister<'_> {
                     at = call.range.end;
                 }
                 text.push_str(&self.text[at..cond.range.end]);
-                let temp = self.fresh_name("hpf_b", self.conditions.len());
+                let temp = self.fresh_name("hpf_b", self.replacements.len());
                 let declaration_indent = if matches!(self.form, SourceForm::Fixed { .. }) { "      " } else { "  " };
                 self.declarations.push(format!("{declaration_indent}logical :: {temp}"));
                 lines.push_str(&format!("{indent}{temp} = {text}{line_end}"));
-                self.conditions.push((cond.range, format!("({temp})")));
+                self.replacements.push((cond.range, format!("({temp})")));
             }
         }
         if !lines.is_empty() {
@@ -738,7 +741,7 @@ impl Hoister<'_> {
     /// The user's text with the declarations after the specification part,
     /// the assignments before their statements and the calls replaced.
     fn rewrite(&self, unit: &syntax::Unit) -> Option<HoistPass> {
-        let line_end = if self.text.contains("\r\n") { "\r\n" } else { "\n" };
+        let line_end = self.line_end;
         // After the line of the specification part's last declaration or directive.
         let last = unit
             .decls
@@ -758,7 +761,7 @@ impl Hoister<'_> {
             let call = &self.calls[call];
             edits.push((call.range, call.temp.clone()));
         }
-        edits.extend(self.conditions.iter().cloned());
+        edits.extend(self.replacements.iter().cloned());
         edits.sort_by_key(|it| (it.0.start, it.0.end));
         // Fixed form ignores what lies past its line length.
         let too_long = |line: &str| match self.form {
@@ -786,7 +789,9 @@ fn functions_using_distributed(analysis: &FileAnalysis, text: &str) -> Vec<(Stri
     let mut res = Vec::new();
     for (unit_id, (unit, _)) in analysis::model::flatten_units(&analysis.file).into_iter().enumerate() {
         let Some(name) = unit.name.as_ref().filter(|_| unit.kind == UnitKind::Function) else { continue };
-        let uses = occurrences.iter().any(|it| {
+        // Occurrences are sorted by start: those inside the unit only.
+        let first = occurrences.partition_point(|it| it.range.start < unit.range.start);
+        let uses = occurrences[first..].iter().take_while(|it| it.range.start < unit.range.end).any(|it| {
             unit.range.contains_range(it.range)
                 && it.symbol.unit != unit_id
                 && model.symbol(it.symbol).is_array()

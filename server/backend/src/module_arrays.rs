@@ -147,6 +147,10 @@ impl Lowering<'_> {
     /// The procedures that `range` calls which use distributed module
     /// arrays, and those arrays.
     pub(crate) fn implicit_arrays(&self, range: TextRange) -> (Vec<&str>, BTreeSet<SymbolId>) {
+        // Asked of every statement planned: nothing to look for in most programs.
+        if self.touching.is_empty() {
+            return (Vec::new(), BTreeSet::new());
+        }
         // Not in character literals or comments (`print *, 'energy =', e`).
         let code = crate::external_modules::code_only(self.slice(range));
         let text = code.as_str();

@@ -2271,9 +2271,7 @@ fn unsupported_mappings_are_refused_naming_the_line() {
 fn generate_in_subroutine(seed: u64) -> String {
     let program = generate(seed);
     let lines: Vec<&str> = program.lines().collect();
-    let scalars = lines.iter().position(|it| it.trim() == "integer :: i, j, k, it, s, t").expect("the scalars");
-    let floats = lines[scalars + 1].trim() == "double precision :: fs";
-    let body = lines.iter().position(|it| it.trim() == "s = 0").expect("the body");
+    let Parts { scalars, floats, body } = Parts::of(&lines);
     let decls = &lines[3..scalars];
     let directives = &lines[scalars + 1 + usize::from(floats)..body];
     let arrays: Vec<&str> = decls
@@ -2394,6 +2392,25 @@ fn generate_internal(seed: u64) -> String {
     with_bump(seed, false)
 }
 
+/// Where the parts of a program `generate` writes start: its line of
+/// scalars (the array declarations are the lines from 3 to it), whether a
+/// floating-point scalar follows it, and the body's first line (the
+/// directives end there).
+struct Parts {
+    scalars: usize,
+    floats: bool,
+    body: usize,
+}
+
+impl Parts {
+    fn of(lines: &[&str]) -> Parts {
+        let scalars = lines.iter().position(|it| it.trim() == "integer :: i, j, k, it, s, t").expect("the scalars");
+        let floats = lines[scalars + 1].trim() == "double precision :: fs";
+        let body = lines.iter().position(|it| it.trim() == "s = 0").expect("the body");
+        Parts { scalars, floats, body }
+    }
+}
+
 /// The comment after the statements that give every array its first values.
 const INITIALISED: &str = "! every array initialised";
 
@@ -2402,9 +2419,7 @@ fn with_bump(seed: u64, in_module: bool) -> String {
     let program = generate(seed);
     let mut rng = Rng::new(seed ^ 0x000d_01e5);
     let lines: Vec<&str> = program.lines().collect();
-    let scalars = lines.iter().position(|it| it.trim() == "integer :: i, j, k, it, s, t").expect("the scalars");
-    let floats = lines[scalars + 1].trim() == "double precision :: fs";
-    let body = lines.iter().position(|it| it.trim() == "s = 0").expect("the body");
+    let Parts { scalars, floats, body } = Parts::of(&lines);
     let decls = &lines[3..scalars];
     let directives = &lines[scalars + 1 + usize::from(floats)..body];
     // The first `integer :: x(lo:hi)`.
