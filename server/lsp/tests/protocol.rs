@@ -350,12 +350,13 @@ fn a_module_file_changed_on_disk_reanalyses_its_dependents() {
     let mut client = start_in(capabilities, json!(root));
     client.open(&main_uri, main);
     assert_eq!(client.diagnostics(&main_uri, 1).len(), 1);
-    // The server asked to be told about changes of Fortran files.
-    let registration = client
-        .pending
-        .iter()
-        .filter(|it| it["method"] == "client/registerCapability")
-        .flat_map(|it| it["params"]["registrations"].as_array().cloned().unwrap_or_default())
+    // The server asked to be told about changes of Fortran files (a request
+    // of its own, which may come after the diagnostics).
+    let registration = client.server_request("client/registerCapability")["params"]["registrations"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
         .find(|it| it["method"] == "workspace/didChangeWatchedFiles")
         .expect("a file watcher registration");
     let glob = registration["registerOptions"]["watchers"][0]["globPattern"].as_str().unwrap();

@@ -266,6 +266,19 @@ impl Client {
         }
     }
 
+    /// The request `method` the server sent (answered with null), waiting
+    /// for it if it has not arrived: a server's own requests race with what
+    /// it publishes.
+    pub fn server_request(&mut self, method: &str) -> Value {
+        loop {
+            if let Some(found) = self.pending.iter().find(|it| it["method"] == method && it.get("id").is_some()) {
+                return found.clone();
+            }
+            let message = self.receive();
+            self.pending.push(message);
+        }
+    }
+
     /// Waits until `count` log messages containing `text` arrived.
     pub fn wait_for_logs(&mut self, text: &str, count: usize) {
         let seen = |pending: &[Value]| {
