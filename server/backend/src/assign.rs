@@ -211,20 +211,39 @@ impl<'a> Lowering<'a> {
                 // Elements of 1-D arrays distributed differently (`U(5) = R(7)`
                 // for a reversed R) are fetched for the owner of a BLOCK element.
                 let mut remote = Vec::new();
-                let fetches = !distributed.cyclic && distributed.second.is_none();
-                self.element_reads(rhs, home, &index_form, &mut reads, fetches.then_some(&mut remote))?;
+                let cyclic = distributed.cyclic;
+                let fetches = distributed.second.is_none();
                 let mut edits = Vec::new();
-                if self.distributed[&home].cyclic {
-                    // Its owner reads its own elements only, at their local positions.
-                    if let Some((array, _)) =
-                        reads.iter().find(|(array, range)| !self.is_local(home, 0, **array, **range))
-                    {
-                        return Err(format!(
-                            "it reads {} at another element than the left side's (on a CYCLIC distribution it lives on another process)",
-                            self.distributed[array].name
-                        ));
+                if cyclic {
+                    // Its owner reads its own elements at their local positions;
+                    // an element on another cell lives on another process (no
+                    // neighbour on a CYCLIC distribution): it is fetched.
+                    for (range, id) in self.distributed_occurrences(rhs.range) {
+                        let mut one = BTreeMap::new();
+                        let local = self.element_read(rhs, range, id, home, &index_form, &mut one).is_ok()
+                            && one.iter().all(|(array, cells)| self.is_local(home, 0, *array, *cells));
+                        if local {
+                            reads.extend(one);
+                            continue;
+                        }
+                        let fetched = self.fetched_element(rhs, range, id).filter(|_| fetches);
+                        remote.push(fetched.ok_or_else(|| {
+                            format!(
+                                "it reads {} at another element than the left side's (on a CYCLIC distribution it lives on another process)",
+                                self.distributed[&id].name
+                            )
+                        })?);
                     }
+                    if remote.iter().any(|it| {
+                        remote.iter().any(|other| it.range.contains_range(other.range) && it.range != other.range)
+                    }) {
+                        return Err("a fetched element's subscript holds another".to_string());
+                    }
+                    // A fetched reference is replaced whole, its subscript included.
                     edits = self.cyclic_subscript_edits(stmt.range, &[lhs, rhs])?;
+                    edits.retain(|(range, _)| !remote.iter().any(|it| it.range.contains_range(*range)));
+                } else {
+                    self.element_reads(rhs, home, &index_form, &mut reads, fetches.then_some(&mut remote))?;
                 }
                 self.grow_shadows(home, 0, &reads);
                 return Ok(Plan::Owner { stmt, array: home, index: index.range, reads, edits, remote });

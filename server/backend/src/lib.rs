@@ -492,9 +492,21 @@ impl Plan<'_> {
         }
     }
 
+    /// Whether a statement runs in parallel over many elements at once (not
+    /// one element assignment by its owner).
+    fn runs_in_bulk(&self) -> bool {
+        match self {
+            Plan::Owner { .. } => false,
+            Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::runs_in_bulk),
+            Plan::If { branches } => branches.iter().flat_map(|it| &it.1).any(Plan::runs_in_bulk),
+            _ => self.runs_in_parallel(),
+        }
+    }
+
     /// Whether an element assignment fetches what it reads by an all-to-all
-    /// (`Owner` with `remote`): in every iteration of a loop, that costs
-    /// more than running the loop once on rank 0.
+    /// (`Owner` with `remote`): in every iteration of a loop that does
+    /// nothing in bulk (it walks elements one by one), that costs more than
+    /// running the loop once on rank 0.
     fn fetches_elements(&self) -> bool {
         match self {
             Plan::Owner { remote, .. } => !remote.is_empty(),
@@ -1340,7 +1352,8 @@ impl<'a> Lowering<'a> {
         if planned.iter().flat_map(|it| &it.1).any(Plan::gathers) {
             return Err("a statement of its body runs on rank 0 on gathered copies".to_string());
         }
-        if is_loop && planned.iter().flat_map(|it| &it.1).any(Plan::fetches_elements) {
+        let body_plans = || planned.iter().flat_map(|it| &it.1);
+        if is_loop && body_plans().any(Plan::fetches_elements) && !body_plans().any(Plan::runs_in_bulk) {
             return Err("an element assignment of its body would fetch by an all-to-all in every iteration".to_string());
         }
         if !is_loop {
@@ -1382,7 +1395,7 @@ impl<'a> Lowering<'a> {
         if body.iter().any(Plan::gathers) {
             return Err("a statement of its body runs on rank 0 on gathered copies".to_string());
         }
-        if body.iter().any(Plan::fetches_elements) {
+        if body.iter().any(Plan::fetches_elements) && !body.iter().any(Plan::runs_in_bulk) {
             return Err("an element assignment of its body would fetch by an all-to-all in every iteration".to_string());
         }
         Ok(Plan::Sequential { control, body })

@@ -347,7 +347,7 @@ end program c
     assert_eq!(
         notes,
         [
-            "11: runs on one process: a is read at an element another process writes earlier (a loop-carried dependence), and no statement of its body runs in parallel",
+            "11: runs on one process: a is read at an element another process writes earlier (a loop-carried dependence), and an element assignment of its body would fetch by an all-to-all in every iteration",
         ]
     );
     // The array assignment on the same cells runs course by course too.
@@ -391,7 +391,7 @@ end program c
     assert_eq!(
         notes,
         [
-            "16: runs on one process: a is read at an element another process writes earlier (a loop-carried dependence), and no statement of its body runs in parallel",
+            "16: runs on one process: a is read at an element another process writes earlier (a loop-carried dependence), and an element assignment of its body would fetch by an all-to-all in every iteration",
         ]
     );
     assert_eq!(source.matches("owner computes").count(), 2, "{source}");
@@ -1300,12 +1300,13 @@ fn cyclic_sections_run_course_by_course_when_their_reads_are_on_the_same_cells()
 }
 
 /// Reads off the left side's template cells (a shift, another CYCLIC
-/// distribution) in a FORALL, an element assignment or a WHERE,
+/// distribution) in a FORALL or a WHERE,
 /// floating-point sums, and a WHERE whose left sides are the same indices
 /// of arrays on other cells (`b` sits one cell away from `a`) keep the
 /// rank-0 path, with a note saying why. Array assignments to one run of
 /// elements of a rank-1 array that read off its cells (lines 13, 14 and 16)
-/// fetch what they read instead and run course by course.
+/// fetch what they read instead and run course by course, and so does the
+/// owner of an element assigned from an element on another cell (line 17).
 #[test]
 fn cyclic_statements_reading_other_cells_stay_on_rank_0() {
     let (notes, source) = lower(&cyclic_program(
@@ -1326,7 +1327,6 @@ fn cyclic_statements_reading_other_cells_stay_on_rank_0() {
         notes,
         [
             "15: runs on one process: it reads k at other elements than its home's (on a CYCLIC distribution they live on other processes)",
-            "17: runs on one process: it is not an owner-computes assignment: it reads k at another element than the left side's (on a CYCLIC distribution it lives on another process)",
             "18: runs on one process: it is not an owner-computes assignment: it reads k at other elements than the left side's (on a CYCLIC distribution they live on other processes)",
             "19: runs on one process: it is not an owner-computes assignment: it assigns the replicated variable s from distributed data; a floating-point reduction of the CYCLIC(3) array a keeps its order only on rank 0 (passing the running value from owner to owner would cost a message every 3 elements: gathering costs less)",
             "20: runs on one process: it is not an owner-computes assignment: its left sides are not the same elements",
@@ -1338,6 +1338,17 @@ fn cyclic_statements_reading_other_cells_stay_on_rank_0() {
     assert!(
         source.contains(
             "  x(hpf_lx(hpf_d_x, hpf_lo):hpf_lx(hpf_d_x, hpf_hi):1) = real(hpf_gv_1(hpf_m + 1:hpf_m + hpf_k))\n"
+        ),
+        "{source}"
+    );
+    // `k(5) = k(6)`: the owner of k(5) fetches k(6) and stores it at k(5)'s local position.
+    assert!(
+        source.contains("  forall (hpf_i = hpf_lo:hpf_hi:1) hpf_gi_1((hpf_i - hpf_lo) / (1) + 1) = (6)\n"),
+        "{source}"
+    );
+    assert!(
+        source.contains(
+            "  if (hpf_owns(hpf_d_k, 5)) then\n  k(hpf_lx(hpf_d_k, 5)) = hpf_gv_1((hpf_i - hpf_lo) / (1) + 1)\n"
         ),
         "{source}"
     );
@@ -2469,4 +2480,39 @@ fn half_read_declarations_are_lowered_without_a_panic() {
     let text = include_str!("testdata/declaration_past_specification.f");
     let analysis = analysis::analyze(text, SourceForm::FIXED, ModelConfig { number_of_processors: None });
     let _ = crate::lower(&analysis, text);
+}
+
+/// A time loop whose body sweeps arrays in parallel and also sets one
+/// element from an element of another process (a periodic boundary) stays
+/// on every process: the element is fetched in each step (one small
+/// exchange), rather than the whole loop going to rank 0. (A loop that only
+/// walks elements one by one, fetching each, still runs on rank 0:
+/// `reads_that_are_not_neighbours_are_fetched_before_the_loop`.)
+#[test]
+fn element_fetches_in_time_loops_keep_them_parallel() {
+    let (notes, source) = lower(
+        "program t
+  implicit none
+  integer, parameter :: n = 16
+  real :: u(n), w(n), r(n)
+  integer :: step
+!HPF$ DISTRIBUTE u(BLOCK)
+!HPF$ ALIGN w(i) WITH u(i)
+!HPF$ ALIGN r(i) WITH u(n+1-i)
+  u = 1.0
+  r = 2.0
+  do step = 1, 5
+    w(2:n) = u(1:n-1)
+    w(1) = r(1)
+    u = w + 1.0
+  end do
+  print *, sum(u)
+end program t
+",
+    );
+    assert!(notes.is_empty(), "{notes:?}");
+    assert!(!source.contains("on rank 0"), "{source}");
+    assert!(source.contains("  do step = 1, 5\n"), "{source}");
+    assert!(source.contains("  if (hpf_owns(hpf_d_w, 1)) then\n"), "{source}");
+    assert!(source.contains("call hpf_remote_read_r4(r, hpf_d_r, hpf_gi_1, hpf_gv_1)"), "{source}");
 }
