@@ -158,6 +158,16 @@ pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Option<(Hoisted, F
         current = Some((rewritten, reanalysed));
     }
     let (base_text, base) = current.as_ref().map_or((text, analysis), |(text, analysis)| (text.as_str(), analysis));
+    if let Some(edits) = crate::split_loops::split_loops(base, base_text) {
+        let (rewritten, edits) = apply(base_text, edits);
+        let reanalysed = analysis.reanalyze(&rewritten);
+        // A split that does not analyse cleanly is left out.
+        if clean(&reanalysed) {
+            passes.push(edits);
+            current = Some((rewritten, reanalysed));
+        }
+    }
+    let (base_text, base) = current.as_ref().map_or((text, analysis), |(text, analysis)| (text.as_str(), analysis));
     let mut temporaries = Vec::new();
     if let Some((rewritten, edits, temps)) = hoist(base, base_text) {
         let reanalysed = analysis.reanalyze(&rewritten);

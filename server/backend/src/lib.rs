@@ -135,6 +135,7 @@ mod reduce;
 mod remap;
 mod remap_epochs;
 pub mod runtime;
+mod split_loops;
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -288,7 +289,11 @@ struct ParallelNest<'a> {
     distributing: &'a Stmt,
     step: i64,
     home: SymbolId,
-    /// The home's subscript along its distributed dimension is `v + home_offset`.
+    /// The home's subscript along its distributed dimension is
+    /// `home_coef * v + home_offset` (`home_coef` is 1 but on a rank-1
+    /// BLOCK home, whose other reads are then fetched by the
+    /// inspector/executor or on its cells).
+    home_coef: i64,
     home_offset: i64,
     /// Per distributed array read: the smallest and largest offset `c` of `v + c`.
     reads: BTreeMap<SymbolId, (i64, i64)>,
@@ -1492,29 +1497,90 @@ impl<'a> Lowering<'a> {
         Ok(true)
     }
 
-    /// Whether a nest reads `X(a*v+c)` of a rank-1 BLOCK array on the very
-    /// template cell of its rank-1 home `H(v+q)` for every `v` (the same
-    /// target, `stride_X * a == stride_H`, the same offset): a local read at
-    /// any stride, `B(2*I-1)` for `X(I)` on `T(2*I-1)`, `B(N+1-I)` for a
-    /// reversed `Y(I)`.
+    /// Whether a nest accesses `X(a*v+c)` of a rank-1 BLOCK array on the
+    /// very template cell of its rank-1 home `H(b*v+q)` for every `v` (the
+    /// same target, `stride_X * a == stride_H * b`, the same offset): a
+    /// local access at any stride, `B(2*I-1)` for `X(I)` on `T(2*I-1)`,
+    /// `B(N+1-I)` for a reversed `Y(I)`, `Y(I)` for `E(2*I)` when `Y(I)`
+    /// sits on `T(2*I)`.
+    fn on_home_cell(
+        &self,
+        access: &analysis::loops::Access,
+        var_key: &str,
+        nest: &[analysis::loops::NestIndex],
+        home: &Distributed,
+        (home_coef, home_offset): (i64, i64),
+    ) -> bool {
+        let Some(array) = self.distributed.get(&access.array) else { return false };
+        let rank_one_block = |it: &Distributed| it.lbs.len() == 1 && it.second.is_none() && !it.cyclic;
+        if !rank_one_block(array) || !rank_one_block(home) {
+            return false;
+        }
+        let Some(SubscriptForm::Affine { index, coef, offset }) = access.subscripts.first() else { return false };
+        array.target == home.target
+            && nest[*index].key == var_key
+            && array.stride * coef == home.stride * home_coef
+            && array.stride * offset + array.offset == home.stride * home_offset + home.offset
+    }
+
+    /// `on_home_cell` for a read.
     fn on_home_cells(
         &self,
         access: &analysis::loops::Access,
         var_key: &str,
         nest: &[analysis::loops::NestIndex],
         home: &Distributed,
-        home_offset: i64,
+        home_form: (i64, i64),
     ) -> bool {
-        let Some(array) = self.distributed.get(&access.array) else { return false };
-        let rank_one_block = |it: &Distributed| it.lbs.len() == 1 && it.second.is_none() && !it.cyclic;
-        if access.attr != AccessAttr::Reference || !rank_one_block(array) || !rank_one_block(home) {
-            return false;
+        access.attr == AccessAttr::Reference && self.on_home_cell(access, var_key, nest, home, home_form)
+    }
+
+    /// For a nest whose rank-1 BLOCK home is `H(a*v+q)` with `a` other
+    /// than 1, an access off the home's cells: a read the inspector/executor
+    /// fetches (pushed to `remote`), a distributed array copied whole
+    /// (`replicated`), a replicated array read as it is, or why the nest
+    /// cannot run so (a write elsewhere than the home's cells, a read of an
+    /// array the nest writes).
+    #[allow(clippy::type_complexity)]
+    fn strided_home_access(
+        &self,
+        access: &analysis::loops::Access,
+        nest: &[analysis::loops::NestIndex],
+        (var_key, home, home_form): (&str, &Distributed, (i64, i64)),
+        (loops, written, ifs, privates): (&[&Stmt], &[SymbolId], &[&Stmt], &[String]),
+        (remote, replicated): (&mut Vec<remap::RemoteRead>, &mut Vec<SymbolId>),
+        replicable: &dyn Fn(&analysis::loops::Access) -> bool,
+    ) -> Result<(), String> {
+        let name = &self.analysis.model.symbol(access.array).name.text;
+        if access.attr == AccessAttr::Update {
+            if !self.distributed.contains_key(&access.array) {
+                return Err(format!("it writes the replicated array {name}"));
+            }
+            if !self.on_home_cell(access, var_key, nest, home, home_form) {
+                return Err(format!("it updates {name} at other template cells than its home's"));
+            }
+            return Ok(());
         }
-        let Some(SubscriptForm::Affine { index, coef, offset }) = access.subscripts.first() else { return false };
-        array.target == home.target
-            && nest[*index].key == var_key
-            && array.stride * coef == home.stride
-            && array.stride * offset + array.offset == home.stride * home_offset + home.offset
+        if !self.distributed.contains_key(&access.array) {
+            return Ok(());
+        }
+        // The inspector evaluates every subscript in every iteration, before
+        // the loop: not under an IF, not of a private scalar.
+        let fetched = self
+            .remote_read(access, home, loops, written, false)
+            .filter(|_| ifs.is_empty())
+            .filter(|it| !privates.iter().any(|key| mentions_word(self.slice(it.subscript()), key)));
+        if let Some(read) = fetched {
+            remote.push(read);
+        } else if replicable(access) {
+            replicated.push(access.array);
+        } else {
+            return Err(format!(
+                "the home's distributed subscript is `{}*v+q`, and it reads {name} off the home's cells where it cannot fetch it",
+                home_form.0
+            ));
+        }
+        Ok(())
     }
 
     /// The owner-computes form of a DO nest, or why it has none here.
@@ -1549,8 +1615,14 @@ impl<'a> Lowering<'a> {
         })?;
         let home_distributed = self.distributed.get(&home.array).ok_or("its home is not distributed")?.clone();
         let dim = home_distributed.dim;
-        let (home_index, home_offset) = match home.subscripts.get(dim) {
-            Some(SubscriptForm::Affine { index, coef: 1, offset }) => (*index, *offset),
+        let rank_one_block =
+            home_distributed.lbs.len() == 1 && home_distributed.second.is_none() && !home_distributed.cyclic;
+        // `H(a*v+q)`: on a rank-1 BLOCK home, any `a` (the process runs the
+        // iterations whose `a*v+q` it owns, `hpf_local_bounds_affine`).
+        let (home_index, home_coef, home_offset) = match home.subscripts.get(dim) {
+            Some(SubscriptForm::Affine { index, coef, offset }) if *coef == 1 || (*coef != 0 && rank_one_block) => {
+                (*index, *coef, *offset)
+            }
             _ => return Err("the home's distributed subscript is not `v+q` for a loop index v".to_string()),
         };
         let var_key = first.nest[home_index].key.clone();
@@ -1604,6 +1676,22 @@ impl<'a> Lowering<'a> {
             [(exit, _)] => Some(self.exit_condition(exit, distributing, &loops, &scalars, &home_distributed)?),
             _ => return Err("it holds more than one EXIT".to_string()),
         };
+        if home_coef != 1 {
+            // The reductions' chain, the EXIT's search and the last values
+            // follow the owners of `v+q`.
+            let what = if !reductions.is_empty() {
+                Some("it reduces")
+            } else if exit_when.is_some() {
+                Some("it exits")
+            } else if !last_values.is_empty() {
+                Some("a scalar it assigns is read after it")
+            } else {
+                None
+            };
+            if let Some(what) = what {
+                return Err(format!("the home's distributed subscript is `{home_coef}*v+q`, and {what}"));
+            }
+        }
         self.check_loop_reductions(&reductions, &home_distributed, outermost)?;
         let report = reports.iter().find(|it| it.range == distributing.range).ok_or("the loop was not analysed")?;
         let own = report.nest.last().ok_or("the loop was not analysed")?;
@@ -1659,7 +1747,20 @@ impl<'a> Lowering<'a> {
         for report in &reports {
             for access in &report.accesses {
                 let symbol = model.symbol(access.array);
-                if self.on_home_cells(access, &var_key, &report.nest, &home_distributed, home_offset) {
+                if self.on_home_cells(access, &var_key, &report.nest, &home_distributed, (home_coef, home_offset)) {
+                    continue;
+                }
+                if home_coef != 1 {
+                    // No neighbours along `a*v+q`: what is not on the home's
+                    // cells is fetched by the inspector/executor.
+                    self.strided_home_access(
+                        access,
+                        &report.nest,
+                        (&var_key, &home_distributed, (home_coef, home_offset)),
+                        (&loops, &written, &ifs, &privates),
+                        (&mut remote, &mut replicated),
+                        &replicable,
+                    )?;
                     continue;
                 }
                 let near = matches!(
@@ -1832,6 +1933,7 @@ impl<'a> Lowering<'a> {
             distributing,
             step,
             home: home.array,
+            home_coef,
             home_offset,
             reads,
             cyclic_edits,
@@ -2839,10 +2941,18 @@ impl<'a> Lowering<'a> {
                 let renames = self.distributed_occurrences(nest.stmt.range).into_iter().filter(|it| it.1 == *array);
                 edits.extend(renames.map(|(range, _)| (range, format!("hpf_g_{name}"))));
             }
-            let _ = writeln!(
-                out,
-                "  call hpf_local_bounds(hpf_d_{home_name}, {home_offset}, ({lo}), ({hi}), {step}, hpf_lo, hpf_hi)"
-            );
+            if nest.home_coef == 1 {
+                let _ = writeln!(
+                    out,
+                    "  call hpf_local_bounds(hpf_d_{home_name}, {home_offset}, ({lo}), ({hi}), {step}, hpf_lo, hpf_hi)"
+                );
+            } else {
+                let _ = writeln!(
+                    out,
+                    "  call hpf_local_bounds_affine(hpf_d_{home_name}, {}, {home_offset}, ({lo}), ({hi}), {step}, hpf_lo, hpf_hi)",
+                    nest.home_coef
+                );
+            }
             self.emit_fetches_of_parts(out, nest.home, home_offset, step, &nest.reads, &nest.parts);
             if !nest.remote.is_empty() {
                 edits.extend(self.emit_remote_reads(out, var, step, &nest.remote));

@@ -58,6 +58,20 @@ impl RemoteRead {
     }
 }
 
+/// Whether a subscript list holds a `,` or `:` outside parentheses (more
+/// than one subscript, or a section): `max(1, i-1)` is one subscript.
+fn top_level_separator(subscripts: &str) -> bool {
+    let mut depth = 0i32;
+    subscripts.chars().any(|it| {
+        match it {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            _ => {}
+        }
+        depth == 0 && matches!(it, ',' | ':')
+    })
+}
+
 impl Lowering<'_> {
     /// `access` as a reference the inspector/executor fetches, or `None`
     /// when it is not one (the caller then plans it as before). `loops` are
@@ -92,7 +106,7 @@ impl Lowering<'_> {
         let text = self.slice(access.range);
         let open = text.find('(')?;
         let close = closing_paren(text, open)?;
-        if close + 1 != text.len() || text[open + 1..close].contains([':', ',']) {
+        if close + 1 != text.len() || top_level_separator(&text[open + 1..close]) {
             return None;
         }
         let subscript = TextRange::new(access.range.start + open + 1, access.range.start + close);

@@ -392,6 +392,25 @@ contains
     call hpf_window(first, last, step, window_lo, window_hi, lo, hi)
   end subroutine hpf_local_bounds
 
+  ! Local iterations of DO I = first, last, step whose home index
+  ! a*I + q (a /= 0; aligned by a BLOCK `d`) this rank owns: the I with
+  ! own_lo <= a*I + q <= own_hi, one run of them since a*I + q is monotone.
+  pure subroutine hpf_local_bounds_affine(d, a, q, first, last, step, lo, hi)
+    type(hpf_desc), intent(in) :: d
+    integer, intent(in) :: a, q, first, last, step
+    integer, intent(out) :: lo, hi
+    integer :: own_lo, own_hi, window_lo, window_hi
+    call hpf_owned(d, hpf_me(d), own_lo, own_hi)
+    if (a > 0) then
+      window_lo = hpf_ceil_div(own_lo - q, a)
+      window_hi = hpf_floor_div(own_hi - q, a)
+    else
+      window_lo = hpf_ceil_div(own_hi - q, a)
+      window_hi = hpf_floor_div(own_lo - q, a)
+    end if
+    call hpf_window(first, last, step, window_lo, window_hi, lo, hi)
+  end subroutine hpf_local_bounds_affine
+
   ! Along one axis: the elements read at distances cmin .. cmax by the
   ! iterations whose home, at distance q, this process owns (none, 1 .. 0,
   ! when it owns nothing).

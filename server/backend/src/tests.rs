@@ -2118,7 +2118,15 @@ end program s
 "
         )
     };
+    // An END DO loop of the main program is split in its text (`split_loops.rs`),
+    // and each part is planned as a loop of its own.
     let (notes, source) = lower(&text("  do i = 1, n\n    a(i) = 2 * i\n    c(i) = n - i\n  end do\n"));
+    assert!(notes.is_empty(), "{notes:?}");
+    assert_eq!(source.matches("! hpf-ls: owner computes do i = 1, n\n").count(), 2, "{source}");
+    assert!(source.contains("  do i = hpf_lo, hpf_hi, 1\n    a(i) = 2 * i\n  end do\n"), "{source}");
+    assert!(source.contains("  do i = hpf_lo, hpf_hi, 1\n    c(hpf_lx(hpf_d_c, i)) = n - i\n  end do\n"), "{source}");
+    // A loop ended by a labelled CONTINUE is split by the lowering (`fission.rs`).
+    let (notes, source) = lower(&text("  do 10 i = 1, n\n    a(i) = 2 * i\n    c(i) = n - i\n10 continue\n"));
     assert!(notes.is_empty(), "{notes:?}");
     assert!(
         source.contains(
@@ -2143,6 +2151,7 @@ end program s
     ] {
         let (_, source) = lower(&text(body));
         assert!(!source.contains("one loop per array"), "{source}");
+        assert!(!source.contains("owner computes"), "{source}");
     }
 }
 
@@ -2515,4 +2524,145 @@ end program t
     assert!(source.contains("  do step = 1, 5\n"), "{source}");
     assert!(source.contains("  if (hpf_owns(hpf_d_w, 1)) then\n"), "{source}");
     assert!(source.contains("call hpf_remote_read_r4(r, hpf_d_r, hpf_gi_1, hpf_gv_1)"), "{source}");
+}
+
+/// A DO loop whose home is `H(a*v+q)` with `a` other than 1 on a rank-1
+/// BLOCK array (multigrid prolongation `e(2*i) = y(i)`, a reversed walk
+/// `e(n+1-i)`) runs the iterations whose element the process owns
+/// (`hpf_local_bounds_affine`); reads on the home's cells are local, other
+/// reads are fetched by the inspector/executor. Such a loop that reduces
+/// runs element by element, with the reason.
+#[test]
+fn loops_over_strided_homes_run_on_their_owners() {
+    let (notes, source) = lower(
+        "program m
+  implicit none
+  integer, parameter :: n = 20
+  real :: y(n), e(0:2*n+1), s
+  integer :: i
+!HPF$ TEMPLATE T(0:2*N+1)
+!HPF$ DISTRIBUTE T(BLOCK) ONTO P
+!HPF$ PROCESSORS P(4)
+!HPF$ ALIGN Y(I) WITH T(2*I)
+!HPF$ ALIGN E(I) WITH T(I)
+  y = 1.0
+  e = 0.0
+  do i = 1, n
+    e(2*i) = y(i)
+  end do
+  do i = 1, n - 1
+    e(2*i+1) = 0.5 * (y(i) + y(i+1))
+  end do
+  do i = n, 1, -1
+    e(2*n+1-i) = e(2*n+1-i) + 1.0
+  end do
+  s = 0.0
+  do i = 1, n
+    e(2*i) = y(i) * 2.0
+    s = s + e(2*i)
+  end do
+  print *, sum(e), s
+end program m
+",
+    );
+    assert_eq!(
+        notes,
+        [
+            "23: every process runs this loop, each element assignment on its owner, iteration by iteration: the home's distributed subscript is `2*v+q`, and it reduces"
+        ],
+        "{source}"
+    );
+    assert!(source.contains("call hpf_local_bounds_affine(hpf_d_e, 2, 0, (1), (n), 1, hpf_lo, hpf_hi)\n  do i = hpf_lo, hpf_hi, 1\n    e(2*i) = y(i)\n"), "{source}");
+    // y(i) and y(i+1) sit on cells 2i and 2i+2, the home on 2i+1: both fetched.
+    assert!(
+        source.contains("call hpf_local_bounds_affine(hpf_d_e, 2, 1, (1), (n - 1), 1, hpf_lo, hpf_hi)"),
+        "{source}"
+    );
+    assert!(source.contains("    hpf_gi_1(1 * hpf_n + (i - hpf_lo) / (1) + 1) = i+1\n"), "{source}");
+    assert!(source.contains("call hpf_remote_read_r4(y, hpf_d_y, hpf_gi_1, hpf_gv_1)"), "{source}");
+    assert!(source.contains("call hpf_local_bounds_affine(hpf_d_e, -1, 41, (n), (1), -1, hpf_lo, hpf_hi)"), "{source}");
+}
+
+/// A loop whose assignments write arrays on different template cells
+/// (`x` on the odd cells, `z` on the even ones) is split into one loop per
+/// assignment before the lowering, each on its owners; an INDEPENDENT
+/// before it is repeated before each part. The notes of the parts name the
+/// user's lines.
+#[test]
+fn loops_writing_arrays_on_different_cells_are_split_in_the_text() {
+    let (notes, source) = lower(
+        "program s
+  implicit none
+  integer, parameter :: n = 32, m = n/2
+  integer :: b(n), x(m), z(m), i
+!HPF$ TEMPLATE T(N)
+!HPF$ DISTRIBUTE T(BLOCK)
+!HPF$ ALIGN B(I) WITH T(I)
+!HPF$ ALIGN X(I) WITH T(2*I-1)
+!HPF$ ALIGN Z(:) WITH T(2:N:2)
+  b = 3
+!HPF$ INDEPENDENT
+  do i = 1, m
+    x(i) = b(2*i-1)
+    z(i) = b(2*i) + x(i)
+  end do
+  do i = 1, m
+    x(i) = b(2*i-1)
+    z(i) = b(2*i)
+  end do
+  print *, x, z
+end program s
+",
+    );
+    // The first loop's second assignment reads x, which the first writes: not split.
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].starts_with("12: "), "{notes:?}");
+    assert_eq!(source.matches("! hpf-ls: owner computes do i = 1, m\n").count(), 2, "{source}");
+    assert!(source.contains("  do i = hpf_lo, hpf_hi, 1\n    x(i) = b(2*i-1)\n  end do\n"), "{source}");
+    assert!(source.contains("  do i = hpf_lo, hpf_hi, 1\n    z(i) = b(2*i)\n  end do\n"), "{source}");
+    assert!(!source.contains("hpf_remote_read"), "{source}");
+
+    let (notes, source) = lower(
+        "program s
+  implicit none
+  integer, parameter :: n = 32, m = n/2
+  integer :: b(n), x(m), z(m), i
+!HPF$ TEMPLATE T(N)
+!HPF$ DISTRIBUTE T(BLOCK)
+!HPF$ ALIGN B(I) WITH T(I)
+!HPF$ ALIGN X(I) WITH T(2*I-1)
+!HPF$ ALIGN Z(:) WITH T(2:N:2)
+  b = 3
+!HPF$ INDEPENDENT
+  do i = 1, m
+    x(i) = b(2*i-1)
+    z(i) = b(2*i)
+  end do
+  print *, x, z
+end program s
+",
+    );
+    assert!(notes.is_empty(), "{notes:?}");
+    assert_eq!(source.matches("! hpf-ls: owner computes do i = 1, m\n").count(), 2, "{source}");
+    let text = "program s
+  integer :: b(8), x(4), z(4), i
+!HPF$ DISTRIBUTE (BLOCK) :: B, X
+!HPF$ DISTRIBUTE Z(CYCLIC)
+  b = 3
+!HPF$ INDEPENDENT
+  do i = 1, 4   ! both
+    x(i) = b(2*i-1)
+    z(i) = b(2*i)
+  end do
+end program s
+";
+    let analysis = analysis::analyze(text, SourceForm::Free, ModelConfig { number_of_processors: None });
+    let (rewritten, _) = crate::hoist::rewrite(&analysis, text).expect("split");
+    assert!(
+        rewritten.text.contains(
+            "!HPF$ INDEPENDENT\n  do i = 1, 4   ! both\n    x(i) = b(2*i-1)\n  end do\n!HPF$ INDEPENDENT\n  do i = 1, 4   ! both\n    z(i) = b(2*i)\n  end do\n"
+        ),
+        "{}",
+        rewritten.text
+    );
 }

@@ -1140,3 +1140,104 @@ end program cyclic_shift
     }
     assert!(stderr.contains("line 27: 9 message(s), 81 element(s)"), "{stderr}");
 }
+
+/// Loops whose home is `H(a*v+q)` (multigrid restriction and prolongation,
+/// a reversed walk, a stride of 3 with a negative step), loops split
+/// because their assignments write arrays on different template cells, and
+/// a time loop that sets one element from another process's element per
+/// step (BLOCK and CYCLIC), on 1 to 5 processes against gfortran; every
+/// owner-computes loop moves what the analysis predicts.
+#[test]
+fn strided_homes_split_loops_and_element_fetches_run_in_parallel() {
+    if !toolchain_present() {
+        eprintln!("skipped: no MPI toolchain (and CI is not set)");
+        return;
+    }
+    let (dir, source) = scratch_program(
+        "strided_homes",
+        "program strided_homes
+  implicit none
+  integer, parameter :: n = 23, m = 2*n + 1
+  real :: y(n), e(0:m), q(0:m)
+  integer :: b(m), x(n), z(n), k(m), c(n), i, step
+!HPF$ PROCESSORS P(4)
+!HPF$ TEMPLATE T(0:M)
+!HPF$ DISTRIBUTE T(BLOCK) ONTO P
+!HPF$ ALIGN Y(I) WITH T(2*I)
+!HPF$ ALIGN (:) WITH T(:) :: E, Q
+!HPF$ ALIGN B(I) WITH T(M-I)
+!HPF$ ALIGN X(I) WITH T(2*I-1)
+!HPF$ ALIGN Z(:) WITH T(2:2*N:2)
+!HPF$ DISTRIBUTE K(CYCLIC(2)) ONTO P
+!HPF$ DISTRIBUTE C(BLOCK) ONTO P
+  do i = 0, m
+    q(i) = real(mod(i * i, 13))
+  end do
+  do i = 1, m
+    b(i) = mod(5 * i, 17)
+    k(i) = mod(3 * i, 7)
+  end do
+  c = 0
+  ! Restriction onto the coarse grid (its cells are the even ones).
+  do i = 1, n
+    y(i) = 0.25*q(2*i-1) + 0.5*q(2*i) + 0.25*q(2*i+1)
+  end do
+  e = 0.0
+  ! Prolongation: homes e(2*i) and e(2*i+1).
+  do i = 1, n
+    e(2*i) = y(i)
+  end do
+  do i = 1, n - 1
+    e(2*i+1) = 0.5 * (y(i) + y(i+1))
+  end do
+  ! A reversed walk and a stride of 3 backwards.
+  do i = m, 1, -1
+    b(m+1-i) = b(m+1-i) + i
+  end do
+  do i = 15, 1, -2
+    b(3*i-2) = b(3*i-2) * 2 - k(i)
+  end do
+  ! Split: x and z sit on different cells.
+  do i = 1, n
+    x(i) = b(2*i-1) + 1
+    z(i) = b(2*i) - k(i)
+  end do
+  ! Time steps with a periodic boundary element from another process.
+  do step = 1, 4
+    c(2:n) = c(1:n-1) + x(2:n)
+    c(1) = c(n) + z(1)
+    k(2:m) = k(1:m-1)
+    k(1) = k(m) + step
+  end do
+  print '(6f12.5)', e
+  print *, b
+  print *, x
+  print *, z
+  print *, c
+  print *, k
+  print *, i, step
+end program strided_homes
+",
+    );
+    let expected = sequential_output(&dir, &source);
+    runs_print_on(&source, &expected, &["1", "2", "3", "4", "5"]);
+    let output = hpf_ls_build(&source, &dir.join("strided_homes.exe"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(!stderr.contains("runs on one process"), "{stderr}");
+    let output = hpf_ls_run(&["--np", "4", "--stats"], &source, None);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stats = per_loop_stats_by_line(&stderr);
+    // The prolongations, the reversed and strided walks, and the two parts
+    // of the split loop (the second named by its assignment's line) are
+    // owner-computes loops.
+    let lines: Vec<usize> = stats.iter().map(|it| it.0).collect();
+    for line in [30, 33, 37, 40, 44, 46] {
+        assert!(lines.contains(&line), "line {line}: {stderr}");
+    }
+    for (line, moved, predicted) in stats {
+        if predicted != "no prediction" {
+            assert_eq!(moved, predicted, "line {line}:\n{stderr}");
+        }
+    }
+}
