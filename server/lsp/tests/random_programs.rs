@@ -640,6 +640,7 @@ impl Gen {
         let has_two = !self.twos().is_empty();
         let kind = self.rng.below(if depth < 2 { 15 } else { 12 });
         match kind {
+            0 | 1 if self.rng.chance(35) => self.strided_loop(),
             0 | 1 => self.affine_loop(false),
             2 => self.affine_loop(true),
             3 => self.section(),
@@ -649,6 +650,7 @@ impl Gen {
             7 => self.print(),
             8 if has_two => self.loop2(),
             9 if has_two => self.section2(),
+            8 | 9 if self.rng.chance(50) => self.strided_loop(),
             8 | 9 => self.affine_loop(false),
             10 if has_two => {
                 if self.rng.chance(50) {
@@ -776,6 +778,84 @@ impl Gen {
         if self.rng.chance(15) {
             self.line("print *, 'i', i");
         }
+    }
+
+    /// The range of `v` for which every `(array, k, c)` reads `array(k*v+c)`
+    /// in bounds (`k` not 0).
+    fn strided_range(refs: &[(Array, i64, i64)]) -> Option<(i64, i64)> {
+        let floor = |x: i64, k: i64| x.div_euclid(k) - i64::from(k < 0 && x.rem_euclid(k) != 0);
+        let ceil = |x: i64, k: i64| -floor(-x, k);
+        let mut range = (i64::MIN, i64::MAX);
+        for (array, k, c) in refs {
+            let (lo, hi) = if *k > 0 {
+                (ceil(array.lo - c, *k), floor(array.hi - c, *k))
+            } else {
+                (ceil(array.hi - c, *k), floor(array.lo - c, *k))
+            };
+            range = (range.0.max(lo), range.1.min(hi));
+        }
+        (range.0 <= range.1).then_some(range)
+    }
+
+    /// A DO loop whose home is `X(a*I+q)` with `a` of 2, 3, -1 or -2 (the
+    /// owners of its elements run it) reading other arrays at `Y(b*I+c)`;
+    /// or one of two assignments to different arrays, which the backend
+    /// splits into two loops when they sit on different template cells.
+    fn strided_loop(&mut self) {
+        let ones = self.ones();
+        if ones.len() < 3 {
+            return self.affine_loop(false);
+        }
+        let lhs = self.rng.pick(&ones).clone();
+        let others: Vec<Array> = ones.iter().filter(|it| it.name != lhs.name).cloned().collect();
+        let split = self.rng.chance(40);
+        let second = split.then(|| self.rng.pick(&others).clone());
+        let readable: Vec<Array> =
+            others.iter().filter(|it| second.as_ref().is_none_or(|s| s.name != it.name)).cloned().collect();
+        let a = if split { 1 } else { *self.rng.pick(&[2, 3, -1, -2]) };
+        let q = self.rng.range(lhs.lo, lhs.hi) - a * self.rng.range(0, 2);
+        let mut refs: Vec<(Array, i64, i64)> = vec![(lhs.clone(), a, q)];
+        let q2 = self.rng.range(-1, 1);
+        if let Some(second) = &second {
+            refs.push((second.clone(), 1, q2));
+        }
+        let mut reads: Vec<(Array, i64, i64)> = Vec::new();
+        for _ in 0..self.rng.range(1, 3) {
+            let array = self.rng.pick(&readable).clone();
+            let k = *self.rng.pick(&[1, 1, 2, -1]);
+            let c = self.rng.range(array.lo, array.hi) - k * self.rng.range(0, 2);
+            reads.push((array, k, c));
+        }
+        refs.extend(reads.iter().cloned());
+        let Some((lo, hi)) = Self::strided_range(&refs) else { return self.affine_loop(false) };
+        let at = |(array, k, c): &(Array, i64, i64)| match k {
+            1 => format!("{}({})", array.name, offset("i", *c)),
+            -1 => format!("{}({c}-i)", array.name),
+            k => format!("{}({})", array.name, offset(&format!("{k}*i"), *c)),
+        };
+        let mut terms: Vec<String> = reads.iter().map(at).collect();
+        if self.rng.chance(40) {
+            let term = self.scalar_term(&["i"]);
+            terms.push(term);
+        }
+        if self.rng.chance(40) {
+            self.line("!HPF$ INDEPENDENT");
+        }
+        let (blo, bhi) = (self.bound(lo), self.bound(hi));
+        match *self.rng.pick(&[1, 1, -1, 2, -3]) {
+            1 => self.line(&format!("do i = {blo}, {bhi}")),
+            step if step > 0 => self.line(&format!("do i = {blo}, {bhi}, {step}")),
+            step => self.line(&format!("do i = {bhi}, {blo}, {step}")),
+        }
+        let split_at = if second.is_some() { self.rng.range(1, terms.len() as i64) as usize } else { terms.len() };
+        let rest = terms.split_off(split_at.min(terms.len()));
+        let rhs = self.combine(terms);
+        self.line(&format!("  {} = {rhs}", at(&refs[0])));
+        if let Some(second) = second {
+            let rhs = if rest.is_empty() { self.scalar_term(&["i"]) } else { self.combine(rest) };
+            self.line(&format!("  {} = {rhs}", at(&(second, 1, q2))));
+        }
+        self.line("end do");
     }
 
     /// A section `X(l:u:st)` of `len` elements, or None when it does not fit.
@@ -2181,6 +2261,17 @@ fn the_generator_is_deterministic() {
     let (strided, reversed) = (aligned("*I"), aligned("-I)"));
     eprintln!("{strided} strided and {reversed} reversed alignments in seeds 1000..1200");
     assert!(strided >= 15 && reversed >= 5, "{strided} strided, {reversed} reversed");
+    // Loops whose home is strided or reversed (`a(2*i-3) = ...`, `b(7-i) = ...`) come up.
+    let strided_homes = (1000..1200)
+        .filter(|seed| {
+            generate(*seed).lines().any(|line| {
+                let lhs = line.trim_start().split(" = ").next().unwrap_or("");
+                lhs.contains("*i") || lhs.ends_with("-i)")
+            })
+        })
+        .count();
+    eprintln!("{strided_homes} programs with strided homes in seeds 1000..1200");
+    assert!(strided_homes >= 20, "{strided_homes} programs with strided homes in seeds 1000..1200");
 }
 
 /// A program with one mapping the backend does not lower (a COMPLEX array,
