@@ -26,6 +26,10 @@
 //! index of a DO loop around them: the IF then runs on every process alike
 //! and does not keep its time loop on rank 0.
 //!
+//! Before the temporaries, DO loops whose assignments write arrays on
+//! different template cells are split into one loop per assignment
+//! (`split_loops.rs`).
+//!
 //! A call is hoisted where evaluating it earlier means the same: in the
 //! main program, from statements that begin their line (no label, not the
 //! action of a logical IF), out of assignments, output items, CALL

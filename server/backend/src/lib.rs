@@ -15,7 +15,11 @@
 //! - DO nests whose distributing loop updates its home `H(I+q)` and reads
 //!   distributed arrays at `X(I+c)`: each process runs the iterations it
 //!   owns, after one neighbour fetch per array into its shadow area (the
-//!   seed's transfer before the loop); inside the distributing loop,
+//!   seed's transfer before the loop); on a rank-1 BLOCK home also
+//!   `H(a*I+q)` for any `a` (`E(2*I+1)`, `B(N+1-I)`): the iterations whose
+//!   element the process owns (`hpf_local_bounds_affine`), reads on the
+//!   home's template cells local and the others fetched by the
+//!   inspector/executor below; inside the distributing loop,
 //!   IF statements and constructs (their conditions read like the
 //!   assignments do) and private scalar temporaries, assigned before they
 //!   are read in every iteration (read after the nest: the last
@@ -65,7 +69,8 @@
 //!   neighbour shift there; from a BLOCK home in a DO loop it is fetched as
 //!   above, and a read behind the loop's writes is a carried dependence),
 //!   takes the rank-0 path below, whose gather and scatter follow
-//!   the cyclic owner map;
+//!   the cyclic owner map, except an element assigned from elements of
+//!   other cells (`K(5) = K(N)`): its owner fetches them;
 //! - DO, DO WHILE and IF constructs around them, run by every process with
 //!   replicated indices and conditions, their statements planned one by one
 //!   (an unnamed CYCLE or EXIT that every process runs leaves the loop on
@@ -94,7 +99,9 @@
 //!   whole arrays become FORALLs, and LBOUND, UBOUND and SIZE of
 //!   distributed arrays become their declared values: the program is
 //!   rewritten, analysed again and lowered in place of the user's
-//!   (`hoist.rs`);
+//!   (`hoist.rs`); so is a DO loop whose assignments write rank-1 arrays
+//!   on different template cells and read nothing another writes: one
+//!   loop per assignment (`split_loops.rs`);
 //! - WHERE on whole arrays of a 2-D grid laid out alike: each process runs
 //!   it on its box (`grid.rs`);
 //! - modules of other files that hold no variables, copied into the
@@ -112,7 +119,12 @@
 //!   always run where the statement that uses them runs. A loop with a
 //!   dependence carried across processors takes this path too, and so does
 //!   a loop holding such a statement (gathering in every iteration would
-//!   cost more than running it once on rank 0).
+//!   cost more than running it once on rank 0). An element assignment that
+//!   fetches an element of another process (`W(1) = V(N)`, a periodic
+//!   boundary) does not send its time loop there when the loop also does
+//!   work in bulk (sections, loops, reductions): one small exchange per
+//!   step costs less than running the steps on one process; a loop that
+//!   only walks elements so still runs on rank 0.
 //!
 //! Output statements run on rank 0 only, so the program prints exactly
 //! what the sequential program prints.
