@@ -1535,18 +1535,6 @@ impl<'a> Lowering<'a> {
             && array.stride * offset + array.offset == home.stride * home_offset + home.offset
     }
 
-    /// `on_home_cell` for a read.
-    fn on_home_cells(
-        &self,
-        access: &analysis::loops::Access,
-        var_key: &str,
-        nest: &[analysis::loops::NestIndex],
-        home: &Distributed,
-        home_form: (i64, i64),
-    ) -> bool {
-        access.attr == AccessAttr::Reference && self.on_home_cell(access, var_key, nest, home, home_form)
-    }
-
     /// For a nest whose rank-1 BLOCK home is `H(a*v+q)` with `a` other
     /// than 1, an access off the home's cells: a read the inspector/executor
     /// fetches (pushed to `remote`), a distributed array copied whole
@@ -1689,10 +1677,11 @@ impl<'a> Lowering<'a> {
             _ => return Err("it holds more than one EXIT".to_string()),
         };
         if home_coef != 1 {
-            // The reductions' chain, the EXIT's search and the last values
-            // follow the owners of `v+q`.
-            let what = if !reductions.is_empty() {
-                Some("it reduces")
+            // The EXIT's search and the last values follow the owners of
+            // `v+q`, and so does a floating-point chain, which runs the other
+            // way for a negative `a`; other reductions combine in any order.
+            let what = if home_coef < 0 && reductions.iter().any(|it| it.chained()) {
+                Some("it reduces a floating-point scalar in order")
             } else if exit_when.is_some() {
                 Some("it exits")
             } else if !last_values.is_empty() {
@@ -1759,7 +1748,10 @@ impl<'a> Lowering<'a> {
         for report in &reports {
             for access in &report.accesses {
                 let symbol = model.symbol(access.array);
-                if self.on_home_cells(access, &var_key, &report.nest, &home_distributed, (home_coef, home_offset)) {
+                let home_form = (home_coef, home_offset);
+                if access.attr == AccessAttr::Reference
+                    && self.on_home_cell(access, &var_key, &report.nest, &home_distributed, home_form)
+                {
                     continue;
                 }
                 if home_coef != 1 {
@@ -1768,7 +1760,7 @@ impl<'a> Lowering<'a> {
                     self.strided_home_access(
                         access,
                         &report.nest,
-                        (&var_key, &home_distributed, (home_coef, home_offset)),
+                        (&var_key, &home_distributed, home_form),
                         (&loops, &written, &ifs, &privates),
                         (&mut remote, &mut replicated),
                         &replicable,

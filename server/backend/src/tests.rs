@@ -2530,8 +2530,9 @@ end program t
 /// BLOCK array (multigrid prolongation `e(2*i) = y(i)`, a reversed walk
 /// `e(n+1-i)`) runs the iterations whose element the process owns
 /// (`hpf_local_bounds_affine`); reads on the home's cells are local, other
-/// reads are fetched by the inspector/executor. Such a loop that reduces
-/// runs element by element, with the reason.
+/// reads are fetched by the inspector/executor; a floating-point sum runs
+/// along the chain of processes. One whose home runs backwards (`a` < 0)
+/// and sums in order runs element by element, with the reason.
 #[test]
 fn loops_over_strided_homes_run_on_their_owners() {
     let (notes, source) = lower(
@@ -2561,6 +2562,10 @@ fn loops_over_strided_homes_run_on_their_owners() {
     e(2*i) = y(i) * 2.0
     s = s + e(2*i)
   end do
+  do i = n, 1, -1
+    e(2*n+1-i) = y(i)
+    s = s + e(2*n+1-i)
+  end do
   print *, sum(e), s
 end program m
 ",
@@ -2568,7 +2573,7 @@ end program m
     assert_eq!(
         notes,
         [
-            "23: every process runs this loop, each element assignment on its owner, iteration by iteration: the home's distributed subscript is `2*v+q`, and it reduces"
+            "27: every process runs this loop, each element assignment on its owner, iteration by iteration: the home's distributed subscript is `-1*v+q`, and it reduces a floating-point scalar in order"
         ],
         "{source}"
     );
@@ -2581,6 +2586,8 @@ end program m
     assert!(source.contains("    hpf_gi_1(1 * hpf_n + (i - hpf_lo) / (1) + 1) = i+1\n"), "{source}");
     assert!(source.contains("call hpf_remote_read_r4(y, hpf_d_y, hpf_gi_1, hpf_gv_1)"), "{source}");
     assert!(source.contains("call hpf_local_bounds_affine(hpf_d_e, -1, 41, (n), (1), -1, hpf_lo, hpf_hi)"), "{source}");
+    // The forward sum over e(2*i) follows the chain of processes.
+    assert!(source.contains("call hpf_chain_recv_r4(s, 1)"), "{source}");
 }
 
 /// A loop whose assignments write arrays on different template cells
@@ -2590,8 +2597,9 @@ end program m
 /// user's lines.
 #[test]
 fn loops_writing_arrays_on_different_cells_are_split_in_the_text() {
-    let (notes, source) = lower(
-        "program s
+    let program = |independent: &str, second: &str| {
+        format!(
+            "program s
   implicit none
   integer, parameter :: n = 32, m = n/2
   integer :: b(n), x(m), z(m), i
@@ -2601,49 +2609,27 @@ fn loops_writing_arrays_on_different_cells_are_split_in_the_text() {
 !HPF$ ALIGN X(I) WITH T(2*I-1)
 !HPF$ ALIGN Z(:) WITH T(2:N:2)
   b = 3
-!HPF$ INDEPENDENT
-  do i = 1, m
+{independent}  do i = 1, m
     x(i) = b(2*i-1)
-    z(i) = b(2*i) + x(i)
-  end do
-  do i = 1, m
-    x(i) = b(2*i-1)
-    z(i) = b(2*i)
+    z(i) = {second}
   end do
   print *, x, z
 end program s
-",
-    );
-    // The first loop's second assignment reads x, which the first writes: not split.
+"
+        )
+    };
+    // The second assignment reads x, which the first writes: not split.
+    let (notes, _) = lower(&program("", "b(2*i) + x(i)"));
     assert_eq!(notes.len(), 1, "{notes:?}");
-    assert!(notes[0].starts_with("12: "), "{notes:?}");
-    assert_eq!(source.matches("! hpf-ls: owner computes do i = 1, m\n").count(), 2, "{source}");
-    assert!(source.contains("  do i = hpf_lo, hpf_hi, 1\n    x(i) = b(2*i-1)\n  end do\n"), "{source}");
-    assert!(source.contains("  do i = hpf_lo, hpf_hi, 1\n    z(i) = b(2*i)\n  end do\n"), "{source}");
-    assert!(!source.contains("hpf_remote_read"), "{source}");
-
-    let (notes, source) = lower(
-        "program s
-  implicit none
-  integer, parameter :: n = 32, m = n/2
-  integer :: b(n), x(m), z(m), i
-!HPF$ TEMPLATE T(N)
-!HPF$ DISTRIBUTE T(BLOCK)
-!HPF$ ALIGN B(I) WITH T(I)
-!HPF$ ALIGN X(I) WITH T(2*I-1)
-!HPF$ ALIGN Z(:) WITH T(2:N:2)
-  b = 3
-!HPF$ INDEPENDENT
-  do i = 1, m
-    x(i) = b(2*i-1)
-    z(i) = b(2*i)
-  end do
-  print *, x, z
-end program s
-",
-    );
-    assert!(notes.is_empty(), "{notes:?}");
-    assert_eq!(source.matches("! hpf-ls: owner computes do i = 1, m\n").count(), 2, "{source}");
+    assert!(notes[0].starts_with("11: "), "{notes:?}");
+    for independent in ["", "!HPF$ INDEPENDENT\n"] {
+        let (notes, source) = lower(&program(independent, "b(2*i)"));
+        assert!(notes.is_empty(), "{notes:?}");
+        assert_eq!(source.matches("! hpf-ls: owner computes do i = 1, m\n").count(), 2, "{source}");
+        assert!(source.contains("  do i = hpf_lo, hpf_hi, 1\n    x(i) = b(2*i-1)\n  end do\n"), "{source}");
+        assert!(source.contains("  do i = hpf_lo, hpf_hi, 1\n    z(i) = b(2*i)\n  end do\n"), "{source}");
+        assert!(!source.contains("hpf_remote_read"), "{source}");
+    }
     let text = "program s
   integer :: b(8), x(4), z(4), i
 !HPF$ DISTRIBUTE (BLOCK) :: B, X

@@ -1160,7 +1160,7 @@ fn strided_homes_split_loops_and_element_fetches_run_in_parallel() {
         "program strided_homes
   implicit none
   integer, parameter :: n = 23, m = 2*n + 1
-  real :: y(n), e(0:m), q(0:m)
+  real :: y(n), e(0:m), q(0:m), s
   integer :: b(m), x(n), z(n), k(m), c(n), i, step
 !HPF$ PROCESSORS P(4)
 !HPF$ TEMPLATE T(0:M)
@@ -1204,6 +1204,12 @@ fn strided_homes_split_loops_and_element_fetches_run_in_parallel() {
     x(i) = b(2*i-1) + 1
     z(i) = b(2*i) - k(i)
   end do
+  ! A floating-point sum over a strided home, along the chain of processes.
+  s = 0.0
+  do i = 1, n
+    e(2*i) = e(2*i) * 0.7
+    s = s + e(2*i) * 1.1
+  end do
   ! Time steps with a periodic boundary element from another process.
   do step = 1, 4
     c(2:n) = c(1:n-1) + x(2:n)
@@ -1218,6 +1224,7 @@ fn strided_homes_split_loops_and_element_fetches_run_in_parallel() {
   print *, c
   print *, k
   print *, i, step
+  print '(f20.12)', s
 end program strided_homes
 ",
     );
@@ -1234,7 +1241,7 @@ end program strided_homes
     // of the split loop (the second named by its assignment's line) are
     // owner-computes loops.
     let lines: Vec<usize> = stats.iter().map(|it| it.0).collect();
-    for line in [30, 33, 37, 40, 44, 46] {
+    for line in [30, 33, 37, 40, 44, 46, 50] {
         assert!(lines.contains(&line), "line {line}: {stderr}");
     }
     for (line, moved, predicted) in stats {
