@@ -2889,9 +2889,11 @@ impl<'a> Lowering<'a> {
                 courses = courses_to(&format!("merge(hpf_exit_at, ({hi}), hpf_exit_at /= {sign}huge(hpf_exit_at))"));
             }
             if !nest.remote.is_empty() {
-                // A fetched reference is replaced whole, its subscript included.
+                // A fetched reference is replaced whole, its subscript included
+                // (which the inspector reads at local positions).
+                let fetched = self.emit_remote_courses(out, (var, step), &courses, &nest.remote, &edits);
                 edits.retain(|(range, _)| !nest.remote.iter().any(|it| it.range().contains_range(*range)));
-                edits.extend(self.emit_remote_courses(out, var, step, &courses, &nest.remote));
+                edits.extend(fetched);
             }
             edits.push(control_edit);
             self.emit_reduction_starts(out, &nest.reductions, step);

@@ -80,8 +80,9 @@ impl Lowering<'_> {
     /// has checked that every element the reference reads is written, if at
     /// all, by a later iteration only (the value before the loop is the one
     /// the sequential loop reads). A CYCLIC home's loop runs course by
-    /// course; its inspector evaluates subscripts that read no distributed
-    /// array.
+    /// course; its inspector reads the distributed arrays of a subscript
+    /// (`FIELD(CELL(P))`) at their local positions, which the caller
+    /// checks are on the home's cells.
     pub(crate) fn remote_read(
         &self,
         access: &Access,
@@ -110,9 +111,11 @@ impl Lowering<'_> {
             return None;
         }
         let subscript = TextRange::new(access.range.start + open + 1, access.range.start + close);
-        // The subscript must read nothing the loop writes.
+        // The subscript must read nothing the loop writes (on a CYCLIC home,
+        // what it reads is on the home's cells, as the nest's other reads
+        // must be: the inspector reads it at its local positions).
         let occurrences = self.distributed_occurrences(subscript);
-        if occurrences.iter().any(|(_, it)| updated.contains(it)) || (home.cyclic && !occurrences.is_empty()) {
+        if occurrences.iter().any(|(_, it)| updated.contains(it)) {
             return None;
         }
         Some(RemoteRead { array: access.array, range: access.range, subscript })
@@ -162,14 +165,15 @@ impl Lowering<'_> {
     /// read the value of iteration `var` of the course after the `hpf_m`
     /// iterations of the earlier ones (`hpf_k` in this one), which the
     /// caller keeps up to date (`hpf_m = 0` is left set here). The caller
-    /// closes the BLOCK after the loop.
+    /// closes the BLOCK after the loop. `edits` rewrite the distributed
+    /// subscripts inside the references' subscripts to local positions.
     pub(crate) fn emit_remote_courses(
         &self,
         out: &mut String,
-        var: &str,
-        step: i64,
+        (var, step): (&str, i64),
         courses: &str,
         reads: &[RemoteRead],
+        edits: &[(TextRange, String)],
     ) -> Vec<(TextRange, String)> {
         let read_arrays: Vec<SymbolId> = reads.iter().map(|it| it.array).collect();
         let segments = self.declare_buffers(out, &read_arrays, ", hpf_m, hpf_k");
@@ -186,7 +190,16 @@ impl Lowering<'_> {
         let _ = writeln!(out, "  hpf_m = 0\n{courses}\n{count}");
         let _ = writeln!(out, "    do {var} = hpf_lo, hpf_hi, {step}");
         for (read, (k, position)) in reads.iter().zip(&positions) {
-            let _ = writeln!(out, "      hpf_gi_{k}({position}) = {}", self.one_line(read.subscript));
+            // Not the edit of the fetched array's own subscript: the inspector
+            // lists global indices.
+            let text = self.slice(read.subscript);
+            let own = TextRange::new(
+                read.subscript.start + (text.len() - text.trim_start().len()),
+                read.subscript.end - (text.len() - text.trim_end().len()),
+            );
+            let inner: Vec<(TextRange, String)> = edits.iter().filter(|it| it.0 != own).cloned().collect();
+            let subscript = self.edited(read.subscript, &inner).replace(['&', '\n'], " ");
+            let _ = writeln!(out, "      hpf_gi_{k}({position}) = {subscript}");
         }
         let _ = writeln!(out, "    end do\n    hpf_m = hpf_m + hpf_k\n  end do");
         self.exchange_buffers(out, &read_arrays);

@@ -2652,3 +2652,43 @@ end program s
         rewritten.text
     );
 }
+
+/// A gather `force(p) = field(cell(p))` on a CYCLIC home, through an index
+/// array on the home's cells: the inspector reads the index array at its
+/// local positions, course by course, and the time loop around the gather
+/// and the push stays on every process.
+#[test]
+fn gathers_on_cyclic_homes_read_their_index_arrays_locally() {
+    let (notes, source) = lower(
+        "program g
+  implicit none
+  integer, parameter :: ng = 16, np = 48
+  integer :: field(ng), cell(np), vel(np), force(np), p, step
+!HPF$ DISTRIBUTE FIELD(BLOCK)
+!HPF$ DISTRIBUTE (CYCLIC) :: CELL, VEL
+!HPF$ ALIGN FORCE(I) WITH CELL(I)
+  field = 3
+  vel = 1
+  cell = 2
+  do step = 1, 5
+!HPF$ INDEPENDENT
+    do p = 1, np
+      force(p) = field(cell(p))
+    end do
+    do p = 1, np
+      vel(p) = vel(p) + force(p)
+      cell(p) = modulo(cell(p) - 1 + vel(p), ng) + 1
+    end do
+  end do
+  print *, cell
+end program g
+",
+    );
+    assert!(notes.is_empty(), "{notes:?}");
+    assert!(!source.contains("on rank 0"), "{source}");
+    assert!(
+        source.contains("      hpf_gi_1(hpf_m + (p - hpf_lo) / (1) + 1) = cell(hpf_lx(hpf_d_cell, p))\n"),
+        "{source}"
+    );
+    assert!(source.contains("call hpf_remote_read_i4(field, hpf_d_field, hpf_gi_1, hpf_gv_1)"), "{source}");
+}
