@@ -37,7 +37,8 @@
 //!   (`B(2*I)`, `B(N+1-I)`, `B(IDX(I))`, arrays cut in other blocks): an
 //!   inspector/executor fetch before the loop, one all-to-all of counts,
 //!   indices and values per array (`remap.rs`), unless the loop writes what
-//!   they read (on a rank-1 CYCLIC home, below, also the reads off the
+//!   they read (elements of an array it writes that no write of the loop
+//!   reaches are fetched too; on a rank-1 CYCLIC home, below, also the reads off the
 //!   home's cells, `B(I+1)`, and reads of an array the loop writes ahead
 //!   of its writes, whose values before the loop are the ones it reads);
 //!   where that fetch does not apply (inner loops, several
@@ -333,6 +334,38 @@ struct ParallelNest<'a> {
     /// reduces): the analysis, which sees no home, does not model what is
     /// fetched for it (neighbours, or by the inspector/executor).
     read_home: bool,
+}
+
+/// The elements a rank-1 reference's affine subscript reaches over its
+/// loop's constant bounds, as an interval; `None` when unknown.
+fn reached(access: &analysis::loops::Access, report: &LoopReport) -> Option<(i64, i64)> {
+    match access.subscripts.as_slice() {
+        [SubscriptForm::Constant(at)] => Some((*at, *at)),
+        [SubscriptForm::Affine { index, coef, offset }] => {
+            let nest = report.nest.get(*index)?;
+            let (lo, hi) = (nest.lo?, nest.hi?);
+            let (a, b) = (coef.checked_mul(lo)?.checked_add(*offset)?, coef.checked_mul(hi)?.checked_add(*offset)?);
+            Some((a.min(b), a.max(b)))
+        }
+        _ => None,
+    }
+}
+
+/// Whether no write of the loop nest `reports` reaches an element the read
+/// `access` of a rank-1 array reads: its values before the loop are the
+/// ones it reads.
+fn elements_unwritten(access: &analysis::loops::Access, reports: &[&LoopReport]) -> bool {
+    let Some(report) = reports.iter().find(|it| it.accesses.iter().any(|other| std::ptr::eq(other, access))) else {
+        return false;
+    };
+    let Some((lo, hi)) = reached(access, report) else { return false };
+    reports.iter().all(|report| {
+        report
+            .accesses
+            .iter()
+            .filter(|it| it.array == access.array && it.attr == AccessAttr::Update)
+            .all(|write| reached(write, report).is_some_and(|(write_lo, write_hi)| write_hi < lo || hi < write_lo))
+    })
 }
 
 /// The statements of a DO nest (`nest_parts`).
@@ -1801,6 +1834,9 @@ impl<'a> Lowering<'a> {
                             }
                             _ => false,
                         };
+                    // Or it reads elements the loop never writes (`RB(N+1-I)` for
+                    // I up to N/2 while writing `RB(I)`).
+                    let read_ahead = read_ahead || elements_unwritten(access, &reports);
                     // The inspector evaluates every subscript in every iteration,
                     // before the loop: not under an IF, not of a private scalar.
                     let remote_read = self

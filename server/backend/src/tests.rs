@@ -516,18 +516,22 @@ fn reads_that_are_not_neighbours_are_fetched_before_the_loop() {
   do i = 1, n
     ia(i) = ib(idx(i)) + ib(perm(i))
   end do
-  do i = 1, n / 2
+  do i = 1, n / 2 + 1
     rb(i) = rb(n + 1 - i)
   end do
   do i = 1, n
     ia(i) = ib(ib(2*i))
+  end do
+  do i = 1, n / 2
+    rb(i) = rb(n + 1 - i)
   end do
 end program g
 ",
     );
     // A loop that writes what it reads so (run element by element, it
     // would fetch by an all-to-all in every iteration), and a fetch inside
-    // a fetched subscript, keep the rank-0 path.
+    // a fetched subscript, keep the rank-0 path. The last loop reads only
+    // elements it never writes (11..20 while writing 1..10): fetched.
     assert_eq!(notes.len(), 2, "{notes:?}");
     assert!(notes[0].starts_with("18: runs on one process: the distributed subscript of rb is not"), "{notes:?}");
     assert!(
@@ -552,6 +556,7 @@ end program g
     assert!(source.contains("    hpf_gi_1((i - hpf_lo) / (1) + 1) = idx(i)\n"), "{source}");
     assert!(source.contains("    hpf_gi_1(1 * hpf_n + (i - hpf_lo) / (1) + 1) = perm(i)\n"), "{source}");
     assert!(!source.contains("hpf_gi_2"), "{source}");
+    assert!(source.contains("call hpf_remote_read_r4(rb, hpf_d_rb, hpf_gi_1, hpf_gv_1)"), "{source}");
 }
 
 #[test]
