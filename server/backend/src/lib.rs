@@ -19,7 +19,14 @@
 //!   `H(a*I+q)` for any `a` (`E(2*I+1)`, `B(N+1-I)`): the iterations whose
 //!   element the process owns (`hpf_local_bounds_affine`), reads on the
 //!   home's template cells local and the others fetched by the
-//!   inspector/executor below; inside the distributing loop,
+//!   inspector/executor below; reads of a 1-D distributed array at an index
+//!   of its distributed dimension that does not change in the nest
+//!   (`A(I,K)` in the update of an LU factorisation by columns) read a copy
+//!   of that slice its owner broadcasts before the nest, when the nest does
+//!   not write the slice (INDEPENDENT, or its writes stay on one side of it:
+//!   `broadcast.rs`); a DO loop all of whose distributed references sit on
+//!   one such slice (`A(I,K) = A(I,K) / A(K,K)`) is run by its owner;
+//!   inside the distributing loop,
 //!   IF statements and constructs (their conditions read like the
 //!   assignments do) and private scalar temporaries, assigned before they
 //!   are read in every iteration (read after the nest: the last
@@ -131,6 +138,7 @@
 //! what the sequential program prints.
 
 mod assign;
+mod broadcast;
 mod call_remap;
 pub mod driver;
 mod embed;
@@ -322,6 +330,9 @@ struct ParallelNest<'a> {
     replicated: Vec<SymbolId>,
     /// References fetched by the inspector/executor before the loop (`remap.rs`).
     remote: Vec<remap::RemoteRead>,
+    /// References to slices every iteration reads, broadcast by their
+    /// owners before the nest (`broadcast.rs`).
+    broadcasts: Vec<broadcast::BroadcastRead>,
     /// Private scalars read after the nest: the owner of the last
     /// iteration broadcasts the value it left (`private.rs`).
     last_values: Vec<String>,
@@ -1218,6 +1229,9 @@ impl<'a> Lowering<'a> {
                 Ok(plan) => return plan,
                 Err(why) => {
                     if !grid {
+                        if let Ok(plan) = self.single_owner_loop(stmt) {
+                            return plan;
+                        }
                         if let Ok(plan) = self.fission(stmt) {
                             return plan;
                         }
@@ -1456,7 +1470,10 @@ impl<'a> Lowering<'a> {
     /// index `key`: the loop walks distributed elements one by one.
     fn assigns_elements_along(&self, plans: &[Plan], key: &str) -> bool {
         plans.iter().any(|plan| match plan {
-            Plan::Owner { index, .. } => private::mentions_word(self.slice(*index), key),
+            // One element (a loop its owner runs whole is not walked element by element).
+            Plan::Owner { stmt, index, .. } if matches!(stmt.kind, StmtKind::Assign { .. }) => {
+                private::mentions_word(self.slice(*index), key)
+            }
             Plan::If { branches } => branches.iter().any(|it| self.assigns_elements_along(&it.1, key)),
             _ => false,
         })
@@ -1614,6 +1631,75 @@ impl<'a> Lowering<'a> {
             ));
         }
         Ok(())
+    }
+
+    /// A DO loop all of whose distributed references sit on one process: the
+    /// owner of the element that its references' distributed subscript
+    /// names, which does not change in the loop (`DO I = K+1, N` with
+    /// `A(I,K) = A(I,K) / A(K,K)` on an array distributed by columns). The
+    /// owner runs it as written (at local positions on a CYCLIC array); the
+    /// others only set its index as the loop leaves it.
+    fn single_owner_loop<'s>(&mut self, stmt: &'s Stmt) -> Result<Plan<'s>, String>
+    where
+        'a: 's,
+    {
+        let StmtKind::Do { control: Some(control), .. } = &stmt.kind else {
+            return Err("it is not a counted DO loop".to_string());
+        };
+        let NestParts { loops, assignments, ifs, scalars, .. } = self.nest_parts(stmt)?;
+        if loops.len() != 1 || !ifs.is_empty() || !scalars.is_empty() {
+            return Err("it is not a single loop of element assignments".to_string());
+        }
+        let mut bounds = vec![&control.lo, &control.hi];
+        bounds.extend(control.step.as_ref());
+        if bounds.iter().any(|it| !self.distributed_occurrences(it.range).is_empty()) {
+            return Err("its bounds read distributed arrays".to_string());
+        }
+        let keys = vec![control.var.key()];
+        let mut exprs: Vec<&syntax::Expr> = Vec::new();
+        for it in &assignments {
+            if let StmtKind::Assign { lhs, rhs } = &it.kind {
+                // Replicated data must stay alike on every process.
+                let ExprKind::Ref { name, .. } = &lhs.kind else {
+                    return Err("it assigns a whole array".to_string());
+                };
+                if !self.is_distributed_name(name) {
+                    return Err(format!("it assigns the replicated array {}", name.text));
+                }
+                exprs.extend([lhs, rhs]);
+            }
+        }
+        let mut owner: Option<(SymbolId, analysis::eval::Linear, TextRange)> = None;
+        for (range, id) in self.distributed_occurrences(stmt.range) {
+            let distributed = &self.distributed[&id];
+            let args = exprs.iter().find_map(|it| assign::find_reference(it, range));
+            let value = match args.filter(|it| it.len() == distributed.lbs.len()).and_then(|it| it.get(distributed.dim))
+            {
+                Some(syntax::Subscript::Expr(value)) if distributed.second.is_none() => value,
+                _ => return Err(format!("it names {} other than as one element", distributed.name)),
+            };
+            if mentions(value, &keys) || !self.distributed_occurrences(value.range).is_empty() {
+                return Err(format!("the distributed subscript of {} changes in the loop", distributed.name));
+            }
+            let form = self.linear_of(value).ok_or("a distributed subscript is not affine")?;
+            match &owner {
+                None => owner = Some((id, form, value.range)),
+                Some((first, first_form, _)) => {
+                    let first = &self.distributed[first];
+                    let same_cell = distributed.same_blocks(first)
+                        && distributed.stride == first.stride
+                        && distributed.offset == first.offset
+                        && form == *first_form;
+                    if !same_cell {
+                        return Err(format!("{} is read on another process than the home", distributed.name));
+                    }
+                }
+            }
+        }
+        let (array, _, index) = owner.ok_or("it touches no distributed array")?;
+        let edits =
+            if self.distributed[&array].cyclic { self.cyclic_subscript_edits(stmt.range, &exprs)? } else { Vec::new() };
+        Ok(Plan::Owner { stmt, array, index, reads: BTreeMap::new(), edits, remote: Vec::new() })
     }
 
     /// The owner-computes form of a DO nest, or why it has none here.
@@ -1778,9 +1864,15 @@ impl<'a> Lowering<'a> {
             matches!(&distributing.kind, StmtKind::Do { control: Some(control), .. } if !mentions(&control.lo, &keys))
         };
         let mut replicated: Vec<SymbolId> = Vec::new();
+        let mut broadcasts: Vec<broadcast::BroadcastRead> = Vec::new();
+        let assigned: Vec<String> = scalars.iter().map(|it| it.key()).collect();
         for report in &reports {
             for access in &report.accesses {
                 let symbol = model.symbol(access.array);
+                if let Some(read) = self.broadcast_read(access, (report, &loops), &assigned, &written, independent) {
+                    broadcasts.push(read);
+                    continue;
+                }
                 let home_form = (home_coef, home_offset);
                 if access.attr == AccessAttr::Reference
                     && self.on_home_cell(access, &var_key, &report.nest, &home_distributed, home_form)
@@ -1980,6 +2072,7 @@ impl<'a> Lowering<'a> {
             parts,
             replicated,
             remote,
+            broadcasts,
             last_values,
             reductions,
             exit_when,
@@ -2799,6 +2892,17 @@ impl<'a> Lowering<'a> {
                 let _ = writeln!(out, "  if (hpf_owns(hpf_d_{name}, {index})) then");
                 let _ = writeln!(out, "{}", self.edited_statement(stmt, &edits));
                 let _ = writeln!(out, "  end if");
+                // A loop its owner ran: the others set its index as it leaves.
+                if let StmtKind::Do { control: Some(control), .. } = &stmt.kind {
+                    let step = control.step.as_ref().map_or("1".to_string(), |it| self.one_line(it.range));
+                    let _ = writeln!(
+                        out,
+                        "  {} = hpf_final(({}), ({}), {step})",
+                        control.var.text,
+                        self.one_line(control.lo.range),
+                        self.one_line(control.hi.range)
+                    );
+                }
                 if !remote.is_empty() {
                     let _ = writeln!(out, "  end block");
                 }
@@ -2893,6 +2997,9 @@ impl<'a> Lowering<'a> {
         let var = &control.var.text;
         let home_offset = nest.home_offset;
         let _ = writeln!(out, "  ! hpf-ls: owner computes {}", self.slice(nest.distributing.header).trim());
+        // A broadcast reference is replaced whole, its subscripts included.
+        let broadcast_edits = self.emit_broadcasts(out, &nest.broadcasts);
+        let not_broadcast = |range: &TextRange| !nest.broadcasts.iter().any(|it| it.range().contains_range(*range));
         // The nest as written, with the distributing loop's control replaced.
         let control_end = control.step.as_ref().map_or(control.hi.range.end, |it| it.range.end);
         let replaced = TextRange::new(control.lo.range.start, control_end);
@@ -2902,6 +3009,8 @@ impl<'a> Lowering<'a> {
         if let Some(edits) = &nest.cyclic_edits {
             // Course by course: each holds one block of the process's elements.
             let mut edits = edits.clone();
+            edits.retain(|(range, _)| not_broadcast(range));
+            edits.extend(broadcast_edits.iter().cloned());
             let courses_to = |hi: &str| {
                 format!(
                     "  do hpf_c = 0, hpf_courses(hpf_d_{home_name}) - 1\n    call hpf_course_bounds(hpf_d_{home_name}, {home_offset}, ({lo}), {hi}, {step}, hpf_c, hpf_lo, hpf_hi)"
@@ -2954,6 +3063,7 @@ impl<'a> Lowering<'a> {
             // Whole copies of the arrays read off their owners' neighbours:
             // gathered on rank 0, then broadcast.
             let mut edits = vec![control_edit];
+            edits.extend(broadcast_edits.iter().cloned());
             for array in &nest.replicated {
                 let distributed = &self.distributed[array];
                 let name = &distributed.name;
@@ -3050,6 +3160,9 @@ impl<'a> Lowering<'a> {
                 self.one_line(control.lo.range),
                 self.one_line(control.hi.range)
             );
+        }
+        if !nest.broadcasts.is_empty() {
+            let _ = writeln!(out, "  end block");
         }
     }
 

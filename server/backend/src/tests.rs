@@ -2697,3 +2697,64 @@ end program g
     );
     assert!(source.contains("call hpf_remote_read_i4(field, hpf_d_field, hpf_gi_1, hpf_gv_1)"), "{source}");
 }
+
+/// LU factorisation with A distributed by columns: the column scaling
+/// `A(I,K) = A(I,K) / A(K,K)` touches column K only, so its owner runs the
+/// loop; the INDEPENDENT update reads column K in every iteration, so its
+/// owner broadcasts it once before the nest, which reads the copy; the
+/// K loop around them runs on every process. Without INDEPENDENT the same
+/// holds, as the update writes columns K+1.. only; an update that may
+/// write column K itself (`J = K, N`) is not broadcast.
+#[test]
+fn lu_columns_are_scaled_by_their_owner_and_broadcast() {
+    let program = |independent: &str, first: &str| {
+        format!(
+            "program lu
+  implicit none
+  integer, parameter :: n = 16
+  double precision :: a(n,n)
+  integer :: i, j, k
+!HPF$ DISTRIBUTE A(*, CYCLIC)
+  a = 1.0d0
+  do k = 1, n-1
+    do i = k+1, n
+      a(i,k) = a(i,k) / a(k,k)
+    end do
+{independent}    do j = {first}, n
+      do i = k+1, n
+        a(i,j) = a(i,j) - a(i,k) * a(k,j)
+      end do
+    end do
+  end do
+  print *, sum(a)
+end program lu
+"
+        )
+    };
+    let (notes, source) = lower(&program("!HPF$ INDEPENDENT, NEW(I)\n", "k+1"));
+    assert!(notes.is_empty(), "{notes:?}");
+    let (plain_notes, plain) = lower(&program("", "k+1"));
+    assert!(plain_notes.is_empty(), "{plain_notes:?}");
+    assert!(plain.contains("- hpf_bc_1(i) * a(k,hpf_lx(hpf_d_a, j))"), "{plain}");
+    assert!(
+        source.contains(
+            "  if (hpf_owns(hpf_d_a, k)) then\n    do i = k+1, n\n      a(i,hpf_lx(hpf_d_a, k)) = a(i,hpf_lx(hpf_d_a, k)) / a(k,hpf_lx(hpf_d_a, k))\n    end do\n  end if\n  i = hpf_final((k+1), (n), 1)\n"
+        ),
+        "{source}"
+    );
+    assert!(source.contains("  if (hpf_owns(hpf_d_a, k)) hpf_bc_1 = a(1:16, hpf_lx(hpf_d_a, k))\n"), "{source}");
+    assert!(
+        source.contains(
+            "  call MPI_Bcast(hpf_bc_1, size(hpf_bc_1), MPI_DOUBLE_PRECISION, hpf_owner(hpf_d_a, k), MPI_COMM_WORLD)\n"
+        ),
+        "{source}"
+    );
+    assert!(
+        source.contains("a(i,hpf_lx(hpf_d_a, j)) = a(i,hpf_lx(hpf_d_a, j)) - hpf_bc_1(i) * a(k,hpf_lx(hpf_d_a, j))"),
+        "{source}"
+    );
+    let (notes, source) = lower(&program("", "k"));
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].starts_with("8: runs on one process"), "{notes:?}");
+    assert!(!source.contains("hpf_bc_1"), "{source}");
+}

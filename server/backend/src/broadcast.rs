@@ -1,0 +1,245 @@
+//! Reads, in an owner-computes DO nest, of a 1-D distributed array at an
+//! index along its distributed dimension that does not change in the nest
+//! (`A(I,K)` in `DO J = K+1, N; DO I = K+1, N; A(I,J) = A(I,J) - A(I,K) *
+//! A(K,J)`, the update of an LU factorisation with A distributed by
+//! columns): every iteration on every process reads the same slice, so its
+//! owner broadcasts it once before the nest (the seed's broadcast
+//! transfer), and the nest reads the copy.
+//!
+//! The copy holds the values before the nest: the nest must not write that
+//! array, unless the distributing loop is INDEPENDENT, HPF's assertion that
+//! no iteration writes what another reads.
+
+use std::fmt::Write;
+
+use analysis::eval::Linear;
+use analysis::loops::{Access, AccessAttr, LoopReport, SubscriptForm};
+use analysis::model::SymbolId;
+use syntax::{Stmt, StmtKind, TextRange};
+
+use crate::{closing_paren, declared_type, mpi_type, Lowering};
+
+/// One reference read from a broadcast copy.
+#[derive(Clone, Debug)]
+pub(crate) struct BroadcastRead {
+    array: SymbolId,
+    /// The reference as written, replaced by the copy's element.
+    range: TextRange,
+    /// Its subscripts as written, one per dimension.
+    subscripts: Vec<String>,
+}
+
+impl BroadcastRead {
+    pub(crate) fn range(&self) -> TextRange {
+        self.range
+    }
+}
+
+/// `text` split at its commas outside parentheses.
+fn split_top_level(text: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let mut depth = 0i32;
+    let mut start = 0;
+    for (at, it) in text.char_indices() {
+        match it {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&text[start..at]);
+                start = at + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&text[start..]);
+    parts
+}
+
+impl Lowering<'_> {
+    /// `access` as a read of a broadcast copy, or `None`. `nest`: the
+    /// indices of its loop report (loops around the nest included), `own`
+    /// the keys of the nest's own loops, `assigned` the scalars the nest
+    /// assigns (its subscript must read none), `written` the arrays the nest
+    /// writes.
+    pub(crate) fn broadcast_read(
+        &self,
+        access: &Access,
+        (report, loops): (&LoopReport, &[&Stmt]),
+        assigned: &[String],
+        written: &[SymbolId],
+        independent: bool,
+    ) -> Option<BroadcastRead> {
+        let nest = report.nest.as_slice();
+        let own: Vec<String> = crate::do_variables(loops);
+        let distributed = self.distributed.get(&access.array)?;
+        if access.attr != AccessAttr::Reference || distributed.second.is_some() || access.through.is_some() {
+            return None;
+        }
+        // In no index of the nest (the index of a loop around it is one value here).
+        let invariant = match access.subscripts.get(distributed.dim)? {
+            SubscriptForm::Variable(_) | SubscriptForm::Constant(_) => true,
+            SubscriptForm::Affine { index, .. } => nest.get(*index).is_some_and(|it| !own.contains(&it.key)),
+            _ => false,
+        };
+        if !invariant {
+            return None;
+        }
+        if written.contains(&access.array) && !independent && !self.slice_unwritten(access, report, loops) {
+            return None;
+        }
+        let text = self.slice(access.range);
+        let open = text.find('(')?;
+        let close = closing_paren(text, open)?;
+        if close + 1 != text.len() {
+            return None;
+        }
+        let subscripts: Vec<String> =
+            split_top_level(&text[open + 1..close]).into_iter().map(|it| it.trim().replace(['&', '\n'], " ")).collect();
+        if subscripts.len() != distributed.lbs.len() || subscripts.iter().any(|it| it.contains(':') || it.is_empty()) {
+            return None;
+        }
+        let inside = TextRange::new(access.range.start + open + 1, access.range.start + close);
+        if !self.distributed_occurrences(inside).is_empty()
+            || assigned.iter().any(|key| crate::private::mentions_word(&subscripts[distributed.dim], key))
+        {
+            return None;
+        }
+        Some(BroadcastRead { array: access.array, range: access.range, subscripts })
+    }
+
+    /// Whether no write of the nest (its loop report `report`, whose own
+    /// DO loops are `loops`) reaches the slice `access` reads: each write's
+    /// distributed subscript `c*v + o` runs over a loop of the nest and stays
+    /// on one side of the slice's index (`A(I,J)` for `J = K+1, N` never
+    /// reaches `A(I,K)`).
+    fn slice_unwritten(&self, access: &Access, report: &LoopReport, loops: &[&Stmt]) -> bool {
+        let Some(distributed) = self.distributed.get(&access.array) else { return false };
+        let dim = distributed.dim;
+        let as_linear = |form: &SubscriptForm| -> Option<Linear> {
+            match form {
+                SubscriptForm::Constant(value) => Some(Linear { coefs: Default::default(), constant: *value }),
+                SubscriptForm::Affine { index, coef, offset } => Some(Linear {
+                    coefs: [(report.nest.get(*index)?.key.clone(), *coef)].into_iter().collect(),
+                    constant: *offset,
+                }),
+                _ => None,
+            }
+        };
+        let Some(read) = access.subscripts.get(dim).and_then(as_linear) else { return false };
+        report.accesses.iter().filter(|it| it.array == access.array && it.attr == AccessAttr::Update).all(|write| {
+            let Some(SubscriptForm::Affine { index, coef, offset }) = write.subscripts.get(dim) else { return false };
+            let Some(index) = report.nest.get(*index) else { return false };
+            let control = loops.iter().find_map(|it| match &it.kind {
+                StmtKind::Do { control: Some(control), .. } if control.var.key() == index.key => Some(control),
+                _ => None,
+            });
+            let (Some(control), Some(step)) = (control, index.step) else { return false };
+            // The write's values run from `c*first + o` onwards, up when c*step > 0.
+            let (Some(first), Some(last)) = (self.linear_of(&control.lo), self.linear_of(&control.hi)) else {
+                return false;
+            };
+            let at = |bound: &Linear| -> Linear {
+                let mut value = Linear {
+                    coefs: bound.coefs.iter().map(|(key, it)| (key.clone(), it * coef)).collect(),
+                    constant: bound.constant * coef + offset,
+                };
+                for (key, it) in &read.coefs {
+                    *value.coefs.entry(key.clone()).or_default() -= it;
+                }
+                value.constant -= read.constant;
+                value.coefs.retain(|_, it| *it != 0);
+                value
+            };
+            // (write - read) at the first and last iterations, where constant.
+            let constant = |it: Linear| it.coefs.is_empty().then_some(it.constant);
+            let (from_first, from_last) = (constant(at(&first)), constant(at(&last)));
+            let rising = coef * step > 0;
+            match (rising, from_first, from_last) {
+                (true, Some(gap), _) | (false, _, Some(gap)) if gap > 0 => true,
+                (true, _, Some(gap)) | (false, Some(gap), _) if gap < 0 => true,
+                _ => false,
+            }
+        })
+    }
+
+    /// Before the nest: opens a BLOCK with one copy per distinct slice
+    /// read, which its owner fills and broadcasts; returns the edits that
+    /// make the nest read the copies. The caller closes the BLOCK after it.
+    pub(crate) fn emit_broadcasts(&self, out: &mut String, reads: &[BroadcastRead]) -> Vec<(TextRange, String)> {
+        if reads.is_empty() {
+            return Vec::new();
+        }
+        // One copy per array and distributed index.
+        let mut slices: Vec<(SymbolId, String)> = Vec::new();
+        for read in reads {
+            let key = (read.array, read.subscripts[self.distributed[&read.array].dim].to_ascii_lowercase());
+            if !slices.contains(&key) {
+                slices.push(key);
+            }
+        }
+        let _ = writeln!(out, "  block");
+        for (k, (array, _)) in slices.iter().enumerate() {
+            let rank = self.distributed[array].lbs.len() - 1;
+            let declared = declared_type(self.analysis.model.symbol(*array));
+            if rank == 0 {
+                let _ = writeln!(out, "  {declared} :: hpf_bc_{}", k + 1);
+            } else {
+                let _ = writeln!(out, "  {declared}, allocatable :: hpf_bc_{}({})", k + 1, vec![":"; rank].join(","));
+            }
+        }
+        for (k, (array, index)) in slices.iter().enumerate() {
+            let distributed = &self.distributed[array];
+            let name = &distributed.name;
+            let copy = format!("hpf_bc_{}", k + 1);
+            let bounds: Vec<String> = (0..distributed.lbs.len())
+                .filter(|it| *it != distributed.dim)
+                .map(|it| bounds_of(distributed, it))
+                .collect();
+            if !bounds.is_empty() {
+                let _ = writeln!(out, "  allocate ({copy}({}))", bounds.join(", "));
+            }
+            let local = if distributed.cyclic { format!("hpf_lx(hpf_d_{name}, {index})") } else { index.clone() };
+            let slice: Vec<String> = (0..distributed.lbs.len())
+                .map(|it| if it == distributed.dim { local.clone() } else { bounds_of(distributed, it) })
+                .collect();
+            let size = if bounds.is_empty() { "1".to_string() } else { format!("size({copy})") };
+            let _ = writeln!(out, "  if (hpf_owns(hpf_d_{name}, {index})) {copy} = {name}({})", slice.join(", "));
+            let _ = writeln!(
+                out,
+                "  call MPI_Bcast({copy}, {size}, {}, hpf_owner(hpf_d_{name}, {index}), MPI_COMM_WORLD)",
+                mpi_type(distributed.suffix)
+            );
+            // Counted as the owner sending the copy to each other process.
+            let _ = writeln!(
+                out,
+                "  if (hpf_stats .and. hpf_owns(hpf_d_{name}, {index})) then\n    hpf_stat_messages = hpf_stat_messages + (hpf_nprocs - 1)\n    hpf_stat_elements = hpf_stat_elements + int(hpf_nprocs - 1, 8) * {size}\n  end if"
+            );
+        }
+        reads
+            .iter()
+            .map(|read| {
+                let distributed = &self.distributed[&read.array];
+                let key = (read.array, read.subscripts[distributed.dim].to_ascii_lowercase());
+                let k = slices.iter().position(|it| *it == key).expect("listed above") + 1;
+                let others: Vec<&str> = read
+                    .subscripts
+                    .iter()
+                    .enumerate()
+                    .filter(|(it, _)| *it != distributed.dim)
+                    .map(|(_, it)| it.as_str())
+                    .collect();
+                let text = if others.is_empty() {
+                    format!("hpf_bc_{k}")
+                } else {
+                    format!("hpf_bc_{k}({})", others.join(", "))
+                };
+                (read.range, text)
+            })
+            .collect()
+    }
+}
+
+/// The declared bounds `lb:ub` of dimension `dim`.
+fn bounds_of(distributed: &crate::Distributed, dim: usize) -> String {
+    format!("{}:{}", distributed.lbs[dim], distributed.ubs[dim])
+}
