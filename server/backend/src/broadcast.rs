@@ -204,16 +204,9 @@ impl Lowering<'_> {
                 .collect();
             let size = if bounds.is_empty() { "1".to_string() } else { format!("size({copy})") };
             let _ = writeln!(out, "  if (hpf_owns(hpf_d_{name}, {index})) {copy} = {name}({})", slice.join(", "));
-            let _ = writeln!(
-                out,
-                "  call MPI_Bcast({copy}, {size}, {}, hpf_owner(hpf_d_{name}, {index}), MPI_COMM_WORLD)",
-                mpi_type(distributed.suffix)
-            );
-            // Counted as the owner sending the copy to each other process.
-            let _ = writeln!(
-                out,
-                "  if (hpf_stats .and. hpf_owns(hpf_d_{name}, {index})) then\n    hpf_stat_messages = hpf_stat_messages + (hpf_nprocs - 1)\n    hpf_stat_elements = hpf_stat_elements + int(hpf_nprocs - 1, 8) * {size}\n  end if"
-            );
+            let root = format!("hpf_owner(hpf_d_{name}, {index})");
+            let at_root = format!("hpf_owns(hpf_d_{name}, {index})");
+            crate::emit_counted_bcast(out, (&copy, &size, mpi_type(distributed.suffix)), (&root, &at_root));
         }
         reads
             .iter()

@@ -347,6 +347,21 @@ struct ParallelNest<'a> {
     read_home: bool,
 }
 
+/// `MPI_Bcast` of `count` elements of `buffer` (of MPI type `mpi`) from
+/// rank `root`, counted in `--stats` as the root (where `at_root` holds)
+/// sending them to each other process.
+pub(crate) fn emit_counted_bcast(
+    out: &mut String,
+    (buffer, count, mpi): (&str, &str, &str),
+    (root, at_root): (&str, &str),
+) {
+    let _ = writeln!(out, "  call MPI_Bcast({buffer}, {count}, {mpi}, {root}, MPI_COMM_WORLD)");
+    let _ = writeln!(
+        out,
+        "  if (hpf_stats .and. {at_root}) then\n    hpf_stat_messages = hpf_stat_messages + (hpf_nprocs - 1)\n    hpf_stat_elements = hpf_stat_elements + int(hpf_nprocs - 1, 8) * {count}\n  end if"
+    );
+}
+
 /// The elements a rank-1 reference's affine subscript reaches over its
 /// loop's constant bounds, as an interval; `None` when unknown.
 fn reached(access: &analysis::loops::Access, report: &LoopReport) -> Option<(i64, i64)> {
@@ -2894,14 +2909,7 @@ impl<'a> Lowering<'a> {
                 let _ = writeln!(out, "  end if");
                 // A loop its owner ran: the others set its index as it leaves.
                 if let StmtKind::Do { control: Some(control), .. } = &stmt.kind {
-                    let step = control.step.as_ref().map_or("1".to_string(), |it| self.one_line(it.range));
-                    let _ = writeln!(
-                        out,
-                        "  {} = hpf_final(({}), ({}), {step})",
-                        control.var.text,
-                        self.one_line(control.lo.range),
-                        self.one_line(control.hi.range)
-                    );
+                    let _ = writeln!(out, "  {} = {}", control.var.text, self.final_value(control));
                 }
                 if !remote.is_empty() {
                     let _ = writeln!(out, "  end block");
@@ -3080,15 +3088,11 @@ impl<'a> Lowering<'a> {
                     "  if (hpf_rank /= 0) then\n    if (allocated(hpf_g_{name})) deallocate (hpf_g_{name})\n    allocate (hpf_g_{name}({}))\n  end if",
                     bounds.join(", ")
                 );
-                let _ = writeln!(
+                let copy = format!("hpf_g_{name}");
+                emit_counted_bcast(
                     out,
-                    "  call MPI_Bcast(hpf_g_{name}, size(hpf_g_{name}), {}, 0, MPI_COMM_WORLD)",
-                    mpi_type(distributed.suffix)
-                );
-                // Counted as rank 0 sending the copy to each other process.
-                let _ = writeln!(
-                    out,
-                    "  if (hpf_stats .and. hpf_rank == 0) then\n    hpf_stat_messages = hpf_stat_messages + (hpf_nprocs - 1)\n    hpf_stat_elements = hpf_stat_elements + int(hpf_nprocs - 1, 8) * size(hpf_g_{name})\n  end if"
+                    (&copy, &format!("size({copy})"), mpi_type(distributed.suffix)),
+                    ("0", "hpf_rank == 0"),
                 );
                 let renames = self.distributed_occurrences(nest.stmt.range).into_iter().filter(|it| it.1 == *array);
                 edits.extend(renames.map(|(range, _)| (range, format!("hpf_g_{name}"))));
@@ -3151,19 +3155,23 @@ impl<'a> Lowering<'a> {
             if bounds.iter().any(|it| mentions(it, &keys)) {
                 continue;
             }
-            let inner_step = control.step.as_ref().map_or("1".to_string(), |it| self.one_line(it.range));
             // Set when the distributing loop ran at least once.
             let _ = writeln!(
                 out,
-                "  if ((({hi}) - ({lo})) * ({step}) >= 0) {} = hpf_final(({}), ({}), {inner_step})",
+                "  if ((({hi}) - ({lo})) * ({step}) >= 0) {} = {}",
                 control.var.text,
-                self.one_line(control.lo.range),
-                self.one_line(control.hi.range)
+                self.final_value(control)
             );
         }
         if !nest.broadcasts.is_empty() {
             let _ = writeln!(out, "  end block");
         }
+    }
+
+    /// The value the index of the DO loop `control` has after the loop.
+    fn final_value(&self, control: &LoopControl) -> String {
+        let step = control.step.as_ref().map_or("1".to_string(), |it| self.one_line(it.range));
+        format!("hpf_final(({}), ({}), {step})", self.one_line(control.lo.range), self.one_line(control.hi.range))
     }
 
     /// Before a loop with an `IF (cond) EXIT`: the first iteration where
