@@ -67,7 +67,9 @@ impl Splitter<'_> {
         if !header.starts_with("do ") || !(closing.ends_with("end do") || closing.ends_with("enddo")) {
             return None;
         }
-        if header_line.trim_end().ends_with('&') {
+        // The header line is copied whole: it must hold the DO statement only
+        // (`do i = 1, n; x(i) = x(i) + 1` would run its assignment twice).
+        if header_line.trim_end().ends_with('&') || body[0].range.start < header_start + header_line.len() {
             return None;
         }
         let mut written = Vec::new();

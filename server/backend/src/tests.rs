@@ -2649,6 +2649,10 @@ end program s
 ";
     let analysis = analysis::analyze(text, SourceForm::Free, ModelConfig { number_of_processors: None });
     let (rewritten, _) = crate::hoist::rewrite(&analysis, text).expect("split");
+    // A header line that holds an assignment too is not copied.
+    let shared = text.replace("  do i = 1, 4   ! both\n    x(i)", "  do i = 1, 4; x(i)");
+    let analysis = analysis::analyze(&shared, SourceForm::Free, ModelConfig { number_of_processors: None });
+    assert!(crate::hoist::rewrite(&analysis, &shared).is_none(), "{shared}");
     assert!(
         rewritten.text.contains(
             "!HPF$ INDEPENDENT\n  do i = 1, 4   ! both\n    x(i) = b(2*i-1)\n  end do\n!HPF$ INDEPENDENT\n  do i = 1, 4   ! both\n    z(i) = b(2*i)\n  end do\n"
