@@ -1665,6 +1665,12 @@ impl<'a> Lowering<'a> {
         if loops.len() != 1 || !ifs.is_empty() || !scalars.is_empty() {
             return Err("it is not a single loop of element assignments".to_string());
         }
+        // Its text is copied inside an IF block: it must end with its own END
+        // DO or CONTINUE (not a label it shares with a loop around it).
+        let tail = self.slice(stmt.range).trim_end().to_ascii_lowercase();
+        if !["continue", "end do", "enddo"].iter().any(|it| tail.ends_with(it)) {
+            return Err("it ends at a statement it shares with a loop around it".to_string());
+        }
         let mut bounds = vec![&control.lo, &control.hi];
         bounds.extend(control.step.as_ref());
         if bounds.iter().any(|it| !self.distributed_occurrences(it.range).is_empty()) {

@@ -2762,3 +2762,36 @@ end program lu
     assert!(notes[0].starts_with("8: runs on one process"), "{notes:?}");
     assert!(!source.contains("hpf_bc_1"), "{source}");
 }
+
+/// A loop run by one owner is copied into an IF block, so it must end with
+/// its own END DO or CONTINUE: one that shares its terminal label with the
+/// loop around it (`DO 10 K ... DO 10 I ... 10 CONTINUE`) keeps the
+/// element-by-element form, whose text stays whole.
+#[test]
+fn single_owner_loops_do_not_split_a_shared_label() {
+    let program = |inner: &str| {
+        format!(
+            "program sh
+  implicit none
+  integer, parameter :: n = 12
+  double precision :: a(n,n), s
+  integer :: i, k
+!HPF$ DISTRIBUTE A(*, CYCLIC)
+  a = 1.0d0
+  s = 0.0d0
+{inner}  print *, a(5,3), s
+end program sh
+"
+        )
+    };
+    let (_, source) = lower(&program(
+        "  do 10 k = 1, n-1\n    s = s + 1.0d0\n    do 10 i = k+1, n\n      a(i,k) = a(i,k) / a(k,k) + s\n10 continue\n",
+    ));
+    assert!(!source.contains("if (hpf_owns(hpf_d_a, k)) then\n    do"), "{source}");
+    assert!(source.contains("  do i = k+1, n\n  if (hpf_owns(hpf_d_a, k)) then\n"), "{source}");
+    assert!(!source.lines().any(|it| it.trim() == "10"), "{source}");
+    let (_, source) = lower(&program(
+        "  do k = 1, n-1\n    s = s + 1.0d0\n    do 10 i = k+1, n\n      a(i,k) = a(i,k) / a(k,k) + s\n10  continue\n  end do\n",
+    ));
+    assert!(source.contains("if (hpf_owns(hpf_d_a, k)) then\n    do 10 i = k+1, n\n"), "{source}");
+}
