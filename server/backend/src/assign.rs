@@ -1108,7 +1108,7 @@ impl<'a> Lowering<'a> {
     /// A statement's text (with its indentation and label) with the replacements.
     pub(crate) fn edited_statement(&self, stmt: &Stmt, edits: &[(TextRange, String)]) -> String {
         let line_start = self.text[..stmt.range.start].rfind('\n').map_or(0, |it| it + 1);
-        self.edited(TextRange::new(line_start, stmt.range.end), edits)
+        close_shared_label(self.edited(TextRange::new(line_start, stmt.range.end), edits))
     }
 }
 
@@ -1164,4 +1164,18 @@ fn collect_references<'e>(expr: &'e Expr, out: &mut Vec<&'e Expr>) {
             ExprKind::Int(_) | ExprKind::Literal(_) => {}
         }
     }
+}
+
+/// A DO nest's text that ends with the bare label of a terminal statement
+/// it shares with a loop around it (`DO 10 K ... DO 10 I ... 10 CONTINUE`,
+/// where the outer loop is emitted as `do ... end do` and keeps the
+/// CONTINUE) gets a CONTINUE of its own on that label.
+pub(crate) fn close_shared_label(mut text: String) -> String {
+    let last = text.trim_end().rsplit('\n').next().unwrap_or("").trim();
+    if !last.is_empty() && last.chars().all(|it| it.is_ascii_digit()) {
+        let end = text.trim_end().len();
+        text.truncate(end);
+        text.push_str(" continue");
+    }
+    text
 }

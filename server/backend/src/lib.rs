@@ -3064,7 +3064,7 @@ impl<'a> Lowering<'a> {
                     "    if ((hpf_hi - hpf_lo) * ({step}) >= 0) hpf_k = (hpf_hi - hpf_lo) / ({step}) + 1"
                 );
             }
-            let _ = writeln!(out, "{}", self.edited(nest_range, &edits));
+            let _ = writeln!(out, "{}", assign::close_shared_label(self.edited(nest_range, &edits)));
             if !nest.remote.is_empty() {
                 let _ = writeln!(out, "    hpf_m = hpf_m + hpf_k");
             }
@@ -3124,7 +3124,7 @@ impl<'a> Lowering<'a> {
             }
             // After the fetches: a chain waits here for the previous process.
             self.emit_reduction_starts(out, &nest.reductions, step);
-            let _ = writeln!(out, "{}", self.edited(nest_range, &edits));
+            let _ = writeln!(out, "{}", assign::close_shared_label(self.edited(nest_range, &edits)));
             self.emit_reduction_ends(out, &nest.reductions, step);
             if !nest.remote.is_empty() {
                 let _ = writeln!(out, "  end block");

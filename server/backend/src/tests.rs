@@ -2795,3 +2795,33 @@ end program sh
     ));
     assert!(source.contains("if (hpf_owns(hpf_d_a, k)) then\n    do 10 i = k+1, n\n"), "{source}");
 }
+
+/// An owner-computes loop that shares its terminal label with the time
+/// loop around it (`DO 10 K ... DO 10 I ... 10 CONTINUE`, F77 style): the
+/// time loop is emitted as `do ... end do`, so the inner loop's text gets
+/// a CONTINUE of its own on the label (it was left a bare label, which
+/// gfortran rejects).
+#[test]
+fn loops_sharing_a_terminal_label_keep_a_statement_on_it() {
+    let (notes, source) = lower(
+        "program sh
+  implicit none
+  integer, parameter :: n = 12
+  double precision :: b(n), s
+  integer :: i, k
+!HPF$ DISTRIBUTE B(BLOCK)
+  b = 1.0d0
+  s = 0.0d0
+  do 10 k = 1, 3
+    s = s + 1.0d0
+  do 10 i = 1, n
+    b(i) = b(i) + s
+10 continue
+  print *, b(5), s
+end program sh
+",
+    );
+    assert!(notes.is_empty(), "{notes:?}");
+    assert!(source.contains("    b(i) = b(i) + s\n10 continue\n"), "{source}");
+    assert!(!source.lines().any(|it| it.trim() == "10"), "{source}");
+}
