@@ -17,7 +17,7 @@ use analysis::loops::{Access, AccessAttr, LoopReport, SubscriptForm};
 use analysis::model::SymbolId;
 use syntax::{Stmt, StmtKind, TextRange};
 
-use crate::{closing_paren, declared_type, mpi_type, Lowering};
+use crate::{closing_paren, declared_type, mpi_type, top_level_parts, Lowering};
 
 /// One reference read from a broadcast copy.
 #[derive(Clone, Debug)]
@@ -33,26 +33,6 @@ impl BroadcastRead {
     pub(crate) fn range(&self) -> TextRange {
         self.range
     }
-}
-
-/// `text` split at its commas outside parentheses.
-fn split_top_level(text: &str) -> Vec<&str> {
-    let mut parts = Vec::new();
-    let mut depth = 0i32;
-    let mut start = 0;
-    for (at, it) in text.char_indices() {
-        match it {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ',' if depth == 0 => {
-                parts.push(&text[start..at]);
-                start = at + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push(&text[start..]);
-    parts
 }
 
 impl Lowering<'_> {
@@ -93,8 +73,10 @@ impl Lowering<'_> {
         if close + 1 != text.len() {
             return None;
         }
-        let subscripts: Vec<String> =
-            split_top_level(&text[open + 1..close]).into_iter().map(|it| it.trim().replace(['&', '\n'], " ")).collect();
+        let subscripts: Vec<String> = top_level_parts(&text[open + 1..close])
+            .into_iter()
+            .map(|(_, it)| it.trim().replace(['&', '\n'], " "))
+            .collect();
         if subscripts.len() != distributed.lbs.len() || subscripts.iter().any(|it| it.contains(':') || it.is_empty()) {
             return None;
         }
@@ -170,9 +152,12 @@ impl Lowering<'_> {
             return Vec::new();
         }
         // One copy per array and distributed index.
+        let slice_of = |read: &BroadcastRead| {
+            (read.array, read.subscripts[self.distributed[&read.array].dim].to_ascii_lowercase())
+        };
         let mut slices: Vec<(SymbolId, String)> = Vec::new();
         for read in reads {
-            let key = (read.array, read.subscripts[self.distributed[&read.array].dim].to_ascii_lowercase());
+            let key = slice_of(read);
             if !slices.contains(&key) {
                 slices.push(key);
             }
@@ -212,7 +197,7 @@ impl Lowering<'_> {
             .iter()
             .map(|read| {
                 let distributed = &self.distributed[&read.array];
-                let key = (read.array, read.subscripts[distributed.dim].to_ascii_lowercase());
+                let key = slice_of(read);
                 let k = slices.iter().position(|it| *it == key).expect("listed above") + 1;
                 let others: Vec<&str> = read
                     .subscripts

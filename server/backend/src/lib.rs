@@ -250,6 +250,11 @@ impl Distributed {
         }
     }
 
+    /// Of rank 1, BLOCK or BLOCK(m), over a 1-D arrangement.
+    fn is_rank_one_block(&self) -> bool {
+        self.lbs.len() == 1 && self.second.is_none() && !self.cyclic
+    }
+
     /// The declared bounds as two array constructors, for alloc and gather.
     fn bounds_args(&self) -> String {
         let join = |it: &[i64]| it.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
@@ -362,6 +367,29 @@ pub(crate) fn emit_counted_bcast(
     );
 }
 
+/// The INDEPENDENT directive right before `offset` of `text` (only blank
+/// lines, comments, other directives and a label between), with its range.
+pub(crate) fn independent_before<'f>(
+    file: &'f syntax::SourceFile,
+    text: &str,
+    offset: usize,
+) -> Option<(TextRange, &'f syntax::directive::Independent)> {
+    let directives = file.directives();
+    let before = directives.partition_point(|it| it.range.end <= offset);
+    let directive = directives[..before].iter().rev().find_map(|it| match &it.body {
+        syntax::directive::DirectiveBody::Independent(independent) => Some((it.range, independent)),
+        _ => None,
+    })?;
+    let between = text.get(directive.0.end..offset)?;
+    between
+        .lines()
+        .all(|line| {
+            let line = line.trim();
+            line.is_empty() || line.starts_with('!') || line.chars().all(|it| it.is_ascii_digit())
+        })
+        .then_some(directive)
+}
+
 /// The elements a rank-1 reference's affine subscript reaches over its
 /// loop's constant bounds, as an interval; `None` when unknown.
 fn reached(access: &analysis::loops::Access, report: &LoopReport) -> Option<(i64, i64)> {
@@ -378,12 +406,9 @@ fn reached(access: &analysis::loops::Access, report: &LoopReport) -> Option<(i64
 }
 
 /// Whether no write of the loop nest `reports` reaches an element the read
-/// `access` of a rank-1 array reads: its values before the loop are the
-/// ones it reads.
-fn elements_unwritten(access: &analysis::loops::Access, reports: &[&LoopReport]) -> bool {
-    let Some(report) = reports.iter().find(|it| it.accesses.iter().any(|other| std::ptr::eq(other, access))) else {
-        return false;
-    };
+/// `access` (of `report`) of a rank-1 array reads: its values before the
+/// loop are the ones it reads.
+fn elements_unwritten(access: &analysis::loops::Access, report: &LoopReport, reports: &[&LoopReport]) -> bool {
     let Some((lo, hi)) = reached(access, report) else { return false };
     reports.iter().all(|report| {
         report
@@ -1500,20 +1525,7 @@ impl<'a> Lowering<'a> {
     /// writes, so reads of neighbours fetched before it are the values the
     /// sequential loop reads.
     pub(crate) fn independent(&self, stmt: &Stmt) -> Option<&'a syntax::directive::Independent> {
-        let directives = self.analysis.file.directives();
-        let before = directives.partition_point(|it| it.range.end <= stmt.range.start);
-        let directive = directives[..before].iter().rev().find_map(|it| match &it.body {
-            syntax::directive::DirectiveBody::Independent(independent) => Some((it.range, independent)),
-            _ => None,
-        })?;
-        let between = self.text.get(directive.0.end..stmt.range.start)?;
-        between
-            .lines()
-            .all(|line| {
-                let line = line.trim();
-                line.is_empty() || line.starts_with('!') || line.chars().all(|it| it.is_ascii_digit())
-            })
-            .then_some(directive.1)
+        independent_before(&self.analysis.file, self.text, stmt.range.start).map(|it| it.1)
     }
 
     /// The statements of a DO nest, or why it holds something else: only
@@ -1589,8 +1601,7 @@ impl<'a> Lowering<'a> {
         (home_coef, home_offset): (i64, i64),
     ) -> bool {
         let Some(array) = self.distributed.get(&access.array) else { return false };
-        let rank_one_block = |it: &Distributed| it.lbs.len() == 1 && it.second.is_none() && !it.cyclic;
-        if !rank_one_block(array) || !rank_one_block(home) {
+        if !array.is_rank_one_block() || !home.is_rank_one_block() {
             return false;
         }
         let Some(SubscriptForm::Affine { index, coef, offset }) = access.subscripts.first() else { return false };
@@ -1755,12 +1766,12 @@ impl<'a> Lowering<'a> {
         })?;
         let home_distributed = self.distributed.get(&home.array).ok_or("its home is not distributed")?.clone();
         let dim = home_distributed.dim;
-        let rank_one_block =
-            home_distributed.lbs.len() == 1 && home_distributed.second.is_none() && !home_distributed.cyclic;
         // `H(a*v+q)`: on a rank-1 BLOCK home, any `a` (the process runs the
         // iterations whose `a*v+q` it owns, `hpf_local_bounds_affine`).
         let (home_index, home_coef, home_offset) = match home.subscripts.get(dim) {
-            Some(SubscriptForm::Affine { index, coef, offset }) if *coef == 1 || (*coef != 0 && rank_one_block) => {
+            Some(SubscriptForm::Affine { index, coef, offset })
+                if *coef == 1 || (*coef != 0 && home_distributed.is_rank_one_block()) =>
+            {
                 (*index, *coef, *offset)
             }
             _ => return Err("the home's distributed subscript is not `v+q` for a loop index v".to_string()),
@@ -1949,7 +1960,7 @@ impl<'a> Lowering<'a> {
                         };
                     // Or it reads elements the loop never writes (`RB(N+1-I)` for
                     // I up to N/2 while writing `RB(I)`).
-                    let read_ahead = read_ahead || elements_unwritten(access, &reports);
+                    let read_ahead = read_ahead || elements_unwritten(access, report, &reports);
                     // The inspector evaluates every subscript in every iteration,
                     // before the loop: not under an IF, not of a private scalar.
                     let remote_read = self

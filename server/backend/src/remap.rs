@@ -20,7 +20,7 @@
 
 use std::fmt::Write;
 
-use analysis::loops::{Access, AccessAttr};
+use analysis::loops::{Access, AccessAttr, SubscriptForm};
 use analysis::model::SymbolId;
 use syntax::{Stmt, TextRange};
 
@@ -58,20 +58,6 @@ impl RemoteRead {
     }
 }
 
-/// Whether a subscript list holds a `,` or `:` outside parentheses (more
-/// than one subscript, or a section): `max(1, i-1)` is one subscript.
-fn top_level_separator(subscripts: &str) -> bool {
-    let mut depth = 0i32;
-    subscripts.chars().any(|it| {
-        match it {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            _ => {}
-        }
-        depth == 0 && matches!(it, ',' | ':')
-    })
-}
-
 impl Lowering<'_> {
     /// `access` as a reference the inspector/executor fetches, or `None`
     /// when it is not one (the caller then plans it as before). `loops` are
@@ -107,7 +93,8 @@ impl Lowering<'_> {
         let text = self.slice(access.range);
         let open = text.find('(')?;
         let close = closing_paren(text, open)?;
-        if close + 1 != text.len() || top_level_separator(&text[open + 1..close]) {
+        // One element per iteration (a rank-1 array: one subscript), not a section.
+        if close + 1 != text.len() || access.subscripts.iter().any(|it| matches!(it, SubscriptForm::Section)) {
             return None;
         }
         let subscript = TextRange::new(access.range.start + open + 1, access.range.start + close);

@@ -181,27 +181,13 @@ impl Splitter<'_> {
     }
 
     /// The line of an INDEPENDENT directive right before the line starting
-    /// at `header_start` (only blank and comment lines between).
+    /// at `header_start` (`crate::independent_before`), when it is one line.
     fn independent_line(&self, header_start: usize) -> Option<&str> {
-        let directives = self.analysis.file.directives();
-        let before = directives.partition_point(|it| it.range.end <= header_start);
-        let directive = directives[..before].last()?;
-        if !matches!(directive.body, syntax::directive::DirectiveBody::Independent(_)) {
-            return None;
-        }
-        let between = self.text.get(directive.range.end..header_start)?;
-        let only_comments = between.lines().skip(1).all(|line| {
-            let line = line.trim();
-            line.is_empty() || (line.starts_with('!') && !line.to_ascii_lowercase().starts_with("!hpf$"))
-        });
-        if !only_comments {
-            return None;
-        }
-        let start = line_start(self.text, directive.range.start);
-        let end = line_end_at(self.text, directive.range.end.saturating_sub(1).max(start));
-        // One line: a continued directive is not repeated.
-        let line = &self.text[start..end];
-        (!line.contains('&')).then_some(line.trim_end_matches('\r'))
+        let (range, _) = crate::independent_before(&self.analysis.file, self.text, header_start)?;
+        let start = line_start(self.text, range.start);
+        let line = &self.text[start..line_end_at(self.text, range.end.saturating_sub(1).max(start))];
+        // A continued directive is not repeated.
+        (!line.contains('&')).then_some(line)
     }
 }
 
