@@ -39,6 +39,11 @@
 //!   iteration writes): the first iteration where it holds is found
 //!   before the loop (each process among its own, then `MPI_Allreduce`)
 //!   and the loop ends there;
+//! - a DO loop whose one statement updates a 1-D distributed array through
+//!   an index computed in the iteration (`HIST(CELL(P)) = HIST(CELL(P)) +
+//!   1`): each process computes the updates of its iterations and sends
+//!   them to the elements' owners, which apply them in the loop's order
+//!   (`scatter.rs`);
 //! - in such a DO loop (a single loop of assignments, home not CYCLIC),
 //!   reads of 1-D distributed arrays at elements that are not neighbours
 //!   (`B(2*I)`, `B(N+1-I)`, `B(IDX(I))`, arrays cut in other blocks): an
@@ -156,6 +161,7 @@ mod reduce;
 mod remap;
 mod remap_epochs;
 pub mod runtime;
+mod scatter;
 mod split_loops;
 
 use std::collections::BTreeMap;
@@ -572,6 +578,8 @@ enum Plan<'a> {
     Call(procedures::SpmdCall<'a>),
     /// `X = TRANSPOSE(Y)`, `CSHIFT`, `EOSHIFT` by one all-to-all (`permute.rs`).
     Permute(permute::Permute<'a>),
+    /// A loop updating elements through computed indices (`scatter.rs`).
+    Scatter(scatter::Scatter<'a>),
 }
 
 impl Plan<'_> {
@@ -586,7 +594,8 @@ impl Plan<'_> {
             | Plan::Split(_)
             | Plan::Grid(_)
             | Plan::Call(_)
-            | Plan::Permute(_) => true,
+            | Plan::Permute(_)
+            | Plan::Scatter(_) => true,
             Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::runs_in_parallel),
             Plan::If { branches } => branches.iter().flat_map(|it| &it.1).any(Plan::runs_in_parallel),
             Plan::Verbatim(_) | Plan::OnRankZero { .. } => false,
@@ -1271,6 +1280,9 @@ impl<'a> Lowering<'a> {
                     if !grid {
                         if let Ok(plan) = self.single_owner_loop(stmt) {
                             return plan;
+                        }
+                        if let Ok(scatter) = self.scatter_loop(stmt) {
+                            return Plan::Scatter(scatter);
                         }
                         if let Ok(plan) = self.fission(stmt) {
                             return plan;
@@ -2792,6 +2804,7 @@ impl<'a> Lowering<'a> {
                 grid::cyclic::CyclicPlan::Nest { stmt, .. } | grid::cyclic::CyclicPlan::Forall { stmt, .. },
             )) => Some(*stmt),
             Plan::Permute(permute) => Some(permute.stmt),
+            Plan::Scatter(scatter) => Some(scatter.stmt),
             _ => None,
         };
         if let Some(stmt) = counted {
@@ -2802,7 +2815,8 @@ impl<'a> Lowering<'a> {
             // reduction nor the whole copies of arrays read off the neighbours,
             // nor the fetches of a loop that only reads (it sees no home).
             let unmodelled = match plan {
-                Plan::Owner { .. } => true,
+                // The analysis cannot know where computed indices lead.
+                Plan::Owner { .. } | Plan::Scatter(_) => true,
                 // The analysis follows TRANSPOSE, not the shifts.
                 Plan::Permute(permute) => !permute.is_transpose(),
                 Plan::Parallel(nest) => {
@@ -2829,6 +2843,7 @@ impl<'a> Lowering<'a> {
             Plan::Parallel(nest) => self.emit_parallel(out, nest),
             Plan::Split(split) => self.emit_split(out, split),
             Plan::Permute(permute) => self.emit_permute(out, permute),
+            Plan::Scatter(scatter) => self.emit_scatter(out, scatter),
             Plan::Sequential { control, body } => {
                 let one_line = |range: TextRange| self.copy(range).replace(['&', '\n'], " ");
                 let step = control.step.as_ref().map_or(String::new(), |it| format!(", {}", one_line(it.range)));

@@ -130,7 +130,7 @@ fn promote(a: &'static str, b: &'static str) -> Option<&'static str> {
 
 impl<'a> Lowering<'a> {
     /// The element type of an expression, when it is plainly known.
-    fn type_of(&self, expr: &Expr) -> Option<&'static str> {
+    pub(crate) fn type_of(&self, expr: &Expr) -> Option<&'static str> {
         let model = &self.analysis.model;
         let implicit = |key: &str| if key.starts_with(|c: char| ('i'..='n').contains(&c)) { "i4" } else { "r4" };
         match &expr.kind {

@@ -379,6 +379,59 @@ contains
     hpf_owns = i >= lo .and. i <= hi
   end function hpf_owns
 
+  ! perm such that keys(perm) is in ascending order (a bottom-up merge sort,
+  ! stable: equal keys keep their order).
+  subroutine hpf_order_by(keys, perm)
+    integer, intent(in) :: keys(:)
+    integer, intent(out) :: perm(:)
+    integer, allocatable :: merged(:)
+    integer :: n, k, width, lo, mid, hi, a, b, at
+    n = size(keys)
+    allocate (merged(n))
+    perm = [(k, k = 1, n)]
+    width = 1
+    do while (width < n)
+      do lo = 1, n, 2 * width
+        mid = min(lo + width, n + 1)
+        hi = min(lo + 2 * width, n + 1)
+        a = lo
+        b = mid
+        do at = lo, hi - 1
+          if (a < mid .and. b < hi) then
+            if (keys(perm(a)) <= keys(perm(b))) then
+              merged(at) = perm(a)
+              a = a + 1
+            else
+              merged(at) = perm(b)
+              b = b + 1
+            end if
+          else if (a < mid) then
+            merged(at) = perm(a)
+            a = a + 1
+          else
+            merged(at) = perm(b)
+            b = b + 1
+          end if
+        end do
+      end do
+      perm = merged
+      width = 2 * width
+    end do
+  end subroutine hpf_order_by
+
+  ! This rank's share of DO I = first, last, step when any process may run
+  ! any iteration: a run of consecutive iterations, DO I = lo, hi, step.
+  pure subroutine hpf_share_bounds(first, last, step, lo, hi)
+    integer, intent(in) :: first, last, step
+    integer, intent(out) :: lo, hi
+    integer :: trips, k0, k1
+    trips = max(0, (last - first + step) / step)
+    k0 = int((int(trips, 8) * hpf_rank) / hpf_nprocs)
+    k1 = int((int(trips, 8) * (hpf_rank + 1)) / hpf_nprocs) - 1
+    lo = first + k0 * step
+    hi = first + k1 * step
+  end subroutine hpf_share_bounds
+
   ! Local iterations of DO I = first, last, step whose home index I + q
   ! (aligned by `d`) this rank owns: DO I = lo, hi, step.
   pure subroutine hpf_local_bounds(d, q, first, last, step, lo, hi)
@@ -1136,6 +1189,62 @@ fn remote_read(suffix: &str, fortran_type: &str, mpi: &str) -> String {
     )
 }
 
+/// The owners' side of a scatter (`scatter.rs`): contributions to elements
+/// of a 1-D distributed array, sent to the elements' owners, which apply
+/// them in the sequential order of the iterations that made them.
+fn send_to_owners(suffix: &str, fortran_type: &str, mpi: &str) -> String {
+    format!(
+        r#"
+  ! Sends each contribution (idx(k), ord(k), vals(k)) to the owner of element
+  ! idx(k) of the 1-D array described by d, and returns in idx, ord, vals
+  ! the contributions this rank received, sorted by ord (the iteration that
+  ! made them, counted in the sequential order). Every process calls it.
+  subroutine hpf_send_to_owners_{suffix}(d, idx, ord, vals)
+    type(hpf_desc), intent(in) :: d
+    integer, allocatable, intent(inout) :: idx(:), ord(:)
+    {fortran_type}, allocatable, intent(inout) :: vals(:)
+    integer :: scount(0:hpf_nprocs - 1), rcount(0:hpf_nprocs - 1)
+    integer :: sdispl(0:hpf_nprocs - 1), rdispl(0:hpf_nprocs - 1), next(0:hpf_nprocs - 1)
+    integer :: k, r, n
+    integer, allocatable :: sidx(:), sord(:), ridx(:), rord(:), perm(:)
+    {fortran_type}, allocatable :: svals(:), rvals(:)
+    scount = 0
+    do k = 1, size(idx)
+      r = hpf_owner(d, idx(k))
+      scount(r) = scount(r) + 1
+    end do
+    call hpf_exchange_counts(scount, rcount, sdispl, rdispl)
+    allocate (sidx(size(idx)), sord(size(idx)), svals(size(idx)))
+    next = sdispl
+    do k = 1, size(idx)
+      r = hpf_owner(d, idx(k))
+      next(r) = next(r) + 1
+      sidx(next(r)) = idx(k)
+      sord(next(r)) = ord(k)
+      svals(next(r)) = vals(k)
+    end do
+    n = sum(rcount)
+    allocate (ridx(n), rord(n), rvals(n))
+    call MPI_Alltoallv(sidx, scount, sdispl, MPI_INTEGER, ridx, rcount, rdispl, MPI_INTEGER, MPI_COMM_WORLD)
+    call MPI_Alltoallv(sord, scount, sdispl, MPI_INTEGER, rord, rcount, rdispl, MPI_INTEGER, MPI_COMM_WORLD)
+    call MPI_Alltoallv(svals, scount, sdispl, {mpi}, rvals, rcount, rdispl, {mpi}, MPI_COMM_WORLD)
+    allocate (perm(n))
+    call hpf_order_by(rord, perm)
+    idx = ridx(perm)
+    ord = rord(perm)
+    vals = rvals(perm)
+    if (hpf_stats) then
+      do r = 0, hpf_nprocs - 1
+        if (r == hpf_rank .or. scount(r) == 0) cycle
+        hpf_stat_messages = hpf_stat_messages + 1
+        hpf_stat_elements = hpf_stat_elements + scount(r)
+      end do
+    end if
+  end subroutine hpf_send_to_owners_{suffix}
+"#
+    )
+}
+
 /// The pairs of distributed dimensions (1-based) of an array of rank `rank`
 /// distributed in two dimensions, in the grid's order (the second before the
 /// first for a transposed alignment).
@@ -1202,6 +1311,9 @@ fn runtime_with(wanted: impl Fn(&str) -> bool) -> String {
         }
         if copies {
             res.push_str(&crate::call_remap::copy_nd(suffix, fortran_type));
+        }
+        if wanted(&format!("hpf_send_to_owners_{suffix}(")) {
+            res.push_str(&send_to_owners(suffix, fortran_type, mpi_type));
         }
         if *suffix != "l4" && wanted(&format!("hpf_chain_recv_{suffix}(")) {
             res.push_str(&chain(suffix, fortran_type, mpi_type));

@@ -2825,3 +2825,64 @@ end program sh
     assert!(source.contains("    b(i) = b(i) + s\n10 continue\n"), "{source}");
     assert!(!source.lines().any(|it| it.trim() == "10"), "{source}");
 }
+
+/// Loops that update elements through computed indices (a histogram, a
+/// charge deposit) run on the processes that own the iterations' reads;
+/// the updates go to the elements' owners, which apply them in the loop's
+/// order. Integer sums and MAX are folded per element before they leave;
+/// a floating-point sum is not (its order is kept). An update the value of
+/// which reads the array itself stays on rank 0.
+#[test]
+fn scatter_updates_go_to_their_owners_in_the_loops_order() {
+    let text = "program s
+  implicit none
+  integer, parameter :: n = 40, m = 12
+  integer :: cell(n), hist(m), big(m), i
+  real :: q(n), rho(m)
+!HPF$ DISTRIBUTE (CYCLIC) :: CELL, Q
+!HPF$ DISTRIBUTE (BLOCK) :: HIST, RHO, BIG
+  do i = 1, n
+    cell(i) = mod(7 * i, m) + 1
+    q(i) = 1.0 / real(i)
+  end do
+  hist = 0
+  rho = 0.0
+  big = 0
+  do i = 1, n
+    hist(cell(i)) = hist(cell(i)) + 1
+  end do
+  do i = n, 1, -1
+    rho(cell(i)) = rho(cell(i)) + q(i)
+  end do
+  do i = 1, 3 * n
+    big(mod(i, m) + 1) = max(big(mod(i, m) + 1), i)
+  end do
+  do i = 2, n
+    big(cell(i)) = big(cell(i)) + big(cell(i - 1))
+  end do
+  print *, hist, rho, big
+end program s
+";
+    let (notes, source) = lower(text);
+    assert_eq!(
+        notes,
+        ["24: runs on one process: the home's distributed subscript is not `v+q` for a loop index v, and no statement of its body runs in parallel"]
+    );
+    // The histogram: CELL's owners, course by course, one update per element.
+    assert!(source.contains("    hpf_si(hpf_sn) = cell(hpf_lx(hpf_d_cell, i))\n"), "{source}");
+    assert!(source.contains("        hpf_sv(hpf_sk) = hpf_sv(hpf_sk) + hpf_sv(hpf_sj)\n"), "{source}");
+    assert!(
+        source.contains(
+            "    hist(hpf_lx(hpf_d_hist, hpf_si(hpf_sk))) = hist(hpf_lx(hpf_d_hist, hpf_si(hpf_sk))) + hpf_sv(hpf_sk)\n"
+        ),
+        "{source}"
+    );
+    // The floating-point deposit: every update sent, in the loop's order.
+    assert!(source.contains("    hpf_so(hpf_sn) = (i - (n)) / (-1)\n"), "{source}");
+    assert!(source.contains("call hpf_send_to_owners_r4(hpf_d_rho, hpf_si, hpf_so, hpf_sv)"), "{source}");
+    assert_eq!(source.matches("call hpf_order_by(hpf_si, hpf_sp)").count(), 2, "{source}");
+    // MAX reads nothing distributed: each process takes a run of iterations.
+    assert!(source.contains("call hpf_share_bounds((1), (3 * n), 1, hpf_slo, hpf_shi)"), "{source}");
+    assert!(source.contains("hpf_sv(hpf_sk) = max(hpf_sv(hpf_sk), hpf_sv(hpf_sj))"), "{source}");
+    assert!(source.contains("  i = hpf_final((n), (1), -1)\n"), "{source}");
+}

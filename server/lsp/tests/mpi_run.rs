@@ -1306,3 +1306,98 @@ end program lu
         assert!(!stderr.contains("runs on one process"), "{name}: {stderr}");
     }
 }
+
+/// Loops that update elements through computed indices: an integer
+/// histogram and a floating-point deposit from CYCLIC particles into BLOCK
+/// and CYCLIC(3) grids, a MAX over iterations that read nothing
+/// distributed, a backward walk, a LOGICAL flag array, an update that
+/// does not commute (`x = v - x`) and one whose value reads the iteration's
+/// neighbours (fetched first), on 1 to 5 processes against gfortran.
+/// None runs on one process; each moves its updates in one exchange.
+#[test]
+fn scatter_updates_through_index_arrays_give_the_sequential_results() {
+    if !toolchain_present() {
+        eprintln!("skipped: no MPI toolchain (and CI is not set)");
+        return;
+    }
+    let (dir, source) = scratch_program(
+        "scatter_updates",
+        "program scatter_updates
+  implicit none
+  integer, parameter :: n = 61, m = 14
+  integer :: cell(n), hist(m), top(m), flip(m), bins(n), w(n), i, step
+  real :: q(n), rho(m)
+  double precision :: acc(m)
+  logical :: seen(m)
+!HPF$ PROCESSORS P(4)
+!HPF$ DISTRIBUTE (CYCLIC) ONTO P :: CELL, Q
+!HPF$ DISTRIBUTE (BLOCK) ONTO P :: HIST, RHO, SEEN
+!HPF$ DISTRIBUTE (CYCLIC(3)) ONTO P :: TOP, ACC, FLIP
+!HPF$ DISTRIBUTE (BLOCK) ONTO P :: BINS, W
+  do i = 1, n
+    cell(i) = mod(7 * i + 3, m) + 1
+    q(i) = 1.0 / real(i + 2)
+    bins(i) = mod(5 * i, m) + 1
+    w(i) = mod(i * i, 17)
+  end do
+  hist = 0
+  rho = 0.0
+  acc = 0.0d0
+  top = -1
+  flip = 1
+  seen = .false.
+  do step = 1, 3
+    do i = 1, n
+      hist(cell(i)) = hist(cell(i)) + step
+    end do
+    do i = n, 1, -2
+      rho(cell(i)) = rho(cell(i)) + q(i) * real(step)
+    end do
+    do i = 1, n
+      acc(m + 1 - cell(i)) = acc(m + 1 - cell(i)) + 1.0d0 / dble(i * step)
+    end do
+    do i = 1, 5 * n
+      top(mod(i * i, m) + 1) = max(top(mod(i * i, m) + 1), mod(i * 37, 101))
+    end do
+    do i = 1, n
+      flip(cell(i)) = i - flip(cell(i))
+    end do
+    do i = 1, n, 3
+      seen(cell(i)) = seen(cell(i)) .or. q(i) > 0.05
+    end do
+    do i = 2, n - 1
+      hist(bins(i)) = hist(bins(i)) + (w(i + 1) - w(i - 1))
+    end do
+    do i = 1, n
+      cell(i) = mod(cell(i) + i, m) + 1
+    end do
+  end do
+  print *, hist
+  print '(7es16.8)', rho
+  print '(7es24.16)', acc
+  print *, top
+  print *, flip
+  print *, seen
+  print *, i, step
+end program scatter_updates
+",
+    );
+    let expected = sequential_output(&dir, &source);
+    runs_print_on(&source, &expected, &["1", "2", "3", "4", "5"]);
+    let output = hpf_ls_build(&source, &dir.join("scatter_updates.exe"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(!stderr.contains("runs on one process"), "{stderr}");
+    let output = hpf_ls_run(&["--np", "4", "--stats"], &source, None);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stats = per_loop_stats_by_line(&stderr);
+    let lines: Vec<usize> = stats.iter().map(|it| it.0).collect();
+    for line in [26, 29, 32, 35, 38, 41, 44] {
+        assert!(lines.contains(&line), "line {line}: {stderr}");
+    }
+    // The histogram sends at most one update per element and process: at
+    // most 14 elements to 3 other processes.
+    let histogram = stats.iter().find(|it| it.0 == 26).expect("the histogram's stats");
+    let elements: u64 = histogram.1.split(", ").nth(1).and_then(|it| it.split(' ').next()?.parse().ok()).unwrap();
+    assert!(elements <= 14 * 3, "{stderr}");
+}

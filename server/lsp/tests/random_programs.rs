@@ -802,6 +802,9 @@ impl Gen {
     /// or one of two assignments to different arrays, which the backend
     /// splits into two loops when they sit on different template cells.
     fn strided_loop(&mut self) {
+        if self.rng.chance(25) {
+            return self.scatter_loop();
+        }
         let ones = self.ones();
         if ones.len() < 3 {
             return self.affine_loop(false);
@@ -855,6 +858,56 @@ impl Gen {
             let rhs = if rest.is_empty() { self.scalar_term(&["i"]) } else { self.combine(rest) };
             self.line(&format!("  {} = {rhs}", at(&(second, 1, q2))));
         }
+        self.line("end do");
+    }
+
+    /// A DO loop that updates an INTEGER array through an index computed
+    /// from another array's element, `X(modulo(Y(I+c) + k*I, ext) + lo) =
+    /// X(...) op v` (a histogram), with `op` a sum, a difference, MAX, MIN,
+    /// IEOR, or the non-commuting `v - X(...)`; the backend sends each
+    /// update to the element's owner.
+    fn scatter_loop(&mut self) {
+        let ones: Vec<Array> = self.ones().into_iter().filter(|it| it.ty == Ty::Integer).collect();
+        if ones.len() < 2 {
+            return self.affine_loop(false);
+        }
+        let target = self.rng.pick(&ones).clone();
+        let others: Vec<Array> = ones.iter().filter(|it| it.name != target.name).cloned().collect();
+        let source = self.rng.pick(&others).clone();
+        let c = self.rng.range(-1, 1);
+        let mut refs = vec![(source.clone(), c)];
+        let mut terms: Vec<String> = Vec::new();
+        if self.rng.chance(60) {
+            let array = self.rng.pick(&others).clone();
+            let d = self.rng.range(-1, 1);
+            terms.push(format!("{}({})", array.name, offset("i", d)));
+            refs.push((array, d));
+        }
+        if terms.is_empty() || self.rng.chance(40) {
+            let term = self.scalar_term(&["i"]);
+            terms.push(term);
+        }
+        let Some((lo, hi)) = self.index_range(&refs) else { return };
+        let extent = target.hi - target.lo + 1;
+        let k = self.rng.range(0, 3);
+        let index =
+            format!("modulo({}({}) + {k}*i, {extent}) + {}", source.name, offset("i", c), self.bound(target.lo));
+        let element = format!("{}({index})", target.name);
+        let value = self.combine(terms);
+        let rhs = match self.rng.below(6) {
+            0 | 1 => format!("{element} + {value}"),
+            2 => format!("{element} - {value}"),
+            3 => format!("max({element}, {value})"),
+            4 => format!("ieor({value}, {element})"),
+            _ => format!("{value} - {element}"),
+        };
+        let (blo, bhi) = (self.bound(lo), self.bound(hi));
+        match *self.rng.pick(&[1, 1, -1, 2]) {
+            1 => self.line(&format!("do i = {blo}, {bhi}")),
+            -1 => self.line(&format!("do i = {bhi}, {blo}, -1")),
+            step => self.line(&format!("do i = {blo}, {bhi}, {step}")),
+        }
+        self.line(&format!("  {element} = {rhs}"));
         self.line("end do");
     }
 
@@ -2272,6 +2325,10 @@ fn the_generator_is_deterministic() {
         .count();
     eprintln!("{strided_homes} programs with strided homes in seeds 1000..1200");
     assert!(strided_homes >= 20, "{strided_homes} programs with strided homes in seeds 1000..1200");
+    // Updates through computed indices (`x(modulo(y(i) + 2*i, 12) + 1) = ...`) come up.
+    let scatters = (1000..1200).filter(|seed| generate(*seed).contains("(modulo(")).count();
+    eprintln!("{scatters} programs with updates through computed indices in seeds 1000..1200");
+    assert!(scatters >= 15, "{scatters} programs with updates through computed indices in seeds 1000..1200");
 }
 
 /// A program with one mapping the backend does not lower (a COMPLEX array,

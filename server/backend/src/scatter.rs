@@ -1,0 +1,416 @@
+//! Loops that update a 1-D distributed array through an index computed in
+//! the iteration: `CHARGE(CELL(P)) = CHARGE(CELL(P)) + 1` (a charge deposit,
+//! a histogram). The element an iteration updates is known only when it
+//! runs, so no owner-computes split applies; this is the seed's update
+//! transfer after the loop instead.
+//!
+//! Each process runs its share of the iterations: those whose distributed
+//! reads it owns (`CELL(P)` on CELL's owner), or a run of them when the
+//! iteration reads nothing distributed. For each one it evaluates the
+//! element's index and the value combined with it, then every process sends
+//! each contribution, with the iteration's number, to the element's owner
+//! (`hpf_send_to_owners_*`: one all-to-all of counts, three of data). The
+//! owner applies the statement to each contribution in the order of the
+//! iterations that made them, so every element goes through the same
+//! operations in the same order as in the sequential loop: a floating-point
+//! sum gives the same bits, and any `X(e) = f(X(e), v)` is allowed, not only
+//! an associative one.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use analysis::model::SymbolId;
+use syntax::{BinaryOp, Expr, ExprKind, LoopControl, Stmt, StmtKind, Subscript, TextRange};
+
+use crate::{mentions, Lowering};
+
+/// The iterations a process runs to compute its contributions.
+#[derive(Clone, Debug)]
+enum Share {
+    /// A run of consecutive iterations per process (nothing distributed is read).
+    Any,
+    /// The iterations `v` whose element `v + offset` of a 1-D array the
+    /// process owns, every distributed read being on that element's cell
+    /// or, on a BLOCK array, at a distance `reads` gives (the neighbours'
+    /// elements are fetched into the shadows first).
+    Owner { array: SymbolId, offset: i64, reads: BTreeMap<SymbolId, (i64, i64)> },
+}
+
+/// A DO loop whose one statement is `X(e) = f(X(e), v)`.
+#[derive(Clone, Debug)]
+pub(crate) struct Scatter<'a> {
+    pub(crate) stmt: &'a Stmt,
+    control: &'a LoopControl,
+    assignment: &'a Stmt,
+    /// The array updated.
+    target: SymbolId,
+    /// The index `e`, in the left side and in the right side.
+    indices: [TextRange; 2],
+    /// The value `v` combined with the element.
+    value: TextRange,
+    step: i64,
+    suffix: &'static str,
+    /// When the updates of one element may be combined before they are
+    /// sent, with the same result (integer sums, MAX, MIN, IAND, IOR,
+    /// IEOR): how two values combine, `{a}` and `{b}` standing for them.
+    fold: Option<&'static str>,
+    share: Share,
+    /// For a CYCLIC share: the distributed subscripts of `e` and `v` as
+    /// local positions.
+    edits: Vec<(TextRange, String)>,
+}
+
+/// The text of an expression without blanks or case, to compare references.
+fn normalized(text: &str) -> String {
+    text.chars().filter(|it| !it.is_whitespace() && *it != '&').map(|it| it.to_ascii_lowercase()).collect()
+}
+
+/// Intrinsics of two arguments whose value the owner may compute from the
+/// element and a contribution.
+const COMBINING: &[&str] = &["max", "min", "iand", "ior", "ieor", "mod", "modulo", "dim", "sign"];
+
+impl<'a> Lowering<'a> {
+    /// The scatter form of a DO loop, or why it has none.
+    pub(crate) fn scatter_loop<'s>(&mut self, stmt: &'s Stmt) -> Result<Scatter<'s>, String>
+    where
+        'a: 's,
+    {
+        let StmtKind::Do { control: Some(control), body, .. } = &stmt.kind else {
+            return Err("it is not a counted DO loop".to_string());
+        };
+        let statements: Vec<&Stmt> = body
+            .iter()
+            .filter(|it| !(it.children().is_empty() && self.begins_with_keyword(it, &["continue"])))
+            .collect();
+        let [assignment] = statements.as_slice() else {
+            return Err("its body is not one assignment".to_string());
+        };
+        let StmtKind::Assign { lhs, rhs } = &assignment.kind else {
+            return Err("its body is not one assignment".to_string());
+        };
+        // Its text is replaced: it must end with its own END DO or CONTINUE
+        // (not a label it shares with a loop around it).
+        let tail = self.slice(stmt.range).trim_end().to_ascii_lowercase();
+        if !["continue", "end do", "enddo"].iter().any(|it| tail.ends_with(it)) {
+            return Err("it ends at a statement it shares with a loop around it".to_string());
+        }
+        let mut bounds = vec![&control.lo, &control.hi];
+        bounds.extend(control.step.as_ref());
+        if bounds.iter().any(|it| !self.distributed_occurrences(it.range).is_empty()) {
+            return Err("its bounds read distributed arrays".to_string());
+        }
+        // The bounds are evaluated again inside the loop (its iterations' numbers).
+        if bounds.iter().any(|it| mentions(it, &[control.var.key()])) {
+            return Err("its bounds read its index".to_string());
+        }
+        let step = match &control.step {
+            Some(step) => self.constant_of(step).ok_or("its step is not a constant")?,
+            None => 1,
+        };
+        if step == 0 {
+            return Err("its step is zero".to_string());
+        }
+        let ExprKind::Ref { name, args } = &lhs.kind else {
+            return Err("it does not assign an element of a distributed array".to_string());
+        };
+        let target = self.lookup(&name.key()).filter(|id| self.distributed.contains_key(id)).ok_or_else(|| {
+            format!("it does not assign an element of a distributed array ({} is not distributed)", name.text)
+        })?;
+        let distributed = &self.distributed[&target];
+        if distributed.lbs.len() != 1 || distributed.second.is_some() || (distributed.cyclic && !distributed.plain) {
+            return Err(format!("{} is not a 1-D array on a 1-D arrangement", distributed.name));
+        }
+        let [Subscript::Expr(index)] = args.as_slice() else {
+            return Err(format!("it assigns {} other than as one element", distributed.name));
+        };
+        let element = normalized(self.slice(lhs.range));
+        // The right side: the element and one other operand.
+        let (other_element, value) = combined_operands(rhs, &|it: &Expr| normalized(self.slice(it.range)) == element)
+            .ok_or_else(|| {
+            format!("its right side is not `{0} op v` or `f({0}, v)` with v not reading {0}", self.slice(lhs.range))
+        })?;
+        let ExprKind::Ref { args: other_args, .. } = &other_element.kind else {
+            return Err("its right side does not read the element it assigns".to_string());
+        };
+        let [Subscript::Expr(other_index)] = other_args.as_slice() else {
+            return Err("its right side does not read the element it assigns".to_string());
+        };
+        // Neither the index nor the value reads the array updated, and both
+        // call nothing with side effects.
+        for part in [index, value] {
+            if self.distributed_occurrences(part.range).iter().any(|it| it.1 == target) {
+                return Err(format!("the index or the value reads {}", distributed.name));
+            }
+            self.calls_only_intrinsics(part)?;
+        }
+        // The value as sent must convert to the element's type as the
+        // expression would: of the same type, or an integer into a real.
+        let suffix = distributed.suffix;
+        let value_type = self.type_of(value).ok_or("the type of the value combined is not plainly known")?;
+        let converts = value_type == suffix || (value_type == "i4" && ["r4", "r8"].contains(&suffix));
+        if !converts {
+            return Err(format!(
+                "the value combined with {} is of another type than the array's element",
+                distributed.name
+            ));
+        }
+        if let ExprKind::Binary { op: BinaryOp::Other, .. } = &rhs.kind {
+            if suffix != "l4" {
+                return Err("its right side is not arithmetic".to_string());
+            }
+        }
+        let (share, edits) = self.scatter_share(control, &[index, value])?;
+        let fold = if suffix == "i4" { exact_fold(rhs, other_element) } else { None };
+        Ok(Scatter {
+            stmt,
+            control,
+            assignment,
+            target,
+            indices: [index.range, other_index.range],
+            value: value.range,
+            step,
+            suffix,
+            fold,
+            share,
+            edits,
+        })
+    }
+
+    /// Refuses calls of anything but arrays and elemental intrinsics in `expr`.
+    fn calls_only_intrinsics(&self, expr: &Expr) -> Result<(), String> {
+        let mut stack = vec![expr];
+        while let Some(expr) = stack.pop() {
+            match &expr.kind {
+                ExprKind::Ref { name, args } => {
+                    let array = self.lookup(&name.key()).is_some_and(|id| self.analysis.model.symbol(id).is_array());
+                    if !array && !crate::assign::ELEMENTAL.contains(&name.key().as_str()) {
+                        return Err(format!("it calls {}, which is not an elemental intrinsic", name.text));
+                    }
+                    for arg in args {
+                        match arg {
+                            Subscript::Expr(value) | Subscript::Keyword { value, .. } => stack.push(value),
+                            _ => return Err(format!("it reads a section of {}", name.text)),
+                        }
+                    }
+                }
+                ExprKind::Unary { operand, .. } | ExprKind::Paren(operand) => stack.push(operand),
+                ExprKind::Binary { lhs, rhs, .. } => stack.extend([&**lhs, &**rhs]),
+                ExprKind::Other(_) => return Err("the index or the value is not a plain expression".to_string()),
+                ExprKind::Int(_) | ExprKind::Literal(_) | ExprKind::Name(_) => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Which iterations each process runs: those whose distributed reads
+    /// (all `Y(v + c)` of 1-D arrays) it owns, on one template cell, or on a
+    /// BLOCK array at distances the neighbour fetch brings; any when there
+    /// are none. With the CYCLIC subscript edits.
+    fn scatter_share(
+        &mut self,
+        control: &LoopControl,
+        parts: &[&Expr],
+    ) -> Result<(Share, Vec<(TextRange, String)>), String> {
+        let var = control.var.key();
+        let mut first: Option<(SymbolId, i64)> = None;
+        let mut reads: BTreeMap<SymbolId, (i64, i64)> = BTreeMap::new();
+        for part in parts {
+            for (range, id) in self.distributed_occurrences(part.range) {
+                let array = &self.distributed[&id];
+                let args = crate::assign::find_reference(part, range);
+                let subscript = match args {
+                    Some([Subscript::Expr(value)]) if array.second.is_none() && array.lbs.len() == 1 => value,
+                    _ => return Err(format!("it reads {} other than as one element of a 1-D array", array.name)),
+                };
+                let form = self
+                    .linear_of(subscript)
+                    .filter(|it| it.vars().all(|(key, _)| key == var) && it.vars().map(|it| it.1).sum::<i64>() == 1);
+                let Some(form) = form.filter(|_| array.plain) else {
+                    return Err(format!("it reads {} at an index other than `{}+c`", array.name, control.var.text));
+                };
+                let (share, _) = *first.get_or_insert((id, form.constant));
+                if !array.same_blocks(&self.distributed[&share]) {
+                    return Err(format!(
+                        "{} and {} are distributed differently",
+                        array.name, self.distributed[&share].name
+                    ));
+                }
+                let entry = reads.entry(id).or_insert((form.constant, form.constant));
+                entry.0 = entry.0.min(form.constant);
+                entry.1 = entry.1.max(form.constant);
+            }
+        }
+        let Some((array, offset)) = first else {
+            return Ok((Share::Any, Vec::new()));
+        };
+        if self.distributed[&array].cyclic {
+            if self.needs_fetch(array, offset, &reads) {
+                return Err(format!(
+                    "it reads {} at other elements than its iteration's (on a CYCLIC distribution they live on other processes)",
+                    self.distributed[&array].name
+                ));
+            }
+            let mut edits = Vec::new();
+            for part in parts {
+                edits.extend(self.cyclic_subscript_edits(part.range, &[*part])?);
+            }
+            return Ok((Share::Owner { array, offset, reads: BTreeMap::new() }, edits));
+        }
+        self.grow_shadows(array, offset, &reads);
+        Ok((Share::Owner { array, offset, reads }, Vec::new()))
+    }
+
+    /// The loop as the processes' contributions, sent to the owners, which
+    /// apply the statement to them in the iterations' order; then every
+    /// process sets the loop's index as the loop leaves it.
+    pub(crate) fn emit_scatter(&self, out: &mut String, scatter: &Scatter) {
+        let control = scatter.control;
+        let var = &control.var.text;
+        let (first, last) = (self.one_line(control.lo.range), self.one_line(control.hi.range));
+        let step = match &control.step {
+            Some(step) => self.one_line(step.range),
+            None => "1".to_string(),
+        };
+        let target = &self.distributed[&scatter.target].name;
+        let fortran_type = crate::declared_type(self.analysis.model.symbol(scatter.target));
+        let _ = writeln!(
+            out,
+            "  ! hpf-ls: each process computes the updates of {target} of its iterations; their owners apply them in the loop's order"
+        );
+        let _ = writeln!(
+            out,
+            "  block\n  integer :: hpf_sn, hpf_sk, hpf_sc, hpf_slo, hpf_shi\n  integer, allocatable :: hpf_si(:), hpf_so(:)\n  {fortran_type}, allocatable :: hpf_sv(:)"
+        );
+        // The process's iterations, as a DO (inside a loop over courses on
+        // a CYCLIC share), around `body`.
+        let iterations = |out: &mut String, body: &str| match &scatter.share {
+            Share::Any => {
+                let _ = writeln!(out, "  call hpf_share_bounds(({first}), ({last}), {step}, hpf_slo, hpf_shi)\n{body}");
+            }
+            Share::Owner { array, offset, .. } if self.distributed[array].cyclic => {
+                let name = &self.distributed[array].name;
+                let _ = writeln!(
+                    out,
+                    "  do hpf_sc = 0, hpf_courses(hpf_d_{name}) - 1\n  call hpf_course_bounds(hpf_d_{name}, {offset}, ({first}), ({last}), {step}, hpf_sc, hpf_slo, hpf_shi)\n{body}\n  end do"
+                );
+            }
+            Share::Owner { .. } => {
+                let _ = writeln!(out, "  hpf_slo = hpf_lo\n  hpf_shi = hpf_hi\n{body}");
+            }
+        };
+        if let Share::Owner { array, offset, reads } = &scatter.share {
+            if !self.distributed[array].cyclic {
+                // The neighbours' elements the iterations read, into the shadows.
+                let name = &self.distributed[array].name;
+                let _ = writeln!(
+                    out,
+                    "  call hpf_local_bounds(hpf_d_{name}, {offset}, ({first}), ({last}), {step}, hpf_lo, hpf_hi)"
+                );
+                self.emit_fetches(out, *array, *offset, scatter.step, reads);
+            }
+        }
+        let _ = writeln!(out, "  hpf_sn = 0");
+        iterations(out, &format!("  hpf_sn = hpf_sn + max(0, (hpf_shi - hpf_slo + ({step})) / ({step}))"));
+        let _ = writeln!(out, "  allocate (hpf_si(hpf_sn), hpf_so(hpf_sn), hpf_sv(hpf_sn))\n  hpf_sn = 0");
+        let index = self.edited(scatter.indices[0], &scatter.edits).replace(['&', '\n'], " ");
+        let value = self.edited(scatter.value, &scatter.edits).replace(['&', '\n'], " ");
+        iterations(
+            out,
+            &format!(
+                "  do {var} = hpf_slo, hpf_shi, {step}\n    hpf_sn = hpf_sn + 1\n    hpf_si(hpf_sn) = {index}\n    hpf_so(hpf_sn) = ({var} - ({first})) / ({step})\n    hpf_sv(hpf_sn) = {value}\n  end do"
+            ),
+        );
+        if let Some(fold) = scatter.fold {
+            // One update per element leaves the process: sorted by element,
+            // each run folded into its first.
+            let fold = fold.replace("{a}", "hpf_sv(hpf_sk)").replace("{b}", "hpf_sv(hpf_sj)");
+            let _ = writeln!(
+                out,
+                r#"  block
+  integer :: hpf_sj
+  integer, allocatable :: hpf_sp(:)
+  allocate (hpf_sp(hpf_sn))
+  call hpf_order_by(hpf_si, hpf_sp)
+  hpf_si = hpf_si(hpf_sp)
+  hpf_sv = hpf_sv(hpf_sp)
+  hpf_sk = 0
+  do hpf_sj = 1, hpf_sn
+    if (hpf_sk > 0) then
+      if (hpf_si(hpf_sk) == hpf_si(hpf_sj)) then
+        hpf_sv(hpf_sk) = {fold}
+        cycle
+      end if
+    end if
+    hpf_sk = hpf_sk + 1
+    hpf_si(hpf_sk) = hpf_si(hpf_sj)
+    hpf_sv(hpf_sk) = hpf_sv(hpf_sj)
+    hpf_so(hpf_sk) = hpf_sk
+  end do
+  hpf_si = hpf_si(1:hpf_sk)
+  hpf_so = hpf_so(1:hpf_sk)
+  hpf_sv = hpf_sv(1:hpf_sk)
+  end block"#
+            );
+        }
+        let _ = writeln!(out, "  call hpf_send_to_owners_{}(hpf_d_{target}, hpf_si, hpf_so, hpf_sv)", scatter.suffix);
+        let local = format!("hpf_lx(hpf_d_{target}, hpf_si(hpf_sk))");
+        let edits = [
+            (scatter.indices[0], local.clone()),
+            (scatter.indices[1], local),
+            (scatter.value, "hpf_sv(hpf_sk)".to_string()),
+        ];
+        let apply = self.edited(scatter.assignment.range, &edits).replace(['&', '\n'], " ");
+        let _ = writeln!(out, "  do hpf_sk = 1, size(hpf_si)\n    {apply}\n  end do\n  end block");
+        let _ = writeln!(out, "  {var} = {}", self.final_value(control));
+    }
+}
+
+/// How two updates of one INTEGER element combine into one with the same
+/// effect, for a right side `rhs` that updates `element`: `x + a + b` is
+/// `x + (a + b)`, `x - a - b` is `x - (a + b)`, `max(max(x, a), b)` is
+/// `max(x, max(a, b))`; `None` for any other (ordered) update.
+fn exact_fold(rhs: &Expr, element: &Expr) -> Option<&'static str> {
+    let mut rhs = rhs;
+    while let ExprKind::Paren(inner) = &rhs.kind {
+        rhs = inner;
+    }
+    match &rhs.kind {
+        ExprKind::Binary { op: BinaryOp::Add, .. } => Some("{a} + {b}"),
+        ExprKind::Binary { op: BinaryOp::Sub, lhs, .. } if std::ptr::eq(&**lhs, element) => Some("{a} + {b}"),
+        ExprKind::Ref { name, .. } => match name.key().as_str() {
+            "max" => Some("max({a}, {b})"),
+            "min" => Some("min({a}, {b})"),
+            "iand" => Some("iand({a}, {b})"),
+            "ior" => Some("ior({a}, {b})"),
+            "ieor" => Some("ieor({a}, {b})"),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// For a right side `x op v`, `v op x`, `f(x, v)` or `f(v, x)` (through
+/// parentheses) where `is_element` holds for `x` and not inside `v`: `x`
+/// and `v`.
+fn combined_operands<'e>(rhs: &'e Expr, is_element: &dyn Fn(&Expr) -> bool) -> Option<(&'e Expr, &'e Expr)> {
+    let mut rhs = rhs;
+    while let ExprKind::Paren(inner) = &rhs.kind {
+        rhs = inner;
+    }
+    let (a, b) = match &rhs.kind {
+        ExprKind::Binary { lhs, rhs, .. } => (&**lhs, &**rhs),
+        ExprKind::Ref { name, args } if COMBINING.contains(&name.key().as_str()) => match args.as_slice() {
+            [Subscript::Expr(a), Subscript::Expr(b)] => (a, b),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let pair = if is_element(a) {
+        (a, b)
+    } else if is_element(b) {
+        (b, a)
+    } else {
+        return None;
+    };
+    Some(pair)
+}
