@@ -147,7 +147,7 @@ struct Hoister<'a> {
 }
 
 /// The user's program rewritten (inquiries of distributed arrays' bounds
-/// first, then the temporaries) and analysed again, or `None` when nothing
+/// and block sizes of remaps first, then the temporaries) and analysed again, or `None` when nothing
 /// changes or the rewritten text does not analyse cleanly.
 pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Option<(Hoisted, FileAnalysis)> {
     let clean = |it: &FileAnalysis| !it.diagnostics.iter().any(|it| it.severity == syntax::Severity::Error);
@@ -250,6 +250,8 @@ fn inquiries(analysis: &FileAnalysis, text: &str) -> Option<(String, Edits)> {
             stmts.extend(stmt.children());
         }
     }
+    // Block sizes of remaps given by variables of plain value (`block_sizes.rs`).
+    edits.extend(crate::block_sizes::known_block_sizes(analysis, text));
     if edits.is_empty() {
         return None;
     }

@@ -143,6 +143,7 @@
 //! what the sequential program prints.
 
 mod assign;
+mod block_sizes;
 mod broadcast;
 mod call_remap;
 pub mod driver;
@@ -1072,7 +1073,7 @@ impl<'a> Lowering<'a> {
                 Format::Cyclic(Some(m)) if m >= 1 => Ok((m, true)),
                 Format::Cyclic(None) | Format::BlockOf(None) => Err((
                     distribution.directive,
-                    "the block size of this distribution is not a constant: the MPI backend needs a literal or a named constant there".to_string(),
+                    "the block size of this distribution is not a constant: the MPI backend needs a literal, a named constant, or a variable that the last statement naming it before the directive sets to a constant".to_string(),
                 )),
                 other => Err((
                     distribution.directive,

@@ -2886,3 +2886,45 @@ end program s
     assert!(source.contains("hpf_sv(hpf_sk) = max(hpf_sv(hpf_sk), hpf_sv(hpf_sj))"), "{source}");
     assert!(source.contains("  i = hpf_final((n), (1), -1)\n"), "{source}");
 }
+
+/// A REDISTRIBUTE whose block size is a variable: the backend lays the
+/// arrays out with the value the last statement naming the variable
+/// before the directive gives it; a variable set otherwise (in a loop,
+/// by a READ) keeps the error at the directive.
+#[test]
+fn block_sizes_of_remaps_take_the_plain_value_of_their_variable() {
+    let program = |set: &str| {
+        format!(
+            "program r
+  implicit none
+  integer, parameter :: n = 16
+  integer :: a(n), nb, i
+!HPF$ DYNAMIC A
+!HPF$ DISTRIBUTE A(BLOCK)
+  a = 1
+  nb = 5
+  print *, nb
+{set}
+!HPF$ REDISTRIBUTE A(CYCLIC(nb))
+  do i = 1, n
+    a(i) = a(i) + i
+  end do
+  print *, a
+end program r
+"
+        )
+    };
+    let (notes, source) = lower(&program("  nb = 2 * 3 - 1"));
+    assert!(notes.is_empty(), "{notes:?}");
+    // The layout after the remap is CYCLIC(5).
+    assert!(source.contains("hpf_d_hpf_m_a = hpf_make_desc(1, 16, 0, 1, 16, 5, 1)"), "{source}");
+    for set in ["  do i = 1, 2\n    nb = i\n  end do", "  read *, nb", "  call setup(nb)"] {
+        let text = program(set);
+        let analysis = analysis::analyze(&text, SourceForm::Free, ModelConfig { number_of_processors: None });
+        let errors = crate::lower(&analysis, &text).err().unwrap_or_default();
+        assert!(
+            errors.iter().any(|it| it.message.starts_with("the block size of this distribution is not a constant")),
+            "{set}: {errors:?}"
+        );
+    }
+}

@@ -21,6 +21,7 @@ const SUPPORTED: &[&str] = &[
     "cyclic_basic.f90",
     "cyclic_sections.f90",
     "cyclic_template.f90",
+    "dynamic_remap.f90",
     "embed_constant.f90",
     "embed_rank_change.f90",
     "external_calls.f90",
@@ -343,12 +344,31 @@ fn run_passes_standard_input_to_the_program() {
 /// What the backend cannot lower is refused at its line, with no program built.
 #[test]
 fn unsupported_constructs_are_refused_at_their_line() {
-    let dir = scratch("refused");
-    let output = hpf_ls_build(&corpus().join("dynamic_remap.f90"), &dir.join("never"));
+    // A block size whose value at the remap is not plain from the text
+    // (the last statement naming NB before it is a loop).
+    let (dir, source) = scratch_program(
+        "refused",
+        "program refused
+  implicit none
+  integer, parameter :: n = 16
+  integer :: a(n), nb, i
+!HPF$ PROCESSORS P(4)
+!HPF$ DYNAMIC A
+!HPF$ DISTRIBUTE A(BLOCK) ONTO P
+  a = 1
+  do i = 1, 2
+    nb = i + 1
+  end do
+!HPF$ REDISTRIBUTE A(CYCLIC(NB)) ONTO P
+  print *, sum(a)
+end program refused
+",
+    );
+    let output = hpf_ls_build(&source, &dir.join("never"));
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("dynamic_remap.f90:32:1: error: the block size of this distribution is not a constant: the MPI backend needs a literal or a named constant there"),
+        stderr.contains("refused.f90:12:1: error: the block size of this distribution is not a constant: the MPI backend needs a literal, a named constant, or a variable that the last statement naming it before the directive sets to a constant"),
         "{stderr}"
     );
     assert_eq!(stderr.matches("error:").count(), 1, "{stderr}");

@@ -1,0 +1,109 @@
+//! Block sizes of REDISTRIBUTE given by a variable (`NB = 2` then
+//! `!HPF$ REDISTRIBUTE (CYCLIC(NB), *) ONTO P :: A, B`). HPF allows any
+//! integer expression there; the lowering lays arrays out with constant
+//! block sizes. Where the variable's value at the directive is plain from
+//! the main program's text, the directive is rewritten with the value
+//! before the lowering (a pass of `hoist::rewrite`); any other variable
+//! keeps the backend's error at the directive.
+//!
+//! The value is plain when the variable is a scalar INTEGER of the main
+//! program itself (not a module's, not in COMMON or EQUIVALENCE, named by
+//! none of its internal procedures), the directive sits between two of its
+//! top-level statements, and the last of those before the directive that
+//! names the variable at all assigns it a constant expression.
+
+use analysis::model::{flatten_units, SymbolKind};
+use analysis::FileAnalysis;
+use syntax::{ExprKind, StmtKind, TextRange, UnitKind};
+
+use crate::assign::Constants;
+use crate::private::mentions_word;
+
+/// The edits that replace such variables in the main program's remap
+/// directives by their values.
+pub(crate) fn known_block_sizes(analysis: &FileAnalysis, text: &str) -> Vec<(TextRange, String)> {
+    let mut edits = Vec::new();
+    let units = flatten_units(&analysis.file);
+    let Some((main_id, (main, _))) = units.iter().enumerate().find(|(_, (it, _))| it.kind == UnitKind::Program) else {
+        return edits;
+    };
+    let model = &analysis.model;
+    let unit_text = &text[main.range.start.min(text.len())..main.range.end.min(text.len())];
+    let lower = unit_text.to_ascii_lowercase();
+    // Storage another unit may change without naming the variable here.
+    if lower.lines().any(|it| {
+        let it = it.trim_start();
+        it.starts_with("common") || it.starts_with("equivalence")
+    }) {
+        return edits;
+    }
+    let constants = Constants { model, unit: main_id };
+    for remap in &model.units[main_id].remaps {
+        let directive = remap.directive;
+        let Some(directive_text) = text.get(directive.start..directive.end) else { continue };
+        // Inside a construct the backend refuses the remap anyway.
+        if main.body.iter().any(|it| it.range.start < directive.start && directive.start < it.range.end) {
+            continue;
+        }
+        for (name, range) in block_size_names(directive_text, directive.start) {
+            let key = name.to_ascii_lowercase();
+            let Some(id) = model.lookup(main_id, &key) else { continue };
+            let symbol = model.symbol(id);
+            let local = id.unit == main_id
+                && symbol.kind == SymbolKind::Variable
+                && symbol.shape.is_empty()
+                && !symbol.is_dummy
+                && symbol.type_name.eq_ignore_ascii_case("integer");
+            if !local || main.contains.iter().any(|it| mentions_word(&text[it.range.start..it.range.end], &key)) {
+                continue;
+            }
+            // The last top-level statement before the directive that names it.
+            let last = main
+                .body
+                .iter()
+                .rev()
+                .filter(|it| it.range.end <= directive.start)
+                .find(|it| mentions_word(&text[it.range.start..it.range.end], &key));
+            let value = last.and_then(|stmt| match &stmt.kind {
+                StmtKind::Assign { lhs, rhs } => match &lhs.kind {
+                    ExprKind::Name(assigned) if assigned.key() == key => {
+                        analysis::eval::eval_int(rhs, &constants).ok().filter(|it| *it > 0)
+                    }
+                    _ => None,
+                },
+                _ => None,
+            });
+            if let Some(value) = value {
+                edits.push((range, value.to_string()));
+            }
+        }
+    }
+    edits
+}
+
+/// The names alone inside `BLOCK(...)` and `CYCLIC(...)` of a directive's
+/// text (which starts at `start`), with their ranges.
+fn block_size_names(directive: &str, start: usize) -> Vec<(&str, TextRange)> {
+    let lower = directive.to_ascii_lowercase();
+    let mut found = Vec::new();
+    for keyword in ["block(", "cyclic("] {
+        for (at, _) in lower.match_indices(keyword) {
+            // A whole word: not the end of another name.
+            let before = lower[..at].chars().next_back();
+            if before.is_some_and(|it| it.is_ascii_alphanumeric() || it == '_') {
+                continue;
+            }
+            let open = at + keyword.len();
+            let Some(close) = lower[open..].find(')').map(|it| open + it) else { continue };
+            let inner = &directive[open..close];
+            let name = inner.trim();
+            let is_name = name.starts_with(|it: char| it.is_ascii_alphabetic())
+                && name.chars().all(|it| it.is_ascii_alphanumeric() || it == '_');
+            if is_name {
+                let offset = open + (inner.len() - inner.trim_start().len());
+                found.push((name, TextRange::new(start + offset, start + offset + name.len())));
+            }
+        }
+    }
+    found
+}
