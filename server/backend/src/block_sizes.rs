@@ -9,8 +9,10 @@
 //! The value is plain when the variable is a scalar INTEGER of the main
 //! program itself (not a module's, not in COMMON or EQUIVALENCE, named by
 //! none of its internal procedures), the directive sits between two of its
-//! top-level statements, and the last of those before the directive that
-//! names the variable at all assigns it a constant expression.
+//! top-level statements, the last of those before the directive that
+//! names the variable at all assigns it a constant expression, and no
+//! statement between them has a label (a jump from after the directive
+//! could reach it with another value).
 
 use analysis::model::{flatten_units, SymbolKind};
 use analysis::FileAnalysis;
@@ -64,7 +66,19 @@ pub(crate) fn known_block_sizes(analysis: &FileAnalysis, text: &str) -> Vec<(Tex
                 .rev()
                 .filter(|it| it.range.end <= directive.start)
                 .find(|it| mentions_word(&text[it.range.start..it.range.end], &key));
-            let value = last.and_then(|stmt| match &stmt.kind {
+            // A labelled statement after the assignment could be reached
+            // by a jump from after the directive, with another value.
+            let labelled = |stmt: &&syntax::Stmt| {
+                let line_start = text[..stmt.range.start].rfind('\n').map_or(0, |it| it + 1);
+                text[line_start..stmt.range.end].trim_start().starts_with(|it: char| it.is_ascii_digit())
+            };
+            let jumped_into = last.is_some_and(|last| {
+                main.body
+                    .iter()
+                    .filter(|it| it.range.start > last.range.start && it.range.end <= directive.start)
+                    .any(|it| labelled(&it))
+            });
+            let value = last.filter(|_| !jumped_into).and_then(|stmt| match &stmt.kind {
                 StmtKind::Assign { lhs, rhs } => match &lhs.kind {
                     ExprKind::Name(assigned) if assigned.key() == key => {
                         analysis::eval::eval_int(rhs, &constants).ok().filter(|it| *it > 0)

@@ -2918,7 +2918,7 @@ end program r
     assert!(notes.is_empty(), "{notes:?}");
     // The layout after the remap is CYCLIC(5).
     assert!(source.contains("hpf_d_hpf_m_a = hpf_make_desc(1, 16, 0, 1, 16, 5, 1)"), "{source}");
-    for set in ["  do i = 1, 2\n    nb = i\n  end do", "  read *, nb", "  call setup(nb)"] {
+    for set in ["  do i = 1, 2\n    nb = i\n  end do", "  read *, nb", "  call setup(nb)", "  nb = 2\n10 continue"] {
         let text = program(set);
         let analysis = analysis::analyze(&text, SourceForm::Free, ModelConfig { number_of_processors: None });
         let errors = crate::lower(&analysis, &text).err().unwrap_or_default();
