@@ -713,6 +713,10 @@ struct Lowering<'a> {
     external: Vec<external_modules::ExternalModule>,
     /// The user's program with temporaries (`hoist.rs`), which `text` is.
     hoisted: Option<&'a hoist::Hoisted>,
+    /// Arrays laid out otherwise than their directives say (three
+    /// distributed dimensions, one kept whole): the analysis's transfer
+    /// counts do not apply to loops on them.
+    relaid: Vec<SymbolId>,
 }
 
 /// Lowers the analysed program. `text` is the user's text.
@@ -768,6 +772,7 @@ fn lower_text(
         host_variables: std::rc::Rc::default(),
         external: Vec::new(),
         hoisted,
+        relaid: Vec::new(),
     };
     let source = lowering.program();
     if lowering.errors.is_empty() {
@@ -976,10 +981,28 @@ impl<'a> Lowering<'a> {
             };
             let target_symbol = model.symbol(target);
             let rank = symbol.rank();
-            if distribution.formats.iter().filter(|it| **it != Format::Collapsed).count() > 2 {
+            let mut formats = distribution.formats.clone();
+            let cut_axes: Vec<usize> = (0..formats.len()).filter(|it| formats[*it] != Format::Collapsed).collect();
+            if cut_axes.len() == 3 {
+                // The grids are 2-D: the first distributed axis (along which
+                // elements are contiguous) is kept whole on every process,
+                // the other two cut over a 2-D grid of all the processes.
+                formats[cut_axes[0]] = Format::Collapsed;
+                let message = format!(
+                    "the MPI backend distributes two dimensions at most: this distribution's dimension {} is kept whole on every process, the other two are cut over a 2-D grid of the processes (`--stats` has no prediction for loops on such arrays)",
+                    cut_axes[0] + 1
+                );
+                let range = distribution.directive;
+                if !self.notes.iter().any(|it| it.range == range && it.message == message) {
+                    self.notes.push(Note { range, message });
+                }
+                if !self.relaid.contains(&id) {
+                    self.relaid.push(id);
+                }
+            } else if cut_axes.len() > 3 {
                 self.error(
                     distribution.directive,
-                    "the MPI backend distributes one or two dimensions per array (the others `*`)",
+                    "the MPI backend distributes one, two or three dimensions per array (the others `*`)",
                 );
                 continue;
             }
@@ -1011,7 +1034,7 @@ impl<'a> Lowering<'a> {
                     continue;
                 };
                 let cut = (0..rank)
-                    .filter(|&t| distribution.formats.get(t) != Some(&Format::Collapsed))
+                    .filter(|&t| formats.get(t) != Some(&Format::Collapsed))
                     .map(|t| {
                         let d = axes.iter().position(|it| it.0 == t).expect("a permutation");
                         (d, t, axes[d].1, axes[d].2)
@@ -1019,7 +1042,7 @@ impl<'a> Lowering<'a> {
                     .collect();
                 (cut, axes.iter().enumerate().all(|(d, it)| it.0 == d && it.1 == 1))
             } else {
-                match embed::placement(&symbol.name.text, &resolved, &distribution.formats) {
+                match embed::placement(&symbol.name.text, &resolved, &formats) {
                     Ok(embed::Placement::Distributed(cut)) => {
                         (cut.into_iter().map(|(dim, axis, offset)| (dim, axis, 1, offset)).collect(), true)
                     }
@@ -1060,7 +1083,7 @@ impl<'a> Lowering<'a> {
             // Block size and CYCLIC-ness along a distributed template axis
             // reached at `stride`, or where and why the backend refuses it.
             let layout = |axis: usize, stride: i64| {
-                match distribution.formats[axis] {
+                match formats[axis] {
                 Format::Block => Ok((0, false)),
                 Format::BlockOf(Some(m)) => Ok((m, false)),
                 Format::Cyclic(Some(m)) if m >= 1 && stride != 1 => Err((
@@ -2775,6 +2798,9 @@ impl<'a> Lowering<'a> {
         }
         let (mut messages, mut elements) = (0, 0);
         for report in self.analysis.loops.iter().filter(|it| stmt.range.contains_range(it.range)) {
+            if report.accesses.iter().any(|it| self.relaid.contains(&it.array)) {
+                return None;
+            }
             let mut together: BTreeMap<(SymbolId, bool), Vec<&analysis::loops::Access>> = BTreeMap::new();
             for access in report.accesses.iter().filter(|it| it.transfer.is_some()) {
                 together.entry((access.array, access.attr == AccessAttr::Update)).or_default().push(access);

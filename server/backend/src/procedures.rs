@@ -904,6 +904,7 @@ impl<'a> Lowering<'a> {
             host_variables: std::rc::Rc::clone(&self.host_variables),
             external: Vec::new(),
             hoisted: self.hoisted,
+            relaid: self.relaid.clone(),
         };
         let host_ids: Vec<SymbolId> = host.keys().copied().collect();
         sub.distributed.extend(host);

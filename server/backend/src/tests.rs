@@ -754,8 +754,9 @@ end program c
 fn a_refused_directive_is_reported_once() {
     let text = "program c
   implicit none
-  integer :: a(4, 4, 4), b(4, 4, 4), c(4, 4, 4)
-!HPF$ DISTRIBUTE (BLOCK, CYCLIC, BLOCK) :: A, B, C
+  integer :: a(4), b(4), c(4), k
+!HPF$ DISTRIBUTE (CYCLIC(K)) :: A, B, C
+  k = 2
   a = 0
   b = 0
   c = 0
@@ -763,11 +764,42 @@ fn a_refused_directive_is_reported_once() {
 end program c
 ";
     let analysis = analysis::analyze(text, SourceForm::Free, ModelConfig { number_of_processors: None });
-    let errors = crate::lower(&analysis, text).expect_err("three distributed dimensions are refused");
+    let errors = crate::lower(&analysis, text).expect_err("a block size of no constant value is refused");
     let index = LineIndex::new(text);
     let errors: Vec<String> =
         errors.iter().map(|it| format!("{}: {}", index.line_col(text, it.range.start).0 + 1, it.message)).collect();
-    assert_eq!(errors, ["4: the MPI backend distributes one or two dimensions per array (the others `*`)"]);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].starts_with("4: the block size of this distribution is not a constant"), "{errors:?}");
+}
+
+/// Arrays distributed in three dimensions are cut in two of them over a
+/// 2-D grid, the first kept whole on every process, which a note says once
+/// per directive; `--stats` has no prediction for their loops.
+#[test]
+fn three_distributed_dimensions_are_cut_in_two() {
+    let text = "program c
+  implicit none
+  integer :: a(4, 6, 8), b(4, 6, 8), i, j, k
+!HPF$ PROCESSORS P(2, 2, 2)
+!HPF$ DISTRIBUTE (BLOCK, CYCLIC, BLOCK) ONTO P :: A, B
+  b = 1
+  do k = 1, 8
+    do j = 1, 6
+      do i = 1, 4
+        a(i, j, k) = b(i, j, k) + i * j * k
+      end do
+    end do
+  end do
+  print *, sum(a)
+end program c
+";
+    let (notes, source) = lower(text);
+    assert_eq!(
+        notes,
+        ["5: the MPI backend distributes two dimensions at most: this distribution's dimension 1 is kept whole on every process, the other two are cut over a 2-D grid of the processes (`--stats` has no prediction for loops on such arrays)"]
+    );
+    assert!(source.contains("call hpf_alloc_i4_323(a, "), "{source}");
+    assert!(source.contains("call hpf_stat_report("), "{source}");
 }
 
 /// A `(*, BLOCK)` stencil fetches of its shadow columns only the rows its

@@ -67,6 +67,7 @@ const SUPPORTED: &[&str] = &[
     "shift_advection.hpf",
     "sor_starhpf.f",
     "stencil1d_halo.f90",
+    "stencil3d_7pt.f90",
     "stride_reverse.f90",
     "subroutine_remap.f90",
     "subroutine_spmd.f90",

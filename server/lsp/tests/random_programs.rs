@@ -2332,8 +2332,9 @@ fn the_generator_is_deterministic() {
 }
 
 /// A program with one mapping the backend does not lower (a COMPLEX array,
-/// three distributed dimensions, an alignment of stride 2 on a CYCLIC
-/// template, a rank-4 array), and the line of the directive (or declaration) it must name.
+/// an INTEGER of another kind, an alignment of stride 2 on a CYCLIC
+/// template, a block size of no constant value, a rank-4 array), and the
+/// line of the directive (or declaration) it must name.
 fn generate_refused(seed: u64) -> (String, usize) {
     let mut rng = Rng::new(seed ^ 0x5EED);
     let n = rng.range(6, 20);
@@ -2348,9 +2349,9 @@ fn generate_refused(seed: u64) -> (String, usize) {
     let (decl, directives, bad): (String, Vec<String>, usize) = match kind {
         0 => (format!("  complex :: {name}(n)"), vec![format!("!HPF$ DISTRIBUTE {name}(BLOCK) ONTO P")], 0),
         1 => {
-            // One or two distributed dimensions are lowered (grid.rs), three are not.
-            let format = *rng.pick(&["BLOCK, CYCLIC, BLOCK", "CYCLIC(2), BLOCK, BLOCK", "CYCLIC, CYCLIC(3), CYCLIC"]);
-            (format!("  integer :: {name}(n, n, 2)"), vec![format!("!HPF$ DISTRIBUTE {name}({format})")], 1)
+            // INTEGER and REAL of the default kind (and REAL(8)) are lowered, other kinds are not.
+            let kind = *rng.pick(&["integer(kind=2)", "integer(8)"]);
+            (format!("  {kind} :: {name}(n)"), vec![format!("!HPF$ DISTRIBUTE {name}(BLOCK) ONTO P")], 0)
         }
         2 => (
             format!("  integer :: {name}(n)"),
@@ -2362,8 +2363,9 @@ fn generate_refused(seed: u64) -> (String, usize) {
             3,
         ),
         3 => (
-            format!("  integer :: {name}(n, 3, 3)"),
-            vec![format!("!HPF$ DISTRIBUTE {name}(BLOCK, BLOCK, {})", rng.pick(&["BLOCK", "BLOCK(2)"]))],
+            // A block size of no constant value.
+            format!("  integer :: {name}(n), nb"),
+            vec![format!("!HPF$ DISTRIBUTE {name}({}(NB)) ONTO P", rng.pick(&["BLOCK", "CYCLIC"]))],
             1,
         ),
         _ => (format!("  integer :: {name}(n, 2, 2, 2)"), vec![format!("!HPF$ DISTRIBUTE {name}(BLOCK, *, *, *)")], 1),
