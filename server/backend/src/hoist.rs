@@ -60,6 +60,8 @@ pub(crate) struct Hoisted {
     /// Where the user's lines start.
     user_lines: Vec<usize>,
     temporaries: Vec<String>,
+    /// Notes on the user's text from the rewriting (remaps not followed).
+    pub(crate) notes: Vec<crate::Note>,
 }
 
 impl Hoisted {
@@ -153,7 +155,10 @@ pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Option<(Hoisted, F
     let clean = |it: &FileAnalysis| !it.diagnostics.iter().any(|it| it.severity == syntax::Severity::Error);
     let mut passes = Vec::new();
     let mut current: Option<(String, FileAnalysis)> = None;
-    if let Some((rewritten, edits)) = inquiries(analysis, text) {
+    let (remap_edits, remap_notes) = crate::remap_epochs::unfollowed_remaps(analysis, text);
+    let notes: Vec<crate::Note> =
+        remap_notes.into_iter().map(|(range, message)| crate::Note { range, message }).collect();
+    if let Some((rewritten, edits)) = inquiries(analysis, text, remap_edits) {
         let reanalysed = analysis.reanalyze(&rewritten);
         if !clean(&reanalysed) {
             return None;
@@ -184,7 +189,7 @@ pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Option<(Hoisted, F
     }
     let (rewritten, reanalysed) = current?;
     let user_lines = std::iter::once(0).chain(text.match_indices('\n').map(|(at, _)| at + 1)).collect();
-    Some((Hoisted { text: rewritten, passes, user_lines, temporaries }, reanalysed))
+    Some((Hoisted { text: rewritten, passes, user_lines, temporaries, notes }, reanalysed))
 }
 
 /// `LBOUND(X, DIM)`, `UBOUND(X, DIM)` and `SIZE(X [, DIM])` of a
@@ -192,9 +197,9 @@ pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Option<(Hoisted, F
 /// replaced by their values: on a process they would be asked of its
 /// local part (`DO I = LBOUND(A, 1), UBOUND(A, 1)` left I at the local
 /// part's end). Returns the text and the edits (input range, output range).
-fn inquiries(analysis: &FileAnalysis, text: &str) -> Option<(String, Edits)> {
+fn inquiries(analysis: &FileAnalysis, text: &str, more: Vec<(TextRange, String)>) -> Option<(String, Edits)> {
     let model = &analysis.model;
-    let mut edits: Vec<(TextRange, String)> = Vec::new();
+    let mut edits: Vec<(TextRange, String)> = more;
     for (unit_id, (unit, _)) in analysis::model::flatten_units(&analysis.file).into_iter().enumerate() {
         let constants = Constants { model, unit: unit_id };
         let value = |expr: &Expr| -> Option<i64> {

@@ -738,6 +738,10 @@ pub fn lower(analysis: &FileAnalysis, text: &str) -> Result<Generated, Vec<Backe
             for note in &mut generated.notes {
                 note.range = hoisted.user_range(note.range);
             }
+            for note in &hoisted.notes {
+                let at = generated.notes.partition_point(|it| it.range.start <= note.range.start);
+                generated.notes.insert(at, note.clone());
+            }
             return Ok(generated);
         }
     }

@@ -16,15 +16,18 @@
 //! Supported: remaps between the main program's top-level statements, of
 //! arrays and templates, that keep every array distributed along as many
 //! dimensions. A remap inside a DO, IF or other construct (its mapping
-//! would depend on the path taken), in a subroutine or function, or one
-//! that distributes an array along another number of dimensions (or not
-//! at all) is refused at its directive.
+//! would depend on the path taken) or in a subroutine or function is not
+//! followed: `hoist::rewrite` makes it a comment (`unfollowed_remaps`)
+//! and the arrays keep their mapping, which changes no value. One that
+//! distributes an array along another number of dimensions (or not at
+//! all) is refused at its directive.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use analysis::loops::MappingEpochs;
 use analysis::model::{RemapKind, SymbolId};
+use syntax::TextRange;
 
 use crate::{Distributed, Lowering};
 
@@ -168,6 +171,57 @@ impl Lowering<'_> {
         }
         let _ = writeln!(out, "  call hpf_stat_end({id})");
     }
+}
+
+/// The remaps the lowering does not follow, made plain comments (their
+/// `HPF$` sentinels become `HPF-`, the text keeps its length), with a note
+/// for each: a REALIGN or REDISTRIBUTE inside a statement of the main
+/// program (the mapping after it would depend on the path taken) or in
+/// another unit. A remap changes where elements live, never their values,
+/// so the program without it computes the same; the arrays keep the
+/// mapping they had before it. Returns the edits and the notes (ranges of
+/// `text`).
+pub(crate) fn unfollowed_remaps(
+    analysis: &analysis::FileAnalysis,
+    text: &str,
+) -> (Vec<(TextRange, String)>, Vec<(TextRange, String)>) {
+    let (mut edits, mut notes) = (Vec::new(), Vec::new());
+    let units = analysis::model::flatten_units(&analysis.file);
+    let Some(main_id) = units.iter().position(|(it, _)| it.kind == syntax::UnitKind::Program) else {
+        return (edits, notes);
+    };
+    let main = units[main_id].0;
+    let line_of = |offset: usize| text[..offset.min(text.len())].matches('\n').count() + 1;
+    for (unit_id, unit) in analysis.model.units.iter().enumerate().take(units.len()) {
+        for remap in &unit.remaps {
+            let directive = remap.directive;
+            if notes.iter().any(|(range, _)| *range == directive) {
+                continue;
+            }
+            let what = keyword(remap.kind);
+            let why = if unit_id != main_id {
+                format!("{what} in a subroutine or function")
+            } else if let Some(stmt) = main.body.iter().find(|it| it.range.contains_range(directive)) {
+                format!(
+                    "{what} inside the statement of line {} (the mapping after it would depend on the path taken)",
+                    line_of(stmt.range.start)
+                )
+            } else {
+                continue;
+            };
+            let Some(directive_text) = text.get(directive.start..directive.end) else { continue };
+            let lower = directive_text.to_ascii_lowercase();
+            for (at, _) in lower.match_indices("hpf$") {
+                let start = directive.start + at + 3;
+                edits.push((TextRange::new(start, start + 1), "-".to_string()));
+            }
+            notes.push((
+                directive,
+                format!("{why} is not followed by the MPI backend: the arrays keep the mapping they had before it, which changes where their elements live but not what the program computes"),
+            ));
+        }
+    }
+    (edits, notes)
 }
 
 fn keyword(kind: RemapKind) -> &'static str {

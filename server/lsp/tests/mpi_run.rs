@@ -74,6 +74,7 @@ const SUPPORTED: &[&str] = &[
     "stencil9_block_block.f90",
     "transpose_align.f90",
     "wave1d_leapfrog.f90",
+    "wave2d_dynamic.f",
     "where_masks.f90",
 ];
 
@@ -374,11 +375,28 @@ end program refused
     );
     assert_eq!(stderr.matches("error:").count(), 1, "{stderr}");
     assert!(!dir.join("never").exists());
-    // A remap inside a construct: the mapping after it depends on the path.
-    let output = hpf_ls_build(&corpus().join("wave2d_dynamic.f"), &dir.join("never"));
+    // A remap that would distribute an array along another number of dimensions.
+    let (dir, source) = scratch_program(
+        "refused_grid",
+        "program refused_grid
+  implicit none
+  integer :: a(8, 8)
+!HPF$ PROCESSORS P(4)
+!HPF$ DYNAMIC A
+!HPF$ DISTRIBUTE A(BLOCK, *) ONTO P
+  a = 1
+!HPF$ REDISTRIBUTE A(BLOCK, BLOCK)
+  print *, sum(a)
+end program refused_grid
+",
+    );
+    let output = hpf_ls_build(&source, &dir.join("never"));
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("wave2d_dynamic.f:31:1: error: REDISTRIBUTE inside the statement of line 29 is not supported by the MPI backend yet: the mapping after it would depend on the path taken"), "{stderr}");
+    assert!(
+        stderr.contains("refused_grid.f90:8:1: error: `a` would go from 1 to 2 distributed dimension(s)"),
+        "{stderr}"
+    );
     assert!(!dir.join("never").exists());
 }
 
