@@ -173,6 +173,9 @@ impl Lowering<'_> {
     }
 }
 
+/// Text replacements, or notes: a range of the text and a string.
+type Replacements = Vec<(TextRange, String)>;
+
 /// The remaps the lowering does not follow, made plain comments (their
 /// `HPF$` sentinels become `HPF-`, the text keeps its length), with a note
 /// for each: a REALIGN or REDISTRIBUTE inside a statement of the main
@@ -181,10 +184,7 @@ impl Lowering<'_> {
 /// so the program without it computes the same; the arrays keep the
 /// mapping they had before it. Returns the edits and the notes (ranges of
 /// `text`).
-pub(crate) fn unfollowed_remaps(
-    analysis: &analysis::FileAnalysis,
-    text: &str,
-) -> (Vec<(TextRange, String)>, Vec<(TextRange, String)>) {
+pub(crate) fn unfollowed_remaps(analysis: &analysis::FileAnalysis, text: &str) -> (Replacements, Replacements) {
     let (mut edits, mut notes) = (Vec::new(), Vec::new());
     let units = analysis::model::flatten_units(&analysis.file);
     let Some(main_id) = units.iter().position(|(it, _)| it.kind == syntax::UnitKind::Program) else {
