@@ -350,6 +350,10 @@ struct ParallelNest<'a> {
     last_values: Vec<String>,
     /// Scalars it reduces (`loop_reductions.rs`).
     reductions: Vec<loop_reductions::LoopReduction>,
+    /// Elements it writes off the home's cell, `X(v+c)` of a rank-1 BLOCK
+    /// array under INDEPENDENT: (X, c), written in the shadow and sent to
+    /// their owners after the loop.
+    write_backs: Vec<(SymbolId, i64)>,
     /// The condition of its `IF (cond) EXIT`: the first iteration where it
     /// holds is found before the loop, and the loop ends there.
     exit_when: Option<TextRange>,
@@ -1893,6 +1897,7 @@ impl<'a> Lowering<'a> {
         }
         let model = &self.analysis.model;
         let mut reads: BTreeMap<SymbolId, (i64, i64)> = BTreeMap::new();
+        let mut write_backs: Vec<(SymbolId, i64)> = Vec::new();
         // What the reads off the home's cells reach along the other dimensions.
         let home_shift = home_distributed.offset + home_offset;
         let mut parts: BTreeMap<SymbolId, Vec<PartFetch>> = BTreeMap::new();
@@ -2047,10 +2052,30 @@ impl<'a> Lowering<'a> {
                             && array.stride * offset + array.offset
                                 == home_distributed.stride * home_offset + home_distributed.offset;
                         if !same_cell {
-                            return Err(format!(
-                                "it updates {} at other template cells than its home's",
-                                symbol.name.text
-                            ));
+                            // Under INDEPENDENT no other iteration touches the
+                            // element: the process that runs this one writes it
+                            // in its shadow (fetched first, like a read) and
+                            // sends it home after the loop (the seed's update).
+                            let home_rank_one = home_distributed.is_rank_one_block() && home_distributed.plain;
+                            let goes_home = independent
+                                && outermost
+                                && home_coef == 1
+                                && home_rank_one
+                                && array.is_rank_one_block()
+                                && array.plain
+                                && array.same_blocks(&home_distributed);
+                            if !goes_home {
+                                return Err(format!(
+                                    "it updates {} at other template cells than its home's",
+                                    symbol.name.text
+                                ));
+                            }
+                            if !write_backs.contains(&(access.array, offset)) {
+                                write_backs.push((access.array, offset));
+                            }
+                            let entry = reads.entry(access.array).or_insert((offset, offset));
+                            entry.0 = entry.0.min(offset);
+                            entry.1 = entry.1.max(offset);
                         }
                     }
                     AccessAttr::Reference => {
@@ -2147,6 +2172,7 @@ impl<'a> Lowering<'a> {
             broadcasts,
             last_values,
             reductions,
+            write_backs,
             exit_when,
             read_home: read_home.is_some(),
         }))
@@ -3183,6 +3209,15 @@ impl<'a> Lowering<'a> {
             self.emit_reduction_starts(out, &nest.reductions, step);
             let _ = writeln!(out, "{}", assign::close_shared_label(self.edited(nest_range, &edits)));
             self.emit_reduction_ends(out, &nest.reductions, step);
+            for (array, offset) in &nest.write_backs {
+                let distributed = &self.distributed[array];
+                let name = &distributed.name;
+                let _ = writeln!(
+                    out,
+                    "  call hpf_send_home_{}({name}, hpf_d_{name}, hpf_lo + ({offset}), hpf_hi + ({offset}), {step})",
+                    distributed.suffix
+                );
+            }
             if !nest.remote.is_empty() {
                 let _ = writeln!(out, "  end block");
             }

@@ -1,6 +1,8 @@
 //! Scalar reductions in an owner-computes DO nest: `s = s + e`,
 //! `s = s - e`, `s = s * e`, `s = max(s, e)`, `s = min(s, e)` on a
-//! replicated scalar that the nest mentions nowhere else. Each process
+//! replicated scalar that the nest mentions nowhere else, and LOGICAL
+//! flags the nest only sets, all to `.true.` (or all to `.false.`):
+//! `if (a(i) > a(i+1)) swapped = .true.` ends true when any process set it. Each process
 //! runs its own iterations from a partial value, then the partials are
 //! combined so every process holds the sequential result:
 //! - INTEGER (exact in any order): rank 0 starts from the scalar's value,
@@ -28,6 +30,10 @@ pub(crate) enum Op {
     Product,
     Max,
     Min,
+    /// A LOGICAL flag only ever set to `.true.` (`.false.` for `And`):
+    /// it ends true when any iteration set it (or it was).
+    Or,
+    And,
 }
 
 /// A scalar a nest reduces.
@@ -43,7 +49,7 @@ pub(crate) struct LoopReduction {
 impl LoopReduction {
     /// Whether the partials are combined along the chain of processes.
     pub(crate) fn chained(&self) -> bool {
-        self.suffix != "i4"
+        !matches!(self.suffix, "i4" | "l4")
     }
 }
 
@@ -81,8 +87,10 @@ impl Lowering<'_> {
         if id.is_some_and(|it| it.unit != self.main) || symbol.is_dummy || self.aliased(&key) {
             return why("which is not a local variable of this program unit");
         }
+        let flag = matches!(op, Op::Or | Op::And);
         let suffix = match element_suffix(symbol) {
-            Some(suffix @ ("i4" | "r4" | "r8")) => suffix,
+            Some(suffix @ ("i4" | "r4" | "r8")) if !flag => suffix,
+            Some("l4") if flag => "l4",
             _ => return why("whose type the backend does not reduce"),
         };
         Some(Ok(LoopReduction { name: name.text.clone(), op, suffix }))
@@ -95,6 +103,8 @@ impl Lowering<'_> {
         let keys = [key.to_string()];
         let is_scalar = |expr: &Expr| expr.as_name().is_some_and(|it| it.key() == key);
         match &rhs.kind {
+            ExprKind::Literal(text) if text.eq_ignore_ascii_case(".true.") => Some(Op::Or),
+            ExprKind::Literal(text) if text.eq_ignore_ascii_case(".false.") => Some(Op::And),
             ExprKind::Binary { op: BinaryOp::Add | BinaryOp::Sub, lhs, rhs } if !mentions(rhs, &keys) => {
                 if is_scalar(lhs) {
                     return Some(Op::Sum);
@@ -156,7 +166,7 @@ impl Lowering<'_> {
             let identity = match reduction.op {
                 Op::Sum => "0",
                 Op::Product => "1",
-                Op::Max | Op::Min => continue,
+                Op::Max | Op::Min | Op::Or | Op::And => continue,
             };
             let _ = writeln!(out, "  if (hpf_rank /= 0) {name} = {identity}");
         }
@@ -176,6 +186,8 @@ impl Lowering<'_> {
                 Op::Product => "MPI_PROD",
                 Op::Max => "MPI_MAX",
                 Op::Min => "MPI_MIN",
+                Op::Or => "MPI_LOR",
+                Op::And => "MPI_LAND",
             };
             let _ = writeln!(
                 out,

@@ -6,7 +6,9 @@
 //! be read there: every other mention of it in the program unit must sit
 //! in another loop that assigns it first. Or, when the distributing loop
 //! itself assigns it first (so its last iteration leaves the sequential
-//! value), the owner of that iteration broadcasts it after the nest.
+//! value), the owner of that iteration broadcasts it after the nest. A
+//! scalar in the NEW list of the loop's INDEPENDENT directive is private
+//! as HPF says, unless it is read after the nest.
 
 use std::fmt::Write;
 
@@ -50,9 +52,14 @@ impl Lowering<'_> {
         if self.aliased(&key) {
             return not_private("which may be reached through another name (EQUIVALENCE, TARGET)");
         }
-        let Some(defining) = self.defining_loop(distributing, &key) else {
+        // NEW in the loop's INDEPENDENT directive asserts it: HPF makes such
+        // a variable undefined at the start of every iteration.
+        let new = crate::independent_before(&self.analysis.file, self.text, distributing.range.start)
+            .is_some_and(|(_, independent)| independent.new.iter().any(|it| it.key() == key));
+        let defining = self.defining_loop(distributing, &key);
+        if defining.is_none() && !new {
             return not_private("which an iteration may read before it assigns it");
-        };
+        }
         // Loop bounds are read before the loop's iterations (and again
         // for the inner indices' final values after the nest).
         if loops.iter().any(|it| self.mentions_scalar(it, &key)) {
@@ -64,7 +71,7 @@ impl Lowering<'_> {
         }
         // Assigned first in every iteration of the distributing loop, its
         // last iteration leaves the sequential value.
-        if !std::ptr::eq(defining, distributing) {
+        if !defining.is_some_and(|it| std::ptr::eq(it, distributing)) {
             return not_private(
                 "which may be read after the loop, and the last iteration may not assign it (an inner loop does)",
             );

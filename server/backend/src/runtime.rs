@@ -1189,6 +1189,65 @@ fn remote_read(suffix: &str, fortran_type: &str, mpi: &str) -> String {
     )
 }
 
+/// The update transfer after an INDEPENDENT loop that wrote elements of a
+/// 1-D array off its home's cells, in its shadow: they go to their owners.
+fn send_home(suffix: &str, fortran_type: &str, mpi: &str) -> String {
+    format!(
+        r#"
+  ! The elements first, first + step, ... up to last of the 1-D array a
+  ! (descriptor d) that this rank wrote in its shadow go to their owners,
+  ! which overwrite theirs: one all-to-all of counts, one of indices and
+  ! one of values. Every process calls it.
+  subroutine hpf_send_home_{suffix}(a, d, first, last, step)
+    {fortran_type}, allocatable, intent(inout) :: a(:)
+    type(hpf_desc), intent(in) :: d
+    integer, intent(in) :: first, last, step
+    integer :: scount(0:hpf_nprocs - 1), rcount(0:hpf_nprocs - 1)
+    integer :: sdispl(0:hpf_nprocs - 1), rdispl(0:hpf_nprocs - 1), next(0:hpf_nprocs - 1)
+    integer :: k, r, n
+    integer, allocatable :: sidx(:), ridx(:)
+    {fortran_type}, allocatable :: svals(:), rvals(:)
+    scount = 0
+    n = 0
+    if ((last - first) * step >= 0) then
+      do k = first, last, step
+        r = hpf_owner(d, k)
+        if (r /= hpf_me(d)) then
+          scount(r) = scount(r) + 1
+          n = n + 1
+        end if
+      end do
+    end if
+    call hpf_exchange_counts(scount, rcount, sdispl, rdispl)
+    allocate (sidx(n), svals(n), ridx(sum(rcount)), rvals(sum(rcount)))
+    next = sdispl
+    if ((last - first) * step >= 0) then
+      do k = first, last, step
+        r = hpf_owner(d, k)
+        if (r /= hpf_me(d)) then
+          next(r) = next(r) + 1
+          sidx(next(r)) = k
+          svals(next(r)) = a(hpf_lx(d, k))
+        end if
+      end do
+    end if
+    call MPI_Alltoallv(sidx, scount, sdispl, MPI_INTEGER, ridx, rcount, rdispl, MPI_INTEGER, MPI_COMM_WORLD)
+    call MPI_Alltoallv(svals, scount, sdispl, {mpi}, rvals, rcount, rdispl, {mpi}, MPI_COMM_WORLD)
+    do k = 1, size(ridx)
+      a(hpf_lx(d, ridx(k))) = rvals(k)
+    end do
+    if (hpf_stats) then
+      do r = 0, hpf_nprocs - 1
+        if (r == hpf_rank .or. scount(r) == 0) cycle
+        hpf_stat_messages = hpf_stat_messages + 1
+        hpf_stat_elements = hpf_stat_elements + scount(r)
+      end do
+    end if
+  end subroutine hpf_send_home_{suffix}
+"#
+    )
+}
+
 /// The owners' side of a scatter (`scatter.rs`): contributions to elements
 /// of a 1-D distributed array, sent to the elements' owners, which apply
 /// them in the sequential order of the iterations that made them.
@@ -1311,6 +1370,9 @@ fn runtime_with(wanted: impl Fn(&str) -> bool) -> String {
         }
         if copies {
             res.push_str(&crate::call_remap::copy_nd(suffix, fortran_type));
+        }
+        if wanted(&format!("hpf_send_home_{suffix}(")) {
+            res.push_str(&send_home(suffix, fortran_type, mpi_type));
         }
         if wanted(&format!("hpf_send_to_owners_{suffix}(")) {
             res.push_str(&send_to_owners(suffix, fortran_type, mpi_type));

@@ -2973,3 +2973,55 @@ end program r
         );
     }
 }
+
+/// An INDEPENDENT loop that writes a neighbour of its home element (the
+/// swap of an odd-even transposition sort) writes it in the shadow, fetched
+/// first, and sends it to its owner after the loop; a LOGICAL flag the loop
+/// only sets to `.true.` ends true on every process when any set it; a
+/// NEW scalar is private. Without INDEPENDENT the loop stays off the
+/// owner-computes form.
+#[test]
+fn independent_loops_send_the_neighbours_they_write_home() {
+    let program = |directive: &str| {
+        format!(
+            "program oe
+  implicit none
+  integer, parameter :: n = 40
+  integer :: key(n), tmp, i, phase
+  logical :: swapped
+!HPF$ DISTRIBUTE KEY(BLOCK)
+  key = 3
+  swapped = .false.
+  do phase = 1, 2
+{directive}
+    do i = phase, n-1, 2
+      if (key(i) > key(i+1)) then
+        tmp = key(i)
+        key(i) = key(i+1)
+        key(i+1) = tmp
+        swapped = .true.
+      end if
+    end do
+  end do
+  print *, key, swapped
+end program oe
+"
+        )
+    };
+    let (notes, source) = lower(&program("!HPF$ INDEPENDENT, NEW(TMP)"));
+    assert!(notes.is_empty(), "{notes:?}");
+    assert!(
+        source.contains(
+            "    call hpf_fetch_i4_11(key, hpf_d_key, min(hpf_lo, hpf_hi) + (1), max(hpf_lo, hpf_hi) + (1))\n"
+        ),
+        "{source}"
+    );
+    assert!(source.contains("  call hpf_send_home_i4(key, hpf_d_key, hpf_lo + (1), hpf_hi + (1), 2)\n"), "{source}");
+    assert!(
+        source.contains("  call MPI_Allreduce(MPI_IN_PLACE, swapped, 1, MPI_LOGICAL, MPI_LOR, MPI_COMM_WORLD)\n"),
+        "{source}"
+    );
+    let (notes, source) = lower(&program(""));
+    assert!(!notes.is_empty(), "{source}");
+    assert!(!source.contains("hpf_send_home"), "{source}");
+}

@@ -1440,3 +1440,78 @@ end program scatter_updates
     let elements: u64 = histogram.1.split(", ").nth(1).and_then(|it| it.split(' ').next()?.parse().ok()).unwrap();
     assert!(elements <= 14 * 3, "{stderr}");
 }
+
+/// INDEPENDENT loops that write elements next to their home's (the swaps of
+/// an odd-even transposition sort, a red-black update of both neighbours,
+/// a stride of 3 writing two cells ahead, REAL and INTEGER) write them in
+/// the shadow and send them home after the loop; LOGICAL flags set in the
+/// loop end alike on every process. On 1 to 5 processes against gfortran,
+/// and no loop runs on one process.
+#[test]
+fn independent_loops_writing_their_neighbours_send_them_home() {
+    if !toolchain_present() {
+        eprintln!("skipped: no MPI toolchain (and CI is not set)");
+        return;
+    }
+    let (dir, source) = scratch_program(
+        "send_home",
+        "program send_home
+  implicit none
+  integer, parameter :: n = 37
+  integer :: key(n), tmp, i, phase, rounds
+  real :: u(0:n+1), h
+  logical :: swapped, big
+!HPF$ PROCESSORS P(4)
+!HPF$ DISTRIBUTE KEY(BLOCK) ONTO P
+!HPF$ TEMPLATE T(0:N+1)
+!HPF$ DISTRIBUTE T(BLOCK) ONTO P
+!HPF$ ALIGN U(I) WITH T(I)
+  do i = 1, n
+    key(i) = mod(37 * i + 11, 101)
+  end do
+  do i = 0, n + 1
+    u(i) = real(mod(i * 7, 5))
+  end do
+  swapped = .true.
+  rounds = 0
+  do while (swapped)
+    swapped = .false.
+    rounds = rounds + 1
+    do phase = 1, 2
+!HPF$ INDEPENDENT, NEW(TMP)
+      do i = phase, n - 1, 2
+        if (key(i) > key(i + 1)) then
+          tmp = key(i)
+          key(i) = key(i + 1)
+          key(i + 1) = tmp
+          swapped = .true.
+        end if
+      end do
+    end do
+  end do
+  big = .false.
+!HPF$ INDEPENDENT, NEW(H)
+  do i = 2, n, 3
+    h = u(i) * 0.5
+    u(i - 1) = u(i - 1) + h
+    u(i + 1) = u(i + 1) + h
+    u(i) = u(i) - 2.0 * h
+    if (u(i + 1) > 3.0) big = .true.
+  end do
+!HPF$ INDEPENDENT
+  do i = n - 3, 1, -3
+    key(i + 2) = key(i + 2) + key(i)
+  end do
+  print *, rounds, swapped, big
+  print *, key
+  print '(8f9.4)', u
+end program send_home
+",
+    );
+    let expected = sequential_output(&dir, &source);
+    runs_print_on(&source, &expected, &["1", "2", "3", "4", "5"]);
+    let output = hpf_ls_build(&source, &dir.join("send_home.exe"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(!stderr.contains("runs on one process"), "{stderr}");
+}
