@@ -14,7 +14,9 @@
 //! iterations that made them, so every element goes through the same
 //! operations in the same order as in the sequential loop: a floating-point
 //! sum gives the same bits, and any `X(e) = f(X(e), v)` is allowed, not only
-//! an associative one.
+//! an associative one. An assignment whose value does not read the array
+//! (`X(PERM(I)) = B(I)`) is the same with `f(x, v) = v`: the last
+//! iteration that names an element gives its value.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -44,10 +46,14 @@ pub(crate) struct Scatter<'a> {
     assignment: &'a Stmt,
     /// The array updated.
     target: SymbolId,
-    /// The index `e`, in the left side and in the right side.
-    indices: [TextRange; 2],
+    /// The index `e` in the left side, and in the right side (none when
+    /// the value replaces the element).
+    index: TextRange,
+    other_index: Option<TextRange>,
     /// The value `v` combined with the element.
     value: TextRange,
+    /// The condition of an IF around the assignment.
+    guard: Option<TextRange>,
     step: i64,
     suffix: &'static str,
     /// When the updates of one element may be combined before they are
@@ -82,8 +88,16 @@ impl<'a> Lowering<'a> {
             .iter()
             .filter(|it| !(it.children().is_empty() && self.begins_with_keyword(it, &["continue"])))
             .collect();
-        let [assignment] = statements.as_slice() else {
+        let [statement] = statements.as_slice() else {
             return Err("its body is not one assignment".to_string());
+        };
+        // The assignment, maybe under an IF with no ELSE (`if (q(i) > 0) ...`).
+        let (assignment, guard) = match &statement.kind {
+            StmtKind::If { branches } => match branches.as_slice() {
+                [(Some(cond), body)] if body.len() == 1 => (&body[0], Some(cond)),
+                _ => return Err("its body is not one assignment".to_string()),
+            },
+            _ => (*statement, None),
         };
         let StmtKind::Assign { lhs, rhs } = &assignment.kind else {
             return Err("its body is not one assignment".to_string());
@@ -124,22 +138,34 @@ impl<'a> Lowering<'a> {
             return Err(format!("it assigns {} other than as one element", distributed.name));
         };
         let element = normalized(self.slice(lhs.range));
-        // The right side: the element and one other operand.
-        let (other_element, value) = combined_operands(rhs, &|it: &Expr| normalized(self.slice(it.range)) == element)
+        // The right side: the element and one other operand, or a value
+        // that does not read the array at all (`x(perm(i)) = b(i)`: the
+        // last iteration that names an element gives its value).
+        let overwrite = self.distributed_occurrences(rhs.range).iter().all(|it| it.1 != target);
+        let (value, other_index) = if overwrite {
+            (rhs, None)
+        } else {
+            let (other_element, value) = combined_operands(rhs, &|it: &Expr| {
+                normalized(self.slice(it.range)) == element
+            })
             .ok_or_else(|| {
-            format!("its right side is not `{0} op v` or `f({0}, v)` with v not reading {0}", self.slice(lhs.range))
-        })?;
-        let ExprKind::Ref { args: other_args, .. } = &other_element.kind else {
-            return Err("its right side does not read the element it assigns".to_string());
-        };
-        let [Subscript::Expr(other_index)] = other_args.as_slice() else {
-            return Err("its right side does not read the element it assigns".to_string());
+                format!("its right side is not `{0} op v` or `f({0}, v)` with v not reading {0}", self.slice(lhs.range))
+            })?;
+            let ExprKind::Ref { args: other_args, .. } = &other_element.kind else {
+                return Err("its right side does not read the element it assigns".to_string());
+            };
+            let [Subscript::Expr(other_index)] = other_args.as_slice() else {
+                return Err("its right side does not read the element it assigns".to_string());
+            };
+            (value, Some((other_element, other_index)))
         };
         // Neither the index nor the value reads the array updated, and both
         // call nothing with side effects.
-        for part in [index, value] {
+        let mut parts = vec![index, value];
+        parts.extend(guard);
+        for part in &parts {
             if self.distributed_occurrences(part.range).iter().any(|it| it.1 == target) {
-                return Err(format!("the index or the value reads {}", distributed.name));
+                return Err(format!("the index, the value or the condition reads {}", distributed.name));
             }
             self.calls_only_intrinsics(part)?;
         }
@@ -147,7 +173,10 @@ impl<'a> Lowering<'a> {
         // expression would: of the same type, or an integer into a real.
         let suffix = distributed.suffix;
         let value_type = self.type_of(value).ok_or("the type of the value combined is not plainly known")?;
-        let converts = value_type == suffix || (value_type == "i4" && ["r4", "r8"].contains(&suffix));
+        // (Assigned as it is, any number converts alike at either end.)
+        let converts = value_type == suffix
+            || (value_type == "i4" && ["r4", "r8"].contains(&suffix))
+            || (overwrite && value_type != "l4" && suffix != "l4");
         if !converts {
             return Err(format!(
                 "the value combined with {} is of another type than the array's element",
@@ -159,15 +188,23 @@ impl<'a> Lowering<'a> {
                 return Err("its right side is not arithmetic".to_string());
             }
         }
-        let (share, edits) = self.scatter_share(control, &[index, value])?;
-        let fold = if suffix == "i4" { exact_fold(rhs, other_element) } else { None };
+        let (share, edits) = self.scatter_share(control, &parts)?;
+        let fold = match other_index {
+            // The later of two values of one element wins (the sort keeps
+            // each process's updates in the loop's order).
+            None => Some("{b}"),
+            Some((other_element, _)) if suffix == "i4" => exact_fold(rhs, other_element),
+            Some(_) => None,
+        };
         Ok(Scatter {
             stmt,
             control,
             assignment,
             target,
-            indices: [index.range, other_index.range],
+            index: index.range,
+            other_index: other_index.map(|it| it.1.range),
             value: value.range,
+            guard: guard.map(|it| it.range),
             step,
             suffix,
             fold,
@@ -312,17 +349,32 @@ impl<'a> Lowering<'a> {
         let _ = writeln!(out, "  hpf_sn = 0");
         iterations(out, &format!("  hpf_sn = hpf_sn + max(0, (hpf_shi - hpf_slo + ({step})) / ({step}))"));
         let _ = writeln!(out, "  allocate (hpf_si(hpf_sn), hpf_so(hpf_sn), hpf_sv(hpf_sn))\n  hpf_sn = 0");
-        let index = self.edited(scatter.indices[0], &scatter.edits).replace(['&', '\n'], " ");
+        let index = self.edited(scatter.index, &scatter.edits).replace(['&', '\n'], " ");
         let value = self.edited(scatter.value, &scatter.edits).replace(['&', '\n'], " ");
+        // (Under a condition, an iteration may contribute nothing: the
+        // buffers are cut to what the iterations gave.)
+        let (open, close) = match scatter.guard {
+            Some(guard) => {
+                let cond = self.edited(guard, &scatter.edits).replace(['&', '\n'], " ");
+                (format!("    if ({cond}) then\n"), "    end if\n")
+            }
+            None => (String::new(), ""),
+        };
         iterations(
             out,
             &format!(
-                "  do {var} = hpf_slo, hpf_shi, {step}\n    hpf_sn = hpf_sn + 1\n    hpf_si(hpf_sn) = {index}\n    hpf_so(hpf_sn) = ({var} - ({first})) / ({step})\n    hpf_sv(hpf_sn) = {value}\n  end do"
+                "  do {var} = hpf_slo, hpf_shi, {step}\n{open}    hpf_sn = hpf_sn + 1\n    hpf_si(hpf_sn) = {index}\n    hpf_so(hpf_sn) = ({var} - ({first})) / ({step})\n    hpf_sv(hpf_sn) = {value}\n{close}  end do"
             ),
         );
+        if scatter.guard.is_some() {
+            let _ =
+                writeln!(out, "  hpf_si = hpf_si(1:hpf_sn)\n  hpf_so = hpf_so(1:hpf_sn)\n  hpf_sv = hpf_sv(1:hpf_sn)");
+        }
         if let Some(fold) = scatter.fold {
-            // One update per element leaves the process: sorted by element,
-            // each run folded into its first.
+            // One update per element leaves the process: sorted by element
+            // (stably: each element's updates stay in the loop's order),
+            // each run folded into its first, with the number of its last
+            // iteration (the owner orders what it gets by those).
             let fold = fold.replace("{a}", "hpf_sv(hpf_sk)").replace("{b}", "hpf_sv(hpf_sj)");
             let _ = writeln!(
                 out,
@@ -332,19 +384,21 @@ impl<'a> Lowering<'a> {
   allocate (hpf_sp(hpf_sn))
   call hpf_order_by(hpf_si, hpf_sp)
   hpf_si = hpf_si(hpf_sp)
+  hpf_so = hpf_so(hpf_sp)
   hpf_sv = hpf_sv(hpf_sp)
   hpf_sk = 0
   do hpf_sj = 1, hpf_sn
     if (hpf_sk > 0) then
       if (hpf_si(hpf_sk) == hpf_si(hpf_sj)) then
         hpf_sv(hpf_sk) = {fold}
+        hpf_so(hpf_sk) = hpf_so(hpf_sj)
         cycle
       end if
     end if
     hpf_sk = hpf_sk + 1
     hpf_si(hpf_sk) = hpf_si(hpf_sj)
     hpf_sv(hpf_sk) = hpf_sv(hpf_sj)
-    hpf_so(hpf_sk) = hpf_sk
+    hpf_so(hpf_sk) = hpf_so(hpf_sj)
   end do
   hpf_si = hpf_si(1:hpf_sk)
   hpf_so = hpf_so(1:hpf_sk)
@@ -354,11 +408,8 @@ impl<'a> Lowering<'a> {
         }
         let _ = writeln!(out, "  call hpf_send_to_owners_{}(hpf_d_{target}, hpf_si, hpf_so, hpf_sv)", scatter.suffix);
         let local = format!("hpf_lx(hpf_d_{target}, hpf_si(hpf_sk))");
-        let edits = [
-            (scatter.indices[0], local.clone()),
-            (scatter.indices[1], local),
-            (scatter.value, "hpf_sv(hpf_sk)".to_string()),
-        ];
+        let mut edits = vec![(scatter.index, local.clone()), (scatter.value, "hpf_sv(hpf_sk)".to_string())];
+        edits.extend(scatter.other_index.map(|it| (it, local)));
         let apply = self.edited(scatter.assignment.range, &edits).replace(['&', '\n'], " ");
         let _ = writeln!(out, "  do hpf_sk = 1, size(hpf_si)\n    {apply}\n  end do\n  end block");
         let _ = writeln!(out, "  {var} = {}", self.final_value(control));

@@ -2876,7 +2876,8 @@ end program sh
 /// the updates go to the elements' owners, which apply them in the loop's
 /// order. Integer sums and MAX are folded per element before they leave;
 /// a floating-point sum is not (its order is kept). An update the value of
-/// which reads the array itself stays on rank 0.
+/// which reads the array itself stays on rank 0. A guarded overwrite sends
+/// the values of the iterations whose condition holds.
 #[test]
 fn scatter_updates_go_to_their_owners_in_the_loops_order() {
     let text = "program s
@@ -2905,6 +2906,9 @@ fn scatter_updates_go_to_their_owners_in_the_loops_order() {
   do i = 2, n
     big(cell(i)) = big(cell(i)) + big(cell(i - 1))
   end do
+  do i = 1, n
+    if (q(i) > 0.1) rho(cell(i)) = q(i)
+  end do
   print *, hist, rho, big
 end program s
 ";
@@ -2922,14 +2926,20 @@ end program s
         ),
         "{source}"
     );
-    // The floating-point deposit: every update sent, in the loop's order.
+    // The floating-point deposit: every update sent, in the loop's order
+    // (three folds: the histogram, MAX and the overwrite below).
     assert!(source.contains("    hpf_so(hpf_sn) = (i - (n)) / (-1)\n"), "{source}");
     assert!(source.contains("call hpf_send_to_owners_r4(hpf_d_rho, hpf_si, hpf_so, hpf_sv)"), "{source}");
-    assert_eq!(source.matches("call hpf_order_by(hpf_si, hpf_sp)").count(), 2, "{source}");
+    assert_eq!(source.matches("call hpf_order_by(hpf_si, hpf_sp)").count(), 3, "{source}");
     // MAX reads nothing distributed: each process takes a run of iterations.
     assert!(source.contains("call hpf_share_bounds((1), (3 * n), 1, hpf_slo, hpf_shi)"), "{source}");
     assert!(source.contains("hpf_sv(hpf_sk) = max(hpf_sv(hpf_sk), hpf_sv(hpf_sj))"), "{source}");
     assert!(source.contains("  i = hpf_final((n), (1), -1)\n"), "{source}");
+    // A guarded overwrite: only the iterations whose condition holds send
+    // a value, the later of two for one element wins.
+    assert!(source.contains("    if ((q(hpf_lx(hpf_d_q, i)) > 0.1)) then\n"), "{source}");
+    assert!(source.contains("        hpf_sv(hpf_sk) = hpf_sv(hpf_sj)\n"), "{source}");
+    assert!(source.contains("    rho(hpf_lx(hpf_d_rho, hpf_si(hpf_sk))) = hpf_sv(hpf_sk)\n"), "{source}");
 }
 
 /// A REDISTRIBUTE whose block size is a variable: the backend lays the

@@ -1350,8 +1350,9 @@ end program lu
 /// histogram and a floating-point deposit from CYCLIC particles into BLOCK
 /// and CYCLIC(3) grids, a MAX over iterations that read nothing
 /// distributed, a backward walk, a LOGICAL flag array, an update that
-/// does not commute (`x = v - x`) and one whose value reads the iteration's
-/// neighbours (fetched first), on 1 to 5 processes against gfortran.
+/// does not commute (`x = v - x`), one whose value reads the iteration's
+/// neighbours (fetched first) and a guarded overwrite (the last iteration
+/// naming an element gives its value), on 1 to 5 processes against gfortran.
 /// None runs on one process; each moves its updates in one exchange.
 #[test]
 fn scatter_updates_through_index_arrays_give_the_sequential_results() {
@@ -1365,12 +1366,12 @@ fn scatter_updates_through_index_arrays_give_the_sequential_results() {
   implicit none
   integer, parameter :: n = 61, m = 14
   integer :: cell(n), hist(m), top(m), flip(m), bins(n), w(n), i, step
-  real :: q(n), rho(m)
+  real :: q(n), rho(m), last(m)
   double precision :: acc(m)
   logical :: seen(m)
 !HPF$ PROCESSORS P(4)
 !HPF$ DISTRIBUTE (CYCLIC) ONTO P :: CELL, Q
-!HPF$ DISTRIBUTE (BLOCK) ONTO P :: HIST, RHO, SEEN
+!HPF$ DISTRIBUTE (BLOCK) ONTO P :: HIST, RHO, SEEN, LAST
 !HPF$ DISTRIBUTE (CYCLIC(3)) ONTO P :: TOP, ACC, FLIP
 !HPF$ DISTRIBUTE (BLOCK) ONTO P :: BINS, W
   do i = 1, n
@@ -1385,6 +1386,7 @@ fn scatter_updates_through_index_arrays_give_the_sequential_results() {
   top = -1
   flip = 1
   seen = .false.
+  last = -1.0
   do step = 1, 3
     do i = 1, n
       hist(cell(i)) = hist(cell(i)) + step
@@ -1404,6 +1406,9 @@ fn scatter_updates_through_index_arrays_give_the_sequential_results() {
     do i = 1, n, 3
       seen(cell(i)) = seen(cell(i)) .or. q(i) > 0.05
     end do
+    do i = 1, n
+      if (mod(i, 4) /= 1) last(cell(i)) = q(i) * real(i + step)
+    end do
     do i = 2, n - 1
       hist(bins(i)) = hist(bins(i)) + (w(i + 1) - w(i - 1))
     end do
@@ -1417,6 +1422,7 @@ fn scatter_updates_through_index_arrays_give_the_sequential_results() {
   print *, top
   print *, flip
   print *, seen
+  print '(7es16.8)', last
   print *, i, step
 end program scatter_updates
 ",
@@ -1431,12 +1437,12 @@ end program scatter_updates
     let stderr = String::from_utf8_lossy(&output.stderr);
     let stats = per_loop_stats_by_line(&stderr);
     let lines: Vec<usize> = stats.iter().map(|it| it.0).collect();
-    for line in [26, 29, 32, 35, 38, 41, 44] {
+    for line in [27, 30, 33, 36, 39, 42, 45, 48] {
         assert!(lines.contains(&line), "line {line}: {stderr}");
     }
     // The histogram sends at most one update per element and process: at
     // most 14 elements to 3 other processes.
-    let histogram = stats.iter().find(|it| it.0 == 26).expect("the histogram's stats");
+    let histogram = stats.iter().find(|it| it.0 == 27).expect("the histogram's stats");
     let elements: u64 = histogram.1.split(", ").nth(1).and_then(|it| it.split(' ').next()?.parse().ok()).unwrap();
     assert!(elements <= 14 * 3, "{stderr}");
 }

@@ -864,8 +864,9 @@ impl Gen {
     /// A DO loop that updates an INTEGER array through an index computed
     /// from another array's element, `X(modulo(Y(I+c) + k*I, ext) + lo) =
     /// X(...) op v` (a histogram), with `op` a sum, a difference, MAX, MIN,
-    /// IEOR, or the non-commuting `v - X(...)`; the backend sends each
-    /// update to the element's owner.
+    /// IEOR, the non-commuting `v - X(...)`, or an overwrite `= v`, now and
+    /// then under a logical IF; the backend sends each update to the
+    /// element's owner.
     fn scatter_loop(&mut self) {
         let ones: Vec<Array> = self.ones().into_iter().filter(|it| it.ty == Ty::Integer).collect();
         if ones.len() < 2 {
@@ -894,20 +895,23 @@ impl Gen {
             format!("modulo({}({}) + {k}*i, {extent}) + {}", source.name, offset("i", c), self.bound(target.lo));
         let element = format!("{}({index})", target.name);
         let value = self.combine(terms);
-        let rhs = match self.rng.below(6) {
+        let rhs = match self.rng.below(7) {
             0 | 1 => format!("{element} + {value}"),
             2 => format!("{element} - {value}"),
             3 => format!("max({element}, {value})"),
             4 => format!("ieor({value}, {element})"),
+            5 => value,
             _ => format!("{value} - {element}"),
         };
+        let guard =
+            self.rng.chance(25).then(|| format!("if (mod(i, {}) /= {}) ", self.rng.range(2, 4), self.rng.range(0, 1)));
         let (blo, bhi) = (self.bound(lo), self.bound(hi));
         match *self.rng.pick(&[1, 1, -1, 2]) {
             1 => self.line(&format!("do i = {blo}, {bhi}")),
             -1 => self.line(&format!("do i = {bhi}, {blo}, -1")),
             step => self.line(&format!("do i = {blo}, {bhi}, {step}")),
         }
-        self.line(&format!("  {element} = {rhs}"));
+        self.line(&format!("  {}{element} = {rhs}", guard.unwrap_or_default()));
         self.line("end do");
     }
 
