@@ -667,12 +667,8 @@ async def test_run_with_a_missing_compiler_is_an_error(client: LanguageClient, s
 
 async def test_run_of_a_program_the_backend_refuses_is_an_error(client: LanguageClient, session: Session):
     uri = (CORPUS / "refused_2d.f90").as_uri()  # never on disk: the editor's text is what runs
-    # Three distributed dimensions: valid HPF that the backend does not lower yet.
-    text = (
-        SEED.read_text()
-        .replace("REAL A(16), B(15)", "REAL A(16), B(15), C(4, 4, 4)")
-        .replace("DISTRIBUTE A(BLOCK) ONTO P", "DISTRIBUTE C(CYCLIC, CYCLIC, BLOCK)")
-    )
+    # A block size known only at run time: valid HPF that the backend does not lower.
+    text = SEED.read_text().replace("DISTRIBUTE A(BLOCK) ONTO P", "DISTRIBUTE A(CYCLIC(NB)) ONTO P")
     await open_document(client, session, uri, text)
     token = "hpf-run-refused"
     client.progress_reports[token] = []  # a client-made token (pytest-lsp only knows server-made ones)
