@@ -1703,6 +1703,23 @@ impl<'a> Lowering<'a> {
         Ok(())
     }
 
+    /// Refuses a DO loop whose text cannot be replaced or copied on its
+    /// own: one that ends at a statement it shares with a loop around it
+    /// (not its own END DO or CONTINUE), or whose bounds read distributed
+    /// arrays (not alike on every process).
+    fn stands_alone(&self, stmt: &Stmt, control: &LoopControl) -> Result<(), String> {
+        let tail = self.slice(stmt.range).trim_end().to_ascii_lowercase();
+        if !["continue", "end do", "enddo"].iter().any(|it| tail.ends_with(it)) {
+            return Err("it ends at a statement it shares with a loop around it".to_string());
+        }
+        let mut bounds = vec![&control.lo, &control.hi];
+        bounds.extend(control.step.as_ref());
+        if bounds.iter().any(|it| !self.distributed_occurrences(it.range).is_empty()) {
+            return Err("its bounds read distributed arrays".to_string());
+        }
+        Ok(())
+    }
+
     /// A DO loop all of whose distributed references sit on one process: the
     /// owner of the element that its references' distributed subscript
     /// names, which does not change in the loop (`DO I = K+1, N` with
@@ -1720,17 +1737,8 @@ impl<'a> Lowering<'a> {
         if loops.len() != 1 || !ifs.is_empty() || !scalars.is_empty() {
             return Err("it is not a single loop of element assignments".to_string());
         }
-        // Its text is copied inside an IF block: it must end with its own END
-        // DO or CONTINUE (not a label it shares with a loop around it).
-        let tail = self.slice(stmt.range).trim_end().to_ascii_lowercase();
-        if !["continue", "end do", "enddo"].iter().any(|it| tail.ends_with(it)) {
-            return Err("it ends at a statement it shares with a loop around it".to_string());
-        }
-        let mut bounds = vec![&control.lo, &control.hi];
-        bounds.extend(control.step.as_ref());
-        if bounds.iter().any(|it| !self.distributed_occurrences(it.range).is_empty()) {
-            return Err("its bounds read distributed arrays".to_string());
-        }
+        // Its text is copied inside an IF block.
+        self.stands_alone(stmt, control)?;
         let keys = vec![control.var.key()];
         let mut exprs: Vec<&syntax::Expr> = Vec::new();
         for it in &assignments {

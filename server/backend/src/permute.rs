@@ -307,13 +307,7 @@ pub(crate) fn runtime(suffix: &str, fortran_type: &str, mpi: &str) -> String {
         x(at(kk)) = got(order(kk))
       end if
     end do
-    if (hpf_stats) then
-      do owner_rank = 0, hpf_nprocs - 1
-        if (owner_rank == hpf_rank .or. rcount(owner_rank) == 0) cycle
-        hpf_stat_messages = hpf_stat_messages + 1
-        hpf_stat_elements = hpf_stat_elements + rcount(owner_rank)
-      end do
-    end if
+    call hpf_stat_sent(rcount)
   end subroutine hpf_permute_{suffix}
 "#
     )

@@ -125,6 +125,19 @@ contains
     call MPI_Finalize()
   end subroutine hpf_finalize
 
+  ! --stats: this rank sent counts(r) elements to each other rank r whose
+  ! count is not zero, one message each (the sends of an all-to-all).
+  subroutine hpf_stat_sent(counts)
+    integer, intent(in) :: counts(0:)
+    integer :: r
+    if (.not. hpf_stats) return
+    do r = 0, hpf_nprocs - 1
+      if (r == hpf_rank .or. counts(r) == 0) cycle
+      hpf_stat_messages = hpf_stat_messages + 1
+      hpf_stat_elements = hpf_stat_elements + counts(r)
+    end do
+  end subroutine hpf_stat_sent
+
   ! The processes along the descriptor's axis, and this process's coordinate.
   ! An all-to-all's counts: each rank's send counts scount go out, the
   ! receive counts rcount come back, and both get their displacements.
@@ -1177,13 +1190,7 @@ fn remote_read(suffix: &str, fortran_type: &str, mpi: &str) -> String {
     do k = 1, size(idx)
       vals(k) = got(order(k))
     end do
-    if (hpf_stats) then
-      do r = 0, hpf_nprocs - 1
-        if (r == hpf_rank .or. rcount(r) == 0) cycle
-        hpf_stat_messages = hpf_stat_messages + 1
-        hpf_stat_elements = hpf_stat_elements + rcount(r)
-      end do
-    end if
+    call hpf_stat_sent(rcount)
   end subroutine hpf_remote_read_{suffix}
 "#
     )
@@ -1236,13 +1243,7 @@ fn send_home(suffix: &str, fortran_type: &str, mpi: &str) -> String {
     do k = 1, size(ridx)
       a(hpf_lx(d, ridx(k))) = rvals(k)
     end do
-    if (hpf_stats) then
-      do r = 0, hpf_nprocs - 1
-        if (r == hpf_rank .or. scount(r) == 0) cycle
-        hpf_stat_messages = hpf_stat_messages + 1
-        hpf_stat_elements = hpf_stat_elements + scount(r)
-      end do
-    end if
+    call hpf_stat_sent(scount)
   end subroutine hpf_send_home_{suffix}
 "#
     )
@@ -1292,13 +1293,7 @@ fn send_to_owners(suffix: &str, fortran_type: &str, mpi: &str) -> String {
     idx = ridx(perm)
     ord = rord(perm)
     vals = rvals(perm)
-    if (hpf_stats) then
-      do r = 0, hpf_nprocs - 1
-        if (r == hpf_rank .or. scount(r) == 0) cycle
-        hpf_stat_messages = hpf_stat_messages + 1
-        hpf_stat_elements = hpf_stat_elements + scount(r)
-      end do
-    end if
+    call hpf_stat_sent(scount)
   end subroutine hpf_send_to_owners_{suffix}
 "#
     )

@@ -102,17 +102,10 @@ impl<'a> Lowering<'a> {
         let StmtKind::Assign { lhs, rhs } = &assignment.kind else {
             return Err("its body is not one assignment".to_string());
         };
-        // Its text is replaced: it must end with its own END DO or CONTINUE
-        // (not a label it shares with a loop around it).
-        let tail = self.slice(stmt.range).trim_end().to_ascii_lowercase();
-        if !["continue", "end do", "enddo"].iter().any(|it| tail.ends_with(it)) {
-            return Err("it ends at a statement it shares with a loop around it".to_string());
-        }
+        // Its text is replaced.
+        self.stands_alone(stmt, control)?;
         let mut bounds = vec![&control.lo, &control.hi];
         bounds.extend(control.step.as_ref());
-        if bounds.iter().any(|it| !self.distributed_occurrences(it.range).is_empty()) {
-            return Err("its bounds read distributed arrays".to_string());
-        }
         // The bounds are evaluated again inside the loop (its iterations' numbers).
         if bounds.iter().any(|it| mentions(it, &[control.var.key()])) {
             return Err("its bounds read its index".to_string());

@@ -183,6 +183,20 @@ fn supported_corpus_programs_print_what_the_sequential_program_prints() {
     }
 }
 
+/// The program `text` (named `name`) prints on 1 to 5 processes what the
+/// sequential build with gfortran prints, and `hpf-ls build` reports no
+/// statement that runs on one process. Returns its source.
+fn runs_in_parallel_as_sequential(name: &str, text: &str) -> PathBuf {
+    let (dir, source) = scratch_program(name, text);
+    let expected = sequential_output(&dir, &source);
+    runs_print_on(&source, &expected, &["1", "2", "3", "4", "5"]);
+    let output = hpf_ls_build(&source, &dir.join(format!("{name}.exe")));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(!stderr.contains("runs on one process"), "{stderr}");
+    source
+}
+
 /// `hpf-ls run --np N source` on each of `processes` exits 0 and prints `expected`.
 fn runs_print_on(source: &Path, expected: &[u8], processes: &[&str]) {
     for processes in processes {
@@ -1194,7 +1208,7 @@ fn strided_homes_split_loops_and_element_fetches_run_in_parallel() {
         eprintln!("skipped: no MPI toolchain (and CI is not set)");
         return;
     }
-    let (dir, source) = scratch_program(
+    let source = runs_in_parallel_as_sequential(
         "strided_homes",
         "program strided_homes
   implicit none
@@ -1267,12 +1281,6 @@ fn strided_homes_split_loops_and_element_fetches_run_in_parallel() {
 end program strided_homes
 ",
     );
-    let expected = sequential_output(&dir, &source);
-    runs_print_on(&source, &expected, &["1", "2", "3", "4", "5"]);
-    let output = hpf_ls_build(&source, &dir.join("strided_homes.exe"));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
-    assert!(!stderr.contains("runs on one process"), "{stderr}");
     let output = hpf_ls_run(&["--np", "4", "--stats"], &source, None);
     let stderr = String::from_utf8_lossy(&output.stderr);
     let stats = per_loop_stats_by_line(&stderr);
@@ -1360,7 +1368,7 @@ fn scatter_updates_through_index_arrays_give_the_sequential_results() {
         eprintln!("skipped: no MPI toolchain (and CI is not set)");
         return;
     }
-    let (dir, source) = scratch_program(
+    let source = runs_in_parallel_as_sequential(
         "scatter_updates",
         "program scatter_updates
   implicit none
@@ -1427,12 +1435,6 @@ fn scatter_updates_through_index_arrays_give_the_sequential_results() {
 end program scatter_updates
 ",
     );
-    let expected = sequential_output(&dir, &source);
-    runs_print_on(&source, &expected, &["1", "2", "3", "4", "5"]);
-    let output = hpf_ls_build(&source, &dir.join("scatter_updates.exe"));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
-    assert!(!stderr.contains("runs on one process"), "{stderr}");
     let output = hpf_ls_run(&["--np", "4", "--stats"], &source, None);
     let stderr = String::from_utf8_lossy(&output.stderr);
     let stats = per_loop_stats_by_line(&stderr);
@@ -1459,7 +1461,7 @@ fn independent_loops_writing_their_neighbours_send_them_home() {
         eprintln!("skipped: no MPI toolchain (and CI is not set)");
         return;
     }
-    let (dir, source) = scratch_program(
+    runs_in_parallel_as_sequential(
         "send_home",
         "program send_home
   implicit none
@@ -1514,10 +1516,4 @@ fn independent_loops_writing_their_neighbours_send_them_home() {
 end program send_home
 ",
     );
-    let expected = sequential_output(&dir, &source);
-    runs_print_on(&source, &expected, &["1", "2", "3", "4", "5"]);
-    let output = hpf_ls_build(&source, &dir.join("send_home.exe"));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
-    assert!(!stderr.contains("runs on one process"), "{stderr}");
 }
