@@ -9,7 +9,8 @@
 # (start-up, allocation, initialisation and output cancel out). Peak memory is
 # the largest resident set of one process (GNU time on mpirun reports the
 # maximum over mpirun and its ranks). Elements moved come from
-# `hpf-ls run --stats`; the minimum is the halo alone. Prints a Markdown table.
+# `hpf-ls run --stats`; the minimum is the halo alone (for the histogram, the
+# counts of the other processes' bins). Prints a Markdown table.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 np=${1:-2}
@@ -33,7 +34,8 @@ measure() {
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 # name sweeps minimum-elements
-benches=("shift1d 20 $((2 * 20 * (np - 1)))" "jacobi2d 100 $((2 * 4000 * 100 * (np - 1)))")
+# (histogram: every process sends each other one its counts of that one's bins)
+benches=("shift1d 20 $((2 * 20 * (np - 1)))" "jacobi2d 100 $((2 * 4000 * 100 * (np - 1)))" "histogram 10 $((10 * 1000 * (np - 1)))")
 
 echo "| program | variant | kernel ms (median of $repeats) | ratio to hand-written | peak RSS per process MB | ratio to sequential | elements moved (minimum) |"
 echo "|---|---|---|---|---|---|---|"

@@ -309,7 +309,7 @@ impl<'a> Lowering<'a> {
         );
         let _ = writeln!(
             out,
-            "  block\n  integer :: hpf_sn, hpf_sk, hpf_sc, hpf_slo, hpf_shi\n  integer, allocatable :: hpf_si(:), hpf_so(:)\n  {fortran_type}, allocatable :: hpf_sv(:)"
+            "  block\n  integer :: hpf_sn, hpf_sk, hpf_sc, hpf_slo, hpf_shi, hpf_sj, hpf_e\n  integer, allocatable :: hpf_si(:), hpf_so(:), hpf_sp(:), hpf_do(:)\n  logical, allocatable :: hpf_dt(:)\n  {fortran_type}, allocatable :: hpf_sv(:), hpf_dv(:)\n  {fortran_type} :: hpf_sx"
         );
         // The process's iterations, as a DO (inside a loop over courses on
         // a CYCLIC share), around `body`.
@@ -341,11 +341,10 @@ impl<'a> Lowering<'a> {
         }
         let _ = writeln!(out, "  hpf_sn = 0");
         iterations(out, &format!("  hpf_sn = hpf_sn + max(0, (hpf_shi - hpf_slo + ({step})) / ({step}))"));
-        let _ = writeln!(out, "  allocate (hpf_si(hpf_sn), hpf_so(hpf_sn), hpf_sv(hpf_sn))\n  hpf_sn = 0");
         let index = self.edited(scatter.index, &scatter.edits).replace(['&', '\n'], " ");
         let value = self.edited(scatter.value, &scatter.edits).replace(['&', '\n'], " ");
-        // (Under a condition, an iteration may contribute nothing: the
-        // buffers are cut to what the iterations gave.)
+        let ordinal = format!("({var} - ({first})) / ({step})");
+        // (Under a condition, an iteration may contribute nothing.)
         let (open, close) = match scatter.guard {
             Some(guard) => {
                 let cond = self.edited(guard, &scatter.edits).replace(['&', '\n'], " ");
@@ -353,28 +352,69 @@ impl<'a> Lowering<'a> {
             }
             None => (String::new(), ""),
         };
+        let (lb, ub) = (self.distributed[&scatter.target].lb, self.distributed[&scatter.target].ub);
+        if let Some(fold) = scatter.fold {
+            // One update per element leaves the process, with the number of
+            // its last iteration (the owner orders what it gets by those).
+            // With at least as many iterations as elements, the updates
+            // are folded as they come into a buffer over the elements (no
+            // larger than the updates would be); else they are listed,
+            // sorted by element (stably: each element's updates stay in the
+            // loop's order) and each run folded into its first.
+            let dense = fold.replace("{a}", "hpf_dv(hpf_e)").replace("{b}", "hpf_sx");
+            let _ = writeln!(
+                out,
+                "  if (hpf_sn >= {}) then\n  allocate (hpf_dt({lb}:{ub}), hpf_do({lb}:{ub}), hpf_dv({lb}:{ub}))\n  hpf_dt = .false.",
+                ub - lb + 1
+            );
+            iterations(
+                out,
+                &format!(
+                    r#"  do {var} = hpf_slo, hpf_shi, {step}
+{open}    hpf_e = {index}
+    hpf_sx = {value}
+    if (hpf_dt(hpf_e)) then
+      hpf_dv(hpf_e) = {dense}
+    else
+      hpf_dt(hpf_e) = .true.
+      hpf_dv(hpf_e) = hpf_sx
+    end if
+    hpf_do(hpf_e) = {ordinal}
+{close}  end do"#
+                ),
+            );
+            let _ = writeln!(
+                out,
+                r#"  hpf_sk = count(hpf_dt)
+  allocate (hpf_si(hpf_sk), hpf_so(hpf_sk), hpf_sv(hpf_sk))
+  hpf_sk = 0
+  do hpf_e = {lb}, {ub}
+    if (.not. hpf_dt(hpf_e)) cycle
+    hpf_sk = hpf_sk + 1
+    hpf_si(hpf_sk) = hpf_e
+    hpf_sv(hpf_sk) = hpf_dv(hpf_e)
+    hpf_so(hpf_sk) = hpf_do(hpf_e)
+  end do
+  else"#
+            );
+        }
+        let _ = writeln!(out, "  allocate (hpf_si(hpf_sn), hpf_so(hpf_sn), hpf_sv(hpf_sn))\n  hpf_sn = 0");
         iterations(
             out,
             &format!(
-                "  do {var} = hpf_slo, hpf_shi, {step}\n{open}    hpf_sn = hpf_sn + 1\n    hpf_si(hpf_sn) = {index}\n    hpf_so(hpf_sn) = ({var} - ({first})) / ({step})\n    hpf_sv(hpf_sn) = {value}\n{close}  end do"
+                "  do {var} = hpf_slo, hpf_shi, {step}\n{open}    hpf_sn = hpf_sn + 1\n    hpf_si(hpf_sn) = {index}\n    hpf_so(hpf_sn) = {ordinal}\n    hpf_sv(hpf_sn) = {value}\n{close}  end do"
             ),
         );
         if scatter.guard.is_some() {
+            // The buffers cut to what the iterations gave.
             let _ =
                 writeln!(out, "  hpf_si = hpf_si(1:hpf_sn)\n  hpf_so = hpf_so(1:hpf_sn)\n  hpf_sv = hpf_sv(1:hpf_sn)");
         }
         if let Some(fold) = scatter.fold {
-            // One update per element leaves the process: sorted by element
-            // (stably: each element's updates stay in the loop's order),
-            // each run folded into its first, with the number of its last
-            // iteration (the owner orders what it gets by those).
-            let fold = fold.replace("{a}", "hpf_sv(hpf_sk)").replace("{b}", "hpf_sv(hpf_sj)");
+            let sorted = fold.replace("{a}", "hpf_sv(hpf_sk)").replace("{b}", "hpf_sv(hpf_sj)");
             let _ = writeln!(
                 out,
-                r#"  block
-  integer :: hpf_sj
-  integer, allocatable :: hpf_sp(:)
-  allocate (hpf_sp(hpf_sn))
+                r#"  allocate (hpf_sp(hpf_sn))
   call hpf_order_by(hpf_si, hpf_sp)
   hpf_si = hpf_si(hpf_sp)
   hpf_so = hpf_so(hpf_sp)
@@ -383,7 +423,7 @@ impl<'a> Lowering<'a> {
   do hpf_sj = 1, hpf_sn
     if (hpf_sk > 0) then
       if (hpf_si(hpf_sk) == hpf_si(hpf_sj)) then
-        hpf_sv(hpf_sk) = {fold}
+        hpf_sv(hpf_sk) = {sorted}
         hpf_so(hpf_sk) = hpf_so(hpf_sj)
         cycle
       end if
@@ -396,7 +436,7 @@ impl<'a> Lowering<'a> {
   hpf_si = hpf_si(1:hpf_sk)
   hpf_so = hpf_so(1:hpf_sk)
   hpf_sv = hpf_sv(1:hpf_sk)
-  end block"#
+  end if"#
             );
         }
         let _ = writeln!(out, "  call hpf_send_to_owners_{}(hpf_d_{target}, hpf_si, hpf_so, hpf_sv)", scatter.suffix);
