@@ -16,7 +16,8 @@
 
 use analysis::model::{flatten_units, SymbolKind};
 use analysis::FileAnalysis;
-use syntax::{ExprKind, StmtKind, TextRange, UnitKind};
+use syntax::directive::{AttrKind, DirectiveBody, DistFormatKind};
+use syntax::{ExprKind, Name, StmtKind, TextRange, UnitKind};
 
 use crate::assign::Constants;
 use crate::private::mentions_word;
@@ -29,95 +30,79 @@ pub(crate) fn known_block_sizes(analysis: &FileAnalysis, text: &str) -> Vec<(Tex
     let Some((main_id, (main, _))) = units.iter().enumerate().find(|(_, (it, _))| it.kind == UnitKind::Program) else {
         return edits;
     };
+    // The names given as block sizes of REDISTRIBUTE directives between
+    // the main program's statements (inside a construct the backend
+    // refuses the remap anyway).
+    let mut names: Vec<(TextRange, &Name)> = Vec::new();
+    for directive in &main.directives {
+        let DirectiveBody::Mapping(mapping) = &directive.body else { continue };
+        if main.body.iter().any(|it| it.range.start < directive.range.start && directive.range.start < it.range.end) {
+            continue;
+        }
+        for attr in &mapping.attrs {
+            let AttrKind::Redistribute(spec) = &attr.kind else { continue };
+            for format in spec.formats.iter().flat_map(|it| it.list.iter().flatten()) {
+                let (DistFormatKind::Block(Some(size)) | DistFormatKind::Cyclic(Some(size))) = &format.kind else {
+                    continue;
+                };
+                if let ExprKind::Name(name) = &size.kind {
+                    names.push((directive.range, name));
+                }
+            }
+        }
+    }
+    if names.is_empty() {
+        return edits;
+    }
     let model = &analysis.model;
     let unit_text = &text[main.range.start.min(text.len())..main.range.end.min(text.len())];
-    let lower = unit_text.to_ascii_lowercase();
     // Storage another unit may change without naming the variable here.
-    if lower.lines().any(|it| {
-        let it = it.trim_start();
+    if unit_text.lines().any(|it| {
+        let it = it.trim_start().to_ascii_lowercase();
         it.starts_with("common") || it.starts_with("equivalence")
     }) {
         return edits;
     }
     let constants = Constants { model, unit: main_id };
-    for remap in &model.units[main_id].remaps {
-        let directive = remap.directive;
-        let Some(directive_text) = text.get(directive.start..directive.end) else { continue };
-        // Inside a construct the backend refuses the remap anyway.
-        if main.body.iter().any(|it| it.range.start < directive.start && directive.start < it.range.end) {
+    for (directive, name) in names {
+        let key = name.key();
+        let Some(id) = model.lookup(main_id, &key) else { continue };
+        let symbol = model.symbol(id);
+        let local = id.unit == main_id
+            && symbol.kind == SymbolKind::Variable
+            && symbol.shape.is_empty()
+            && !symbol.is_dummy
+            && symbol.type_name.eq_ignore_ascii_case("integer");
+        if !local || main.contains.iter().any(|it| mentions_word(&text[it.range.start..it.range.end], &key)) {
             continue;
         }
-        for (name, range) in block_size_names(directive_text, directive.start) {
-            let key = name.to_ascii_lowercase();
-            let Some(id) = model.lookup(main_id, &key) else { continue };
-            let symbol = model.symbol(id);
-            let local = id.unit == main_id
-                && symbol.kind == SymbolKind::Variable
-                && symbol.shape.is_empty()
-                && !symbol.is_dummy
-                && symbol.type_name.eq_ignore_ascii_case("integer");
-            if !local || main.contains.iter().any(|it| mentions_word(&text[it.range.start..it.range.end], &key)) {
-                continue;
-            }
-            // The last top-level statement before the directive that names it.
-            let last = main
-                .body
+        // The last top-level statement before the directive that names it.
+        let last = main
+            .body
+            .iter()
+            .rev()
+            .filter(|it| it.range.end <= directive.start)
+            .find(|it| mentions_word(&text[it.range.start..it.range.end], &key));
+        // A labelled statement after the assignment could be reached by a
+        // jump from after the directive, with another value.
+        let jumped_into = last.is_some_and(|last| {
+            main.body
                 .iter()
-                .rev()
-                .filter(|it| it.range.end <= directive.start)
-                .find(|it| mentions_word(&text[it.range.start..it.range.end], &key));
-            // A labelled statement after the assignment could be reached
-            // by a jump from after the directive, with another value.
-            let labelled = |stmt: &&syntax::Stmt| {
-                let line_start = text[..stmt.range.start].rfind('\n').map_or(0, |it| it + 1);
-                text[line_start..stmt.range.end].trim_start().starts_with(|it: char| it.is_ascii_digit())
-            };
-            let jumped_into = last.is_some_and(|last| {
-                main.body
-                    .iter()
-                    .filter(|it| it.range.start > last.range.start && it.range.end <= directive.start)
-                    .any(|it| labelled(&it))
-            });
-            let value = last.filter(|_| !jumped_into).and_then(|stmt| match &stmt.kind {
-                StmtKind::Assign { lhs, rhs } => match &lhs.kind {
-                    ExprKind::Name(assigned) if assigned.key() == key => {
-                        analysis::eval::eval_int(rhs, &constants).ok().filter(|it| *it > 0)
-                    }
-                    _ => None,
-                },
+                .filter(|it| it.range.start > last.range.start && it.range.end <= directive.start)
+                .any(|it| crate::call_remap::labelled(text, it))
+        });
+        let value = last.filter(|_| !jumped_into).and_then(|stmt| match &stmt.kind {
+            StmtKind::Assign { lhs, rhs } => match &lhs.kind {
+                ExprKind::Name(assigned) if assigned.key() == key => {
+                    analysis::eval::eval_int(rhs, &constants).ok().filter(|it| *it > 0)
+                }
                 _ => None,
-            });
-            if let Some(value) = value {
-                edits.push((range, value.to_string()));
-            }
+            },
+            _ => None,
+        });
+        if let Some(value) = value {
+            edits.push((name.range, value.to_string()));
         }
     }
     edits
-}
-
-/// The names alone inside `BLOCK(...)` and `CYCLIC(...)` of a directive's
-/// text (which starts at `start`), with their ranges.
-fn block_size_names(directive: &str, start: usize) -> Vec<(&str, TextRange)> {
-    let lower = directive.to_ascii_lowercase();
-    let mut found = Vec::new();
-    for keyword in ["block(", "cyclic("] {
-        for (at, _) in lower.match_indices(keyword) {
-            // A whole word: not the end of another name.
-            let before = lower[..at].chars().next_back();
-            if before.is_some_and(|it| it.is_ascii_alphanumeric() || it == '_') {
-                continue;
-            }
-            let open = at + keyword.len();
-            let Some(close) = lower[open..].find(')').map(|it| open + it) else { continue };
-            let inner = &directive[open..close];
-            let name = inner.trim();
-            let is_name = name.starts_with(|it: char| it.is_ascii_alphabetic())
-                && name.chars().all(|it| it.is_ascii_alphanumeric() || it == '_');
-            if is_name {
-                let offset = open + (inner.len() - inner.trim_start().len());
-                found.push((name, TextRange::new(start + offset, start + offset + name.len())));
-            }
-        }
-    }
-    found
 }

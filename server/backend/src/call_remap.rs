@@ -227,8 +227,7 @@ impl<'a> Lowering<'a> {
     /// Whether the statement is labelled (the copies put it in a BLOCK,
     /// which a branch from outside may not enter).
     pub(crate) fn labelled(&self, stmt: &Stmt) -> bool {
-        let line_start = self.text[..stmt.range.start].rfind('\n').map_or(0, |it| it + 1);
-        !self.text[line_start..stmt.range.start].trim().is_empty()
+        labelled(self.text, stmt)
     }
 
     /// The CALL `call_text` (already edited to pass the temporaries) with
@@ -372,4 +371,11 @@ pub(crate) fn copy_nd(suffix: &str, fortran_type: &str) -> String {
   end subroutine hpf_copy_nd_{suffix}
 "#
     )
+}
+
+/// Whether something stands before the statement on its line of `text`
+/// (its label; or another statement and `;`, which is treated alike).
+pub(crate) fn labelled(text: &str, stmt: &Stmt) -> bool {
+    let line_start = text[..stmt.range.start].rfind('\n').map_or(0, |it| it + 1);
+    !text[line_start..stmt.range.start].trim().is_empty()
 }

@@ -191,7 +191,8 @@ pub(crate) fn unfollowed_remaps(analysis: &analysis::FileAnalysis, text: &str) -
         return (edits, notes);
     };
     let main = units[main_id].0;
-    let line_of = |offset: usize| text[..offset.min(text.len())].matches('\n').count() + 1;
+    let lines = syntax::LineIndex::new(text);
+    let line_of = |offset: usize| lines.line_col(text, offset).0 + 1;
     for (unit_id, unit) in analysis.model.units.iter().enumerate().take(units.len()) {
         for remap in &unit.remaps {
             let directive = remap.directive;

@@ -206,30 +206,26 @@ impl<'a> Lowering<'a> {
         })
     }
 
-    /// Refuses calls of anything but arrays and elemental intrinsics in `expr`.
+    /// Refuses calls of anything but arrays and elemental intrinsics in
+    /// `expr`, sections, and constructs it does not look into.
     fn calls_only_intrinsics(&self, expr: &Expr) -> Result<(), String> {
-        let mut stack = vec![expr];
-        while let Some(expr) = stack.pop() {
-            match &expr.kind {
-                ExprKind::Ref { name, args } => {
-                    let array = self.lookup(&name.key()).is_some_and(|id| self.analysis.model.symbol(id).is_array());
-                    if !array && !crate::assign::ELEMENTAL.contains(&name.key().as_str()) {
-                        return Err(format!("it calls {}, which is not an elemental intrinsic", name.text));
-                    }
-                    for arg in args {
-                        match arg {
-                            Subscript::Expr(value) | Subscript::Keyword { value, .. } => stack.push(value),
-                            _ => return Err(format!("it reads a section of {}", name.text)),
-                        }
-                    }
+        let mut why = None;
+        expr.walk(|it| match &it.kind {
+            ExprKind::Ref { name, args } => {
+                let array = self.lookup(&name.key()).is_some_and(|id| self.analysis.model.symbol(id).is_array());
+                if !array && !crate::assign::ELEMENTAL.contains(&name.key().as_str()) {
+                    why.get_or_insert(format!("it calls {}, which is not an elemental intrinsic", name.text));
                 }
-                ExprKind::Unary { operand, .. } | ExprKind::Paren(operand) => stack.push(operand),
-                ExprKind::Binary { lhs, rhs, .. } => stack.extend([&**lhs, &**rhs]),
-                ExprKind::Other(_) => return Err("the index or the value is not a plain expression".to_string()),
-                ExprKind::Int(_) | ExprKind::Literal(_) | ExprKind::Name(_) => {}
+                if args.iter().any(|arg| !matches!(arg, Subscript::Expr(_) | Subscript::Keyword { .. })) {
+                    why.get_or_insert(format!("it reads a section of {}", name.text));
+                }
             }
-        }
-        Ok(())
+            ExprKind::Other(_) => {
+                why.get_or_insert("the index or the value is not a plain expression".to_string());
+            }
+            _ => {}
+        });
+        why.map_or(Ok(()), Err)
     }
 
     /// Which iterations each process runs: those whose distributed reads
