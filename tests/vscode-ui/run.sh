@@ -12,7 +12,8 @@
 #   HPF_LS       the server (default: $VSUI_DIR/hpf-ls when present, else
 #                target/release/hpf-ls, else target/debug/hpf-ls)
 #   CHROMIUM     the browser (default: chromium on PATH; Debian's `chromium`)
-#   SCREENSHOTS  where the PNGs go (default: docs/images of this repository)
+#   SCREENSHOTS  where the PNGs go (default: $VSUI_DIR/screenshots, outside
+#                the repository; SCREENSHOTS=docs/images refreshes the docs')
 #   KEEP=1       keep the run's scratch directory (logs, settings, workspace)
 #   HEADED=1     show the browser (needs a display)
 #
@@ -195,7 +196,7 @@ if command -v mpirun >/dev/null 2>&1 && command -v mpif90 >/dev/null 2>&1; then 
 test_start=$(now)
 status=0
 VSUI_DIR=$VSUI_DIR URL="http://127.0.0.1:$port/?folder=$work/workspace" WORKSPACE=$work/workspace \
-  CHROMIUM=$CHROMIUM SCREENSHOTS=${SCREENSHOTS:-$root/docs/images} MPI=$mpi \
+  CHROMIUM=$CHROMIUM SCREENSHOTS=${SCREENSHOTS:-$VSUI_DIR/screenshots} MPI=$mpi \
   EXPECTED_OUTPUT=$root/tests/corpus/expected/seed_fig6.f90.out \
   node "$here/test.mjs" || status=$?
 echo "tests/vscode-ui: UI test took $(($(now) - test_start)) s"

@@ -276,6 +276,20 @@ async function main() {
       );
       const body = await frame.locator("body").innerText();
       ensure(body.includes("B(4)") || (await frame.content()).includes("B(4)"), `the picture does not show the message of B(4):\n${body.slice(0, 2000)}`);
+      // The picture fits the panel (it is wider than the panel here), in proportion.
+      const fit = await frame.evaluate(() => {
+        const svg = document.querySelector(".picture svg");
+        const box = svg.getBoundingClientRect();
+        const natural = Number(svg.getAttribute("width"));
+        const [, , viewWidth, viewHeight] = svg.getAttribute("viewBox").split(/\s+/).map(Number);
+        return { width: box.width, height: box.height, natural, ratio: viewWidth / viewHeight, panel: document.documentElement.clientWidth };
+      });
+      ensure(fit.width <= fit.panel && fit.width < fit.natural, `the picture is not scaled to the panel: ${JSON.stringify(fit)}`);
+      ensure(Math.abs(fit.width / fit.height - fit.ratio) < 0.02 * fit.ratio, `the picture is distorted: ${JSON.stringify(fit)}`);
+      // The what-if table is a table, not Markdown text.
+      const rows = await frame.locator(".what-if table tr").count();
+      ensure(rows >= 3, `the what-if section has ${rows} table rows`);
+      ensure(!(await frame.locator(".what-if").innerText()).includes("|---"), "the what-if section shows raw Markdown");
       await page.waitForTimeout(500);
       await screenshot("vscode-transfer-panel.png");
       // Close the panel (the active editor group is the code's).
