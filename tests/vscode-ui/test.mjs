@@ -5,7 +5,9 @@
 //
 // Environment (run.sh sets it): URL, WORKSPACE, VSUI_DIR (playwright-core is
 // installed there), CHROMIUM, SCREENSHOTS, MPI (1: check "HPF: Run program"),
-// EXPECTED_OUTPUT (the program's output), HEADED.
+// EXPECTED_OUTPUT (the program's output), HEADED, RESTRICTED (1: the window
+// is in Restricted Mode, an untrusted workspace: language features work, but
+// there is no run lens and "HPF: Run program" is refused).
 
 import { createRequire } from "node:module";
 import * as fs from "node:fs";
@@ -26,6 +28,7 @@ const CHROMIUM = env("CHROMIUM", "/usr/bin/chromium");
 const SCREENSHOTS = env("SCREENSHOTS");
 const MPI = process.env.MPI === "1";
 const EXPECTED_OUTPUT = process.env.EXPECTED_OUTPUT;
+const RESTRICTED = process.env.RESTRICTED === "1";
 const FILE = "seed_fig6.f90";
 
 const { chromium } = createRequire(path.join(VSUI_DIR, "package.json"))("playwright-core");
@@ -160,6 +163,11 @@ async function goTo(line, column) {
   await input.waitFor({ state: "hidden", timeout: 10000 });
 }
 
+/** The texts of the code lenses shown in the source editor. */
+async function lensTexts() {
+  return page.locator(`${editorSelector} .codelens-decoration`).allInnerTexts();
+}
+
 /** The status bar's problem counts: { errors, warnings }. */
 async function problemCounts() {
   const label = await page.locator("#status\\.problems").first().getAttribute("aria-label");
@@ -199,6 +207,11 @@ async function main() {
       { fatal: true },
     );
 
+    if (RESTRICTED) {
+      await restrictedChecks();
+      return;
+    }
+
     await check(
       "the extension starts hpf-ls and the misalignment diagnostic (HPF101) appears",
       async () => {
@@ -222,6 +235,8 @@ async function main() {
           return it.includes("HPF101") ? it : undefined;
         });
         ensure(text.includes("ALIGN B(I) WITH A(I+1)"), `the problem does not propose ALIGN B(I) WITH A(I+1):\n${text}`);
+        // A trusted window offers to run the program (the restricted run checks it does not).
+        await waitFor('the lens "▶ Run on 4 processes"', async () => (await lensTexts()).some((it) => it.includes("Run on 4 processes")));
         await goTo(13, 16);
         await page.waitForTimeout(300);
         await screenshot("vscode-diagnostic.png", 650);
@@ -389,6 +404,51 @@ async function main() {
   } finally {
     await browser.close();
   }
+}
+
+/** In Restricted Mode: the language features, but nothing that runs. */
+async function restrictedChecks() {
+  await check(
+    "in Restricted Mode, the diagnostics and the hover work",
+    async () => {
+      await waitFor("the Restricted Mode indicator", () => page.locator(".statusbar-item", { hasText: "Restricted Mode" }).first().isVisible(), 20000);
+      await waitFor(
+        "a problem in the status bar",
+        async () => {
+          const it = await problemCounts();
+          return it.errors + it.warnings > 0 ? it : undefined;
+        },
+        60000,
+      );
+      await parkPointer();
+      await goTo(12, 9);
+      await runCommand("Show or Focus Hover");
+      const hover = page.locator(".monaco-hover:not(.hidden) .monaco-hover-content, .monaco-hover:not(.hidden) .hover-contents").first();
+      await waitFor("the hover with the loop triple", async () => (await hover.isVisible()) && (await hover.innerText()).includes("[2:16:1]"));
+      await escape();
+    },
+    { fatal: true },
+  );
+
+  await check("in Restricted Mode, no lens offers to run the program", async () => {
+    // The server has answered (diagnostics are in); give VS Code time to ask for lenses.
+    await focusEditor();
+    await page.waitForTimeout(3000);
+    const lenses = await lensTexts();
+    ensure(!lenses.some((it) => it.includes("Run on")), `a run lens is shown: ${JSON.stringify(lenses)}`);
+  });
+
+  await check('in Restricted Mode, "HPF: Run program" is refused with the reason', async () => {
+    await focusEditor();
+    await runCommand("HPF: Run program");
+    const note = page.locator(".notification-list-item-message", { hasText: "Restricted Mode" }).first();
+    await waitFor("the notification that explains the refusal", () => note.isVisible(), 10000);
+    const text = await note.innerText();
+    ensure(text.includes("starts no compiler, launcher or program"), text);
+    // It was refused, not asked: no input box for the number of processes.
+    ensure(!(await page.locator(".quick-input-widget input.input").isVisible()), "the process count was asked for");
+    await screenshot("vscode-restricted.png", 800, { movePointer: false });
+  });
 }
 
 try {
