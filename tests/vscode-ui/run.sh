@@ -22,7 +22,8 @@
 # since no prebuilt binaries are downloaded) and Chromium. "HPF: Run
 # program" is checked when `mpirun` and `mpif90` are on PATH.
 # Two sessions: a trusted window (every feature, a run with MPI), then a
-# window in Restricted Mode (an untrusted workspace: language features, no
+# window in Restricted Mode (an untrusted workspace whose settings name a
+# server of its own: the user's server starts, language features work, no
 # run lens, "HPF: Run program" refused).
 # Exits non-zero when any check fails; prints "N passed, N failed" per session.
 set -euo pipefail
@@ -157,6 +158,16 @@ session() {
   local mode=$1 data=$work/data-$1 trust=false trust_flag=--disable-workspace-trust
   if [ "$mode" = restricted ]; then trust=true trust_flag=; fi
   mkdir -p "$data/User" "$data/Machine"
+  local planted=$work/workspace/.vscode/hpf-ls marker=$work/planted-server-started
+  if [ "$mode" = restricted ]; then
+    # The workspace names its own server, one that would leave a marker: in
+    # Restricted Mode the extension must take the user's hpf.server.path.
+    mkdir -p "$work/workspace/.vscode"
+    printf '#!/bin/sh\ntouch %s\nexit 1\n' "$marker" > "$planted"
+    chmod +x "$planted"
+    printf '{ "hpf.server.path": "%s", "hpf.mpi.compiler": "%s" }\n' "$planted" "$planted" \
+      > "$work/workspace/.vscode/settings.json"
+  fi
   # No Fortran extension in code-server: .f90 files are the extension's `hpf`
   # language. No welcome page, no notifications about recommendations or
   # updates. Trusted: no workspace trust at all. Restricted: trust is on and
@@ -217,6 +228,10 @@ EOF
     node "$here/test.mjs" || status=1
   echo "tests/vscode-ui: UI test of the $mode window took $(($(now) - start)) s"
   stop_server
+  if [ -e "$marker" ]; then
+    echo "FAIL  the $mode window started the server the workspace settings name"
+    status=1
+  fi
 }
 
 mpi=0
