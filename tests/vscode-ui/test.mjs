@@ -7,7 +7,8 @@
 // installed there), CHROMIUM, SCREENSHOTS, MPI (1: check "HPF: Run program"),
 // EXPECTED_OUTPUT (the program's output), HEADED, RESTRICTED (1: the window
 // is in Restricted Mode, an untrusted workspace: language features work, but
-// there is no run lens and "HPF: Run program" is refused).
+// there is no run lens and "HPF: Run program" is refused), PLANTED_MARKER
+// (left by the server the restricted workspace's settings name, if started).
 
 import { createRequire } from "node:module";
 import * as fs from "node:fs";
@@ -29,6 +30,7 @@ const SCREENSHOTS = env("SCREENSHOTS");
 const MPI = process.env.MPI === "1";
 const EXPECTED_OUTPUT = process.env.EXPECTED_OUTPUT;
 const RESTRICTED = process.env.RESTRICTED === "1";
+const PLANTED_MARKER = process.env.PLANTED_MARKER;
 const FILE = "seed_fig6.f90";
 
 const { chromium } = createRequire(path.join(VSUI_DIR, "package.json"))("playwright-core");
@@ -448,6 +450,25 @@ async function restrictedChecks() {
     // It was refused, not asked: no input box for the number of processes.
     ensure(!(await page.locator(".quick-input-widget input.input").isVisible()), "the process count was asked for");
     await screenshot("vscode-restricted.png", 800, { movePointer: false });
+  });
+
+  await check("in Restricted Mode, the server the workspace's settings name was never started", async () => {
+    ensure(PLANTED_MARKER && !fs.existsSync(PLANTED_MARKER), `${PLANTED_MARKER} exists: the workspace's hpf.server.path was used`);
+  });
+
+  await check("trusting the workspace restarts the server with the run lens", async () => {
+    // Trusted, the workspace's settings apply: take its planted server out first.
+    fs.rmSync(path.join(WORKSPACE, ".vscode", "settings.json"));
+    await page.waitForTimeout(1500);
+    await escape();
+    await runCommand("Workspaces: Manage Workspace Trust");
+    const trust = page.locator(".workspace-trust-editor .workspace-trust-buttons-row").getByRole("button", { name: "Trust", exact: true });
+    await waitFor('the "Trust" button of the workspace trust editor', () => trust.isVisible(), 15000);
+    await trust.click();
+    await waitFor("Restricted Mode to end", async () => !(await page.locator(".statusbar-item", { hasText: "Restricted Mode" }).first().isVisible()), 15000);
+    const tab = page.locator(".tabs-container .tab", { hasText: FILE }).first();
+    await tab.click();
+    await waitFor('the lens "▶ Run on 4 processes"', async () => (await lensTexts()).some((it) => it.includes("Run on 4 processes")), 30000);
   });
 }
 
