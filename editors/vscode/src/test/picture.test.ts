@@ -3,7 +3,7 @@
 import * as assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { escapeHtml, isExplanation, messageHtml, pictureHtml, sanitizeSvg, whatIfHtml } from "../picture";
+import { escapeHtml, isExplanation, messageHtml, pictureHtml, sanitizeSvg, svgWidth, whatIfHtml } from "../picture";
 
 const SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><g class="message" data-from="1" data-to="2"><text>P(1)→P(2) B(4): 1 element</text></g></svg>\n';
 
@@ -36,6 +36,15 @@ describe("the transfer pattern panel", () => {
     assert.match(html, /\.picture svg \{[^}]*max-width: 100%;[^}]*height: auto;/);
     assert.match(html, /Content-Security-Policy" content="default-src 'none';/);
     assert.ok(!/script-src/.test(html));
+  });
+
+  it("shrinks a wide picture down to half its width, then scrolls", () => {
+    const wide = '<svg xmlns="http://www.w3.org/2000/svg" width="3001" height="200" viewBox="0 0 3001 200"></svg>';
+    assert.equal(svgWidth(wide), 3001);
+    assert.equal(svgWidth("<svg viewBox='0 0 1 1'></svg>"), undefined);
+    const html = pictureHtml({ text: "t", svg: wide, whatIf: null }, "x", "src");
+    assert.match(html, /\.picture svg \{[^}]*max-width: 100%;[^}]*min-width: 1501px;/);
+    assert.match(html, /\.picture \{[^}]*overflow-x: auto;/);
   });
 
   it("renders the what-if table as a table, numbers right-aligned", () => {
