@@ -12,7 +12,8 @@
 #   HPF_LS       the server (default: $VSUI_DIR/hpf-ls when present, else
 #                target/release/hpf-ls, else target/debug/hpf-ls)
 #   CHROMIUM     the browser (default: chromium on PATH; Debian's `chromium`)
-#   SCREENSHOTS  where the PNGs go (default: docs/images of this repository)
+#   SCREENSHOTS  where the PNGs go (default: $VSUI_DIR/screenshots, outside
+#                the repository; SCREENSHOTS=docs/images refreshes the docs')
 #   KEEP=1       keep the run's scratch directory (logs, settings, workspace)
 #   HEADED=1     show the browser (needs a display)
 #
@@ -20,7 +21,11 @@
 # Node 20), a C/C++ toolchain (its native modules are rebuilt from source,
 # since no prebuilt binaries are downloaded) and Chromium. "HPF: Run
 # program" is checked when `mpirun` and `mpif90` are on PATH.
-# Exits non-zero when any check fails; prints "N passed, N failed" last.
+# Two sessions: a trusted window (every feature, a run with MPI), then a
+# window in Restricted Mode (an untrusted workspace whose settings name a
+# server of its own: the user's server starts, language features work, no
+# run lens, "HPF: Run program" refused; trusting it brings the lens).
+# Exits non-zero when any check fails; prints "N passed, N failed" per session.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -107,19 +112,23 @@ echo "tests/vscode-ui: packaged $vsix in $(($(now) - package_start)) s"
 # --- A fresh profile and workspace -------------------------------------------
 work=$(mktemp -d "$VSUI_DIR/run.XXXXXX")
 server_pid=
-cleanup() {
-  status=$?
+stop_server() {
   if [ -n "$server_pid" ]; then
     # code-server was started in a session of its own: end its group (the
     # extension host and hpf-ls with it).
     kill -TERM -- "-$server_pid" 2>/dev/null || true
     for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.3; done
     kill -KILL -- "-$server_pid" 2>/dev/null || true
+    server_pid=
   fi
+}
+cleanup() {
+  status=$?
+  stop_server
   if [ "$status" -ne 0 ]; then
     echo "--- code-server log (last 40 lines) ---" >&2
-    tail -n 40 "$work/code-server.log" 2>/dev/null >&2 || true
-    for log in "$work"/data/logs/*/exthost*/output_logging_*/*"HPF Language Server.log"; do
+    tail -n 40 "$work"/code-server*.log 2>/dev/null >&2 || true
+    for log in "$work"/data*/logs/*/exthost*/output_logging_*/*"HPF Language Server.log"; do
       [ -f "$log" ] || continue
       echo "--- the extension's output channel (last 40 lines of $log) ---" >&2
       tail -n 40 "$log" >&2
@@ -135,23 +144,41 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-mkdir -p "$work/ext" "$work/data/User" "$work/data/Machine" "$work/workspace" "$work/xdg"
+mkdir -p "$work/ext" "$work/data-trusted" "$work/workspace" "$work/xdg"
 cp "$root/tests/corpus/seed_fig6.f90" "$work/workspace/"
 : > "$work/config.yaml"
 export XDG_CONFIG_HOME=$work/xdg/config XDG_DATA_HOME=$work/xdg/data XDG_CACHE_HOME=$work/xdg/cache
-"$code_server" --config "$work/config.yaml" --extensions-dir "$work/ext" --user-data-dir "$work/data" \
+"$code_server" --config "$work/config.yaml" --extensions-dir "$work/ext" --user-data-dir "$work/data-trusted" \
   --install-extension "$vsix" > "$work/install-extension.log" 2>&1 ||
   { cat "$work/install-extension.log" >&2; fail "code-server --install-extension failed"; }
 
-# No Fortran extension in code-server: .f90 files are the extension's `hpf`
-# language. No welcome page, no workspace trust prompt, no notifications
-# about recommendations or updates.
-cat > "$work/data/User/settings.json" <<EOF
+# One session: code-server on the workspace with a fresh profile, and
+# test.mjs against it. $1: "trusted" or "restricted".
+session() {
+  local mode=$1 data=$work/data-$1 trust=false trust_flag=--disable-workspace-trust
+  if [ "$mode" = restricted ]; then trust=true trust_flag=; fi
+  mkdir -p "$data/User" "$data/Machine"
+  local planted=$work/workspace/.vscode/hpf-ls marker=$work/planted-server-started
+  if [ "$mode" = restricted ]; then
+    # The workspace names its own server, one that would leave a marker: in
+    # Restricted Mode the extension must take the user's hpf.server.path.
+    mkdir -p "$work/workspace/.vscode"
+    printf '#!/bin/sh\ntouch %s\nexit 1\n' "$marker" > "$planted"
+    chmod +x "$planted"
+    printf '{ "hpf.server.path": "%s", "hpf.mpi.compiler": "%s" }\n' "$planted" "$planted" \
+      > "$work/workspace/.vscode/settings.json"
+  fi
+  # No Fortran extension in code-server: .f90 files are the extension's `hpf`
+  # language. No welcome page, no notifications about recommendations or
+  # updates. Trusted: no workspace trust at all. Restricted: trust is on and
+  # never asked for, so the workspace opens in Restricted Mode.
+  cat > "$data/User/settings.json" <<EOF
 {
   "hpf.server.path": "$HPF_LS",
   "hpf.mpi.processes": 4,
   "files.associations": { "*.f90": "hpf" },
-  "security.workspace.trust.enabled": false,
+  "security.workspace.trust.enabled": $trust,
+  "security.workspace.trust.startupPrompt": "never",
   "workbench.startupEditor": "none",
   "workbench.welcomePage.walkthroughs.openOnInstall": false,
   "workbench.tips.enabled": false,
@@ -173,30 +200,41 @@ cat > "$work/data/User/settings.json" <<EOF
   "remote.autoForwardPorts": false
 }
 EOF
+  local port log=$work/code-server-$mode.log
+  port=$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+  # $trust_flag is one flag or none.
+  # shellcheck disable=SC2086
+  setsid "$code_server" --config "$work/config.yaml" --auth none --bind-addr "127.0.0.1:$port" \
+    --disable-telemetry --disable-update-check $trust_flag --disable-getting-started-override \
+    --extensions-dir "$work/ext" --user-data-dir "$data" "$work/workspace" > "$log" 2>&1 &
+  server_pid=$!
+  for _ in $(seq 1 120); do
+    if node -e 'fetch(process.argv[1]).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))' "http://127.0.0.1:$port/healthz"; then
+      break
+    fi
+    kill -0 "$server_pid" 2>/dev/null || fail "code-server exited (log: $log)"
+    sleep 0.5
+  done
+  node -e 'fetch(process.argv[1]).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))' "http://127.0.0.1:$port/healthz" ||
+    fail "code-server did not answer on port $port within 60 s"
+  echo "tests/vscode-ui: $mode window: code-server $("$code_server" --config "$work/config.yaml" --version 2>/dev/null | head -n 1) on port $port, hpf-ls $HPF_LS"
 
-port=$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
-setsid "$code_server" --config "$work/config.yaml" --auth none --bind-addr "127.0.0.1:$port" \
-  --disable-telemetry --disable-update-check --disable-workspace-trust --disable-getting-started-override \
-  --extensions-dir "$work/ext" --user-data-dir "$work/data" "$work/workspace" > "$work/code-server.log" 2>&1 &
-server_pid=$!
-for _ in $(seq 1 120); do
-  if node -e 'fetch(process.argv[1]).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))' "http://127.0.0.1:$port/healthz"; then
-    break
-  fi
-  kill -0 "$server_pid" 2>/dev/null || fail "code-server exited (log: $work/code-server.log)"
-  sleep 0.5
-done
-node -e 'fetch(process.argv[1]).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))' "http://127.0.0.1:$port/healthz" ||
-  fail "code-server did not answer on port $port within 60 s"
-echo "tests/vscode-ui: code-server $("$code_server" --config "$work/config.yaml" --version 2>/dev/null | head -n 1) on port $port, hpf-ls $HPF_LS"
+  local restricted=0 start
+  if [ "$mode" = restricted ]; then restricted=1; fi
+  start=$(now)
+  VSUI_DIR=$VSUI_DIR URL="http://127.0.0.1:$port/?folder=$work/workspace" WORKSPACE=$work/workspace \
+    CHROMIUM=$CHROMIUM SCREENSHOTS=$screenshots MPI=$mpi RESTRICTED=$restricted PLANTED_MARKER=$marker \
+    EXPECTED_OUTPUT=$root/tests/corpus/expected/seed_fig6.f90.out \
+    node "$here/test.mjs" || status=1
+  echo "tests/vscode-ui: UI test of the $mode window took $(($(now) - start)) s"
+  stop_server
+}
 
 mpi=0
 if command -v mpirun >/dev/null 2>&1 && command -v mpif90 >/dev/null 2>&1; then mpi=1; fi
-test_start=$(now)
+screenshots=${SCREENSHOTS:-$VSUI_DIR/screenshots}
 status=0
-VSUI_DIR=$VSUI_DIR URL="http://127.0.0.1:$port/?folder=$work/workspace" WORKSPACE=$work/workspace \
-  CHROMIUM=$CHROMIUM SCREENSHOTS=${SCREENSHOTS:-$root/docs/images} MPI=$mpi \
-  EXPECTED_OUTPUT=$root/tests/corpus/expected/seed_fig6.f90.out \
-  node "$here/test.mjs" || status=$?
-echo "tests/vscode-ui: UI test took $(($(now) - test_start)) s"
+session trusted
+session restricted
+echo "tests/vscode-ui: screenshots in $screenshots"
 exit "$status"

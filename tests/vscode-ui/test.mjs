@@ -5,7 +5,10 @@
 //
 // Environment (run.sh sets it): URL, WORKSPACE, VSUI_DIR (playwright-core is
 // installed there), CHROMIUM, SCREENSHOTS, MPI (1: check "HPF: Run program"),
-// EXPECTED_OUTPUT (the program's output), HEADED.
+// EXPECTED_OUTPUT (the program's output), HEADED, RESTRICTED (1: the window
+// is in Restricted Mode, an untrusted workspace: language features work, but
+// there is no run lens and "HPF: Run program" is refused), PLANTED_MARKER
+// (left by the server the restricted workspace's settings name, if started).
 
 import { createRequire } from "node:module";
 import * as fs from "node:fs";
@@ -26,6 +29,8 @@ const CHROMIUM = env("CHROMIUM", "/usr/bin/chromium");
 const SCREENSHOTS = env("SCREENSHOTS");
 const MPI = process.env.MPI === "1";
 const EXPECTED_OUTPUT = process.env.EXPECTED_OUTPUT;
+const RESTRICTED = process.env.RESTRICTED === "1";
+const PLANTED_MARKER = process.env.PLANTED_MARKER;
 const FILE = "seed_fig6.f90";
 
 const { chromium } = createRequire(path.join(VSUI_DIR, "package.json"))("playwright-core");
@@ -160,6 +165,11 @@ async function goTo(line, column) {
   await input.waitFor({ state: "hidden", timeout: 10000 });
 }
 
+/** The texts of the code lenses shown in the source editor. */
+async function lensTexts() {
+  return page.locator(`${editorSelector} .codelens-decoration`).allInnerTexts();
+}
+
 /** The status bar's problem counts: { errors, warnings }. */
 async function problemCounts() {
   const label = await page.locator("#status\\.problems").first().getAttribute("aria-label");
@@ -199,6 +209,11 @@ async function main() {
       { fatal: true },
     );
 
+    if (RESTRICTED) {
+      await restrictedChecks();
+      return;
+    }
+
     await check(
       "the extension starts hpf-ls and the misalignment diagnostic (HPF101) appears",
       async () => {
@@ -222,6 +237,8 @@ async function main() {
           return it.includes("HPF101") ? it : undefined;
         });
         ensure(text.includes("ALIGN B(I) WITH A(I+1)"), `the problem does not propose ALIGN B(I) WITH A(I+1):\n${text}`);
+        // A trusted window offers to run the program (the restricted run checks it does not).
+        await waitFor('the lens "▶ Run on 4 processes"', async () => (await lensTexts()).some((it) => it.includes("Run on 4 processes")));
         await goTo(13, 16);
         await page.waitForTimeout(300);
         await screenshot("vscode-diagnostic.png", 650);
@@ -276,6 +293,20 @@ async function main() {
       );
       const body = await frame.locator("body").innerText();
       ensure(body.includes("B(4)") || (await frame.content()).includes("B(4)"), `the picture does not show the message of B(4):\n${body.slice(0, 2000)}`);
+      // The picture fits the panel (it is wider than the panel here), in proportion.
+      const fit = await frame.evaluate(() => {
+        const svg = document.querySelector(".picture svg");
+        const box = svg.getBoundingClientRect();
+        const natural = Number(svg.getAttribute("width"));
+        const [, , viewWidth, viewHeight] = svg.getAttribute("viewBox").split(/\s+/).map(Number);
+        return { width: box.width, height: box.height, natural, ratio: viewWidth / viewHeight, panel: document.documentElement.clientWidth };
+      });
+      ensure(fit.width <= fit.panel && fit.width < fit.natural, `the picture is not scaled to the panel: ${JSON.stringify(fit)}`);
+      ensure(Math.abs(fit.width / fit.height - fit.ratio) < 0.02 * fit.ratio, `the picture is distorted: ${JSON.stringify(fit)}`);
+      // The what-if table is a table, not Markdown text.
+      const rows = await frame.locator(".what-if table tr").count();
+      ensure(rows >= 3, `the what-if section has ${rows} table rows`);
+      ensure(!(await frame.locator(".what-if").innerText()).includes("|---"), "the what-if section shows raw Markdown");
       await page.waitForTimeout(500);
       await screenshot("vscode-transfer-panel.png");
       // Close the panel (the active editor group is the code's).
@@ -375,6 +406,70 @@ async function main() {
   } finally {
     await browser.close();
   }
+}
+
+/** In Restricted Mode: the language features, but nothing that runs. */
+async function restrictedChecks() {
+  await check(
+    "in Restricted Mode, the diagnostics and the hover work",
+    async () => {
+      await waitFor("the Restricted Mode indicator", () => page.locator(".statusbar-item", { hasText: "Restricted Mode" }).first().isVisible(), 20000);
+      await waitFor(
+        "a problem in the status bar",
+        async () => {
+          const it = await problemCounts();
+          return it.errors + it.warnings > 0 ? it : undefined;
+        },
+        60000,
+      );
+      await parkPointer();
+      await goTo(12, 9);
+      await runCommand("Show or Focus Hover");
+      const hover = page.locator(".monaco-hover:not(.hidden) .monaco-hover-content, .monaco-hover:not(.hidden) .hover-contents").first();
+      await waitFor("the hover with the loop triple", async () => (await hover.isVisible()) && (await hover.innerText()).includes("[2:16:1]"));
+      await escape();
+    },
+    { fatal: true },
+  );
+
+  await check("in Restricted Mode, no lens offers to run the program", async () => {
+    // The server has answered (diagnostics are in); give VS Code time to ask for lenses.
+    await focusEditor();
+    await page.waitForTimeout(3000);
+    const lenses = await lensTexts();
+    ensure(!lenses.some((it) => it.includes("Run on")), `a run lens is shown: ${JSON.stringify(lenses)}`);
+  });
+
+  await check('in Restricted Mode, "HPF: Run program" is refused with the reason', async () => {
+    await focusEditor();
+    await runCommand("HPF: Run program");
+    const note = page.locator(".notification-list-item-message", { hasText: "Restricted Mode" }).first();
+    await waitFor("the notification that explains the refusal", () => note.isVisible(), 10000);
+    const text = await note.innerText();
+    ensure(text.includes("starts no compiler, launcher or program"), text);
+    // It was refused, not asked: no input box for the number of processes.
+    ensure(!(await page.locator(".quick-input-widget input.input").isVisible()), "the process count was asked for");
+    await screenshot("vscode-restricted.png", 800, { movePointer: false });
+  });
+
+  await check("in Restricted Mode, the server the workspace's settings name was never started", async () => {
+    ensure(PLANTED_MARKER && !fs.existsSync(PLANTED_MARKER), `${PLANTED_MARKER} exists: the workspace's hpf.server.path was used`);
+  });
+
+  await check("trusting the workspace restarts the server with the run lens", async () => {
+    // Trusted, the workspace's settings apply: take its planted server out first.
+    fs.rmSync(path.join(WORKSPACE, ".vscode", "settings.json"));
+    await page.waitForTimeout(1500);
+    await escape();
+    await runCommand("Workspaces: Manage Workspace Trust");
+    const trust = page.locator(".workspace-trust-editor .workspace-trust-buttons-row").getByRole("button", { name: "Trust", exact: true });
+    await waitFor('the "Trust" button of the workspace trust editor', () => trust.isVisible(), 15000);
+    await trust.click();
+    await waitFor("Restricted Mode to end", async () => !(await page.locator(".statusbar-item", { hasText: "Restricted Mode" }).first().isVisible()), 15000);
+    const tab = page.locator(".tabs-container .tab", { hasText: FILE }).first();
+    await tab.click();
+    await waitFor('the lens "▶ Run on 4 processes"', async () => (await lensTexts()).some((it) => it.includes("Run on 4 processes")), 30000);
+  });
 }
 
 try {

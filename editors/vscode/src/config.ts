@@ -39,6 +39,9 @@ export interface ServerPathInputs {
   extensionPath: string;
   /** For a relative `hpf.server.path`. */
   workspaceFolder?: string;
+  /** False in Restricted Mode: a `hpf.server.path` inside the workspace
+   * (relative, or with `${workspaceFolder}`) is then refused. */
+  workspaceTrusted?: boolean;
   /** For `~` in `hpf.server.path`. */
   home?: string;
   /** Whether a path names an executable file (injected for tests). */
@@ -121,6 +124,13 @@ export function bundledServerPath(extensionPath: string, platform: string): stri
   return p.join(extensionPath, "bin", platform === "win32" ? `${SERVER_NAME}.exe` : SERVER_NAME);
 }
 
+/** Whether a configured path would be taken from the workspace folder. */
+function namesWorkspacePath(configured: string, platform: string): boolean {
+  if (configured.includes("${workspaceFolder}")) return true;
+  if (configured.startsWith("~") || configured.includes("${userHome}")) return false;
+  return !pathApi(platform).isAbsolute(configured) && /[\\/]/.test(configured);
+}
+
 /**
  * Which `hpf-ls` to start: `hpf.server.path` when set (a bare name is
  * looked up on PATH), else `hpf-ls` on `PATH`, else the bundled
@@ -131,6 +141,13 @@ export function resolveServerPath(inputs: ServerPathInputs): ServerPath {
   const p = pathApi(inputs.platform);
   const configured = (inputs.configured ?? "").trim();
   if (configured.length > 0) {
+    if (inputs.workspaceTrusted === false && namesWorkspacePath(configured, inputs.platform)) {
+      return {
+        error:
+          `hpf.server.path is "${configured}", a path in the workspace, which is not trusted (Restricted Mode): ` +
+          "trust the workspace, or give an absolute path in your user settings.",
+      };
+    }
     const expanded = expandConfiguredPath(configured, inputs.platform, inputs.home, inputs.workspaceFolder);
     if (p.isAbsolute(expanded)) {
       if (isExecutable(expanded)) return { path: expanded, source: "setting" };
@@ -303,6 +320,21 @@ export function toServerSettings(read: SettingReader): ConvertedSettings {
   }
   return { settings, problems };
 }
+
+/** The server's `initializationOptions`: the settings, and whether the
+ * workspace is trusted. The server reads trust only here, once: restricted,
+ * it offers no run lens and refuses `hpf.run` and `hpf.build`. */
+export function initializationOptions(
+  settings: ServerSettings,
+  workspaceTrusted: boolean,
+): { hpf: ServerSettings; workspaceTrusted: boolean } {
+  return { hpf: settings, workspaceTrusted };
+}
+
+/** Why "HPF: Run program" and "HPF: Build" do nothing in Restricted Mode. */
+export const RESTRICTED_MODE_MESSAGE =
+  "HPF: building and running programs is disabled in Restricted Mode: hpf-ls starts no compiler, " +
+  "launcher or program for a workspace you have not trusted.";
 
 /** The `hpf` section of a `workspace/configuration` answer, converted; an
  * answer that is not an object (the section is unset) gives the defaults. */

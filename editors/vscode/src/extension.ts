@@ -3,6 +3,13 @@
 // (`hpf.run`, `hpf.build`, `hpf.explainLoop`, `hpf.showGenerated`)
 // an editor UI. Diagnostics, hover, quick fixes, inlay hints, code lenses,
 // completion, semantic tokens and the rest come from the server as they are.
+//
+// Workspace trust: in Restricted Mode the language features work, but
+// nothing runs a compiler, a launcher or a program. The extension refuses
+// "HPF: Run program" and "HPF: Build", and tells the server
+// (`initializationOptions.workspaceTrusted`), which then offers no run lens
+// and refuses `hpf.run`/`hpf.build`; the settings that name executables are
+// read from user settings only (`restrictedConfigurations` in package.json).
 
 import * as fs from "fs";
 import * as os from "os";
@@ -22,12 +29,14 @@ import {
 
 import {
   LANGUAGES,
+  RESTRICTED_MODE_MESSAGE,
   SECTION,
   Streamed,
   bundledServerPath,
   convertConfigurationAnswer,
   derivedName,
   describeResult,
+  initializationOptions,
   processCountArgument,
   resolveServerPath,
   serverEnvironment,
@@ -94,6 +103,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("hpf.transferPattern", showTransferPattern),
     vscode.commands.registerCommand("hpf.generatedSource", showGeneratedSource),
     vscode.commands.registerCommand("hpf.restartServer", restartServer),
+    // Trusted now: the server may run programs, and workspace settings apply.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void restartServer()),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (event.affectsConfiguration(`${SECTION}.server`)) {
         void restartServer();
@@ -146,6 +157,7 @@ async function startClient(): Promise<LanguageClient | undefined> {
     platform: process.platform,
     extensionPath: extensionContext.extensionPath,
     workspaceFolder: folder?.scheme === "file" ? folder.fsPath : undefined,
+    workspaceTrusted: vscode.workspace.isTrusted,
     home: os.homedir(),
   });
   if ("error" in resolved) {
@@ -178,7 +190,7 @@ async function startClient(): Promise<LanguageClient | undefined> {
     initializationOptions: () => {
       const { settings, problems } = toServerSettings((key) => settingsNow().get(key));
       for (const problem of problems) serverChannel.appendLine(`[settings] ignored: ${problem}`);
-      return settings;
+      return initializationOptions(settings, vscode.workspace.isTrusted);
     },
     middleware: {
       workspace: {
@@ -324,6 +336,12 @@ function toUri(value: unknown): vscode.Uri | undefined {
  * asked for with an input box when absent.
  */
 async function runOrBuild(kind: "run" | "build", target: unknown, processes: unknown): Promise<unknown> {
+  if (!vscode.workspace.isTrusted) {
+    void vscode.window.showErrorMessage(RESTRICTED_MODE_MESSAGE, "Manage Workspace Trust").then((choice) => {
+      if (choice === "Manage Workspace Trust") void vscode.commands.executeCommand("workbench.trust.manage");
+    });
+    return undefined;
+  }
   if (activeRun !== undefined) {
     void vscode.window.showInformationMessage("An HPF build or run is already under way.");
     return undefined;

@@ -2,6 +2,12 @@
 // `hpf.explainLoop` ({text, svg, whatIf}) as HTML for a webview. Pure
 // functions (no `vscode`), so that they are tested without an editor.
 
+import MarkdownIt from "markdown-it";
+
+/** Markdown as VS Code's own preview renders it (markdown-it), with raw
+ * HTML escaped rather than passed through. */
+const markdown = new MarkdownIt({ html: false, linkify: false, typographer: false });
+
 /** The answer of `hpf.explainLoop`. */
 export interface Explanation {
   text: string;
@@ -35,11 +41,29 @@ export function sanitizeSvg(svg: string): string {
     .replace(/\son[a-z]+\s*=\s*"[^"]*"/gi, "");
 }
 
-/** The page: the picture, the what-if table and the text picture, under a strict content policy. */
+/** The what-if section (a sentence and a Markdown table) as HTML. */
+export function whatIfHtml(whatIf: string): string {
+  return markdown.render(whatIf);
+}
+
+/** How far a wide picture shrinks to fit the panel before it scrolls
+ * instead: below half size its labels are no longer legible. */
+export const SMALLEST_SCALE = 0.5;
+
+/** The `width` the server gives its SVG, in pixels, or undefined. */
+export function svgWidth(svg: string): number | undefined {
+  const width = /<svg\b[^>]*?\swidth="(\d+(?:\.\d+)?)"/.exec(svg)?.[1];
+  return width === undefined ? undefined : Number(width);
+}
+
+/** The page: the picture, scaled down to the panel's width, the what-if
+ * table and the text picture, under a strict content policy. */
 export function pictureHtml(explanation: Explanation, title: string, cspSource: string): string {
   const csp = `default-src 'none'; img-src ${cspSource} data:; style-src 'unsafe-inline' ${cspSource};`;
+  const natural = svgWidth(explanation.svg);
+  const smallest = natural === undefined ? "" : `min-width: ${Math.round(natural * SMALLEST_SCALE)}px;`;
   const whatIf = explanation.whatIf
-    ? `<h2>What if the target were distributed otherwise</h2>\n<pre class="table">${escapeHtml(explanation.whatIf)}</pre>`
+    ? `<h2>What if the target were distributed otherwise</h2>\n<div class="what-if">${whatIfHtml(explanation.whatIf)}</div>`
     : "";
   return `<!DOCTYPE html>
 <html lang="en">
@@ -50,8 +74,13 @@ export function pictureHtml(explanation: Explanation, title: string, cspSource: 
 <title>${escapeHtml(title)}</title>
 <style>
   body { font-family: var(--vscode-font-family); color: var(--vscode-foreground); padding: 0 12px; }
-  .picture { overflow: auto; background: #ffffff; border-radius: 4px; padding: 4px; }
-  .picture svg { max-width: none; }
+  .picture { background: #ffffff; border-radius: 4px; padding: 4px; overflow-x: auto; }
+  /* The SVG has a viewBox: narrower than its width, it shrinks, keeping its
+     proportions, down to the smallest legible scale; then the picture scrolls. */
+  .picture svg { display: block; max-width: 100%; height: auto; ${smallest} }
+  .what-if table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
+  .what-if th, .what-if td { padding: 2px 10px; border-bottom: 1px solid var(--vscode-panel-border, #8884); }
+  .what-if th { text-align: left; }
   pre { font-family: var(--vscode-editor-font-family); font-size: var(--vscode-editor-font-size); overflow: auto; }
   h2 { font-size: 1.05em; }
 </style>

@@ -12,6 +12,7 @@ import {
   derivedName,
   describeResult,
   expandConfiguredPath,
+  initializationOptions,
   objectReader,
   processCountArgument,
   resolveServerPath,
@@ -134,6 +135,51 @@ describe("resolveServerPath", () => {
     assert.ok("error" in resolved);
     const node = resolveServerPath({ ...base, configured: process.execPath, envPath: "" });
     assert.deepEqual(node, { path: process.execPath, source: "setting" });
+  });
+});
+
+describe("workspace trust", () => {
+  const base = {
+    platform: "linux",
+    extensionPath: "/ext",
+    envPath: "/usr/bin",
+    home: "/home/u",
+    workspaceFolder: "/work/project",
+    isExecutable: executables("/work/project/target/release/hpf-ls", "/home/u/bin/hpf-ls", "/opt/hpf-ls", "/usr/bin/hpf-ls"),
+  };
+
+  it("starts no server from inside an untrusted workspace", () => {
+    for (const configured of ["target/release/hpf-ls", "./target/release/hpf-ls", "${workspaceFolder}/target/release/hpf-ls"]) {
+      const trusted = resolveServerPath({ ...base, configured, workspaceTrusted: true });
+      assert.deepEqual(trusted, { path: "/work/project/target/release/hpf-ls", source: "setting" }, configured);
+      const restricted = resolveServerPath({ ...base, configured, workspaceTrusted: false });
+      assert.ok("error" in restricted, configured);
+      assert.match(restricted.error, /a path in the workspace, which is not trusted \(Restricted Mode\)/);
+    }
+  });
+
+  it("still starts a server outside the workspace in Restricted Mode", () => {
+    const restricted = { ...base, workspaceTrusted: false };
+    assert.deepEqual(resolveServerPath({ ...restricted, configured: "/opt/hpf-ls" }), { path: "/opt/hpf-ls", source: "setting" });
+    assert.deepEqual(resolveServerPath({ ...restricted, configured: "~/bin/hpf-ls" }), { path: "/home/u/bin/hpf-ls", source: "setting" });
+    assert.deepEqual(resolveServerPath({ ...restricted, configured: "" }), { path: "/usr/bin/hpf-ls", source: "PATH" });
+  });
+
+  it("tells the server whether the workspace is trusted, beside the settings", () => {
+    const settings = toServerSettings(objectReader({ mpi: { processes: 2 } })).settings;
+    assert.deepEqual(initializationOptions(settings, false), { hpf: settings, workspaceTrusted: false });
+    assert.deepEqual(initializationOptions(settings, true).workspaceTrusted, true);
+  });
+
+  it("declares limited support, with the settings that name executables taken from user settings only", () => {
+    const manifest = JSON.parse(fs.readFileSync(path.join(EXTENSION_ROOT, "package.json"), "utf8"));
+    const untrusted = manifest.capabilities.untrustedWorkspaces;
+    assert.equal(untrusted.supported, "limited");
+    for (const setting of ["hpf.server.path", "hpf.mpi.compiler", "hpf.mpi.launcher"]) {
+      assert.ok(untrusted.restrictedConfigurations.includes(setting), setting);
+    }
+    const contributed = Object.keys(manifest.contributes.configuration.properties);
+    for (const setting of untrusted.restrictedConfigurations) assert.ok(contributed.includes(setting), setting);
   });
 });
 

@@ -9,7 +9,7 @@ use tower_lsp_server::LanguageServer;
 
 use super::position::{offset, position, range, text_range, PositionEncoding};
 use super::proto::{self, ChunkPositions};
-use super::settings::Settings;
+use super::settings::{Settings, WorkspaceTrust};
 use super::{Analysed, Backend, Document, Placed};
 
 /// How long the server waits for the client to answer `workspace/configuration`.
@@ -177,6 +177,8 @@ impl LanguageServer for Backend {
             .and_then(|it| it.dynamic_registration)
             .unwrap_or(false);
         *self.state.watch_files.write().expect("lock") = watch;
+        *self.state.trust.write().expect("trust lock") =
+            WorkspaceTrust::from_initialization_options(params.initialization_options.as_ref());
         if let Some(options) = &params.initialization_options {
             match Settings::from_json(options) {
                 Ok(settings) => *self.state.settings.write().expect("settings lock") = settings,
@@ -490,6 +492,10 @@ impl LanguageServer for Backend {
     }
 
     async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
+        // The only lens runs the program, which a restricted workspace may not.
+        if self.state.trust() == WorkspaceTrust::Restricted {
+            return Ok(None);
+        }
         let uri = params.text_document.uri;
         let encoding = self.encoding();
         let processes = self.state.settings().mpi.processes.unwrap_or(4);
@@ -582,6 +588,18 @@ impl LanguageServer for Backend {
                     .and_then(|it| it.as_str())
                     .and_then(|it| it.parse::<Uri>().ok())
                     .ok_or_else(|| invalid_params(format!("{} takes [uri, processes?]", params.command)))?;
+                if params.command != COMMAND_SHOW_GENERATED && self.state.trust() == WorkspaceTrust::Restricted {
+                    return Err(Error {
+                        code: ErrorCode::InvalidRequest,
+                        message: format!(
+                            "{} is refused: the workspace is not trusted (Restricted Mode), and hpf-ls runs no \
+                             compiler, launcher or program for it. Trust the workspace to build and run.",
+                            params.command
+                        )
+                        .into(),
+                        data: None,
+                    });
+                }
                 let analysed =
                     self.analysed(&uri).await.ok_or_else(|| invalid_params(format!("{} is not open", uri.as_str())))?;
                 let settings = self.state.settings().mpi;

@@ -34,7 +34,7 @@ use tower_lsp_server::ls_types::{self, Uri};
 use tower_lsp_server::{Client, LspService, Server};
 
 use position::PositionEncoding;
-use settings::Settings;
+use settings::{Settings, WorkspaceTrust};
 
 /// How long a request waits for the analysis of the latest edit.
 const ANALYSIS_WAIT: Duration = Duration::from_secs(10);
@@ -70,6 +70,8 @@ pub struct State {
     /// Woken whenever an analysis is stored.
     analysed: tokio::sync::Notify,
     settings: RwLock<Settings>,
+    /// Set once by `initialize`; restricted, `hpf.run`/`hpf.build` are refused.
+    trust: RwLock<WorkspaceTrust>,
     encoding: RwLock<PositionEncoding>,
     markdown: RwLock<bool>,
     pull_configuration: RwLock<bool>,
@@ -141,6 +143,7 @@ pub async fn serve(
             documents: Mutex::new(HashMap::new()),
             analysed: tokio::sync::Notify::new(),
             settings: RwLock::new(Settings::default()),
+            trust: RwLock::new(WorkspaceTrust::Trusted),
             encoding: RwLock::new(PositionEncoding::Utf16),
             markdown: RwLock::new(false),
             pull_configuration: RwLock::new(false),
@@ -166,6 +169,10 @@ impl State {
 
     fn settings(&self) -> Settings {
         self.settings.read().expect("settings lock").clone()
+    }
+
+    fn trust(&self) -> WorkspaceTrust {
+        *self.trust.read().expect("trust lock")
     }
 
     fn form_for(&self, uri: &Uri) -> SourceForm {

@@ -1,6 +1,10 @@
 //! The server's settings: `initializationOptions`, then
 //! `workspace/didChangeConfiguration` and `workspace/configuration`
 //! (section `hpf`). Converted to the plain configs of `analysis` in one place.
+//!
+//! Whether the workspace is trusted is not a setting: it comes once, with
+//! `initialize` (`initializationOptions.workspaceTrusted`), so that
+//! configuration a workspace's files provide cannot turn it back on.
 
 use std::collections::BTreeMap;
 
@@ -92,5 +96,42 @@ impl Settings {
 
     pub fn form_override(&self) -> Option<SourceForm> {
         self.form.as_deref().and_then(SourceForm::from_name)
+    }
+}
+
+/// Whether the server may run what the workspace names: compilers, launchers
+/// and the programs it builds (`hpf.run`, `hpf.build`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkspaceTrust {
+    Trusted,
+    /// VS Code's Restricted Mode: language features only.
+    Restricted,
+}
+
+impl WorkspaceTrust {
+    /// `initializationOptions.workspaceTrusted`: `false` restricts; absent
+    /// (clients that know nothing of trust) or anything else trusts, as before.
+    pub fn from_initialization_options(options: Option<&serde_json::Value>) -> WorkspaceTrust {
+        match options.and_then(|it| it.get("workspaceTrusted")) {
+            Some(serde_json::Value::Bool(false)) => WorkspaceTrust::Restricted,
+            _ => WorkspaceTrust::Trusted,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn only_an_explicit_false_restricts() {
+        let trust = |options: serde_json::Value| WorkspaceTrust::from_initialization_options(Some(&options));
+        assert_eq!(trust(json!({"workspaceTrusted": false, "hpf": {}})), WorkspaceTrust::Restricted);
+        assert_eq!(trust(json!({"workspaceTrusted": true})), WorkspaceTrust::Trusted);
+        assert_eq!(trust(json!({"processors": 4})), WorkspaceTrust::Trusted);
+        // Read at the top level only, beside the settings section.
+        assert_eq!(trust(json!({"hpf": {"workspaceTrusted": false}})), WorkspaceTrust::Trusted);
+        assert_eq!(WorkspaceTrust::from_initialization_options(None), WorkspaceTrust::Trusted);
     }
 }
