@@ -436,11 +436,7 @@ impl Expander<'_> {
                     group.taken |= take;
                 }
             },
-            "endif" => {
-                if conditionals.pop().is_none() {
-                    problem = Some("`#endif` without `#if`".to_string());
-                }
-            }
+            "endif" => problem = conditionals.pop().is_none().then(|| "`#endif` without `#if`".to_string()),
             _ if !active => {}
             "define" => problem = macros.define_directive(argument).err(),
             "undef" => macros.undefine(argument.trim()),
