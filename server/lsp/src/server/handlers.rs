@@ -348,7 +348,8 @@ impl LanguageServer for Backend {
                 let offset = offset(&analysed.rope, at, encoding);
                 let placed = analysed.chunk_at(offset);
                 let chunk = &placed.chunk;
-                let hover = ide::hover(&analysed.analysis_of(placed), &chunk.text, placed.local(offset), markdown)?;
+                let hover =
+                    ide::hover(&analysed.analysis_of(placed), chunk.analysed_text(), placed.local(offset), markdown)?;
                 Some(Hover {
                     contents: HoverContents::Markup(MarkupContent {
                         kind: if markdown { MarkupKind::Markdown } else { MarkupKind::PlainText },
@@ -382,7 +383,7 @@ impl LanguageServer for Backend {
                     (&whole, whole_text.as_str(), target, &|it| it)
                 } else {
                     chunk_analysis = analysed.analysis_of(placed);
-                    (&chunk_analysis, placed.chunk.text.as_str(), placed.local_range(target), &|it| placed.global(it))
+                    (&chunk_analysis, placed.chunk.analysed_text(), placed.local_range(target), &|it| placed.global(it))
                 };
                 let mut actions = ide::code_actions(analysis, text, local);
                 // "Optimize all alignments in this unit" (whole-unit search, see analysis::optimize).
@@ -531,7 +532,11 @@ impl LanguageServer for Backend {
                     .with_document(&uri, "showTransferPattern", |analysed| {
                         let offset = offset(&analysed.rope, at, encoding);
                         let placed = analysed.chunk_at(offset);
-                        ide::transfer_table(&analysed.analysis_of(placed), &placed.chunk.text, placed.local(offset))
+                        ide::transfer_table(
+                            &analysed.analysis_of(placed),
+                            placed.chunk.analysed_text(),
+                            placed.local(offset),
+                        )
                     })
                     .await?
                     .ok_or_else(|| invalid_params(format!("{} is not open", uri.as_str())))?;
@@ -558,7 +563,7 @@ impl LanguageServer for Backend {
                         let chunk = &placed.chunk;
                         let explained = analysis::picture::explain(
                             &analysed.analysis_of(placed),
-                            &chunk.text,
+                            chunk.analysed_text(),
                             placed.local(offset),
                         )?;
                         Some(serde_json::json!({
@@ -638,7 +643,16 @@ impl LanguageServer for Backend {
                 let placed = analysed.chunk_at(offset);
                 let target = ide::definition(&analysed.analysis_of(placed), placed.local(offset))?;
                 let sibling = target.file.as_ref().and_then(|it| analysed.sibling(&it.name));
+                let in_header = placed.chunk.expansion.as_ref().and_then(|it| it.in_header(target.range));
                 let location = match (&target.file, sibling) {
+                    // Declared in a file the chunk INCLUDEs.
+                    (None, _) if in_header.is_some() => {
+                        let (path, text, target) = in_header.expect("checked");
+                        Location {
+                            uri: Uri::from_file_path(path)?,
+                            range: range(&ropey::Rope::from_str(text), target, encoding),
+                        }
+                    }
                     (None, _) => Location {
                         uri: uri.clone(),
                         range: range(&analysed.rope, placed.global(target.range), encoding),
@@ -720,22 +734,23 @@ impl LanguageServer for Backend {
         self.with_document(&uri, "completion", |analysed| {
             let offset = offset(&analysed.rope, at, encoding);
             let placed = analysed.chunk_at(offset);
-            let items = ide::completions(&analysed.analysis_of(placed), &placed.chunk.text, placed.local(offset))
-                .into_iter()
-                .map(|it| CompletionItem {
-                    label: it.label,
-                    kind: Some(match it.kind {
-                        ide::CompletionKind::Keyword => CompletionItemKind::KEYWORD,
-                        ide::CompletionKind::Format => CompletionItemKind::ENUM_MEMBER,
-                        ide::CompletionKind::Array => CompletionItemKind::VARIABLE,
-                        ide::CompletionKind::Template => CompletionItemKind::STRUCT,
-                        ide::CompletionKind::Processors => CompletionItemKind::MODULE,
-                        ide::CompletionKind::Constant => CompletionItemKind::CONSTANT,
-                    }),
-                    detail: it.detail,
-                    ..Default::default()
-                })
-                .collect();
+            let items =
+                ide::completions(&analysed.analysis_of(placed), placed.chunk.analysed_text(), placed.local(offset))
+                    .into_iter()
+                    .map(|it| CompletionItem {
+                        label: it.label,
+                        kind: Some(match it.kind {
+                            ide::CompletionKind::Keyword => CompletionItemKind::KEYWORD,
+                            ide::CompletionKind::Format => CompletionItemKind::ENUM_MEMBER,
+                            ide::CompletionKind::Array => CompletionItemKind::VARIABLE,
+                            ide::CompletionKind::Template => CompletionItemKind::STRUCT,
+                            ide::CompletionKind::Processors => CompletionItemKind::MODULE,
+                            ide::CompletionKind::Constant => CompletionItemKind::CONSTANT,
+                        }),
+                        detail: it.detail,
+                        ..Default::default()
+                    })
+                    .collect();
             CompletionResponse::Array(items)
         })
         .await

@@ -1,0 +1,86 @@
+//! INCLUDE in the language server, over the protocol: a diagnostic inside an
+//! included file is published for that file, go to definition follows into
+//! it, hover works on the lines after an INCLUDE, and editing the open header
+//! analyses the document that includes it again.
+
+mod common;
+
+use common::{position, scratch, Client};
+use serde_json::{json, Value};
+
+/// The next `publishDiagnostics` for `uri` (whatever its version), waiting for it.
+fn next_diagnostics(client: &mut Client, uri: &str) -> Vec<Value> {
+    loop {
+        if let Some(idx) = client
+            .pending
+            .iter()
+            .position(|it| it["method"] == "textDocument/publishDiagnostics" && it["params"]["uri"] == uri)
+        {
+            let message = client.pending.remove(idx);
+            return message["params"]["diagnostics"].as_array().unwrap().clone();
+        }
+        let message = client.receive();
+        client.pending.push(message);
+    }
+}
+
+const MAIN: &str = "      PROGRAM P\n      INCLUDE 'map.h'\n      INTEGER I\n      DO I = 1, 16\n         A(I) = I\n      END DO\n      PRINT *, SUM(A)\n      END\n";
+
+#[test]
+fn headers_get_their_diagnostics_definitions_and_edits() {
+    let dir = scratch("include-protocol");
+    let header = "      REAL A(16)\n!HPF$ DISTRIBUTE A(BLOCK)\n!HPF$ DISTRIBUTE A(CYCLIC)\n";
+    std::fs::write(dir.join("map.h"), header).unwrap();
+    std::fs::write(dir.join("main.f"), MAIN).unwrap();
+    let main_uri = format!("file://{}", dir.join("main.f").display());
+    let header_uri = format!("file://{}", dir.join("map.h").display());
+    let mut client = Client::builder().root_uri(json!(format!("file://{}", dir.display()))).start();
+    client.open(&main_uri, MAIN);
+
+    // The contradiction is in the header: published there, not in main.f.
+    let own = client.diagnostics(&main_uri, 1);
+    assert!(own.iter().all(|it| it["severity"] != 1), "{own:#?}");
+    let in_header = next_diagnostics(&mut client, &header_uri);
+    let twice = in_header.iter().find(|it| it["code"] == "HPF011").unwrap_or_else(|| panic!("{in_header:#?}"));
+    assert_eq!(twice["range"]["start"]["line"], 2, "{twice}");
+
+    // Definition of A (used in main.f after the INCLUDE) is in the header.
+    let use_of_a = MAIN.find("A(I)").unwrap();
+    let definition = client.request(
+        "textDocument/definition",
+        json!({"textDocument": {"uri": main_uri}, "position": position(MAIN, use_of_a)}),
+    );
+    assert_eq!(definition["uri"], header_uri, "{definition}");
+    assert_eq!(definition["range"]["start"], position(header, header.find("A(16)").unwrap()), "{definition}");
+
+    // Hover after the INCLUDE line describes A's mapping, at A's range in main.f.
+    let hover = client.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": main_uri}, "position": position(MAIN, use_of_a)}),
+    );
+    assert_eq!(hover["range"]["start"], position(MAIN, use_of_a), "{hover}");
+
+    let hover_text = |client: &mut Client| {
+        let hover = client.request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": main_uri}, "position": position(MAIN, use_of_a)}),
+        );
+        hover["contents"]["value"].as_str().unwrap_or_default().to_ascii_uppercase()
+    };
+    let before = hover_text(&mut client);
+    assert!(before.contains("BLOCK"), "{before}");
+
+    // The header, opened and changed in the editor: main.f is analysed
+    // again with the editor's text (published again), and its hover follows.
+    client.open(&header_uri, header);
+    let changed = "      REAL A(16)\n!HPF$ DISTRIBUTE A(CYCLIC)\n";
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": header_uri, "version": 2}, "contentChanges": [{"text": changed}]}),
+    );
+    let republished = next_diagnostics(&mut client, &main_uri);
+    assert!(republished.iter().all(|it| it["severity"] != 1), "{republished:#?}");
+    let after = hover_text(&mut client);
+    assert!(after.contains("CYCLIC") && !after.contains("BLOCK"), "{after}");
+    client.shutdown();
+}
