@@ -84,3 +84,31 @@ fn headers_get_their_diagnostics_definitions_and_edits() {
     assert!(after.contains("CYCLIC") && !after.contains("BLOCK"), "{after}");
     client.shutdown();
 }
+
+/// A `.F` file is preprocessed in the editor as by `gfortran -cpp`: the
+/// directive lines before PROGRAM make no second main program, the region
+/// `#ifdef` leaves out is not analysed, and a macro gives an array its size.
+#[test]
+fn preprocessed_documents_are_analysed_as_the_compiler_sees_them() {
+    let dir = scratch("cpp-protocol");
+    let text = "#define N 8\n#ifdef DEBUG\n!HPF$ DISTRIBUTE A(BLOK)\n#endif\n      PROGRAM P\n      REAL A(N)\n!HPF$ DISTRIBUTE A(BLOCK)\n      A = 1.0\n      PRINT *, SUM(A)\n      END\n";
+    std::fs::write(dir.join("prog.F"), text).unwrap();
+    let uri = format!("file://{}", dir.join("prog.F").display());
+    let mut client = Client::builder().root_uri(json!(format!("file://{}", dir.display()))).start();
+    client.open(&uri, text);
+    let diagnostics = client.diagnostics(&uri, 1);
+    assert!(diagnostics.iter().all(|it| it["severity"] != 1 && it["severity"] != 2), "{diagnostics:#?}");
+    let hover = client.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri}, "position": position(text, text.find("A = 1.0").unwrap())}),
+    );
+    let shown = hover["contents"]["value"].as_str().unwrap_or_default().to_string();
+    assert!(shown.contains('8'), "{hover}");
+    // The same text as a .f file (no preprocessor) reads the directive left out above.
+    std::fs::write(dir.join("plain.f"), text).unwrap();
+    let plain = format!("file://{}", dir.join("plain.f").display());
+    client.open(&plain, text);
+    let diagnostics = client.diagnostics(&plain, 1);
+    assert!(diagnostics.iter().any(|it| it["code"] == "HPF001"), "{diagnostics:#?}");
+    client.shutdown();
+}

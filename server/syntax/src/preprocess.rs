@@ -456,3 +456,131 @@ mod tests {
         assert!(macros.substitute("x = 'M'").is_none());
     }
 }
+
+/// A preprocessed text of the same length as `text`, for the editor, where
+/// every offset must stay the user's: directive lines and the lines of
+/// inactive `#if` regions become comments, and a macro is substituted only
+/// where its value fits in its name (padded with blanks); longer ones stay
+/// as written. `#include` is not followed. Also returns the inactive regions.
+pub fn mask(text: &str, form: crate::SourceForm, defines: &[String]) -> (String, Vec<crate::TextRange>) {
+    let mut macros = Macros::predefined();
+    for define in defines {
+        macros.define_option(define);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut inactive: Vec<crate::TextRange> = Vec::new();
+    // Per open `#if`: (the lines before it were active, a branch was taken, this branch is active).
+    let mut groups: Vec<(bool, bool, bool)> = Vec::new();
+    for line in text.split_inclusive('\n') {
+        let start = out.len();
+        let content = line.trim_end_matches(['\n', '\r']);
+        let terminator = &line[content.len()..];
+        let active = groups.last().is_none_or(|it| it.2);
+        if let Some(directive) = content.trim_start().strip_prefix('#') {
+            let directive = directive.trim_start();
+            let keyword_len = directive.bytes().take_while(|it| it.is_ascii_alphabetic()).count();
+            let (keyword, argument) = directive.split_at(keyword_len);
+            match keyword {
+                "if" | "ifdef" | "ifndef" => {
+                    let taken = active
+                        && match keyword {
+                            "if" => macros.evaluate(argument).is_ok_and(|it| it != 0),
+                            "ifdef" => macros.is_defined(argument.trim()),
+                            _ => !macros.is_defined(argument.trim()),
+                        };
+                    groups.push((active, taken, taken));
+                }
+                "elif" | "else" => {
+                    if let Some((outer, taken, current)) = groups.last_mut() {
+                        let take = *outer
+                            && !*taken
+                            && (keyword == "else" || macros.evaluate(argument).is_ok_and(|it| it != 0));
+                        *current = take;
+                        *taken |= take;
+                    }
+                }
+                "endif" => {
+                    groups.pop();
+                }
+                "define" if active => {
+                    let _ = macros.define_directive(argument);
+                }
+                "undef" if active => macros.undefine(argument.trim()),
+                _ => {}
+            }
+            out.push_str(&commented(content));
+        } else if !active {
+            out.push_str(&commented(content));
+            match inactive.last_mut() {
+                Some(last) if last.end + 1 >= start => *last = crate::TextRange::new(last.start, start + content.len()),
+                _ => inactive.push(crate::TextRange::new(start, start + content.len())),
+            }
+        } else if is_comment_line(content, form) {
+            out.push_str(content);
+        } else {
+            match macros.substitute(content) {
+                Some((substituted, subs)) => {
+                    let mut copied = 0;
+                    for sub in subs {
+                        let value = &substituted[sub.expanded.0..sub.expanded.1];
+                        let name_len = sub.source.1 - sub.source.0;
+                        out.push_str(&content[copied..sub.source.0]);
+                        if value.len() <= name_len {
+                            out.push_str(value);
+                            out.extend(std::iter::repeat_n(' ', name_len - value.len()));
+                        } else {
+                            out.push_str(&content[sub.source.0..sub.source.1]);
+                        }
+                        copied = sub.source.1;
+                    }
+                    out.push_str(&content[copied..]);
+                }
+                None => out.push_str(content),
+            }
+        }
+        out.push_str(terminator);
+    }
+    debug_assert_eq!(out.len(), text.len());
+    (out, inactive)
+}
+
+/// A comment line of the same length: `!` in place of the first
+/// character, and a blank in place of an ASCII second one (so that a
+/// `!HPF$` line left out does not stay a directive).
+fn commented(content: &str) -> String {
+    let Some(first) = content.chars().next() else { return String::new() };
+    let mut res = String::with_capacity(content.len());
+    res.push('!');
+    res.extend(std::iter::repeat_n(' ', first.len_utf8() - 1));
+    let rest = &content[first.len_utf8()..];
+    match rest.as_bytes().first() {
+        Some(byte) if byte.is_ascii() => {
+            res.push(' ');
+            res.push_str(&rest[1..]);
+        }
+        _ => res.push_str(rest),
+    }
+    res
+}
+
+fn is_comment_line(content: &str, form: crate::SourceForm) -> bool {
+    (form.is_fixed() && content.starts_with(['c', 'C', '*'])) || content.trim_start().starts_with('!')
+}
+
+#[cfg(test)]
+mod mask_tests {
+    use super::*;
+
+    #[test]
+    fn masking_keeps_every_offset() {
+        let text = "#define N 8\n#define LONG 123456\n#ifdef DEBUG\n      print *, 'debug'\n#endif\n      real a(N), b(LONG)\n";
+        let (masked, inactive) = mask(text, crate::SourceForm::FIXED, &[]);
+        assert_eq!(
+            masked,
+            "! efine N 8\n! efine LONG 123456\n! fdef DEBUG\n!     print *, 'debug'\n! ndif\n      real a(8), b(LONG)\n"
+        );
+        assert_eq!(inactive, [crate::TextRange::new(45, 67)]);
+        let (masked, inactive) = mask(text, crate::SourceForm::FIXED, &["DEBUG".to_string()]);
+        assert!(masked.contains("      print *, 'debug'") && inactive.is_empty());
+    }
+}

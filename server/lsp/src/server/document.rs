@@ -84,6 +84,10 @@ pub struct Expansion {
     pub map: syntax::include::SourceMap,
     /// Files not found, cycles: diagnostics of the analysis too.
     problems: Vec<syntax::Diagnostic>,
+    /// The chunk's text as the preprocessor left it, which it was made
+    /// from: the chunk is analysed again when that changes (a `#define`
+    /// before it was edited).
+    preprocessed: Option<String>,
 }
 
 impl Expansion {
@@ -118,6 +122,9 @@ pub struct Includes {
     pub path: Option<std::path::PathBuf>,
     pub dirs: Vec<std::path::PathBuf>,
     pub open: Vec<(std::path::PathBuf, Rope)>,
+    /// Run the C preprocessor (`.F`, `.F90`, `.FPP`, or `cpp = true`), with these macros.
+    pub cpp: bool,
+    pub defines: Vec<String>,
 }
 
 impl Includes {
@@ -125,18 +132,25 @@ impl Includes {
         self.open.iter().find(|(open, _)| open == path).map(|(_, rope)| rope.to_string())
     }
 
-    /// The expansion of a chunk's text, when it has INCLUDE lines.
-    fn expand(&self, text: &str, form: SourceForm) -> Option<Expansion> {
-        let path = self.path.as_ref()?;
-        if !text.lines().any(|line| syntax::include::include_line(line, form).is_some()) {
-            return None;
+    /// The text a chunk's analysis reads, when it is not the chunk's own:
+    /// `preprocessed` (the chunk in the document's preprocessed text, of the
+    /// same length), with its INCLUDE lines expanded.
+    fn expand(&self, text: &str, preprocessed: Option<String>, form: SourceForm) -> Option<Expansion> {
+        let source = preprocessed.as_deref().unwrap_or(text);
+        let has_includes =
+            self.path.is_some() && source.lines().any(|line| syntax::include::include_line(line, form).is_some());
+        if !has_includes {
+            let source = preprocessed?;
+            let map = syntax::include::SourceMap::identity("", &source);
+            return Some(Expansion { text: source.clone(), map, problems: Vec::new(), preprocessed: Some(source) });
         }
+        let path = self.path.as_ref()?;
         let overlay = |path: &std::path::Path| self.open_text(path);
         let loader = crate::sources::DiskLoader { dirs: &self.dirs, overlay: &overlay };
-        let root = syntax::include::Root { name: path.display().to_string(), text: text.to_string(), cpp: false };
+        let root = syntax::include::Root { name: path.display().to_string(), text: source.to_string(), cpp: false };
         let options = syntax::include::ExpandOptions { form, defines: Vec::new() };
         let expanded = syntax::include::expand(&[root], &options, &loader);
-        Some(Expansion { text: expanded.text, map: expanded.map, problems: expanded.diagnostics })
+        Some(Expansion { text: expanded.text, map: expanded.map, problems: expanded.diagnostics, preprocessed })
     }
 
     /// Whether the files an expansion read still read the same.
@@ -516,12 +530,13 @@ fn lower_chunk(
     replaced: Option<&Chunk>,
     keep_tree: bool,
     includes: &Includes,
+    preprocessed: Option<String>,
 ) -> Lowered {
     if text.len() > syntax::MAX_ANALYSED_BYTES {
         let file = syntax::parse(&text, form);
         return Lowered { text, file, tree: None, expansion: None };
     }
-    if let Some(expansion) = includes.expand(&text, form) {
+    if let Some(expansion) = includes.expand(&text, preprocessed, form) {
         // Parsed afresh: the tree of the chunk's own text is not the expansion's.
         let file = syntax::parse(&expansion.text, form);
         return Lowered { text, file, tree: None, expansion: Some(Arc::new(expansion)) };
@@ -780,7 +795,19 @@ pub fn analyse(
     // Only those that define modules (a cheap scan says which): the others
     // are lowered one at a time as they are analysed, so that an open never
     // holds the syntax of every unit at once (160 MB at 100k lines).
-    let lower = |idx: usize, chunk_text: String| lower_chunk(chunk_text, form, replaced(idx), keep_trees, includes);
+    // A preprocessed document: its text as cpp leaves it, offsets kept
+    // (directives and inactive regions are comments, which editors dim).
+    let preprocessed: Option<String> = (includes.cpp && len <= syntax::MAX_ANALYSED_BYTES).then(|| {
+        let whole = text.get_or_init(|| Arc::new(rope.to_string()));
+        syntax::preprocess::mask(whole, form, &includes.defines).0
+    });
+    let preprocessed_chunk = |idx: usize| {
+        let (start, end) = ranges[idx];
+        preprocessed.as_ref().map(|it| it[start..end].to_string())
+    };
+    let lower = |idx: usize, chunk_text: String| {
+        lower_chunk(chunk_text, form, replaced(idx), keep_trees, includes, preprocessed_chunk(idx))
+    };
     let kept_of = |idx: usize| &old[if idx < prefix { idx } else { idx + old.len() - ranges.len() }].chunk;
     // The changed chunks' texts, and the lowering of those that define modules.
     let mut texts: Vec<Option<String>> = (0..ranges.len()).map(|_| None).collect();
@@ -838,6 +865,8 @@ pub fn analyse(
             jobs.push((idx, Job::LowerAndAnalyse(chunk_text)));
         } else if chunk_modules().same_as(&kept_of(idx).lookups)
             && kept_of(idx).expansion.as_ref().is_none_or(|it| includes.unchanged(it))
+            && kept_of(idx).expansion.as_ref().and_then(|it| it.preprocessed.as_ref())
+                == preprocessed_chunk(idx).as_ref()
         {
             let kept = kept_of(idx);
             // Only the chunks being edited keep a tree (134 MB for all at 100k lines).
@@ -856,9 +885,10 @@ pub fn analyse(
         let (file, provided) = match job {
             Job::Analyse(lowered) => (lowered, provides[idx].clone()),
             Job::LowerAndAnalyse(chunk_text) => (lower(idx, chunk_text), provides[idx].clone()),
-            Job::Reanalyse(kept) => {
-                (lower_chunk(kept.text.clone(), form, None, false, includes), kept.provides.clone())
-            }
+            Job::Reanalyse(kept) => (
+                lower_chunk(kept.text.clone(), form, None, false, includes, preprocessed_chunk(idx)),
+                kept.provides.clone(),
+            ),
         };
         let (Lowered { text, file, tree, expansion }, provided) = (file, provided);
         let problems = expansion.as_ref().map_or(&[][..], |it| &it.problems[..]);

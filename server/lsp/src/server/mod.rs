@@ -211,10 +211,12 @@ fn includes_of(uri: &Uri, open: &[workspace::OpenDocument]) -> document::Include
     let Some(path) = uri.to_file_path().map(|it| crate::sources::clean(&it)) else {
         return document::Includes::default();
     };
-    let dirs = crate::config::Config::discover(&path).map(|it| it.include_dirs()).unwrap_or_default();
+    let config = crate::config::Config::discover(&path).unwrap_or_default();
+    let dirs = config.include_dirs();
+    let cpp = config.file.cpp || syntax::include::preprocessed_by_name(&path.display().to_string());
     let open =
         open.iter().filter_map(|it| Some((crate::sources::clean(&it.uri.to_file_path()?), it.rope.clone()))).collect();
-    document::Includes { path: Some(path), dirs, open }
+    document::Includes { path: Some(path), dirs, open, cpp, defines: config.file.defines }
 }
 
 /// Whether a chunk of `analysed` INCLUDEs the file at `path` (directly or not).
