@@ -39,6 +39,9 @@ pub fn clean(path: &Path) -> PathBuf {
 pub struct DiskLoader<'a> {
     pub dirs: &'a [PathBuf],
     pub overlay: &'a dyn Fn(&Path) -> Option<String>,
+    /// Name files relative to the working directory when under it (as the
+    /// command line shows paths); else as found (absolute for the server).
+    pub relative_names: bool,
 }
 
 impl SourceLoader for DiskLoader<'_> {
@@ -52,11 +55,16 @@ impl SourceLoader for DiskLoader<'_> {
         };
         for candidate in candidates {
             let candidate = clean(&candidate);
+            let name = || {
+                let cwd = std::env::current_dir().ok().filter(|_| self.relative_names);
+                let relative = cwd.as_deref().and_then(|cwd| candidate.strip_prefix(cwd).ok());
+                relative.unwrap_or(&candidate).display().to_string()
+            };
             if let Some(text) = (self.overlay)(&candidate) {
-                return Ok((candidate.display().to_string(), text));
+                return Ok((name(), text));
             }
             if candidate.is_file() {
-                return Ok((candidate.display().to_string(), read_text(&candidate)?));
+                return Ok((name(), read_text(&candidate)?));
             }
         }
         let mut looked: Vec<String> =
@@ -79,7 +87,7 @@ pub fn load(input: &Input) -> Result<Loaded, String> {
         let cpp = input.cpp || include::preprocessed_by_name(&name);
         roots.push(Root { name, text: read_text(path)?, cpp });
     }
-    let loader = DiskLoader { dirs: &input.include_dirs, overlay: &|_| None };
+    let loader = DiskLoader { dirs: &input.include_dirs, overlay: &|_| None, relative_names: true };
     let options = ExpandOptions { form: input.form, defines: input.defines.clone() };
     Ok(Loaded { expanded: include::expand(&roots, &options, &loader) })
 }

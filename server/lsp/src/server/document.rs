@@ -146,7 +146,7 @@ impl Includes {
         }
         let path = self.path.as_ref()?;
         let overlay = |path: &std::path::Path| self.open_text(path);
-        let loader = crate::sources::DiskLoader { dirs: &self.dirs, overlay: &overlay };
+        let loader = crate::sources::DiskLoader { dirs: &self.dirs, overlay: &overlay, relative_names: false };
         let root = syntax::include::Root { name: path.display().to_string(), text: source.to_string(), cpp: false };
         let options = syntax::include::ExpandOptions { form, defines: Vec::new() };
         let expanded = syntax::include::expand(&[root], &options, &loader);
