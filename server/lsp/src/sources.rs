@@ -81,6 +81,16 @@ pub struct Loaded {
 
 /// Reads the files of `input` and expands them into one text.
 pub fn load(input: &Input) -> Result<Loaded, String> {
+    load_with(input, false)
+}
+
+/// [`load`] for the backend: headers that hold COMMON blocks become
+/// modules their includers USE (`ExpandOptions::common_headers_as_modules`).
+pub fn load_for_backend(input: &Input) -> Result<Loaded, String> {
+    load_with(input, true)
+}
+
+fn load_with(input: &Input, common_headers_as_modules: bool) -> Result<Loaded, String> {
     let mut roots = Vec::new();
     for path in &input.roots {
         let name = path.display().to_string();
@@ -88,7 +98,7 @@ pub fn load(input: &Input) -> Result<Loaded, String> {
         roots.push(Root { name, text: read_text(path)?, cpp });
     }
     let loader = DiskLoader { dirs: &input.include_dirs, overlay: &|_| None, relative_names: true };
-    let options = ExpandOptions { form: input.form, defines: input.defines.clone() };
+    let options = ExpandOptions { form: input.form, defines: input.defines.clone(), common_headers_as_modules };
     Ok(Loaded { expanded: include::expand(&roots, &options, &loader) })
 }
 

@@ -100,9 +100,8 @@ fn heat_runs_as_the_sequential_program() {
 }
 
 /// Fields in a COMMON block of a header (`include = ["include"]` finds the
-/// nested one).
+/// nested one), which the generated program makes a module.
 #[test]
-#[ignore = "the MPI backend refuses COMMON blocks in programs with subroutines (backend/src/lib.rs); check passes"]
 fn relax_runs_as_the_sequential_program() {
     runs_as_sequential("relax", &["include"]);
 }

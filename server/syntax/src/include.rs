@@ -14,6 +14,7 @@
 //! command line only. Preprocessor directive lines and inactive `#if`
 //! regions become empty lines.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use crate::preprocess::Macros;
@@ -180,6 +181,11 @@ pub struct ExpandOptions {
     pub form: SourceForm,
     /// `NAME` or `NAME=VALUE`, as `-D` takes them, for the preprocessed roots.
     pub defines: Vec<String>,
+    /// A header that holds COMMON blocks and only specifications becomes a
+    /// module that its includers USE (see [`common_header`]): for the
+    /// backend, which lays out distributed module arrays once for the whole
+    /// program, and refuses COMMON blocks in programs with subroutines.
+    pub common_headers_as_modules: bool,
 }
 
 /// The program text the analysis reads.
@@ -203,8 +209,22 @@ pub fn preprocessed_by_name(name: &str) -> bool {
 
 /// The text of `roots` joined in their order, each expanded.
 pub fn expand(roots: &[Root], options: &ExpandOptions, loader: &dyn SourceLoader) -> Expanded {
+    // A COMMON block a root declares itself may be laid out otherwise there: no module then.
+    let common_headers_as_modules = options.common_headers_as_modules
+        && !roots.iter().any(|root| {
+            root.text.lines().any(|line| {
+                let line = line.trim_start();
+                line.get(..6).is_some_and(|it| it.eq_ignore_ascii_case("common"))
+                    || line.get(..8).is_some_and(|it| it.eq_ignore_ascii_case("implicit"))
+                        && !line.get(8..).is_some_and(|it| it.trim_start().to_ascii_lowercase().starts_with("none"))
+            })
+        });
     let mut expander = Expander {
         loader,
+        common_headers_as_modules,
+        modules: Vec::new(),
+        prelude: (String::new(), Vec::new()),
+        prelude_diagnostics: Vec::new(),
         form: options.form,
         out: String::new(),
         map: SourceMap::default(),
@@ -228,7 +248,73 @@ pub fn expand(roots: &[Root], options: &ExpandOptions, loader: &dyn SourceLoader
             expander.push_made("\n", id, TextRange::new(end, end));
         }
     }
+    expander.prepend_prelude();
     Expanded { text: expander.out, map: expander.map, diagnostics: expander.diagnostics, inactive: expander.inactive }
+}
+
+/// Whether a header can become a module: it declares a COMMON block, and
+/// holds nothing but specifications (declarations, PARAMETER, COMMON,
+/// DATA, `!HPF$` directives, comments, INCLUDE lines).
+pub fn common_header(text: &str, form: SourceForm) -> bool {
+    let mut common = false;
+    for line in text.lines() {
+        if form.is_fixed() && line.starts_with(['c', 'C', '*', '!']) {
+            continue;
+        }
+        let trimmed = line.trim_start().to_ascii_lowercase();
+        if trimmed.is_empty() || trimmed.starts_with('!') || include_line(line, form).is_some() {
+            continue;
+        }
+        // A fixed-form continuation line continues the statement before.
+        if form.is_fixed()
+            && line.len() > 5
+            && line.chars().take(5).all(|it| it == ' ')
+            && !line[5..].starts_with([' ', '0'])
+        {
+            continue;
+        }
+        let word: String =
+            trimmed.chars().take_while(|it| it.is_ascii_alphabetic() || *it == ' ' || *it == '*').collect();
+        let word = word.replace(' ', "");
+        const SPECIFICATIONS: &[&str] = &[
+            "integer",
+            "real",
+            "doubleprecision",
+            "complex",
+            "doublecomplex",
+            "logical",
+            "character",
+            "parameter",
+            "dimension",
+            "common",
+            "data",
+            "save",
+            "external",
+            "intrinsic",
+        ];
+        if !SPECIFICATIONS.iter().any(|it| word.starts_with(it)) {
+            return false;
+        }
+        common |= word.starts_with("common");
+    }
+    common
+}
+
+/// Whether a line is a COMMON statement (or continues one, `continues`).
+fn is_common_line(line: &str, form: SourceForm, continues: bool) -> bool {
+    if continues {
+        return if form.is_fixed() {
+            line.len() > 5 && line.chars().take(5).all(|it| it == ' ') && !line[5..].starts_with([' ', '0'])
+        } else {
+            true
+        };
+    }
+    line.trim_start().get(..6).is_some_and(|it| it.eq_ignore_ascii_case("common"))
+}
+
+/// Whether a free-form line goes on on the next (a trailing `&`).
+fn free_continued(line: &str) -> bool {
+    line.split('!').next().unwrap_or("").trim_end().ends_with('&')
 }
 
 /// One `#if` group of a file being preprocessed.
@@ -247,6 +333,13 @@ struct Conditional {
 
 struct Expander<'a> {
     loader: &'a dyn SourceLoader,
+    common_headers_as_modules: bool,
+    /// The headers made modules: (file id, module name).
+    modules: Vec<(usize, String)>,
+    /// The modules' text and segments, put before the program at the end,
+    /// and the diagnostics found in them (ranges in the prelude).
+    prelude: (String, Vec<Segment>),
+    prelude_diagnostics: Vec<Diagnostic>,
     form: SourceForm,
     out: String,
     map: SourceMap,
@@ -342,6 +435,9 @@ impl Expander<'_> {
                 }
             }
             if let Some((name, name_range)) = include_line(content, self.form) {
+                if self.common_headers_as_modules && self.include_as_module(file, name, line_range, &text, line.start) {
+                    continue;
+                }
                 match self.include(file, name, None) {
                     Ok(()) => continue,
                     Err(message) => {
@@ -363,6 +459,165 @@ impl Expander<'_> {
             ));
         }
         self.stack.pop();
+    }
+
+    /// Replaces the INCLUDE line (`line` of file `from`, whose text is
+    /// `from_text`) by a USE of the module the header `name` becomes;
+    /// `false` when the header cannot become one, or the line cannot be a
+    /// USE there (it follows statements other than the unit's first, other
+    /// INCLUDEs and USEs).
+    fn include_as_module(
+        &mut self,
+        from: usize,
+        name: &str,
+        line: TextRange,
+        from_text: &str,
+        line_start: usize,
+    ) -> bool {
+        let previous = from_text[..line_start].lines().rev().find(|it| {
+            let trimmed = it.trim_start();
+            let comment = trimmed.starts_with('!') || self.form.is_fixed() && it.starts_with(['c', 'C', '*']);
+            !trimmed.is_empty() && !comment
+        });
+        let first_word = |line: &str| -> String {
+            line.trim_start()
+                .chars()
+                .take_while(|it| it.is_ascii_alphabetic() || *it == ' ')
+                .collect::<String>()
+                .to_ascii_lowercase()
+                .replace(' ', "")
+        };
+        let after_header = previous.is_some_and(|it| {
+            let word = first_word(it);
+            [
+                "program",
+                "subroutine",
+                "function",
+                "integerfunction",
+                "realfunction",
+                "doubleprecisionfunction",
+                "logicalfunction",
+                "use",
+                "include",
+                "recursivesubroutine",
+            ]
+            .iter()
+            .any(|start| word.starts_with(start))
+                || include_line(it, self.form).is_some()
+        });
+        if !after_header {
+            return false;
+        }
+        let from_name = self.map.files[from].name.clone();
+        let Ok((found, text)) = self.loader.load(name, &from_name) else { return false };
+        if !common_header(&text, self.form) {
+            return false;
+        }
+        let id = self.file_id(&found, &text);
+        let module = match self.modules.iter().find(|(file, _)| *file == id) {
+            Some((_, module)) => module.clone(),
+            None => {
+                // Short enough for a fixed-form line.
+                let stem: String = Path::new(&found)
+                    .file_stem()
+                    .map(|it| {
+                        it.to_string_lossy()
+                            .chars()
+                            .take(20)
+                            .map(|ch| if ch.is_ascii_alphanumeric() { ch } else { '_' })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let module = format!("hpf_include_{}_{stem}", self.modules.len() + 1);
+                self.modules.push((id, module.clone()));
+                // The module's text goes to the prelude, made as the program's is.
+                let program = (std::mem::take(&mut self.out), std::mem::take(&mut self.map.segments));
+                let diagnostics_before = self.diagnostics.len();
+                let indent = if self.form.is_fixed() { "      " } else { "" };
+                self.push_made(&format!("{indent}module {module}\n"), from, line);
+                self.stack.push(from);
+                self.expand_module_body(id);
+                self.stack.pop();
+                if !self.out.ends_with('\n') {
+                    self.out.push('\n');
+                    if let Some(last) = self.map.segments.last_mut() {
+                        last.len += 1;
+                        last.exact = false;
+                    }
+                }
+                self.push_made(&format!("{indent}end module {module}\n"), from, line);
+                let made =
+                    (std::mem::replace(&mut self.out, program.0), std::mem::replace(&mut self.map.segments, program.1));
+                let shift = self.prelude.0.len();
+                self.prelude.0.push_str(&made.0);
+                self.prelude.1.extend(made.1.into_iter().map(|it| Segment { start: it.start + shift, ..it }));
+                let found_there = self.diagnostics.split_off(diagnostics_before);
+                self.prelude_diagnostics.extend(found_there.into_iter().map(|mut it| {
+                    it.range = TextRange::new(it.range.start + shift, it.range.end + shift);
+                    it
+                }));
+                module
+            }
+        };
+        let indent = if self.form.is_fixed() { "      " } else { "" };
+        self.push_made(&format!("{indent}use {module}\n"), from, line);
+        true
+    }
+
+    /// A header's lines for its module: as INCLUDE expands them, its COMMON
+    /// statements left out (module variables are the program's already).
+    fn expand_module_body(&mut self, id: usize) {
+        let text = self.map.files[id].text.clone();
+        let mut continues = false;
+        let mut at = 0;
+        for line in text.split_inclusive('\n') {
+            let content = line.trim_end_matches(['\n', '\r']);
+            let common = is_common_line(content, self.form, continues);
+            continues = common && (self.form.is_fixed() || free_continued(content));
+            if common {
+                // An empty line in its place: the lines after keep their numbers.
+                self.push_made("\n", id, TextRange::new(at, at + content.len()));
+            } else {
+                self.expand_line(id, line, at);
+            }
+            at += line.len();
+        }
+    }
+
+    /// One line of a header being made a module: INCLUDE lines expanded, the rest copied.
+    fn expand_line(&mut self, file: usize, line: &str, at: usize) {
+        let content = line.trim_end_matches(['\n', '\r']);
+        if let Some((name, name_range)) = include_line(content, self.form) {
+            match self.include(file, name, None) {
+                Ok(()) => return,
+                Err(message) => {
+                    let start = self.out.len() + name_range.0;
+                    let range = TextRange::new(start, start + name_range.1 - name_range.0);
+                    self.diagnostics.push(Diagnostic::new(Code::IncludeNotFound, range, message));
+                }
+            }
+        }
+        self.push_exact(line, file, at);
+    }
+
+    /// Puts the modules made of headers before the program.
+    fn prepend_prelude(&mut self) {
+        let (prelude, segments) = std::mem::take(&mut self.prelude);
+        if prelude.is_empty() {
+            return;
+        }
+        let shift = prelude.len();
+        for segment in &mut self.map.segments {
+            segment.start += shift;
+        }
+        for diagnostic in &mut self.diagnostics {
+            diagnostic.range = TextRange::new(diagnostic.range.start + shift, diagnostic.range.end + shift);
+        }
+        self.diagnostics.append(&mut self.prelude_diagnostics);
+        let mut all = segments;
+        all.append(&mut self.map.segments);
+        self.map.segments = all;
+        self.out.insert_str(0, &prelude);
     }
 
     /// Expands the file `name` that file `from` includes, at the end of
@@ -517,8 +772,11 @@ mod tests {
     fn expand_one(text: &str, cpp: bool, files: &[(&'static str, &'static str)], defines: &[&str]) -> Expanded {
         let loader = Files(files.iter().copied().collect());
         let roots = [Root { name: "main.f".to_string(), text: text.to_string(), cpp }];
-        let options =
-            ExpandOptions { form: SourceForm::FIXED, defines: defines.iter().map(|it| it.to_string()).collect() };
+        let options = ExpandOptions {
+            form: SourceForm::FIXED,
+            defines: defines.iter().map(|it| it.to_string()).collect(),
+            common_headers_as_modules: false,
+        };
         expand(&roots, &options, &loader)
     }
 
@@ -607,9 +865,41 @@ mod tests {
             Root { name: "a.f90".into(), text: "subroutine s\nend subroutine".into(), cpp: false },
             Root { name: "b.f90".into(), text: "program p\nend program\n".into(), cpp: false },
         ];
-        let expanded = expand(&roots, &ExpandOptions { form: SourceForm::Free, defines: Vec::new() }, &loader);
+        let expanded = expand(
+            &roots,
+            &ExpandOptions { form: SourceForm::Free, defines: Vec::new(), common_headers_as_modules: false },
+            &loader,
+        );
         assert_eq!(expanded.text, "subroutine s\nend subroutine\nprogram p\nend program\n");
         let at = expanded.map.locate(expanded.text.find("program").unwrap());
         assert_eq!((at.file, at.range.start), (1, 0));
+    }
+
+    #[test]
+    fn a_header_with_common_blocks_becomes_a_module_its_includers_use() {
+        let loader = Files(
+            [("grid.h", "      INTEGER N\n      PARAMETER (N = 8)\n      REAL U(N)\n      COMMON /F/ U,\n     &  V\n!HPF$ DISTRIBUTE U(BLOCK)\n")]
+                .into_iter()
+                .collect(),
+        );
+        let main = "      PROGRAM P\n      INCLUDE 'grid.h'\n      CALL S\n      END\n      SUBROUTINE S\n      INCLUDE 'grid.h'\n      U = 1.0\n      END\n";
+        let roots = [Root { name: "main.f".into(), text: main.into(), cpp: false }];
+        let options = ExpandOptions { form: SourceForm::FIXED, defines: Vec::new(), common_headers_as_modules: true };
+        let expanded = expand(&roots, &options, &loader);
+        assert!(expanded.diagnostics.is_empty(), "{:?}", expanded.diagnostics);
+        assert_eq!(
+            expanded.text,
+            "      module hpf_include_1_grid\n      INTEGER N\n      PARAMETER (N = 8)\n      REAL U(N)\n\n\n!HPF$ DISTRIBUTE U(BLOCK)\n      end module hpf_include_1_grid\n      PROGRAM P\n      use hpf_include_1_grid\n      CALL S\n      END\n      SUBROUTINE S\n      use hpf_include_1_grid\n      U = 1.0\n      END\n"
+        );
+        let directive = expanded.text.find("DISTRIBUTE").unwrap();
+        let at = expanded.map.locate(directive);
+        assert_eq!((&*expanded.map.file(at.file).name, at.range.start), ("grid.h", 92));
+        let call = expanded.text.find("CALL S").unwrap();
+        assert_eq!(expanded.map.locate(call), FileRange { file: 0, range: TextRange::new(45, 45) });
+        // A unit that declares the block itself keeps the header inlined.
+        let own =
+            "      PROGRAM P\n      INCLUDE 'grid.h'\n      END\n      SUBROUTINE S\n      COMMON /F/ U\n      END\n";
+        let roots = [Root { name: "main.f".into(), text: own.into(), cpp: false }];
+        assert!(!expand(&roots, &options, &loader).text.contains("module"));
     }
 }

@@ -105,7 +105,7 @@ fn lower(options: &Options, err: &mut String) -> Option<(PathBuf, backend::Gener
         return None;
     }
     let input = inputs.into_iter().next()?;
-    let loaded = match crate::sources::load(&input) {
+    let loaded = match crate::sources::load_for_backend(&input) {
         Ok(loaded) => loaded,
         Err(message) => {
             let _ = writeln!(err, "hpf-ls: {message}");

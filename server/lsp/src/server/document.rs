@@ -148,7 +148,7 @@ impl Includes {
         let overlay = |path: &std::path::Path| self.open_text(path);
         let loader = crate::sources::DiskLoader { dirs: &self.dirs, overlay: &overlay, relative_names: false };
         let root = syntax::include::Root { name: path.display().to_string(), text: source.to_string(), cpp: false };
-        let options = syntax::include::ExpandOptions { form, defines: Vec::new() };
+        let options = syntax::include::ExpandOptions { form, defines: Vec::new(), common_headers_as_modules: false };
         let expanded = syntax::include::expand(&[root], &options, &loader);
         Some(Expansion { text: expanded.text, map: expanded.map, problems: expanded.diagnostics, preprocessed })
     }
