@@ -112,3 +112,24 @@ fn preprocessed_documents_are_analysed_as_the_compiler_sees_them() {
     assert!(diagnostics.iter().any(|it| it["code"] == "HPF001"), "{diagnostics:#?}");
     client.shutdown();
 }
+
+/// `hpf.showGenerated` of a document that INCLUDEs a header: the generated
+/// program has the header's declarations and no INCLUDE line (a build
+/// directory has no headers).
+#[test]
+fn the_generated_program_inlines_the_headers() {
+    let dir = scratch("include-generated");
+    let header = "      REAL A(16)\n!HPF$ DISTRIBUTE A(BLOCK)\n";
+    std::fs::write(dir.join("map.h"), header).unwrap();
+    std::fs::write(dir.join("main.f"), MAIN).unwrap();
+    let uri = format!("file://{}", dir.join("main.f").display());
+    let mut client = Client::builder().root_uri(json!(format!("file://{}", dir.display()))).start();
+    client.open(&uri, MAIN);
+    let _ = client.diagnostics(&uri, 1);
+    let generated =
+        client.request("workspace/executeCommand", json!({"command": "hpf.showGenerated", "arguments": [uri]}));
+    let source = generated.as_str().unwrap_or_else(|| panic!("{generated}")).to_ascii_lowercase();
+    assert!(!source.contains("include 'map.h'"), "{source}");
+    assert!(source.contains("use hpf_runtime"), "{source}");
+    client.shutdown();
+}

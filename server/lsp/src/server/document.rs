@@ -116,7 +116,7 @@ pub struct Outside<'a> {
 /// What the INCLUDE lines of a document read: files relative to the
 /// document's directory, then `dirs` (hpf-ls.toml's `include`), with the
 /// text of open documents in place of the disk's.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Includes {
     /// The document's path; `None` (not a file): INCLUDE lines are left as they are.
     pub path: Option<std::path::PathBuf>,
@@ -390,6 +390,8 @@ pub struct Analysed {
     /// How many chunks this analysis computed (the others came from the previous one).
     pub computed_chunks: usize,
     whole: OnceLock<Arc<FileAnalysis>>,
+    /// Where its INCLUDE lines read, for the program `hpf.run` builds.
+    includes: Includes,
 }
 
 impl Analysed {
@@ -446,6 +448,34 @@ impl Analysed {
                 Arc::new(analysis)
             })
             .clone()
+    }
+
+    /// The program the backend lowers: the whole text with its INCLUDE
+    /// lines expanded (headers with COMMON blocks made modules, as
+    /// `hpf-ls build` does) and preprocessed, analysed, and its source map.
+    pub fn program(&self) -> (FileAnalysis, syntax::include::Expanded) {
+        let includes = &self.includes;
+        let name = includes.path.as_ref().map_or(self.name.clone(), |it| it.display().to_string());
+        let root = syntax::include::Root { name, text: self.text().to_string(), cpp: includes.cpp };
+        let options = syntax::include::ExpandOptions {
+            form: self.form,
+            defines: includes.defines.clone(),
+            common_headers_as_modules: true,
+        };
+        let overlay = |path: &std::path::Path| includes.open_text(path);
+        let loader = crate::sources::DiskLoader { dirs: &includes.dirs, overlay: &overlay, relative_names: false };
+        let expanded = syntax::include::expand(&[root], &options, &loader);
+        let mut externals: Vec<Arc<ExternalFile>> = Vec::new();
+        for external in self.externals() {
+            if !externals.iter().any(|it| Arc::ptr_eq(it, external)) {
+                externals.push(external.clone());
+            }
+        }
+        let file = syntax::parse(&expanded.text, self.form);
+        let mut analysis = analysis::analyze_file_with(file, self.config, &Externals(externals));
+        analysis.diagnostics.extend(expanded.diagnostics.iter().cloned());
+        crate::config::apply_severities(&mut analysis.diagnostics, &self.severities);
+        (analysis, expanded)
     }
 
     /// The diagnostics of every chunk in document offsets, in text order.
@@ -965,6 +995,7 @@ pub fn analyse(
         severities: settings.severities(),
         computed_chunks: computed,
         whole: OnceLock::new(),
+        includes: includes.clone(),
     }
 }
 
