@@ -633,6 +633,14 @@ impl Expander<'_> {
         if self.stack.len() >= MAX_INCLUDE_DEPTH {
             return Err(format!("`{name}`: includes nested deeper than {MAX_INCLUDE_DEPTH}"));
         }
+        // A header included many times over, at many levels, could make a
+        // text of any size: past what is analysed, no more is expanded.
+        if self.out.len() + self.prelude.0.len() + text.len() > crate::MAX_ANALYSED_BYTES {
+            return Err(format!(
+                "`{name}` is not included: the program would be larger than the {} MiB hpf-ls analyses",
+                crate::MAX_ANALYSED_BYTES >> 20
+            ));
+        }
         self.expand_file(id, macros);
         if !self.out.is_empty() && !self.out.ends_with('\n') {
             let end = self.map.files[id].text.len();
@@ -856,6 +864,24 @@ mod tests {
             })
             .collect();
         assert_eq!(lines, ["#if 1 +", "#error no grid", "#ifdef X"]);
+    }
+
+    #[test]
+    fn includes_that_multiply_stop_at_the_size_analysed() {
+        // Each level includes the next ten times: 10^9 lines if nothing stopped it.
+        let mut files: Vec<(&'static str, &'static str)> = Vec::new();
+        let names: Vec<&'static str> = (0..9).map(|it| &*Box::leak(format!("h{it}.h").into_boxed_str())).collect();
+        for level in 0..9 {
+            let text = if level == 8 {
+                "      x = x + 1\n".to_string()
+            } else {
+                format!("      include '{}'\n", names[level + 1]).repeat(10)
+            };
+            files.push((names[level], Box::leak(text.into_boxed_str())));
+        }
+        let expanded = expand_one("      include 'h0.h'\n      end\n", false, &files, &[]);
+        assert!(expanded.text.len() <= crate::MAX_ANALYSED_BYTES + (64 << 10), "{}", expanded.text.len());
+        assert!(expanded.diagnostics.iter().any(|it| it.message.contains("larger than")));
     }
 
     #[test]

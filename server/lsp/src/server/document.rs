@@ -125,6 +125,8 @@ pub struct Includes {
     /// Run the C preprocessor (`.F`, `.F90`, `.FPP`, or `cpp = true`), with these macros.
     pub cpp: bool,
     pub defines: Vec<String>,
+    /// The headers read from disk by this analysis (many chunks include the same).
+    pub(super) read: Arc<Mutex<HashMap<std::path::PathBuf, Option<String>>>>,
 }
 
 impl Includes {
@@ -157,7 +159,11 @@ impl Includes {
     fn unchanged(&self, expansion: &Expansion) -> bool {
         expansion.map.files().iter().skip(1).all(|file| {
             let path = std::path::Path::new(&*file.name);
-            let now = self.open_text(path).or_else(|| crate::cli::read_text(path).ok());
+            if let Some(open) = self.open_text(path) {
+                return open == *file.text;
+            }
+            let mut read = self.read.lock().unwrap_or_else(|it| it.into_inner());
+            let now = read.entry(path.to_path_buf()).or_insert_with(|| crate::cli::read_text(path).ok());
             now.as_deref() == Some(&*file.text)
         })
     }

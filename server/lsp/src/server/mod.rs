@@ -216,7 +216,7 @@ fn includes_of(uri: &Uri, open: &[workspace::OpenDocument]) -> document::Include
     let cpp = config.file.cpp || syntax::include::preprocessed_by_name(&path.display().to_string());
     let open =
         open.iter().filter_map(|it| Some((crate::sources::clean(&it.uri.to_file_path()?), it.rope.clone()))).collect();
-    document::Includes { path: Some(path), dirs, open, cpp, defines: config.file.defines }
+    document::Includes { path: Some(path), dirs, open, cpp, defines: config.file.defines, ..Default::default() }
 }
 
 /// Whether a chunk of `analysed` INCLUDEs the file at `path` (directly or not).
