@@ -98,3 +98,17 @@ fn files_named_together_are_one_program_in_module_order() {
     let (status, _, err) = hpf_ls(&["check", "a.f90", "b.f90"], &dir);
     assert_eq!(status, 0, "{err}");
 }
+
+#[test]
+fn analyze_and_explain_number_the_lines_of_the_file_written() {
+    let main = "      PROGRAM P\n      INCLUDE 'map.h'\n      INTEGER I\n      DO I = 2, 16\n         A(I) = A(I-1)\n      END DO\n      END\n";
+    let header = "      REAL A(16)\n!HPF$ PROCESSORS Q(4)\n!HPF$ DISTRIBUTE A(BLOCK) ONTO Q\n";
+    let dir = scratch("explain", &[("main.f", main), ("map.h", header)]);
+    let (status, out, err) = hpf_ls(&["analyze", "main.f"], &dir);
+    assert_eq!(status, 0, "{err}");
+    assert!(out.contains("main.f:4: DO I = 2, 16"), "{out}");
+    let (status, out, err) = hpf_ls(&["explain", "--line", "5", "main.f"], &dir);
+    assert_eq!(status, 0, "{err}");
+    assert!(out.starts_with("DO I = 2, 16 (line 4)"), "{out}");
+    assert!(out.contains("(BLOCK) onto Q(4)"), "{out}");
+}
