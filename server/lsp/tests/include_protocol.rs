@@ -91,7 +91,7 @@ fn headers_get_their_diagnostics_definitions_and_edits() {
 #[test]
 fn preprocessed_documents_are_analysed_as_the_compiler_sees_them() {
     let dir = scratch("cpp-protocol");
-    let text = "#define N 8\n#ifdef DEBUG\n!HPF$ DISTRIBUTE A(BLOK)\n#endif\n      PROGRAM P\n      REAL A(N)\n!HPF$ DISTRIBUTE A(BLOCK)\n      A = 1.0\n      PRINT *, SUM(A)\n      END\n";
+    let text = "#define N 8\n#ifdef DEBUG\n!HPF$ DISTRIBUTE A(BLOK)\n!HPF$ DISTRIBUTE A(BLOK)\n#endif\n      PROGRAM P\n      REAL A(N)\n!HPF$ DISTRIBUTE A(BLOCK)\n      A = 1.0\n      PRINT *, SUM(A)\n      END\n";
     std::fs::write(dir.join("prog.F"), text).unwrap();
     let uri = format!("file://{}", dir.join("prog.F").display());
     let mut client = Client::builder().root_uri(json!(format!("file://{}", dir.display()))).start();
@@ -104,6 +104,10 @@ fn preprocessed_documents_are_analysed_as_the_compiler_sees_them() {
     );
     let shown = hover["contents"]["value"].as_str().unwrap_or_default().to_string();
     assert!(shown.contains('8'), "{hover}");
+    // The region `#ifdef DEBUG` leaves out folds (lines 2 and 3, 0-based).
+    let folds = client.request("textDocument/foldingRange", json!({"textDocument": {"uri": uri}}));
+    let folds = folds.as_array().unwrap();
+    assert!(folds.iter().any(|it| it["startLine"] == 2 && it["endLine"] == 3), "{folds:#?}");
     // The same text as a .f file (no preprocessor) reads the directive left out above.
     std::fs::write(dir.join("plain.f"), text).unwrap();
     let plain = format!("file://{}", dir.join("plain.f").display());

@@ -833,10 +833,14 @@ pub fn analyse(
     // holds the syntax of every unit at once (160 MB at 100k lines).
     // A preprocessed document: its text as cpp leaves it, offsets kept
     // (directives and inactive regions are comments, which editors dim).
-    let preprocessed: Option<String> = (includes.cpp && len <= syntax::MAX_ANALYSED_BYTES).then(|| {
-        let whole = text.get_or_init(|| Arc::new(rope.to_string()));
-        syntax::preprocess::mask(whole, form, &includes.defines).0
-    });
+    let (preprocessed, inactive) = match includes.cpp && len <= syntax::MAX_ANALYSED_BYTES {
+        true => {
+            let whole = text.get_or_init(|| Arc::new(rope.to_string()));
+            let (masked, inactive) = syntax::preprocess::mask(whole, form, &includes.defines);
+            (Some(masked), inactive)
+        }
+        false => (None, Vec::new()),
+    };
     let preprocessed_chunk = |idx: usize| {
         let (start, end) = ranges[idx];
         preprocessed.as_ref().map(|it| it[start..end].to_string())
@@ -931,6 +935,14 @@ pub fn analyse(
         let analysis = Arc::new(analyse_file(file, problems, config, &severities, &modules));
         let lookups = modules.lookups.into_inner().unwrap_or_else(|it| it.into_inner());
         let mut chunk = Chunk::new(text, analysis, lookups, provided, tree, keep, expansion);
+        // The regions `#if` leaves out fold.
+        let (start, end) = ranges[idx];
+        let left_out = inactive.iter().filter(|it| it.start >= start && it.end <= end);
+        chunk.folding_ranges.extend(left_out.map(|it| analysis::ide::FoldingRange {
+            range: TextRange::new(it.start - start, it.end - start),
+            kind: analysis::ide::FoldKind::Region,
+        }));
+        chunk.folding_ranges.sort_by_key(|it| (it.range.start, it.range.end));
         chunk.severities = severities.clone();
         (idx, Arc::new(chunk))
     };
