@@ -373,18 +373,23 @@ impl LanguageServer for Backend {
                 // The fixes of a module array another chunk defines rewrite that
                 // chunk and weigh the loops of every unit: the whole text answers.
                 let (whole, whole_text, chunk_analysis);
+                let on_whole = involves_other_chunks(analysed, placed, placed.local_range(target));
                 let (analysis, text, local, shift): (
                     &analysis::FileAnalysis,
                     &str,
                     _,
                     &dyn Fn(syntax::TextRange) -> syntax::TextRange,
-                ) = if involves_other_chunks(analysed, placed, placed.local_range(target)) {
+                ) = if on_whole {
                     (whole, whole_text) = (analysed.whole(), analysed.text());
                     (&whole, whole_text.as_str(), target, &|it| it)
                 } else {
                     chunk_analysis = analysed.analysis_of(placed);
                     (&chunk_analysis, placed.chunk.analysed_text(), placed.local_range(target), &|it| placed.global(it))
                 };
+                // A fix that would edit a header the chunk includes is not offered
+                // (its edits are ranges of the header, not of this document).
+                let expansion = placed.chunk.expansion.as_ref().filter(|_| !on_whole);
+                let in_header = |range: syntax::TextRange| expansion.is_some_and(|it| it.in_header(range).is_some());
                 let mut actions = ide::code_actions(analysis, text, local);
                 // "Optimize all alignments in this unit" (whole-unit search, see analysis::optimize).
                 let optimize = analysis::optimize::CostConfig {
@@ -409,10 +414,18 @@ impl LanguageServer for Backend {
                             continue;
                         }
                     }
+                    if action.edits.iter().any(|it| in_header(it.range)) {
+                        continue;
+                    }
                     // The diagnostic it fixes, as published (from the chunk's analysis).
                     let positions = ChunkPositions::new(analysed, placed, encoding);
                     let diagnostics = action.fixes.map(|fixed| {
-                        let fixed = placed.local_range(shift(fixed));
+                        // As the chunk keeps its diagnostics: relative to its start, in its own text.
+                        let global = shift(fixed);
+                        let fixed = syntax::TextRange::new(
+                            global.start.saturating_sub(placed.start),
+                            global.end.saturating_sub(placed.start),
+                        );
                         placed
                             .chunk
                             .diagnostics
