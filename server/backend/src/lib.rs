@@ -2572,7 +2572,14 @@ impl<'a> Lowering<'a> {
         while let Some(stmt) = stack.pop() {
             let stops = self.begins_with_keyword(stmt, &["stop", "errorstop"]);
             let io = matches!(stmt.kind, StmtKind::Output { .. }) || self.is_read(stmt);
-            let calls = matches!(stmt.kind, StmtKind::Call { .. });
+            // Reading the clocks changes nothing another process would see:
+            // a timer function may run on every process.
+            let calls = match &stmt.kind {
+                StmtKind::Call { name, .. } => {
+                    !["system_clock", "cpu_time", "date_and_time"].iter().any(|it| name.text.eq_ignore_ascii_case(it))
+                }
+                _ => false,
+            };
             if stops || (is_function && (io || calls)) {
                 let what = if stops {
                     "STOP in a subroutine or function is not supported by the MPI backend yet (only rank 0 would stop)"

@@ -8,7 +8,14 @@
 //! [severity]                # per-code severity: error, warning, info, hint or off
 //! HPF101 = "error"
 //! HPF104 = "off"
+//! include = ["include"]     # INCLUDE search directories, after the includer's own
+//! defines = ["NX=64"]       # C preprocessor macros (NAME or NAME=VALUE)
+//! cpp = false               # preprocess every file, not only .F .F90 .FPP
+//! [program]                 # the files of one program: `hpf-ls run` in this directory
+//! sources = ["*.f"]
 //! ```
+//!
+//! Directories and globs are relative to the directory of the file.
 //!
 //! The CLI's `--form` and `--processors` flags win over the file.
 
@@ -28,6 +35,21 @@ pub struct ConfigFile {
     pub forms: BTreeMap<String, String>,
     #[serde(default)]
     pub severity: BTreeMap<String, String>,
+    #[serde(default)]
+    pub include: Vec<String>,
+    #[serde(default)]
+    pub defines: Vec<String>,
+    #[serde(default)]
+    pub cpp: bool,
+    pub program: Option<ProgramSection>,
+}
+
+/// `[program]`: the files one program is built from.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProgramSection {
+    /// Globs relative to the root (`*` within a directory, `**` across).
+    pub sources: Vec<String>,
 }
 
 /// A severity chosen for a code; `None` turns the code off.
@@ -95,6 +117,12 @@ impl Config {
             }
         }
         Ok(Config::default())
+    }
+
+    /// The `include` directories, relative to the root.
+    pub fn include_dirs(&self) -> Vec<PathBuf> {
+        let root = self.root.clone().unwrap_or_default();
+        self.file.include.iter().map(|it| root.join(it)).collect()
     }
 
     /// The severity overrides of the file (validated when it was read).

@@ -5,3 +5,4 @@ pub mod cli;
 pub mod config;
 pub mod modules;
 pub mod server;
+pub mod sources;

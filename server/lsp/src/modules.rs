@@ -213,16 +213,18 @@ fn walk(roots: &[PathBuf]) -> Vec<PathBuf> {
     found
 }
 
-/// The command line's resolver: modules on disk, never the analysed file itself.
+/// The command line's resolver: modules on disk, never the analysed files themselves.
 pub struct DiskModules<'a> {
     pub index: &'a ModuleIndex,
-    pub analysed: PathBuf,
+    /// The files of the analysed program (their modules are in its text).
+    pub analysed: Vec<PathBuf>,
 }
 
 impl ModuleResolver for DiskModules<'_> {
     fn find_module(&self, key: &str) -> Option<Arc<ExternalFile>> {
-        let analysed = std::fs::canonicalize(&self.analysed).unwrap_or_else(|_| self.analysed.clone());
-        self.index.find(key, &|path| std::fs::canonicalize(path).is_ok_and(|it| it == analysed))
+        let analysed: Vec<PathBuf> =
+            self.analysed.iter().map(|it| std::fs::canonicalize(it).unwrap_or_else(|_| it.clone())).collect();
+        self.index.find(key, &|path| std::fs::canonicalize(path).is_ok_and(|it| analysed.contains(&it)))
     }
 }
 
@@ -235,8 +237,29 @@ pub fn analyze_path(
     config: analysis::ModelConfig,
 ) -> analysis::FileAnalysis {
     let index = ModuleIndex::for_file(path);
-    let resolver = DiskModules { index: &index, analysed: path.to_path_buf() };
+    let resolver = DiskModules { index: &index, analysed: vec![path.to_path_buf()] };
     analysis::analyze_file_with(syntax::parse(text, form), config, &resolver)
+}
+
+/// Analyses the expanded text of a program (`crate::sources::load`) as
+/// the command line does; the problems of the expansion (files not found,
+/// preprocessor errors) are among its diagnostics, and the severities of
+/// hpf-ls.toml and the command line are applied.
+pub fn analyze_input(
+    input: &crate::cli::Input,
+    loaded: &crate::sources::Loaded,
+    config: analysis::ModelConfig,
+) -> analysis::FileAnalysis {
+    let index = ModuleIndex::for_file(&input.path);
+    let resolver = DiskModules { index: &index, analysed: input.roots.clone() };
+    let expanded = &loaded.expanded;
+    let mut analysis = analysis::analyze_file_with(syntax::parse(&expanded.text, input.form), config, &resolver);
+    if !expanded.diagnostics.is_empty() {
+        analysis.diagnostics.extend(expanded.diagnostics.iter().cloned());
+        analysis.diagnostics.sort_by_key(|it| (it.range.start, it.range.end, it.code.as_str()));
+    }
+    crate::config::apply_severities(&mut analysis.diagnostics, &input.severities);
+    analysis
 }
 
 #[cfg(test)]

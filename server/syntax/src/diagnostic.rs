@@ -76,6 +76,8 @@ codes! {
     FortranSyntax = "HPF003", Warning, "Fortran syntax error";
     TooDeep = "HPF004", Warning, "nesting too deep to analyse";
     TooLarge = "HPF005", Warning, "file too large to analyse";
+    IncludeNotFound = "HPF006", Error, "included file not found, or included in a cycle";
+    Preprocessor = "HPF007", Error, "C preprocessor directive error";
     UnknownName = "HPF010", Error, "unknown name in a directive";
     Redeclared = "HPF011", Error, "name mapped or declared twice";
     AlignCycle = "HPF012", Error, "ALIGN of an array with itself or in a cycle";

@@ -11,10 +11,11 @@ use analysis::loops::{AccessAttr, LoopReport, Triple, When};
 use analysis::model::{Bound, Format};
 use analysis::{FileAnalysis, ModelConfig};
 use serde::Serialize;
+use syntax::include::SourceMap;
 use syntax::{LineIndex, SourceForm, TextRange};
 
-use super::check::{to_json, JsonDiagnostic};
-use super::{collect_inputs, parse_input_options, read_text, EXIT_USAGE};
+use super::check::{to_json_mapped, JsonDiagnostic};
+use super::{collect_inputs, parse_input_options, EXIT_USAGE};
 
 pub const USAGE: &str = "usage: hpf-ls analyze [--json] [--form free|fixed|fixed132] [--processors N] PATH...";
 
@@ -54,8 +55,8 @@ pub fn run(args: &[String], out: &mut String, err: &mut String) -> i32 {
     }
     let mut status = 0;
     for input in &inputs {
-        let text = match read_text(&input.path) {
-            Ok(text) => text,
+        let loaded = match crate::sources::load(input) {
+            Ok(loaded) => loaded,
             Err(message) => {
                 let _ = writeln!(err, "hpf-ls analyze: {message}");
                 status = EXIT_USAGE;
@@ -63,14 +64,14 @@ pub fn run(args: &[String], out: &mut String, err: &mut String) -> i32 {
             }
         };
         let config = ModelConfig { number_of_processors: input.processors };
-        let mut analysis = crate::modules::analyze_path(&input.path, &text, input.form, config);
-        crate::config::apply_severities(&mut analysis.diagnostics, &input.severities);
+        let analysis = crate::modules::analyze_input(input, &loaded, config);
+        let (text, map) = (&loaded.expanded.text, &loaded.expanded.map);
         if json {
-            let report = to_report(&input.path, &text, input.form, config, &analysis);
+            let report = to_report_mapped(&input.path, text, map, input.form, config, &analysis);
             out.push_str(&serde_json::to_string_pretty(&report).expect("the report serialises"));
             out.push('\n');
         } else {
-            render_text(&input.path, &text, &analysis, out);
+            render_text_mapped(text, map, &analysis, out);
         }
     }
     status
@@ -80,9 +81,32 @@ fn triple_json(triple: &Option<Triple>) -> Option<[i64; 3]> {
     triple.map(|it| [it.lo, it.hi, it.stride])
 }
 
-fn position(index: &LineIndex, text: &str, range: TextRange) -> (usize, usize) {
-    let (line, column) = index.line_col(text, range.start);
-    (line + 1, column + 1)
+/// Where ranges of an analysed (expanded) text were written: 1-based lines
+/// and columns in their files.
+struct Places<'a> {
+    map: &'a SourceMap,
+    indexes: std::cell::RefCell<Vec<Option<LineIndex>>>,
+}
+
+impl<'a> Places<'a> {
+    fn new(map: &'a SourceMap) -> Places<'a> {
+        Places { map, indexes: std::cell::RefCell::new(vec![None; map.files().len()]) }
+    }
+
+    /// The file `range` starts in, and its line and column there.
+    fn place(&self, range: TextRange) -> (&'a str, usize, usize) {
+        let at = self.map.locate_range(range);
+        let file = self.map.file(at.file);
+        let mut indexes = self.indexes.borrow_mut();
+        let index = indexes[at.file].get_or_insert_with(|| LineIndex::new(&file.text));
+        let (line, column) = index.line_col(&file.text, at.range.start);
+        (&file.name, line + 1, column + 1)
+    }
+
+    fn position(&self, range: TextRange) -> (usize, usize) {
+        let (_, line, column) = self.place(range);
+        (line, column)
+    }
 }
 
 #[derive(Serialize)]
@@ -214,7 +238,21 @@ pub struct MessageJson {
 }
 
 pub fn to_report(path: &Path, text: &str, form: SourceForm, config: ModelConfig, analysis: &FileAnalysis) -> Report {
-    let index = LineIndex::new(text);
+    let map = SourceMap::identity(&path.display().to_string(), text);
+    to_report_mapped(path, text, &map, form, config, analysis)
+}
+
+/// [`to_report`] of a program expanded from its files (`crate::sources`):
+/// lines and columns are those of the files `map` names.
+pub fn to_report_mapped(
+    path: &Path,
+    text: &str,
+    map: &SourceMap,
+    form: SourceForm,
+    config: ModelConfig,
+    analysis: &FileAnalysis,
+) -> Report {
+    let places = Places::new(map);
     let model = &analysis.model;
     let unit_name = |unit: usize| model.units[unit].name.as_ref().map(|it| it.text.clone());
     let mut arrays = Vec::new();
@@ -223,7 +261,7 @@ pub fn to_report(path: &Path, text: &str, form: SourceForm, config: ModelConfig,
         if !symbol.is_array() || model.is_external(id) {
             continue;
         }
-        let (line, column) = position(&index, text, symbol.name.range);
+        let (line, column) = places.position(symbol.name.range);
         let resolved = model.resolve(id);
         let target = resolved.as_ref().map_or(symbol.name.text.clone(), |it| model.symbol(it.target).name.text.clone());
         let distribution = model.distribution_of(id);
@@ -255,7 +293,7 @@ pub fn to_report(path: &Path, text: &str, form: SourceForm, config: ModelConfig,
             }),
         });
     }
-    let loops = analysis.loops.iter().map(|report| loop_json(&index, text, analysis, report)).collect();
+    let loops = analysis.loops.iter().map(|report| loop_json(&places, text, analysis, report)).collect();
     Report {
         schema: SCHEMA_VERSION,
         path: path.display().to_string(),
@@ -266,7 +304,7 @@ pub fn to_report(path: &Path, text: &str, form: SourceForm, config: ModelConfig,
         processors: config.number_of_processors,
         arrays,
         loops,
-        diagnostics: to_json(path, text, &analysis.diagnostics, &analysis.model.externals),
+        diagnostics: to_json_mapped(map, &analysis.diagnostics, &analysis.model.externals),
         units: unit_totals(analysis),
     }
 }
@@ -302,10 +340,10 @@ fn unit_totals(analysis: &FileAnalysis) -> Vec<UnitJson> {
         .collect()
 }
 
-fn loop_json(index: &LineIndex, text: &str, analysis: &FileAnalysis, report: &LoopReport) -> LoopJson {
+fn loop_json(places: &Places, text: &str, analysis: &FileAnalysis, report: &LoopReport) -> LoopJson {
     let model = &analysis.model;
     let slice = |range: TextRange| text.get(range.to_range()).unwrap_or("").to_string();
-    let (line, _) = position(index, text, report.header);
+    let (line, _) = places.position(report.header);
     let bounds = |it: &analysis::loops::NestIndex| Some([it.lo?, it.hi?, it.step?]);
     LoopJson {
         line,
@@ -319,7 +357,7 @@ fn loop_json(index: &LineIndex, text: &str, analysis: &FileAnalysis, report: &Lo
             .map(|it| NestJson { var: it.var.as_ref().map(|it| it.text.clone()), bounds: bounds(it) })
             .collect(),
         home: report.home.as_ref().map(|home| {
-            let (line, column) = position(index, text, home.range);
+            let (line, column) = places.position(home.range);
             HomeJson { array: model.symbol(home.array).name.text.clone(), text: slice(home.range), line, column }
         }),
         no_home: report.no_home.clone(),
@@ -329,7 +367,7 @@ fn loop_json(index: &LineIndex, text: &str, analysis: &FileAnalysis, report: &Lo
             .accesses
             .iter()
             .map(|access| {
-                let (line, column) = position(index, text, access.range);
+                let (line, column) = places.position(access.range);
                 let name = &model.symbol(access.array).name.text;
                 let declared: Vec<Option<[i64; 3]>> = access.declared.iter().map(triple_json).collect();
                 let optimal: Option<Vec<Option<[i64; 3]>>> =
@@ -390,17 +428,23 @@ fn render_triples(triples: &[Option<Triple>]) -> String {
 
 /// The human summary: one block per loop.
 pub fn render_text(path: &Path, text: &str, analysis: &FileAnalysis, out: &mut String) {
-    let index = LineIndex::new(text);
+    render_text_mapped(text, &SourceMap::identity(&path.display().to_string(), text), analysis, out)
+}
+
+/// [`render_text`] of a program expanded from its files: each loop at the file and line it was written.
+pub fn render_text_mapped(text: &str, map: &SourceMap, analysis: &FileAnalysis, out: &mut String) {
+    let places = Places::new(map);
     let model = &analysis.model;
     let slice = |range: TextRange| text.get(range.to_range()).unwrap_or("").to_string();
-    let _ = writeln!(out, "== {}", path.display());
+    let names: Vec<&str> = map.files().iter().map(|it| &*it.name).collect();
+    let _ = writeln!(out, "== {}", names.join(" "));
     if analysis.loops.is_empty() {
         let _ = writeln!(out, "(no loops)");
     }
     for report in &analysis.loops {
-        let (line, _) = position(&index, text, report.header);
+        let (file, line, _) = places.place(report.header);
         let header = slice(report.header);
-        let _ = write!(out, "{}:{line}: {}", path.display(), header.trim());
+        let _ = write!(out, "{file}:{line}: {}", header.trim());
         if let Some(home) = &report.home {
             let _ = write!(out, "  home {} {}", slice(home.range), render_triples(&home.triple));
         }

@@ -12,14 +12,14 @@ use std::time::Duration;
 
 use analysis::ModelConfig;
 use backend::driver::Toolchain;
-use syntax::LineIndex;
+use syntax::{Code, LineIndex};
 
-use super::{collect_inputs, parse_input_options, read_text, InputOptions, EXIT_USAGE};
+use super::{collect_inputs, parse_input_options, InputOptions, EXIT_USAGE};
 
-pub const BUILD_USAGE: &str = "usage: hpf-ls build FILE [-o EXE] [--emit-source OUT.f90] [--fc COMPILER] [--form F] \
+pub const BUILD_USAGE: &str = "usage: hpf-ls build [FILE...] [-I DIR] [-D NAME[=VALUE]] [--cpp] [-o EXE] [--emit-source OUT.f90] [--fc COMPILER] [--form F] \
                                [--timeout SECONDS] [-- FFLAGS...]";
 pub const RUN_USAGE: &str =
-    "usage: hpf-ls run FILE [--np N] [--launcher CMD] [--hostfile F] [--fc COMPILER] [--stats] \
+    "usage: hpf-ls run [FILE...] [-I DIR] [-D NAME[=VALUE]] [--cpp] [--np N] [--launcher CMD] [--hostfile F] [--fc COMPILER] [--stats] \
                              [--form F] [--timeout SECONDS] [-- ARGS...]";
 
 struct Options {
@@ -79,9 +79,10 @@ fn parse(args: &[String]) -> Result<Options, String> {
         }
         idx += 1;
     }
-    let input = parse_input_options(&rest, |_, _| Ok(false))?;
-    if input.paths.len() != 1 {
-        return Err("give exactly one program file".to_string());
+    let mut input = parse_input_options(&rest, |_, _| Ok(false))?;
+    if input.paths.is_empty() {
+        // The program `[program] sources` of ./hpf-ls.toml names.
+        input.paths.push(PathBuf::from("."));
     }
     Ok(Options { input, output, emit_source, processes, stats, toolchain, trailing: trailing.to_vec(), timeout })
 }
@@ -95,33 +96,55 @@ fn lower(options: &Options, err: &mut String) -> Option<(PathBuf, backend::Gener
             return None;
         }
     };
+    if inputs.len() != 1 {
+        let _ = writeln!(
+            err,
+            "hpf-ls: give the files of one program (found {} programs; a directory needs `[program] sources` in hpf-ls.toml)",
+            inputs.len()
+        );
+        return None;
+    }
     let input = inputs.into_iter().next()?;
-    let text = match read_text(&input.path) {
-        Ok(text) => text,
+    let loaded = match crate::sources::load_for_backend(&input) {
+        Ok(loaded) => loaded,
         Err(message) => {
             let _ = writeln!(err, "hpf-ls: {message}");
             return None;
         }
     };
-    let analysis = crate::modules::analyze_path(
-        &input.path,
-        &text,
-        input.form,
-        ModelConfig { number_of_processors: input.processors },
-    );
-    let index = LineIndex::new(&text);
-    match backend::lower(&analysis, &text) {
+    let analysis =
+        crate::modules::analyze_input(&input, &loaded, ModelConfig { number_of_processors: input.processors });
+    let map = &loaded.expanded.map;
+    let problems: Vec<&syntax::Diagnostic> = analysis
+        .diagnostics
+        .iter()
+        .filter(|it| matches!(it.code, Code::IncludeNotFound | Code::Preprocessor))
+        .collect();
+    if !problems.is_empty() {
+        // The program the compiler would see is not the one written.
+        let mut shown = String::new();
+        super::check::render_mapped(map, &problems.into_iter().cloned().collect::<Vec<_>>(), &[], &mut shown);
+        err.push_str(&shown);
+        return None;
+    }
+    let mut indexes: Vec<Option<LineIndex>> = vec![None; map.files().len()];
+    let mut place = |range: syntax::TextRange| {
+        let at = map.locate_range(range);
+        let file = map.file(at.file);
+        let index = indexes[at.file].get_or_insert_with(|| LineIndex::new(&file.text));
+        let (line, column) = index.line_col(&file.text, at.range.start);
+        format!("{}:{}:{}", file.name, line + 1, column + 1)
+    };
+    match backend::lower(&analysis, &loaded.expanded.text) {
         Ok(generated) => {
             for note in &generated.notes {
-                let (line, column) = index.line_col(&text, note.range.start);
-                let _ = writeln!(err, "{}:{}:{}: note: {}", input.path.display(), line + 1, column + 1, note.message);
+                let _ = writeln!(err, "{}: note: {}", place(note.range), note.message);
             }
             Some((input.path, generated))
         }
         Err(errors) => {
             for error in errors {
-                let (line, column) = index.line_col(&text, error.range.start);
-                let _ = writeln!(err, "{}:{}:{}: error: {}", input.path.display(), line + 1, column + 1, error.message);
+                let _ = writeln!(err, "{}: error: {}", place(error.range), error.message);
             }
             None
         }

@@ -12,9 +12,10 @@ use std::sync::Arc;
 use analysis::model::ExternalFile;
 use analysis::ModelConfig;
 use serde::Serialize;
+use syntax::include::SourceMap;
 use syntax::{Diagnostic, LineIndex, Severity};
 
-use super::{collect_inputs, parse_input_options, read_text, EXIT_USAGE};
+use super::{collect_inputs, parse_input_options, EXIT_USAGE};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OutputFormat {
@@ -23,7 +24,7 @@ pub enum OutputFormat {
 }
 
 pub const USAGE: &str =
-    "usage: hpf-ls check [--format text|json] [--form free|fixed|fixed132] [--processors N] PATH...";
+    "usage: hpf-ls check [--format text|json] [--form free|fixed|fixed132] [--processors N] [-I DIR] [-D NAME[=VALUE]] [--cpp] PATH...";
 
 /// Runs `check` and returns the process exit status.
 pub fn run(args: &[String], out: &mut String, err: &mut String) -> i32 {
@@ -61,8 +62,8 @@ pub fn run(args: &[String], out: &mut String, err: &mut String) -> i32 {
     let mut json = Vec::new();
     let (mut n_errors, mut n_warnings) = (0, 0);
     for input in &inputs {
-        let text = match read_text(&input.path) {
-            Ok(text) => text,
+        let loaded = match crate::sources::load(input) {
+            Ok(loaded) => loaded,
             Err(message) => {
                 let _ = writeln!(err, "hpf-ls check: {message}");
                 status = EXIT_USAGE;
@@ -70,8 +71,7 @@ pub fn run(args: &[String], out: &mut String, err: &mut String) -> i32 {
             }
         };
         let config = ModelConfig { number_of_processors: input.processors };
-        let mut analysis = crate::modules::analyze_path(&input.path, &text, input.form, config);
-        crate::config::apply_severities(&mut analysis.diagnostics, &input.severities);
+        let analysis = crate::modules::analyze_input(input, &loaded, config);
         for diagnostic in &analysis.diagnostics {
             match diagnostic.severity {
                 Severity::Error => n_errors += 1,
@@ -79,19 +79,17 @@ pub fn run(args: &[String], out: &mut String, err: &mut String) -> i32 {
                 _ => {}
             }
         }
+        let map = &loaded.expanded.map;
         match format {
-            OutputFormat::Text => {
-                render_text(&input.path, &text, &analysis.diagnostics, &analysis.model.externals, out)
-            }
-            OutputFormat::Json => {
-                json.extend(to_json(&input.path, &text, &analysis.diagnostics, &analysis.model.externals))
-            }
+            OutputFormat::Text => render_mapped(map, &analysis.diagnostics, &analysis.model.externals, out),
+            OutputFormat::Json => json.extend(to_json_mapped(map, &analysis.diagnostics, &analysis.model.externals)),
         }
     }
     match format {
         OutputFormat::Text => {
             if n_errors + n_warnings > 0 || !inputs.is_empty() {
-                let _ = writeln!(err, "checked {} file(s): {n_errors} error(s), {n_warnings} warning(s)", inputs.len());
+                let files: usize = inputs.iter().map(|it| it.roots.len()).sum();
+                let _ = writeln!(err, "checked {files} file(s): {n_errors} error(s), {n_warnings} warning(s)");
             }
         }
         OutputFormat::Json => {
@@ -113,45 +111,63 @@ pub fn render_text(
     externals: &[Arc<ExternalFile>],
     out: &mut String,
 ) {
-    let index = LineIndex::new(text);
+    render_mapped(&SourceMap::identity(&path.display().to_string(), text), diagnostics, externals, out)
+}
+
+/// The files of a map with their line indexes, made on first use (most
+/// places are in one file: one index, not one per place, which made
+/// `check` quadratic in the file).
+struct Files<'a> {
+    map: &'a SourceMap,
+    indexes: Vec<Option<LineIndex>>,
+}
+
+impl<'a> Files<'a> {
+    fn new(map: &'a SourceMap) -> Files<'a> {
+        Files { map, indexes: vec![None; map.files().len()] }
+    }
+
+    /// The name, text and line index of the file `range` of the expanded text is in, and the range there.
+    fn place(&mut self, range: syntax::TextRange) -> (&'a str, &'a str, &LineIndex, syntax::TextRange) {
+        let at = self.map.locate_range(range);
+        let file = self.map.file(at.file);
+        let index = self.indexes[at.file].get_or_insert_with(|| LineIndex::new(&file.text));
+        (&file.name, &file.text, index, at.range)
+    }
+}
+
+/// [`render_text`] for an expanded program: each place in the file it was written in.
+pub fn render_mapped(map: &SourceMap, diagnostics: &[Diagnostic], externals: &[Arc<ExternalFile>], out: &mut String) {
+    let mut files = Files::new(map);
     for diagnostic in diagnostics {
-        let (line, column) = index.line_col(text, diagnostic.range.start);
+        let (name, text, index, range) = files.place(diagnostic.range);
+        let (line, column) = index.line_col(text, range.start);
         let _ = writeln!(
             out,
             "{}:{}:{}: {}[{}]: {}",
-            path.display(),
+            name,
             line + 1,
             column + 1,
             diagnostic.severity.as_str(),
             diagnostic.code.as_str(),
             diagnostic.message
         );
-        render_snippet(&index, text, diagnostic.range, out);
+        render_snippet(index, text, range, out);
         for related in &diagnostic.related {
-            let Some((file, text)) = related_file(path, text, externals, related) else { continue };
-            // Most related places are in the analysed file: its index, not a
-            // new one per place (that made `check` quadratic in the file).
-            let (line, column) = if related.file.is_none() {
-                index.line_col(text, related.range.start)
-            } else {
-                LineIndex::new(text).line_col(text, related.range.start)
+            let (file, line, column) = match &related.file {
+                None => {
+                    let (name, text, index, range) = files.place(related.range);
+                    let (line, column) = index.line_col(text, range.start);
+                    (name.to_string(), line, column)
+                }
+                Some(name) => {
+                    let Some(external) = externals.iter().find(|it| it.name == *name) else { continue };
+                    let (line, column) = LineIndex::new(&external.text).line_col(&external.text, related.range.start);
+                    (name.to_string(), line, column)
+                }
             };
             let _ = writeln!(out, "{file}:{}:{}: note: {}", line + 1, column + 1, related.message);
         }
-    }
-}
-
-/// The file a related place is in and its text: the analysed file, or a
-/// file whose modules it USEs (`None` if that file is not among `externals`).
-fn related_file<'a>(
-    path: &Path,
-    text: &'a str,
-    externals: &'a [Arc<ExternalFile>],
-    related: &syntax::Related,
-) -> Option<(String, &'a str)> {
-    match &related.file {
-        None => Some((path.display().to_string(), text)),
-        Some(name) => externals.iter().find(|it| it.name == *name).map(|it| (name.to_string(), &*it.text)),
     }
 }
 
@@ -217,28 +233,45 @@ pub fn to_json(
     diagnostics: &[Diagnostic],
     externals: &[Arc<ExternalFile>],
 ) -> Vec<JsonDiagnostic> {
-    let index = LineIndex::new(text);
+    to_json_mapped(&SourceMap::identity(&path.display().to_string(), text), diagnostics, externals)
+}
+
+/// [`to_json`] for an expanded program: each place in the file it was written in.
+pub fn to_json_mapped(
+    map: &SourceMap,
+    diagnostics: &[Diagnostic],
+    externals: &[Arc<ExternalFile>],
+) -> Vec<JsonDiagnostic> {
+    let mut files = Files::new(map);
     diagnostics
         .iter()
-        .map(|diagnostic| JsonDiagnostic {
-            path: path.display().to_string(),
-            code: diagnostic.code.as_str(),
-            severity: diagnostic.severity.as_str(),
-            message: diagnostic.message.clone(),
-            range: json_range(&index, text, diagnostic.range),
-            related: diagnostic
+        .map(|diagnostic| {
+            let (name, text, index, range) = files.place(diagnostic.range);
+            let (path, range) = (name.to_string(), json_range(index, text, range));
+            let related = diagnostic
                 .related
                 .iter()
-                .filter_map(|it| {
-                    let (file, file_text) = related_file(path, text, externals, it)?;
-                    let range = if it.file.is_none() {
-                        json_range(&index, text, it.range)
-                    } else {
-                        json_range(&LineIndex::new(file_text), file_text, it.range)
-                    };
-                    Some(JsonRelated { message: it.message.clone(), path: it.file.as_ref().map(|_| file), range })
+                .filter_map(|it| match &it.file {
+                    None => {
+                        let (name, text, index, range) = files.place(it.range);
+                        let path = (name != path).then(|| name.to_string());
+                        Some(JsonRelated { message: it.message.clone(), path, range: json_range(index, text, range) })
+                    }
+                    Some(name) => {
+                        let external = externals.iter().find(|ext| ext.name == *name)?;
+                        let range = json_range(&LineIndex::new(&external.text), &external.text, it.range);
+                        Some(JsonRelated { message: it.message.clone(), path: Some(name.to_string()), range })
+                    }
                 })
-                .collect(),
+                .collect();
+            JsonDiagnostic {
+                path,
+                code: diagnostic.code.as_str(),
+                severity: diagnostic.severity.as_str(),
+                message: diagnostic.message.clone(),
+                range,
+                related,
+            }
         })
         .collect()
 }

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use analysis::ModelConfig;
 
-use super::{collect_inputs, parse_input_options, read_text, EXIT_USAGE};
+use super::{collect_inputs, parse_input_options, EXIT_USAGE};
 
 pub const DEMO_PATH: &str = "tests/corpus/seed_fig6.f90";
 pub const DEMO_TEXT: &str = include_str!("../../../../tests/corpus/seed_fig6.f90");
@@ -52,10 +52,10 @@ pub fn run_model(args: &[String], out: &mut String, err: &mut String) -> i32 {
     };
     let mut status = 0;
     for input in inputs {
-        match read_text(&input.path) {
-            Ok(text) => {
+        match crate::sources::load(&input) {
+            Ok(loaded) => {
                 let config = ModelConfig { number_of_processors: input.processors };
-                let analysis = crate::modules::analyze_path(&input.path, &text, input.form, config);
+                let analysis = crate::modules::analyze_input(&input, &loaded, config);
                 let _ = writeln!(out, "--- {}", input.path.display());
                 out.push_str(&analysis::render::render_model(&analysis.model));
             }

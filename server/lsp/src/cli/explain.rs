@@ -11,7 +11,7 @@ use analysis::picture::{loop_at_line, loop_picture, render_svg, render_text};
 use analysis::whatif::{render_table, what_if_loop, what_if_unit};
 use analysis::ModelConfig;
 
-use super::{collect_inputs, parse_input_options, read_text, EXIT_USAGE};
+use super::{collect_inputs, parse_input_options, EXIT_USAGE};
 
 pub const USAGE: &str =
     "usage: hpf-ls explain FILE --line N [--svg OUT.svg] [--what-if] [--form free|fixed|fixed132] [--processors N]";
@@ -57,24 +57,37 @@ pub fn run(args: &[String], out: &mut String, err: &mut String) -> i32 {
             return EXIT_USAGE;
         }
     };
-    let text = match read_text(&input.path) {
-        Ok(text) => text,
+    let loaded = match crate::sources::load(&input) {
+        Ok(loaded) => loaded,
         Err(message) => {
             let _ = writeln!(err, "hpf-ls explain: {message}");
             return EXIT_USAGE;
         }
     };
-    let analysis = crate::modules::analyze_path(
-        &input.path,
-        &text,
-        input.form,
-        ModelConfig { number_of_processors: input.processors },
-    );
-    let Some(loop_idx) = loop_at_line(&analysis, &text, line - 1) else {
+    let config = ModelConfig { number_of_processors: input.processors };
+    let analysis = crate::modules::analyze_input(&input, &loaded, config);
+    let (text, map) = (&loaded.expanded.text, &loaded.expanded.map);
+    // The line of the file as the expanded program numbers it.
+    let file = map.file_id(&input.path.display().to_string()).unwrap_or(0);
+    let source = &map.file(file).text;
+    let start = syntax::LineIndex::new(source).line_start(line - 1);
+    let expanded_line = (start < source.len())
+        .then(|| map.to_expanded(file, start))
+        .flatten()
+        .map(|offset| syntax::LineIndex::new(text).line_of(offset));
+    let Some(loop_idx) = expanded_line.and_then(|it| loop_at_line(&analysis, text, it)) else {
         let _ = writeln!(err, "hpf-ls explain: {}:{line}: there is no loop on this line", input.path.display());
         return 1;
     };
-    let picture = loop_picture(&analysis, &text, loop_idx);
+    let mut picture = loop_picture(&analysis, text, loop_idx);
+    // The title names the line of the expanded text: the user's instead.
+    if let Some(at) = picture.title.rfind(" (line ") {
+        let header = analysis.loops[loop_idx].header;
+        let place = map.locate_range(header);
+        let file = map.file(place.file);
+        let user_line = syntax::LineIndex::new(&file.text).line_of(place.range.start) + 1;
+        picture.title = format!("{} (line {user_line})", &picture.title[..at]);
+    }
     out.push_str(&render_text(&picture));
     if what_if {
         out.push('\n');

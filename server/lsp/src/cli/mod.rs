@@ -25,6 +25,12 @@ pub struct InputOptions {
     pub processors: Option<i64>,
     pub severities: Vec<crate::config::SeverityOverride>,
     pub paths: Vec<PathBuf>,
+    /// `-I DIR`: where INCLUDE and `#include` look after the including file's directory.
+    pub include_dirs: Vec<PathBuf>,
+    /// `-D NAME[=VALUE]`: macros of the C preprocessor.
+    pub defines: Vec<String>,
+    /// `--cpp`: run the C preprocessor on every file, whatever its extension.
+    pub cpp: bool,
 }
 
 /// A file to analyse, with the settings that apply to it.
@@ -34,6 +40,14 @@ pub struct Input {
     pub processors: Option<i64>,
     /// From hpf-ls.toml, then the command line (later entries win).
     pub severities: Vec<crate::config::SeverityOverride>,
+    /// Every file of the program, `path` among them, in the order they are
+    /// joined (files defining modules first, see [`crate::sources`]).
+    pub roots: Vec<PathBuf>,
+    /// The command line's `-I` directories, then those of hpf-ls.toml.
+    pub include_dirs: Vec<PathBuf>,
+    /// The command line's `-D` macros, then those of hpf-ls.toml.
+    pub defines: Vec<String>,
+    pub cpp: bool,
 }
 
 /// Parses `--form F`, `--processors N` and paths; other flags go to `extra`,
@@ -81,6 +95,11 @@ pub fn parse_input_options(
                     .ok_or_else(|| format!("`--severity` takes CODE=SEVERITY, not `{setting}`"))?;
                 options.severities.push(crate::config::parse_severity(code, severity)?);
             }
+            "-I" => options.include_dirs.push(PathBuf::from(value()?)),
+            _ if flag.starts_with("-I") => options.include_dirs.push(PathBuf::from(&flag[2..])),
+            "-D" => options.defines.push(value()?),
+            _ if flag.starts_with("-D") => options.defines.push(arg[2..].to_string()),
+            "--cpp" => options.cpp = true,
             "--" => {
                 options.paths.extend(args[idx + 1..].iter().map(PathBuf::from));
                 break;
@@ -107,25 +126,63 @@ fn flag_needs_value(flag: &str) -> bool {
 }
 
 /// Expands directories (recursively, by Fortran extension, sorted) and
-/// attaches the configuration of each file.
+/// attaches the configuration of each file. Files named one by one are one
+/// program (joined, see [`crate::sources`]) unless two of them hold a main
+/// program; a directory that is the root of an `hpf-ls.toml` with
+/// `[program] sources` is that program; other files found in directories
+/// are analysed one by one.
 pub fn collect_inputs(options: &InputOptions) -> Result<Vec<Input>, String> {
     let mut files = Vec::new();
+    let mut named = Vec::new();
+    let mut programs = Vec::new();
     for path in &options.paths {
         if path.is_dir() {
-            walk(path, &mut files).map_err(|error| format!("{}: {error}", path.display()))?;
+            match crate::sources::program_sources(path)? {
+                Some(sources) => programs.push(sources),
+                None => walk(path, &mut files).map_err(|error| format!("{}: {error}", path.display()))?,
+            }
         } else if path.exists() {
-            files.push(path.clone());
+            named.push(path.clone());
         } else {
             return Err(format!("{}: no such file or directory", path.display()));
         }
     }
+    if named.len() > 1 && crate::sources::main_programs(&named) <= 1 {
+        programs.push(named);
+    } else {
+        files.extend(named);
+    }
     let mut inputs = Vec::new();
-    for path in files {
+    for roots in files.into_iter().map(|it| vec![it]).chain(programs) {
+        let roots = crate::sources::join_order(roots);
+        let path = crate::sources::main_file(&roots);
         let config = Config::discover(&path)?;
         let form = options.form.unwrap_or_else(|| config.form_of(&path));
+        if options.form.is_none() {
+            if let Some(other) = roots.iter().find(|it| config.form_of(it) != form) {
+                return Err(format!(
+                    "{} and {} are in different source forms: give `--form`, or a `[forms]` entry in hpf-ls.toml",
+                    path.display(),
+                    other.display()
+                ));
+            }
+        }
         let mut severities = config.severities();
         severities.extend(options.severities.iter().copied());
-        inputs.push(Input { processors: options.processors.or(config.file.processors), path, form, severities });
+        let mut include_dirs = options.include_dirs.clone();
+        include_dirs.extend(config.include_dirs());
+        let mut defines = options.defines.clone();
+        defines.extend(config.file.defines.iter().cloned());
+        inputs.push(Input {
+            processors: options.processors.or(config.file.processors),
+            path,
+            form,
+            severities,
+            roots,
+            include_dirs,
+            defines,
+            cpp: options.cpp || config.file.cpp,
+        });
     }
     Ok(inputs)
 }

@@ -69,6 +69,104 @@ pub struct Chunk {
     tree: Mutex<Option<(String, Tree)>>,
     /// Its diagnostics as JSON array elements, for the key they were made for.
     published: Mutex<Option<(PublishKey, Arc<Vec<u8>>)>>,
+    /// Its text with its INCLUDE lines replaced by the files they name,
+    /// which the analysis read; `None` when it has no INCLUDE line.
+    pub expansion: Option<Arc<Expansion>>,
+    /// The diagnostics of its analysis inside the files it includes:
+    /// (the file's path, the diagnostic with a range of that file).
+    pub header_diagnostics: Vec<(Arc<str>, syntax::Diagnostic)>,
+}
+
+/// A chunk's text with its INCLUDE lines expanded (`syntax::include`).
+pub struct Expansion {
+    pub text: String,
+    /// File 0 is the chunk's text.
+    pub map: syntax::include::SourceMap,
+    /// Files not found, cycles: diagnostics of the analysis too.
+    problems: Vec<syntax::Diagnostic>,
+    /// The chunk's text as the preprocessor left it, which it was made
+    /// from: the chunk is analysed again when that changes (a `#define`
+    /// before it was edited).
+    preprocessed: Option<String>,
+}
+
+impl Expansion {
+    /// A range of the expanded text as a range of the chunk's text; `None` inside an included file.
+    pub fn to_chunk(&self, range: TextRange) -> Option<TextRange> {
+        let at = self.map.locate_range(range);
+        (at.file == 0).then_some(at.range)
+    }
+
+    /// A range of the expanded text in an included file: (its path, its text, the range there).
+    pub fn in_header(&self, range: TextRange) -> Option<(&str, &str, TextRange)> {
+        let at = self.map.locate_range(range);
+        let file = self.map.file(at.file);
+        (at.file != 0).then(|| (&*file.name, &*file.text, at.range))
+    }
+}
+
+/// What a document's analysis reads outside its text: the modules of
+/// other files, and the files its INCLUDE lines name.
+#[derive(Clone, Copy)]
+pub struct Outside<'a> {
+    pub modules: &'a (dyn ModuleResolver + Sync),
+    pub includes: &'a Includes,
+}
+
+/// What the INCLUDE lines of a document read: files relative to the
+/// document's directory, then `dirs` (hpf-ls.toml's `include`), with the
+/// text of open documents in place of the disk's.
+#[derive(Clone, Default)]
+pub struct Includes {
+    /// The document's path; `None` (not a file): INCLUDE lines are left as they are.
+    pub path: Option<std::path::PathBuf>,
+    pub dirs: Vec<std::path::PathBuf>,
+    pub open: Vec<(std::path::PathBuf, Rope)>,
+    /// Run the C preprocessor (`.F`, `.F90`, `.FPP`, or `cpp = true`), with these macros.
+    pub cpp: bool,
+    pub defines: Vec<String>,
+    /// The headers read from disk by this analysis (many chunks include the same).
+    pub(super) read: Arc<Mutex<HashMap<std::path::PathBuf, Option<String>>>>,
+}
+
+impl Includes {
+    fn open_text(&self, path: &std::path::Path) -> Option<String> {
+        self.open.iter().find(|(open, _)| open == path).map(|(_, rope)| rope.to_string())
+    }
+
+    /// The text a chunk's analysis reads, when it is not the chunk's own:
+    /// `preprocessed` (the chunk in the document's preprocessed text, of the
+    /// same length), with its INCLUDE lines expanded.
+    fn expand(&self, text: &str, preprocessed: Option<String>, form: SourceForm) -> Option<Expansion> {
+        let source = preprocessed.as_deref().unwrap_or(text);
+        let has_includes =
+            self.path.is_some() && source.lines().any(|line| syntax::include::include_line(line, form).is_some());
+        if !has_includes {
+            let source = preprocessed?;
+            let map = syntax::include::SourceMap::identity("", &source);
+            return Some(Expansion { text: source.clone(), map, problems: Vec::new(), preprocessed: Some(source) });
+        }
+        let path = self.path.as_ref()?;
+        let overlay = |path: &std::path::Path| self.open_text(path);
+        let loader = crate::sources::DiskLoader { dirs: &self.dirs, overlay: &overlay, relative_names: false };
+        let root = syntax::include::Root { name: path.display().to_string(), text: source.to_string(), cpp: false };
+        let options = syntax::include::ExpandOptions { form, defines: Vec::new(), common_headers_as_modules: false };
+        let expanded = syntax::include::expand(&[root], &options, &loader);
+        Some(Expansion { text: expanded.text, map: expanded.map, problems: expanded.diagnostics, preprocessed })
+    }
+
+    /// Whether the files an expansion read still read the same.
+    fn unchanged(&self, expansion: &Expansion) -> bool {
+        expansion.map.files().iter().skip(1).all(|file| {
+            let path = std::path::Path::new(&*file.name);
+            if let Some(open) = self.open_text(path) {
+                return open == *file.text;
+            }
+            let mut read = self.read.lock().unwrap_or_else(|it| it.into_inner());
+            let now = read.entry(path.to_path_buf()).or_insert_with(|| crate::cli::read_text(path).ok());
+            now.as_deref() == Some(&*file.text)
+        })
+    }
 }
 
 /// What the LSP form of a chunk's diagnostics depends on besides the chunk.
@@ -102,6 +200,7 @@ impl Chunk {
         provides: Option<Arc<ExternalFile>>,
         tree: Option<(String, Tree)>,
         keep: bool,
+        expansion: Option<Arc<Expansion>>,
     ) -> Chunk {
         let programs = analysis
             .model
@@ -110,12 +209,66 @@ impl Chunk {
             .filter(|it| it.origin.is_none() && it.kind == syntax::UnitKind::Program)
             .map(|it| it.range.start)
             .collect();
+        let analysed_text = expansion.as_ref().map_or(text.as_str(), |it| it.text.as_str());
+        let mut diagnostics = analysis.diagnostics.clone();
+        let mut semantic_tokens = analysis::ide::semantic_tokens(&analysis, analysed_text);
+        let mut folding_ranges = analysis::ide::folding_ranges(&analysis, analysed_text);
+        let mut symbols = analysis::ide::document_symbols(&analysis, analysed_text);
+        let mut inlay_hints = analysis::ide::inlay_hints(&analysis, analysed_text, ALL_HINTS, None);
+        let mut header_diagnostics = Vec::new();
+        let mut programs: Vec<usize> = programs;
+        if let Some(expansion) = &expansion {
+            // What the editor shows of this document is what lies in its text;
+            // the diagnostics inside headers are published for the headers.
+            let mut own = Vec::new();
+            for mut diagnostic in diagnostics {
+                if let Some((name, _, range)) = expansion.in_header(diagnostic.range) {
+                    let name: Arc<str> = name.into();
+                    diagnostic.range = range;
+                    diagnostic.related.retain(|it| it.file.is_some() || expansion.in_header(it.range).is_some());
+                    for related in diagnostic.related.iter_mut().filter(|it| it.file.is_none()) {
+                        let (in_file, _, range) = expansion.in_header(related.range).expect("kept above");
+                        related.range = range;
+                        related.file = (in_file != &*name).then(|| in_file.into());
+                    }
+                    header_diagnostics.push((name, diagnostic));
+                    continue;
+                }
+                let Some(range) = expansion.to_chunk(diagnostic.range) else { continue };
+                diagnostic.range = range;
+                diagnostic.related.retain(|it| it.file.is_some() || expansion.to_chunk(it.range).is_some());
+                for related in diagnostic.related.iter_mut().filter(|it| it.file.is_none()) {
+                    related.range = expansion.to_chunk(related.range).expect("kept above");
+                }
+                own.push(diagnostic);
+            }
+            diagnostics = own;
+            semantic_tokens.retain_mut(|it| expansion.to_chunk(it.range).map(|range| it.range = range).is_some());
+            folding_ranges.retain_mut(|it| expansion.to_chunk(it.range).map(|range| it.range = range).is_some());
+            fn map_symbols(expansion: &Expansion, symbols: &mut Vec<analysis::ide::DocumentSymbol>) {
+                symbols.retain_mut(|it| match (expansion.to_chunk(it.range), expansion.to_chunk(it.selection)) {
+                    (Some(range), Some(selection)) => {
+                        it.range = range;
+                        it.selection = selection;
+                        map_symbols(expansion, &mut it.children);
+                        true
+                    }
+                    _ => false,
+                });
+            }
+            map_symbols(expansion, &mut symbols);
+            inlay_hints.retain_mut(|it| {
+                expansion.to_chunk(TextRange::new(it.offset, it.offset)).map(|range| it.offset = range.start).is_some()
+            });
+            programs
+                .retain_mut(|it| expansion.to_chunk(TextRange::new(*it, *it)).map(|range| *it = range.start).is_some());
+        }
         Chunk {
-            diagnostics: analysis.diagnostics.clone(),
-            semantic_tokens: analysis::ide::semantic_tokens(&analysis, &text),
-            folding_ranges: analysis::ide::folding_ranges(&analysis, &text),
-            symbols: analysis::ide::document_symbols(&analysis, &text),
-            inlay_hints: analysis::ide::inlay_hints(&analysis, &text, ALL_HINTS, None),
+            diagnostics,
+            semantic_tokens,
+            folding_ranges,
+            symbols,
+            inlay_hints,
             programs,
             unknown_modules: super::unknown_modules(&analysis),
             form: analysis.file.form,
@@ -128,7 +281,14 @@ impl Chunk {
             provides,
             tree: Mutex::new(tree),
             published: Mutex::new(None),
+            expansion,
+            header_diagnostics,
         }
+    }
+
+    /// The text its analysis read: its own, or its expansion.
+    pub fn analysed_text(&self) -> &str {
+        self.expansion.as_ref().map_or(self.text.as_str(), |it| it.text.as_str())
     }
 
     /// The chunk's full analysis (positions relative to the chunk), kept
@@ -139,8 +299,9 @@ impl Chunk {
         if let Some(analysis) = &*full {
             return analysis.clone();
         }
-        let file = syntax::parse(&self.text, self.form);
-        let analysis = Arc::new(analyse_file(file, self.config, &self.severities, &Replay(&self.lookups)));
+        let file = syntax::parse(self.analysed_text(), self.form);
+        let problems = self.expansion.as_ref().map_or(&[][..], |it| &it.problems[..]);
+        let analysis = Arc::new(analyse_file(file, problems, self.config, &self.severities, &Replay(&self.lookups)));
         *full = Some(analysis.clone());
         analysis
     }
@@ -185,14 +346,25 @@ impl Placed {
         self.start + self.chunk.text.len()
     }
 
-    /// A chunk-relative range in document offsets.
+    /// A range of the chunk's analysis in document offsets (a range inside
+    /// an included file becomes the empty range at the start of the chunk:
+    /// ask [`Expansion::in_header`] first where that matters).
     pub fn global(&self, range: TextRange) -> TextRange {
+        let range = match &self.chunk.expansion {
+            Some(expansion) => expansion.to_chunk(range).unwrap_or_default(),
+            None => range,
+        };
         TextRange::new(range.start + self.start, range.end + self.start)
     }
 
-    /// A document offset relative to the chunk (clamped to it).
+    /// A document offset as an offset of the chunk's analysis (clamped to it).
     pub fn local(&self, offset: usize) -> usize {
-        offset.saturating_sub(self.start).min(self.chunk.text.len())
+        let local = offset.saturating_sub(self.start).min(self.chunk.text.len());
+        match &self.chunk.expansion {
+            // A document offset is copied once into the expansion, or not at all (an INCLUDE line).
+            Some(expansion) => expansion.map.to_expanded(0, local).unwrap_or(0),
+            None => local,
+        }
     }
 
     /// A document range relative to the chunk (clamped to it).
@@ -224,6 +396,8 @@ pub struct Analysed {
     /// How many chunks this analysis computed (the others came from the previous one).
     pub computed_chunks: usize,
     whole: OnceLock<Arc<FileAnalysis>>,
+    /// Where its INCLUDE lines read, for the program `hpf.run` builds.
+    includes: Includes,
 }
 
 impl Analysed {
@@ -280,6 +454,34 @@ impl Analysed {
                 Arc::new(analysis)
             })
             .clone()
+    }
+
+    /// The program the backend lowers: the whole text with its INCLUDE
+    /// lines expanded (headers with COMMON blocks made modules, as
+    /// `hpf-ls build` does) and preprocessed, analysed, and its source map.
+    pub fn program(&self) -> (FileAnalysis, syntax::include::Expanded) {
+        let includes = &self.includes;
+        let name = includes.path.as_ref().map_or(self.name.clone(), |it| it.display().to_string());
+        let root = syntax::include::Root { name, text: self.text().to_string(), cpp: includes.cpp };
+        let options = syntax::include::ExpandOptions {
+            form: self.form,
+            defines: includes.defines.clone(),
+            common_headers_as_modules: true,
+        };
+        let overlay = |path: &std::path::Path| includes.open_text(path);
+        let loader = crate::sources::DiskLoader { dirs: &includes.dirs, overlay: &overlay, relative_names: false };
+        let expanded = syntax::include::expand(&[root], &options, &loader);
+        let mut externals: Vec<Arc<ExternalFile>> = Vec::new();
+        for external in self.externals() {
+            if !externals.iter().any(|it| Arc::ptr_eq(it, external)) {
+                externals.push(external.clone());
+            }
+        }
+        let file = syntax::parse(&expanded.text, self.form);
+        let mut analysis = analysis::analyze_file_with(file, self.config, &Externals(externals));
+        analysis.diagnostics.extend(expanded.diagnostics.iter().cloned());
+        crate::config::apply_severities(&mut analysis.diagnostics, &self.severities);
+        (analysis, expanded)
     }
 
     /// The diagnostics of every chunk in document offsets, in text order.
@@ -351,16 +553,29 @@ struct Lowered {
     text: String,
     file: syntax::SourceFile,
     tree: Option<(String, Tree)>,
+    expansion: Option<Arc<Expansion>>,
 }
 
 /// Parses and lowers one chunk, reparsing from the tree of the chunk it
 /// replaces when that tree had no syntax error (tree-sitter's recovery
 /// depends on the tree it starts from: a text with errors is parsed fresh,
 /// so that an edit ends where opening the same text does).
-fn lower_chunk(text: String, form: SourceForm, replaced: Option<&Chunk>, keep_tree: bool) -> Lowered {
+fn lower_chunk(
+    text: String,
+    form: SourceForm,
+    replaced: Option<&Chunk>,
+    keep_tree: bool,
+    includes: &Includes,
+    preprocessed: Option<String>,
+) -> Lowered {
     if text.len() > syntax::MAX_ANALYSED_BYTES {
         let file = syntax::parse(&text, form);
-        return Lowered { text, file, tree: None };
+        return Lowered { text, file, tree: None, expansion: None };
+    }
+    if let Some(expansion) = includes.expand(&text, preprocessed, form) {
+        // Parsed afresh: the tree of the chunk's own text is not the expansion's.
+        let file = syntax::parse(&expansion.text, form);
+        return Lowered { text, file, tree: None, expansion: Some(Arc::new(expansion)) };
     }
     let parser_text = syntax::parser_text(&text, form);
     let parser_text = parser_text.as_ref();
@@ -385,7 +600,7 @@ fn lower_chunk(text: String, form: SourceForm, replaced: Option<&Chunk>, keep_tr
     let file = syntax::lower_tree(&text, parser_text, form, &tree);
     // Freed at once otherwise: an open lowers every chunk before it analyses them.
     let tree = keep_tree.then(|| (parser_text.to_string(), tree));
-    Lowered { text, file, tree }
+    Lowered { text, file, tree, expansion: None }
 }
 
 /// The module key a chunk's file defines first, lower case.
@@ -395,11 +610,16 @@ fn first_module(file: &syntax::SourceFile) -> Option<String> {
 
 fn analyse_file(
     file: syntax::SourceFile,
+    problems: &[syntax::Diagnostic],
     config: ModelConfig,
     severities: &[crate::config::SeverityOverride],
     modules: &dyn ModuleResolver,
 ) -> FileAnalysis {
     let mut analysis = analysis::analyze_file_with(file, config, modules);
+    if !problems.is_empty() {
+        analysis.diagnostics.extend(problems.iter().cloned());
+        analysis.diagnostics.sort_by_key(|it| (it.range.start, it.range.end, it.code.as_str()));
+    }
     crate::config::apply_severities(&mut analysis.diagnostics, severities);
     // Built here, on the analysis worker: hover, definition, references and
     // rename need the occurrence index, and building it lazily made the
@@ -557,8 +777,9 @@ pub fn analyse(
     name: &str,
     previous: Option<&Analysed>,
     settings: &Settings,
-    modules: &(dyn ModuleResolver + Sync),
+    outside: Outside<'_>,
 ) -> Analysed {
+    let Outside { modules, includes } = outside;
     let started = std::time::Instant::now();
     let config = ModelConfig { number_of_processors: settings.processors };
     let len = rope.len_bytes();
@@ -610,7 +831,23 @@ pub fn analyse(
     // Only those that define modules (a cheap scan says which): the others
     // are lowered one at a time as they are analysed, so that an open never
     // holds the syntax of every unit at once (160 MB at 100k lines).
-    let lower = |idx: usize, chunk_text: String| lower_chunk(chunk_text, form, replaced(idx), keep_trees);
+    // A preprocessed document: its text as cpp leaves it, offsets kept
+    // (directives and inactive regions are comments, which editors dim).
+    let (preprocessed, inactive) = match includes.cpp && len <= syntax::MAX_ANALYSED_BYTES {
+        true => {
+            let whole = text.get_or_init(|| Arc::new(rope.to_string()));
+            let (masked, inactive) = syntax::preprocess::mask(whole, form, &includes.defines);
+            (Some(masked), inactive)
+        }
+        false => (None, Vec::new()),
+    };
+    let preprocessed_chunk = |idx: usize| {
+        let (start, end) = ranges[idx];
+        preprocessed.as_ref().map(|it| it[start..end].to_string())
+    };
+    let lower = |idx: usize, chunk_text: String| {
+        lower_chunk(chunk_text, form, replaced(idx), keep_trees, includes, preprocessed_chunk(idx))
+    };
     let kept_of = |idx: usize| &old[if idx < prefix { idx } else { idx + old.len() - ranges.len() }].chunk;
     // The changed chunks' texts, and the lowering of those that define modules.
     let mut texts: Vec<Option<String>> = (0..ranges.len()).map(|_| None).collect();
@@ -636,7 +873,8 @@ pub fn analyse(
                 let key = first_module(&lowered.file)?;
                 Some(Arc::new(ExternalFile {
                     name: format!("{name}#module-{key}").into(),
-                    text: lowered.text.as_str().into(),
+                    // The text its tree was parsed from: the expansion, if any.
+                    text: lowered.expansion.as_ref().map_or(lowered.text.as_str(), |it| it.text.as_str()).into(),
                     file: lowered.file.clone(),
                 }))
             })
@@ -665,14 +903,18 @@ pub fn analyse(
             jobs.push((idx, Job::Analyse(lowered)));
         } else if let Some(chunk_text) = texts[idx].take() {
             jobs.push((idx, Job::LowerAndAnalyse(chunk_text)));
-        } else if chunk_modules().same_as(&kept_of(idx).lookups) {
+        } else if chunk_modules().same_as(&kept_of(idx).lookups)
+            && kept_of(idx).expansion.as_ref().is_none_or(|it| includes.unchanged(it))
+            && kept_of(idx).expansion.as_ref().and_then(|it| it.preprocessed.as_ref())
+                == preprocessed_chunk(idx).as_ref()
+        {
             let kept = kept_of(idx);
             // Only the chunks being edited keep a tree (134 MB for all at 100k lines).
             kept.tree.lock().unwrap_or_else(|it| it.into_inner()).take();
             chunks.push(Some(kept.clone()));
             continue;
         } else {
-            // A module it USEs changed: analysed again.
+            // A module it USEs, or a file it includes, changed: analysed again.
             jobs.push((idx, Job::Reanalyse(kept_of(idx).clone())));
         }
         chunks.push(None);
@@ -680,17 +922,27 @@ pub fn analyse(
     let computed = jobs.len();
     let run = |(idx, job): (usize, Job)| {
         let modules = chunk_modules();
-        let (text, file, provided, tree) = match job {
-            Job::Analyse(lowered) => (lowered.text, lowered.file, provides[idx].clone(), lowered.tree),
-            Job::LowerAndAnalyse(chunk_text) => {
-                let lowered = lower(idx, chunk_text);
-                (lowered.text, lowered.file, provides[idx].clone(), lowered.tree)
-            }
-            Job::Reanalyse(kept) => (kept.text.clone(), syntax::parse(&kept.text, form), kept.provides.clone(), None),
+        let (file, provided) = match job {
+            Job::Analyse(lowered) => (lowered, provides[idx].clone()),
+            Job::LowerAndAnalyse(chunk_text) => (lower(idx, chunk_text), provides[idx].clone()),
+            Job::Reanalyse(kept) => (
+                lower_chunk(kept.text.clone(), form, None, false, includes, preprocessed_chunk(idx)),
+                kept.provides.clone(),
+            ),
         };
-        let analysis = Arc::new(analyse_file(file, config, &severities, &modules));
+        let (Lowered { text, file, tree, expansion }, provided) = (file, provided);
+        let problems = expansion.as_ref().map_or(&[][..], |it| &it.problems[..]);
+        let analysis = Arc::new(analyse_file(file, problems, config, &severities, &modules));
         let lookups = modules.lookups.into_inner().unwrap_or_else(|it| it.into_inner());
-        let mut chunk = Chunk::new(text, analysis, lookups, provided, tree, keep);
+        let mut chunk = Chunk::new(text, analysis, lookups, provided, tree, keep, expansion);
+        // The regions `#if` leaves out fold.
+        let (start, end) = ranges[idx];
+        let left_out = inactive.iter().filter(|it| it.start >= start && it.end <= end);
+        chunk.folding_ranges.extend(left_out.map(|it| analysis::ide::FoldingRange {
+            range: TextRange::new(it.start - start, it.end - start),
+            kind: analysis::ide::FoldKind::Region,
+        }));
+        chunk.folding_ranges.sort_by_key(|it| (it.range.start, it.range.end));
         chunk.severities = severities.clone();
         (idx, Arc::new(chunk))
     };
@@ -761,6 +1013,7 @@ pub fn analyse(
         severities: settings.severities(),
         computed_chunks: computed,
         whole: OnceLock::new(),
+        includes: includes.clone(),
     }
 }
 
@@ -775,7 +1028,15 @@ mod tests {
     }
 
     fn open(text: &str, form: SourceForm) -> Analysed {
-        analyse(1, Rope::from_str(text), form, "file:///t.f90", None, &settings(), &analysis::model::NoModules)
+        analyse(
+            1,
+            Rope::from_str(text),
+            form,
+            "file:///t.f90",
+            None,
+            &settings(),
+            Outside { modules: &analysis::model::NoModules, includes: &Includes::default() },
+        )
     }
 
     #[test]
@@ -811,7 +1072,7 @@ mod tests {
             &previous.name,
             Some(previous),
             &settings,
-            &modules,
+            Outside { modules: &modules, includes: &Includes::default() },
         )
     }
 

@@ -350,7 +350,8 @@ impl LanguageServer for Backend {
                 let offset = offset(&analysed.rope, at, encoding);
                 let placed = analysed.chunk_at(offset);
                 let chunk = &placed.chunk;
-                let hover = ide::hover(&analysed.analysis_of(placed), &chunk.text, placed.local(offset), markdown)?;
+                let hover =
+                    ide::hover(&analysed.analysis_of(placed), chunk.analysed_text(), placed.local(offset), markdown)?;
                 Some(Hover {
                     contents: HoverContents::Markup(MarkupContent {
                         kind: if markdown { MarkupKind::Markdown } else { MarkupKind::PlainText },
@@ -374,18 +375,23 @@ impl LanguageServer for Backend {
                 // The fixes of a module array another chunk defines rewrite that
                 // chunk and weigh the loops of every unit: the whole text answers.
                 let (whole, whole_text, chunk_analysis);
+                let on_whole = involves_other_chunks(analysed, placed, placed.local_range(target));
                 let (analysis, text, local, shift): (
                     &analysis::FileAnalysis,
                     &str,
                     _,
                     &dyn Fn(syntax::TextRange) -> syntax::TextRange,
-                ) = if involves_other_chunks(analysed, placed, placed.local_range(target)) {
+                ) = if on_whole {
                     (whole, whole_text) = (analysed.whole(), analysed.text());
                     (&whole, whole_text.as_str(), target, &|it| it)
                 } else {
                     chunk_analysis = analysed.analysis_of(placed);
-                    (&chunk_analysis, placed.chunk.text.as_str(), placed.local_range(target), &|it| placed.global(it))
+                    (&chunk_analysis, placed.chunk.analysed_text(), placed.local_range(target), &|it| placed.global(it))
                 };
+                // A fix that would edit a header the chunk includes is not offered
+                // (its edits are ranges of the header, not of this document).
+                let expansion = placed.chunk.expansion.as_ref().filter(|_| !on_whole);
+                let in_header = |range: syntax::TextRange| expansion.is_some_and(|it| it.in_header(range).is_some());
                 let mut actions = ide::code_actions(analysis, text, local);
                 // "Optimize all alignments in this unit" (whole-unit search, see analysis::optimize).
                 let optimize = analysis::optimize::CostConfig {
@@ -410,10 +416,18 @@ impl LanguageServer for Backend {
                             continue;
                         }
                     }
+                    if action.edits.iter().any(|it| in_header(it.range)) {
+                        continue;
+                    }
                     // The diagnostic it fixes, as published (from the chunk's analysis).
                     let positions = ChunkPositions::new(analysed, placed, encoding);
                     let diagnostics = action.fixes.map(|fixed| {
-                        let fixed = placed.local_range(shift(fixed));
+                        // As the chunk keeps its diagnostics: relative to its start, in its own text.
+                        let global = shift(fixed);
+                        let fixed = syntax::TextRange::new(
+                            global.start.saturating_sub(placed.start),
+                            global.end.saturating_sub(placed.start),
+                        );
                         placed
                             .chunk
                             .diagnostics
@@ -537,7 +551,11 @@ impl LanguageServer for Backend {
                     .with_document(&uri, "showTransferPattern", |analysed| {
                         let offset = offset(&analysed.rope, at, encoding);
                         let placed = analysed.chunk_at(offset);
-                        ide::transfer_table(&analysed.analysis_of(placed), &placed.chunk.text, placed.local(offset))
+                        ide::transfer_table(
+                            &analysed.analysis_of(placed),
+                            placed.chunk.analysed_text(),
+                            placed.local(offset),
+                        )
                     })
                     .await?
                     .ok_or_else(|| invalid_params(format!("{} is not open", uri.as_str())))?;
@@ -564,7 +582,7 @@ impl LanguageServer for Backend {
                         let chunk = &placed.chunk;
                         let explained = analysis::picture::explain(
                             &analysed.analysis_of(placed),
-                            &chunk.text,
+                            chunk.analysed_text(),
                             placed.local(offset),
                         )?;
                         Some(serde_json::json!({
@@ -606,7 +624,7 @@ impl LanguageServer for Backend {
                 let failed =
                     |message: String| Error { code: ErrorCode::InternalError, message: message.into(), data: None };
                 if params.command == COMMAND_SHOW_GENERATED {
-                    let generated = guard("showGenerated", || super::run::generate(&analysed))?.map_err(failed)?;
+                    let (generated, _) = guard("showGenerated", || super::run::generate(&analysed))?.map_err(failed)?;
                     return Ok(Some(Value::String(generated.source)));
                 }
                 let processes = (params.command == COMMAND_RUN).then(|| {
@@ -656,7 +674,16 @@ impl LanguageServer for Backend {
                 let placed = analysed.chunk_at(offset);
                 let target = ide::definition(&analysed.analysis_of(placed), placed.local(offset))?;
                 let sibling = target.file.as_ref().and_then(|it| analysed.sibling(&it.name));
+                let in_header = placed.chunk.expansion.as_ref().and_then(|it| it.in_header(target.range));
                 let location = match (&target.file, sibling) {
+                    // Declared in a file the chunk INCLUDEs.
+                    (None, _) if in_header.is_some() => {
+                        let (path, text, target) = in_header.expect("checked");
+                        Location {
+                            uri: Uri::from_file_path(path)?,
+                            range: range(&ropey::Rope::from_str(text), target, encoding),
+                        }
+                    }
                     (None, _) => Location {
                         uri: uri.clone(),
                         range: range(&analysed.rope, placed.global(target.range), encoding),
@@ -738,22 +765,23 @@ impl LanguageServer for Backend {
         self.with_document(&uri, "completion", |analysed| {
             let offset = offset(&analysed.rope, at, encoding);
             let placed = analysed.chunk_at(offset);
-            let items = ide::completions(&analysed.analysis_of(placed), &placed.chunk.text, placed.local(offset))
-                .into_iter()
-                .map(|it| CompletionItem {
-                    label: it.label,
-                    kind: Some(match it.kind {
-                        ide::CompletionKind::Keyword => CompletionItemKind::KEYWORD,
-                        ide::CompletionKind::Format => CompletionItemKind::ENUM_MEMBER,
-                        ide::CompletionKind::Array => CompletionItemKind::VARIABLE,
-                        ide::CompletionKind::Template => CompletionItemKind::STRUCT,
-                        ide::CompletionKind::Processors => CompletionItemKind::MODULE,
-                        ide::CompletionKind::Constant => CompletionItemKind::CONSTANT,
-                    }),
-                    detail: it.detail,
-                    ..Default::default()
-                })
-                .collect();
+            let items =
+                ide::completions(&analysed.analysis_of(placed), placed.chunk.analysed_text(), placed.local(offset))
+                    .into_iter()
+                    .map(|it| CompletionItem {
+                        label: it.label,
+                        kind: Some(match it.kind {
+                            ide::CompletionKind::Keyword => CompletionItemKind::KEYWORD,
+                            ide::CompletionKind::Format => CompletionItemKind::ENUM_MEMBER,
+                            ide::CompletionKind::Array => CompletionItemKind::VARIABLE,
+                            ide::CompletionKind::Template => CompletionItemKind::STRUCT,
+                            ide::CompletionKind::Processors => CompletionItemKind::MODULE,
+                            ide::CompletionKind::Constant => CompletionItemKind::CONSTANT,
+                        }),
+                        detail: it.detail,
+                        ..Default::default()
+                    })
+                    .collect();
             CompletionResponse::Array(items)
         })
         .await

@@ -212,6 +212,29 @@ fn unknown_modules(analysis: &FileAnalysis) -> Vec<String> {
     res
 }
 
+/// Where the INCLUDE lines of `uri` find their files: its directory, then
+/// the `include` directories of its hpf-ls.toml; open documents' text first.
+fn includes_of(uri: &Uri, open: &[workspace::OpenDocument]) -> document::Includes {
+    let Some(path) = uri.to_file_path().map(|it| crate::sources::clean(&it)) else {
+        return document::Includes::default();
+    };
+    let config = crate::config::Config::discover(&path).unwrap_or_default();
+    let dirs = config.include_dirs();
+    let cpp = config.file.cpp || syntax::include::preprocessed_by_name(&path.display().to_string());
+    let open =
+        open.iter().filter_map(|it| Some((crate::sources::clean(&it.uri.to_file_path()?), it.rope.clone()))).collect();
+    document::Includes { path: Some(path), dirs, open, cpp, defines: config.file.defines, ..Default::default() }
+}
+
+/// Whether a chunk of `analysed` INCLUDEs the file at `path` (directly or not).
+fn includes_file(analysed: &Analysed, path: &std::path::Path) -> bool {
+    analysed
+        .chunks
+        .iter()
+        .filter_map(|it| it.chunk.expansion.as_ref())
+        .any(|expansion| expansion.map.files().iter().skip(1).any(|file| std::path::Path::new(&*file.name) == path))
+}
+
 /// Analyses a version of a document, chunk by chunk, from the previous analysis.
 fn compute(
     version: i32,
@@ -220,9 +243,9 @@ fn compute(
     name: &str,
     previous: Option<Arc<Analysed>>,
     settings: &Settings,
-    modules: &(dyn analysis::model::ModuleResolver + Sync),
+    outside: document::Outside<'_>,
 ) -> Arc<Analysed> {
-    let analysed = document::analyse(version, rope, form, name, previous.as_deref(), settings, modules);
+    let analysed = document::analyse(version, rope, form, name, previous.as_deref(), settings, outside);
     // Freed here, on the analysis worker, not on the protocol thread.
     drop(previous);
     Arc::new(analysed)
@@ -266,8 +289,10 @@ impl Backend {
                 let (job_uri, encoding) = (uri.clone(), state.encoding());
                 let result = workers::analysis_pool()
                     .run(move || {
+                        let includes = includes_of(&job_uri, &open);
                         let modules = workspace::ServerModules { workspace: &workspace, analysed: &job_uri, open };
-                        let analysed = compute(version, rope, form, job_uri.as_str(), previous, &settings, &modules);
+                        let outside = document::Outside { modules: &modules, includes: &includes };
+                        let analysed = compute(version, rope, form, job_uri.as_str(), previous, &settings, outside);
                         // Converted and serialised here too: at a hundred edits a second,
                         // or at 100k lines, that would otherwise delay the requests.
                         let started = std::time::Instant::now();
@@ -277,7 +302,9 @@ impl Backend {
                             frame.len(),
                             started.elapsed().as_secs_f64() * 1e3
                         );
-                        (analysed, frame)
+                        // The diagnostics inside the files it includes go to those files.
+                        let headers = proto::header_frames(&analysed, encoding);
+                        (analysed, (frame, headers))
                     })
                     .await;
                 let computed = match result {
@@ -322,8 +349,11 @@ impl Backend {
                 if let Some(replaced) = replaced {
                     workers::analysis_pool().spawn(move || drop(replaced));
                 }
-                if let (true, Some(frame)) = (current, to_publish) {
+                if let (true, Some((frame, headers))) = (current, to_publish) {
                     let _ = state.frames.send(frame).await;
+                    for header in headers {
+                        let _ = state.frames.send(header.into()).await;
+                    }
                     return;
                 }
             }
@@ -358,10 +388,12 @@ impl Backend {
             let mut documents = self.state.documents.lock().expect("documents lock");
             let mut defined: Option<Vec<String>> = None;
             let changed_text = documents.get(changed).map(|it| it.rope.clone());
+            let changed_path = changed.to_file_path().map(|it| crate::sources::clean(&it));
             let mut res = Vec::new();
             for (uri, doc) in documents.iter_mut().filter(|(uri, _)| *uri != changed) {
                 let Some(analysed) = &doc.analysed else { continue };
-                let took_from = analysed.externals().any(|it| *it.name == *changed.as_str());
+                let took_from = analysed.externals().any(|it| *it.name == *changed.as_str())
+                    || changed_path.as_deref().is_some_and(|path| includes_file(analysed, path));
                 let unknown = &analysed.unknown_modules;
                 let now_defined = !unknown.is_empty()
                     && changed_text.as_ref().is_some_and(|text| {
@@ -391,7 +423,11 @@ impl Backend {
             let mut res = Vec::new();
             for (uri, doc) in documents.iter_mut() {
                 let Some(analysed) = &doc.analysed else { continue };
-                let took_from = analysed.externals().any(|it| names.iter().any(|name| *name == *it.name));
+                let took_from = analysed.externals().any(|it| names.iter().any(|name| *name == *it.name))
+                    || changed
+                        .iter()
+                        .filter_map(|it| it.to_file_path())
+                        .any(|it| includes_file(analysed, &crate::sources::clean(&it)));
                 if took_from || !analysed.unknown_modules.is_empty() {
                     doc.revision = next_revision();
                     res.push(uri.clone());
@@ -469,6 +505,8 @@ pub mod hooks {
 
     /// The server's analysis of `rope`, reparsing from `previous` when given.
     pub fn analyse(rope: Rope, form: SourceForm, previous: Option<Parse>, settings: &Settings) -> Arc<Analysed> {
-        super::compute(0, rope, form, "untitled:hooks", previous, settings, &analysis::model::NoModules)
+        let includes = super::document::Includes::default();
+        let outside = super::document::Outside { modules: &analysis::model::NoModules, includes: &includes };
+        super::compute(0, rope, form, "untitled:hooks", previous, settings, outside)
     }
 }

@@ -114,6 +114,43 @@ pub fn publish_diagnostics_frame(uri: &Uri, diagnostics: Vec<ls_types::Diagnosti
     super::transport::frame(&body)
 }
 
+/// The `publishDiagnostics` frames of the files a document INCLUDEs: the
+/// diagnostics its analysis found inside each (none: the file's are cleared).
+/// A header included by several open documents shows those of the one
+/// analysed last.
+pub fn header_frames(analysed: &Analysed, encoding: PositionEncoding) -> Vec<Vec<u8>> {
+    let mut headers: Vec<(&str, &str)> = Vec::new();
+    for placed in &analysed.chunks {
+        let Some(expansion) = &placed.chunk.expansion else { continue };
+        for file in expansion.map.files().iter().skip(1) {
+            if !headers.iter().any(|(name, _)| *name == &*file.name) {
+                headers.push((&file.name, &file.text));
+            }
+        }
+    }
+    let mut frames = Vec::new();
+    for (name, text) in headers {
+        let Some(uri) = Uri::from_file_path(name) else { continue };
+        let rope = ropey::Rope::from_str(text);
+        let diagnostics = analysed
+            .chunks
+            .iter()
+            .flat_map(|it| &it.chunk.header_diagnostics)
+            .filter(|(header, _)| &**header == name)
+            .map(|(_, it)| ls_types::Diagnostic {
+                range: range(&rope, it.range, encoding),
+                severity: Some(severity(it.severity)),
+                code: Some(ls_types::NumberOrString::String(it.code.as_str().to_string())),
+                source: Some("hpf-ls".to_string()),
+                message: it.message.clone(),
+                ..Default::default()
+            })
+            .collect();
+        frames.push(publish_diagnostics_frame(&uri, diagnostics, None));
+    }
+    frames
+}
+
 /// The `publishDiagnostics` frame of an analysis. Each chunk's diagnostics
 /// are converted and serialised once and kept with the chunk: after an edit
 /// only the chunks that changed, or whose lines moved, are converted again

@@ -29,20 +29,41 @@ pub fn toolchain(settings: &MpiSettings) -> Toolchain {
     }
 }
 
-/// The generated source, or the backend's errors as `line:col: message` lines.
-pub fn generate(analysed: &Analysed) -> Result<backend::Generated, String> {
-    let text = analysed.text();
-    backend::lower(&analysed.whole(), &text).map_err(|errors| {
-        let index = syntax::LineIndex::new(&text);
-        let lines: Vec<String> = errors
-            .iter()
-            .map(|error| {
-                let (line, column) = index.line_col(&text, error.range.start);
-                format!("{}:{}: {}", line + 1, column + 1, error.message)
-            })
-            .collect();
-        format!("the MPI backend cannot lower this program:\n{}", lines.join("\n"))
-    })
+/// The generated source and where its notes are (`line N` of the
+/// document, or `FILE:N` in a header), or the backend's errors as
+/// `line:col: message` lines (`FILE:line:col` in a header).
+pub fn generate(analysed: &Analysed) -> Result<(backend::Generated, Vec<String>), String> {
+    let (analysis, expanded) = analysed.program();
+    let place = |range: syntax::TextRange| {
+        let at = expanded.map.locate_range(range);
+        let file = expanded.map.file(at.file);
+        let (line, column) = syntax::LineIndex::new(&file.text).line_col(&file.text, at.range.start);
+        let shown = if at.file == 0 { String::new() } else { format!("{}:", file.name) };
+        (shown, line + 1, column + 1)
+    };
+    match backend::lower(&analysis, &expanded.text) {
+        Ok(generated) => {
+            let notes = generated
+                .notes
+                .iter()
+                .map(|note| match place(note.range) {
+                    (file, line, _) if file.is_empty() => format!("line {line}: {}", note.message),
+                    (file, line, _) => format!("{file}{line}: {}", note.message),
+                })
+                .collect();
+            Ok((generated, notes))
+        }
+        Err(errors) => {
+            let lines: Vec<String> = errors
+                .iter()
+                .map(|error| {
+                    let (file, line, column) = place(error.range);
+                    format!("{file}{line}:{column}: {}", error.message)
+                })
+                .collect();
+            Err(format!("the MPI backend cannot lower this program:\n{}", lines.join("\n")))
+        }
+    }
 }
 
 type Progress = tower_lsp_server::OngoingProgress<tower_lsp_server::Unbounded, tower_lsp_server::NotCancellable>;
@@ -77,11 +98,9 @@ async fn build_or_run_steps(
     processes: Option<u32>,
     progress: &mut Option<Progress>,
 ) -> Result<Value, String> {
-    let generated = generate(analysed)?;
-    let index = syntax::LineIndex::new(&analysed.text());
-    for note in &generated.notes {
-        let line = index.line_of(note.range.start) + 1;
-        client.log_message(MessageType::INFO, format!("hpf-ls: line {line}: {}", note.message)).await;
+    let (generated, notes) = generate(analysed)?;
+    for note in notes {
+        client.log_message(MessageType::INFO, format!("hpf-ls: {note}")).await;
     }
     let toolchain = toolchain(settings);
     let limits = limits(settings);

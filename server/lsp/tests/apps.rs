@@ -1,0 +1,107 @@
+//! The applications of `tests/apps/`, written the way F77-era HPF codes
+//! are (a main program and routines in several files, headers with the
+//! `!HPF$` directives and COMMON blocks INCLUDEd by each, fixed form, a
+//! timer function): `hpf-ls check DIR` finds no error in them, and
+//! `hpf-ls run` in their directory (the program `[program] sources` of
+//! their hpf-ls.toml names) prints on 1 to 4 processes what gfortran's
+//! sequential build of the same files prints. The runs need `mpif90` and
+//! `mpirun`; where `CI` is set their absence fails the test instead of
+//! skipping it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn apps() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/apps")
+}
+
+fn toolchain_present() -> bool {
+    let found = |program: &str| Command::new(program).arg("--version").output().is_ok_and(|it| it.status.success());
+    let present = found("mpif90") && found("mpirun") && found("gfortran");
+    if !present && std::env::var_os("CI").is_some() {
+        panic!(
+            "CI is set but gfortran/mpif90/mpirun are missing: apt-get install -y gfortran libopenmpi-dev openmpi-bin"
+        );
+    }
+    present
+}
+
+#[test]
+fn every_app_checks_without_errors() {
+    let mut checked = 0;
+    for entry in std::fs::read_dir(apps()).unwrap() {
+        let dir = entry.unwrap().path();
+        let output =
+            Command::new(env!("CARGO_BIN_EXE_hpf-ls")).arg("check").arg(".").current_dir(&dir).output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{}: {}{stderr}", dir.display(), String::from_utf8_lossy(&output.stdout));
+        // Every file of the program, headers not counted, is checked as one program.
+        let sources = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter(|it| it.as_ref().unwrap().path().extension().is_some_and(|ext| ext == "f"))
+            .count();
+        assert!(stderr.contains(&format!("checked {sources} file(s): 0 error(s)")), "{}: {stderr}", dir.display());
+        checked += 1;
+    }
+    assert!(checked >= 2, "the apps are missing");
+}
+
+/// What gfortran -O0 of the app's sources (as its hpf-ls.toml lists them) prints.
+fn sequential_output(app: &Path, include: &[&str]) -> String {
+    let mut sources: Vec<PathBuf> = std::fs::read_dir(app)
+        .unwrap()
+        .map(|it| it.unwrap().path())
+        .filter(|it| it.extension().is_some_and(|ext| ext == "f"))
+        .collect();
+    sources.sort();
+    let executable = std::env::temp_dir().join(format!(
+        "hpf-ls-apps-{}-{}",
+        std::process::id(),
+        app.file_name().unwrap().to_string_lossy()
+    ));
+    let mut command = Command::new("gfortran");
+    command.arg("-O0").args(include.iter().map(|it| format!("-I{it}"))).args(&sources).arg("-o").arg(&executable);
+    let compiled = command.current_dir(app).output().unwrap();
+    assert!(compiled.status.success(), "{}", String::from_utf8_lossy(&compiled.stderr));
+    let output = Command::new(&executable).current_dir(app).output().unwrap();
+    let _ = std::fs::remove_file(&executable);
+    String::from_utf8(output.stdout).unwrap()
+}
+
+fn runs_as_sequential(name: &str, include: &[&str]) {
+    if !toolchain_present() {
+        eprintln!("skipped: no MPI toolchain (and CI is not set)");
+        return;
+    }
+    let app = apps().join(name);
+    let expected = sequential_output(&app, include);
+    assert!(!expected.is_empty());
+    for processes in ["1", "2", "3", "4"] {
+        let output = Command::new("timeout")
+            .arg("120")
+            .arg(env!("CARGO_BIN_EXE_hpf-ls"))
+            .args(["run", "--np", processes])
+            .current_dir(&app)
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{name} on {processes}: {stderr}");
+        assert_eq!(String::from_utf8_lossy(&output.stdout), expected, "{name} on {processes} processes: {stderr}");
+    }
+}
+
+/// Fields passed to the routines (INHERIT), mappings and sizes in two
+/// nested headers.
+#[test]
+fn heat_runs_as_the_sequential_program() {
+    runs_as_sequential("heat", &[]);
+}
+
+/// Fields in a COMMON block of a header (`include = ["include"]` finds the
+/// nested one), which the generated program makes a module.
+#[test]
+fn relax_runs_as_the_sequential_program() {
+    runs_as_sequential("relax", &["include"]);
+}
