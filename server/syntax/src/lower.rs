@@ -268,6 +268,10 @@ impl<'a> Lowerer<'a> {
                 let decl = self.parameter_statement(node, depth);
                 builder.decls.push(decl);
             }
+            "common_statement" => {
+                let decl = self.common_statement(node, depth);
+                builder.decls.push(decl);
+            }
             "internal_procedures" | "module_procedures" => {
                 for child in named_children(node) {
                     if let Some(unit_kind) = unit_kind(child.kind()).filter(|_| !child.kind().ends_with("_statement")) {
@@ -368,6 +372,34 @@ impl<'a> Lowerer<'a> {
             }
             _ => None,
         }
+    }
+
+    /// `COMMON /C/ X(10), Y`: the objects of the blocks, as a declaration
+    /// without a type (the bounds it gives are the arrays' shapes).
+    fn common_statement(&mut self, node: Node, depth: usize) -> Decl {
+        let mut decl = Decl {
+            type_name: String::new(),
+            type_kind: String::new(),
+            attrs: vec![DeclAttr::Other("common".to_string())],
+            entities: Vec::new(),
+            range: self.range(node),
+        };
+        for child in named_children(node) {
+            if child.kind() == "variable_group" {
+                // The block's name sits between the first two slashes.
+                let mut slashes = 0;
+                for item in all_children(child) {
+                    if !item.is_named() && self.text(item) == "/" {
+                        slashes += 1;
+                    } else if slashes >= 2 && item.is_named() {
+                        decl.entities.extend(self.declarator(item, depth + 1));
+                    }
+                }
+            } else {
+                decl.entities.extend(self.declarator(child, depth + 1));
+            }
+        }
+        decl
     }
 
     fn parameter_statement(&mut self, node: Node, depth: usize) -> Decl {
