@@ -64,6 +64,10 @@ fn rewrite_line(line: &mut [u8], fixed: bool, continues: bool, carried: (usize, 
             return (0, false);
         }
         squeeze_keyword(line, at);
+        // The statement of a logical IF: `IF (I .GT. N) G O TO 10`.
+        if let Some(after) = logical_if_statement(line, at) {
+            squeeze_keyword(line, after);
+        }
     }
     squeeze_expressions(line, at, if continues { carried } else { (0, false) })
 }
@@ -158,6 +162,39 @@ fn squeeze_keyword(line: &mut [u8], statement: usize) {
         line[statement + written..at].fill(b' ');
         return;
     }
+}
+
+/// Where the statement of `IF (...) statement` starts, if `statement` is one.
+fn logical_if_statement(line: &[u8], statement: usize) -> Option<usize> {
+    if !line[statement..].get(..2)?.eq_ignore_ascii_case(b"if") {
+        return None;
+    }
+    let mut at = statement + 2;
+    while line.get(at) == Some(&b' ') {
+        at += 1;
+    }
+    if line.get(at) != Some(&b'(') {
+        return None;
+    }
+    let mut depth = 0usize;
+    let mut quote = None;
+    for (idx, &byte) in line.iter().enumerate().skip(at) {
+        match (quote, byte) {
+            (Some(q), _) if byte == q => quote = None,
+            (Some(_), _) => {}
+            (None, b'\'' | b'"') => quote = Some(byte),
+            (None, b'(') => depth += 1,
+            (None, b')') => {
+                depth -= 1;
+                if depth == 0 {
+                    let next = idx + 1 + line[idx + 1..].iter().take_while(|it| **it == b' ').count();
+                    return (next < line.len()).then_some(next);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 fn has_top_level_equals(rest: &[u8]) -> bool {

@@ -125,7 +125,13 @@ impl<'a> Lowerer<'a> {
 
     fn name(&self, node: Node) -> Name {
         let range = self.range(node);
-        Name::new(&self.user_text[range.to_range()], range)
+        let spelled = &self.user_text[range.to_range()];
+        if spelled.contains(char::is_whitespace) {
+            // Fixed form `SU M`, squeezed to `SUM` in the parser's text.
+            let squeezed: String = self.text(node).chars().filter(|it| !it.is_whitespace()).collect();
+            return Name::new(&squeezed, range);
+        }
+        Name::new(spelled, range)
     }
 
     fn too_deep(&mut self, node: Node) -> bool {
