@@ -127,9 +127,21 @@ impl<'a> Lowerer<'a> {
         let range = self.range(node);
         let spelled = &self.user_text[range.to_range()];
         if spelled.contains(char::is_whitespace) {
-            // Fixed form `SU M`, squeezed to `SUM` in the parser's text.
+            // Fixed form `SU M`, squeezed to `SUM` in the parser's text: the
+            // range grows over the user's blanks to the name's last letter.
             let squeezed: String = self.text(node).chars().filter(|it| !it.is_whitespace()).collect();
-            return Name::new(&squeezed, range);
+            let mut letters = 0;
+            let mut end = range.start;
+            for (offset, ch) in self.user_text[range.start..].char_indices() {
+                if letters == squeezed.len() || ch == '\n' {
+                    break;
+                }
+                if !ch.is_whitespace() {
+                    letters += 1;
+                }
+                end = range.start + offset + ch.len_utf8();
+            }
+            return Name::new(&squeezed, TextRange::new(range.start, end.max(range.end)));
         }
         Name::new(spelled, range)
     }
