@@ -123,6 +123,8 @@ const KEYWORDS: &[(&str, Option<usize>)] = &[
     ("continue", None),
     ("return", None),
     ("call", None),
+    // After ENDDO and ENDIF, which it begins.
+    ("end", None),
 ];
 
 /// `G O TO 10`, `C ALL S`: the statement keyword without its blanks.

@@ -42,7 +42,7 @@ fn fixed_form_blanks_inside_tokens() {
       END IF
       IF (L . EQV . . TRUE .) SUM = 2
       PRINT *, 'A . EQ . B', SUM
-      END
+      E N D
 ",
         SourceForm::FIXED,
         expect![[r#"
@@ -56,6 +56,8 @@ fn fixed_form_blanks_inside_tokens() {
             >    20 CONTINUE
             <       IF (L . EQV . . TRUE .) SUM = 2
             >       IF (L .EQV.   .TRUE.  ) SUM = 2
+            <       E N D
+            >       END
         "#]],
     );
 }
