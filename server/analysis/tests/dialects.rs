@@ -278,3 +278,61 @@ fn extrinsic_prefixes_make_procedures() {
         ]
     );
 }
+
+#[test]
+fn on_home_names_the_home_of_the_loop() {
+    // Without ON HOME the home is the first update, `a(i)`.
+    let text = "\
+program oh
+  integer, parameter :: n = 16
+  real a(n), b(n), c(n)
+!hpf$ distribute a(block)
+!hpf$ distribute b(cyclic)
+!hpf$ align c(i) with a(i)
+!hpf$ independent, onhome (b(i))
+  do i = 2, n
+    a(i) = b(i) + 1.0
+    b(i) = c(i-1)
+  end do
+  do i = 2, n
+!hpf$ on home (b(i)) begin
+    a(i) = b(i) + 1.0
+    b(i) = c(i-1)
+!hpf$ end on
+  end do
+  do i = 2, n
+    a(i) = b(i) + 1.0
+    b(i) = c(i-1)
+  end do
+!hpf$ independent, on home (c(i))
+  do i = 2, n
+    a(i) = c(i)
+  end do
+end program
+";
+    let analysis = analysis::analyze(text, SourceForm::Free, CONFIG);
+    let homes: Vec<(String, Option<&str>)> = analysis
+        .loops
+        .iter()
+        .map(|it| {
+            let home = it.home.as_ref().map_or(String::new(), |home| text[home.range.to_range()].to_string());
+            (home, it.on_home.map(|range| &text[range.to_range()]))
+        })
+        .collect();
+    assert_eq!(
+        homes,
+        [
+            ("b(i)".to_string(), Some("b(i)")),
+            ("b(i)".to_string(), Some("b(i)")),
+            ("a(i)".to_string(), None),
+            // `c(i)` is only read: the home stays the update.
+            ("a(i)".to_string(), Some("c(i)")),
+        ]
+    );
+    let header = text.find("do i = 2, n").expect("a loop");
+    let hover = analysis::ide::hover(&analysis, text, header + 1, false).expect("a hover on the loop");
+    assert!(hover.contents.contains("home b(i)") && hover.contents.contains("ON HOME b(i)\n"), "{}", hover.contents);
+    let last = text.rfind("do i = 2, n").expect("a loop");
+    let hover = analysis::ide::hover(&analysis, text, last + 1, false).expect("a hover on the loop");
+    assert!(hover.contents.contains("ON HOME c(i) (not an update of the loop: not used)"), "{}", hover.contents);
+}
