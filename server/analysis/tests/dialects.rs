@@ -168,6 +168,10 @@ fn fixes_keep_the_meaning(text: &str, form: SourceForm) -> String {
     }
     let fixed = apply(text, &edits);
     let after = analysis::analyze(&fixed, form, CONFIG);
+    let homes = |analysis: &analysis::FileAnalysis, text: &str| -> Vec<String> {
+        analysis.loops.iter().filter_map(|it| Some(text[it.home.as_ref()?.range.to_range()].to_string())).collect()
+    };
+    assert_eq!(homes(&before, text), homes(&after, &fixed), "the loops' homes changed:\n{fixed}");
     assert!(errors(&after).is_empty(), "{:?} in\n{fixed}", errors(&after));
     assert!(after.diagnostics.iter().all(|it| it.code != Code::Dialect), "{:?} in\n{fixed}", after.diagnostics);
     // Triples and distributions; names keep their spelling.
@@ -197,6 +201,11 @@ chpf$ align j(i), k(i) with t(i)
       do 10 i = 1, n
         u(i) = i
    10 continue
+!HPF$ INDEPENDENT, ONHOME(V(I))
+      do 20 i = 1, n
+        u(i) = i
+        v(i) = i
+   20 continue
       end
 ",
         SourceForm::FIXED,
@@ -217,6 +226,13 @@ chpf$ align j(i), k(i) with t(i)
               do 10 i = 1, n
                 u(i) = i
            10 continue
+        !HPF$ INDEPENDENT
+              do 20 i = 1, n
+        !HPF$ ON HOME (V(I)) BEGIN
+                u(i) = i
+                v(i) = i
+        !HPF$ END ON
+           20 continue
               end
     "#]]
     .assert_eq(&fixed);

@@ -122,13 +122,13 @@ pub struct Diagnostic {
     pub fix: Option<Fix>,
 }
 
-/// A rewrite a diagnostic proposes: `new_text` in place of `range`.
+/// A rewrite a diagnostic proposes: each edit's text in place of its range
+/// (the ranges do not overlap).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fix {
     /// What the fix does, as a code action's title.
     pub title: String,
-    pub range: TextRange,
-    pub new_text: String,
+    pub edits: Vec<(TextRange, String)>,
 }
 
 impl Diagnostic {
@@ -144,7 +144,7 @@ impl Diagnostic {
     }
 
     pub fn with_fix(mut self, title: impl Into<String>, range: TextRange, new_text: impl Into<String>) -> Diagnostic {
-        self.fix = Some(Fix { title: title.into(), range, new_text: new_text.into() });
+        self.fix = Some(Fix { title: title.into(), edits: vec![(range, new_text.into())] });
         self
     }
 

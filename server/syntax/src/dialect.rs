@@ -15,6 +15,14 @@
 //!
 //! Character literals, comments and FORMAT statements (Hollerith) are left
 //! alone.
+//!
+//! It also builds the quick fix of the one dialect note that needs the
+//! loop's statements: an ON HOME clause of INDEPENDENT.
+
+use std::sync::Arc;
+
+use crate::directive::{Directive, DirectiveBody, Independent};
+use crate::{Code, Diagnostic, Fix, Stmt, StmtKind, TextRange, Unit};
 
 /// Rewrites `text` (already normalised to free form by
 /// [`crate::normalize_fixed`] when `fixed`) in place; same length.
@@ -297,4 +305,73 @@ fn squeeze_token_gap(line: &mut [u8], blank: usize) {
     let gap = right - blank;
     line.copy_within(right..right_end, blank);
     line[right_end - gap..right_end].fill(b' ');
+}
+
+/// The quick fix of an `INDEPENDENT, ON HOME (U(I))` note: the clause
+/// goes, and `ON HOME (U(I)) BEGIN` ... `END ON` wraps the loop's body,
+/// when the loop ends on a line of its own (`END DO`, `CONTINUE`).
+pub(crate) fn on_home_clause_fixes(text: &str, units: &[Arc<Unit>], diagnostics: &mut [Diagnostic]) {
+    for unit in units.iter().flat_map(|it| it.all_units()) {
+        for directive in &unit.directives {
+            let DirectiveBody::Independent(Independent { on_home: Some(home), .. }) = &directive.body else { continue };
+            let Some(note) = diagnostics
+                .iter_mut()
+                .find(|it| it.code == Code::Dialect && it.fix.is_none() && it.range.contains_range(home.range))
+            else {
+                continue;
+            };
+            let Some(edits) = on_home_edits(text, unit, directive, note.range, home) else { continue };
+            note.fix = Some(Fix { title: "Write `ON HOME (...) BEGIN` ... `END ON` in the loop".into(), edits });
+        }
+    }
+}
+
+fn on_home_edits(
+    text: &str,
+    unit: &Unit,
+    directive: &Directive,
+    clause: TextRange,
+    home: &crate::Expr,
+) -> Option<Vec<(TextRange, String)>> {
+    let next = unit
+        .body
+        .iter()
+        .flat_map(|it| std::iter::once(it).chain(all_statements(it)))
+        .find(|it| it.range.start >= directive.range.end)?;
+    let StmtKind::Do { body, .. } = &next.kind else { return None };
+    body.first()?;
+    // The comma before the clause goes with it.
+    let before = text[..clause.start].trim_end_matches([' ', '\t']);
+    let start = if before.ends_with(',') { before.len() - 1 } else { clause.start };
+    let line_start = text[..directive.range.start].rfind('\n').map_or(0, |it| it + 1);
+    let sentinel = text.get(directive.range.start..directive.range.start + 5)?;
+    let prefix = format!("{}{sentinel} ", &text[line_start..directive.range.start]);
+    let newline = if text[..line_start].ends_with("\r\n") { "\r\n" } else { "\n" };
+    let last_line = text[..next.range.end].rfind('\n').map_or(0, |it| it + 1);
+    let last: String = text[last_line..next.range.end]
+        .trim_start_matches(|it: char| it.is_ascii_digit() || it.is_whitespace())
+        .chars()
+        .filter(|it| !it.is_whitespace())
+        .collect::<String>()
+        .to_ascii_lowercase();
+    if !matches!(last.as_str(), "enddo" | "continue") || last_line <= next.header.end {
+        return None;
+    }
+    let home_text = text.get(home.range.to_range())?;
+    Some(vec![
+        (TextRange::new(start, clause.end), String::new()),
+        (TextRange::empty(next.header.end), format!("{newline}{prefix}ON HOME ({home_text}) BEGIN")),
+        (TextRange::empty(last_line), format!("{prefix}END ON{newline}")),
+    ])
+}
+
+fn all_statements(stmt: &Stmt) -> Vec<&Stmt> {
+    let mut res = Vec::new();
+    let mut stack = stmt.children();
+    while let Some(it) = stack.pop() {
+        res.push(it);
+        stack.extend(it.children());
+    }
+    res.sort_by_key(|it| it.range.start);
+    res
 }

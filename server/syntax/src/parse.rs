@@ -219,6 +219,7 @@ pub fn lower_tree_reusing(
     let directives = parse_directives(text, form, to_parse, &mut diagnostics);
     let mut units = units;
     assign_directives(&mut units, directives);
+    crate::dialect::on_home_clause_fixes(text, &units, &mut diagnostics);
     diagnostics.sort_by_key(|it| (it.range.start, it.range.end));
     SourceFile { form, units, comments, diagnostics, whole_units, reused_units }
 }

@@ -62,7 +62,12 @@ impl<'a> Renderer<'a> {
             };
             self.out.push_str(&format!("{} {:?} at {place}\n", diagnostic.code.as_str(), diagnostic.message));
             if let Some(fix) = &diagnostic.fix {
-                let fixed = format!("{}{}{}", &self.text[..fix.range.start], fix.new_text, &self.text[fix.range.end..]);
+                let mut fixed = self.text.to_string();
+                let mut edits = fix.edits.clone();
+                edits.sort_by_key(|(range, _)| std::cmp::Reverse(range.start));
+                for (range, new_text) in edits {
+                    fixed.replace_range(range.to_range(), &new_text);
+                }
                 self.out.push_str(&format!("  fix {:?}:\n", fix.title));
                 for line in fixed.lines().filter(|it| !self.text.lines().any(|old| old == *it)) {
                     self.out.push_str(&format!("    {line}\n"));

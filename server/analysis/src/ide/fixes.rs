@@ -43,7 +43,11 @@ pub fn code_actions(analysis: &FileAnalysis, text: &str, range: TextRange) -> Ve
         actions.push(Action {
             title: fix.title.clone(),
             kind: ActionKind::QuickFix,
-            edits: vec![TextEdit { range: fix.range, new_text: fix.new_text.clone() }],
+            edits: fix
+                .edits
+                .iter()
+                .map(|(range, new_text)| TextEdit { range: *range, new_text: new_text.clone() })
+                .collect(),
             fixes: Some(diagnostic.range),
             is_preferred: true,
         });
