@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use syntax::directive::{DirectiveBody, Independent};
 use syntax::{Code, Diagnostic, Expr, ExprKind, Name, Stmt, StmtKind, Subscript, TextRange};
 
 use crate::eval::{linear, ConstEnv, NotFoldedReason};
@@ -373,6 +374,10 @@ pub struct LoopReport {
     /// The whole nest around (and including) this loop, outermost first.
     pub nest: Vec<NestIndex>,
     pub home: Option<Home>,
+    /// The reference an `INDEPENDENT, ON HOME (U(I))` clause or an
+    /// `ON HOME (U(I))` directive opening the body names: the loop's home
+    /// when it is one of the loop's updates.
+    pub on_home: Option<TextRange>,
     /// Why there is no home, when there is none.
     pub no_home: Option<String>,
     /// Why the loop is not analysed at all (DO WHILE, ...).
@@ -394,10 +399,12 @@ impl LoopReport {
             bounds: _,
             nest,
             home,
+            on_home,
             no_home: _,
             gave_up: _,
             accesses,
         } = &mut report;
+        *on_home = on_home.map(|it| it.shifted(delta));
         *range = range.shifted(delta);
         *header = header.shifted(delta);
         let names = var.iter_mut().chain(nest.iter_mut().filter_map(|it| it.var.as_mut()));
@@ -532,7 +539,8 @@ pub fn analyze_loops_reusing(
             let epoch = epochs.epoch_of(unit.body[at].range.start);
             let run = unit.body[at..].iter().take_while(|it| epochs.epoch_of(it.range.start) == epoch).count();
             let epoch_model = epochs.model(epoch);
-            let mut walker = Walker { model: epoch_model, unit: unit_id, epoch, reports: Vec::new() };
+            let mut walker =
+                Walker { model: epoch_model, unit: unit_id, epoch, reports: Vec::new(), on_homes: on_homes(unit) };
             walker.statements(&unit.body[at..at + run], &[], None, &[]);
             at += run;
             let mut unit_reports = walker.reports;
@@ -598,6 +606,9 @@ struct Walker<'a> {
     unit: UnitId,
     epoch: usize,
     reports: Vec<LoopReport>,
+    /// The ON HOME references that name the home of a DO loop, by the
+    /// loop's start ([`on_homes`]).
+    on_homes: Vec<(usize, &'a Expr)>,
 }
 
 /// An array reference found in a statement, before analysis.
@@ -678,6 +689,22 @@ impl<'a> Walker<'a> {
                 inner.push(index);
                 let id = self.push_report(stmt, LoopKind::Do, inner.clone(), Some(control.var.clone()));
                 self.statements(body, &inner, Some(id), masks);
+                if let Some(&(_, home)) = self.on_homes.iter().find(|(start, _)| *start == stmt.range.start) {
+                    self.reports[id].on_home = Some(home.range);
+                    // The update it names is marked; `finish` makes it the home.
+                    let mut raw = Vec::new();
+                    self.collect(home, AccessAttr::Update, &mut raw);
+                    if let Some(first) = raw.first() {
+                        let forms = self.forms(first, &inner, None);
+                        let report = &mut self.reports[id];
+                        let named = report.accesses.iter_mut().find(|it| {
+                            it.attr == AccessAttr::Update && it.array == first.array && it.subscripts == forms
+                        });
+                        if let Some(access) = named {
+                            access.is_home = true;
+                        }
+                    }
+                }
             }
             StmtKind::DoWhile { body, .. } => {
                 let id = self.push_report(stmt, LoopKind::DoWhile, nest.to_vec(), None);
@@ -752,6 +779,7 @@ impl<'a> Walker<'a> {
             bounds,
             nest,
             home: None,
+            on_home: None,
             no_home: None,
             gave_up: None,
             accesses: Vec::new(),
@@ -1048,14 +1076,60 @@ struct SectionContext<'a> {
     implicit: &'a [usize],
 }
 
+/// The DO loops whose home an ON HOME names, by the loop's start: the loop
+/// after `INDEPENDENT, ON HOME (U(I))`, and the loop whose body begins with
+/// an `ON HOME (U(I))` directive.
+fn on_homes(unit: &syntax::Unit) -> Vec<(usize, &Expr)> {
+    let mut res = Vec::new();
+    for directive in &unit.directives {
+        match &directive.body {
+            DirectiveBody::Independent(Independent { on_home: Some(home), .. }) => {
+                let next = crate::mapping_checks::next_statement(&unit.body, directive.range.end);
+                if let Some(next) = next.filter(|it| matches!(it.kind, StmtKind::Do { .. })) {
+                    res.push((next.range.start, home));
+                }
+            }
+            DirectiveBody::On(on) => {
+                let Some(next) = crate::mapping_checks::next_statement(&unit.body, directive.range.end) else {
+                    continue;
+                };
+                if let Some(owner) = loop_whose_body_starts(&unit.body, directive.range.start, next.range.start) {
+                    res.push((owner.range.start, &on.home));
+                }
+            }
+            _ => {}
+        }
+    }
+    res
+}
+
+/// The DO loop around `offset` whose body's first statement starts at `first`.
+fn loop_whose_body_starts(body: &[Stmt], offset: usize, first: usize) -> Option<&Stmt> {
+    let mut stack: Vec<&Stmt> = body.iter().filter(|it| it.range.start <= offset && offset < it.range.end).collect();
+    while let Some(stmt) = stack.pop() {
+        if let StmtKind::Do { body: inner, .. } = &stmt.kind {
+            if stmt.header.end <= offset && inner.first().is_some_and(|it| it.range.start == first) {
+                return Some(stmt);
+            }
+        }
+        stack.extend(stmt.children().into_iter().filter(|it| it.range.start <= offset && offset < it.range.end));
+    }
+    None
+}
+
 /// Chooses the home and computes everything per access.
 fn finish(model: &Model, report: &mut LoopReport) {
     if report.gave_up.is_some() {
         report.accesses.clear();
         return;
     }
-    // The home: the first update of an array; for an array assignment, its left side.
-    let home_idx = report.accesses.iter().position(|it| it.attr == AccessAttr::Update);
+    // The home: the update an ON HOME names (marked by the walker), else the
+    // first update of an array; for an array assignment, its left side.
+    let home_idx = report
+        .accesses
+        .iter()
+        .position(|it| it.is_home)
+        .or_else(|| report.accesses.iter().position(|it| it.attr == AccessAttr::Update));
     let home = home_idx.map(|idx| {
         let access = &report.accesses[idx];
         Home { array: access.array, range: access.range, subscripts: access.subscripts.clone(), triple: Vec::new() }

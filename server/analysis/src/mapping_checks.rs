@@ -266,7 +266,7 @@ fn check_placement(unit: &syntax::Unit, diagnostics: &mut Vec<Diagnostic>) {
 }
 
 /// The first statement (at any nesting depth) that starts after `offset`.
-fn next_statement(body: &[Stmt], offset: usize) -> Option<&Stmt> {
+pub(crate) fn next_statement(body: &[Stmt], offset: usize) -> Option<&Stmt> {
     let mut best: Option<&Stmt> = None;
     let mut stack: Vec<&Stmt> = body.iter().collect();
     while let Some(stmt) = stack.pop() {

@@ -13,7 +13,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use syntax::directive::{AlignSpec, AttrKind, DirectiveBody, DistFormatKind, DistSpec, Mapping as MappingSyntax};
+use syntax::directive::{
+    AlignSpec, AttrKind, DirectiveBody, DistFormatKind, DistSpec, Mapping as MappingSyntax, MappingForm,
+};
 use syntax::{Code, Diagnostic, Expr, Name, SourceFile, Subscript, TextRange, UnitKind};
 
 use crate::eval::{eval_int, linear, ConstEnv, NotFolded, NotFoldedReason};
@@ -952,6 +954,15 @@ fn apply_mapping_directives(
                 match &attr.kind {
                     AttrKind::Align(spec) | AttrKind::Realign(spec) => {
                         let is_realign = matches!(attr.kind, AttrKind::Realign(_));
+                        // `ALIGN WITH T(I) :: S(*, I), P(I)`: each alignee's own source list.
+                        let own_sources;
+                        let spec = match &entity.args {
+                            Some(args) if spec.sources.is_none() && !is_declaration => {
+                                own_sources = AlignSpec { sources: Some(args.clone()), ..spec.clone() };
+                                &own_sources
+                            }
+                            _ => spec,
+                        };
                         let Some(mut alignment) =
                             alignment(model, unit, id, spec, directive.range, mapping, diagnostics)
                         else {
@@ -982,6 +993,9 @@ fn apply_mapping_directives(
                         let is_redistribute = matches!(attr.kind, AttrKind::Redistribute(_));
                         let mut distribution = distribution(model, unit, spec, directive.range, diagnostics);
                         distribution.distributee = entity.name.range;
+                        if spec.formats.is_none() && mapping.form == MappingForm::Statement {
+                            block_in_every_dimension(model, id, entity, &mut distribution, diagnostics);
+                        }
                         if is_redistribute {
                             model.units[unit].remaps.push(Remap {
                                 symbol: id,
@@ -1031,6 +1045,36 @@ fn apply_mapping_directives(
             let _ = is_declaration;
         }
     }
+}
+
+/// `DISTRIBUTE A` and `DISTRIBUTE A ONTO P` without a format list: BLOCK in
+/// every dimension, as the compilers of that dialect did; reported (HPF030)
+/// with the fix that writes the formats out.
+fn block_in_every_dimension(
+    model: &Model,
+    id: SymbolId,
+    entity: &syntax::directive::Entity,
+    distribution: &mut Distribution,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let rank = model.symbol(id).rank().max(1);
+    distribution.formats = vec![Format::Block; rank];
+    let formats = vec!["BLOCK"; rank].join(", ");
+    diagnostics.push(
+        Diagnostic::new(
+            Code::Dialect,
+            entity.name.range,
+            format!(
+                "DISTRIBUTE without a format list distributes BLOCK in every dimension here; HPF 2.0 writes `DISTRIBUTE {}({formats})`",
+                entity.name.text
+            ),
+        )
+        .with_fix(
+            format!("Write `{}({formats})`", entity.name.text),
+            TextRange::empty(entity.name.range.end),
+            format!("({formats})"),
+        ),
+    );
 }
 
 /// Resolves a name of a directive, reporting HPF010 when it is unknown.

@@ -879,6 +879,7 @@ impl<'a> Lowering<'a> {
                 }
             }
         }
+        self.check_sequence_association();
         if !self.errors.is_empty() {
             return String::new();
         }

@@ -1206,3 +1206,114 @@ fn calls_of(plans: &[Plan]) -> Vec<usize> {
     res.sort_unstable();
     res
 }
+
+impl Lowering<'_> {
+    /// Refuses, at its argument, an element of a distributed array passed
+    /// to an array dummy of a function of the file (F77 sequence
+    /// association, `F(A(K))`): the dummy is the rest of the array from that
+    /// element, which no process holds whole. (An element of a replicated
+    /// array passes as the sequential program passes it; `CALL S(A(1), N)`
+    /// runs on rank 0 on a gathered copy of A.)
+    pub(crate) fn check_sequence_association(&mut self) {
+        let model = &self.analysis.model;
+        let units = analysis::model::flatten_units(&self.analysis.file);
+        // Each procedure of the file: which of its dummies are arrays.
+        let mut procedures: Vec<(String, &[syntax::Name], Vec<bool>)> = Vec::new();
+        for (id, (unit, _)) in units.iter().enumerate() {
+            let (UnitKind::Subroutine | UnitKind::Function, Some(name)) = (unit.kind, &unit.name) else { continue };
+            let arrays = unit
+                .dummies
+                .iter()
+                .map(|dummy| {
+                    model
+                        .lookup(id, &dummy.key())
+                        .filter(|it| it.unit == id)
+                        .is_some_and(|it| model.symbol(it).is_array())
+                })
+                .collect();
+            procedures.push((name.key(), &unit.dummies, arrays));
+        }
+        let mut problems: Vec<(TextRange, String)> = Vec::new();
+        for (id, (unit, _)) in units.iter().enumerate() {
+            let mut stack: Vec<&Stmt> = unit.body.iter().collect();
+            while let Some(stmt) = stack.pop() {
+                stack.extend(stmt.children());
+                // (A CALL with an element of a distributed array runs on
+                // rank 0 on a gathered copy, element included: only function
+                // references pass a fetched scalar.)
+                let mut calls: Vec<(&syntax::Name, Vec<&syntax::Expr>)> = Vec::new();
+                for expr in statement_exprs(stmt) {
+                    expr.walk(|it| {
+                        if let ExprKind::Ref { name, args } = &it.kind {
+                            let is_array = model.lookup(id, &name.key()).is_some_and(|s| model.symbol(s).is_array());
+                            if !is_array {
+                                let actuals = args
+                                    .iter()
+                                    .filter_map(|arg| match arg {
+                                        Subscript::Expr(expr) => Some(expr),
+                                        _ => None,
+                                    })
+                                    .collect();
+                                calls.push((name, actuals));
+                            }
+                        }
+                    });
+                }
+                for (callee, actuals) in calls {
+                    let Some((_, dummies, arrays)) = procedures.iter().find(|it| it.0 == callee.key()) else {
+                        continue;
+                    };
+                    for (position, actual) in actuals.iter().enumerate() {
+                        let ExprKind::Ref { name, args } = &actual.kind else { continue };
+                        let element = args.iter().all(|it| matches!(it, Subscript::Expr(_)));
+                        let Some(array) = model.lookup(id, &name.key()).filter(|it| model.symbol(*it).is_array())
+                        else {
+                            continue;
+                        };
+                        let distributed = model.distribution_of(array).is_some_and(|(_, it)| !it.formats.is_empty());
+                        if element && distributed && arrays.get(position).copied().unwrap_or(false) {
+                            problems.push((
+                                actual.range,
+                                format!(
+                                    "`{}` is an element of the distributed array `{}`, passed to the array dummy `{}` of \
+                                     `{}` (sequence association: the rest of the array from there), which the MPI \
+                                     backend does not support; pass a section, such as `{}({}:)`, or the whole array",
+                                    self.slice(actual.range),
+                                    name.text,
+                                    dummies[position].text,
+                                    callee.text,
+                                    name.text,
+                                    args.first().map(|it| self.slice(it.range())).unwrap_or_default(),
+                                ),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        problems.sort_by_key(|it| it.0.start);
+        problems.dedup();
+        for (range, message) in problems {
+            self.error(range, message);
+        }
+    }
+}
+
+/// The expressions a statement holds itself (not those of nested statements).
+fn statement_exprs(stmt: &Stmt) -> Vec<&syntax::Expr> {
+    match &stmt.kind {
+        StmtKind::Assign { lhs, rhs } => vec![lhs, rhs],
+        StmtKind::Call { args, .. } => args.iter().collect(),
+        StmtKind::Output { items } => items.iter().collect(),
+        StmtKind::Other { exprs, .. } => exprs.iter().collect(),
+        StmtKind::If { branches } => branches.iter().filter_map(|(cond, _)| cond.as_ref()).collect(),
+        StmtKind::Where { mask, elsewhere, .. } => {
+            mask.iter().chain(elsewhere.iter().filter_map(|(it, _)| it.as_ref())).collect()
+        }
+        StmtKind::Forall { mask, .. } => mask.iter().collect(),
+        StmtKind::DoWhile { cond, .. } => cond.iter().collect(),
+        StmtKind::Do { control, .. } => {
+            control.iter().flat_map(|it| [&it.lo, &it.hi].into_iter().chain(it.step.iter())).collect()
+        }
+    }
+}

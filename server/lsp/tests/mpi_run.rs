@@ -21,6 +21,7 @@ const SUPPORTED: &[&str] = &[
     "cyclic_basic.f90",
     "cyclic_sections.f90",
     "cyclic_template.f90",
+    "dialects_f77.f",
     "dynamic_remap.f90",
     "embed_constant.f90",
     "embed_rank_change.f90",

@@ -96,6 +96,7 @@ codes! {
     NotAnArray = "HPF025", Error, "mapped object is not an array or template";
     NotDynamic = "HPF026", Warning, "REALIGN/REDISTRIBUTE of an object without DYNAMIC";
     BadProcessorCount = "HPF027", Error, "non-positive extent or block size";
+    Dialect = "HPF030", Information, "a dialect form accepted in place of its HPF 2.0 spelling";
     MisalignedTransfer = "HPF101", Warning, "misalignment forces a transfer";
     HaloTransfer = "HPF102", Information, "several offsets of an array: a halo (SHADOW)";
     Broadcast = "HPF103", Information, "an element is broadcast to every iteration";
@@ -119,11 +120,34 @@ pub struct Diagnostic {
     pub range: TextRange,
     pub message: String,
     pub related: Vec<Related>,
+    /// The edit that rewrites the text to the standard form (HPF030).
+    pub fix: Option<Fix>,
+}
+
+/// A rewrite a diagnostic proposes: each edit's text in place of its range
+/// (the ranges do not overlap).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fix {
+    /// What the fix does, as a code action's title.
+    pub title: String,
+    pub edits: Vec<(TextRange, String)>,
 }
 
 impl Diagnostic {
     pub fn new(code: Code, range: TextRange, message: impl Into<String>) -> Diagnostic {
-        Diagnostic { code, severity: code.default_severity(), range, message: message.into(), related: Vec::new() }
+        Diagnostic {
+            code,
+            severity: code.default_severity(),
+            range,
+            message: message.into(),
+            related: Vec::new(),
+            fix: None,
+        }
+    }
+
+    pub fn with_fix(mut self, title: impl Into<String>, range: TextRange, new_text: impl Into<String>) -> Diagnostic {
+        self.fix = Some(Fix { title: title.into(), edits: vec![(range, new_text.into())] });
+        self
     }
 
     pub fn with_related(mut self, range: TextRange, message: impl Into<String>) -> Diagnostic {

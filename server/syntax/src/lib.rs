@@ -5,6 +5,7 @@
 mod ast;
 mod chunks;
 mod diagnostic;
+mod dialect;
 pub mod directive;
 mod expr;
 pub mod include;
@@ -18,7 +19,7 @@ mod text_range;
 
 pub use ast::*;
 pub use chunks::{unit_chunks, unit_chunks_from};
-pub use diagnostic::{Code, Diagnostic, Related, Severity};
+pub use diagnostic::{Code, Diagnostic, Fix, Related, Severity};
 pub use expr::{BinaryOp, Expr, ExprKind, Name, Subscript, UnaryOp};
 pub use line_index::LineIndex;
 pub use parse::{

@@ -125,7 +125,25 @@ impl<'a> Lowerer<'a> {
 
     fn name(&self, node: Node) -> Name {
         let range = self.range(node);
-        Name::new(&self.user_text[range.to_range()], range)
+        let spelled = &self.user_text[range.to_range()];
+        if spelled.contains(char::is_whitespace) {
+            // Fixed form `SU M`, squeezed to `SUM` in the parser's text: the
+            // range grows over the user's blanks to the name's last letter.
+            let squeezed: String = self.text(node).chars().filter(|it| !it.is_whitespace()).collect();
+            let mut letters = 0;
+            let mut end = range.start;
+            for (offset, ch) in self.user_text[range.start..].char_indices() {
+                if letters == squeezed.len() || ch == '\n' {
+                    break;
+                }
+                if !ch.is_whitespace() {
+                    letters += 1;
+                }
+                end = range.start + offset + ch.len_utf8();
+            }
+            return Name::new(&squeezed, TextRange::new(range.start, end.max(range.end)));
+        }
+        Name::new(spelled, range)
     }
 
     fn too_deep(&mut self, node: Node) -> bool {
@@ -268,6 +286,10 @@ impl<'a> Lowerer<'a> {
                 let decl = self.parameter_statement(node, depth);
                 builder.decls.push(decl);
             }
+            "common_statement" => {
+                let decl = self.common_statement(node, depth);
+                builder.decls.push(decl);
+            }
             "internal_procedures" | "module_procedures" => {
                 for child in named_children(node) {
                     if let Some(unit_kind) = unit_kind(child.kind()).filter(|_| !child.kind().ends_with("_statement")) {
@@ -368,6 +390,34 @@ impl<'a> Lowerer<'a> {
             }
             _ => None,
         }
+    }
+
+    /// `COMMON /C/ X(10), Y`: the objects of the blocks, as a declaration
+    /// without a type (the bounds it gives are the arrays' shapes).
+    fn common_statement(&mut self, node: Node, depth: usize) -> Decl {
+        let mut decl = Decl {
+            type_name: String::new(),
+            type_kind: String::new(),
+            attrs: vec![DeclAttr::Other("common".to_string())],
+            entities: Vec::new(),
+            range: self.range(node),
+        };
+        for child in named_children(node) {
+            if child.kind() == "variable_group" {
+                // The block's name sits between the first two slashes.
+                let mut slashes = 0;
+                for item in all_children(child) {
+                    if !item.is_named() && self.text(item) == "/" {
+                        slashes += 1;
+                    } else if slashes >= 2 && item.is_named() {
+                        decl.entities.extend(self.declarator(item, depth + 1));
+                    }
+                }
+            } else {
+                decl.entities.extend(self.declarator(child, depth + 1));
+            }
+        }
+        decl
     }
 
     fn parameter_statement(&mut self, node: Node, depth: usize) -> Decl {

@@ -61,11 +61,22 @@ fn language() -> tree_sitter::Language {
 }
 
 /// The text tree-sitter sees: the normalised text for fixed form.
+/// The dialects of `crate::dialect` are rewritten in it, offset for offset.
 pub fn parser_text(text: &str, form: SourceForm) -> std::borrow::Cow<'_, str> {
-    match form {
-        SourceForm::Free => std::borrow::Cow::Borrowed(text),
-        SourceForm::Fixed { line_length } => std::borrow::Cow::Owned(normalize_fixed(text, line_length)),
-    }
+    let mut bytes = match form {
+        SourceForm::Free => {
+            // Free form needs a copy only for an EXTRINSIC prefix.
+            if !text.as_bytes().windows(9).any(|it| it.eq_ignore_ascii_case(b"extrinsic")) {
+                return std::borrow::Cow::Borrowed(text);
+            }
+            text.as_bytes().to_vec()
+        }
+        SourceForm::Fixed { line_length } => normalize_fixed(text, line_length).into_bytes(),
+    };
+    crate::dialect::rewrite_dialects(&mut bytes, form.is_fixed());
+    // Only ASCII bytes outside character literals and comments are moved
+    // or blanked, so the text stays UTF-8.
+    std::borrow::Cow::Owned(String::from_utf8(bytes).expect("the rewrite moves ASCII bytes only"))
 }
 
 /// Makes tree-sitter's C library allocate with mimalloc, the allocator of
@@ -208,6 +219,7 @@ pub fn lower_tree_reusing(
     let directives = parse_directives(text, form, to_parse, &mut diagnostics);
     let mut units = units;
     assign_directives(&mut units, directives);
+    crate::dialect::on_home_clause_fixes(text, &units, &mut diagnostics);
     diagnostics.sort_by_key(|it| (it.range.start, it.range.end));
     SourceFile { form, units, comments, diagnostics, whole_units, reused_units }
 }

@@ -61,6 +61,18 @@ impl<'a> Renderer<'a> {
                 format!("{slice:?}")
             };
             self.out.push_str(&format!("{} {:?} at {place}\n", diagnostic.code.as_str(), diagnostic.message));
+            if let Some(fix) = &diagnostic.fix {
+                let mut fixed = self.text.to_string();
+                let mut edits = fix.edits.clone();
+                edits.sort_by_key(|(range, _)| std::cmp::Reverse(range.start));
+                for (range, new_text) in edits {
+                    fixed.replace_range(range.to_range(), &new_text);
+                }
+                self.out.push_str(&format!("  fix {:?}:\n", fix.title));
+                for line in fixed.lines().filter(|it| !self.text.lines().any(|old| old == *it)) {
+                    self.out.push_str(&format!("    {line}\n"));
+                }
+            }
         }
         self.out
     }
@@ -124,6 +136,9 @@ impl<'a> Renderer<'a> {
                 if !independent.reduction.is_empty() {
                     line.push_str(&format!(" reduction({})", self.names(&independent.reduction)));
                 }
+                if let Some(home) = &independent.on_home {
+                    line.push_str(&format!(" on home {}", self.expr(home)));
+                }
                 if line.trim().is_empty() {
                     line.push_str(" plain");
                 }
@@ -169,7 +184,8 @@ impl<'a> Renderer<'a> {
         if let Some(double_colon) = mapping.double_colon {
             assert_eq!(self.slice(double_colon), "::");
         }
-        assert_eq!(mapping.double_colon.is_some(), mapping.form == MappingForm::Attributed);
+        // `ALIGN A, B WITH T` is attributed (several alignees) without `::`.
+        assert!(mapping.double_colon.is_none() || mapping.form == MappingForm::Attributed);
         for attr in &mapping.attrs {
             let keyword = self.name(&attr.keyword);
             assert_eq!(attr.range.start, attr.keyword.range.start, "an attribute starts at its keyword");
@@ -1200,24 +1216,31 @@ fn align_shorthands() {
               line "!HPF$ ALIGN with field(i,*) :: s(i)"
               attr ALIGN "ALIGN with field(i,*)" align sources(i) with field(i, *) target "field(i,*)"
               entity s "s(i)"
+            HPF030 "the align-source list after the alignee is a dialect form; HPF 2.0 writes `ALIGN s(i) with field(i,*)`" at "ALIGN with field(i,*) :: s(i)"
+              fix "Write `ALIGN s(i) with field(i,*)`":
+                !HPF$ ALIGN s(i) with field(i,*)
         "#]],
     );
 }
 
 #[test]
 fn align_several_alignees_in_statement_form() {
-    // `ALIGN mx(*,i), mxt(i,*) WITH T(i,*,*)` occurs in a public program. It
-    // is not H313 (one alignee) and each alignee has its own source list,
-    // which one `AlignSpec` cannot hold, so it is rejected with a message
-    // that says how to write it. FIXME: accept it if the model ever carries
-    // a source list per alignee.
+    // `ALIGN mx(*,i), mxt(i,*) WITH T(i,*,*)` occurs in a public program:
+    // each alignee keeps its own source list, and the note's fix writes
+    // one ALIGN per array.
     check(
         r#"!HPF$ ALIGN mx(*,i), mxt(i,*) WITH T(i,*,*)
 "#,
         expect![[r#"
-            ALIGN: invalid
+            ALIGN: mapping attributed
               line "!HPF$ ALIGN mx(*,i), mxt(i,*) WITH T(i,*,*)"
-            HPF001 "one ALIGN statement aligns one array: write one per array, or `ALIGN (...) WITH ... :: A, B` when they share the source list" at ","
+              attr ALIGN "ALIGN mx(*,i), mxt(i,*) WITH T(i,*,*)" align WITH T(i, *, *) target "T(i,*,*)"
+              entity mx(*, i) "mx(*,i)"
+              entity mxt(i, *) "mxt(i,*)"
+            HPF030 "alignees with their own source lists; HPF 2.0 writes one ALIGN per array: `ALIGN mx(*,i) WITH T(i,*,*)`, `ALIGN mxt(i,*) WITH T(i,*,*)`" at "ALIGN mx(*,i), mxt(i,*) WITH T(i,*,*)"
+              fix "Write one ALIGN per array":
+                !HPF$ ALIGN mx(*,i) WITH T(i,*,*)
+                !HPF$ ALIGN mxt(i,*) WITH T(i,*,*)
         "#]],
     );
 }
@@ -1422,13 +1445,16 @@ fn independent_errors() {
               line "!HPF$ INDEPENDENT, PRIVATE(J)"
             INDEPENDENT: invalid
               line "!HPF$ INDEPENDENT, NEW"
-            INDEPENDENT: invalid
+            INDEPENDENT: independent
               line "!HPF$ INDEPENDENT NEW(J)"
+              new(J)
             INDEPENDANT: invalid
               line "!HPF$ INDEPENDANT"
-            HPF001 "expected NEW(...) or REDUCTION(...), found `PRIVATE`" at "PRIVATE"
+            HPF001 "expected NEW(...), REDUCTION(...) or ON HOME(...), found `PRIVATE`" at "PRIVATE"
             HPF001 "expected `(`, found the end of the directive" at the end of "!HPF$ INDEPENDENT, NEW"
-            HPF001 "unexpected text after the directive, found `NEW`" at "NEW"
+            HPF030 "`NEW` without the comma before it; HPF 2.0 writes `INDEPENDENT, NEW(...)`" at "NEW"
+              fix "Insert `,` before NEW":
+                !HPF$ INDEPENDENT, NEW(J)
             HPF002 "unknown HPF directive `INDEPENDANT`; did you mean `INDEPENDENT`?" at "INDEPENDANT"
         "#]],
     );
@@ -1745,4 +1771,130 @@ chpf$1  WITH T(2*K-1, *) ! trailing commentary
       end program pair
 "#;
     check_same_model(free, fixed);
+}
+
+#[test]
+fn independent_dialects() {
+    // NEW without the comma, ON HOME / ONHOME clauses (NAS benchmarks in HPF).
+    check(
+        r#"!HPF$ INDEPENDENT NEW(I,J)
+!HPF$ INDEPENDENT, ONHOME(U(I1,I2,I3))
+!HPF$ INDEPENDENT, NEW(K), ON HOME (V(K+1))
+!HPF$ INDEPENDENT (I) REDUCTION(S)
+!HPF$ INDEPENDENT, ON (U(I))
+"#,
+        expect![[r#"
+            INDEPENDENT: independent
+              line "!HPF$ INDEPENDENT NEW(I,J)"
+              new(I, J)
+            INDEPENDENT: independent
+              line "!HPF$ INDEPENDENT, ONHOME(U(I1,I2,I3))"
+              on home U(I1, I2, I3)
+            INDEPENDENT: independent
+              line "!HPF$ INDEPENDENT, NEW(K), ON HOME (V(K+1))"
+              new(K) on home V((K+1))
+            INDEPENDENT: independent
+              line "!HPF$ INDEPENDENT (I) REDUCTION(S)"
+              indices(I) reduction(S)
+            INDEPENDENT: invalid
+              line "!HPF$ INDEPENDENT, ON (U(I))"
+            HPF030 "`NEW` without the comma before it; HPF 2.0 writes `INDEPENDENT, NEW(...)`" at "NEW"
+              fix "Insert `,` before NEW":
+                !HPF$ INDEPENDENT, NEW(I,J)
+            HPF030 "an ON HOME clause of INDEPENDENT is an ADAPTOR-era extension; HPF 2.0 writes `!HPF$ ON HOME (U(I1,I2,I3)) BEGIN` ... `!HPF$ END ON` around the loop's body" at "ONHOME(U(I1,I2,I3))"
+            HPF030 "an ON HOME clause of INDEPENDENT is an ADAPTOR-era extension; HPF 2.0 writes `!HPF$ ON HOME (V(K+1)) BEGIN` ... `!HPF$ END ON` around the loop's body" at "ON HOME (V(K+1))"
+            HPF030 "`REDUCTION` without the comma before it; HPF 2.0 writes `INDEPENDENT, REDUCTION(...)`" at "REDUCTION"
+              fix "Insert `,` before REDUCTION":
+                !HPF$ INDEPENDENT (I), REDUCTION(S)
+            HPF001 "expected `home`, found `(`" at "("
+        "#]],
+    );
+}
+
+#[test]
+fn on_home_spelled_as_one_word() {
+    check(
+        r#"!HPF$ ONHOME(A(I)) BEGIN
+!HPF$ END ON
+"#,
+        expect![[r#"
+            ONHOME: on
+              line "!HPF$ ONHOME(A(I)) BEGIN"
+              home A(I) begin
+            END: end on
+              line "!HPF$ END ON"
+            HPF030 "`ONHOME` is spelled `ON HOME` in HPF 2.0" at "ONHOME"
+              fix "Write `ON HOME`":
+                !HPF$ ON HOME(A(I)) BEGIN
+        "#]],
+    );
+}
+
+#[test]
+fn several_alignees_share_a_source_list() {
+    check(
+        r#"//- fixed
+chpf$ align j(i), k(i) with t(i)
+!HPF$ ALIGN A, B, C WITH T
+"#,
+        expect![[r#"
+            align: mapping attributed
+              line "chpf$ align j(i), k(i) with t(i)"
+              attr align "align j(i), k(i) with t(i)" align sources(i) with t(i) target "t(i)"
+              entity j "j(i)"
+              entity k "k(i)"
+            ALIGN: mapping attributed
+              line "!HPF$ ALIGN A, B, C WITH T"
+              attr ALIGN "ALIGN A, B, C WITH T" align WITH T target "T"
+              entity A
+              entity B
+              entity C
+            HPF030 "several alignees in one ALIGN statement; HPF 2.0 writes `align (i) with t(i) :: j, k`" at "align j(i), k(i) with t(i)"
+              fix "Write `align (i) with t(i) :: j, k`":
+                chpf$ align (i) with t(i) :: j, k
+            HPF030 "several alignees in one ALIGN statement; HPF 2.0 writes `ALIGN WITH T :: A, B, C`" at "ALIGN A, B, C WITH T"
+              fix "Write `ALIGN WITH T :: A, B, C`":
+                !HPF$ ALIGN WITH T :: A, B, C
+        "#]],
+    );
+}
+
+#[test]
+fn alignees_with_their_own_source_lists_in_attribute_form() {
+    check(
+        r#"    !HPF$ ALIGN WITH T(I) :: S(*,I), P(I)
+"#,
+        expect![[r#"
+            ALIGN: mapping attributed
+              line "!HPF$ ALIGN WITH T(I) :: S(*,I), P(I)"
+              attr ALIGN "ALIGN WITH T(I)" align WITH T(I) target "T(I)"
+              entity S(*, I) "S(*,I)"
+              entity P(I) "P(I)"
+            HPF030 "alignees with their own source lists; HPF 2.0 writes one ALIGN per array: `ALIGN S(*,I) WITH T(I)`, `ALIGN P(I) WITH T(I)`" at "ALIGN WITH T(I) :: S(*,I), P(I)"
+              fix "Write one ALIGN per array":
+                    !HPF$ ALIGN S(*,I) WITH T(I)
+                    !HPF$ ALIGN P(I) WITH T(I)
+        "#]],
+    );
+}
+
+#[test]
+fn distribute_without_a_format() {
+    // The rank is the model's to know: the syntax keeps "no format".
+    check(
+        r#"//- fixed
+chpf$ distribute A
+!HPF$ DISTRIBUTE T ONTO P
+"#,
+        expect![[r#"
+            distribute: mapping statement
+              line "chpf$ distribute A"
+              attr distribute "distribute A" distribute
+              entity A
+            DISTRIBUTE: mapping statement
+              line "!HPF$ DISTRIBUTE T ONTO P"
+              attr DISTRIBUTE "DISTRIBUTE T ONTO P" distribute onto "ONTO P" P
+              entity T
+        "#]],
+    );
 }

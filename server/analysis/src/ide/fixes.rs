@@ -1,5 +1,7 @@
 //! Quick fixes: rewrite the ALIGN of a misaligned array to its optimal
-//! alignment, in the user's style, and say what that costs elsewhere.
+//! alignment, in the user's style, and say what that costs elsewhere; and
+//! write a dialect form (HPF030) the HPF 2.0 way, with the edit its
+//! diagnostic carries.
 
 use syntax::directive::{AttrKind, Directive, DirectiveBody, MappingForm};
 use syntax::{Code, ExprKind, Subscript, TextRange};
@@ -36,6 +38,20 @@ pub struct Action {
 pub fn code_actions(analysis: &FileAnalysis, text: &str, range: TextRange) -> Vec<Action> {
     let mut actions = Vec::new();
     let overlaps = |it: TextRange| it.start <= range.end && range.start <= it.end;
+    for diagnostic in analysis.diagnostics.iter().filter(|it| it.code == Code::Dialect && overlaps(it.range)) {
+        let Some(fix) = &diagnostic.fix else { continue };
+        actions.push(Action {
+            title: fix.title.clone(),
+            kind: ActionKind::QuickFix,
+            edits: fix
+                .edits
+                .iter()
+                .map(|(range, new_text)| TextEdit { range: *range, new_text: new_text.clone() })
+                .collect(),
+            fixes: Some(diagnostic.range),
+            is_preferred: true,
+        });
+    }
     for diagnostic in analysis.diagnostics.iter().filter(|it| it.code == Code::MisalignedTransfer && overlaps(it.range))
     {
         let Some(access) = find_access(analysis, diagnostic.range) else { continue };

@@ -51,9 +51,10 @@ const DIRECTIVE_HELP: &[(&str, &str)] = &[
     ("realign", "REALIGN changes the alignment of a DYNAMIC array at run time."),
     ("dynamic", "DYNAMIC allows REALIGN and REDISTRIBUTE of an array or template."),
     ("inherit", "INHERIT: a dummy argument keeps the mapping of the actual argument it is called with."),
-    ("independent", "INDEPENDENT asserts that the iterations of the next DO or FORALL do not interfere, so they may run in parallel; NEW(...) names variables private to each iteration, REDUCTION(...) the reduction variables."),
+    ("independent", "INDEPENDENT asserts that the iterations of the next DO or FORALL do not interfere, so they may run in parallel; NEW(...) names variables private to each iteration, REDUCTION(...) the reduction variables, and an ON HOME(...) clause (a dialect) the loop's home."),
     ("shadow", "SHADOW reserves a halo (overlap area) around each processor's block, `SHADOW A(1:2)` one element below and two above, so neighbour exchanges fill it before a stencil loop."),
-    ("on", "ON HOME(...) runs the next statement (or the block until END ON) on the processors that own the given element."),
+    ("on", "ON HOME(...) runs the next statement (or the block until END ON) on the processors that own the given element; at the start of a DO loop's body it names the loop's home."),
+    ("onhome", "ONHOME(...) is the dialect spelling of ON HOME(...): it runs the next statement (or the block until END ON) on the processors that own the given element; at the start of a DO loop's body it names the loop's home."),
     ("resident", "RESIDENT asserts that the listed references are local to the processor executing the ON block."),
     ("sequence", "SEQUENCE: the array keeps Fortran storage association (it may not be distributed)."),
     ("nosequence", "NO SEQUENCE: arrays may be distributed (the default)."),
@@ -272,6 +273,12 @@ pub(crate) fn describe_loop(analysis: &FileAnalysis, text: &str, report: &LoopRe
     }
     if let Some(home) = &report.home {
         let _ = writeln!(res, "\nhome {} — loop triple {}", code(&slice(home.range), markdown), triples(&home.triple));
+        if let Some(on_home) = report.on_home {
+            let spelled = |range| slice(range).replace(' ', "").to_ascii_lowercase();
+            let used =
+                if spelled(on_home) == spelled(home.range) { "" } else { " (not an update of the loop: not used)" };
+            let _ = writeln!(res, "ON HOME {}{used}", code(&slice(on_home), markdown));
+        }
     }
     if let Some(why) = &report.no_home {
         let _ = writeln!(res, "\n{why}");

@@ -33,7 +33,8 @@ pub enum DirectiveBody {
 pub enum MappingForm {
     /// `DISTRIBUTE A(BLOCK)`: one entity, named before the specification.
     Statement,
-    /// `DISTRIBUTE (BLOCK) :: A, B`: attributes, `::`, entity list.
+    /// `DISTRIBUTE (BLOCK) :: A, B`: attributes, `::`, entity list; also
+    /// the dialect `ALIGN J(I), K(I) WITH T(I)` (several alignees, no `::`).
     Attributed,
 }
 
@@ -54,6 +55,8 @@ pub struct Mapping {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Entity {
     pub name: Name,
+    /// For an alignee (`ALIGN WITH T(I) :: S(*, I), P(I)`): its own
+    /// align-source list, when the ALIGN attribute has none.
     pub args: Option<Vec<Subscript>>,
     pub range: TextRange,
 }
@@ -143,6 +146,9 @@ pub struct Independent {
     pub indices: Option<Vec<Name>>,
     pub new: Vec<Name>,
     pub reduction: Vec<Name>,
+    /// `ON HOME (U(I))` / `ONHOME (U(I))` clause (an extension of
+    /// ADAPTOR-era compilers): the home of each iteration.
+    pub on_home: Option<Expr>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -180,8 +180,17 @@ fn parse_group(text: &str, group: &[DirectiveLine], diagnostics: &mut Vec<Diagno
         let keyword = first_word(text, &tokens, range);
         return Directive { range, lines, keyword, body: DirectiveBody::Invalid };
     }
-    let mut parser = parser::Parser::new(text, &tokens, last.body.end);
+    let line_start = text[..first.line.start].rfind('\n').map_or(0, |it| it + 1);
+    let newline = if text[..first.line.start].ends_with("\r\n") { "\r\n" } else { "\n" };
+    let mut prefix = format!("{newline}{}", &text[line_start..first.body.start]);
+    if !prefix.ends_with([' ', '\t']) {
+        prefix.push(' ');
+    }
+    let mut parser = parser::Parser::new(text, &tokens, last.body.end).with_line_prefix(prefix);
     let (keyword, body) = parser.parse_directive();
+    if body.is_ok() {
+        diagnostics.append(&mut parser.notes);
+    }
     let keyword = keyword.unwrap_or_else(|| first_word(text, &tokens, range));
     let body = match body {
         Ok(body) => body,

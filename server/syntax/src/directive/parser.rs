@@ -2,7 +2,7 @@
 
 use super::ast::*;
 use super::lexer::{Token, TokenKind};
-use crate::{BinaryOp, Expr, ExprKind, Name, Subscript, TextRange, UnaryOp};
+use crate::{BinaryOp, Code, Diagnostic, Expr, ExprKind, Name, Subscript, TextRange, UnaryOp};
 
 /// Deeper expressions are rejected instead of overflowing the stack. Each
 /// level of `A(A(...))` costs about 15 KB of stack in a debug build (seven
@@ -27,6 +27,11 @@ pub(crate) struct Parser<'a> {
     /// Where the directive ends, for errors at the end of input.
     end: usize,
     depth: usize,
+    /// Text that starts each new directive line a fix writes: the line
+    /// terminator, the indentation, the sentinel and (fixed form) column 6.
+    line_prefix: String,
+    /// HPF030 notes on dialect forms the parser accepted.
+    pub(crate) notes: Vec<Diagnostic>,
 }
 
 const MAPPING_KEYWORDS: &[&str] = &[
@@ -65,7 +70,22 @@ pub const DIRECTIVE_KEYWORDS: &[&str] = &[
 
 impl<'a> Parser<'a> {
     pub(crate) fn new(text: &'a str, tokens: &'a [Token], end: usize) -> Parser<'a> {
-        Parser { text, tokens, pos: 0, end, depth: 0 }
+        Parser { text, tokens, pos: 0, end, depth: 0, line_prefix: "\n!HPF$ ".to_string(), notes: Vec::new() }
+    }
+
+    /// See [`Parser::line_prefix`].
+    pub(crate) fn with_line_prefix(mut self, prefix: String) -> Parser<'a> {
+        self.line_prefix = prefix;
+        self
+    }
+
+    fn slice(&self, range: TextRange) -> &'a str {
+        self.text.get(range.to_range()).unwrap_or("")
+    }
+
+    /// Records an accepted dialect form with the fix that spells it the standard way.
+    fn dialect(&mut self, range: TextRange, message: String, title: String, fix_range: TextRange, new_text: String) {
+        self.notes.push(Diagnostic::new(Code::Dialect, range, message).with_fix(title, fix_range, new_text));
     }
 
     /// Parses the whole directive. The keyword is returned even on error so
@@ -95,7 +115,7 @@ impl<'a> Parser<'a> {
         let lower = keyword.key();
         let body = match lower.as_str() {
             "independent" => self.independent(),
-            "on" => self.on(),
+            "on" | "onhome" => self.on(),
             "resident" => self.resident_directive(),
             "end" | "endon" | "endresident" => self.end_block(),
             "nosequence" | "no" => self.no_sequence(),
@@ -283,15 +303,13 @@ impl<'a> Parser<'a> {
                 entities.push(Entity { range: name.range, name, args: None });
                 let sources = if self.at(TokenKind::LParen) { Some(self.subscript_list()?) } else { None };
                 if self.at(TokenKind::Comma) {
-                    return Err(ParseError {
-                        range: self.here(),
-                        message: format!(
-                            "one {0} statement aligns one array: write one per array, or \
-                             `{0} (...) WITH ... :: A, B` when they share the source list",
-                            keyword.text
-                        ),
-                        unknown_keyword: false,
-                    });
+                    // `ALIGN J(I), K(I) WITH T(I)`, `ALIGN A, B WITH T`: several alignees.
+                    entities[0].args = sources;
+                    entities[0].range = entities[0].name.range.cover(TextRange::empty(self.previous_end()));
+                    self.bump();
+                    entities.extend(self.entity_list(true)?);
+                    let spec = self.align_with_clause()?;
+                    return Ok(self.several_alignees(keyword, entities, spec));
                 }
                 let mut spec = self.align_with_clause()?;
                 spec.sources = sources;
@@ -343,6 +361,18 @@ impl<'a> Parser<'a> {
         let declares = attrs
             .iter()
             .any(|it| matches!(it.kind, AttrKind::Processors | AttrKind::Template | AttrKind::Dimension(_)));
+        let aligns_by_entity = !declares
+            && attrs.iter().any(
+                |it| matches!(&it.kind, AttrKind::Align(spec) | AttrKind::Realign(spec) if spec.sources.is_none()),
+            )
+            && entities.iter().any(|it| it.args.is_some());
+        if aligns_by_entity {
+            if let [attr] = attrs.as_slice() {
+                if let AttrKind::Align(spec) | AttrKind::Realign(spec) = &attr.kind {
+                    self.note_one_align_per_alignee(&attr.keyword, &entities, spec);
+                }
+            }
+        }
         if let ([entity], false) = (entities.as_mut_slice(), declares) {
             for attr in &mut attrs {
                 if let AttrKind::Align(spec) | AttrKind::Realign(spec) = &mut attr.kind {
@@ -358,6 +388,68 @@ impl<'a> Parser<'a> {
             entities,
             double_colon: Some(double_colon.range),
         }))
+    }
+
+    /// `ALIGN J(I), K(I) WITH T(I)`: one alignment for several arrays. When
+    /// their source lists agree, it is `ALIGN (I) WITH T(I) :: J, K`;
+    /// otherwise each alignee keeps its own list ([`Entity::args`]).
+    fn several_alignees(&mut self, keyword: Name, mut entities: Vec<Entity>, mut spec: AlignSpec) -> DirectiveBody {
+        let lists: Vec<String> = entities.iter().map(|it| self.args_text(it)).collect();
+        let shared = lists.windows(2).all(|it| it[0] == it[1]);
+        let with = self.slice(TextRange::new(spec.with_keyword.range.start, spec.target_range.end)).to_string();
+        let statement = keyword.range.cover(TextRange::empty(self.previous_end()));
+        if shared {
+            let names: Vec<&str> = entities.iter().map(|it| it.name.text.as_str()).collect();
+            let list = if lists[0].is_empty() { String::new() } else { format!("{} ", lists[0]) };
+            let standard = format!("{} {list}{with} :: {}", keyword.text, names.join(", "));
+            self.dialect(
+                statement,
+                format!("several alignees in one ALIGN statement; HPF 2.0 writes `{standard}`"),
+                format!("Write `{standard}`"),
+                statement,
+                standard,
+            );
+            spec.sources = entities[0].args.clone();
+            for entity in &mut entities {
+                entity.args = None;
+            }
+        } else {
+            self.note_one_align_per_alignee(&keyword, &entities, &spec);
+        }
+        let kind = if keyword.is("align") { AttrKind::Align(spec) } else { AttrKind::Realign(spec) };
+        DirectiveBody::Mapping(Mapping {
+            form: MappingForm::Attributed,
+            attrs: vec![MappingAttr { kind, range: statement, keyword }],
+            entities,
+            double_colon: None,
+        })
+    }
+
+    /// The text of an entity's parenthesised list (`(I, *)`), or empty.
+    fn args_text(&self, entity: &Entity) -> String {
+        self.slice(TextRange::new(entity.name.range.end, entity.range.end)).trim().to_string()
+    }
+
+    /// Alignees with source lists of their own (`ALIGN WITH T(I) :: S(*,I), P(I)`,
+    /// `ALIGN J(I), K(J) WITH T(I)`): HPF 2.0 writes one ALIGN per array.
+    fn note_one_align_per_alignee(&mut self, keyword: &Name, entities: &[Entity], spec: &AlignSpec) {
+        let with = self.slice(TextRange::new(spec.with_keyword.range.start, spec.target_range.end)).to_string();
+        let lines: Vec<String> = entities
+            .iter()
+            .map(|it| format!("{} {}{} {with}", keyword.text, it.name.text, self.args_text(it)))
+            .collect();
+        let statement = keyword.range.cover(TextRange::empty(self.previous_end()));
+        let message = if lines.len() == 1 {
+            format!("the align-source list after the alignee is a dialect form; HPF 2.0 writes `{}`", lines[0])
+        } else {
+            format!(
+                "alignees with their own source lists; HPF 2.0 writes one ALIGN per array: `{}`",
+                lines.join("`, `")
+            )
+        };
+        let title =
+            if lines.len() == 1 { format!("Write `{}`", lines[0]) } else { "Write one ALIGN per array".to_string() };
+        self.dialect(statement, message, title, statement, lines.join(&self.line_prefix));
     }
 
     fn attribute(&mut self) -> PResult<MappingAttr> {
@@ -410,6 +502,13 @@ impl<'a> Parser<'a> {
     /// `(formats) [ONTO target]`, `*(formats)`, `*`, in statement form.
     fn dist_directive_stuff(&mut self) -> PResult<DistSpec> {
         if !self.at(TokenKind::LParen) && !self.at(TokenKind::Star) {
+            // `DISTRIBUTE A` and `DISTRIBUTE A ONTO P`: BLOCK in every
+            // dimension, as the compilers of that dialect did (the model
+            // knows the rank, and reports the form).
+            if self.peek().is_none() || (self.at_word("onto") && self.nth_kind(1) != Some(TokenKind::Star)) {
+                let onto = self.onto_clause()?;
+                return Ok(DistSpec { formats: None, onto });
+            }
             if self.at_word("onto") {
                 return self.error("expected a distribution format list such as `(BLOCK)` before ONTO");
             }
@@ -531,21 +630,78 @@ impl<'a> Parser<'a> {
         let indices = if self.at(TokenKind::LParen) { Some(self.parenthesized_names("a loop index")?) } else { None };
         let mut new = Vec::new();
         let mut reduction = Vec::new();
-        while self.eat(TokenKind::Comma).is_some() {
-            if self.eat_word("new").is_some() {
-                new.extend(self.parenthesized_names("a variable name")?);
-            } else if self.eat_word("reduction").is_some() {
-                reduction.extend(self.parenthesized_names("a variable name")?);
-            } else {
-                return self.error("expected NEW(...) or REDUCTION(...)");
+        let mut on_home = None;
+        loop {
+            let comma = self.eat(TokenKind::Comma);
+            let Some(clause) = self.peek().filter(|it| it.kind == TokenKind::Ident) else {
+                if comma.is_some() {
+                    return self.error("expected NEW(...), REDUCTION(...) or ON HOME(...)");
+                }
+                break;
+            };
+            let word = self.name_of(clause);
+            if comma.is_none() && matches!(word.key().as_str(), "new" | "reduction") {
+                // `INDEPENDENT NEW(I)`: the comma is missing.
+                let at = TextRange::empty(self.previous_end());
+                let upper = word.key().to_ascii_uppercase();
+                self.dialect(
+                    word.range,
+                    format!("`{}` without the comma before it; HPF 2.0 writes `INDEPENDENT, {upper}(...)`", word.text),
+                    format!("Insert `,` before {upper}"),
+                    at,
+                    ",".to_string(),
+                );
+            } else if comma.is_none() {
+                return self.error("unexpected text after the directive");
+            }
+            match word.key().as_str() {
+                "new" => {
+                    self.bump();
+                    new.extend(self.parenthesized_names("a variable name")?);
+                }
+                "reduction" => {
+                    self.bump();
+                    reduction.extend(self.parenthesized_names("a variable name")?);
+                }
+                "onhome" | "on" => {
+                    let start = self.here().start;
+                    self.bump();
+                    if word.is("on") {
+                        self.expect_word("home")?;
+                    }
+                    self.expect(TokenKind::LParen, "`(` after HOME")?;
+                    let home = self.expr()?;
+                    self.expect(TokenKind::RParen, "`)`")?;
+                    let clause = TextRange::new(start, self.previous_end());
+                    self.notes.push(Diagnostic::new(
+                        Code::Dialect,
+                        clause,
+                        format!(
+                            "an ON HOME clause of INDEPENDENT is an ADAPTOR-era extension; HPF 2.0 writes \
+                             `!HPF$ ON HOME ({}) BEGIN` ... `!HPF$ END ON` around the loop's body",
+                            self.slice(home.range)
+                        ),
+                    ));
+                    on_home = Some(home);
+                }
+                _ => return self.error("expected NEW(...), REDUCTION(...) or ON HOME(...)"),
             }
         }
-        Ok(DirectiveBody::Independent(Independent { indices, new, reduction }))
+        Ok(DirectiveBody::Independent(Independent { indices, new, reduction, on_home }))
     }
 
     fn on(&mut self) -> PResult<DirectiveBody> {
-        self.bump();
-        let home = if self.eat_word("home").is_some() {
+        let keyword = self.bump().map(|it| self.name_of(it)).expect("caller saw the keyword");
+        if keyword.is("onhome") {
+            self.dialect(
+                keyword.range,
+                format!("`{}` is spelled `ON HOME` in HPF 2.0", keyword.text),
+                "Write `ON HOME`".to_string(),
+                keyword.range,
+                format!("{} {}", &keyword.text[..2], &keyword.text[2..]),
+            );
+        }
+        let home = if keyword.is("onhome") || self.eat_word("home").is_some() {
             self.expect(TokenKind::LParen, "`(` after HOME")?;
             let home = self.expr()?;
             self.expect(TokenKind::RParen, "`)`")?;
