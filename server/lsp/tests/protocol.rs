@@ -100,6 +100,27 @@ fn seed_quick_fix_removes_the_warning() {
     client.shutdown();
 }
 
+/// The seed written with lower-case declarations: the quick fix writes the
+/// names as the ALIGN directive spells them, not as they are declared.
+#[test]
+fn the_quick_fix_keeps_the_directives_spelling() {
+    let mut client = start(utf16_capabilities());
+    let uri = "file:///hpf-ls-test/seed_lower.f90";
+    let text = SEED.replace("REAL A(16), B(15)", "real a(16), b(15)").replace("A(I) = B(I-1)", "a(i) = b(i-1)");
+    client.open(uri, &text);
+    let diagnostics = client.diagnostics(uri, 1);
+    let warning = &diagnostics[0];
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": warning["range"], "context": {"diagnostics": [warning]}}),
+    );
+    let fix = actions.as_array().unwrap().iter().find(|it| it["kind"] == "quickfix").expect("a quick fix");
+    let fixed = apply_lsp_edits(&text, fix["edit"]["documentChanges"][0]["edits"].as_array().unwrap());
+    let directive = fixed.lines().find(|it| it.starts_with("!HPF$ ALIGN")).unwrap();
+    assert_eq!(directive, "!HPF$ ALIGN B(I) WITH A(I+1)");
+    client.shutdown();
+}
+
 /// A client without `workspaceEdit.documentChanges` gets the plain `changes`
 /// map, for quick fixes and renames alike.
 #[test]
