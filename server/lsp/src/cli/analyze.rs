@@ -408,6 +408,7 @@ pub fn render_text(path: &Path, text: &str, analysis: &FileAnalysis, out: &mut S
         if let Some(why) = report.gave_up.as_ref().or(report.no_home.as_ref()) {
             let _ = writeln!(out, "    {why}");
         }
+        let processors = analysis::render::loop_processors(analysis, report);
         for access in &report.accesses {
             let name = &model.symbol(access.array).name.text;
             let attr = match access.attr {
@@ -448,7 +449,14 @@ pub fn render_text(path: &Path, text: &str, analysis: &FileAnalysis, out: &mut S
                         let messages: Vec<String> = count
                             .messages
                             .iter()
-                            .map(|it| format!("{}->{}: {}", it.from, it.to, it.elements))
+                            .map(|it| {
+                                format!(
+                                    "{} -> {}: {}",
+                                    processors.of_rank(it.from),
+                                    processors.of_rank(it.to),
+                                    it.elements
+                                )
+                            })
                             .collect();
                         let _ =
                             write!(out, "; {} element(s) in {} message(s)", count.moved_elements, count.messages.len());
