@@ -389,33 +389,38 @@ pub fn loop_picture(analysis: &FileAnalysis, text: &str, loop_idx: usize) -> Loo
         _ => res.notes.push("targets of rank 3 or more are not drawn cell by cell".into()),
     }
     if res.grid == Grid::None {
-        res.ownership = ownership(&layout);
+        res.ownership = ownership(&layout, &res.procs);
     }
     res
 }
 
 /// Who owns what along each distributed dimension, in words (for targets not drawn cell by cell).
-fn ownership(layout: &Layout) -> Vec<String> {
+fn ownership(layout: &Layout, procs_names: &ProcessorNames) -> Vec<String> {
     const LISTED: i64 = 8;
     let mut res = Vec::new();
+    let mut proc_dim = 0;
     for (dim, it) in layout.dims.iter().enumerate() {
         let Some((block, procs)) = *it else { continue };
+        let name = |coord: i64| procs_names.of_coordinate(proc_dim, coord);
         let (lower, extent) = (layout.lower[dim], layout.extent[dim]);
         let upper = lower + extent - 1;
         if block * procs >= extent {
             let ranges: Vec<String> = (0..procs.min(LISTED))
                 .filter(|c| lower + c * block <= upper)
-                .map(|c| format!("{}: {}..{}", c + 1, lower + c * block, (lower + (c + 1) * block - 1).min(upper)))
+                .map(|c| format!("{}: {}..{}", name(c), lower + c * block, (lower + (c + 1) * block - 1).min(upper)))
                 .collect();
             let more = if procs > LISTED { ", ..." } else { "" };
-            res.push(format!("dimension {}: blocks of {block}, coordinate {}{more}", dim + 1, ranges.join(", ")));
+            res.push(format!("dimension {}: blocks of {block}, {}{more}", dim + 1, ranges.join(", ")));
         } else {
             res.push(format!(
-                "dimension {}: blocks of {block} dealt round-robin to {procs} coordinates, coordinate c owns {lower}+(c-1)*{block} onwards, every {} positions",
+                "dimension {}: blocks of {block} dealt round-robin to {}..{}, the c-th of them owns {lower}+(c-1)*{block} onwards, every {} positions",
                 dim + 1,
+                name(0),
+                name(procs - 1),
                 block * procs
             ));
         }
+        proc_dim += 1;
     }
     res
 }
