@@ -763,7 +763,12 @@ fn follow_homes(model: &Model, variables: &mut [Variable], sites: &[Site]) {
 
 /// The cells of the cost tables `build_problem` fills for these candidates.
 fn table_cells(variables: &[Variable], sites: &[Site]) -> usize {
-    let size = |array: SymbolId| variables.iter().find(|it| it.array == array).map_or(1, |it| it.candidates.len());
+    table_cells_with(sites, &|array| variables.iter().find(|it| it.array == array).map(|it| it.candidates.len()))
+}
+
+/// [`table_cells`] with `size` candidates per array (`None`: a fixed array).
+fn table_cells_with(sites: &[Site], size: &dyn Fn(SymbolId) -> Option<usize>) -> usize {
+    let size = |array: SymbolId| size(array).unwrap_or(1);
     sites
         .iter()
         .map(|site| {
@@ -802,35 +807,55 @@ fn push_candidate(
 /// strides, each offset within [`BOX_OFFSET`] of the declared one, in
 /// bounds; only when all the boxes' combinations can be searched exactly.
 fn add_offset_box(model: &Model, variables: &mut [Variable], sites: &[Site], exact_limit: u128) {
-    let boxes: Vec<Vec<Vec<Axis>>> = variables
+    // Bounds hold axis by axis, so each axis's choices are filtered first and
+    // the product is known before anything is enumerated (an array of rank 8
+    // has 17^8 offset combinations).
+    let per_axis: Vec<Vec<Vec<Axis>>> = variables
         .iter()
         .map(|variable| {
             let declared = &variable.candidates[0];
-            let mut res: Vec<Vec<Axis>> = vec![Vec::new()];
-            for axis in &declared.axes {
-                let choices: Vec<Axis> = match *axis {
+            declared
+                .axes
+                .iter()
+                .enumerate()
+                .map(|(target_dim, axis)| match *axis {
                     Axis::Affine { source_dim, stride, offset } => (-BOX_OFFSET..=BOX_OFFSET)
                         .map(|delta| Axis::Affine { source_dim, stride, offset: offset + delta })
+                        .filter(|choice| {
+                            let mut axes = declared.axes.clone();
+                            axes[target_dim] = *choice;
+                            in_bounds(model, variable.array, declared.target, &axes)
+                        })
                         .collect(),
                     other => vec![other],
-                };
-                res = res
-                    .into_iter()
-                    .flat_map(|prefix| choices.iter().map(move |choice| [prefix.clone(), vec![*choice]].concat()))
-                    .collect();
-            }
-            res.retain(|axes| in_bounds(model, variable.array, declared.target, axes));
-            res
+                })
+                .collect()
         })
         .collect();
-    let combinations = variables
-        .iter()
-        .zip(&boxes)
-        .fold(1u128, |acc, (variable, it)| acc.saturating_mul((variable.candidates.len() + it.len()) as u128));
-    if combinations > exact_limit {
+    let box_size = |axes: &[Vec<Axis>]| axes.iter().fold(1u128, |acc, it| acc.saturating_mul(it.len() as u128));
+    let combinations = variables.iter().zip(&per_axis).fold(1u128, |acc, (variable, axes)| {
+        acc.saturating_mul((variable.candidates.len() as u128).saturating_add(box_size(axes)))
+    });
+    let projected = |array: SymbolId| {
+        let idx = variables.iter().position(|it| it.array == array)?;
+        let size = box_size(&per_axis[idx]).saturating_add(variables[idx].candidates.len() as u128);
+        Some(usize::try_from(size).unwrap_or(usize::MAX))
+    };
+    // All of the box or none of it: a partial box would not be a minimum over anything.
+    if combinations > exact_limit || table_cells_with(sites, &projected) > TABLE_BUDGET {
         return;
     }
-    let before = variables.iter().map(|it| it.candidates.len()).collect::<Vec<_>>();
+    let boxes: Vec<Vec<Vec<Axis>>> = per_axis
+        .iter()
+        .map(|axes| {
+            axes.iter().fold(vec![Vec::new()], |prefixes: Vec<Vec<Axis>>, choices| {
+                prefixes
+                    .into_iter()
+                    .flat_map(|prefix| choices.iter().map(move |choice| [prefix.clone(), vec![*choice]].concat()))
+                    .collect()
+            })
+        })
+        .collect();
     for (variable, axes_list) in variables.iter_mut().zip(boxes) {
         let target = variable.candidates[0].target;
         let from_access = some_access_of(sites, variable.array);
@@ -839,12 +864,6 @@ fn add_offset_box(model: &Model, variables: &mut [Variable], sites: &[Site], exa
             if !variable.candidates.iter().any(|it| it.target == target && it.axes == axes) {
                 variable.candidates.push(Candidate { target, axes, from_access: Some(from_access) });
             }
-        }
-    }
-    // All of the box or none of it: a partial box would not be a minimum over anything.
-    if table_cells(variables, sites) > TABLE_BUDGET {
-        for (variable, len) in variables.iter_mut().zip(before) {
-            variable.candidates.truncate(len);
         }
     }
 }
