@@ -35,20 +35,34 @@ B_HOVER = (
     "final alignment target: `A(16)`\n"
     "declared by: `!HPF$ ALIGN B(I) WITH A(I)`\n\n"
     "owners:\n"
-    "- coordinate 0 of dimension 1: B(1:4)\n"
-    "- coordinate 1 of dimension 1: B(5:8)\n"
-    "- coordinate 2 of dimension 1: B(9:12)\n"
-    "- coordinate 3 of dimension 1: B(13:15)\n"
+    "- P(1): B(1:4)\n"
+    "- P(2): B(5:8)\n"
+    "- P(3): B(9:12)\n"
+    "- P(4): B(13:15)\n"
+)
+# On the reference B(I-1) in its loop: what the reference costs, then the array.
+B_REFERENCE_HOVER = (
+    "`B(I-1)` read in `DO I = 2, 16`\n\n"
+    "- access range [1:15:1]\n"
+    "- declared [1:15:1]\n"
+    "- loop triple [2:16:1] (home `A(I)`)\n"
+    "- optimal [2:16:1]\n\n"
+    "Transfer before the loop: shift by +1, 3 element(s) in 3 message(s)\n"
+    "- P(1) → P(2): 1 element(s)\n"
+    "- P(2) → P(3): 1 element(s)\n"
+    "- P(3) → P(4): 1 element(s)\n\n"
+    "local with `ALIGN B(I) WITH A(I+1)`\n"
+    "\n---\n\n" + B_HOVER
 )
 TRANSFER_TABLE = (
     "### Transfers of `DO I = 2, 16`\n\n"
     "**`B(I-1)`**: shift by +1 before the loop\n\n"
     "3 element(s) in 3 message(s)\n\n"
-    "| from rank | to rank | elements |\n"
-    "|---:|---:|---:|\n"
-    "| 0 | 1 | 1 |\n"
-    "| 1 | 2 | 1 |\n"
-    "| 2 | 3 | 1 |\n\n"
+    "| from | to | elements |\n"
+    "|---|---|---:|\n"
+    "| P(1) | P(2) | 1 |\n"
+    "| P(2) | P(3) | 1 |\n"
+    "| P(3) | P(4) | 1 |\n\n"
     "optimal: `ALIGN B(I) WITH A(I+1)`\n\n"
 )
 
@@ -262,10 +276,13 @@ async def test_diagnostics_on_open(client: LanguageClient, session: Session, see
 
 async def test_hover_on_b(client: LanguageClient, seed: str):
     doc = t.TextDocumentIdentifier(uri=seed)
-    for at, where in [(pos(12, 15), rng(12, 15, 12, 16)), (pos(3, 18), rng(3, 18, 3, 19))]:
+    for at, where, value in [
+        (pos(12, 15), rng(12, 15, 12, 21), B_REFERENCE_HOVER),
+        (pos(3, 18), rng(3, 18, 3, 19), B_HOVER),
+    ]:
         hover = await request(client.text_document_hover_async(t.HoverParams(text_document=doc, position=at)))
-        assert hover == t.Hover(contents=t.MarkupContent(kind=t.MarkupKind.Markdown, value=B_HOVER), range=where)
-    assert "[1:15:1]" in B_HOVER and "owners:" in B_HOVER
+        assert hover == t.Hover(contents=t.MarkupContent(kind=t.MarkupKind.Markdown, value=value), range=where)
+    assert "[1:15:1]" in B_HOVER and "owners:" in B_HOVER and "[2:16:1]" in B_REFERENCE_HOVER
     # Whitespace between statements: nothing to say.
     assert (
         await request(client.text_document_hover_async(t.HoverParams(text_document=doc, position=pos(12, 2)))) is None
@@ -641,7 +658,7 @@ async def test_show_transfer_pattern(client: LanguageClient, seed: str):
     # On the loop header and inside the loop body: the same table.
     assert await show(11, 8) == TRANSFER_TABLE
     assert await show(12, 15) == TRANSFER_TABLE
-    assert "| 0 | 1 | 1 |" in TRANSFER_TABLE
+    assert "| P(1) | P(2) | 1 |" in TRANSFER_TABLE
     assert await show(7, 6) == (
         "### Transfers of `DO I = 1, 15`\n\nNothing moves: every access is aligned with the loop's home.\n"
     )
@@ -762,7 +779,7 @@ async def test_unopened_document_gets_null(client: LanguageClient, seed: str):
             t.HoverParams(text_document=t.TextDocumentIdentifier(uri=seed), position=pos(12, 15))
         )
     )
-    assert hover.contents.value == B_HOVER
+    assert hover.contents.value == B_REFERENCE_HOVER
     assert client._server.returncode is None
 
 
@@ -785,7 +802,7 @@ async def test_fixed_form_positions(client: LanguageClient, session: Session):
     doc = t.TextDocumentIdentifier(uri=uri)
     hover = await request(client.text_document_hover_async(t.HoverParams(text_document=doc, position=pos(12, 15))))
     assert hover == t.Hover(
-        contents=t.MarkupContent(kind=t.MarkupKind.Markdown, value=B_HOVER), range=rng(12, 15, 12, 16)
+        contents=t.MarkupContent(kind=t.MarkupKind.Markdown, value=B_REFERENCE_HOVER), range=rng(12, 15, 12, 21)
     )
     definition = await request(
         client.text_document_definition_async(t.DefinitionParams(text_document=doc, position=pos(12, 15)))

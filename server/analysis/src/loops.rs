@@ -167,10 +167,16 @@ impl NoOptimal {
                 "dimension {} of {array} is the constant {value} in every iteration: the element is broadcast to every processor that runs the loop; replicate it (`*` in the ALIGN) if it is read often",
                 dim + 1
             ),
-            NoOptimal::NonIntegerStride { dim, loop_stride, access_stride } => format!(
-                "dimension {} of {array} advances by {access_stride} per iteration while the loop's home advances by {loop_stride} target elements: the ratio is not an integer, so no alignment of {array} keeps it local; a template with a finer stride would",
-                dim + 1
-            ),
+            NoOptimal::NonIntegerStride { dim, loop_stride, access_stride } => {
+                // On a template where the home's stride is `home` times and the array's
+                // `own` times today's, both advance alike: `home * loop_stride == own * access_stride`.
+                let divisor = gcd(loop_stride.unsigned_abs(), access_stride.unsigned_abs()).max(1);
+                let (home, own) = (access_stride.unsigned_abs() / divisor, loop_stride.unsigned_abs() / divisor);
+                format!(
+                    "dimension {} of {array} advances by {access_stride} per iteration while the loop's home advances by {loop_stride} target element(s): the ratio is not an integer, so no alignment of {array} keeps it local; on a template with a finer stride one does (the home's stride {home} times, {array}'s {own} times what they are now)",
+                    dim + 1
+                )
+            }
             NoOptimal::OutOfBounds { dim, lo, hi, target_lo, target_hi } => format!(
                 "the optimal alignment of dimension {} of {array} spans {lo}..{hi}, outside the target's bounds {target_lo}..{target_hi}: the template must grow to hold it",
                 dim + 1
@@ -1836,5 +1842,13 @@ fn report_diagnostics(model: &Model, report: &LoopReport, diagnostics: &mut Vec<
             }
             _ => {}
         }
+    }
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
     }
 }

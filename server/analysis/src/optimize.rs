@@ -28,7 +28,18 @@
 //! move its alignees), that are not dummies and not DYNAMIC. The candidates
 //! of an array are its declared alignment and every optimal alignment the
 //! loop analysis found for one of its accesses (equations (1)-(3) of the
-//! seed, relative to the loop's home as declared, inside the target's bounds).
+//! seed, relative to the loop's home as declared, inside the target's bounds),
+//! closed under *following the home*: a loop's home may move to where a
+//! candidate of an array it reads puts those elements (`C(I) = B(I+1)` with
+//! B at `A(I+1)`: C at `A(I+2)`), and an array takes its optimal alignment
+//! relative to every candidate of the home (in bounds, at most
+//! [`MAX_FOLLOWED`] per array). Units with at most [`BOX_VARIABLES`] free
+//! arrays also get every in-bounds alignment of the *offset box* (declared
+//! target, dimensions and strides; each offset within [`BOX_OFFSET`] of the
+//! declared one), so the exact search below returns the true minimum over
+//! that box. Both stop at [`TABLE_BUDGET`] transfer counts in the cost
+//! tables, so the editor's source action stays interactive; beyond it (many
+//! loops, 2-D boxes) the result is the minimum over the candidates reached.
 //! The cost is a sum of terms over pairs (home of a loop, accessed array):
 //! changing the home's alignment moves all the loop's iterations, which is the
 //! coupling. Terms are tabulated once per pair of candidates, then each
@@ -67,6 +78,25 @@ pub const DEFAULT_TRIPS: u64 = 100;
 
 /// The usual [`CostConfig::node_budget`].
 pub const NODE_BUDGET: u64 = 20_000;
+
+/// Units with at most this many free arrays are also searched over every
+/// alignment in the offset box ([`BOX_OFFSET`]), so the result is the true
+/// minimum over that box.
+pub const BOX_VARIABLES: usize = 4;
+
+/// The half-width of the offset box: each offset within this of the declared one.
+pub const BOX_OFFSET: i64 = 8;
+
+/// The most candidates one array gets from following homes (the closure
+/// stops there, so a long chain of loops cannot blow the search up).
+const MAX_FOLLOWED: usize = 64;
+
+/// The most transfer counts the cost tables may need (the sum over the
+/// accesses of the candidates of the home times those of the array):
+/// following homes and the offset box stop short of it, so that the editor's
+/// source action stays interactive (a count of a 2-D access costs tens of
+/// microseconds).
+const TABLE_BUDGET: usize = 2_500;
 
 /// Settings of the cost model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -557,6 +587,287 @@ fn candidates(analysis: &FileAnalysis, unit: UnitId, array: SymbolId) -> Vec<Can
     res
 }
 
+/// The first access of `array` in the sites (the quick fixes' rewriter
+/// needs one to write a new ALIGN from).
+fn some_access_of(sites: &[Site], array: SymbolId) -> Option<syntax::TextRange> {
+    sites.iter().find_map(|site| {
+        let home = site.report.home.as_ref()?;
+        let home_access = site.report.accesses.iter().find(|it| it.is_home && it.array == array);
+        if home.array == array {
+            return home_access.map(|it| it.range);
+        }
+        (site.access.array == array).then_some(site.access.range)
+    })
+}
+
+/// Whether the alignment `axes` of `array` with `target` puts every element
+/// inside the target's bounds (known bounds only).
+fn in_bounds(model: &Model, array: SymbolId, target: SymbolId, axes: &[Axis]) -> bool {
+    let (symbol, target_symbol) = (model.symbol(array), model.symbol(target));
+    axes.iter().enumerate().all(|(target_dim, axis)| {
+        let Some(extent) = target_symbol.shape.get(target_dim) else { return false };
+        let (Some(t_lo), Some(t_hi)) = (extent.lo.known(), extent.hi.known()) else { return false };
+        match *axis {
+            Axis::Affine { source_dim, stride, offset } => {
+                let Some(shape) = symbol.shape.get(source_dim) else { return false };
+                let (Some(lo), Some(hi)) = (shape.lo.known(), shape.hi.known()) else { return false };
+                let ends = [stride.checked_mul(lo), stride.checked_mul(hi)];
+                ends.iter()
+                    .all(|it| it.and_then(|it| it.checked_add(offset)).is_some_and(|it| t_lo <= it && it <= t_hi))
+            }
+            Axis::Constant(value) => t_lo <= value && value <= t_hi,
+            Axis::Replicated => true,
+            Axis::Unknown => false,
+        }
+    })
+}
+
+/// The alignment of a loop's home that puts each iteration where the
+/// element `array_map` gives the access lives ("follow the home"): per
+/// dimension of the home, `s_h = s_x * c / p` and `o_h = s_x * d + o_x - s_h * q`
+/// for home subscript `p*I+q` and access subscript `c*I+d`. Dimensions of
+/// the home that no access dimension determines keep their declared axis.
+fn home_following(
+    home_declared: &ResolvedMapping,
+    array_map: Map,
+    home_forms: &[SubscriptForm],
+    forms: &[SubscriptForm],
+) -> Option<Vec<Axis>> {
+    if home_declared.target != array_map.target {
+        return None;
+    }
+    let mut axes: Vec<Option<Axis>> = vec![None; home_declared.axes.len()];
+    let mut decided = vec![false; home_forms.len()];
+    for (home_dim, form) in home_forms.iter().enumerate() {
+        let SubscriptForm::Affine { index, coef: p, offset: q } = *form else { continue };
+        if p == 0 {
+            continue;
+        }
+        let found = forms.iter().enumerate().find_map(|(dim, it)| match *it {
+            SubscriptForm::Affine { index: other, coef, offset } if other == index && coef != 0 => {
+                Some((dim, coef, offset))
+            }
+            _ => None,
+        });
+        let Some((dim, c, d)) = found else { continue };
+        let (target_dim, s_x, o_x) = array_map.axis_of(dim)?;
+        let scaled = s_x.checked_mul(c)?;
+        if scaled % p != 0 {
+            return None;
+        }
+        let s_h = scaled / p;
+        let o_h = s_x.checked_mul(d)?.checked_add(o_x)?.checked_sub(s_h.checked_mul(q)?)?;
+        if axes.get(target_dim)?.is_some() {
+            return None;
+        }
+        axes[target_dim] = Some(Axis::Affine { source_dim: home_dim, stride: s_h, offset: o_h });
+        decided[home_dim] = true;
+    }
+    if !decided.iter().any(|it| *it) {
+        return None;
+    }
+    // The rest as declared, where that does not clash with what was decided.
+    for (target_dim, axis) in home_declared.axes.iter().enumerate() {
+        if axes[target_dim].is_some() {
+            continue;
+        }
+        let keep = match *axis {
+            Axis::Affine { source_dim, .. } => !decided.get(source_dim).copied().unwrap_or(true),
+            _ => true,
+        };
+        axes[target_dim] = Some(if keep { *axis } else { Axis::Replicated });
+    }
+    let axes: Vec<Axis> = axes.into_iter().collect::<Option<_>>()?;
+    // Every dimension of the home is placed exactly once.
+    let placed = |dim: usize| {
+        axes.iter().filter(|it| matches!(it, Axis::Affine { source_dim, .. } if *source_dim == dim)).count()
+    };
+    (0..home_forms.len()).all(|dim| placed(dim) <= 1).then_some(axes)
+}
+
+/// Adds the candidates that following the homes reaches: a home follows
+/// where every candidate of an array it reads puts those elements, and an
+/// array takes its optimal alignment relative to every candidate of the
+/// home, until nothing new appears (at most [`MAX_FOLLOWED`] per array).
+fn follow_homes(model: &Model, variables: &mut [Variable], sites: &[Site]) {
+    let var_of = |variables: &[Variable], array: SymbolId| variables.iter().position(|it| it.array == array);
+    for _round in 0..4 {
+        let mut added = false;
+        for site in sites {
+            if table_cells(variables, sites) >= TABLE_BUDGET {
+                return;
+            }
+            let home = site.report.home.as_ref().expect("costed");
+            let (home_var, array_var) = (var_of(variables, home.array), var_of(variables, site.access.array));
+            if home_var.is_some() && home_var == array_var {
+                continue;
+            }
+            let (Some(home_declared), Some(array_declared)) =
+                (model.resolve(home.array), model.resolve(site.access.array))
+            else {
+                continue;
+            };
+            let array_maps: Vec<(SymbolId, Vec<Axis>)> = match array_var {
+                Some(var) => variables[var].candidates.iter().map(|it| (it.target, it.axes.clone())).collect(),
+                None => vec![(array_declared.target, array_declared.axes.clone())],
+            };
+            let home_maps: Vec<(SymbolId, Vec<Axis>)> = match home_var {
+                Some(var) => variables[var].candidates.iter().map(|it| (it.target, it.axes.clone())).collect(),
+                None => vec![(home_declared.target, home_declared.axes.clone())],
+            };
+            if let Some(var) = home_var {
+                let from_access = some_access_of(sites, home.array);
+                for (target, axes) in &array_maps {
+                    let array_map = Map { target: *target, axes };
+                    let Some(axes) =
+                        home_following(&home_declared, array_map, &home.subscripts, &site.access.subscripts)
+                    else {
+                        continue;
+                    };
+                    let room = table_cells(variables, sites) < TABLE_BUDGET;
+                    added |= push_candidate(model, room, &mut variables[var], *target, axes, from_access);
+                }
+            }
+            if let Some(var) = array_var {
+                let declared = Map { target: array_declared.target, axes: &array_declared.axes };
+                for (target, axes) in &home_maps {
+                    let home_map = Map { target: *target, axes };
+                    let Some(dims) = optimal_dims(model, home_map, declared, &home.subscripts, &site.access.subscripts)
+                    else {
+                        continue;
+                    };
+                    let new_axes: Vec<Axis> = (0..axes.len())
+                        .map(|target_dim| {
+                            match dims.iter().enumerate().find(|(_, it)| it.is_some_and(|it| it.0 == target_dim)) {
+                                Some((dim, Some((_, stride, offset)))) => {
+                                    Axis::Affine { source_dim: dim, stride: *stride, offset: *offset }
+                                }
+                                _ => match axes[target_dim] {
+                                    Axis::Constant(value) => Axis::Constant(value),
+                                    _ => Axis::Replicated,
+                                },
+                            }
+                        })
+                        .collect();
+                    let room = table_cells(variables, sites) < TABLE_BUDGET;
+                    added |=
+                        push_candidate(model, room, &mut variables[var], *target, new_axes, Some(site.access.range));
+                }
+            }
+        }
+        if !added {
+            break;
+        }
+    }
+}
+
+/// The cells of the cost tables `build_problem` fills for these candidates.
+fn table_cells(variables: &[Variable], sites: &[Site]) -> usize {
+    table_cells_with(sites, &|array| variables.iter().find(|it| it.array == array).map(|it| it.candidates.len()))
+}
+
+/// [`table_cells`] with `size` candidates per array (`None`: a fixed array).
+fn table_cells_with(sites: &[Site], size: &dyn Fn(SymbolId) -> Option<usize>) -> usize {
+    let size = |array: SymbolId| size(array).unwrap_or(1);
+    sites
+        .iter()
+        .map(|site| {
+            let home = site.report.home.as_ref().expect("costed").array;
+            if home == site.access.array {
+                size(home)
+            } else {
+                size(home).saturating_mul(size(site.access.array))
+            }
+        })
+        .fold(0usize, usize::saturating_add)
+}
+
+/// Adds a candidate that is new, in bounds and within the budgets (`room`: the tables').
+fn push_candidate(
+    model: &Model,
+    room: bool,
+    variable: &mut Variable,
+    target: SymbolId,
+    axes: Vec<Axis>,
+    from_access: Option<syntax::TextRange>,
+) -> bool {
+    let Some(from_access) = from_access else { return false };
+    if !room
+        || variable.candidates.len() >= MAX_FOLLOWED
+        || variable.candidates.iter().any(|it| it.target == target && it.axes == axes)
+        || !in_bounds(model, variable.array, target, &axes)
+    {
+        return false;
+    }
+    variable.candidates.push(Candidate { target, axes, from_access: Some(from_access) });
+    true
+}
+
+/// Adds every alignment of the box: the declared target, dimensions and
+/// strides, each offset within [`BOX_OFFSET`] of the declared one, in
+/// bounds; only when all the boxes' combinations can be searched exactly.
+fn add_offset_box(model: &Model, variables: &mut [Variable], sites: &[Site], exact_limit: u128) {
+    // Bounds hold axis by axis, so each axis's choices are filtered first and
+    // the product is known before anything is enumerated (an array of rank 8
+    // has 17^8 offset combinations).
+    let per_axis: Vec<Vec<Vec<Axis>>> = variables
+        .iter()
+        .map(|variable| {
+            let declared = &variable.candidates[0];
+            declared
+                .axes
+                .iter()
+                .enumerate()
+                .map(|(target_dim, axis)| match *axis {
+                    Axis::Affine { source_dim, stride, offset } => (-BOX_OFFSET..=BOX_OFFSET)
+                        .map(|delta| Axis::Affine { source_dim, stride, offset: offset + delta })
+                        .filter(|choice| {
+                            let mut axes = declared.axes.clone();
+                            axes[target_dim] = *choice;
+                            in_bounds(model, variable.array, declared.target, &axes)
+                        })
+                        .collect(),
+                    other => vec![other],
+                })
+                .collect()
+        })
+        .collect();
+    let box_size = |axes: &[Vec<Axis>]| axes.iter().fold(1u128, |acc, it| acc.saturating_mul(it.len() as u128));
+    let combinations = variables.iter().zip(&per_axis).fold(1u128, |acc, (variable, axes)| {
+        acc.saturating_mul((variable.candidates.len() as u128).saturating_add(box_size(axes)))
+    });
+    let projected = |array: SymbolId| {
+        let idx = variables.iter().position(|it| it.array == array)?;
+        let size = box_size(&per_axis[idx]).saturating_add(variables[idx].candidates.len() as u128);
+        Some(usize::try_from(size).unwrap_or(usize::MAX))
+    };
+    // All of the box or none of it: a partial box would not be a minimum over anything.
+    if combinations > exact_limit || table_cells_with(sites, &projected) > TABLE_BUDGET {
+        return;
+    }
+    let boxes: Vec<Vec<Vec<Axis>>> = per_axis
+        .iter()
+        .map(|axes| {
+            axes.iter().fold(vec![Vec::new()], |prefixes: Vec<Vec<Axis>>, choices| {
+                prefixes
+                    .into_iter()
+                    .flat_map(|prefix| choices.iter().map(move |choice| [prefix.clone(), vec![*choice]].concat()))
+                    .collect()
+            })
+        })
+        .collect();
+    for (variable, axes_list) in variables.iter_mut().zip(boxes) {
+        let target = variable.candidates[0].target;
+        let from_access = some_access_of(sites, variable.array);
+        for axes in axes_list {
+            let Some(from_access) = from_access else { break };
+            if !variable.candidates.iter().any(|it| it.target == target && it.axes == axes) {
+                variable.candidates.push(Candidate { target, axes, from_access: Some(from_access) });
+            }
+        }
+    }
+}
+
 /// A term of the objective over at most two variables (`a <= b` when both).
 struct Table {
     vars: (Option<usize>, Option<usize>),
@@ -939,8 +1250,12 @@ pub fn optimize_unit_with(analysis: &FileAnalysis, unit: UnitId, config: CostCon
         }
     }
     arrays.sort();
-    let variables: Vec<Variable> =
+    let mut variables: Vec<Variable> =
         arrays.into_iter().map(|array| Variable { array, candidates: candidates(analysis, unit, array) }).collect();
+    follow_homes(model, &mut variables, &sites);
+    if variables.len() <= BOX_VARIABLES {
+        add_offset_box(model, &mut variables, &sites, config.exact_limit);
+    }
     let problem = build_problem(analysis, unit, &variables, &sites);
     let mut values = vec![0; variables.len()];
     let before = problem.cost(&values);

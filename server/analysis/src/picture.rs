@@ -14,6 +14,7 @@ use std::fmt::Write;
 
 use crate::loops::{AccessAttr, LoopReport, SubscriptForm, Triple, When};
 use crate::model::{Axis, Format, Model, SymbolId};
+use crate::render::ProcessorNames;
 use crate::transfer::owner_coord;
 use crate::FileAnalysis;
 use syntax::TextRange;
@@ -36,8 +37,9 @@ pub struct LoopPicture {
     pub home: String,
     /// `A(1:16) distributed (BLOCK) onto P(4)`.
     pub target: String,
-    /// The processor arrangement's name and extents (empty when not distributed).
-    pub procs_name: String,
+    /// How the processors are named (`P(1)`..`P(4)`), and their extents
+    /// (empty when not distributed).
+    pub procs: ProcessorNames,
     pub proc_shape: Vec<i64>,
     pub grid: Grid,
     /// One per message of the analysis, in the order of the accesses.
@@ -154,14 +156,14 @@ impl Layout {
 }
 
 /// The layout of `target`'s distribution, or why it cannot be drawn.
-fn layout(model: &Model, target: SymbolId) -> Result<(Layout, String), String> {
+fn layout(model: &Model, target: SymbolId) -> Result<(Layout, ProcessorNames), String> {
     let symbol = model.symbol(target);
     let distribution = symbol.mapping.distribution.as_ref().ok_or("the target is not distributed")?;
     if distribution.formats.is_empty() || distribution.descriptive {
         return Err("the distribution is only known from the actual argument".into());
     }
     let n_distributed = distribution.formats.iter().filter(|it| **it != Format::Collapsed).count();
-    let procs_name = distribution.onto.map_or_else(|| "P".to_string(), |onto| model.symbol(onto).name.text.clone());
+    let procs = ProcessorNames::of_target(model, target).ok_or("the target is not distributed")?;
     let counts = model.processor_counts(distribution);
     if counts.len() != n_distributed {
         return Err("the processor arrangement does not match the distribution".into());
@@ -190,21 +192,7 @@ fn layout(model: &Model, target: SymbolId) -> Result<(Layout, String), String> {
         res.dims.push(Some((block, procs)));
         res.proc_shape.push(procs.max(1));
     }
-    Ok((res, procs_name))
-}
-
-/// The name of a rank: `P(2)` or `Q(1,2)` (1-based coordinates).
-pub fn proc_label(name: &str, shape: &[i64], rank: u32) -> String {
-    let mut rest = i64::from(rank);
-    let mut coords = Vec::new();
-    for extent in shape {
-        coords.push((rest % extent.max(&1) + 1).to_string());
-        rest /= extent.max(&1);
-    }
-    if coords.is_empty() {
-        coords.push("1".into());
-    }
-    format!("{name}({})", coords.join(","))
+    Ok((res, procs))
 }
 
 /// The loop a line of the file shows: the innermost loop whose header is
@@ -254,7 +242,7 @@ pub fn loop_picture(analysis: &FileAnalysis, text: &str, loop_idx: usize) -> Loo
         title: format!("{} (line {line})", header),
         home: String::new(),
         target: String::new(),
-        procs_name: String::new(),
+        procs: ProcessorNames { name: String::new(), dims: Vec::new() },
         proc_shape: Vec::new(),
         grid: Grid::None,
         messages: Vec::new(),
@@ -286,14 +274,14 @@ pub fn loop_picture(analysis: &FileAnalysis, text: &str, loop_idx: usize) -> Loo
         .map(|it| it.formats.iter().map(|f| f.render()).collect::<Vec<_>>().join(","));
     let shape = crate::render::render_shape(model, target);
     let layout = match layout(model, target) {
-        Ok((layout, name)) => {
+        Ok((layout, procs)) => {
             res.target = format!(
-                "target {shape} distributed ({}) onto {}",
+                "target {shape} distributed ({}) onto {}({})",
                 formats.unwrap_or_default(),
-                proc_label(&name, &layout.proc_shape, 0).split('(').next().unwrap_or("P").to_string()
-                    + &format!("({})", layout.proc_shape.iter().map(|it| it.to_string()).collect::<Vec<_>>().join(","))
+                procs.name,
+                layout.proc_shape.iter().map(|it| it.to_string()).collect::<Vec<_>>().join(",")
             );
-            res.procs_name = name;
+            res.procs = procs;
             res.proc_shape = layout.proc_shape.clone();
             Some(layout)
         }
@@ -401,33 +389,38 @@ pub fn loop_picture(analysis: &FileAnalysis, text: &str, loop_idx: usize) -> Loo
         _ => res.notes.push("targets of rank 3 or more are not drawn cell by cell".into()),
     }
     if res.grid == Grid::None {
-        res.ownership = ownership(&layout);
+        res.ownership = ownership(&layout, &res.procs);
     }
     res
 }
 
 /// Who owns what along each distributed dimension, in words (for targets not drawn cell by cell).
-fn ownership(layout: &Layout) -> Vec<String> {
+fn ownership(layout: &Layout, procs_names: &ProcessorNames) -> Vec<String> {
     const LISTED: i64 = 8;
     let mut res = Vec::new();
+    let mut proc_dim = 0;
     for (dim, it) in layout.dims.iter().enumerate() {
         let Some((block, procs)) = *it else { continue };
+        let name = |coord: i64| procs_names.of_coordinate(proc_dim, coord);
         let (lower, extent) = (layout.lower[dim], layout.extent[dim]);
         let upper = lower + extent - 1;
         if block * procs >= extent {
             let ranges: Vec<String> = (0..procs.min(LISTED))
                 .filter(|c| lower + c * block <= upper)
-                .map(|c| format!("{}: {}..{}", c + 1, lower + c * block, (lower + (c + 1) * block - 1).min(upper)))
+                .map(|c| format!("{}: {}..{}", name(c), lower + c * block, (lower + (c + 1) * block - 1).min(upper)))
                 .collect();
             let more = if procs > LISTED { ", ..." } else { "" };
-            res.push(format!("dimension {}: blocks of {block}, coordinate {}{more}", dim + 1, ranges.join(", ")));
+            res.push(format!("dimension {}: blocks of {block}, {}{more}", dim + 1, ranges.join(", ")));
         } else {
             res.push(format!(
-                "dimension {}: blocks of {block} dealt round-robin to {procs} coordinates, coordinate c owns {lower}+(c-1)*{block} onwards, every {} positions",
+                "dimension {}: blocks of {block} dealt round-robin to {}..{}, the c-th of them owns {lower}+(c-1)*{block} onwards, every {} positions",
                 dim + 1,
+                name(0),
+                name(procs - 1),
                 block * procs
             ));
         }
+        proc_dim += 1;
     }
     res
 }
@@ -749,8 +742,8 @@ fn plural(n: u64, what: &str) -> String {
 fn arrow_line(picture: &LoopPicture, arrow: &Arrow) -> String {
     let mut res = format!(
         "{} -> {}  {}: {}",
-        proc_label(&picture.procs_name, &picture.proc_shape, arrow.from),
-        proc_label(&picture.procs_name, &picture.proc_shape, arrow.to),
+        picture.procs.of_rank(arrow.from),
+        picture.procs.of_rank(arrow.to),
         arrow.array,
         plural(arrow.elements, "element")
     );
@@ -777,7 +770,7 @@ pub fn render_text(picture: &LoopPicture) -> String {
     match &picture.grid {
         Grid::Line(grid) => {
             res.push('\n');
-            res.push_str(&line_text(grid, true));
+            res.push_str(&line_text(grid, &picture.procs, true));
         }
         Grid::Plane(grid) => {
             res.push('\n');
@@ -819,7 +812,7 @@ pub fn render_text(picture: &LoopPicture) -> String {
 }
 
 /// The cell rows of a line grid; `|` separates cells of different owners.
-fn line_text(grid: &LineGrid, with_legend: bool) -> String {
+fn line_text(grid: &LineGrid, procs: &ProcessorNames, with_legend: bool) -> String {
     let n = grid.owners.len();
     let mut width = (grid.lower + n as i64 - 1).to_string().len().max(grid.lower.to_string().len());
     for row in &grid.rows {
@@ -839,7 +832,9 @@ fn line_text(grid: &LineGrid, with_legend: bool) -> String {
         out
     };
     res.push_str(&line("position", &|k| (grid.lower + k as i64).to_string()));
-    res.push_str(&line("processor", &|k| (grid.owners[k] + 1).to_string()));
+    // A line has one distributed dimension: the arrangement's own index.
+    let first_index = procs.dims.first().map_or(1, |it| it.0);
+    res.push_str(&line("processor", &|k| (first_index + i64::from(grid.owners[k])).to_string()));
     for row in &grid.rows {
         res.push_str(&line(&row.label, &|k| row.cells[k].map_or(".".into(), |it| it.to_string())));
     }
@@ -882,10 +877,7 @@ fn plane_text(picture: &LoopPicture, grid: &PlaneGrid) -> String {
         }
     }
     let ranks: BTreeSet<u32> = grid.owners.iter().copied().collect();
-    let names: Vec<String> = ranks
-        .iter()
-        .map(|r| format!("{}={}", r + 1, proc_label(&picture.procs_name, &picture.proc_shape, *r)))
-        .collect();
+    let names: Vec<String> = ranks.iter().map(|r| format!("{}={}", r + 1, picture.procs.of_rank(*r))).collect();
     let _ = writeln!(
         res,
         "(digit: the processor that runs the iteration there, {}; '#' an element that travels; '.' no iteration)",
@@ -899,7 +891,7 @@ pub fn render_compact(picture: &LoopPicture) -> String {
     let mut res = String::new();
     if let Grid::Line(grid) = &picture.grid {
         if grid.owners.len() <= 32 {
-            res.push_str(&line_text(grid, false));
+            res.push_str(&line_text(grid, &picture.procs, false));
         }
     }
     for arrow in &picture.messages {
@@ -994,7 +986,7 @@ pub fn render_svg(picture: &LoopPicture) -> String {
     if ranks > 0 && !matches!(picture.grid, Grid::None) {
         let _ = writeln!(body, "<g class=\"legend\">");
         for rank in 0..ranks {
-            let label = proc_label(&picture.procs_name, &picture.proc_shape, rank);
+            let label = picture.procs.of_rank(rank);
             let _ = writeln!(
                 body,
                 "<rect x=\"{x}\" y=\"{}\" width=\"14\" height=\"14\" fill=\"{}\" stroke=\"{}\"/><text x=\"{}\" y=\"{}\" font-size=\"12\" {FONT}>{}</text>",
@@ -1080,7 +1072,7 @@ fn line_svg(picture: &LoopPicture, grid: &LineGrid, top: f64, body: &mut String)
             cell_x(k) + (end - k + 1) as f64 * cell_w / 2.0,
             band_y + 14.0,
             if (end - k + 1) as f64 * cell_w >= 44.0 {
-                escape(&proc_label(&picture.procs_name, &picture.proc_shape, rank))
+                escape(&picture.procs.of_rank(rank))
             } else {
                 (rank + 1).to_string()
             }
@@ -1152,8 +1144,8 @@ fn line_svg(picture: &LoopPicture, grid: &LineGrid, top: f64, body: &mut String)
     for (idx, arrow) in picture.messages.iter().enumerate() {
         let label = format!(
             "{}→{} {}: {}",
-            proc_label(&picture.procs_name, &picture.proc_shape, arrow.from),
-            proc_label(&picture.procs_name, &picture.proc_shape, arrow.to),
+            picture.procs.of_rank(arrow.from),
+            picture.procs.of_rank(arrow.to),
             arrow.names.first().cloned().filter(|_| arrow.elements == 1).unwrap_or_else(|| arrow.array.clone()),
             plural(arrow.elements, "element")
         );
@@ -1292,7 +1284,7 @@ fn plane_svg(picture: &LoopPicture, grid: &PlaneGrid, top: f64, body: &mut Strin
             "<text x=\"{x}\" y=\"{}\" font-size=\"14\" font-weight=\"bold\" text-anchor=\"middle\" fill=\"{}\" {FONT}>{}</text>",
             y - 30.0,
             stroke(rank),
-            escape(&proc_label(&picture.procs_name, &picture.proc_shape, rank))
+            escape(&picture.procs.of_rank(rank))
         );
     }
     for (idx, arrow) in picture.messages.iter().enumerate() {

@@ -1,6 +1,7 @@
 //! Plain-text descriptions of the mapping model, for `hpf-ls model`, the
-//! snapshot tests and (later) hovers. One description per symbol, so that
-//! every consumer says the same thing.
+//! snapshot tests and hovers. One description per symbol, so that
+//! every consumer says the same thing; processors are named by the
+//! arrangement's own indices (`P(1)`..`P(4)`) wherever a user reads them.
 
 use std::fmt::Write;
 
@@ -20,6 +21,91 @@ pub fn triples(model: &Model, id: SymbolId) -> Vec<Option<(i64, i64, i64)>> {
             Some((stride.checked_mul(lo)?.checked_add(offset)?, stride.checked_mul(hi)?.checked_add(offset)?, stride))
         })
         .collect()
+}
+
+/// How users read processors: the arrangement's name and its declared
+/// index ranges, so that rank `r` (numbered column-major from 0, as MPI
+/// and the transfer counts number them) is `P(r+1)` for `PROCESSORS P(4)`
+/// and `Q(0,1)` for rank 2 of `PROCESSORS Q(0:1,0:1)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProcessorNames {
+    pub name: String,
+    /// Per dimension of the arrangement: its lower bound and extent.
+    pub dims: Vec<(i64, i64)>,
+}
+
+impl ProcessorNames {
+    /// The arrangement `target`'s distribution is ONTO; an implicit arrangement
+    /// (no ONTO) is called `P`, with 1-based indices over `counts`.
+    pub fn of_target(model: &Model, target: SymbolId) -> Option<ProcessorNames> {
+        let distribution = model.symbol(target).mapping.distribution.as_ref()?;
+        let counts = model.processor_counts(distribution);
+        let onto = distribution.onto.map(|it| model.symbol(it));
+        let name = onto.map_or_else(|| "P".to_string(), |it| it.name.text.clone());
+        let dims = counts
+            .iter()
+            .enumerate()
+            .map(|(dim, count)| {
+                let lower = onto.and_then(|it| it.shape.get(dim)).and_then(|it| it.lo.known()).unwrap_or(1);
+                (lower, count.unwrap_or(1).max(1))
+            })
+            .collect();
+        Some(ProcessorNames { name, dims })
+    }
+
+    /// A declared arrangement on its own.
+    pub fn of_arrangement(model: &Model, id: SymbolId) -> ProcessorNames {
+        let symbol = model.symbol(id);
+        let dims =
+            symbol.shape.iter().map(|it| (it.lo.known().unwrap_or(1), it.extent().unwrap_or(1).max(1))).collect();
+        ProcessorNames { name: symbol.name.text.clone(), dims }
+    }
+
+    /// The processors at 0-based `coord` along dimension `dim` of the
+    /// arrangement: `P(2)`, or `Q(:,2)` when it has other dimensions.
+    pub fn of_coordinate(&self, dim: usize, coord: i64) -> String {
+        let parts: Vec<String> = (0..self.dims.len().max(1))
+            .map(|it| match self.dims.get(it) {
+                Some(&(lower, _)) if it == dim => (lower + coord).to_string(),
+                None => (1 + coord).to_string(),
+                Some(_) => ":".to_string(),
+            })
+            .collect();
+        format!("{}({})", self.name, parts.join(","))
+    }
+
+    /// `P(2)` or `Q(1,2)` for a rank numbered column-major from 0.
+    pub fn of_rank(&self, rank: u32) -> String {
+        let mut rest = i64::from(rank);
+        let mut coords = Vec::new();
+        for &(lower, extent) in &self.dims {
+            coords.push((lower + rest % extent).to_string());
+            rest /= extent;
+        }
+        if coords.is_empty() {
+            coords.push("1".into());
+        }
+        format!("{}({})", self.name, coords.join(","))
+    }
+
+    /// The first and last processor, `P(1)..P(4)`.
+    pub fn span(&self) -> String {
+        let count: i64 = self.dims.iter().map(|it| it.1).product();
+        let last = u32::try_from(count.max(1) - 1).unwrap_or(0);
+        format!("{}..{}", self.of_rank(0), self.of_rank(last))
+    }
+}
+
+/// The processors a loop's messages go between: those of its home's target,
+/// under the loop's mapping epoch; `P` with 1-based indices when unknown.
+pub fn loop_processors(analysis: &crate::FileAnalysis, report: &crate::loops::LoopReport) -> ProcessorNames {
+    let model = analysis.model_of_loop(report);
+    report
+        .home
+        .as_ref()
+        .and_then(|home| model.resolve(home.array))
+        .and_then(|resolved| ProcessorNames::of_target(&model, resolved.target))
+        .unwrap_or_else(|| ProcessorNames { name: "P".to_string(), dims: Vec::new() })
 }
 
 pub fn render_triple(triple: Option<(i64, i64, i64)>) -> String {

@@ -95,6 +95,29 @@ end program p
 }
 
 #[test]
+fn names_keep_the_directives_spelling_not_the_declarations() {
+    check(
+        r#"program p
+  real a(16), b(15)
+!HPF$ PROCESSORS P(4)
+!HPF$ DISTRIBUTE A(BLOCK) ONTO P
+!HPF$ ALIGN B(I) WITH A(I)
+  do i = 2, 16
+    a(i) = $0b(i-1)
+  end do
+end program p
+"#,
+        SourceForm::Free,
+        expect![[r#"
+            Realign b: `ALIGN B(I) WITH A(I+1)` (3 fewer element moves in the file; misalignment warnings 1 → 0)
+            warnings after: 0
+            - !HPF$ ALIGN B(I) WITH A(I)
+            + !HPF$ ALIGN B(I) WITH A(I+1)
+        "#]],
+    );
+}
+
+#[test]
 fn a_shared_attribute_list_is_split() {
     check(
         r#"program p

@@ -272,12 +272,12 @@ fn large_targets_are_described_not_drawn() {
     assert_eq!(picture.grid, Grid::None);
     let rendered = render_text(&picture);
     assert!(
-        rendered.contains("dimension 1: blocks of 250000, coordinate 1: 1..250000, 2: 250001..500000, 3: 500001..750000, 4: 750001..1000000"),
+        rendered.contains("dimension 1: blocks of 250000, P(1): 1..250000, P(2): 250001..500000, P(3): 500001..750000, P(4): 750001..1000000"),
         "{rendered}"
     );
     assert!(rendered.contains("P(3) -> P(4)  b: 1 element\n"), "{rendered}");
     assert_eq!(messages(&render_svg(&picture)).len(), 3);
     let cyclic = text.replace("A(BLOCK)", "A(CYCLIC(3))");
     let rendered = render_text(&self::picture(&cyclic, 7));
-    assert!(rendered.contains("dimension 1: blocks of 3 dealt round-robin to 4 coordinates"), "{rendered}");
+    assert!(rendered.contains("dimension 1: blocks of 3 dealt round-robin to P(1)..P(4)"), "{rendered}");
 }

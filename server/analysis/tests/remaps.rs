@@ -81,9 +81,9 @@ fn hovers_show_the_mapping_where_they_are() {
     };
     let before = hover_at("a(i, 1) =", 0);
     let after = hover_at("a(i, 1) =", 1);
-    assert!(before.contains("coordinate 1 of dimension 1: a(5:8)"), "{before}");
-    assert!(after.contains("coordinate 1 of dimension 2: a(5:8)"), "{after}");
-    assert!(!after.contains("of dimension 1"), "{after}");
+    assert!(before.contains("P(2), dimension 1: a(5:8)"), "{before}");
+    assert!(after.contains("P(2), dimension 2: a(5:8)"), "{after}");
+    assert!(!after.contains(", dimension 1:"), "{after}");
 }
 
 #[test]

@@ -79,3 +79,47 @@ fn seed_fig6_with_the_optimal_alignment() {
     assert!(b.transfer.is_none());
     assert!(analysis.diagnostics.iter().all(|it| it.code.as_str() != "HPF101"), "{:?}", analysis.diagnostics);
 }
+
+/// A hover on the reference `B(I-1)` says what that reference costs in its
+/// loop (the seed's numbers, processors named as the arrangement names them),
+/// then what the array is.
+#[test]
+fn hover_on_a_reference_shows_its_triples_and_transfer() {
+    let analysis = analysis::analyze(FREE, SourceForm::Free, ModelConfig { number_of_processors: None });
+    let reference = FREE.rfind("B(I-1)").unwrap();
+    let hover = analysis::ide::hover(&analysis, FREE, reference, false).expect("a hover");
+    assert_eq!(&FREE[hover.range.to_range()], "B(I-1)");
+    expect_test::expect![[r#"
+        B(I-1) read in DO I = 2, 16
+
+          access range [1:15:1]
+          declared [1:15:1]
+          loop triple [2:16:1] (home A(I))
+          optimal [2:16:1]
+
+        Transfer before the loop: shift by +1, 3 element(s) in 3 message(s)
+          P(1) → P(2): 1 element(s)
+          P(2) → P(3): 1 element(s)
+          P(3) → P(4): 1 element(s)
+
+        local with ALIGN B(I) WITH A(I+1)
+
+        REAL B(15) (array)
+
+        B(15) -> A(i) triples [1:15:1]; (BLOCK) onto P(4)
+
+        final alignment target: A(16)
+        declared by: !HPF$ ALIGN B(I) WITH A(I)
+
+        owners:
+          P(1): B(1:4)
+          P(2): B(5:8)
+          P(3): B(9:12)
+          P(4): B(13:15)
+    "#]]
+    .assert_eq(&hover.contents);
+    // The array's facts alone where it is not referenced in a loop.
+    let declaration = FREE.find("B(15)").unwrap();
+    let hover = analysis::ide::hover(&analysis, FREE, declaration, false).expect("a hover");
+    assert!(hover.contents.starts_with("REAL B(15) (array)"), "{}", hover.contents);
+}

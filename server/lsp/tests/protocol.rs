@@ -100,6 +100,27 @@ fn seed_quick_fix_removes_the_warning() {
     client.shutdown();
 }
 
+/// The seed written with lower-case declarations: the quick fix writes the
+/// names as the ALIGN directive spells them, not as they are declared.
+#[test]
+fn the_quick_fix_keeps_the_directives_spelling() {
+    let mut client = start(utf16_capabilities());
+    let uri = "file:///hpf-ls-test/seed_lower.f90";
+    let text = SEED.replace("REAL A(16), B(15)", "real a(16), b(15)").replace("A(I) = B(I-1)", "a(i) = b(i-1)");
+    client.open(uri, &text);
+    let diagnostics = client.diagnostics(uri, 1);
+    let warning = &diagnostics[0];
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": warning["range"], "context": {"diagnostics": [warning]}}),
+    );
+    let fix = actions.as_array().unwrap().iter().find(|it| it["kind"] == "quickfix").expect("a quick fix");
+    let fixed = apply_lsp_edits(&text, fix["edit"]["documentChanges"][0]["edits"].as_array().unwrap());
+    let directive = fixed.lines().find(|it| it.starts_with("!HPF$ ALIGN")).unwrap();
+    assert_eq!(directive, "!HPF$ ALIGN B(I) WITH A(I+1)");
+    client.shutdown();
+}
+
 /// A client without `workspaceEdit.documentChanges` gets the plain `changes`
 /// map, for quick fixes and renames alike.
 #[test]
@@ -141,7 +162,20 @@ fn hover_definition_references_and_commands() {
     let contents = hover["contents"]["value"].as_str().unwrap();
     assert_eq!(hover["contents"]["kind"], "markdown");
     assert!(contents.contains("B(15) -> A(i) triples [1:15:1]; (BLOCK) onto P(4)"), "{contents}");
-    assert!(contents.contains("coordinate 3 of dimension 1: B(13:15)"), "{contents}");
+    assert!(contents.contains("- P(4): B(13:15)"), "{contents}");
+    // The reference in its loop comes first: its triples, its transfer, the ALIGN that makes it local.
+    assert!(contents.starts_with("`B(I-1)` read in `DO I = 2, 16`"), "{contents}");
+    assert!(contents.contains("- access range [1:15:1]\n- declared [1:15:1]\n"), "{contents}");
+    assert!(contents.contains("- optimal [2:16:1]\n"), "{contents}");
+    assert!(
+        contents.contains(
+            "Transfer before the loop: shift by +1, 3 element(s) in 3 message(s)\n- P(1) → P(2): 1 element(s)"
+        ),
+        "{contents}"
+    );
+    assert!(contents.contains("local with `ALIGN B(I) WITH A(I+1)`"), "{contents}");
+    assert!(contents.find("[2:16:1]") < contents.find("**REAL B(15)** (array)"), "{contents}");
+    assert_eq!(hover["range"], json!({"start": {"line": 12, "character": 15}, "end": {"line": 12, "character": 21}}));
 
     let loop_header = SEED.find("DO I = 2, 16").unwrap();
     let hover = client.request(
@@ -175,7 +209,7 @@ fn hover_definition_references_and_commands() {
         json!({"command": "hpf.showTransferPattern", "arguments": [uri, position(SEED, use_of_b)]}),
     );
     let table = table.as_str().unwrap();
-    assert!(table.contains("| 0 | 1 | 1 |") && table.contains("| 2 | 3 | 1 |"), "{table}");
+    assert!(table.contains("| P(1) | P(2) | 1 |") && table.contains("| P(3) | P(4) | 1 |"), "{table}");
     let generated =
         client.request("workspace/executeCommand", json!({"command": "hpf.showGenerated", "arguments": [uri]}));
     assert!(generated.as_str().unwrap().contains("use hpf_runtime"), "{generated}");

@@ -218,10 +218,11 @@ fn cased(word: &str, lower: bool) -> String {
     }
 }
 
-/// `A(I+1, *)`: the target with subscripts in the dummies' names.
+/// `A(I+1, *)`: the target, spelled `target_name`, with subscripts in the dummies' names.
 fn target_text(
     analysis: &FileAnalysis,
     optimal: &OptimalAlignment,
+    target_name: &str,
     dummies: &[String],
     home_axes: Option<&[Axis]>,
 ) -> String {
@@ -247,11 +248,16 @@ fn target_text(
             },
         })
         .collect();
-    format!("{}({})", target.name.text, subscripts.join(","))
+    format!("{target_name}({})", subscripts.join(","))
 }
 
 /// `A(2:16:1)`-style target for the triplet form `ALIGN B(:) WITH A(...)`.
-fn triplet_target_text(analysis: &FileAnalysis, access: &Access, optimal: &OptimalAlignment) -> Option<String> {
+fn triplet_target_text(
+    analysis: &FileAnalysis,
+    access: &Access,
+    optimal: &OptimalAlignment,
+    target_name: &str,
+) -> Option<String> {
     let target = analysis.model.symbol(optimal.target);
     let symbol = analysis.model.symbol(access.array);
     let mut parts = Vec::new();
@@ -265,7 +271,7 @@ fn triplet_target_text(analysis: &FileAnalysis, access: &Access, optimal: &Optim
             None => parts.push("*".to_string()),
         }
     }
-    Some(format!("{}({})", target.name.text, parts.join(",")))
+    Some(format!("{target_name}({})", parts.join(",")))
 }
 
 /// The edits that give `access.array` its optimal alignment.
@@ -302,6 +308,15 @@ pub(crate) fn realign_edits(analysis: &FileAnalysis, text: &str, access: &Access
         AttrKind::Align(spec) => Some(spec),
         _ => None,
     })?;
+    // Names as the directive spells them (`ALIGN B(I) WITH A(I)` of `real a(16), b(15)`
+    // stays upper case); a target the directive does not name is spelled as declared.
+    let target_symbol = &model.symbol(optimal.target).name;
+    let target_name = if spec.target.key() == target_symbol.key() { &spec.target.text } else { &target_symbol.text };
+    let array_name = mapping
+        .entities
+        .iter()
+        .find(|it| it.name.key() == symbol.name.key())
+        .map_or(&symbol.name.text, |it| &it.name.text);
     // The user's dummies (`ALIGN B(K) WITH ...`), or the triplet form (`B(:)`).
     let sources = spec.sources.as_ref();
     let dummy_names: Option<Vec<String>> = sources.and_then(|sources| {
@@ -319,9 +334,11 @@ pub(crate) fn realign_edits(analysis: &FileAnalysis, text: &str, access: &Access
     let all_colons = sources
         .is_some_and(|it| it.iter().all(|s| matches!(s, Subscript::Range { lo: None, hi: None, stride: None, .. })));
     let new_target = match (&dummy_names, all_colons) {
-        (Some(names), _) if names.len() == symbol.rank() => target_text(analysis, optimal, names, home_axes.as_deref()),
-        (_, true) => triplet_target_text(analysis, access, optimal)?,
-        _ => target_text(analysis, optimal, &default_dummies, home_axes.as_deref()),
+        (Some(names), _) if names.len() == symbol.rank() => {
+            target_text(analysis, optimal, target_name, names, home_axes.as_deref())
+        }
+        (_, true) => triplet_target_text(analysis, access, optimal, target_name)?,
+        _ => target_text(analysis, optimal, target_name, &default_dummies, home_axes.as_deref()),
     };
     let star = if spec.star.is_some() { "*" } else { "" };
     let sources_text = match (&dummy_names, all_colons) {
@@ -348,10 +365,8 @@ pub(crate) fn realign_edits(analysis: &FileAnalysis, text: &str, access: &Access
         // Shorthand `ALIGN B WITH T`: write the whole directive in the dummy form.
         let body = TextRange::new(directive.keyword.range.start, directive.range.end);
         let rewritten = match mapping.form {
-            MappingForm::Statement => format!("{align} {}({sources_text}) {with} {star}{new_target}", symbol.name.text),
-            MappingForm::Attributed => {
-                format!("{align} ({sources_text}) {with} {star}{new_target} :: {}", symbol.name.text)
-            }
+            MappingForm::Statement => format!("{align} {array_name}({sources_text}) {with} {star}{new_target}"),
+            MappingForm::Attributed => format!("{align} ({sources_text}) {with} {star}{new_target} :: {array_name}"),
         };
         return fits(text, analysis, vec![TextEdit { range: body, new_text: rewritten }]);
     }
@@ -371,7 +386,7 @@ pub(crate) fn realign_edits(analysis: &FileAnalysis, text: &str, access: &Access
         "\n"
     };
     let new_line =
-        format!("{newline}{}{align} ({sources_text}) {with} {star}{new_target} :: {}", style.prefix, symbol.name.text);
+        format!("{newline}{}{align} ({sources_text}) {with} {star}{new_target} :: {array_name}", style.prefix);
     fits(
         text,
         analysis,
@@ -422,7 +437,7 @@ fn insert_align(
     let newline = if text[..line_end].ends_with('\r') { "\r\n" } else { "\n" };
     let line_end = if newline == "\r\n" { line_end - 1 } else { line_end };
     let dummies_used = dummies.get(..symbol.rank())?;
-    let target = target_text(analysis, optimal, dummies, home_axes);
+    let target = target_text(analysis, optimal, &model.symbol(optimal.target).name.text, dummies, home_axes);
     let line = format!(
         "{newline}{}{} {}({}) {} {target}",
         style.prefix,

@@ -6,9 +6,9 @@ use std::fmt::Write;
 use syntax::directive::DirectiveBody;
 use syntax::TextRange;
 
-use crate::loops::{AccessAttr, LoopReport, Triple, When};
+use crate::loops::{Access, AccessAttr, LoopReport, Triple, When};
 use crate::model::{Axis, Format, Model, SymbolId, SymbolKind};
-use crate::render::{describe_mapping, render_shape};
+use crate::render::{describe_mapping, render_shape, ProcessorNames};
 use crate::FileAnalysis;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,10 +26,31 @@ pub fn hover(analysis: &FileAnalysis, text: &str, offset: usize, markdown: bool)
     if let Some(occurrence) = super::occurrence_at(analysis, offset) {
         let symbol = analysis.model.symbol(occurrence.symbol);
         if symbol.is_array() || matches!(symbol.kind, SymbolKind::Template | SymbolKind::Processors) {
-            return Some(HoverResult {
-                range: occurrence.range,
-                contents: describe_symbol(analysis, text, occurrence.symbol, markdown, offset),
-            });
+            let facts = describe_symbol(analysis, text, occurrence.symbol, markdown, offset);
+            // A reference inside a loop: what this reference costs first, then the array.
+            let in_loop = analysis
+                .loops
+                .iter()
+                .filter(|it| it.range.contains_inclusive(offset))
+                .filter_map(|report| {
+                    let access = report
+                        .accesses
+                        .iter()
+                        .find(|it| it.array == occurrence.symbol && it.range.contains_inclusive(offset))?;
+                    Some((report, access))
+                })
+                .min_by_key(|(report, _)| report.range.len());
+            if let Some((report, access)) = in_loop {
+                let separator = if markdown { "\n---\n\n" } else { "\n" };
+                return Some(HoverResult {
+                    range: access.range,
+                    contents: format!(
+                        "{}{separator}{facts}",
+                        describe_access(analysis, text, report, access, markdown)
+                    ),
+                });
+            }
+            return Some(HoverResult { range: occurrence.range, contents: facts });
         }
     }
     // The innermost loop whose header holds the offset.
@@ -141,8 +162,9 @@ pub(crate) fn describe_symbol(
     let _ = writeln!(res, "{} ({kind})", if markdown { format!("**{title}**") } else { title });
     if symbol.kind == SymbolKind::Processors {
         let count: Option<i64> = symbol.shape.iter().map(|it| it.extent()).try_fold(1_i64, |acc, it| Some(acc * it?));
-        if let Some(count) = count {
-            let _ = writeln!(res, "\n{count} processor(s), ranks 0..{} (column-major)", count - 1);
+        if let Some(count) = count.filter(|it| *it > 0) {
+            let names = ProcessorNames::of_arrangement(model, id);
+            let _ = writeln!(res, "\n{count} processor(s): {}", names.span());
         }
         return res;
     }
@@ -174,6 +196,7 @@ fn ownership(model: &Model, id: SymbolId) -> Option<Vec<String>> {
     let target = model.symbol(resolved.target);
     let distribution = target.mapping.distribution.as_ref()?;
     let counts = model.processor_counts(distribution);
+    let names = ProcessorNames::of_target(model, resolved.target)?;
     let mut lines = Vec::new();
     let mut proc_dim = 0;
     for (target_dim, format) in distribution.formats.iter().enumerate() {
@@ -193,7 +216,10 @@ fn ownership(model: &Model, id: SymbolId) -> Option<Vec<String>> {
         let (dim, stride, offset) = match resolved.axes.get(target_dim) {
             Some(Axis::Affine { source_dim, stride, offset }) => (*source_dim, *stride, *offset),
             Some(Axis::Replicated) => {
-                lines.push(format!("target dimension {}: replicated on all {procs} coordinates", target_dim + 1));
+                lines.push(format!(
+                    "target dimension {}: replicated on all {procs} processors along it",
+                    target_dim + 1
+                ));
                 continue;
             }
             Some(Axis::Constant(value)) => {
@@ -209,8 +235,9 @@ fn ownership(model: &Model, id: SymbolId) -> Option<Vec<String>> {
             Format::Block => crate::model::block_size(upper.saturating_sub(lower).saturating_add(1), procs),
             Format::BlockOf(Some(m)) => m,
             Format::Cyclic(Some(m)) => {
+                let first = names.of_coordinate(proc_dim - 1, 0);
                 lines.push(format!(
-                    "dimension {}: element i is on coordinate ((({stride}*i{offset:+}) - {lower}) / {m}) mod {procs} (CYCLIC({m}))",
+                    "dimension {}: element i is on the processor ((({stride}*i{offset:+}) - {lower}) / {m}) mod {procs} places after {first} (CYCLIC({m}))",
                     dim + 1
                 ));
                 continue;
@@ -228,10 +255,15 @@ fn ownership(model: &Model, id: SymbolId) -> Option<Vec<String>> {
             };
             let (a, b) = (a.max(lo), b.min(hi));
             let range = if a > b { "nothing".to_string() } else { format!("{}({a}:{b})", symbol.name.text) };
-            lines.push(format!("coordinate {coord} of dimension {}: {range}", dim + 1));
+            let processor = names.of_coordinate(proc_dim - 1, coord);
+            if symbol.rank() == 1 {
+                lines.push(format!("{processor}: {range}"));
+            } else {
+                lines.push(format!("{processor}, dimension {}: {range}", dim + 1));
+            }
         }
         if procs > 16 {
-            lines.push(format!("... {} more coordinates", procs - 16));
+            lines.push(format!("... {} more processors", procs - 16));
         }
     }
     Some(lines)
@@ -258,6 +290,103 @@ fn div_ceil(a: i64, b: i64) -> i64 {
 fn triples(list: &[Option<Triple>]) -> String {
     let parts: Vec<String> = list.iter().map(|it| it.map_or("[?]".to_string(), |it| it.render())).collect();
     parts.join(" ")
+}
+
+/// One reference in a loop: its access range, declared and optimal
+/// triples, the transfer it forces and the ALIGN that would make it local.
+fn describe_access(
+    analysis: &FileAnalysis,
+    text: &str,
+    report: &LoopReport,
+    access: &Access,
+    markdown: bool,
+) -> String {
+    let model = &*analysis.model_of_loop(report);
+    let name = &model.symbol(access.array).name.text;
+    let slice = |range: TextRange| text.get(range.to_range()).unwrap_or("").trim().to_string();
+    let header = text.get(report.header.to_range()).unwrap_or("").lines().next().unwrap_or("").trim().to_string();
+    let what = match access.attr {
+        AccessAttr::Reference => "read",
+        AccessAttr::Update => "updated",
+    };
+    let mut res = String::new();
+    let reference = slice(access.range);
+    let _ = writeln!(res, "{} {what} in {}", code(&reference, markdown), code(&header, markdown));
+    let bullet = if markdown { "- " } else { "  " };
+    let _ = writeln!(res);
+    let _ = writeln!(res, "{bullet}access range {}", triples(&access.access));
+    let _ = writeln!(res, "{bullet}declared {}", triples(&access.declared));
+    if let Some(home) = &report.home {
+        let _ = writeln!(
+            res,
+            "{bullet}loop triple {} (home {})",
+            triples(&home.triple),
+            code(&slice(home.range), markdown)
+        );
+    }
+    if access.is_home {
+        let _ = writeln!(res, "{bullet}the loop's home: its iterations run where these elements live");
+        return res;
+    }
+    match (access.optimal_text(), &access.reason) {
+        (Some(optimal), _) => {
+            let _ = writeln!(res, "{bullet}optimal {optimal}");
+        }
+        (None, Some(reason)) => {
+            let _ = writeln!(res, "{bullet}no optimal triple: {}", reason.describe(name));
+        }
+        (None, None) => {}
+    }
+    let when = |transfer: &crate::loops::Transfer| match transfer.when {
+        When::Before => "before the loop",
+        When::After => "after the loop",
+    };
+    match &access.transfer {
+        None => {
+            let _ = writeln!(res, "\nNothing moves: the reference is local to the iteration that makes it.");
+        }
+        Some(transfer) => match (&transfer.count, &transfer.uncounted) {
+            (Some(count), _) if count.moved_elements == 0 => {
+                let _ = writeln!(
+                    res,
+                    "\nNothing moves on this distribution ({}, but every element is already where it is used).",
+                    transfer.kind.describe()
+                );
+            }
+            (Some(count), _) => {
+                let _ = writeln!(
+                    res,
+                    "\nTransfer {}: {}, {} element(s) in {} message(s)",
+                    when(transfer),
+                    transfer.kind.describe(),
+                    count.moved_elements,
+                    count.messages.len()
+                );
+                let processors = crate::render::loop_processors(analysis, report);
+                const LISTED: usize = 8;
+                for message in count.messages.iter().take(LISTED) {
+                    let _ = writeln!(
+                        res,
+                        "{bullet}{} → {}: {} element(s)",
+                        processors.of_rank(message.from),
+                        processors.of_rank(message.to),
+                        message.elements
+                    );
+                }
+                if count.messages.len() > LISTED {
+                    let _ = writeln!(res, "{bullet}... {} more message(s)", count.messages.len() - LISTED);
+                }
+            }
+            (None, why) => {
+                let why = why.as_deref().map(|it| format!(" (not counted: {it})")).unwrap_or_default();
+                let _ = writeln!(res, "\nTransfer {}: {}{why}", when(transfer), transfer.kind.describe());
+            }
+        },
+    }
+    if let (Some(align), None, Some(_)) = (&access.optimal_align, &access.reason, &access.transfer) {
+        let _ = writeln!(res, "\nlocal with {}", code(align, markdown));
+    }
+    res
 }
 
 /// The loop's triple, its home, and per access the ranges, triples and transfer.

@@ -139,6 +139,7 @@ pub fn transfer_table(analysis: &FileAnalysis, text: &str, offset: usize) -> Opt
     let mut res = String::new();
     let header = text.get(report.header.to_range()).unwrap_or("").trim();
     let _ = writeln!(res, "### Transfers of `{header}`\n");
+    let processors = crate::render::loop_processors(analysis, report);
     let mut any = false;
     for access in &report.accesses {
         let Some(transfer) = &access.transfer else { continue };
@@ -153,9 +154,10 @@ pub fn transfer_table(analysis: &FileAnalysis, text: &str, offset: usize) -> Opt
             (Some(count), _) => {
                 let _ = writeln!(res, "\n{} element(s) in {} message(s)\n", count.moved_elements, count.messages.len());
                 if !count.messages.is_empty() {
-                    let _ = writeln!(res, "| from rank | to rank | elements |\n|---:|---:|---:|");
+                    let _ = writeln!(res, "| from | to | elements |\n|---|---|---:|");
                     for message in &count.messages {
-                        let _ = writeln!(res, "| {} | {} | {} |", message.from, message.to, message.elements);
+                        let (from, to) = (processors.of_rank(message.from), processors.of_rank(message.to));
+                        let _ = writeln!(res, "| {from} | {to} | {} |", message.elements);
                     }
                     res.push('\n');
                 }

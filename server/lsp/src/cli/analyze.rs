@@ -452,6 +452,7 @@ pub fn render_text_mapped(text: &str, map: &SourceMap, analysis: &FileAnalysis, 
         if let Some(why) = report.gave_up.as_ref().or(report.no_home.as_ref()) {
             let _ = writeln!(out, "    {why}");
         }
+        let processors = analysis::render::loop_processors(analysis, report);
         for access in &report.accesses {
             let name = &model.symbol(access.array).name.text;
             let attr = match access.attr {
@@ -492,7 +493,14 @@ pub fn render_text_mapped(text: &str, map: &SourceMap, analysis: &FileAnalysis, 
                         let messages: Vec<String> = count
                             .messages
                             .iter()
-                            .map(|it| format!("{}->{}: {}", it.from, it.to, it.elements))
+                            .map(|it| {
+                                format!(
+                                    "{} -> {}: {}",
+                                    processors.of_rank(it.from),
+                                    processors.of_rank(it.to),
+                                    it.elements
+                                )
+                            })
                             .collect();
                         let _ =
                             write!(out, "; {} element(s) in {} message(s)", count.moved_elements, count.messages.len());
