@@ -1,8 +1,9 @@
-//! The command line: `hpf-ls check`, `hpf-ls model`, `hpf-ls demo`.
+//! The command line: one clap definition (`args`), one module per subcommand.
 //!
 //! Subcommands call `analysis` directly, never through the protocol.
 
 pub mod analyze;
+pub mod args;
 pub mod build;
 pub mod check;
 pub mod demo;
@@ -37,7 +38,9 @@ pub struct Input {
 }
 
 /// Parses `--form F`, `--processors N` and paths; other flags go to `extra`,
-/// which returns whether it took the flag (and its value).
+/// which returns whether it took the flag (and its value). Only `model`'s
+/// entry in `demo.rs` still takes raw arguments; the other commands get
+/// theirs from [`args`].
 pub fn parse_input_options(
     args: &[String],
     mut extra: impl FnMut(&str, Option<&str>) -> Result<bool, String>,
@@ -104,6 +107,44 @@ pub fn parse_input_options(
 
 fn flag_needs_value(flag: &str) -> bool {
     matches!(flag, "--format" | "--line" | "--svg")
+}
+
+/// The raw arguments `demo::run_model` parses, from options clap has
+/// already checked.
+pub fn model_argv(options: &InputOptions) -> Vec<String> {
+    let mut argv = Vec::new();
+    if let Some(form) = options.form {
+        let name = match form {
+            SourceForm::Free => "free",
+            SourceForm::Fixed { line_length: 132 } => "fixed132",
+            SourceForm::Fixed { .. } => "fixed",
+        };
+        argv.extend(["--form".to_string(), name.to_string()]);
+    }
+    if let Some(processors) = options.processors {
+        argv.extend(["--processors".to_string(), processors.to_string()]);
+    }
+    for (code, severity) in &options.severities {
+        let level = severity.map_or("off", |it| it.as_str());
+        argv.extend(["--severity".to_string(), format!("{}={level}", code.as_str())]);
+    }
+    argv.push("--".to_string());
+    argv.extend(options.paths.iter().map(|it| it.to_string_lossy().into_owned()));
+    argv
+}
+
+/// For `build` and `run`: on SIGINT, SIGTERM or SIGHUP, kill the compiler or
+/// the launcher with what it started and remove the build directory before
+/// exiting as the signal would (status 128 + its number).
+pub fn clean_up_on_signals() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else { return };
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            backend::driver::clean_up_for_exit();
+            std::process::exit(128 + signal);
+        }
+    });
 }
 
 /// Expands directories (recursively, by Fortran extension, sorted) and
