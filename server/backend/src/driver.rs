@@ -601,3 +601,117 @@ impl Drop for SessionGuard {
         self.kill();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(line: &str) -> Vec<String> {
+        shlex::split(line).unwrap()
+    }
+
+    fn argv(
+        kind: LauncherKind,
+        launcher: &str,
+        processes: u32,
+        hostfile: Option<&Path>,
+        environment: &LaunchEnvironment,
+    ) -> Result<Vec<String>, String> {
+        let argv = launcher_argv(
+            kind,
+            &words(launcher),
+            processes,
+            hostfile,
+            environment,
+            Path::new("/build/program"),
+            &["in.dat".to_string()],
+        )?;
+        Ok(argv.into_iter().map(|it| it.into_string().unwrap()).collect())
+    }
+
+    fn on_cpus(cpus: u32) -> LaunchEnvironment {
+        LaunchEnvironment { slurm_mpi_type: None, cpus: Some(cpus) }
+    }
+
+    #[test]
+    fn srun_asks_for_pmix_unless_told_otherwise() {
+        assert_eq!(
+            argv(LauncherKind::Srun, "srun", 4, None, &on_cpus(8)).unwrap(),
+            ["--ntasks=4", "--mpi=pmix", "/build/program", "in.dat"]
+        );
+        // The user's own plugin, as an option of the launcher or from the environment.
+        assert_eq!(
+            argv(LauncherKind::Srun, "srun --mpi=pmi2 -p debug", 2, None, &on_cpus(8)).unwrap(),
+            ["--mpi=pmi2", "-p", "debug", "--ntasks=2", "/build/program", "in.dat"]
+        );
+        assert_eq!(
+            argv(LauncherKind::Srun, "srun --mpi pmix_v3", 2, None, &on_cpus(8)).unwrap()[..3],
+            ["--mpi", "pmix_v3", "--ntasks=2"]
+        );
+        let chosen = LaunchEnvironment { slurm_mpi_type: Some("pmi2".to_string()), cpus: Some(8) };
+        assert_eq!(
+            argv(LauncherKind::Srun, "srun", 2, None, &chosen).unwrap(),
+            ["--ntasks=2", "/build/program", "in.dat"]
+        );
+    }
+
+    #[test]
+    fn srun_overcommits_past_the_cpus_and_refuses_a_hostfile() {
+        let args = argv(LauncherKind::Srun, "srun", 5, None, &on_cpus(4)).unwrap();
+        assert!(args.contains(&"--overcommit".to_string()), "{args:?}");
+        let args = argv(LauncherKind::Srun, "srun", 4, None, &on_cpus(4)).unwrap();
+        assert!(!args.contains(&"--overcommit".to_string()), "{args:?}");
+        let error = argv(LauncherKind::Srun, "srun", 2, Some(Path::new("hosts")), &on_cpus(4)).unwrap_err();
+        assert!(error.contains("--hostfile means nothing to srun"), "{error}");
+    }
+
+    #[test]
+    fn mpirun_oversubscribes_and_gets_an_absolute_hostfile() {
+        let args = argv(LauncherKind::OpenMpi, "mpirun --bind-to none", 3, Some(Path::new("hosts")), &on_cpus(1));
+        let expected_hostfile = std::env::current_dir().unwrap().join("hosts").to_string_lossy().into_owned();
+        assert_eq!(
+            args.unwrap(),
+            [
+                "--bind-to",
+                "none",
+                "-np",
+                "3",
+                "--oversubscribe",
+                "--hostfile",
+                expected_hostfile.as_str(),
+                "/build/program",
+                "in.dat"
+            ]
+        );
+        // MPICH's Hydra (and Intel MPI) know neither --oversubscribe nor --hostfile.
+        let args = argv(LauncherKind::Other, "mpiexec.hydra", 2, Some(Path::new("/etc/hosts.mpi")), &on_cpus(1));
+        assert_eq!(args.unwrap(), ["-np", "2", "-f", "/etc/hosts.mpi", "/build/program", "in.dat"]);
+    }
+
+    #[test]
+    fn slurm_cpu_lists_are_summed() {
+        assert_eq!(slurm_cpu_count("4"), Some(4));
+        assert_eq!(slurm_cpu_count("72(x2),36"), Some(180));
+        assert_eq!(slurm_cpu_count("garbage"), None);
+    }
+
+    #[test]
+    fn the_emitted_build_script_names_the_files_it_writes() {
+        let dir = std::env::temp_dir().join(format!("hpf-ls-emit-{}", std::process::id()));
+        let toolchain = Toolchain { extra_flags: words("-fcheck=bounds -I 'my inc'"), ..Toolchain::default() };
+        emit_sources(&dir, "program p\nend program p\n", &toolchain).unwrap();
+        let script = std::fs::read_to_string(dir.join(BUILD_SCRIPT)).unwrap();
+        let runtime = std::fs::read_to_string(dir.join(RUNTIME_FILE)).unwrap();
+        let program = std::fs::read_to_string(dir.join(PROGRAM_FILE)).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        let command = script.lines().last().unwrap();
+        assert!(
+            command.ends_with(
+                "mpif90 -O2 -ffree-line-length-none hpf_runtime.f90 program.f90 '-fcheck=bounds' -I 'my inc' -o program"
+            ),
+            "{script}"
+        );
+        assert!(runtime.contains("module hpf_runtime"));
+        assert_eq!(program, "program p\nend program p\n");
+    }
+}

@@ -75,6 +75,11 @@ fn main() {
             }
         }
     };
+    if cli::terminating() {
+        loop {
+            std::thread::park();
+        }
+    }
     // A closed pipe (`hpf-ls check | head`) is not an error worth a panic.
     let _ = std::io::stdout().write_all(out.as_bytes());
     let _ = std::io::stderr().write_all(err.as_bytes());

@@ -141,10 +141,19 @@ pub fn clean_up_on_signals() {
     let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else { return };
     std::thread::spawn(move || {
         if let Some(signal) = signals.forever().next() {
+            TERMINATING.store(true, std::sync::atomic::Ordering::SeqCst);
             backend::driver::clean_up_for_exit();
             std::process::exit(128 + signal);
         }
     });
+}
+
+static TERMINATING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether a signal is being handled: the main thread, whose command the
+/// handler just killed, must then leave the exit (and its status) to the handler.
+pub fn terminating() -> bool {
+    TERMINATING.load(std::sync::atomic::Ordering::SeqCst)
 }
 
 /// Expands directories (recursively, by Fortran extension, sorted) and
