@@ -72,34 +72,25 @@ fn find(configured: Option<&str>, candidates: &[&str], what: &str) -> Result<Pat
     }
 }
 
-/// A private build directory (mode 0700, a fresh name), removed when dropped.
+/// A private build directory (mode 0700, a fresh name: `tempfile`'s),
+/// removed when dropped.
 pub struct BuildDir {
     pub path: PathBuf,
+    _dir: tempfile::TempDir,
 }
 
 impl BuildDir {
     pub fn new() -> std::io::Result<BuildDir> {
-        let base = std::env::temp_dir();
-        for attempt in 0..100u32 {
-            let nanos =
-                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |it| it.subsec_nanos());
-            let path = base.join(format!("hpf-ls-build-{}-{nanos}-{attempt}", std::process::id()));
-            let mut builder = std::fs::DirBuilder::new();
-            // Readable by its owner only.
-            #[cfg(unix)]
-            std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-            if builder.create(&path).is_ok() {
-                live_build_dirs().push(path.clone());
-                return Ok(BuildDir { path });
-            }
-        }
-        Err(std::io::Error::other("cannot create a temporary build directory"))
+        let dir = tempfile::Builder::new().prefix("hpf-ls-build-").tempdir()?;
+        let path = dir.path().to_path_buf();
+        live_build_dirs().push(path.clone());
+        Ok(BuildDir { path, _dir: dir })
     }
 }
 
 impl Drop for BuildDir {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.path);
+        // `_dir` removes the directory right after.
         live_build_dirs().retain(|it| *it != self.path);
     }
 }

@@ -163,3 +163,38 @@ fn the_server_still_starts_with_no_command_and_with_serve() {
         assert!(!err.contains("waiting for LSP messages"), "{args:?}: the hint is for terminals only");
     }
 }
+
+#[test]
+fn in_a_terminal_the_server_says_what_it_is() {
+    // `script` gives the server a terminal on stdin; without it there is nothing to test.
+    let Ok(script) = Command::new("script").arg("--version").output() else { return };
+    if !script.status.success() {
+        return;
+    }
+    let output = Command::new("timeout")
+        .args(["20", "script", "-qec", env!("CARGO_BIN_EXE_hpf-ls"), "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("this is the HPF language server, waiting for LSP messages on stdin"), "{text}");
+    assert!(text.contains("hpf-ls --help"), "{text}");
+}
+
+#[test]
+fn directories_are_walked_without_hidden_build_or_looping_entries() {
+    let dir = scratch("walk");
+    std::fs::remove_file(dir.join("seed.f90")).unwrap();
+    let good = "program p\n  real a(8)\n!HPF$ DISTRIBUTE a(BLOCK)\n  a = 1.0\nend\n";
+    let bad = "program p\n  real a(8)\n!HPF$ DISTRIBUTE a(BLOK)\nend\n";
+    for (path, text) in [("src/a.f90", good), ("src/deep/b.f90", good), (".git/c.f90", bad), ("target/d.f90", bad)] {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    // A link back up would loop forever if followed.
+    std::os::unix::fs::symlink(&dir, dir.join("src/deep/loop")).unwrap();
+    let (status, _, err) = hpf_ls(&["check", "."], &dir);
+    assert_eq!(status, 0, "{err}");
+    assert!(err.contains("checked 2 file(s): 0 error(s)"), "{err}");
+}

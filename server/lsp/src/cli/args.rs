@@ -145,6 +145,7 @@ pub struct OptimizeArgs {
     pub default_trips: Option<u64>,
     #[command(flatten)]
     pub source: SourceArgs,
+    /// The program's source file (its form from the extension, hpf-ls.toml or --form)
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
 }
@@ -162,6 +163,7 @@ pub struct ExplainArgs {
     pub what_if: bool,
     #[command(flatten)]
     pub source: SourceArgs,
+    /// The program's source file (its form from the extension, hpf-ls.toml or --form)
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
 }
@@ -196,6 +198,7 @@ pub struct BuildArgs {
     pub compile: CompileArgs,
     #[command(flatten)]
     pub source: SourceArgs,
+    /// The program's source file (its form from the extension, hpf-ls.toml or --form)
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     /// Compiler flags (as --fflags)
@@ -227,6 +230,7 @@ pub struct RunArgs {
     pub compile: CompileArgs,
     #[command(flatten)]
     pub source: SourceArgs,
+    /// The program's source file (its form from the extension, hpf-ls.toml or --form)
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     /// Arguments of the program

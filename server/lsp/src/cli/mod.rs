@@ -180,25 +180,24 @@ pub fn collect_inputs(options: &InputOptions) -> Result<Vec<Input>, String> {
     Ok(inputs)
 }
 
-fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    let mut stack = vec![dir.to_path_buf()];
+/// The Fortran files under `dir`, sorted; hidden entries and `target`
+/// directories are skipped, links to directories not followed (no cycles).
+fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), walkdir::Error> {
     let mut found = Vec::new();
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir)? {
-            let path = entry?.path();
-            let name = path.file_name().and_then(|it| it.to_str()).unwrap_or("");
-            if name.starts_with('.') || name == "target" {
-                continue;
-            }
-            if path.is_dir() {
-                stack.push(path);
-            } else if path
-                .extension()
-                .and_then(|it| it.to_str())
-                .is_some_and(|ext| FORTRAN_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()))
-            {
-                found.push(path);
-            }
+    let entries = walkdir::WalkDir::new(dir).into_iter().filter_entry(|entry| {
+        let name = entry.file_name().to_string_lossy();
+        entry.depth() == 0 || !(name.starts_with('.') || (name == "target" && entry.file_type().is_dir()))
+    });
+    for entry in entries {
+        let entry = entry?;
+        let is_fortran = entry
+            .path()
+            .extension()
+            .and_then(|it| it.to_str())
+            .is_some_and(|ext| FORTRAN_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()));
+        // A link to a file counts; links to directories are not followed.
+        if is_fortran && entry.path().is_file() {
+            found.push(entry.into_path());
         }
     }
     found.sort();
