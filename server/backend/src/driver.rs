@@ -52,19 +52,16 @@ const LAUNCHERS: &[&str] = &["mpirun", "mpiexec", "mpirun.openmpi", "mpirun.mpic
 pub const INSTALL_HINT: &str =
     "install an MPI Fortran toolchain, e.g. `apt-get install -y gfortran libopenmpi-dev openmpi-bin`";
 
+/// The executable `program` names: a path (relative to the current
+/// directory) when it holds a `/`, else the first on PATH.
 fn on_path(program: &str) -> Option<PathBuf> {
-    if program.contains('/') {
-        return Path::new(program).is_file().then(|| PathBuf::from(program));
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|dir| dir.join(program)).find(|it| it.is_file())
+    which::which(program).ok()
 }
 
 fn find(configured: Option<&str>, candidates: &[&str], what: &str) -> Result<PathBuf, String> {
     match configured {
-        Some(program) => {
-            on_path(program).ok_or_else(|| format!("the {what} `{program}` was not found; {INSTALL_HINT}"))
-        }
+        Some(program) => on_path(program)
+            .ok_or_else(|| format!("the {what} `{program}` was not found or is not executable; {INSTALL_HINT}")),
         None => candidates
             .iter()
             .find_map(|it| on_path(it))
@@ -81,7 +78,12 @@ pub struct BuildDir {
 
 impl BuildDir {
     pub fn new() -> std::io::Result<BuildDir> {
-        let dir = tempfile::Builder::new().prefix("hpf-ls-build-").tempdir()?;
+        let mut builder = tempfile::Builder::new();
+        builder.prefix("hpf-ls-build-");
+        // Readable by its owner only (tempfile's default follows the umask).
+        #[cfg(unix)]
+        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700));
+        let dir = builder.tempdir()?;
         let path = dir.path().to_path_buf();
         live_build_dirs().push(path.clone());
         Ok(BuildDir { path, _dir: dir })
