@@ -123,6 +123,13 @@ pub fn clean_up_for_exit() {
     }
 }
 
+/// The files of a build, in the private directory as in the one
+/// `hpf-ls build --emit-source DIR` writes with `build.sh`, the command that
+/// compiles them without hpf-ls.
+pub const PROGRAM_FILE: &str = "program.f90";
+pub const RUNTIME_FILE: &str = "hpf_runtime.f90";
+pub const BUILD_SCRIPT: &str = "build.sh";
+
 /// A build ready to start: the sources written in a private directory
 /// (removed with it) and the compiler command that makes `executable`.
 pub struct PreparedBuild {
@@ -137,8 +144,8 @@ pub struct PreparedBuild {
 pub fn prepare_build(source: &str, executable: Option<&Path>, toolchain: &Toolchain) -> Result<PreparedBuild, String> {
     let compiler = find(toolchain.compiler.as_deref(), COMPILERS, "compiler")?;
     let dir = BuildDir::new().map_err(|error| error.to_string())?;
-    let runtime = dir.path.join("hpf_runtime.f90");
-    let program = dir.path.join("program.f90");
+    let runtime = dir.path.join(RUNTIME_FILE);
+    let program = dir.path.join(PROGRAM_FILE);
     std::fs::write(&runtime, crate::runtime::runtime_for(source)).map_err(|error| error.to_string())?;
     std::fs::write(&program, source).map_err(|error| error.to_string())?;
     let executable = executable.map_or_else(|| dir.path.join("program"), Path::to_path_buf);
@@ -152,13 +159,6 @@ pub fn prepare_build(source: &str, executable: Option<&Path>, toolchain: &Toolch
         .stdin(Stdio::null());
     Ok(PreparedBuild { dir, command, executable, compiler })
 }
-
-/// The files of a build and the command that compiles them, for a build
-/// without hpf-ls (`hpf-ls build --emit-source DIR`): the argv is written
-/// relative to the directory holding the files.
-pub const PROGRAM_FILE: &str = "program.f90";
-pub const RUNTIME_FILE: &str = "hpf_runtime.f90";
-pub const BUILD_SCRIPT: &str = "build.sh";
 
 /// The compiler's argv after its name: flags, the runtime then the program
 /// (the program uses the runtime's module), the user's flags, the output.

@@ -153,6 +153,44 @@ end subroutine typed
     }
 }
 
+/// A processor arrangement sized by NUMBER_OF_PROCESSORS(): the analysis
+/// takes the count `run` runs on, so `--stats` has a prediction to compare.
+#[test]
+fn the_analysis_of_a_run_knows_its_process_count() {
+    if !toolchain_present() {
+        return;
+    }
+    let dir = scratch("arrangement");
+    let source = "\
+program shift
+  implicit none
+  integer :: i
+  real :: a(20), b(20)
+!HPF$ PROCESSORS P(NUMBER_OF_PROCESSORS())
+!HPF$ DISTRIBUTE a(BLOCK) ONTO P
+!HPF$ ALIGN b(i) WITH a(i)
+  do i = 1, 20
+    a(i) = i
+  end do
+  do i = 2, 20
+    b(i) = a(i - 1)
+  end do
+  print *, sum(b(2:20))
+end program shift
+";
+    std::fs::write(dir.join("shift.f90"), source).unwrap();
+    for processes in [2u32, 3] {
+        let output = hpf_ls(&["run", "--np", &processes.to_string(), "--stats", "shift.f90"], &dir);
+        assert_eq!(succeeded(&output, "hpf-ls run").trim(), "190.000000");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let line = stderr.lines().find(|it| it.starts_with("hpf-ls stats: line 11:")).expect("stats of the shift");
+        // One element across each of the processes - 1 block boundaries, as predicted.
+        let moved = format!("{} message(s), {} element(s)", processes - 1, processes - 1);
+        assert!(line.contains(&format!(": {moved} per execution")), "{line}");
+        assert!(line.ends_with(&format!("the analysis predicts {moved}")), "{line}");
+    }
+}
+
 #[test]
 fn emitted_sources_build_with_their_own_command() {
     if !toolchain_present() {

@@ -120,12 +120,11 @@ pub fn run_build(args: &BuildArgs, err: &mut String) -> i32 {
 }
 
 pub fn run_run(args: &RunArgs, err: &mut String) -> i32 {
-    let options = Options::new(
-        args.source.input_options(vec![args.file.clone()]),
-        &args.compile,
-        args.launcher.as_deref(),
-        args.hostfile.clone(),
-    );
+    let mut input = args.source.input_options(vec![args.file.clone()]);
+    // NUMBER_OF_PROCESSORS() is the count it runs on, in the analysis too
+    // (unless `--processors` says otherwise).
+    input.processors = input.processors.or(Some(i64::from(args.processes)));
+    let options = Options::new(input, &args.compile, args.launcher.as_deref(), args.hostfile.clone());
     let stats = args.stats || std::env::var("HPF_LS_STATS").is_ok_and(|it| !it.is_empty() && it != "0");
     let Some((_, generated)) = lower(&options, err) else { return 1 };
     // The program's output must not wait behind ours.
