@@ -1,7 +1,13 @@
 //! Compiling and running generated programs: finds the MPI compiler and
 //! launcher, builds in a private temporary directory, runs with argv
-//! vectors (never a shell string), and passes the program's output and
-//! exit status through.
+//! vectors (never a shell string) in the caller's directory, and passes the
+//! program's output and exit status through. The launcher's argv
+//! ([`launcher_argv`]) is a pure function of the launcher kind, the
+//! process count and the environment it reads, so it is unit-tested.
+//!
+//! Build directories are registered while they exist, so that a signal
+//! handler of the command line can remove them and kill what runs
+//! ([`clean_up_for_exit`]) when hpf-ls itself is interrupted or terminated.
 //!
 //! Every process it starts can be stopped with all of its descendants:
 //! the launcher's ranks put themselves in process groups of their own
@@ -33,7 +39,9 @@ pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 1 << 20;
 pub struct Toolchain {
     /// The MPI Fortran compiler; found on PATH when `None`.
     pub compiler: Option<String>,
-    /// The launcher (`mpirun`, `mpiexec`, `srun`); found on PATH when `None`.
+    /// The launcher (`mpirun`, `mpiexec`, `srun`), possibly with options of
+    /// its own, split into words as a shell would (`srun --mpi=pmix`);
+    /// found on PATH when `None`.
     pub launcher: Option<String>,
     pub hostfile: Option<PathBuf>,
     pub extra_flags: Vec<String>,
@@ -44,19 +52,16 @@ const LAUNCHERS: &[&str] = &["mpirun", "mpiexec", "mpirun.openmpi", "mpirun.mpic
 pub const INSTALL_HINT: &str =
     "install an MPI Fortran toolchain, e.g. `apt-get install -y gfortran libopenmpi-dev openmpi-bin`";
 
+/// The executable `program` names: a path (relative to the current
+/// directory) when it holds a `/`, else the first on PATH.
 fn on_path(program: &str) -> Option<PathBuf> {
-    if program.contains('/') {
-        return Path::new(program).is_file().then(|| PathBuf::from(program));
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|dir| dir.join(program)).find(|it| it.is_file())
+    which::which(program).ok()
 }
 
 fn find(configured: Option<&str>, candidates: &[&str], what: &str) -> Result<PathBuf, String> {
     match configured {
-        Some(program) => {
-            on_path(program).ok_or_else(|| format!("the {what} `{program}` was not found; {INSTALL_HINT}"))
-        }
+        Some(program) => on_path(program)
+            .ok_or_else(|| format!("the {what} `{program}` was not found or is not executable; {INSTALL_HINT}")),
         None => candidates
             .iter()
             .find_map(|it| on_path(it))
@@ -64,35 +69,66 @@ fn find(configured: Option<&str>, candidates: &[&str], what: &str) -> Result<Pat
     }
 }
 
-/// A private build directory (mode 0700, a fresh name), removed when dropped.
+/// A private build directory (mode 0700, a fresh name: `tempfile`'s),
+/// removed when dropped.
 pub struct BuildDir {
     pub path: PathBuf,
+    _dir: tempfile::TempDir,
 }
 
 impl BuildDir {
     pub fn new() -> std::io::Result<BuildDir> {
-        let base = std::env::temp_dir();
-        for attempt in 0..100u32 {
-            let nanos =
-                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |it| it.subsec_nanos());
-            let path = base.join(format!("hpf-ls-build-{}-{nanos}-{attempt}", std::process::id()));
-            let mut builder = std::fs::DirBuilder::new();
-            // Readable by its owner only.
-            #[cfg(unix)]
-            std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-            if builder.create(&path).is_ok() {
-                return Ok(BuildDir { path });
-            }
-        }
-        Err(std::io::Error::other("cannot create a temporary build directory"))
+        let mut builder = tempfile::Builder::new();
+        builder.prefix("hpf-ls-build-");
+        // Readable by its owner only (tempfile's default follows the umask).
+        #[cfg(unix)]
+        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700));
+        let dir = builder.tempdir()?;
+        let path = dir.path().to_path_buf();
+        live_build_dirs().push(path.clone());
+        Ok(BuildDir { path, _dir: dir })
     }
 }
 
 impl Drop for BuildDir {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.path);
+        // `_dir` removes the directory right after.
+        live_build_dirs().retain(|it| *it != self.path);
     }
 }
+
+/// The build directories that exist now (the signal handler removes them).
+fn live_build_dirs() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    static DIRS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    DIRS.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The compilers and launchers [`build`] and [`run`] are waiting for.
+fn running_children() -> std::sync::MutexGuard<'static, Vec<u32>> {
+    static PIDS: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+    PIDS.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// For a handler of SIGINT/SIGTERM that is about to exit the process: kills
+/// the compiler or launcher [`build`]/[`run`] waits for, with every process
+/// it started, and removes every build directory (destructors do not run
+/// on `exit`).
+pub fn clean_up_for_exit() {
+    let children = running_children().clone();
+    for pid in children {
+        kill_descendants(pid);
+    }
+    for dir in live_build_dirs().drain(..) {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+/// The files of a build, in the private directory as in the one
+/// `hpf-ls build --emit-source DIR` writes with `build.sh`, the command that
+/// compiles them without hpf-ls.
+pub const PROGRAM_FILE: &str = "program.f90";
+pub const RUNTIME_FILE: &str = "hpf_runtime.f90";
+pub const BUILD_SCRIPT: &str = "build.sh";
 
 /// A build ready to start: the sources written in a private directory
 /// (removed with it) and the compiler command that makes `executable`.
@@ -108,24 +144,60 @@ pub struct PreparedBuild {
 pub fn prepare_build(source: &str, executable: Option<&Path>, toolchain: &Toolchain) -> Result<PreparedBuild, String> {
     let compiler = find(toolchain.compiler.as_deref(), COMPILERS, "compiler")?;
     let dir = BuildDir::new().map_err(|error| error.to_string())?;
-    let runtime = dir.path.join("hpf_runtime.f90");
-    let program = dir.path.join("program.f90");
+    let runtime = dir.path.join(RUNTIME_FILE);
+    let program = dir.path.join(PROGRAM_FILE);
     std::fs::write(&runtime, crate::runtime::runtime_for(source)).map_err(|error| error.to_string())?;
     std::fs::write(&program, source).map_err(|error| error.to_string())?;
     let executable = executable.map_or_else(|| dir.path.join("program"), Path::to_path_buf);
     let mut command = Command::new(&compiler);
-    // -O2 without fast-math keeps IEEE semantics: the output matches the sequential program's.
+    // Module files go to the build directory, which is also the compiler's.
     command
-        .args(["-O2", "-ffree-line-length-none", "-J"])
+        .arg("-J")
         .arg(&dir.path)
-        .arg(&runtime)
-        .arg(&program)
-        .args(&toolchain.extra_flags)
-        .arg("-o")
-        .arg(&executable)
+        .args(compile_args(&runtime, &program, &toolchain.extra_flags, &executable))
         .current_dir(&dir.path)
         .stdin(Stdio::null());
     Ok(PreparedBuild { dir, command, executable, compiler })
+}
+
+/// The compiler's argv after its name: flags, the runtime then the program
+/// (the program uses the runtime's module), the user's flags, the output.
+fn compile_args(runtime: &Path, program: &Path, extra_flags: &[String], executable: &Path) -> Vec<std::ffi::OsString> {
+    // -O2 without fast-math keeps IEEE semantics: the output matches the sequential program's.
+    let mut args: Vec<std::ffi::OsString> = vec!["-O2".into(), "-ffree-line-length-none".into()];
+    args.extend([runtime.as_os_str().to_owned(), program.as_os_str().to_owned()]);
+    args.extend(extra_flags.iter().map(Into::into));
+    args.extend(["-o".into(), executable.as_os_str().to_owned()]);
+    args
+}
+
+/// Writes into `dir` (created if needed) the generated program, the runtime
+/// module it uses and `build.sh`, the one command that builds them with the
+/// configured compiler (default `mpif90`) into `dir/program`.
+pub fn emit_sources(dir: &Path, source: &str, toolchain: &Toolchain) -> Result<(), String> {
+    let io = |path: &Path, error: std::io::Error| format!("{}: {error}", path.display());
+    std::fs::create_dir_all(dir).map_err(|error| io(dir, error))?;
+    let write = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|error| io(&path, error))
+    };
+    write(PROGRAM_FILE, source)?;
+    write(RUNTIME_FILE, &crate::runtime::runtime_for(source))?;
+    let compiler = toolchain.compiler.as_deref().unwrap_or("mpif90");
+    let args =
+        compile_args(Path::new(RUNTIME_FILE), Path::new(PROGRAM_FILE), &toolchain.extra_flags, Path::new("program"));
+    let words: Vec<String> =
+        std::iter::once(compiler.to_string()).chain(args.iter().map(|it| it.to_string_lossy().into_owned())).collect();
+    let line = shlex::try_join(words.iter().map(String::as_str)).map_err(|error| error.to_string())?;
+    let script = format!("#!/bin/sh\n# Generated by hpf-ls: builds ./program from the files beside this script.\ncd \"$(dirname \"$0\")\" && {line}\n");
+    write(BUILD_SCRIPT, &script)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.join(BUILD_SCRIPT);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).map_err(|error| io(&path, error))?;
+    }
+    Ok(())
 }
 
 /// Compiles `source` with the runtime into `executable`; the compiler's
@@ -136,6 +208,7 @@ pub fn build(source: &str, executable: &Path, toolchain: &Toolchain, timeout: Op
     prepared.command.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child =
         prepared.command.spawn().map_err(|error| format!("cannot start {}: {error}", prepared.compiler.display()))?;
+    let _running = Running::new(child.id());
     // The compiler's messages are drained while it runs, so a full pipe cannot block it.
     let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
         std::thread::spawn(move || {
@@ -162,6 +235,22 @@ pub fn build(source: &str, executable: &Path, toolchain: &Toolchain, timeout: Op
     }
 }
 
+/// Registers a child [`clean_up_for_exit`] kills, while it lives.
+struct Running(u32);
+
+impl Running {
+    fn new(pid: u32) -> Running {
+        running_children().push(pid);
+        Running(pid)
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        running_children().retain(|it| *it != self.0);
+    }
+}
+
 /// Waits for `child`; past `timeout` kills it with its descendants and says so.
 fn wait_with_timeout(child: &mut std::process::Child, timeout: Option<Duration>) -> Result<ExitStatus, String> {
     let Some(timeout) = timeout else {
@@ -183,6 +272,114 @@ fn wait_with_timeout(child: &mut std::process::Child, timeout: Option<Duration>)
     }
 }
 
+/// The kinds of launcher, which take their options differently.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LauncherKind {
+    /// Slurm's `srun`: the tasks come from the allocation, the MPI library
+    /// connects through a PMI plugin.
+    Srun,
+    /// Open MPI's `mpirun`/`mpiexec`.
+    OpenMpi,
+    /// Another `mpirun`/`mpiexec` (MPICH's Hydra, Intel MPI): `-np`, `-f HOSTFILE`.
+    Other,
+}
+
+/// What the launcher's argv depends on besides the user's options.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LaunchEnvironment {
+    /// `SLURM_MPI_TYPE`: the user's choice of PMI plugin for srun.
+    pub slurm_mpi_type: Option<String>,
+    /// CPUs srun may use without overcommitting: the job's
+    /// (`SLURM_JOB_CPUS_PER_NODE`) inside an allocation, else this machine's.
+    pub cpus: Option<u32>,
+}
+
+impl LaunchEnvironment {
+    /// Read from this process' environment.
+    pub fn current() -> LaunchEnvironment {
+        let var = |name: &str| std::env::var(name).ok().filter(|it| !it.is_empty());
+        let cpus = match var("SLURM_JOB_CPUS_PER_NODE") {
+            Some(text) => slurm_cpu_count(&text),
+            None => std::thread::available_parallelism().ok().and_then(|it| u32::try_from(it.get()).ok()),
+        };
+        LaunchEnvironment { slurm_mpi_type: var("SLURM_MPI_TYPE"), cpus }
+    }
+}
+
+/// The total of Slurm's CPU list `72(x2),36`: 72 on each of two nodes, 36 on one.
+pub fn slurm_cpu_count(text: &str) -> Option<u32> {
+    let mut total = 0u32;
+    for part in text.split(',') {
+        let (count, nodes) = match part.split_once("(x") {
+            Some((count, nodes)) => (count, nodes.strip_suffix(')')?),
+            None => (part, "1"),
+        };
+        total = total.checked_add(count.trim().parse::<u32>().ok()?.checked_mul(nodes.parse().ok()?)?)?;
+    }
+    Some(total)
+}
+
+/// Whether `words` (the launcher's own options) set `option` (`--mpi`), as
+/// `--mpi=pmix` or `--mpi pmix`.
+fn has_option(words: &[String], option: &str) -> bool {
+    words.iter().any(|it| it == option || it.strip_prefix(option).is_some_and(|rest| rest.starts_with('=')))
+}
+
+/// The launcher's argv after its program name (`words[0]`): the user's own
+/// launcher options (`words[1..]`), the process count, the options the
+/// kind needs, then the program and its arguments.
+pub fn launcher_argv(
+    kind: LauncherKind,
+    words: &[String],
+    processes: u32,
+    hostfile: Option<&Path>,
+    environment: &LaunchEnvironment,
+    executable: &Path,
+    args: &[String],
+) -> Result<Vec<std::ffi::OsString>, String> {
+    let mut argv: Vec<std::ffi::OsString> = words.iter().skip(1).map(Into::into).collect();
+    match kind {
+        LauncherKind::Srun => {
+            if hostfile.is_some() {
+                return Err("--hostfile means nothing to srun: Slurm places the tasks on the allocation's nodes \
+                            (give srun's own --nodelist or --nodes in --launcher)"
+                    .to_string());
+            }
+            argv.push(format!("--ntasks={processes}").into());
+            // Debian's and most distributions' Open MPI talk to srun only
+            // through PMIx; Slurm's default plugin (`none`/`pmi2`) makes
+            // every rank fail in MPI_Init.
+            if !has_option(words, "--mpi") && environment.slurm_mpi_type.is_none() {
+                argv.push("--mpi=pmix".into());
+            }
+            // As --oversubscribe does for mpirun: more tasks than CPUs still run.
+            if environment.cpus.is_some_and(|cpus| processes > cpus) && !has_option(words, "--overcommit") {
+                argv.push("--overcommit".into());
+            }
+        }
+        LauncherKind::OpenMpi | LauncherKind::Other => {
+            argv.push("-np".into());
+            argv.push(processes.to_string().into());
+            if kind == LauncherKind::OpenMpi {
+                // More ranks than cores must work.
+                argv.push("--oversubscribe".into());
+            }
+            if let Some(hostfile) = hostfile {
+                argv.push(if kind == LauncherKind::OpenMpi { "--hostfile" } else { "-f" }.into());
+                argv.push(absolute(hostfile)?.into_os_string());
+            }
+        }
+    }
+    argv.push(executable.as_os_str().to_owned());
+    argv.extend(args.iter().map(Into::into));
+    Ok(argv)
+}
+
+/// `path` from the current directory (the launcher may run elsewhere).
+fn absolute(path: &Path) -> Result<PathBuf, String> {
+    std::path::absolute(path).map_err(|error| format!("{}: {error}", path.display()))
+}
+
 /// The launcher command for `processes` ranks of `executable`.
 pub fn launch_command(
     executable: &Path,
@@ -190,34 +387,51 @@ pub fn launch_command(
     toolchain: &Toolchain,
     args: &[String],
 ) -> Result<Command, String> {
-    let launcher = find(toolchain.launcher.as_deref(), LAUNCHERS, "launcher")?;
+    let words = match toolchain.launcher.as_deref() {
+        Some(line) => {
+            let words = shlex::split(line).filter(|it| !it.is_empty());
+            Some(words.ok_or_else(|| format!("cannot split the launcher `{line}` into words (unbalanced quotes?)"))?)
+        }
+        None => None,
+    };
+    let launcher = find(words.as_ref().map(|it| it[0].as_str()), LAUNCHERS, "launcher")?;
+    let words = words.unwrap_or_else(|| vec![launcher.to_string_lossy().into_owned()]);
     let name = launcher.file_name().and_then(|it| it.to_str()).unwrap_or("");
-    let mut command = Command::new(&launcher);
-    if name.starts_with("srun") {
-        command.arg(format!("--ntasks={processes}"));
+    let kind = if name.starts_with("srun") {
+        LauncherKind::Srun
+    } else if name.contains("openmpi")
+        || Command::new(&launcher)
+            .arg("--version")
+            .output()
+            .is_ok_and(|it| String::from_utf8_lossy(&it.stdout).contains("Open MPI"))
+    {
+        LauncherKind::OpenMpi
     } else {
-        command.arg("-np").arg(processes.to_string());
-        let is_openmpi = name.contains("openmpi")
-            || Command::new(&launcher)
-                .arg("--version")
-                .output()
-                .is_ok_and(|it| String::from_utf8_lossy(&it.stdout).contains("Open MPI"));
-        if is_openmpi {
-            // More ranks than cores must work; as root OpenMPI wants consent.
-            command.arg("--oversubscribe");
-            command.env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
-            command.env("OMPI_MCA_rmaps_base_oversubscribe", "1");
-        }
-        if let Some(hostfile) = &toolchain.hostfile {
-            command.arg("--hostfile").arg(hostfile);
-        }
+        LauncherKind::Other
+    };
+    let argv = launcher_argv(
+        kind,
+        &words,
+        processes,
+        toolchain.hostfile.as_deref(),
+        &LaunchEnvironment::current(),
+        executable,
+        args,
+    )?;
+    let mut command = Command::new(&launcher);
+    command.args(argv);
+    if kind == LauncherKind::OpenMpi {
+        // As root Open MPI wants consent; more ranks than cores must work.
+        command.env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+        command.env("OMPI_MCA_rmaps_base_oversubscribe", "1");
     }
-    command.arg(executable).args(args);
     Ok(command)
 }
 
-/// Builds and runs; the program's stdout and stderr pass through. Past
-/// `timeout` (each for the build and the run) every process is killed.
+/// Builds in a private directory, then runs in the current directory, as
+/// `mpirun ./a.out` would (the files the program writes stay there); the
+/// program's stdout and stderr pass through. Past `timeout` (each for the
+/// build and the run) every process is killed.
 pub fn run(
     source: &str,
     processes: u32,
@@ -235,8 +449,9 @@ pub fn run(
     }
     // The program's standard input is the user's (the launcher hands it to
     // rank 0, which does every READ).
-    command.current_dir(&dir.path).stdin(Stdio::inherit());
+    command.stdin(Stdio::inherit());
     let mut child = command.spawn().map_err(|error| format!("cannot start the launcher: {error}"))?;
+    let _running = Running::new(child.id());
     wait_with_timeout(&mut child, timeout).map_err(|message| format!("the program {message}"))
 }
 
@@ -377,5 +592,119 @@ impl SessionGuard {
 impl Drop for SessionGuard {
     fn drop(&mut self) {
         self.kill();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(line: &str) -> Vec<String> {
+        shlex::split(line).unwrap()
+    }
+
+    fn argv(
+        kind: LauncherKind,
+        launcher: &str,
+        processes: u32,
+        hostfile: Option<&Path>,
+        environment: &LaunchEnvironment,
+    ) -> Result<Vec<String>, String> {
+        let argv = launcher_argv(
+            kind,
+            &words(launcher),
+            processes,
+            hostfile,
+            environment,
+            Path::new("/build/program"),
+            &["in.dat".to_string()],
+        )?;
+        Ok(argv.into_iter().map(|it| it.into_string().unwrap()).collect())
+    }
+
+    fn on_cpus(cpus: u32) -> LaunchEnvironment {
+        LaunchEnvironment { slurm_mpi_type: None, cpus: Some(cpus) }
+    }
+
+    #[test]
+    fn srun_asks_for_pmix_unless_told_otherwise() {
+        assert_eq!(
+            argv(LauncherKind::Srun, "srun", 4, None, &on_cpus(8)).unwrap(),
+            ["--ntasks=4", "--mpi=pmix", "/build/program", "in.dat"]
+        );
+        // The user's own plugin, as an option of the launcher or from the environment.
+        assert_eq!(
+            argv(LauncherKind::Srun, "srun --mpi=pmi2 -p debug", 2, None, &on_cpus(8)).unwrap(),
+            ["--mpi=pmi2", "-p", "debug", "--ntasks=2", "/build/program", "in.dat"]
+        );
+        assert_eq!(
+            argv(LauncherKind::Srun, "srun --mpi pmix_v3", 2, None, &on_cpus(8)).unwrap()[..3],
+            ["--mpi", "pmix_v3", "--ntasks=2"]
+        );
+        let chosen = LaunchEnvironment { slurm_mpi_type: Some("pmi2".to_string()), cpus: Some(8) };
+        assert_eq!(
+            argv(LauncherKind::Srun, "srun", 2, None, &chosen).unwrap(),
+            ["--ntasks=2", "/build/program", "in.dat"]
+        );
+    }
+
+    #[test]
+    fn srun_overcommits_past_the_cpus_and_refuses_a_hostfile() {
+        let args = argv(LauncherKind::Srun, "srun", 5, None, &on_cpus(4)).unwrap();
+        assert!(args.contains(&"--overcommit".to_string()), "{args:?}");
+        let args = argv(LauncherKind::Srun, "srun", 4, None, &on_cpus(4)).unwrap();
+        assert!(!args.contains(&"--overcommit".to_string()), "{args:?}");
+        let error = argv(LauncherKind::Srun, "srun", 2, Some(Path::new("hosts")), &on_cpus(4)).unwrap_err();
+        assert!(error.contains("--hostfile means nothing to srun"), "{error}");
+    }
+
+    #[test]
+    fn mpirun_oversubscribes_and_gets_an_absolute_hostfile() {
+        let args = argv(LauncherKind::OpenMpi, "mpirun --bind-to none", 3, Some(Path::new("hosts")), &on_cpus(1));
+        let expected_hostfile = std::env::current_dir().unwrap().join("hosts").to_string_lossy().into_owned();
+        assert_eq!(
+            args.unwrap(),
+            [
+                "--bind-to",
+                "none",
+                "-np",
+                "3",
+                "--oversubscribe",
+                "--hostfile",
+                expected_hostfile.as_str(),
+                "/build/program",
+                "in.dat"
+            ]
+        );
+        // MPICH's Hydra (and Intel MPI) know neither --oversubscribe nor --hostfile.
+        let args = argv(LauncherKind::Other, "mpiexec.hydra", 2, Some(Path::new("/etc/hosts.mpi")), &on_cpus(1));
+        assert_eq!(args.unwrap(), ["-np", "2", "-f", "/etc/hosts.mpi", "/build/program", "in.dat"]);
+    }
+
+    #[test]
+    fn slurm_cpu_lists_are_summed() {
+        assert_eq!(slurm_cpu_count("4"), Some(4));
+        assert_eq!(slurm_cpu_count("72(x2),36"), Some(180));
+        assert_eq!(slurm_cpu_count("garbage"), None);
+    }
+
+    #[test]
+    fn the_emitted_build_script_names_the_files_it_writes() {
+        let dir = std::env::temp_dir().join(format!("hpf-ls-emit-{}", std::process::id()));
+        let toolchain = Toolchain { extra_flags: words("-fcheck=bounds -I 'my inc'"), ..Toolchain::default() };
+        emit_sources(&dir, "program p\nend program p\n", &toolchain).unwrap();
+        let script = std::fs::read_to_string(dir.join(BUILD_SCRIPT)).unwrap();
+        let runtime = std::fs::read_to_string(dir.join(RUNTIME_FILE)).unwrap();
+        let program = std::fs::read_to_string(dir.join(PROGRAM_FILE)).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        let command = script.lines().last().unwrap();
+        assert!(
+            command.ends_with(
+                "mpif90 -O2 -ffree-line-length-none hpf_runtime.f90 program.f90 '-fcheck=bounds' -I 'my inc' -o program"
+            ),
+            "{script}"
+        );
+        assert!(runtime.contains("module hpf_runtime"));
+        assert_eq!(program, "program p\nend program p\n");
     }
 }

@@ -2636,11 +2636,14 @@ impl<'a> Lowering<'a> {
             }
         }
         let spec = TextRange::new(unit.header.end, unit.execution_start.min(end_line).max(unit.header.end));
-        // Declarations that name distributed arrays are rewritten without them.
+        // Declarations that name distributed arrays are rewritten without
+        // them; so are those that type NUMBER_OF_PROCESSORS, which the
+        // unit now takes from hpf_runtime (a use-associated name cannot be typed).
         let mut rewrites: Vec<(TextRange, String)> = Vec::new();
         for decl in &unit.decls {
             let is_distributed = |entity: &syntax::DeclEntity| {
-                self.lookup(&entity.name.key()).is_some_and(|id| self.distributed.contains_key(&id))
+                entity.name.is("number_of_processors")
+                    || self.lookup(&entity.name.key()).is_some_and(|id| self.distributed.contains_key(&id))
             };
             if !decl.entities.iter().any(is_distributed) {
                 continue;

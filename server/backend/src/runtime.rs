@@ -60,6 +60,14 @@ contains
     hpf_stats = status == 0 .and. length > 0 .and. value(1:1) /= '0'
   end subroutine hpf_init
 
+  ! HPF's intrinsic: the processes the program runs on. The machine is one
+  ! line of processes, so any DIM (only 1 is valid) gives the same count.
+  integer function number_of_processors(dim)
+    integer, intent(in), optional :: dim
+    if (present(dim)) continue
+    number_of_processors = hpf_nprocs
+  end function number_of_processors
+
   ! Per-loop statistics (--stats): the totals when the loop's fetches
   ! start, then the loop's share of them and how often it ran.
   subroutine hpf_stat_begin()
@@ -1306,7 +1314,17 @@ fn grid_dims(rank: usize) -> Vec<(usize, usize)> {
     (1..=rank).flat_map(|da| (1..=rank).filter(move |db| *db != da).map(move |db| (da, db))).collect()
 }
 
-const FOOTER: &str = "end module hpf_runtime\n";
+const FOOTER: &str = r#"end module hpf_runtime
+
+! NUMBER_OF_PROCESSORS() for the program units that do not use hpf_runtime
+! (copied as written): implicitly typed integer, or declared so by the user.
+integer function number_of_processors(dim)
+  use hpf_runtime, only: hpf_nprocs
+  integer, intent(in), optional :: dim
+  if (present(dim)) continue
+  number_of_processors = hpf_nprocs
+end function number_of_processors
+"#;
 
 /// The whole runtime module source.
 pub fn runtime_source() -> String {

@@ -1,9 +1,11 @@
 //! `hpf-ls`: the language server and compiler driver for High Performance
-//! Fortran. This file only dispatches the subcommands.
+//! Fortran. This file parses the command line (`cli::args`) and dispatches.
 
+use std::io::{IsTerminal, Write};
+
+use clap::Parser;
 use hpf_ls::cli;
-
-use std::io::Write;
+use hpf_ls::cli::args::{Cli, Command};
 
 // Under a stream of edits glibc's malloc made requests wait on the analysis
 // threads' frees (bench/RESULTS.md, "Under load"). Built not to ask for
@@ -11,66 +13,73 @@ use std::io::Write;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const HELP: &str = "\
-hpf-ls: language server and compiler driver for High Performance Fortran
-
-usage:
-  hpf-ls [serve [--stdio]]         the language server, over stdin/stdout (what editors start)
-  hpf-ls demo                      show what hpf-ls does on the seed's worked example
-  hpf-ls check [OPTIONS] PATH...   report syntax and mapping diagnostics
-  hpf-ls analyze [OPTIONS] PATH... per loop: home, access ranges, optimal triples, transfers
-  hpf-ls optimize [--diff|--write] FILE
-                                   choose the ALIGN directives that minimise all transfers
-  hpf-ls explain FILE --line N [--svg OUT.svg] [--what-if]
-                                   picture of a loop: ownership, placements, messages
-  hpf-ls build FILE [-o EXE] [--emit-source OUT.f90] [--fc MPIF90] [-- FFLAGS]
-                                   translate to SPMD Fortran + MPI and compile
-  hpf-ls run FILE [--np N] [--launcher CMD] [--hostfile F] [--stats] [-- ARGS]
-                                   build and run with mpirun (or srun)
-  hpf-ls model [OPTIONS] PATH...   print the mapping model (alignments, triples, distributions)
-
-options:
-  --format text|json               output format of `check` (default text)
-  --json                           JSON output of `analyze` (schema 1, docs/analyze-json.md)
-  --form free|fixed|fixed132       source form, overriding the extension and hpf-ls.toml
-  --processors N                   value of NUMBER_OF_PROCESSORS() (and of processors without ONTO)
-  --severity CODE=LEVEL            error, warning, info, hint or off for one code (repeatable)
-  -h, --help                       this text
-  -V, --version                    the version
-
-exit status of `check`: 0 no errors, 1 errors found, 2 usage or I/O error";
-
 fn main() {
     // SAFETY: the first tree-sitter call of the process, on its only thread.
     unsafe { syntax::use_mimalloc_for_tree_sitter() };
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    // Usage errors exit with 2 (`cli::EXIT_USAGE`), `--help` with 0, both from clap.
+    let cli = Cli::parse();
     let (mut out, mut err) = (String::new(), String::new());
-    let status = match args.first().map(String::as_str) {
-        // The language server: no arguments (how editors start it), or `serve [--stdio]`.
-        None => hpf_ls::server::run_stdio(),
-        Some("serve") if args[1..].iter().all(|it| it == "--stdio") => hpf_ls::server::run_stdio(),
-        Some("check") => cli::check::run(&args[1..], &mut out, &mut err),
-        Some("analyze") => cli::analyze::run(&args[1..], &mut out, &mut err),
-        Some("optimize") => cli::optimize::run(&args[1..], &mut out, &mut err),
-        Some("explain") => cli::explain::run(&args[1..], &mut out, &mut err),
-        Some("build") => cli::build::run_build(&args[1..], &mut err),
-        Some("run") => cli::build::run_run(&args[1..], &mut err),
-        Some("model") => cli::demo::run_model(&args[1..], &mut out, &mut err),
-        Some("demo") => cli::demo::run_demo(&mut out),
-        Some("-h" | "--help" | "help") => {
-            out.push_str(HELP);
-            out.push('\n');
+    let status = match cli.command {
+        // No command (how editors start it) or `serve [--stdio]`.
+        None | Some(Command::Serve { .. }) => {
+            if std::io::stdin().is_terminal() {
+                // Someone typed `hpf-ls`: say what is waiting for input.
+                eprintln!(
+                    "hpf-ls: this is the HPF language server, waiting for LSP messages on stdin \
+                     (editors start it this way).\nFor the command line, see `hpf-ls --help`; Ctrl-C quits."
+                );
+            }
+            hpf_ls::server::run_stdio()
+        }
+        Some(Command::Check(args)) => cli::check::run(&args, &mut out, &mut err),
+        Some(Command::Analyze(args)) => cli::analyze::run(&args, &mut out, &mut err),
+        Some(Command::Optimize(args)) => cli::optimize::run(&args, &mut out, &mut err),
+        Some(Command::Explain(args)) => cli::explain::run(&args, &mut out, &mut err),
+        Some(Command::Build(args)) => {
+            cli::clean_up_on_signals();
+            cli::build::run_build(&args, &mut err)
+        }
+        Some(Command::Run(args)) => {
+            cli::clean_up_on_signals();
+            cli::build::run_run(&args, &mut err)
+        }
+        Some(Command::Model(args)) => {
+            let argv = cli::model_argv(&args.source.input_options(args.paths.clone()));
+            cli::demo::run_model(&argv, &mut out, &mut err)
+        }
+        Some(Command::Demo) => cli::demo::run_demo(&mut out),
+        Some(Command::Completions { shell }) => {
+            let mut bytes = Vec::new();
+            clap_complete::generate(shell, &mut cli::args::command(), "hpf-ls", &mut bytes);
+            out.push_str(&String::from_utf8_lossy(&bytes));
             0
         }
-        Some("-V" | "--version") => {
-            out.push_str(concat!("hpf-ls ", env!("CARGO_PKG_VERSION"), "\n"));
-            0
-        }
-        Some(other) => {
-            err.push_str(&format!("hpf-ls: unknown command `{other}`\n\n{HELP}\n"));
-            cli::EXIT_USAGE
+        Some(Command::Man { dir }) => {
+            let mut bytes = Vec::new();
+            let rendered = match &dir {
+                // One page per command: hpf-ls.1, hpf-ls-check.1, ...
+                Some(dir) => std::fs::create_dir_all(dir)
+                    .and_then(|()| clap_mangen::generate_to(cli::args::command(), dir))
+                    .map_err(|error| format!("{}: {error}", dir.display())),
+                None => clap_mangen::Man::new(cli::args::command()).render(&mut bytes).map_err(|it| it.to_string()),
+            };
+            match rendered {
+                Ok(()) => {
+                    out.push_str(&String::from_utf8_lossy(&bytes));
+                    0
+                }
+                Err(message) => {
+                    err.push_str(&format!("hpf-ls man: {message}\n"));
+                    cli::EXIT_USAGE
+                }
+            }
         }
     };
+    if cli::terminating() {
+        loop {
+            std::thread::park();
+        }
+    }
     // A closed pipe (`hpf-ls check | head`) is not an error worth a panic.
     let _ = std::io::stdout().write_all(out.as_bytes());
     let _ = std::io::stderr().write_all(err.as_bytes());

@@ -122,7 +122,7 @@ fn optimize_refuses_bad_usage() {
     assert_eq!(output.status.code(), Some(2));
     let output = Command::new(env!("CARGO_BIN_EXE_hpf-ls")).arg("optimize").output().unwrap();
     assert_eq!(output.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("usage: hpf-ls optimize"));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("Usage: hpf-ls optimize"));
 }
 
 fn toolchain_present() -> bool {

@@ -14,34 +14,16 @@ use serde::Serialize;
 use syntax::include::SourceMap;
 use syntax::{LineIndex, SourceForm, TextRange};
 
+use super::args::AnalyzeArgs;
 use super::check::{to_json_mapped, JsonDiagnostic};
-use super::{collect_inputs, parse_input_options, EXIT_USAGE};
-
-pub const USAGE: &str = "usage: hpf-ls analyze [--json] [--form free|fixed|fixed132] [--processors N] PATH...";
+use super::{collect_inputs, EXIT_USAGE};
 
 /// The version of the JSON layout; bump it on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
 
-pub fn run(args: &[String], out: &mut String, err: &mut String) -> i32 {
-    let mut json = false;
-    let options = parse_input_options(args, |flag, _| match flag {
-        "--json" => {
-            json = true;
-            Ok(true)
-        }
-        _ => Ok(false),
-    });
-    let options = match options {
-        Ok(options) if !options.paths.is_empty() => options,
-        Ok(_) => {
-            let _ = writeln!(err, "{USAGE}");
-            return EXIT_USAGE;
-        }
-        Err(message) => {
-            let _ = writeln!(err, "hpf-ls analyze: {message}\n{USAGE}");
-            return EXIT_USAGE;
-        }
-    };
+pub fn run(args: &AnalyzeArgs, out: &mut String, err: &mut String) -> i32 {
+    let json = args.json;
+    let options = args.source.input_options(args.paths.clone());
     let inputs = match collect_inputs(&options) {
         Ok(inputs) => inputs,
         Err(message) => {

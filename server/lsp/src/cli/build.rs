@@ -1,10 +1,11 @@
 //! `hpf-ls build` and `hpf-ls run`: the MPI backend from the command line.
 //!
 //! hpf-ls's own messages go to stderr; the program's output and exit status
-//! pass through untouched. Commands are argv vectors (never a shell line),
-//! built in a private temporary directory removed afterwards; with
-//! `--timeout` the compiler and the run are each killed, with every process
-//! they started, when they last longer.
+//! pass through untouched. Commands are argv vectors (never a shell line);
+//! the build happens in a private temporary directory removed afterwards,
+//! the run in the current directory. With `--timeout` the compiler and the
+//! run are each killed, with every process they started, when they last
+//! longer.
 
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -14,77 +15,36 @@ use analysis::ModelConfig;
 use backend::driver::Toolchain;
 use syntax::{Code, LineIndex};
 
-use super::{collect_inputs, parse_input_options, InputOptions, EXIT_USAGE};
-
-pub const BUILD_USAGE: &str = "usage: hpf-ls build [FILE...] [-I DIR] [-D NAME[=VALUE]] [--cpp] [-o EXE] [--emit-source OUT.f90] [--fc COMPILER] [--form F] \
-                               [--timeout SECONDS] [-- FFLAGS...]";
-pub const RUN_USAGE: &str =
-    "usage: hpf-ls run [FILE...] [-I DIR] [-D NAME[=VALUE]] [--cpp] [--np N] [--launcher CMD] [--hostfile F] [--fc COMPILER] [--stats] \
-                             [--form F] [--timeout SECONDS] [-- ARGS...]";
+use super::args::{BuildArgs, CompileArgs, RunArgs};
+use super::{collect_inputs, InputOptions, EXIT_USAGE};
 
 struct Options {
     input: InputOptions,
-    output: Option<PathBuf>,
-    emit_source: Option<PathBuf>,
-    processes: u32,
-    stats: bool,
     toolchain: Toolchain,
-    trailing: Vec<String>,
     /// For the compiler and for the run, each: past it all their processes are killed.
     timeout: Option<Duration>,
 }
 
-fn parse(args: &[String]) -> Result<Options, String> {
-    let split = args.iter().position(|it| it == "--").unwrap_or(args.len());
-    let (own, trailing) = (&args[..split], args.get(split + 1..).unwrap_or(&[]));
-    let mut output = None;
-    let mut emit_source = None;
-    let mut processes = 4u32;
-    let mut stats = std::env::var("HPF_LS_STATS").is_ok_and(|it| !it.is_empty() && it != "0");
-    let mut toolchain = Toolchain::default();
-    let mut timeout = None;
-    let mut rest = Vec::new();
-    let mut idx = 0;
-    while idx < own.len() {
-        let arg = own[idx].as_str();
-        let mut value = || -> Result<String, String> {
-            idx += 1;
-            own.get(idx).cloned().ok_or_else(|| format!("`{arg}` needs a value"))
+impl Options {
+    fn new(input: InputOptions, compile: &CompileArgs, launcher: Option<&str>, hostfile: Option<PathBuf>) -> Options {
+        let toolchain = Toolchain {
+            compiler: compile.fc.clone(),
+            launcher: launcher.map(str::to_string),
+            hostfile,
+            extra_flags: compile.fflags.clone().map(|it| it.0).unwrap_or_default(),
         };
-        match arg {
-            "-o" => output = Some(PathBuf::from(value()?)),
-            "--emit-source" => emit_source = Some(PathBuf::from(value()?)),
-            "--fc" => toolchain.compiler = Some(value()?),
-            "--launcher" => toolchain.launcher = Some(value()?),
-            "--hostfile" => toolchain.hostfile = Some(PathBuf::from(value()?)),
-            "--np" | "-n" => {
-                let text = value()?;
-                processes = text
-                    .parse()
-                    .ok()
-                    .filter(|it| *it > 0)
-                    .ok_or_else(|| format!("`--np` needs a positive integer, not `{text}`"))?;
-            }
-            "--stats" => stats = true,
-            "--timeout" => {
-                let text = value()?;
-                let seconds = text
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|it| *it > 0.0 && it.is_finite())
-                    .ok_or_else(|| format!("`--timeout` needs a positive number of seconds, not `{text}`"))?;
-                timeout = Some(Duration::from_secs_f64(seconds));
-            }
-            _ => rest.push(own[idx].clone()),
-        }
-        idx += 1;
+        Options { input, toolchain, timeout: compile.timeout }
     }
-    let mut input = parse_input_options(&rest, |_, _| Ok(false))?;
-    if input.paths.is_empty() {
-        // The program `[program] sources` of ./hpf-ls.toml names.
-        input.paths.push(PathBuf::from("."));
+}
+
+/// The files named, or else `.`: the program that `[program] sources` of
+/// ./hpf-ls.toml names.
+fn program_files(files: &[PathBuf]) -> Vec<PathBuf> {
+    if files.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        files.to_vec()
     }
-    Ok(Options { input, output, emit_source, processes, stats, toolchain, trailing: trailing.to_vec(), timeout })
 }
 
 /// Lowers the file; errors are printed like `check` prints diagnostics.
@@ -151,23 +111,26 @@ fn lower(options: &Options, err: &mut String) -> Option<(PathBuf, backend::Gener
     }
 }
 
-pub fn run_build(args: &[String], err: &mut String) -> i32 {
-    let mut options = match parse(args) {
-        Ok(options) => options,
-        Err(message) => {
-            let _ = writeln!(err, "hpf-ls build: {message}\n{BUILD_USAGE}");
-            return EXIT_USAGE;
-        }
-    };
-    options.toolchain.extra_flags = options.trailing.clone();
+pub fn run_build(args: &BuildArgs, err: &mut String) -> i32 {
+    let mut options = Options::new(args.source.input_options(program_files(&args.files)), &args.compile, None, None);
+    options.toolchain.extra_flags.extend(args.trailing_flags.iter().cloned());
     let Some((path, generated)) = lower(&options, err) else { return 1 };
-    if let Some(target) = &options.emit_source {
-        if let Err(error) = std::fs::write(target, &generated.source) {
-            let _ = writeln!(err, "hpf-ls: {}: {error}", target.display());
+    if let Some(target) = &args.emit_source {
+        // A directory (existing, or named with a trailing `/`, or without an
+        // extension) gets the whole build; a file name gets the program alone.
+        let as_dir =
+            target.is_dir() || target.as_os_str().to_string_lossy().ends_with('/') || target.extension().is_none();
+        let written = if as_dir {
+            backend::driver::emit_sources(target, &generated.source, &options.toolchain)
+        } else {
+            std::fs::write(target, &generated.source).map_err(|error| format!("{}: {error}", target.display()))
+        };
+        if let Err(message) = written {
+            let _ = writeln!(err, "hpf-ls: {message}");
             return EXIT_USAGE;
         }
     }
-    let executable = options
+    let executable = args
         .output
         .clone()
         .unwrap_or_else(|| PathBuf::from(path.file_stem().map_or("a.out".into(), |it| it.to_os_string())));
@@ -188,24 +151,23 @@ pub fn run_build(args: &[String], err: &mut String) -> i32 {
     }
 }
 
-pub fn run_run(args: &[String], err: &mut String) -> i32 {
-    let options = match parse(args) {
-        Ok(options) => options,
-        Err(message) => {
-            let _ = writeln!(err, "hpf-ls run: {message}\n{RUN_USAGE}");
-            return EXIT_USAGE;
-        }
-    };
+pub fn run_run(args: &RunArgs, err: &mut String) -> i32 {
+    let mut input = args.source.input_options(program_files(&args.files));
+    // NUMBER_OF_PROCESSORS() is the count it runs on, in the analysis too
+    // (unless `--processors` says otherwise).
+    input.processors = input.processors.or(Some(i64::from(args.processes)));
+    let options = Options::new(input, &args.compile, args.launcher.as_deref(), args.hostfile.clone());
+    let stats = args.stats || std::env::var("HPF_LS_STATS").is_ok_and(|it| !it.is_empty() && it != "0");
     let Some((_, generated)) = lower(&options, err) else { return 1 };
     // The program's output must not wait behind ours.
     eprint!("{err}");
     err.clear();
     match backend::driver::run(
         &generated.source,
-        options.processes,
+        args.processes,
         &options.toolchain,
-        &options.trailing,
-        options.stats,
+        &args.program_args,
+        stats,
         options.timeout,
     ) {
         Ok(status) => status.code().unwrap_or(1),

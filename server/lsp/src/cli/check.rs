@@ -15,42 +15,13 @@ use serde::Serialize;
 use syntax::include::SourceMap;
 use syntax::{Diagnostic, LineIndex, Severity};
 
-use super::{collect_inputs, parse_input_options, EXIT_USAGE};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OutputFormat {
-    Text,
-    Json,
-}
-
-pub const USAGE: &str =
-    "usage: hpf-ls check [--format text|json] [--form free|fixed|fixed132] [--processors N] [-I DIR] [-D NAME[=VALUE]] [--cpp] PATH...";
+use super::args::{CheckArgs, OutputFormat};
+use super::{collect_inputs, EXIT_USAGE};
 
 /// Runs `check` and returns the process exit status.
-pub fn run(args: &[String], out: &mut String, err: &mut String) -> i32 {
-    let mut format = OutputFormat::Text;
-    let options = parse_input_options(args, |flag, value| match flag {
-        "--format" => {
-            format = match value {
-                Some("text") => OutputFormat::Text,
-                Some("json") => OutputFormat::Json,
-                other => return Err(format!("`--format` takes text or json, not `{}`", other.unwrap_or(""))),
-            };
-            Ok(true)
-        }
-        _ => Ok(false),
-    });
-    let options = match options {
-        Ok(options) if !options.paths.is_empty() => options,
-        Ok(_) => {
-            let _ = writeln!(err, "{USAGE}");
-            return EXIT_USAGE;
-        }
-        Err(message) => {
-            let _ = writeln!(err, "hpf-ls check: {message}\n{USAGE}");
-            return EXIT_USAGE;
-        }
-    };
+pub fn run(args: &CheckArgs, out: &mut String, err: &mut String) -> i32 {
+    let format = args.format;
+    let options = args.source.input_options(args.paths.clone());
     let inputs = match collect_inputs(&options) {
         Ok(inputs) => inputs,
         Err(message) => {

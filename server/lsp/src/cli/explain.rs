@@ -11,43 +11,16 @@ use analysis::picture::{loop_at_line, loop_picture, render_svg, render_text};
 use analysis::whatif::{render_table, what_if_loop, what_if_unit};
 use analysis::ModelConfig;
 
-use super::{collect_inputs, parse_input_options, EXIT_USAGE};
+use super::args::ExplainArgs;
+use super::{collect_inputs, EXIT_USAGE};
 
-pub const USAGE: &str =
-    "usage: hpf-ls explain FILE --line N [--svg OUT.svg] [--what-if] [--form free|fixed|fixed132] [--processors N]";
-
-pub fn run(args: &[String], out: &mut String, err: &mut String) -> i32 {
-    let mut line: Option<String> = None;
-    let mut svg: Option<String> = None;
-    let mut what_if = false;
-    let options = parse_input_options(args, |flag, value| match flag {
-        "--line" => {
-            line = value.map(str::to_string);
-            Ok(true)
-        }
-        "--svg" => {
-            svg = value.map(str::to_string);
-            Ok(true)
-        }
-        "--what-if" => {
-            what_if = true;
-            Ok(true)
-        }
-        _ => Ok(false),
-    });
+pub fn run(args: &ExplainArgs, out: &mut String, err: &mut String) -> i32 {
+    let options = args.source.input_options(vec![args.file.clone()]);
+    let line = args.line as usize;
+    let what_if = args.what_if;
     let usage = |err: &mut String, message: &str| {
-        let _ = writeln!(err, "hpf-ls explain: {message}\n{USAGE}");
+        let _ = writeln!(err, "hpf-ls explain: {message}");
         EXIT_USAGE
-    };
-    let options = match options {
-        Ok(options) => options,
-        Err(message) => return usage(err, &message),
-    };
-    if options.paths.len() != 1 {
-        return usage(err, "give exactly one file");
-    }
-    let Some(line) = line.as_deref().and_then(|it| it.parse::<usize>().ok()).filter(|it| *it >= 1) else {
-        return usage(err, "`--line` needs a line number (1-based)");
     };
     let input = match collect_inputs(&options) {
         Ok(mut inputs) if inputs.len() == 1 => inputs.remove(0),
@@ -100,9 +73,9 @@ pub fn run(args: &[String], out: &mut String, err: &mut String) -> i32 {
             out.push_str(&render_table(&analysis, &table));
         }
     }
-    if let Some(path) = svg {
-        if let Err(error) = std::fs::write(&path, render_svg(&picture)) {
-            let _ = writeln!(err, "hpf-ls explain: {path}: {error}");
+    if let Some(path) = &args.svg {
+        if let Err(error) = std::fs::write(path, render_svg(&picture)) {
+            let _ = writeln!(err, "hpf-ls explain: {}: {error}", path.display());
             return EXIT_USAGE;
         }
     }
@@ -118,9 +91,19 @@ mod tests {
     }
 
     fn explain(args: &[&str]) -> (i32, String, String) {
-        let args: Vec<String> = args.iter().map(|it| it.to_string()).collect();
+        use clap::Parser;
+        let cli = crate::cli::args::Cli::try_parse_from(["hpf-ls", "explain"].iter().chain(args));
         let (mut out, mut err) = (String::new(), String::new());
-        let status = run(&args, &mut out, &mut err);
+        let status = match cli {
+            Ok(crate::cli::args::Cli { command: Some(crate::cli::args::Command::Explain(args)) }) => {
+                run(&args, &mut out, &mut err)
+            }
+            Ok(_) => unreachable!("parsed as explain"),
+            Err(error) => {
+                err = error.to_string();
+                error.exit_code()
+            }
+        };
         (status, out, err)
     }
 
@@ -154,9 +137,9 @@ mod tests {
         assert!(err.contains(":3: there is no loop on this line"), "{err}");
         let (status, _, err) = explain(&[&seed()]);
         assert_eq!(status, EXIT_USAGE);
-        assert!(err.contains("`--line` needs a line number"), "{err}");
+        assert!(err.contains("--line <N>"), "{err}");
         let (status, _, err) = explain(&["--line", "3"]);
         assert_eq!(status, EXIT_USAGE);
-        assert!(err.contains("give exactly one file"), "{err}");
+        assert!(err.contains("<FILE>"), "{err}");
     }
 }

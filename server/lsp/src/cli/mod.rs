@@ -1,8 +1,9 @@
-//! The command line: `hpf-ls check`, `hpf-ls model`, `hpf-ls demo`.
+//! The command line: one clap definition (`args`), one module per subcommand.
 //!
 //! Subcommands call `analysis` directly, never through the protocol.
 
 pub mod analyze;
+pub mod args;
 pub mod build;
 pub mod check;
 pub mod demo;
@@ -51,7 +52,9 @@ pub struct Input {
 }
 
 /// Parses `--form F`, `--processors N` and paths; other flags go to `extra`,
-/// which returns whether it took the flag (and its value).
+/// which returns whether it took the flag (and its value). Only `model`'s
+/// entry in `demo.rs` still takes raw arguments; the other commands get
+/// theirs from [`args`].
 pub fn parse_input_options(
     args: &[String],
     mut extra: impl FnMut(&str, Option<&str>) -> Result<bool, String>,
@@ -125,6 +128,62 @@ fn flag_needs_value(flag: &str) -> bool {
     matches!(flag, "--format" | "--line" | "--svg")
 }
 
+/// The raw arguments `demo::run_model` parses, from options clap has
+/// already checked.
+pub fn model_argv(options: &InputOptions) -> Vec<String> {
+    let mut argv = Vec::new();
+    if let Some(form) = options.form {
+        let name = match form {
+            SourceForm::Free => "free",
+            SourceForm::Fixed { line_length: 132 } => "fixed132",
+            SourceForm::Fixed { .. } => "fixed",
+        };
+        argv.extend(["--form".to_string(), name.to_string()]);
+    }
+    if let Some(processors) = options.processors {
+        argv.extend(["--processors".to_string(), processors.to_string()]);
+    }
+    for (code, severity) in &options.severities {
+        let level = severity.map_or("off", |it| it.as_str());
+        argv.extend(["--severity".to_string(), format!("{}={level}", code.as_str())]);
+    }
+    for dir in &options.include_dirs {
+        argv.extend(["-I".to_string(), dir.to_string_lossy().into_owned()]);
+    }
+    for define in &options.defines {
+        argv.extend(["-D".to_string(), define.clone()]);
+    }
+    if options.cpp {
+        argv.push("--cpp".to_string());
+    }
+    argv.push("--".to_string());
+    argv.extend(options.paths.iter().map(|it| it.to_string_lossy().into_owned()));
+    argv
+}
+
+/// For `build` and `run`: on SIGINT, SIGTERM or SIGHUP, kill the compiler or
+/// the launcher with what it started and remove the build directory before
+/// exiting as the signal would (status 128 + its number).
+pub fn clean_up_on_signals() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else { return };
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            TERMINATING.store(true, std::sync::atomic::Ordering::SeqCst);
+            backend::driver::clean_up_for_exit();
+            std::process::exit(128 + signal);
+        }
+    });
+}
+
+static TERMINATING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether a signal is being handled: the main thread, whose command the
+/// handler just killed, must then leave the exit (and its status) to the handler.
+pub fn terminating() -> bool {
+    TERMINATING.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 /// Expands directories (recursively, by Fortran extension, sorted) and
 /// attaches the configuration of each file. Files named one by one are one
 /// program (joined, see [`crate::sources`]) unless two of them hold a main
@@ -187,25 +246,24 @@ pub fn collect_inputs(options: &InputOptions) -> Result<Vec<Input>, String> {
     Ok(inputs)
 }
 
-fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    let mut stack = vec![dir.to_path_buf()];
+/// The Fortran files under `dir`, sorted; hidden entries and `target`
+/// directories are skipped, links to directories not followed (no cycles).
+fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), walkdir::Error> {
     let mut found = Vec::new();
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir)? {
-            let path = entry?.path();
-            let name = path.file_name().and_then(|it| it.to_str()).unwrap_or("");
-            if name.starts_with('.') || name == "target" {
-                continue;
-            }
-            if path.is_dir() {
-                stack.push(path);
-            } else if path
-                .extension()
-                .and_then(|it| it.to_str())
-                .is_some_and(|ext| FORTRAN_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()))
-            {
-                found.push(path);
-            }
+    let entries = walkdir::WalkDir::new(dir).into_iter().filter_entry(|entry| {
+        let name = entry.file_name().to_string_lossy();
+        entry.depth() == 0 || !(name.starts_with('.') || (name == "target" && entry.file_type().is_dir()))
+    });
+    for entry in entries {
+        let entry = entry?;
+        let is_fortran = entry
+            .path()
+            .extension()
+            .and_then(|it| it.to_str())
+            .is_some_and(|ext| FORTRAN_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()));
+        // A link to a file counts; links to directories are not followed.
+        if is_fortran && entry.path().is_file() {
+            found.push(entry.into_path());
         }
     }
     found.sort();

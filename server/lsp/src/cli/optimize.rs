@@ -15,10 +15,8 @@ use analysis::ide::{describe_growth, optimize_file_edits, propose_growth, Optimi
 use analysis::optimize::{CostConfig, DEFAULT_TRIPS, EXACT_LIMIT, NODE_BUDGET};
 use analysis::ModelConfig;
 
-use super::{collect_inputs, parse_input_options, read_text, EXIT_USAGE};
-
-pub const USAGE: &str =
-    "usage: hpf-ls optimize [--diff|--write] [--grow-templates] [--form free|fixed|fixed132] [--processors N] [--default-trips N] FILE";
+use super::args::OptimizeArgs;
+use super::{collect_inputs, read_text, EXIT_USAGE};
 
 /// At most this many templates are grown, one per round of re-analysis.
 const MAX_GROWTH_ROUNDS: usize = 16;
@@ -30,48 +28,15 @@ enum Output {
     Write,
 }
 
-pub fn run(args: &[String], out: &mut String, err: &mut String) -> i32 {
-    let mut output = Output::TableAndDiff;
-    let mut default_trips = DEFAULT_TRIPS;
-    let mut bad_trips = None;
-    let mut grow_templates = false;
-    let options = parse_input_options(args, |flag, value| match flag {
-        "--diff" => {
-            output = Output::Diff;
-            Ok(true)
-        }
-        "--write" => {
-            output = Output::Write;
-            Ok(true)
-        }
-        "--grow-templates" => {
-            grow_templates = true;
-            Ok(true)
-        }
-        "--default-trips" => {
-            match value.and_then(|it| it.parse::<u64>().ok()).filter(|it| *it > 0) {
-                Some(trips) => default_trips = trips,
-                None => bad_trips = Some(value.unwrap_or("").to_string()),
-            }
-            Ok(true)
-        }
-        _ => Ok(false),
-    });
-    if let Some(value) = bad_trips {
-        let _ = writeln!(err, "hpf-ls optimize: `--default-trips` needs a positive integer, not `{value}`\n{USAGE}");
-        return EXIT_USAGE;
-    }
-    let options = match options {
-        Ok(options) if options.paths.len() == 1 => options,
-        Ok(_) => {
-            let _ = writeln!(err, "{USAGE}");
-            return EXIT_USAGE;
-        }
-        Err(message) => {
-            let _ = writeln!(err, "hpf-ls optimize: {message}\n{USAGE}");
-            return EXIT_USAGE;
-        }
+pub fn run(args: &OptimizeArgs, out: &mut String, err: &mut String) -> i32 {
+    let output = match (args.diff, args.write) {
+        (true, _) => Output::Diff,
+        (_, true) => Output::Write,
+        _ => Output::TableAndDiff,
     };
+    let default_trips = args.default_trips.unwrap_or(DEFAULT_TRIPS);
+    let grow_templates = args.grow_templates;
+    let options = args.source.input_options(vec![args.file.clone()]);
     let inputs = match collect_inputs(&options) {
         Ok(inputs) if inputs.len() == 1 => inputs,
         Ok(inputs) => {
@@ -238,100 +203,9 @@ pub fn unified_diff(path: &str, old: &str, new: &str) -> String {
     if old == new {
         return String::new();
     }
-    let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
-    let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
-    let ops = diff_lines(&old_lines, &new_lines);
-    let mut res = format!("--- a/{path}\n+++ b/{path}\n");
-    const CONTEXT: usize = 3;
-    // Indices into `ops` of the changes, grouped into hunks.
-    let changed: Vec<usize> =
-        ops.iter().enumerate().filter(|(_, op)| !matches!(op, Op::Same(..))).map(|it| it.0).collect();
-    let mut idx = 0;
-    while idx < changed.len() {
-        let start = changed[idx].saturating_sub(CONTEXT);
-        let mut end = changed[idx];
-        while idx + 1 < changed.len() && changed[idx + 1] <= end + 2 * CONTEXT + 1 {
-            idx += 1;
-            end = changed[idx];
-        }
-        let end = (end + CONTEXT + 1).min(ops.len());
-        let (mut old_start, mut new_start) = (0, 0);
-        for op in &ops[..start] {
-            match op {
-                Op::Same(..) => {
-                    old_start += 1;
-                    new_start += 1;
-                }
-                Op::Delete(_) => old_start += 1,
-                Op::Insert(_) => new_start += 1,
-            }
-        }
-        let old_count = ops[start..end].iter().filter(|it| !matches!(it, Op::Insert(_))).count();
-        let new_count = ops[start..end].iter().filter(|it| !matches!(it, Op::Delete(_))).count();
-        let _ = writeln!(
-            res,
-            "@@ -{},{old_count} +{},{new_count} @@",
-            old_start + usize::from(old_count > 0),
-            new_start + usize::from(new_count > 0)
-        );
-        for op in &ops[start..end] {
-            let (mark, line) = match op {
-                Op::Same(line) => (' ', *line),
-                Op::Delete(line) => ('-', *line),
-                Op::Insert(line) => ('+', *line),
-            };
-            res.push(mark);
-            res.push_str(line.trim_end_matches(['\n', '\r']));
-            res.push('\n');
-        }
-        idx += 1;
-    }
-    res
-}
-
-enum Op<'a> {
-    Same(&'a str),
-    Delete(&'a str),
-    Insert(&'a str),
-}
-
-/// Line operations turning `old` into `new`: common prefix and suffix, then
-/// a longest common subsequence of the (small) middle.
-fn diff_lines<'a>(old: &[&'a str], new: &[&'a str]) -> Vec<Op<'a>> {
-    let prefix = old.iter().zip(new).take_while(|(a, b)| a == b).count();
-    let suffix = old[prefix..].iter().rev().zip(new[prefix..].iter().rev()).take_while(|(a, b)| a == b).count();
-    let (old_mid, new_mid) = (&old[prefix..old.len() - suffix], &new[prefix..new.len() - suffix]);
-    let mut res: Vec<Op> = old[..prefix].iter().zip(&new[..prefix]).map(|(a, _)| Op::Same(a)).collect();
-    if old_mid.len().saturating_mul(new_mid.len()) > 4_000_000 {
-        res.extend(old_mid.iter().map(|it| Op::Delete(it)));
-        res.extend(new_mid.iter().map(|it| Op::Insert(it)));
-    } else {
-        let (n, m) = (old_mid.len(), new_mid.len());
-        let mut table = vec![0u32; (n + 1) * (m + 1)];
-        for i in (0..n).rev() {
-            for j in (0..m).rev() {
-                table[i * (m + 1) + j] = if old_mid[i] == new_mid[j] {
-                    table[(i + 1) * (m + 1) + j + 1] + 1
-                } else {
-                    table[(i + 1) * (m + 1) + j].max(table[i * (m + 1) + j + 1])
-                };
-            }
-        }
-        let (mut i, mut j) = (0, 0);
-        while i < n || j < m {
-            if i < n && j < m && old_mid[i] == new_mid[j] {
-                res.push(Op::Same(old_mid[i]));
-                i += 1;
-                j += 1;
-            } else if i < n && (j == m || table[(i + 1) * (m + 1) + j] >= table[i * (m + 1) + j + 1]) {
-                res.push(Op::Delete(old_mid[i]));
-                i += 1;
-            } else {
-                res.push(Op::Insert(new_mid[j]));
-                j += 1;
-            }
-        }
-    }
-    res.extend(old[old.len() - suffix..].iter().zip(&new[new.len() - suffix..]).map(|(a, _)| Op::Same(a)));
-    res
+    similar::TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{path}"), &format!("b/{path}"))
+        .to_string()
 }

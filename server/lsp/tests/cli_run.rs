@@ -1,0 +1,285 @@
+//! `hpf-ls run` and `hpf-ls build` behave like the program: it runs in the
+//! current directory (its files are there afterwards, identical to the
+//! sequential run's), takes its arguments after `--` and compiler flags
+//! from `--fflags`, sees NUMBER_OF_PROCESSORS() as the process count, and
+//! `--emit-source DIR` builds on its own. Interrupting hpf-ls leaves no
+//! build directory behind.
+//!
+//! Needs gfortran, mpif90 and mpirun; skipped without them, failing when
+//! `CI` is set.
+
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn toolchain_present() -> bool {
+    let found = |program: &str| Command::new(program).arg("--version").output().is_ok_and(|it| it.status.success());
+    let present = found("gfortran") && found("mpif90") && found("mpirun");
+    if !present && std::env::var_os("CI").is_some() {
+        panic!(
+            "CI is set but gfortran/mpif90/mpirun are missing: apt-get install -y gfortran libopenmpi-dev openmpi-bin"
+        );
+    }
+    present
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("hpf-ls-cli-run-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn hpf_ls(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hpf-ls"))
+        .args(args)
+        .current_dir(dir)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .output()
+        .unwrap()
+}
+
+fn succeeded(output: &Output, what: &str) -> String {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{what} failed:\n{stderr}");
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// A program that writes a file named by its first argument, from a
+/// distributed array and a loop that needs a neighbour's element.
+const WRITER: &str = "\
+program writer
+  implicit none
+  integer, parameter :: n = 40
+  real :: a(n), b(n)
+  integer :: i
+  character(len=64) :: name
+!HPF$ DISTRIBUTE a(BLOCK)
+!HPF$ ALIGN b(i) WITH a(i)
+  call get_command_argument(1, name)
+  do i = 1, n
+    a(i) = real(i * i)
+  end do
+  do i = 2, n
+    b(i) = a(i - 1) + 0.5 * a(i)
+  end do
+  b(1) = 0.0
+  open (unit=11, file=trim(name), status='replace')
+  do i = 1, n, 7
+    write (11, '(I4, F12.2)') i, b(i)
+  end do
+  close (11)
+  print *, 'wrote ', trim(name), sum(b)
+end program writer
+";
+
+#[test]
+fn run_leaves_the_programs_files_in_the_current_directory() {
+    if !toolchain_present() {
+        return;
+    }
+    let dir = scratch("files");
+    std::fs::write(dir.join("writer.f90"), WRITER).unwrap();
+    let sequential = dir.join("sequential");
+    std::fs::create_dir_all(&sequential).unwrap();
+    let compiled = Command::new("gfortran").args(["../writer.f90", "-o", "writer"]).current_dir(&sequential).output();
+    succeeded(&compiled.unwrap(), "gfortran");
+    let expected_stdout = succeeded(
+        &Command::new("./writer").arg("result.txt").current_dir(&sequential).output().unwrap(),
+        "the sequential program",
+    );
+    let expected = std::fs::read(sequential.join("result.txt")).unwrap();
+    for processes in ["1", "3"] {
+        let parallel = dir.join(format!("on{processes}"));
+        std::fs::create_dir_all(&parallel).unwrap();
+        let output = hpf_ls(
+            &["run", "--np", processes, "--fflags", "-O1 -fcheck=bounds", "../writer.f90", "--", "result.txt"],
+            &parallel,
+        );
+        assert_eq!(succeeded(&output, "hpf-ls run"), expected_stdout);
+        let written = std::fs::read(parallel.join("result.txt")).expect("the file is in the current directory");
+        assert_eq!(String::from_utf8_lossy(&written), String::from_utf8_lossy(&expected), "on {processes}");
+    }
+    // Compiler flags reach the compiler: a bad one fails the build.
+    let output = hpf_ls(&["run", "--np", "2", "--fflags=-fno-such-flag", "writer.f90", "--", "x.txt"], &dir);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("no-such-flag"));
+    assert!(!dir.join("x.txt").exists());
+}
+
+#[test]
+fn number_of_processors_is_the_process_count() {
+    if !toolchain_present() {
+        return;
+    }
+    let dir = scratch("processors");
+    // In the main program (implicit none, not declared), in a subroutine it
+    // specialises, in one it copies (implicitly typed) and typed by the user.
+    let source = "\
+program count
+  implicit none
+  real :: a(12)
+!HPF$ DISTRIBUTE a(BLOCK)
+  a = 1.0
+  print *, 'main', number_of_processors(), number_of_processors(dim=1)
+  call spread(a)
+  call plain()
+  call typed()
+end program count
+subroutine spread(x)
+  real :: x(12)
+!HPF$ INHERIT x
+  print *, 'spread', number_of_processors(), sum(x)
+end subroutine spread
+subroutine plain()
+  np = number_of_processors()
+  print *, 'plain', np
+end subroutine plain
+subroutine typed()
+  integer number_of_processors
+  print *, 'typed', number_of_processors()
+end subroutine typed
+";
+    std::fs::write(dir.join("count.f90"), source).unwrap();
+    for processes in [1, 2, 4] {
+        let out = succeeded(&hpf_ls(&["run", "--np", &processes.to_string(), "count.f90"], &dir), "hpf-ls run");
+        let words: Vec<Vec<&str>> = out.lines().map(|it| it.split_whitespace().collect()).collect();
+        let count = processes.to_string();
+        assert_eq!(words[0], ["main", &count, &count], "{out}");
+        assert_eq!(words[1][..2], ["spread", &count], "{out}");
+        assert_eq!(words[2], ["plain", &count], "{out}");
+        assert_eq!(words[3], ["typed", &count], "{out}");
+    }
+}
+
+/// A processor arrangement sized by NUMBER_OF_PROCESSORS(): the analysis
+/// takes the count `run` runs on, so `--stats` has a prediction to compare.
+#[test]
+fn the_analysis_of_a_run_knows_its_process_count() {
+    if !toolchain_present() {
+        return;
+    }
+    let dir = scratch("arrangement");
+    let source = "\
+program shift
+  implicit none
+  integer :: i
+  real :: a(20), b(20)
+!HPF$ PROCESSORS P(NUMBER_OF_PROCESSORS())
+!HPF$ DISTRIBUTE a(BLOCK) ONTO P
+!HPF$ ALIGN b(i) WITH a(i)
+  do i = 1, 20
+    a(i) = i
+  end do
+  do i = 2, 20
+    b(i) = a(i - 1)
+  end do
+  print *, sum(b(2:20))
+end program shift
+";
+    std::fs::write(dir.join("shift.f90"), source).unwrap();
+    for processes in [2u32, 3] {
+        let output = hpf_ls(&["run", "--np", &processes.to_string(), "--stats", "shift.f90"], &dir);
+        assert_eq!(succeeded(&output, "hpf-ls run").trim(), "190.000000");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let line = stderr.lines().find(|it| it.starts_with("hpf-ls stats: line 11:")).expect("stats of the shift");
+        // One element across each of the processes - 1 block boundaries, as predicted.
+        let moved = format!("{} message(s), {} element(s)", processes - 1, processes - 1);
+        assert!(line.contains(&format!(": {moved} per execution")), "{line}");
+        assert!(line.ends_with(&format!("the analysis predicts {moved}")), "{line}");
+    }
+}
+
+#[test]
+fn emitted_sources_build_with_their_own_command() {
+    if !toolchain_present() {
+        return;
+    }
+    let dir = scratch("emit");
+    std::fs::write(dir.join("writer.f90"), WRITER).unwrap();
+    let build = hpf_ls(&["build", "writer.f90", "--emit-source", "generated", "-o", "via-hpf-ls"], &dir);
+    succeeded(&build, "hpf-ls build");
+    let generated = dir.join("generated");
+    let files: Vec<String> = {
+        let mut names: Vec<String> = std::fs::read_dir(&generated)
+            .unwrap()
+            .map(|it| it.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(files, ["build.sh", "hpf_runtime.f90", "program.f90"]);
+    // Built elsewhere, as on a cluster, by the script alone.
+    let copy = dir.join("cluster");
+    std::fs::create_dir_all(&copy).unwrap();
+    for name in &files {
+        std::fs::copy(generated.join(name), copy.join(name)).unwrap();
+    }
+    succeeded(&Command::new("sh").arg(copy.join("build.sh")).output().unwrap(), "build.sh");
+    let mpirun = |executable: &Path| {
+        Command::new("mpirun")
+            .args(["--oversubscribe", "-np", "3"])
+            .arg(executable)
+            .arg("out.txt")
+            .current_dir(&copy)
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+            .output()
+            .unwrap()
+    };
+    let from_script = succeeded(&mpirun(&copy.join("program")), "the script's program");
+    let from_hpf_ls = succeeded(&mpirun(&dir.join("via-hpf-ls")), "hpf-ls build's program");
+    assert_eq!(from_script, from_hpf_ls);
+    assert!(from_script.contains("wrote out.txt"), "{from_script}");
+    // A file name still gets the program alone.
+    succeeded(&hpf_ls(&["build", "writer.f90", "--emit-source", "alone.f90"], &dir), "hpf-ls build");
+    assert_eq!(std::fs::read(dir.join("alone.f90")).unwrap(), std::fs::read(generated.join("program.f90")).unwrap());
+}
+
+#[test]
+fn terminating_hpf_ls_removes_the_build_and_the_run() {
+    if !toolchain_present() {
+        return;
+    }
+    let dir = scratch("terminate");
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let source = "\
+program sleeper
+  real :: a(8)
+!HPF$ DISTRIBUTE a(BLOCK)
+  a = 1.0
+  print *, 'started', sum(a)
+  flush (6)
+  call sleep(120)
+end program sleeper
+";
+    std::fs::write(dir.join("sleeper.f90"), source).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hpf-ls"))
+        .args(["run", "--np", "2", "sleeper.f90"])
+        .current_dir(&dir)
+        .env("TMPDIR", &tmp)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().expect("the program starts").unwrap();
+    assert!(first.contains("started"), "{first}");
+    // (Open MPI keeps a session directory of its own there too.)
+    let build_dirs = || -> Vec<PathBuf> {
+        let entries = std::fs::read_dir(&tmp).unwrap().map(|it| it.unwrap().path());
+        entries.filter(|it| it.file_name().unwrap().to_string_lossy().starts_with("hpf-ls-build-")).collect()
+    };
+    assert_eq!(build_dirs().len(), 1, "the build directory exists while it runs");
+    // SAFETY: a signal to the child we started and have not reaped.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    assert_eq!(std::os::unix::process::ExitStatusExt::into_raw(status) >> 8, 128 + libc::SIGTERM);
+    assert_eq!(build_dirs(), Vec::<PathBuf>::new(), "left behind");
+    // The ranks went with it: nothing holds the pipe open any more.
+    assert!(lines.next().is_none(), "the program still runs");
+}
