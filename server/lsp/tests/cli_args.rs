@@ -47,11 +47,11 @@ fn every_command_has_help_three_ways() {
 fn the_help_lists_every_flag() {
     let dir = scratch("flags");
     let expected: &[(&str, &[&str])] = &[
-        ("check", &["--format", "--form", "--processors", "--severity"]),
+        ("check", &["--format", "--form", "--processors", "--severity", "-I", "-D", "--cpp"]),
         ("analyze", &["--json", "--form", "--processors", "--severity"]),
         ("optimize", &["--diff", "--write", "--grow-templates", "--default-trips", "--form", "--processors"]),
         ("explain", &["--line", "--svg", "--what-if", "--form", "--processors"]),
-        ("build", &["-o", "--emit-source", "--fc", "--fflags", "--timeout", "--form", "--processors"]),
+        ("build", &["-o", "--emit-source", "--fc", "--fflags", "--timeout", "--form", "--processors", "-I", "-D", "--cpp"]),
         ("run", &["--np", "--launcher", "--hostfile", "--stats", "--fc", "--fflags", "--timeout", "--form"]),
         ("model", &["--form", "--processors", "--severity"]),
     ];
@@ -70,8 +70,8 @@ fn usage_errors_show_the_commands_usage() {
         (&["check"], "Usage: hpf-ls check"),
         (&["optimize"], "Usage: hpf-ls optimize"),
         (&["explain", "seed.f90"], "Usage: hpf-ls explain"),
-        (&["build"], "Usage: hpf-ls build"),
-        (&["run", "--np", "2"], "Usage: hpf-ls run"),
+        (&["build", "-o"], "a value is required for '-o <EXE>'"),
+        (&["run", "--np", "0", "seed.f90"], "--np"),
         (&["build", "seed.f90", "--frobnicate"], "unexpected argument '--frobnicate'"),
         (&["optimize", "--diff", "--write", "seed.f90"], "cannot be used with"),
         (&["frobnicate"], "unrecognized subcommand 'frobnicate'"),
