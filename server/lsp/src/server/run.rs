@@ -30,9 +30,10 @@ pub fn toolchain(settings: &MpiSettings) -> Toolchain {
 }
 
 /// The generated source, or the backend's errors as `line:col: message` lines.
-pub fn generate(analysed: &Analysed) -> Result<backend::Generated, String> {
+pub fn generate(analysed: &Analysed, settings: &MpiSettings) -> Result<backend::Generated, String> {
     let text = analysed.text();
-    backend::lower(&analysed.whole(), &text).map_err(|errors| {
+    let options = backend::LowerOptions { ordered_reductions: settings.ordered_reductions };
+    backend::lower_with(&analysed.whole(), &text, &options).map_err(|errors| {
         let index = syntax::LineIndex::new(&text);
         let lines: Vec<String> = errors
             .iter()
@@ -77,7 +78,7 @@ async fn build_or_run_steps(
     processes: Option<u32>,
     progress: &mut Option<Progress>,
 ) -> Result<Value, String> {
-    let generated = generate(analysed)?;
+    let generated = generate(analysed, settings)?;
     let index = syntax::LineIndex::new(&analysed.text());
     for note in &generated.notes {
         let line = index.line_of(note.range.start) + 1;
