@@ -160,7 +160,7 @@ def main():
             seq, par = os.path.join(tmp, f"seq{seed}"), os.path.join(tmp, f"par{seed}")
             subprocess.run(["gfortran", "-O1", src, "-o", seq], check=True, cwd=tmp)
             expected = subprocess.run([seq], capture_output=True, check=True).stdout
-            build = subprocess.run([hpf_ls, "build", src, "-o", par], capture_output=True, text=True)
+            build = subprocess.run([hpf_ls, "build", "--ordered-reductions", src, "-o", par], capture_output=True, text=True)
             if build.returncode != 0:
                 print(f"{seed} build failed: {build.stderr.strip()}")
                 failed += 1

@@ -700,7 +700,11 @@ async def test_run_of_a_program_the_backend_refuses_is_an_error(client: Language
 async def test_run_seed(client: LanguageClient, seed: str):
     """With an MPI toolchain (mpif90 and mpirun on PATH, as .ci/run installs)
     the program runs and prints what the sequential program prints; without
-    one, hpf.run answers an error."""
+    one, hpf.run answers an error. Ordered reductions: the output must be the
+    sequential program's, byte for byte."""
+    client.workspace_did_change_configuration(
+        t.DidChangeConfigurationParams(settings={"hpf": {"mpi": {"orderedReductions": True}}})
+    )
     token = "hpf-run-test"
     client.progress_reports[token] = []  # a client-made token (pytest-lsp only knows server-made ones)
     params = t.ExecuteCommandParams(command="hpf.run", arguments=[seed, 2], work_done_token=token)

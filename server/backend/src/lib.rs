@@ -721,10 +721,32 @@ struct Lowering<'a> {
     /// distributed dimensions, one kept whole): the analysis's transfer
     /// counts do not apply to loops on them.
     relaid: Vec<SymbolId>,
+    /// Floating-point reductions keep the sequential order (`LowerOptions`).
+    ordered_reductions: bool,
 }
 
-/// Lowers the analysed program. `text` is the user's text.
+/// How the program is lowered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LowerOptions {
+    /// Floating-point SUM, PRODUCT, DOT_PRODUCT and loop reductions
+    /// (`s = s + x(i)`, MAX/MIN) keep the sequential order, the running
+    /// value passing from process to process: bit-identical to the
+    /// sequential program, but serial. Off (the default), each process
+    /// reduces its part and the partial values are combined in rank order
+    /// on every process (`hpf_combine_*`): a run repeats bit for bit on the
+    /// same number of processes, within rounding of the sequential result.
+    pub ordered_reductions: bool,
+}
+
+/// Lowers the analysed program with ordered reductions (the sequential
+/// program's bits, as every caller got before [`LowerOptions`]); `text` is
+/// the user's text. [`lower_with`] chooses.
 pub fn lower(analysis: &FileAnalysis, text: &str) -> Result<Generated, Vec<BackendError>> {
+    lower_with(analysis, text, &LowerOptions { ordered_reductions: true })
+}
+
+/// Lowers the analysed program as `options` say. `text` is the user's text.
+pub fn lower_with(analysis: &FileAnalysis, text: &str, options: &LowerOptions) -> Result<Generated, Vec<BackendError>> {
     let errors: Vec<BackendError> = analysis
         .diagnostics
         .iter()
@@ -738,7 +760,7 @@ pub fn lower(analysis: &FileAnalysis, text: &str) -> Result<Generated, Vec<Backe
     // (`hoist.rs`); a rewritten program the backend cannot lower falls back
     // to the user's, which then says why.
     if let Some((hoisted, rewritten)) = hoist::rewrite(analysis, text) {
-        if let Ok(mut generated) = lower_text(&rewritten, &hoisted.text, Some(&hoisted)) {
+        if let Ok(mut generated) = lower_text(&rewritten, &hoisted.text, Some(&hoisted), options) {
             for note in &mut generated.notes {
                 note.range = hoisted.user_range(note.range);
             }
@@ -749,7 +771,7 @@ pub fn lower(analysis: &FileAnalysis, text: &str) -> Result<Generated, Vec<Backe
             return Ok(generated);
         }
     }
-    lower_text(analysis, text, None)
+    lower_text(analysis, text, None, options)
 }
 
 /// [`lower`] of a program without errors; `hoisted`: `text` is the user's
@@ -758,6 +780,7 @@ fn lower_text(
     analysis: &FileAnalysis,
     text: &str,
     hoisted: Option<&hoist::Hoisted>,
+    options: &LowerOptions,
 ) -> Result<Generated, Vec<BackendError>> {
     let normalised = syntax::parser_text(text, analysis.file.form).into_owned();
     let mut lowering = Lowering {
@@ -781,6 +804,7 @@ fn lower_text(
         external: Vec::new(),
         hoisted,
         relaid: Vec::new(),
+        ordered_reductions: options.ordered_reductions,
     };
     let source = lowering.program();
     if lowering.errors.is_empty() {

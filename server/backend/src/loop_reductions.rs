@@ -8,7 +8,12 @@
 //! - INTEGER (exact in any order): rank 0 starts from the scalar's value,
 //!   the others from the operation's identity (max and min from the value
 //!   itself), then one `MPI_Allreduce`;
-//! - REAL and DOUBLE PRECISION, in the sequential order: along the chain
+//! - REAL and DOUBLE PRECISION by default the same way, the partial sums
+//!   and products combined in rank order on every process
+//!   (`hpf_combine_*`), so a run repeats bit for bit on the same number of
+//!   processes;
+//! - REAL and DOUBLE PRECISION with ordered reductions
+//!   (`LowerOptions::ordered_reductions`), in the sequential order: along the chain
 //!   of processes (a BLOCK home, each process's iterations one contiguous
 //!   run), each waits for the previous one's value, continues from it, and
 //!   hands it on; the last one broadcasts it. The same for sums, products,
@@ -20,7 +25,7 @@ use std::fmt::Write;
 use analysis::model::SymbolKind;
 use syntax::{BinaryOp, Expr, ExprKind, Name, Stmt, StmtKind, Subscript};
 
-use crate::{element_suffix, mentions, mpi_type, Distributed, Lowering};
+use crate::{element_suffix, mentions, Distributed, Lowering};
 
 /// The operation of a scalar reduction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,12 +49,14 @@ pub(crate) struct LoopReduction {
     op: Op,
     /// The runtime's element type (`i4`, `r4`, `r8`).
     suffix: &'static str,
+    /// A floating-point reduction keeps the sequential order (`LowerOptions`).
+    ordered: bool,
 }
 
 impl LoopReduction {
     /// Whether the partials are combined along the chain of processes.
     pub(crate) fn chained(&self) -> bool {
-        !matches!(self.suffix, "i4" | "l4")
+        self.ordered && !matches!(self.suffix, "i4" | "l4")
     }
 }
 
@@ -93,7 +100,7 @@ impl Lowering<'_> {
             Some("l4") if flag => "l4",
             _ => return why("whose type the backend does not reduce"),
         };
-        Some(Ok(LoopReduction { name: name.text.clone(), op, suffix }))
+        Some(Ok(LoopReduction { name: name.text.clone(), op, suffix, ordered: self.ordered_reductions }))
     }
 
     /// The operation of `rhs` when it is `s op e` (`s` the scalar `key`,
@@ -189,11 +196,7 @@ impl Lowering<'_> {
                 Op::Or => "MPI_LOR",
                 Op::And => "MPI_LAND",
             };
-            let _ = writeln!(
-                out,
-                "  call MPI_Allreduce(MPI_IN_PLACE, {name}, 1, {}, {op}, MPI_COMM_WORLD)",
-                mpi_type(reduction.suffix)
-            );
+            crate::reduce::emit_combine(out, name, reduction.suffix, op);
         }
     }
 }

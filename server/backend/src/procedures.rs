@@ -905,6 +905,7 @@ impl<'a> Lowering<'a> {
             external: Vec::new(),
             hoisted: self.hoisted,
             relaid: self.relaid.clone(),
+            ordered_reductions: self.ordered_reductions,
         };
         let host_ids: Vec<SymbolId> = host.keys().copied().collect();
         sub.distributed.extend(host);

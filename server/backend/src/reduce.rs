@@ -1,21 +1,25 @@
 //! Reductions of distributed arrays (SUM, PRODUCT, MAXVAL, MINVAL, COUNT,
 //! ANY, ALL, DOT_PRODUCT; SUM, PRODUCT, MAXVAL and MINVAL also with a MASK
 //! by keyword, lined up with the argument) in output statements and in
-//! assignments to replicated scalars, computed where the data lives with
-//! the sequential program's result.
+//! assignments to replicated scalars, computed where the data lives.
 //!
 //! Each process reduces the part of the section it owns (of a CYCLIC
-//! array: course by course, `assign.rs`). Results that do
-//! not depend on the order of the operations (integers, logicals, MAXVAL
-//! and MINVAL) are combined with `MPI_Allreduce`. Floating-point SUM,
-//! PRODUCT and DOT_PRODUCT of rank-1 arrays, and SUM and PRODUCT of whole
-//! arrays distributed in BLOCKs along their last dimension only or of
-//! sections of whole columns of them (`A(:, L:H:S)`: each process holds
-//! whole columns, one run of the sequential order), are
-//! accumulated in the sequential order: the running value passes from the
-//! process owning the first elements to the next (a chain), each adding its
-//! elements one by one as the sequential loop does. Floating-point
-//! reductions whose sequential order interleaves the processes
+//! array: course by course, `assign.rs`), then the partial values are
+//! combined (`emit_combine`): integers, logicals, MAXVAL and MINVAL with
+//! `MPI_Allreduce`; by default floating-point SUM, PRODUCT and DOT_PRODUCT
+//! too, their partials summed in rank order on every process, so a run
+//! repeats bit for bit on the same number of processes (HPF leaves the
+//! order of these intrinsics to the processor).
+//!
+//! With ordered reductions (`LowerOptions::ordered_reductions`) the
+//! floating-point ones keep the sequential program's result bit for bit:
+//! of rank-1 arrays, and of whole arrays distributed in BLOCKs along their
+//! last dimension only or of sections of whole columns of them
+//! (`A(:, L:H:S)`: each process holds whole columns, one run of the
+//! sequential order), they are accumulated in the sequential order: the
+//! running value passes from the process owning the first elements to the
+//! next (a chain), each adding its elements one by one as the sequential
+//! loop does. Those whose sequential order interleaves the processes
 //! (`(BLOCK, *)` arrays, 2-D grids, sections cutting the columns, CYCLIC(m)
 //! with long runs) pass the running value from owner to owner instead
 //! (`ordered_chain.rs`). A single distributed element comes from its owner
@@ -365,7 +369,8 @@ impl<'a> Lowering<'a> {
                 types[0]
             }
         };
-        let chain = matches!(kind, Kind::Sum | Kind::Product | Kind::DotProduct) && suffix != "i4";
+        let chain =
+            self.ordered_reductions && matches!(kind, Kind::Sum | Kind::Product | Kind::DotProduct) && suffix != "i4";
         match self.local_reduction(stmt, kind, suffix, values.clone(), mask, chain) {
             Err(_) if chain => {
                 // Each process holds no single run of the sequential order:
@@ -546,12 +551,7 @@ impl<'a> Lowering<'a> {
                 let temp = &reduction.temp;
                 let args: Vec<String> = reduction.args.iter().map(|it| self.edited(it.range, grid.edits())).collect();
                 let _ = writeln!(out, "  {temp} = {}({})", reduction.kind.intrinsic(), args.join(", "));
-                let _ = writeln!(
-                    out,
-                    "  call MPI_Allreduce(MPI_IN_PLACE, {temp}, 1, {}, {}, MPI_COMM_WORLD)",
-                    crate::mpi_type(reduction.suffix),
-                    reduction.kind.mpi_op()
-                );
+                emit_combine(out, temp, reduction.suffix, reduction.kind.mpi_op());
                 continue;
             }
             if let Some((array, reference, index)) = reduction.element {
@@ -609,12 +609,7 @@ impl<'a> Lowering<'a> {
                     out,
                     "  if (hpf_c == 0) then\n    {temp} = {value}\n  else\n    {temp} = {combined}\n  end if\n  end do"
                 );
-                let _ = writeln!(
-                    out,
-                    "  call MPI_Allreduce(MPI_IN_PLACE, {temp}, 1, {}, {}, MPI_COMM_WORLD)",
-                    crate::mpi_type(reduction.suffix),
-                    reduction.kind.mpi_op()
-                );
+                emit_combine(out, temp, reduction.suffix, reduction.kind.mpi_op());
                 continue;
             }
             let _ = writeln!(out, "  ! hpf-ls: {} in parallel", reduction.kind.intrinsic().to_uppercase());
@@ -658,12 +653,7 @@ impl<'a> Lowering<'a> {
                 let _ = writeln!(out, "  call hpf_chain_send_{}({temp}, {direction})", reduction.suffix);
             } else {
                 let _ = writeln!(out, "  {temp} = {}({})", reduction.kind.intrinsic(), args.join(", "));
-                let _ = writeln!(
-                    out,
-                    "  call MPI_Allreduce(MPI_IN_PLACE, {temp}, 1, {}, {}, MPI_COMM_WORLD)",
-                    crate::mpi_type(reduction.suffix),
-                    reduction.kind.mpi_op()
-                );
+                emit_combine(out, temp, reduction.suffix, reduction.kind.mpi_op());
             }
         }
         let text = self.edited_statement(reduce.stmt, &reduce.edits);
@@ -672,6 +662,24 @@ impl<'a> Lowering<'a> {
         } else {
             let _ = writeln!(out, "{text}");
         }
+    }
+}
+
+/// Combines the partial values `temp` of every process with `op` so that
+/// each holds the result: floating-point sums and products in rank order
+/// (`hpf_combine_*`: the same bits on every process and in every run on as
+/// many processes, which `MPI_Allreduce` does not promise), anything else
+/// (exact in any order) with `MPI_Allreduce`.
+pub(crate) fn emit_combine(out: &mut String, temp: &str, suffix: &str, op: &str) {
+    if matches!(suffix, "r4" | "r8") && matches!(op, "MPI_SUM" | "MPI_PROD") {
+        let product = if op == "MPI_PROD" { ".true." } else { ".false." };
+        let _ = writeln!(out, "  call hpf_combine_{suffix}({temp}, {product})");
+    } else {
+        let _ = writeln!(
+            out,
+            "  call MPI_Allreduce(MPI_IN_PLACE, {temp}, 1, {}, {op}, MPI_COMM_WORLD)",
+            crate::mpi_type(suffix)
+        );
     }
 }
 

@@ -1144,6 +1144,31 @@ fn chain(suffix: &str, fortran_type: &str, mpi: &str) -> String {
     )
 }
 
+/// The default combination of floating-point partial sums and products
+/// (`reduce::emit_combine`): every rank gathers every rank's partial value
+/// and folds them in rank order, so all hold the same bits, run after run.
+fn combine(suffix: &str, fortran_type: &str, mpi: &str) -> String {
+    format!(
+        r#"
+  subroutine hpf_combine_{suffix}(acc, product)
+    {fortran_type}, intent(inout) :: acc
+    logical, intent(in) :: product
+    {fortran_type} :: partials(0:hpf_nprocs - 1)
+    integer :: r
+    call MPI_Allgather(acc, 1, {mpi}, partials, 1, {mpi}, MPI_COMM_WORLD)
+    acc = partials(0)
+    do r = 1, hpf_nprocs - 1
+      if (product) then
+        acc = acc * partials(r)
+      else
+        acc = acc + partials(r)
+      end if
+    end do
+  end subroutine hpf_combine_{suffix}
+"#
+    )
+}
+
 /// The inspector/executor fetch of one element type (`remap.rs`): the
 /// values of any elements of a 1-D distributed array, wherever they live.
 fn remote_read(suffix: &str, fortran_type: &str, mpi: &str) -> String {
@@ -1392,6 +1417,9 @@ fn runtime_with(wanted: impl Fn(&str) -> bool) -> String {
         }
         if *suffix != "l4" && wanted(&format!("hpf_chain_recv_{suffix}(")) {
             res.push_str(&chain(suffix, fortran_type, mpi_type));
+        }
+        if *suffix != "l4" && wanted(&format!("hpf_combine_{suffix}(")) {
+            res.push_str(&combine(suffix, fortran_type, mpi_type));
         }
         if *suffix != "l4" && wanted(&format!("hpf_pass_{suffix}(")) {
             res.push_str(&pass(suffix, fortran_type, mpi_type));

@@ -3035,3 +3035,29 @@ end program oe
     assert!(!notes.is_empty(), "{source}");
     assert!(!source.contains("hpf_send_home"), "{source}");
 }
+
+/// By default a floating-point SUM and a loop sum run in parallel, their
+/// partials combined in rank order; ordered reductions chain them.
+#[test]
+fn floating_point_reductions_are_parallel_unless_ordered() {
+    let text = "program p
+  implicit none
+  integer :: i
+  double precision :: x(100), s
+!HPF$ DISTRIBUTE X(BLOCK)
+  x = 1.0d0
+  s = 0.0d0
+  do i = 1, 100
+    s = s + x(i)
+  end do
+  print *, s, sum(x)
+end program p
+";
+    let analysis = analysis::analyze(text, SourceForm::Free, ModelConfig { number_of_processors: None });
+    let parallel = crate::lower_with(&analysis, text, &crate::LowerOptions::default()).unwrap().source;
+    assert_eq!(parallel.matches("call hpf_combine_r8(").count(), 2, "{parallel}");
+    assert!(!parallel.contains("hpf_chain_") && !parallel.contains("hpf_pass_"), "{parallel}");
+    let ordered = lower(text).1;
+    assert!(!ordered.contains("hpf_combine_"), "{ordered}");
+    assert_eq!(ordered.matches("call hpf_chain_send_r8(").count(), 2, "{ordered}");
+}

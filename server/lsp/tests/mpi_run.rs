@@ -204,7 +204,7 @@ fn runs_print_on(source: &Path, expected: &[u8], processes: &[&str]) {
         let output = Command::new("timeout")
             .arg("60")
             .arg(env!("CARGO_BIN_EXE_hpf-ls"))
-            .args(["run", "--np", processes])
+            .args(["run", "--ordered-reductions", "--np", processes])
             .arg(source)
             .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
             .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
@@ -248,14 +248,20 @@ fn per_loop_stats_by_line(stderr: &str) -> Vec<(usize, String, String)> {
 /// `hpf-ls run ARGS tests/corpus/NAME` as root may run it, asserted to succeed.
 /// `hpf-ls build SOURCE -o EXECUTABLE` (its notes go to standard error).
 fn hpf_ls_build(source: &Path, executable: &Path) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_hpf-ls")).arg("build").arg(source).arg("-o").arg(executable).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_hpf-ls"))
+        .args(["build", "--ordered-reductions"])
+        .arg(source)
+        .arg("-o")
+        .arg(executable)
+        .output()
+        .unwrap()
 }
 
 /// `hpf-ls run ARGS SOURCE`, which must succeed.
 fn hpf_ls_run(args: &[&str], source: &Path, stdin: Option<std::fs::File>) -> std::process::Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_hpf-ls"));
     command
-        .arg("run")
+        .args(["run", "--ordered-reductions"])
         .args(args)
         .arg(source)
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
@@ -479,7 +485,7 @@ end subroutine setall
     let expected = sequential_output(&dir, &source);
     for processes in ["1", "2", "3"] {
         let output = Command::new(env!("CARGO_BIN_EXE_hpf-ls"))
-            .args(["run", "--np", processes])
+            .args(["run", "--ordered-reductions", "--np", processes])
             .arg(&source)
             .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
             .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
@@ -1518,3 +1524,122 @@ end program send_home
 ",
     );
 }
+
+/// Default mode: floating-point SUM, PRODUCT, DOT_PRODUCT (BLOCK, `(BLOCK, *)`,
+/// `(*, BLOCK)`, 2-D grid, CYCLIC(64), sections, a MASK) and sums, products
+/// and a MAX accumulated in a loop run in parallel: on 1 to 4 processes the
+/// output equals gfortran's within a relative 1e-12, two runs on as many
+/// processes print the same bits, and `--stats` counts no message (no chain
+/// of running values). With `--ordered-reductions` the same program prints
+/// the sequential output byte for byte, passing its running values along.
+#[test]
+fn default_reductions_run_in_parallel_within_rounding_and_repeat_bit_for_bit() {
+    if !toolchain_present() {
+        eprintln!("skipped: no MPI toolchain (and CI is not set)");
+        return;
+    }
+    let (dir, source) = scratch_program("default_reductions", DEFAULT_REDUCTIONS);
+    let expected = String::from_utf8(sequential_output(&dir, &source)).unwrap();
+    let executable = dir.join("default_reductions.exe");
+    let build =
+        Command::new(env!("CARGO_BIN_EXE_hpf-ls")).arg("build").arg(&source).arg("-o").arg(&executable).output();
+    let build = build.unwrap();
+    let stderr = String::from_utf8_lossy(&build.stderr);
+    assert!(build.status.success() && !stderr.contains("runs on one process"), "{stderr}");
+    for processes in 1..=4 {
+        let first = mpirun_with("default_reductions", &executable, processes, true);
+        assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+        let printed = String::from_utf8(first.stdout).unwrap();
+        assert_within_rounding(&printed, &expected, 1e-12, processes);
+        let stderr = String::from_utf8_lossy(&first.stderr);
+        assert!(stderr.contains("hpf-ls stats: 0 message(s), 0 element(s) in total"), "on {processes}: {stderr}");
+        let second = mpirun_with("default_reductions", &executable, processes, false);
+        assert_eq!(String::from_utf8(second.stdout).unwrap(), printed, "two runs on {processes} processes");
+    }
+    let ordered = hpf_ls_run(&["--np", "4", "--stats"], &source, None);
+    assert_eq!(String::from_utf8_lossy(&ordered.stdout), expected, "ordered, on 4 processes");
+    let stderr = String::from_utf8_lossy(&ordered.stderr);
+    assert!(!stderr.contains("hpf-ls stats: 0 message(s)"), "the ordered chains pass messages: {stderr}");
+}
+
+/// `printed` is `expected` but for numbers that differ by at most `tolerance` relatively.
+fn assert_within_rounding(printed: &str, expected: &str, tolerance: f64, processes: u32) {
+    let words = |text: &str| text.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+    let (printed_words, expected_words) = (words(printed), words(expected));
+    assert_eq!(printed_words.len(), expected_words.len(), "on {processes}:\n{printed}\ninstead of\n{expected}");
+    for (got, want) in printed_words.iter().zip(&expected_words) {
+        if got == want {
+            continue;
+        }
+        let close = match (got.parse::<f64>(), want.parse::<f64>()) {
+            (Ok(got), Ok(want)) => (got - want).abs() <= tolerance * want.abs().max(got.abs()),
+            _ => false,
+        };
+        assert!(close, "on {processes}: {got} instead of {want}:\n{printed}\ninstead of\n{expected}");
+    }
+}
+
+const DEFAULT_REDUCTIONS: &str = "\
+! Floating-point reductions of every shape the backend runs in parallel:
+! SUM, PRODUCT, DOT_PRODUCT of BLOCK, (BLOCK, *), (*, BLOCK), 2-D grid and
+! CYCLIC(64) arrays, sections, a MASK, and sums, products and a MAX
+! accumulated in loops. Magnitudes mix, so the order changes the last digits.
+program default_reductions
+  implicit none
+  integer, parameter :: n = 517, m = 9, nc = 300
+  double precision :: x(n), y(n), rows(n, m), cols(m, n), grid(n, 13)
+  double precision :: c(nc), d(nc)
+  double precision :: s, t, root, big
+  integer :: i, j
+!HPF$ PROCESSORS P(4)
+!HPF$ PROCESSORS Q(2, 2)
+!HPF$ DISTRIBUTE (BLOCK) ONTO P :: X
+!HPF$ ALIGN Y(I) WITH X(I)
+!HPF$ DISTRIBUTE (BLOCK, *) ONTO P :: ROWS
+!HPF$ DISTRIBUTE (*, BLOCK) ONTO P :: COLS
+!HPF$ DISTRIBUTE (BLOCK, BLOCK) ONTO Q :: GRID
+!HPF$ DISTRIBUTE (CYCLIC(64)) ONTO P :: C, D
+  do i = 1, n
+    x(i) = 1.0d0 / dble(i) + dble(mod(i, 9)) * 1.0d7
+    y(i) = dble(mod(3 * i, 11)) + 0.25d0
+  end do
+  do j = 1, m
+    do i = 1, n
+      rows(i, j) = 1.0d0 / dble(i + 7 * j) + dble(mod(i * j, 5)) * 1000.0d0
+      cols(j, i) = 1.0d0 / dble(3 * j + i) + dble(mod(i + j, 7)) * 1.0d6
+    end do
+  end do
+  do j = 1, 13
+    do i = 1, n
+      grid(i, j) = 1.0d0 / dble(i * j) + dble(mod(i, 3)) * 1.0d8
+    end do
+  end do
+  do i = 1, nc
+    c(i) = 1.0d0 / dble(i) + dble(mod(i, 9)) * 1.0d5
+    d(i) = dble(mod(i, 4)) + 0.5d0
+  end do
+  print '(A,ES25.17)', 'sum(x)              =', sum(x)
+  print '(A,ES25.17)', 'dot_product(x, y)   =', dot_product(x, y)
+  print '(A,ES25.17)', 'sum(x(2:n:3))       =', sum(x(2:n:3))
+  print '(A,ES25.17)', 'sum(x, mask=y > 3)  =', sum(x, mask=y > 3.0d0)
+  print '(A,ES25.17)', 'product(1 + x/1e9)  =', product(1.0d0 + x / 1.0d9)
+  print '(A,ES25.17)', 'sum(rows)           =', sum(rows)
+  print '(A,ES25.17)', 'sum(cols(2:m, :))   =', sum(cols(2:m, :))
+  print '(A,ES25.17)', 'sum(grid)           =', sum(grid)
+  print '(A,ES25.17)', 'dot_product(c, d)   =', dot_product(c, d)
+  s = 0.0d0
+  t = 1.0d0
+  big = 0.0d0
+  do i = 1, n
+    s = s + x(i) * y(i)
+    t = t * (1.0d0 + y(i) / 1.0d4)
+    big = max(big, x(i) / y(i))
+  end do
+  print '(A,3ES25.17)', 's, t, big           =', s, t, big
+  root = 0.0d0
+  do i = 1, n
+    root = root + sqrt(x(i))
+  end do
+  print '(A,ES25.17)', 'sum of sqrt(x)      =', root
+end program default_reductions
+";

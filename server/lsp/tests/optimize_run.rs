@@ -150,7 +150,7 @@ fn optimised_programs_print_what_the_sequential_program_prints() {
         if std::fs::read(&file).unwrap() != original {
             changed.push(*name);
         }
-        let run = hpf_ls(&["run", "--np", "3"], &file);
+        let run = hpf_ls(&["run", "--ordered-reductions", "--np", "3"], &file);
         assert!(run.status.success(), "{name} optimised does not run:\n{}", String::from_utf8_lossy(&run.stderr));
         let expected = std::fs::read(corpus().join(format!("expected/{name}.out"))).expect("an expected output");
         assert_eq!(

@@ -2154,7 +2154,7 @@ fn check_program(seed: u64, program: &str, source: &Path, dir: &Path) -> Result<
     let executable = dir.join("spmd");
     let mut build = Command::new(env!("CARGO_BIN_EXE_hpf-ls"));
     build
-        .arg("build")
+        .args(["build", "--ordered-reductions"])
         .arg(source)
         .arg("-o")
         .arg(&executable)

@@ -197,6 +197,11 @@ pub struct CompileArgs {
     /// Kill the compiler, and then the run, with every process they started, past this many seconds
     #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
     pub timeout: Option<Duration>,
+    /// Floating-point SUM, PRODUCT, DOT_PRODUCT and `s = s + x(i)` in the sequential order,
+    /// bit-identical to the sequential program but serial (default: in parallel, partials
+    /// combined in rank order: the same bits run after run on as many processes)
+    #[arg(long)]
+    pub ordered_reductions: bool,
 }
 
 #[derive(Debug, Args)]

@@ -23,6 +23,7 @@ struct Options {
     toolchain: Toolchain,
     /// For the compiler and for the run, each: past it all their processes are killed.
     timeout: Option<Duration>,
+    lowering: backend::LowerOptions,
 }
 
 impl Options {
@@ -33,7 +34,12 @@ impl Options {
             hostfile,
             extra_flags: compile.fflags.clone().map(|it| it.0).unwrap_or_default(),
         };
-        Options { input, toolchain, timeout: compile.timeout }
+        Options {
+            input,
+            toolchain,
+            timeout: compile.timeout,
+            lowering: backend::LowerOptions { ordered_reductions: compile.ordered_reductions },
+        }
     }
 }
 
@@ -95,7 +101,7 @@ fn lower(options: &Options, err: &mut String) -> Option<(PathBuf, backend::Gener
         let (line, column) = index.line_col(&file.text, at.range.start);
         format!("{}:{}:{}", file.name, line + 1, column + 1)
     };
-    match backend::lower(&analysis, &loaded.expanded.text) {
+    match backend::lower_with(&analysis, &loaded.expanded.text, &options.lowering) {
         Ok(generated) => {
             for note in &generated.notes {
                 let _ = writeln!(err, "{}: note: {}", place(note.range), note.message);

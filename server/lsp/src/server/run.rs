@@ -32,7 +32,7 @@ pub fn toolchain(settings: &MpiSettings) -> Toolchain {
 /// The generated source and where its notes are (`line N` of the
 /// document, or `FILE:N` in a header), or the backend's errors as
 /// `line:col: message` lines (`FILE:line:col` in a header).
-pub fn generate(analysed: &Analysed) -> Result<(backend::Generated, Vec<String>), String> {
+pub fn generate(analysed: &Analysed, settings: &MpiSettings) -> Result<(backend::Generated, Vec<String>), String> {
     let (analysis, expanded) = analysed.program();
     let place = |range: syntax::TextRange| {
         let at = expanded.map.locate_range(range);
@@ -41,7 +41,8 @@ pub fn generate(analysed: &Analysed) -> Result<(backend::Generated, Vec<String>)
         let shown = if at.file == 0 { String::new() } else { format!("{}:", file.name) };
         (shown, line + 1, column + 1)
     };
-    match backend::lower(&analysis, &expanded.text) {
+    let options = backend::LowerOptions { ordered_reductions: settings.ordered_reductions };
+    match backend::lower_with(&analysis, &expanded.text, &options) {
         Ok(generated) => {
             let notes = generated
                 .notes
@@ -98,7 +99,7 @@ async fn build_or_run_steps(
     processes: Option<u32>,
     progress: &mut Option<Progress>,
 ) -> Result<Value, String> {
-    let (generated, notes) = generate(analysed)?;
+    let (generated, notes) = generate(analysed, settings)?;
     for note in notes {
         client.log_message(MessageType::INFO, format!("hpf-ls: {note}")).await;
     }

@@ -67,6 +67,9 @@ pub struct MpiSettings {
     /// Bytes of output kept from the compiler and from the run, each; past it the
     /// processes are killed. Default 1 MiB.
     pub max_output_bytes: Option<u64>,
+    /// Floating-point reductions in the sequential order (bit-identical to the
+    /// sequential program, serial); off: in parallel, combined in rank order.
+    pub ordered_reductions: bool,
 }
 
 impl Settings {
