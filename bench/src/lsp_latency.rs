@@ -482,14 +482,10 @@ fn breakdown(target_lines: usize) -> Breakdown {
         std::hint::black_box(syntax::parse_tree(&parser_text, None));
         full.push(start.elapsed());
 
-        // As the server does: the units the reparse kept are reused.
+        // The whole file lowered again (the server lowers only the chunks an
+        // edit touched: see `chunked`).
         let start = Instant::now();
-        let previous = previous_analysis.as_ref().map(|it| syntax::PreviousLowering {
-            text: &previous_text,
-            parser_text: &previous_text,
-            file: &it.file,
-        });
-        let file = syntax::lower_tree_reusing(&text, &parser_text, form, &tree, previous);
+        let file = syntax::lower_tree(&text, &parser_text, form, &tree);
         lower.push(start.elapsed());
 
         // The two halves of `analyze_file`, on a copy: the model (symbols,
@@ -502,22 +498,13 @@ fn breakdown(target_lines: usize) -> Breakdown {
         let units: Vec<&syntax::Unit> =
             analysis::model::flatten_units(&copy_of_file).into_iter().map(|(unit, _)| unit).collect();
         let start = Instant::now();
-        let reusable =
-            previous_analysis.as_ref().and_then(|it| analysis::loops::ReusableLoops::new(it, &copy_of_file, &built));
-        std::hint::black_box(analysis::loops::analyze_loops_reusing(
-            &built,
-            &units,
-            &mut diagnostics,
-            reusable.as_ref(),
-        ));
+        std::hint::black_box(analysis::loops::analyze_loops(&built, &units, &mut diagnostics));
         loops.push(start.elapsed());
-        drop(reusable);
         drop(units);
         drop((built, diagnostics, copy_of_file));
 
         let start = Instant::now();
-        let analysed =
-            analysis::analyze_file_reusing(file, config, &analysis::model::NoModules, previous_analysis.as_ref());
+        let analysed = analysis::analyze_file(file, config);
         analyze.push(start.elapsed());
 
         // The server drops the previous analysis when it stores the new one.

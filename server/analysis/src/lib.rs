@@ -26,18 +26,10 @@ pub use model::{Model, ModelConfig};
 pub struct FileAnalysis {
     pub file: SourceFile,
     pub model: Model,
-    /// Every loop, in text order; shared with the previous version of the
-    /// text where its unit did not move ([`analyze_file_reusing`]).
+    /// Every loop, in text order.
     pub loops: Vec<std::sync::Arc<loops::LoopReport>>,
     /// Syntax and model diagnostics, in text order.
     pub diagnostics: Vec<Diagnostic>,
-    /// How many units' loop reports were taken from the previous version
-    /// of the text ([`analyze_file_reusing`]).
-    pub reused_loop_units: usize,
-    /// The model means what the previous version's meant
-    /// ([`model::Model::same_meaning`]): what was computed from an unchanged
-    /// unit there holds here, moved.
-    pub model_as_previous: bool,
     /// Built on first use by `ide::occurrences`: hovers and navigation share it.
     occurrence_index: std::sync::OnceLock<Vec<ide::Occurrence>>,
 }
@@ -105,38 +97,12 @@ pub fn analyze_file(file: SourceFile, config: ModelConfig) -> FileAnalysis {
 /// Analyses a file parsed already, taking the modules it USEs from other
 /// files from `modules` (see [`model::ModuleResolver`]).
 pub fn analyze_file_with(file: SourceFile, config: ModelConfig, modules: &dyn model::ModuleResolver) -> FileAnalysis {
-    analyze_file_reusing(file, config, modules, None)
-}
-
-/// [`analyze_file_with`] for a new version of the text `previous` was
-/// computed from: the loop analysis of the units the lowering took over
-/// (`SourceFile::reused_units`) is taken from `previous` when the model
-/// means the same, so an edit inside one unit analyses the loops of that
-/// unit only.
-pub fn analyze_file_reusing(
-    file: SourceFile,
-    config: ModelConfig,
-    modules: &dyn model::ModuleResolver,
-    previous: Option<&FileAnalysis>,
-) -> FileAnalysis {
     let mut diagnostics = file.diagnostics.clone();
     let model = model::build_model_with(&file, config, modules, &mut diagnostics);
     let units: Vec<&syntax::Unit> = model::flatten_units(&file).into_iter().map(|(unit, _)| unit).collect();
-    let reusable = previous.and_then(|it| loops::ReusableLoops::new(it, &file, &model));
-    let reused_loop_units = reusable.as_ref().map_or(0, loops::ReusableLoops::units);
-    let model_as_previous = reusable.is_some();
-    let loops = loops::analyze_loops_reusing(&model, &units, &mut diagnostics, reusable.as_ref());
-    drop(reusable);
+    let loops = loops::analyze_loops(&model, &units, &mut diagnostics);
     diagnostics.sort_by_key(|it| (it.range.start, it.range.end, it.code.as_str()));
     // One directive can yield the same finding once per entity it names.
     diagnostics.dedup_by(|a, b| a.code == b.code && a.range == b.range && a.message == b.message);
-    FileAnalysis {
-        file,
-        model,
-        loops,
-        diagnostics,
-        reused_loop_units,
-        model_as_previous,
-        occurrence_index: std::sync::OnceLock::new(),
-    }
+    FileAnalysis { file, model, loops, diagnostics, occurrence_index: std::sync::OnceLock::new() }
 }

@@ -391,52 +391,6 @@ pub struct LoopReport {
     pub accesses: Vec<Access>,
 }
 
-impl LoopReport {
-    /// The same report for its loop moved `delta` bytes.
-    fn moved(&self, delta: isize) -> LoopReport {
-        let mut report = self.clone();
-        let LoopReport {
-            unit: _,
-            epoch: _,
-            kind: _,
-            range,
-            header,
-            var,
-            bounds: _,
-            nest,
-            home,
-            on_home,
-            no_home: _,
-            gave_up: _,
-            accesses,
-        } = &mut report;
-        *on_home = on_home.map(|it| it.shifted(delta));
-        *range = range.shifted(delta);
-        *header = header.shifted(delta);
-        let names = var.iter_mut().chain(nest.iter_mut().filter_map(|it| it.var.as_mut()));
-        names.for_each(|it| it.range = it.range.shifted(delta));
-        nest.iter_mut().for_each(|it| move_implicit_key(&mut it.key, delta));
-        let forms = home.iter_mut().flat_map(|it| it.subscripts.iter_mut());
-        let forms = forms.chain(accesses.iter_mut().flat_map(|it| it.subscripts.iter_mut()));
-        for form in forms {
-            if let SubscriptForm::SeveralIndices(keys) = form {
-                keys.iter_mut().for_each(|it| move_implicit_key(it, delta));
-            }
-        }
-        home.iter_mut().for_each(|it| it.range = it.range.shifted(delta));
-        accesses.iter_mut().for_each(|it| it.range = it.range.shifted(delta));
-        report
-    }
-}
-
-/// The key of an implicit index names its statement's offset (`#447:0`,
-/// see `Walker`): moved with the statement.
-fn move_implicit_key(key: &mut String, delta: isize) {
-    let Some((offset, ordinal)) = key.strip_prefix('#').and_then(|it| it.split_once(':')) else { return };
-    let Some(offset) = offset.parse::<usize>().ok().and_then(|it| it.checked_add_signed(delta)) else { return };
-    *key = format!("#{offset}:{ordinal}");
-}
-
 struct Env<'a> {
     model: &'a Model,
     unit: UnitId,
@@ -461,82 +415,9 @@ pub fn analyze_loops(
     units: &[&syntax::Unit],
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<Arc<LoopReport>> {
-    analyze_loops_reusing(model, units, diagnostics, None)
-}
-
-/// The loop reports of a previous analysis that hold again for the units
-/// the lowering took over unchanged, when the model means the same.
-pub struct ReusableLoops<'a> {
-    /// Per unit of the file: its previous reports and how far they moved.
-    per_unit: Vec<Option<MovedReports<'a>>>,
-}
-
-struct MovedReports<'a> {
-    reports: Vec<&'a Arc<LoopReport>>,
-    delta: isize,
-}
-
-impl<'a> ReusableLoops<'a> {
-    /// `None` when nothing can be reused: the model means something else
-    /// (a declaration or directive changed, a unit appeared, ...), so every
-    /// loop may be analysed differently.
-    pub fn new(previous: &'a crate::FileAnalysis, file: &syntax::SourceFile, model: &Model) -> Option<Self> {
-        if file.reused_units.is_empty() || !model.same_meaning(&previous.model) {
-            return None;
-        }
-        let mut previous_reports: Vec<Vec<&Arc<LoopReport>>> = vec![Vec::new(); model.local_units()];
-        for report in &previous.loops {
-            previous_reports.get_mut(report.unit)?.push(report);
-        }
-        let per_unit = previous_reports
-            .into_iter()
-            .enumerate()
-            .map(|(unit, reports)| {
-                let mut top = unit;
-                while let Some(parent) = model.units[top].parent {
-                    top = parent;
-                }
-                let top_range = model.units[top].range;
-                // In text order: a binary search, not a scan per unit.
-                let at = file.reused_units.partition_point(|it| it.range.start < top_range.start);
-                let reused = file.reused_units.get(at).filter(|it| it.range == top_range)?;
-                let delta = reused.range.start as isize - reused.previous_start as isize;
-                // The unit sits where its top-level unit moved it, or it is another unit.
-                (previous.model.units[unit].range.shifted(delta) == model.units[unit].range)
-                    .then_some(MovedReports { reports, delta })
-            })
-            .collect();
-        Some(ReusableLoops { per_unit })
-    }
-
-    /// How many units' reports are reused.
-    pub fn units(&self) -> usize {
-        self.per_unit.iter().flatten().count()
-    }
-}
-
-/// [`analyze_loops`], taking the reports of the units `reusable` has from it.
-pub fn analyze_loops_reusing(
-    model: &Model,
-    units: &[&syntax::Unit],
-    diagnostics: &mut Vec<Diagnostic>,
-    reusable: Option<&ReusableLoops>,
-) -> Vec<Arc<LoopReport>> {
     let mut reports = Vec::new();
     for (unit_id, unit) in units.iter().enumerate() {
         let epochs = MappingEpochs::new(model, unit_id);
-        if let Some(MovedReports { reports: previous, delta }) =
-            reusable.and_then(|it| it.per_unit.get(unit_id)?.as_ref())
-        {
-            // Shared where the unit did not move.
-            let reused = |it: &&Arc<LoopReport>| if *delta == 0 { Arc::clone(it) } else { Arc::new(it.moved(*delta)) };
-            let unit_reports: Vec<Arc<LoopReport>> = previous.iter().map(reused).collect();
-            for report in &unit_reports {
-                report_diagnostics(epochs.model(report.epoch), report, diagnostics);
-            }
-            reports.extend(unit_reports);
-            continue;
-        }
         // The statements between two remaps are analysed with the mapping
         // that holds there (top-level statements: one that holds a remap
         // is analysed with the mapping before it).

@@ -112,80 +112,6 @@ pub struct UnitModel {
     scope: HashMap<String, usize>,
 }
 
-impl UnitModel {
-    /// Equal but for the places things are written. Every field is named
-    /// here, so a field added later must be decided on.
-    fn same_meaning(&self, other: &UnitModel) -> bool {
-        let UnitModel {
-            kind,
-            name,
-            range: _,
-            parent,
-            modules_used,
-            uses_unknown_module,
-            origin,
-            symbols,
-            remaps,
-            scope,
-        } = self;
-        *kind == other.kind
-            && name.as_ref().map(|it| &it.text) == other.name.as_ref().map(|it| &it.text)
-            && *parent == other.parent
-            && *modules_used == other.modules_used
-            && *uses_unknown_module == other.uses_unknown_module
-            && *origin == other.origin
-            && symbols.len() == other.symbols.len()
-            && symbols.iter().zip(&other.symbols).all(|(a, b)| a.same_meaning(b))
-            && remaps.len() == other.remaps.len()
-            && remaps.iter().zip(&other.remaps).all(|(a, b)| a.same_meaning(b))
-            && *scope == other.scope
-    }
-}
-
-impl Symbol {
-    fn same_meaning(&self, other: &Symbol) -> bool {
-        let Symbol { name, kind, type_name, type_kind, kind_value, shape, is_dummy, mapping } = self;
-        let same_dim = |a: &Dim, b: &Dim| {
-            let Dim { lo, hi, range: _ } = a;
-            *lo == b.lo && *hi == b.hi
-        };
-        name.text == other.name.text
-            && *kind == other.kind
-            && *type_name == other.type_name
-            && *type_kind == other.type_kind
-            && *kind_value == other.kind_value
-            && shape.len() == other.shape.len()
-            && shape.iter().zip(&other.shape).all(|(a, b)| same_dim(a, b))
-            && *is_dummy == other.is_dummy
-            && mapping.same_meaning(&other.mapping)
-    }
-}
-
-impl Mapping {
-    fn same_meaning(&self, other: &Mapping) -> bool {
-        let Mapping { align, distribution, dynamic, inherit, shadow } = self;
-        let same_align = |a: &Alignment, b: &Alignment| {
-            let Alignment { target, axes, directive: _, alignee: _, target_range: _ } = a;
-            *target == b.target && *axes == b.axes
-        };
-        let same_distribution = |a: &Distribution, b: &Distribution| {
-            let Distribution { formats, onto, directive: _, distributee: _, onto_range: _, descriptive } = a;
-            *formats == b.formats && *onto == b.onto && *descriptive == b.descriptive
-        };
-        match (align, &other.align) {
-            (Some(a), Some(b)) if same_align(a, b) => {}
-            (None, None) => {}
-            _ => return false,
-        }
-        match (distribution, &other.distribution) {
-            (Some(a), Some(b)) if same_distribution(a, b) => {}
-            (None, None) => {}
-            _ => return false,
-        }
-        *dynamic == other.dynamic && inherit.is_some() == other.inherit.is_some() && *shadow == other.shadow
-    }
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SymbolKind {
     /// A variable: a scalar when its shape is empty.
@@ -372,20 +298,6 @@ pub struct Remap {
     pub to: RemapTo,
 }
 
-impl Remap {
-    /// Equal but for the places things are written.
-    fn same_meaning(&self, other: &Remap) -> bool {
-        let same_to = match (&self.to, &other.to) {
-            (RemapTo::Align(a), RemapTo::Align(b)) => a.target == b.target && a.axes == b.axes,
-            (RemapTo::Distribute(a), RemapTo::Distribute(b)) => {
-                a.formats == b.formats && a.onto == b.onto && a.descriptive == b.descriptive
-            }
-            _ => false,
-        };
-        self.symbol == other.symbol && self.kind == other.kind && same_to
-    }
-}
-
 /// The new mapping of a REALIGN (its alignment) or REDISTRIBUTE (its distribution).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RemapTo {
@@ -420,19 +332,6 @@ impl ResolvedMapping {
 }
 
 impl Model {
-    /// Whether `other`, the model of another version of the same text,
-    /// means the same everywhere: the same units with the same symbols,
-    /// mappings and remaps, wherever they are written. What was computed
-    /// from one unit under `other` (its loop analysis) then holds under
-    /// `self`, moved with the unit.
-    pub fn same_meaning(&self, other: &Model) -> bool {
-        self.config.number_of_processors == other.config.number_of_processors
-            && self.units.len() == other.units.len()
-            && self.externals.len() == other.externals.len()
-            && self.externals.iter().zip(&other.externals).all(|(a, b)| Arc::ptr_eq(a, b))
-            && self.units.iter().zip(&other.units).all(|(a, b)| a.same_meaning(b))
-    }
-
     pub fn symbol(&self, id: SymbolId) -> &Symbol {
         &self.units[id.unit].symbols[id.index]
     }

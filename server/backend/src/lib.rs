@@ -161,6 +161,7 @@ mod procedures;
 mod reduce;
 mod remap;
 mod remap_epochs;
+pub mod rules;
 pub mod runtime;
 mod scatter;
 mod split_loops;

@@ -2,8 +2,12 @@
 //! lowers runs on 1 to 5 processes (5 is more than the cores: oversubscribed)
 //! and prints byte for byte what the sequential program prints
 //! (`tests/corpus/expected/*.out`, checked against gfortran by
-//! `tests/corpus/check_sequential.sh`). Needs `mpif90` and `mpirun`; where
-//! `CI` is set their absence fails the test instead of skipping it.
+//! `tests/corpus/check_sequential.sh`).
+//!
+//! They take minutes, so the tests that run programs are `#[ignore]`d: a
+//! plain `cargo test` lists them as ignored, and
+//! `cargo test -p hpf-ls --test mpi_run -- --ignored` runs them (as CI does).
+//! They need `gfortran`, `mpif90` and `mpirun`, and fail without them.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -83,13 +87,14 @@ fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus")
 }
 
-fn toolchain_present() -> bool {
+/// These tests run only when asked (`--ignored`), so a missing toolchain
+/// fails them: a skipped run must never be counted as a passed one.
+fn require_toolchain() {
     let found = |program: &str| Command::new(program).arg("--version").output().is_ok_and(|it| it.status.success());
-    let present = found("mpif90") && found("mpirun");
-    if !present && std::env::var_os("CI").is_some() {
-        panic!("CI is set but mpif90/mpirun are missing: apt-get install -y gfortran libopenmpi-dev openmpi-bin");
-    }
-    present
+    assert!(
+        found("gfortran") && found("mpif90") && found("mpirun"),
+        "this test needs gfortran, mpif90 and mpirun: apt-get install -y gfortran libopenmpi-dev openmpi-bin"
+    );
 }
 
 /// What `source` prints compiled sequentially by gfortran (in `dir`, where
@@ -144,11 +149,9 @@ fn mpirun_with(name: &str, executable: &Path, processes: u32, stats: bool) -> st
 }
 
 #[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
 fn supported_corpus_programs_print_what_the_sequential_program_prints() {
-    if !toolchain_present() {
-        eprintln!("skipped: no MPI toolchain (and CI is not set)");
-        return;
-    }
+    require_toolchain();
     let dir = scratch("corpus");
     for name in SUPPORTED {
         let source = corpus().join(name);
@@ -276,11 +279,9 @@ fn hpf_ls_run(args: &[&str], source: &Path, stdin: Option<std::fs::File>) -> std
 
 /// The seed's example moves exactly the 3 one-element messages the analysis predicts.
 #[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
 fn seed_statistics_match_the_analysis() {
-    if !toolchain_present() {
-        eprintln!("skipped: no MPI toolchain (and CI is not set)");
-        return;
-    }
+    require_toolchain();
     let output = hpf_ls_run(&["--np", "4", "--stats"], &corpus().join("seed_fig6.f90"), None);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("hpf-ls stats: 3 message(s), 3 element(s) in total"), "{stderr}");
@@ -300,11 +301,9 @@ fn seed_statistics_match_the_analysis() {
 /// processes sends one strip of 11 elements (the rows or columns 2..23 its
 /// iterations read, not its whole side of 12) to each of its 2 neighbours.
 #[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
 fn block_block_jacobi_exchanges_strips_with_its_neighbours() {
-    if !toolchain_present() {
-        eprintln!("skipped: no MPI toolchain (and CI is not set)");
-        return;
-    }
+    require_toolchain();
     let output = hpf_ls_run(&["--np", "4", "--stats"], &corpus().join("jacobi2d_block_block.f90"), None);
     let stderr = String::from_utf8_lossy(&output.stderr);
     // 50 sweeps x 2 arrays x 8 messages of 11 elements, and the 47 values of
@@ -333,11 +332,9 @@ fn per_loop_stats(stderr: &str) -> Vec<(String, String)> {
 /// stencil reads there (not 0..N+1), on a 2-D BLOCK,BLOCK grid the strips
 /// only the rows and columns of the iterations.
 #[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
 fn halo_statistics_equal_the_prediction() {
-    if !toolchain_present() {
-        eprintln!("skipped: no MPI toolchain (and CI is not set)");
-        return;
-    }
+    require_toolchain();
     for name in ["jacobi2d_star_block.f90", "jacobi2d_block_block.f90"] {
         for np in ["4"] {
             let output = hpf_ls_run(&["--np", np, "--stats"], &corpus().join(name), None);
@@ -354,11 +351,9 @@ fn halo_statistics_equal_the_prediction() {
 
 /// `hpf-ls run` hands its standard input to the program (rank 0 reads it).
 #[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
 fn run_passes_standard_input_to_the_program() {
-    if !toolchain_present() {
-        eprintln!("skipped: no MPI toolchain (and CI is not set)");
-        return;
-    }
+    require_toolchain();
     let input = std::fs::File::open(corpus().join("read_input.in")).unwrap();
     let output = hpf_ls_run(&["--np", "3"], &corpus().join("read_input.f90"), Some(input));
     assert_eq!(output.stdout, std::fs::read(corpus().join("expected/read_input.f90.out")).unwrap());
@@ -426,11 +421,9 @@ end program refused_grid
 /// kind: a COMPLEX once arrived as one REAL, losing its imaginary part. A
 /// distributed REAL(8) array keeps its precision (it was cut as REAL).
 #[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
 fn variables_set_on_rank_zero_arrive_whole_on_every_process() {
-    if !toolchain_present() {
-        eprintln!("skipped: no MPI toolchain (and CI is not set)");
-        return;
-    }
+    require_toolchain();
     let (dir, source) = scratch_program(
         "kinds",
         "program kinds
@@ -508,11 +501,9 @@ end subroutine setall
 /// constant passed to dummies that a CALL on rank 0 inside the copy may set
 /// (broadcast where it changed only: a write to the constant faulted).
 #[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
 fn subroutines_on_every_process_print_what_the_sequential_program_prints() {
-    if !toolchain_present() {
-        eprintln!("skipped: no MPI toolchain (and CI is not set)");
-        return;
-    }
+    require_toolchain();
     let (dir, source) = scratch_program("procedures", PROCEDURES);
     let expected = sequential_output(&dir, &source);
     let executable = dir.join("procedures");
@@ -663,11 +654,9 @@ end subroutine helper
 /// gathered copies are back; before, only rank 0 jumped, past the scatters
 /// the others waited in, and the run hung. A GO TO inside it stays inside.
 #[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
 fn branches_out_of_a_statement_on_rank_zero_are_taken_by_every_process() {
-    if !toolchain_present() {
-        eprintln!("skipped: no MPI toolchain (and CI is not set)");
-        return;
-    }
+    require_toolchain();
     let (dir, source) = scratch_program(
         "branches",
         "program branches
@@ -713,11 +702,9 @@ end program branches
 /// course): those constructs run on rank 0 now, and one that reads only the
 /// elements it assigned stays parallel.
 #[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
 fn forall_constructs_read_what_their_earlier_assignments_assigned() {
-    if !toolchain_present() {
-        eprintln!("skipped: no MPI toolchain (and CI is not set)");
-        return;
-    }
+    require_toolchain();
     let (dir, source) = scratch_program(
         "forall_order",
         "program forall_order
@@ -775,11 +762,9 @@ end program forall_order
 /// subroutine on rank 0. One that holds a variable, or a function that
 /// prints, is refused at the USE; a module found nowhere too.
 #[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
 fn modules_of_other_files_are_compiled_with_the_program() {
-    if !toolchain_present() {
-        eprintln!("skipped: no MPI toolchain (and CI is not set)");
-        return;
-    }
+    require_toolchain();
     let kinds = "module kinds
   implicit none
   integer, parameter :: dp = kind(1.0d0)
@@ -872,11 +857,9 @@ end program other_file
 /// all-to-all on every process count; the forms it does not take (a shift
 /// of an expression, arrays laid out otherwise) stay on rank 0.
 #[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
 fn transposes_and_shifts_of_whole_arrays_run_in_parallel() {
-    if !toolchain_present() {
-        eprintln!("skipped: no MPI toolchain (and CI is not set)");
-        return;
-    }
+    require_toolchain();
     let (dir, source) = scratch_program(
         "permute",
         "program permute
@@ -947,11 +930,9 @@ end program permute
 /// CYCLE, and one that exits on a reduction (computed first into a
 /// logical temporary), stay on every process.
 #[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
 fn shifts_and_transposes_inside_expressions_run_in_parallel() {
-    if !toolchain_present() {
-        eprintln!("skipped: no MPI toolchain (and CI is not set)");
-        return;
-    }
+    require_toolchain();
     let (dir, source) = scratch_program(
         "hoisted",
         "program hoisted
@@ -1064,11 +1045,9 @@ CHPF$ DISTRIBUTE (BLOCK) :: X, Y
 /// grid, LOGICAL) start with them on every process count: the values once
 /// went missing with the declaration.
 #[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
 fn initial_values_of_distributed_arrays_are_kept() {
-    if !toolchain_present() {
-        eprintln!("skipped: no MPI toolchain (and CI is not set)");
-        return;
-    }
+    require_toolchain();
     let (dir, source) = scratch_program(
         "initial_values",
         "program initial_values
@@ -1108,11 +1087,9 @@ end program initial_values
 /// predicts (where it predicts: not for a reduction, whose home is the
 /// array it reads first). A read behind the writes stays on rank 0.
 #[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
 fn cyclic_loops_with_shifted_reads_fetch_them_first() {
-    if !toolchain_present() {
-        eprintln!("skipped: no MPI toolchain (and CI is not set)");
-        return;
-    }
+    require_toolchain();
     let (dir, source) = scratch_program(
         "cyclic_shift",
         "program cyclic_shift
@@ -1210,11 +1187,9 @@ end program cyclic_shift
 /// step (BLOCK and CYCLIC), on 1 to 5 processes against gfortran; every
 /// owner-computes loop moves what the analysis predicts.
 #[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
 fn strided_homes_split_loops_and_element_fetches_run_in_parallel() {
-    if !toolchain_present() {
-        eprintln!("skipped: no MPI toolchain (and CI is not set)");
-        return;
-    }
+    require_toolchain();
     let source = runs_in_parallel_as_sequential(
         "strided_homes",
         "program strided_homes
@@ -1311,11 +1286,9 @@ end program strided_homes
 /// copy, and the factors are byte-identical to gfortran's on 1 to 5
 /// processes; no loop of the factorisation runs on one process.
 #[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
 fn lu_factorisations_by_columns_run_in_parallel() {
-    if !toolchain_present() {
-        eprintln!("skipped: no MPI toolchain (and CI is not set)");
-        return;
-    }
+    require_toolchain();
     for (name, distribution) in [("lu_cyclic_columns", "(*, CYCLIC)"), ("lu_block_columns", "(*, BLOCK)")] {
         let text = format!(
             "program lu
@@ -1370,11 +1343,9 @@ end program lu
 /// naming an element gives its value), on 1 to 5 processes against gfortran.
 /// None runs on one process; each moves its updates in one exchange.
 #[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
 fn scatter_updates_through_index_arrays_give_the_sequential_results() {
-    if !toolchain_present() {
-        eprintln!("skipped: no MPI toolchain (and CI is not set)");
-        return;
-    }
+    require_toolchain();
     let source = runs_in_parallel_as_sequential(
         "scatter_updates",
         "program scatter_updates
@@ -1463,11 +1434,9 @@ end program scatter_updates
 /// loop end alike on every process. On 1 to 5 processes against gfortran,
 /// and no loop runs on one process.
 #[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
 fn independent_loops_writing_their_neighbours_send_them_home() {
-    if !toolchain_present() {
-        eprintln!("skipped: no MPI toolchain (and CI is not set)");
-        return;
-    }
+    require_toolchain();
     runs_in_parallel_as_sequential(
         "send_home",
         "program send_home
@@ -1533,11 +1502,9 @@ end program send_home
 /// of running values). With `--ordered-reductions` the same program prints
 /// the sequential output byte for byte, passing its running values along.
 #[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
 fn default_reductions_run_in_parallel_within_rounding_and_repeat_bit_for_bit() {
-    if !toolchain_present() {
-        eprintln!("skipped: no MPI toolchain (and CI is not set)");
-        return;
-    }
+    require_toolchain();
     let (dir, source) = scratch_program("default_reductions", DEFAULT_REDUCTIONS);
     let expected = String::from_utf8(sequential_output(&dir, &source)).unwrap();
     let executable = dir.join("default_reductions.exe");

@@ -24,13 +24,15 @@
 //! programs into an external subroutine whose dummies INHERIT the arrays,
 //! so the backend runs the call on every process.
 //!
-//! `cargo test` runs a few programs of each; the ignored tests run
-//! `HPF_RANDOM_PROGRAMS` of them (200 by default), from seed
+//! Every test that runs programs is `#[ignore]`d (a plain `cargo test` lists
+//! them as ignored). `cargo test -p hpf-ls --test random_programs -- --ignored
+//! --skip many_` runs a few programs of each (as CI does); the `many_` tests
+//! run `HPF_RANDOM_PROGRAMS` of them (200 by default), from seed
 //! `HPF_RANDOM_SEED` on (1000 by default), on `HPF_RANDOM_JOBS` threads (1
 //! by default), and `HPF_RANDOM_GRID_PROGRAMS` 2-D grid programs (100 by
 //! default) from the same seed. `HPF_RANDOM_ONLY=SEED` runs that one seed
-//! in every test and prints its program. Needs `gfortran`, `mpif90` and `mpirun`; where
-//! `CI` is set their absence fails the test instead of skipping it.
+//! in every test and prints its program. Needs `gfortran`, `mpif90` and
+//! `mpirun`, and fails without them.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -2019,15 +2021,14 @@ fn generate(seed: u64) -> String {
 // ---------------------------------------------------------------------------
 // Running them.
 
-fn toolchain_present() -> bool {
+/// These tests run only when asked (`--ignored`), so a missing toolchain
+/// fails them: a skipped run must never be counted as a passed one.
+fn require_toolchain() {
     let found = |program: &str| Command::new(program).arg("--version").output().is_ok_and(|it| it.status.success());
-    let present = found("gfortran") && found("mpif90") && found("mpirun");
-    if !present && std::env::var_os("CI").is_some() {
-        panic!(
-            "CI is set but gfortran/mpif90/mpirun are missing: apt-get install -y gfortran libopenmpi-dev openmpi-bin"
-        );
-    }
-    present
+    assert!(
+        found("gfortran") && found("mpif90") && found("mpirun"),
+        "this test needs gfortran, mpif90 and mpirun: apt-get install -y gfortran libopenmpi-dev openmpi-bin"
+    );
 }
 
 /// A scratch directory removed when dropped.
@@ -2205,10 +2206,7 @@ fn check_seeds(name: &str, first: u64, count: u64, jobs: usize) {
 
 /// As `check_seeds`, on the programs `generate` writes.
 fn check_seeds_of(name: &str, first: u64, count: u64, jobs: usize, generate: fn(u64) -> String) {
-    if !toolchain_present() {
-        eprintln!("skipped: no gfortran/MPI toolchain (and CI is not set)");
-        return;
-    }
+    require_toolchain();
     let (first, count) = match std::env::var("HPF_RANDOM_ONLY").ok().and_then(|it| it.parse().ok()) {
         Some(seed) => {
             eprintln!("{}", generate(seed));
@@ -2277,12 +2275,13 @@ fn env_number(name: &str, default: u64) -> u64 {
 }
 
 #[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test random_programs -- --ignored --skip many_"]
 fn random_programs_print_what_the_sequential_program_prints() {
     check_seeds("quick", 1, 12, 1);
 }
 
 #[test]
-#[ignore = "long: HPF_RANDOM_PROGRAMS programs (200 by default)"]
+#[ignore = "longest, needs MPI: --ignored many_; HPF_RANDOM_PROGRAMS programs (200 by default)"]
 fn many_random_programs_print_what_the_sequential_program_prints() {
     let count = env_number("HPF_RANDOM_PROGRAMS", 200);
     let first = env_number("HPF_RANDOM_SEED", 1000);
@@ -2291,12 +2290,13 @@ fn many_random_programs_print_what_the_sequential_program_prints() {
 }
 
 #[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test random_programs -- --ignored --skip many_"]
 fn random_grid_programs_print_what_the_sequential_program_prints() {
     check_seeds_of("grid-quick", 1, 4, 1, grid::generate_grid);
 }
 
 #[test]
-#[ignore = "long: HPF_RANDOM_GRID_PROGRAMS 2-D grid programs (100 by default)"]
+#[ignore = "longest, needs MPI: --ignored many_; HPF_RANDOM_GRID_PROGRAMS 2-D grid programs (100 by default)"]
 fn many_random_grid_programs_print_what_the_sequential_program_prints() {
     let count = env_number("HPF_RANDOM_GRID_PROGRAMS", 100);
     let first = env_number("HPF_RANDOM_SEED", 1000);
@@ -2395,11 +2395,9 @@ fn generate_refused(seed: u64) -> (String, usize) {
 /// What the backend cannot lower it refuses: exit status 1, an error on
 /// stderr naming the file and line, and no executable (never a wrong program).
 #[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test random_programs -- --ignored --skip many_"]
 fn unsupported_mappings_are_refused_naming_the_line() {
-    if !toolchain_present() {
-        eprintln!("skipped: no gfortran/MPI toolchain (and CI is not set)");
-        return;
-    }
+    require_toolchain();
     let scratch = Scratch::new("refused");
     for seed in 0..10 {
         let (program, line) = generate_refused(seed);
@@ -2650,45 +2648,49 @@ fn with_bump(seed: u64, in_module: bool) -> String {
 }
 
 #[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test random_programs -- --ignored --skip many_"]
 fn random_programs_with_internal_procedures_print_what_the_sequential_program_prints() {
     check_seeds_of("internal-quick", 1, 4, 1, generate_internal);
 }
 
 #[test]
-#[ignore = "long: HPF_RANDOM_PROGRAMS programs (200 by default) with an internal procedure"]
+#[ignore = "longest, needs MPI: --ignored many_; HPF_RANDOM_PROGRAMS programs (200 by default) with an internal procedure"]
 fn many_random_programs_with_internal_procedures_print_what_the_sequential_program_prints() {
     check_many("internal-many", generate_internal);
 }
 
 #[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test random_programs -- --ignored --skip many_"]
 fn random_programs_with_module_arrays_print_what_the_sequential_program_prints() {
     check_seeds_of("module-quick", 1, 6, 1, generate_in_module);
 }
 
 #[test]
-#[ignore = "long: HPF_RANDOM_PROGRAMS programs (200 by default), their arrays in a module"]
+#[ignore = "longest, needs MPI: --ignored many_; HPF_RANDOM_PROGRAMS programs (200 by default), their arrays in a module"]
 fn many_random_programs_with_module_arrays_print_what_the_sequential_program_prints() {
     check_many("module-many", generate_in_module);
 }
 
 #[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test random_programs -- --ignored --skip many_"]
 fn random_remapped_programs_print_what_the_sequential_program_prints() {
     check_seeds_of("remap-quick", 1, 6, 1, generate_remapped);
 }
 
 #[test]
-#[ignore = "long: HPF_RANDOM_PROGRAMS programs (200 by default) with REDISTRIBUTE between their statements"]
+#[ignore = "longest, needs MPI: --ignored many_; HPF_RANDOM_PROGRAMS programs (200 by default) with REDISTRIBUTE between their statements"]
 fn many_random_remapped_programs_print_what_the_sequential_program_prints() {
     check_many("remap-many", generate_remapped);
 }
 
 #[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test random_programs -- --ignored --skip many_"]
 fn random_programs_in_subroutines_print_what_the_sequential_program_prints() {
     check_seeds_of("subroutine-quick", 1, 8, 1, generate_in_subroutine);
 }
 
 #[test]
-#[ignore = "long: HPF_RANDOM_PROGRAMS programs (200 by default), their bodies in a subroutine"]
+#[ignore = "longest, needs MPI: --ignored many_; HPF_RANDOM_PROGRAMS programs (200 by default), their bodies in a subroutine"]
 fn many_random_programs_in_subroutines_print_what_the_sequential_program_prints() {
     check_many("subroutine-many", generate_in_subroutine);
 }

@@ -127,3 +127,44 @@ fn diagnostics_doc_names_every_json_field() {
     let missing: Vec<&String> = fields.iter().filter(|field| !doc.contains(&format!("`{field}`"))).collect();
     assert!(missing.is_empty(), "JSON fields of `check --format json` not in docs/diagnostics.md: {missing:?}");
 }
+
+/// The documents written for users (not for the project's engineers).
+const USER_DOCUMENTS: &[&str] =
+    &["README.md", "docs/backend.md", "docs/design.md", "docs/language-server.md", "editors/README.md"];
+
+/// User documents read well in a terminal and in review: no line over 120
+/// characters outside code blocks and tables (a table row cannot wrap), and
+/// no names of the project's source files, which users never open and which
+/// go stale when code moves.
+#[test]
+fn user_documents_keep_short_lines_and_name_no_source_files() {
+    let source_file = |word: &str| {
+        let word = word.trim_matches(|it: char| !(it.is_alphanumeric() || "_/".contains(it)));
+        [".rs", ".py", ".mjs", ".ts", ".lua"].iter().any(|it| word.ends_with(it))
+            || (word.starts_with("server/") && (word.contains("/src") || word.contains("/tests")))
+    };
+    let mut problems = Vec::new();
+    for name in USER_DOCUMENTS {
+        let text = std::fs::read_to_string(repo_root().join(name)).unwrap_or_else(|error| panic!("{name}: {error}"));
+        let mut in_code = false;
+        for (number, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("```") {
+                in_code = !in_code;
+                continue;
+            }
+            if in_code {
+                continue;
+            }
+            let length = line.chars().count();
+            if length > 120 && !line.starts_with('|') {
+                problems.push(format!("{name}:{}: {length} characters", number + 1));
+            }
+            for word in line.split(|it: char| it.is_whitespace() || "`()[]<>,;:'\"".contains(it)) {
+                if source_file(word) {
+                    problems.push(format!("{name}:{}: names the source file {word}", number + 1));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

@@ -13,7 +13,6 @@ mod line_index;
 mod lower;
 mod parse;
 pub mod preprocess;
-mod reuse;
 mod source_form;
 mod text_range;
 
@@ -23,9 +22,8 @@ pub use diagnostic::{Code, Diagnostic, Fix, Related, Severity};
 pub use expr::{BinaryOp, Expr, ExprKind, Name, Subscript, UnaryOp};
 pub use line_index::LineIndex;
 pub use parse::{
-    input_edit, lower_tree, lower_tree_reusing, parse, parse_tree, parser_text, use_mimalloc_for_tree_sitter,
-    SourceFile, DIRECTIVES_QUERY, MAX_ANALYSED_BYTES,
+    input_edit, lower_tree, parse, parse_tree, parser_text, use_mimalloc_for_tree_sitter, SourceFile, DIRECTIVES_QUERY,
+    MAX_ANALYSED_BYTES,
 };
-pub use reuse::{PreviousLowering, ReusedUnit, WholeUnit};
 pub use source_form::{normalize_fixed, SourceForm, DEFAULT_FIXED_LINE_LENGTH, FORTRAN_EXTENSIONS};
 pub use text_range::TextRange;

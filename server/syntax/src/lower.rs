@@ -11,7 +11,6 @@ use tree_sitter::Node;
 use crate::ast::{Decl, DeclAttr, DeclEntity, LoopControl, Stmt, StmtKind, Unit, UnitKind};
 use std::sync::Arc;
 
-use crate::reuse::{ReusableUnits, ReusedUnit, WholeUnit};
 use crate::{BinaryOp, Code, Diagnostic, Expr, ExprKind, Name, Subscript, TextRange, UnaryOp};
 
 /// Deepest nesting of statements plus expressions that is lowered.
@@ -25,12 +24,6 @@ pub(crate) struct Lowerer<'a> {
     user_text: &'a str,
     diagnostics: &'a mut Vec<Diagnostic>,
     reported_too_deep: bool,
-    /// Units of the previous version of the text, reused where unchanged.
-    pub(crate) reusable: Option<&'a ReusableUnits<'a>>,
-    /// See [`crate::SourceFile::whole_units`].
-    pub(crate) whole_units: Vec<WholeUnit>,
-    /// See [`crate::SourceFile::reused_units`].
-    pub(crate) reused_units: Vec<ReusedUnit>,
 }
 
 fn unit_kind(node_kind: &str) -> Option<UnitKind> {
@@ -46,15 +39,6 @@ fn unit_kind(node_kind: &str) -> Option<UnitKind> {
 
 fn is_unit_header(kind: &str) -> bool {
     kind.ends_with("_statement") && unit_kind(kind).is_some()
-}
-
-/// Identifies the subtree of `node` across an incremental reparse. A
-/// node's own id is the address of its slot in its parent's list of
-/// children, and the root is rebuilt by every edit, so a top-level unit
-/// never keeps its id; the slot of its first child lies in the unit's own
-/// list, which an incremental parse that reuses the unit keeps.
-fn subtree_id(node: Node) -> usize {
-    node.child(0).map_or(0, |it| it.id())
 }
 
 fn named_children(node: Node) -> Vec<Node> {
@@ -104,15 +88,7 @@ fn is_ignored(kind: &str) -> bool {
 
 impl<'a> Lowerer<'a> {
     pub(crate) fn new(text: &'a str, user_text: &'a str, diagnostics: &'a mut Vec<Diagnostic>) -> Lowerer<'a> {
-        Lowerer {
-            text,
-            user_text,
-            diagnostics,
-            reported_too_deep: false,
-            reusable: None,
-            whole_units: Vec::new(),
-            reused_units: Vec::new(),
-        }
+        Lowerer { text, user_text, diagnostics, reported_too_deep: false }
     }
 
     fn range(&self, node: Node) -> TextRange {
@@ -177,25 +153,7 @@ impl<'a> Lowerer<'a> {
                 if let Some(builder) = loose.take() {
                     units.push(Arc::new(builder.finish()));
                 }
-                if child.has_error() {
-                    units.push(Arc::new(self.unit(child, unit_kind, 0)));
-                    continue;
-                }
-                let range = self.range(child);
-                let subtree = subtree_id(child);
-                let reused = self.reusable.and_then(|it| it.unit(subtree, range, self.text, self.user_text));
-                let unit = match reused {
-                    Some((unit, reused)) => {
-                        self.reused_units.push(reused);
-                        unit
-                    }
-                    None => Arc::new(self.unit(child, unit_kind, 0)),
-                };
-                // A unit cut off by the nesting limit is not handed on.
-                if !self.reported_too_deep {
-                    self.whole_units.push(WholeUnit { range: unit.range, subtree });
-                }
-                units.push(unit);
+                units.push(Arc::new(self.unit(child, unit_kind, 0)));
                 continue;
             }
             if is_unit_header(kind) {

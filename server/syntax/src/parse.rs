@@ -14,7 +14,6 @@ use tree_sitter::{InputEdit, Node, Parser, Point, Tree};
 use crate::ast::Unit;
 use crate::directive::{parse_directives, Directive};
 use crate::lower::{Lowerer, MAX_DEPTH};
-use crate::reuse::{PreviousLowering, ReusableUnits, ReusedUnit, WholeUnit};
 use crate::{normalize_fixed, Code, Diagnostic, SourceForm, TextRange};
 
 /// The query that finds comments (and so directives), compiled into the binary.
@@ -31,19 +30,11 @@ const MAX_SYNTAX_ERRORS: usize = 50;
 #[derive(Clone, Debug)]
 pub struct SourceFile {
     pub form: SourceForm,
-    /// Shared with the previous version of the text where they did not
-    /// change ([`ReusedUnit::shared`]).
     pub units: Vec<Arc<Unit>>,
     /// Every comment, in text order (directives included).
     pub comments: Vec<TextRange>,
     /// Syntax diagnostics: Fortran errors, directive errors, nesting limits.
     pub diagnostics: Vec<Diagnostic>,
-    /// The top-level units lowered from a whole, error-free unit node: the
-    /// units the next version of the text can reuse.
-    pub whole_units: Vec<WholeUnit>,
-    /// The top-level units taken from the previous version of the text
-    /// ([`lower_tree_reusing`]) instead of being lowered again, in text order.
-    pub reused_units: Vec<ReusedUnit>,
 }
 
 impl SourceFile {
@@ -158,70 +149,22 @@ pub fn parse(text: &str, form: SourceForm) -> SourceFile {
 /// Lowers a tree of `parser_text` (see [`parser_text`]); `text` is what
 /// the user wrote, used for directives and names.
 pub fn lower_tree(text: &str, parser_text: &str, form: SourceForm, tree: &Tree) -> SourceFile {
-    lower_tree_reusing(text, parser_text, form, tree, None)
-}
-
-/// [`lower_tree`], reusing the units of `previous` whose text did not
-/// change (see [`crate::reuse`]); the result is the same.
-pub fn lower_tree_reusing(
-    text: &str,
-    parser_text: &str,
-    form: SourceForm,
-    tree: &Tree,
-    previous: Option<PreviousLowering>,
-) -> SourceFile {
     if text.len() > MAX_ANALYSED_BYTES {
         return too_large(text, form);
     }
     let root = tree.root_node();
     let mut diagnostics = Vec::new();
     syntax_errors(root, parser_text, &mut diagnostics);
-
-    let previous_comments = previous.map(|it| it.file.comments.as_slice());
-    let reusable = previous.and_then(ReusableUnits::new);
-    let mut lowerer = Lowerer::new(parser_text, text, &mut diagnostics);
-    lowerer.reusable = reusable.as_ref();
-    let units = lowerer.units(root);
-    let whole_units = std::mem::take(&mut lowerer.whole_units);
-    let reused_units = std::mem::take(&mut lowerer.reused_units);
-    // The comments of a reused unit are the previous ones, moved.
-    let moved_comments = |node: Node| {
-        let range = TextRange::new(node.start_byte(), node.end_byte());
-        let at = reused_units.partition_point(|it| it.range.start < range.start);
-        let reused = reused_units.get(at).filter(|it| it.range == range)?;
-        let previous = previous_comments?;
-        let (start, end) = (reused.previous_start, reused.previous_start + range.len());
-        let first = previous.partition_point(|it| it.start < start);
-        let delta = range.start as isize - start as isize;
-        Some(previous[first..].iter().take_while(|it| it.end <= end).map(|it| it.shifted(delta)).collect())
-    };
-    let comments = comments(root, parser_text, text, moved_comments);
+    let mut units = Lowerer::new(parser_text, text, &mut diagnostics).units(root);
+    let comments = comments(root, parser_text, text);
     for diagnostic in &mut diagnostics {
         diagnostic.range = diagnostic.range.snap_to_chars(text);
     }
-    // A shared unit keeps its directives: its comments are not parsed again,
-    // and the diagnostics of its directives are the previous ones.
-    let shared: Vec<TextRange> = reused_units.iter().filter(|it| it.shared).map(|it| it.range).collect();
-    let in_shared = |range: TextRange| {
-        let at = shared.partition_point(|it| it.end <= range.start);
-        shared.get(at).is_some_and(|it| it.contains_range(range))
-    };
-    if let Some(previous) = previous.filter(|_| !shared.is_empty()) {
-        diagnostics.extend(previous.file.diagnostics.iter().filter(|it| in_shared(it.range)).cloned());
-    }
-    let unshared: Vec<TextRange>;
-    let to_parse = if shared.is_empty() {
-        &comments
-    } else {
-        unshared = comments.iter().copied().filter(|it| !in_shared(*it)).collect();
-        &unshared
-    };
-    let directives = parse_directives(text, form, to_parse, &mut diagnostics);
-    let mut units = units;
+    let directives = parse_directives(text, form, &comments, &mut diagnostics);
     assign_directives(&mut units, directives);
     crate::dialect::on_home_clause_fixes(text, &units, &mut diagnostics);
     diagnostics.sort_by_key(|it| (it.range.start, it.range.end));
-    SourceFile { form, units, comments, diagnostics, whole_units, reused_units }
+    SourceFile { form, units, comments, diagnostics }
 }
 
 /// The file of a text over [`MAX_ANALYSED_BYTES`]: one HPF005 on its first line.
@@ -237,14 +180,7 @@ fn too_large(text: &str, form: SourceForm) -> SourceFile {
             megabytes(MAX_ANALYSED_BYTES)
         ),
     );
-    SourceFile {
-        form,
-        units: Vec::new(),
-        comments: Vec::new(),
-        diagnostics: vec![diagnostic],
-        whole_units: Vec::new(),
-        reused_units: Vec::new(),
-    }
+    SourceFile { form, units: Vec::new(), comments: Vec::new(), diagnostics: vec![diagnostic] }
 }
 
 /// The node kinds the grammar calls `comment` (HPF directives are comments
@@ -267,24 +203,16 @@ fn comment_kinds() -> &'static [u16] {
 /// whole lowering: 0.3-0.7 s at 100k lines.)
 ///
 /// `text` is the parser's text, `user_text` the user's: ranges are made
-/// char boundaries of the latter. A child of the root for which `known`
-/// has the comments (a unit taken over from the previous version of the
-/// text) is not walked.
-fn comments(root: Node, text: &str, user_text: &str, known: impl Fn(Node) -> Option<Vec<TextRange>>) -> Vec<TextRange> {
+/// char boundaries of the latter.
+fn comments(root: Node, text: &str, user_text: &str) -> Vec<TextRange> {
     let mut res = Vec::new();
     let mut cursor = root.walk();
     if cursor.goto_first_child() {
         loop {
-            let node = cursor.node();
-            match known(node) {
-                Some(comments) => res.extend(comments),
-                None => {
-                    let start = res.len();
-                    comments_under(node, text, &mut res);
-                    // Ranges of the normalised text are made char boundaries of the user's text.
-                    res[start..].iter_mut().for_each(|it| *it = it.snap_to_chars(user_text));
-                }
-            }
+            let start = res.len();
+            comments_under(cursor.node(), text, &mut res);
+            // Ranges of the normalised text are made char boundaries of the user's text.
+            res[start..].iter_mut().for_each(|it| *it = it.snap_to_chars(user_text));
             if !cursor.goto_next_sibling() {
                 break;
             }
@@ -498,7 +426,7 @@ mod comment_tests {
             expected.sort_by_key(|it| it.start);
             expected.dedup();
             assert!(!expected.is_empty(), "{}", path.display());
-            assert_eq!(comments(tree.root_node(), &text, &text, |_| None), expected, "{}", path.display());
+            assert_eq!(comments(tree.root_node(), &text, &text), expected, "{}", path.display());
             files += 1;
         }
         assert!(files >= 40, "{files} corpus files");

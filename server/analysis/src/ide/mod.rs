@@ -19,7 +19,7 @@ pub use navigation::{
     CompletionKind, Definition, DocumentSymbol, FoldKind, FoldingRange, SemanticToken, SemanticTokenKind,
     SymbolKindIde,
 };
-pub use occurrences::{occurrence_at, occurrences, occurrences_reusing, Occurrence};
+pub use occurrences::{occurrence_at, occurrences, Occurrence};
 pub use optimize::{
     apply_edits, describe_change, describe_growth, grow_template_action, optimize_action, optimize_file_edits,
     optimize_unit_edits, propose_growth, GrownDim, Growth, Optimized,

@@ -218,54 +218,9 @@ impl Collector<'_> {
 /// Every occurrence of a symbol's name in the file, sorted by position;
 /// computed once per analysis.
 pub fn occurrences(analysis: &FileAnalysis) -> &[Occurrence] {
-    occurrences_reusing(analysis, None)
-}
-
-/// [`occurrences`] for an analysis made from `previous` by
-/// [`crate::analyze_file_reusing`]: the occurrences in a top-level unit the
-/// lowering took over are the previous ones, moved, when the model means
-/// the same and the unit's directives are all inside it (a directive before
-/// a unit belongs to it and may have changed).
-pub fn occurrences_reusing<'a>(analysis: &'a FileAnalysis, previous: Option<&FileAnalysis>) -> &'a [Occurrence] {
     analysis.occurrence_index.get_or_init(|| {
-        let previous = previous.filter(|_| analysis.model_as_previous);
-        let file = &analysis.file;
-        let moved = |top: &syntax::Unit| {
-            let previous = previous?;
-            let at = file.reused_units.partition_point(|it| it.range.start < top.range.start);
-            let reused = file.reused_units.get(at).filter(|it| it.range == top.range)?;
-            let inside =
-                top.all_units().iter().flat_map(|it| &it.directives).all(|it| top.range.contains_range(it.range));
-            if !inside {
-                return None;
-            }
-            let all = occurrences(previous);
-            let (start, end) = (reused.previous_start, reused.previous_start + top.range.len());
-            let first = all.partition_point(|it| it.range.start < start);
-            let delta = top.range.start as isize - start as isize;
-            let moved = all[first..].iter().take_while(|it| it.range.end <= end);
-            Some(moved.map(|it| Occurrence { range: it.range.shifted(delta), ..*it }).collect::<Vec<_>>())
-        };
         let mut out = Vec::new();
-        let mut flat = flatten_units(file).into_iter().enumerate().peekable();
-        for top in &file.units {
-            // The top-level unit and the units it contains, in `flatten_units` order.
-            let mut units = Vec::new();
-            while let Some((unit_id, (unit, _))) = flat.next_if(|(_, (unit, _))| top.range.contains_range(unit.range)) {
-                units.push((unit_id, unit));
-            }
-            if let Some(occurrences) = moved(top) {
-                out.extend(occurrences);
-                continue;
-            }
-            for (unit_id, unit) in units {
-                let mut collector = Collector { analysis, unit: unit_id, out: Vec::new() };
-                collector.unit(unit);
-                out.extend(collector.out);
-            }
-        }
-        // Units outside every top-level range (none are known): collected as they are.
-        for (unit_id, (unit, _)) in flat {
+        for (unit_id, (unit, _)) in flatten_units(&analysis.file).into_iter().enumerate() {
             let mut collector = Collector { analysis, unit: unit_id, out: Vec::new() };
             collector.unit(unit);
             out.extend(collector.out);

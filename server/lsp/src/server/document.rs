@@ -1107,7 +1107,6 @@ mod tests {
     #[test]
     fn a_dropped_analysis_is_made_again_as_it_was() {
         let opened = open(UNITS, SourceForm::Free);
-        // All but the tree-sitter node ids of `whole_units`.
         let seen = |it: &FileAnalysis| {
             let occurrences = analysis::ide::occurrences(it);
             format!("{:?} {:?} {:?} {:?} {occurrences:?}", it.file.units, it.model, it.loops, it.diagnostics)

@@ -4,11 +4,9 @@
 //! their edit to the store before their first `.await` (tower-lsp-server
 //! runs handlers concurrently), under a std lock never held across an
 //! await. The protocol runs on one thread; analysis runs on `SCHED_IDLE`
-//! worker threads (`workers`), reparses from the last tree, takes the
-//! lowered units, loop reports and occurrences of the program units the
-//! edit did not touch from the last analysis (`syntax::lower_tree_reusing`,
-//! `analysis::analyze_file_reusing`), and is dropped when a newer version
-//! arrived meanwhile; diagnostics are serialised there and published with
+//! worker threads (`workers`), analyses again only the chunks (top-level
+//! program units) the edit touched or whose USEd modules changed (see
+//! `document`), and is dropped when a newer version arrived meanwhile; diagnostics are serialised there and published with
 //! the version they describe. Requests wait (briefly)
 //! for the analysis of the current version and answer from it.
 
