@@ -51,7 +51,10 @@ fn the_help_lists_every_flag() {
         ("analyze", &["--json", "--form", "--processors", "--severity"]),
         ("optimize", &["--diff", "--write", "--grow-templates", "--default-trips", "--form", "--processors"]),
         ("explain", &["--line", "--svg", "--what-if", "--form", "--processors"]),
-        ("build", &["-o", "--emit-source", "--fc", "--fflags", "--timeout", "--form", "--processors", "-I", "-D", "--cpp"]),
+        (
+            "build",
+            &["-o", "--emit-source", "--fc", "--fflags", "--timeout", "--form", "--processors", "-I", "-D", "--cpp"],
+        ),
         ("run", &["--np", "--launcher", "--hostfile", "--stats", "--fc", "--fflags", "--timeout", "--form"]),
         ("model", &["--form", "--processors", "--severity"]),
     ];

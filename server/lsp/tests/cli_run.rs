@@ -15,10 +15,9 @@ use std::process::{Command, Output, Stdio};
 fn toolchain_present() -> bool {
     let found = |program: &str| Command::new(program).arg("--version").output().is_ok_and(|it| it.status.success());
     let present = found("gfortran") && found("mpif90") && found("mpirun");
-    if !present && std::env::var_os("CI").is_some() {
-        panic!(
-            "CI is set but gfortran/mpif90/mpirun are missing: apt-get install -y gfortran libopenmpi-dev openmpi-bin"
-        );
+    // A missing toolchain fails the test: a skipped run must not count as a passed one.
+    if !present {
+        panic!("this test needs gfortran, mpif90 and mpirun: apt-get install -y gfortran libopenmpi-dev openmpi-bin");
     }
     present
 }

@@ -128,8 +128,9 @@ fn optimize_refuses_bad_usage() {
 fn toolchain_present() -> bool {
     let found = |program: &str| Command::new(program).arg("--version").output().is_ok_and(|it| it.status.success());
     let present = found("mpif90") && found("mpirun");
-    if !present && std::env::var_os("CI").is_some() {
-        panic!("CI is set but mpif90/mpirun are missing: apt-get install -y gfortran libopenmpi-dev openmpi-bin");
+    // A missing toolchain fails the test: a skipped run must not count as a passed one.
+    if !present {
+        panic!("this test needs mpif90 and mpirun: apt-get install -y gfortran libopenmpi-dev openmpi-bin");
     }
     present
 }

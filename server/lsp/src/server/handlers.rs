@@ -624,7 +624,8 @@ impl LanguageServer for Backend {
                 let failed =
                     |message: String| Error { code: ErrorCode::InternalError, message: message.into(), data: None };
                 if params.command == COMMAND_SHOW_GENERATED {
-                    let (generated, _) = guard("showGenerated", || super::run::generate(&analysed, &settings))?.map_err(failed)?;
+                    let (generated, _) =
+                        guard("showGenerated", || super::run::generate(&analysed, &settings))?.map_err(failed)?;
                     return Ok(Some(Value::String(generated.source)));
                 }
                 let processes = (params.command == COMMAND_RUN).then(|| {
