@@ -635,14 +635,10 @@ impl<'a> Lowering<'a> {
         if saves || initialised {
             return Err("the subroutine has SAVEd variables (SAVE, DATA or an initialisation)".to_string());
         }
+        // (A RETURN is checked against the body's plans: `specialise`.)
         let mut stack: Vec<&Stmt> = callee.body.iter().collect();
-        let last = callee.body.last();
         while let Some(stmt) = stack.pop() {
-            let is_last = last.is_some_and(|it| std::ptr::eq(it, stmt));
-            if self.begins_with_keyword(stmt, &["goto", "entry"])
-                || (!is_last && self.begins_with_keyword(stmt, &["return"]))
-                || self.is_arithmetic_if(stmt)
-            {
+            if self.begins_with_keyword(stmt, &["goto", "entry"]) || self.is_arithmetic_if(stmt) {
                 return Err(format!(
                     "its body branches (`{}`)",
                     self.slice(stmt.header).split_whitespace().next().unwrap_or("")
@@ -651,6 +647,23 @@ impl<'a> Lowering<'a> {
             stack.extend(stmt.children());
         }
         Ok(())
+    }
+
+    /// The start of a RETURN among `body` that not every process takes
+    /// alike: one inside a statement neither every process runs as written
+    /// nor rank 0 runs alone (`crate::taken_everywhere`), such as the body
+    /// of an owner-computes loop.
+    fn unshared_return(&self, body: &[Stmt], plans: &[Plan]) -> Option<usize> {
+        let everywhere = crate::taken_everywhere(plans);
+        let mut stack: Vec<&Stmt> = body.iter().collect();
+        while let Some(stmt) = stack.pop() {
+            let is_return = matches!(stmt.kind, StmtKind::Other { .. }) && self.begins_with_keyword(stmt, &["return"]);
+            if is_return && !everywhere.iter().any(|it| it.start <= stmt.range.start && stmt.range.end <= it.end) {
+                return Some(stmt.range.start);
+            }
+            stack.extend(stmt.children());
+        }
+        None
     }
 
     /// Whether `stmt` is an arithmetic IF, `IF (e) 10, 20, 30` (a branch).
@@ -915,6 +928,8 @@ impl<'a> Lowering<'a> {
         let plans: Vec<Plan> = callee.body.iter().map(|stmt| sub.plan(stmt)).collect();
         let why = if let Some(error) = sub.errors.first() {
             Some(format!("its body cannot be lowered ({})", error.message))
+        } else if let Some(at) = sub.unshared_return(&callee.body, &plans) {
+            Some(format!("its body branches (`return` at line {}) where not every process runs it", sub.user_line(at)))
         } else if !plans.iter().any(Plan::runs_in_parallel) {
             Some("no statement of its body runs in parallel".to_string())
         } else {
