@@ -637,6 +637,7 @@ impl Plan<'_> {
     fn runs_in_bulk(&self) -> bool {
         match self {
             Plan::Owner { .. } => false,
+            Plan::SliceCopy(copy) => !copy.is_element(),
             Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::runs_in_bulk),
             Plan::If { branches } => branches.iter().flat_map(|it| &it.1).any(Plan::runs_in_bulk),
             _ => self.runs_in_parallel(),

@@ -5,6 +5,9 @@
 //! read sends it to the owner of the left side's slice (nothing moves when
 //! they are the same process), which then runs the statement on the copies.
 //! Only the slices move, never a whole array, and no other process waits.
+//! An element assignment that reads elements far from its own
+//! (`CU(1, N+1) = CU(M+1, 1)`) runs so too, rather than widening the
+//! shadow areas to the distance (`assign.rs`).
 //!
 //! The arrays are distributed along one dimension, BLOCK or BLOCK(m), over
 //! a 1-D arrangement (their owners are world ranks), and every subscript
@@ -23,6 +26,8 @@ use crate::{declared_type, mpi_type, Lowering};
 pub(crate) struct SliceAssign<'a> {
     stmt: &'a Stmt,
     lhs: SymbolId,
+    /// How many of the left side's subscripts are sections (0: one element).
+    lhs_rank: usize,
     /// The left side's subscript along its distributed dimension.
     index: TextRange,
     reads: Vec<SliceRead>,
@@ -39,6 +44,13 @@ struct SliceRead {
     index: TextRange,
     /// How many of its subscripts are sections (0: one element).
     rank: usize,
+}
+
+impl SliceAssign<'_> {
+    /// Whether it assigns one element (not a slice of many).
+    pub(crate) fn is_element(&self) -> bool {
+        self.lhs_rank == 0
+    }
 }
 
 impl<'a> Lowering<'a> {
@@ -58,9 +70,6 @@ impl<'a> Lowering<'a> {
         let lhs_id = self.lookup(&name.key()).filter(|it| self.distributed.contains_key(it));
         let lhs_id = lhs_id.ok_or("its left side is not distributed")?;
         let (index, lhs_rank) = self.slice_subscripts(lhs_id, args)?;
-        if lhs_rank == 0 {
-            return Err("it assigns one element".to_string());
-        }
         let mut reads = Vec::new();
         for (range, array) in self.distributed_occurrences(rhs.range) {
             let args = find_reference(rhs, range)
@@ -74,7 +83,7 @@ impl<'a> Lowering<'a> {
                 text.find('(').and_then(|open| crate::closing_paren(text, open)).ok_or("a reference is not closed")?;
             reads.push(SliceRead { array, range: TextRange::new(range.start, range.start + close + 1), index, rank });
         }
-        Ok(SliceAssign { stmt, lhs: lhs_id, index, reads })
+        Ok(SliceAssign { stmt, lhs: lhs_id, lhs_rank, index, reads })
     }
 
     /// The subscript along the distributed dimension of `array` (one
