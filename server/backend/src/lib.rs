@@ -84,10 +84,16 @@
 //!   takes the rank-0 path below, whose gather and scatter follow
 //!   the cyclic owner map, except an element assigned from elements of
 //!   other cells (`K(5) = K(N)`): its owner fetches them;
-//! - DO, DO WHILE and IF constructs around them, run by every process with
-//!   replicated indices and conditions, their statements planned one by one
-//!   (an unnamed CYCLE or EXIT that every process runs leaves the loop on
-//!   every process alike);
+//! - DO (counted or not: `DO` ... `IF (...) EXIT` ... `END DO`), DO WHILE
+//!   and IF constructs around them, run by every process with replicated
+//!   indices and conditions, their statements planned one by one, a
+//!   statement with no parallel form run alone on rank 0 (when the loop
+//!   also works in bulk); an unnamed CYCLE or EXIT, a RETURN or a STOP that
+//!   every process runs, or that a statement run on rank 0 takes (rank 0
+//!   broadcasts it), leaves on every process alike (`taken_everywhere`);
+//! - assignments to a slice at one index of the distributed dimension
+//!   (`CU(2:M+1, N+1) = CU(2:M+1, 1)`, periodic boundaries) by the slice's
+//!   owner, the slices read sent to it (`slice_copy.rs`);
 //! - CALLs of the file's subroutines that receive distributed arrays whole,
 //!   through dummies that take the actual's mapping as it is (INHERIT,
 //!   transcriptive `DISTRIBUTE X *`, descriptive `*(BLOCK) ONTO *P`, an
@@ -131,13 +137,16 @@
 //!   with nothing to run in parallel; the note says which), and functions
 //!   always run where the statement that uses them runs. A loop with a
 //!   dependence carried across processors takes this path too, and so does
-//!   a loop holding such a statement (gathering in every iteration would
-//!   cost more than running it once on rank 0). An element assignment that
+//!   a loop holding such a statement when nothing else in it works in
+//!   bulk (gathering in every iteration would cost more than running it
+//!   once on rank 0). An element assignment that
 //!   fetches an element of another process (`W(1) = V(N)`, a periodic
 //!   boundary) does not send its time loop there when the loop also does
 //!   work in bulk (sections, loops, reductions): one small exchange per
 //!   step costs less than running the steps on one process; a loop that
-//!   only walks elements so still runs on rank 0.
+//!   only walks elements so still runs on rank 0. Inside a loop that works
+//!   in bulk, a statement on gathered copies runs on rank 0 alone, in every
+//!   iteration, and the loop stays on every process.
 //!
 //! Output statements run on rank 0 only, so the program prints exactly
 //! what the sequential program prints.

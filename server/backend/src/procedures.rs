@@ -19,7 +19,9 @@
 //! temporary laid out as the dummy and back (`call_remap.rs`). Anything
 //! else (elements as actuals, sections with bounds known only at run time,
 //! other remaps, bounds not known to be the actual's, recursion, SAVEd variables
-//! (the copy would keep its own), branches out of the body, a body with no
+//! (the copy would keep its own), a GO TO, a RETURN that not every process
+//! takes alike (`crate::taken_everywhere`: one inside an owner-computes
+//! loop; a RETURN under replicated conditions is fine), a body with no
 //! parallel statement, ...) keeps the CALL on rank 0 on gathered copies
 //! (`lib.rs`), with the reason in its note.
 //!
@@ -595,8 +597,8 @@ impl<'a> Lowering<'a> {
     }
 
     /// Why the subroutine's body cannot run on every process, if it cannot:
-    /// a prefix (PURE, ELEMENTAL), alternate returns, ENTRY, or a branch
-    /// (GO TO, RETURN before the end) that could leave a part that runs on rank 0.
+    /// a prefix (PURE, ELEMENTAL), alternate returns, ENTRY, or a GO TO or
+    /// arithmetic IF (their labels do not survive the lowering).
     fn check_body(&self, callee: &syntax::Unit) -> Result<(), String> {
         let header = self.slice(callee.header).to_ascii_lowercase();
         let keyword = if callee.kind == UnitKind::Function { "function" } else { "subroutine" };

@@ -3042,3 +3042,46 @@ end program oe
     assert!(!notes.is_empty(), "{source}");
     assert!(!source.contains("hpf_send_home"), "{source}");
 }
+
+/// An uncounted time loop (`DO` ... `IF (...) EXIT` ... `END DO`) runs on
+/// every process; the periodic boundary columns of a `(*, BLOCK)` array
+/// are sent by their owner to the owner of the column they are copied to
+/// (no gather, no shadow area as wide as the array), and so is a corner
+/// element.
+#[test]
+fn uncounted_time_loops_with_periodic_boundary_columns_run_on_every_process() {
+    let (notes, source) = lower(
+        "program w
+  implicit none
+  integer, parameter :: m = 8, n = 12
+  double precision :: h(m+1, n+1), hn(m+1, n+1)
+  integer :: i, j, step
+!HPF$ DISTRIBUTE (*, BLOCK) :: h, hn
+  h = 1.d0
+  step = 0
+  do
+    if (step >= 5) exit
+    step = step + 1
+!HPF$ INDEPENDENT, NEW(i)
+    do j = 2, n
+      do i = 1, m
+        hn(i, j) = 0.5d0 * (h(i, j-1) + h(i, j+1))
+      end do
+    end do
+    hn(1:m, 1) = hn(1:m, n)
+    hn(1:m, n+1) = hn(1:m, 2)
+    hn(m+1, n+1) = hn(1, 1)
+    h = hn
+  end do
+  print *, sum(h)
+end program w
+",
+    );
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(source.contains("  ! hpf-ls: every process runs this loop\n  do\n"), "{source}");
+    assert_eq!(source.matches("the owner of the slice of hn computes it").count(), 3, "{source}");
+    assert!(source.contains("      hpf_v0 = hn(1:m, n)\n"), "{source}");
+    assert!(!source.contains("call hpf_gather"), "{source}");
+    // The stencil's neighbour columns only: the corner moves alone.
+    assert!(source.contains("call hpf_alloc_bounds(hpf_d_h, 1, 1, hpf_lo, hpf_hi)"), "{source}");
+}
