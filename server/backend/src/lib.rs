@@ -3139,8 +3139,9 @@ impl<'a> Lowering<'a> {
                     if let [action] = body.as_slice() {
                         if stops(action) && current.header.end >= action.range.end {
                             let replacement = format!(
-                                "if {} then\n    call hpf_finalize()\n    {}\n  end if",
+                                "if {} then\n    {}{}\n  end if",
                                 self.one_line(cond.range),
+                                self.before_stop(action.range),
                                 self.one_line(action.range)
                             );
                             edits.push((current.range, replacement));
@@ -3150,7 +3151,7 @@ impl<'a> Lowering<'a> {
                 }
             }
             if stops(current) {
-                edits.push((TextRange::empty(current.range.start), "call hpf_finalize()\n    ".to_string()));
+                edits.push((TextRange::empty(current.range.start), self.before_stop(current.range)));
                 continue;
             }
             stack.extend(current.children());
@@ -3160,6 +3161,18 @@ impl<'a> Lowering<'a> {
         }
         edits.sort_by_key(|it| (it.0.start, it.0.end));
         self.copy_with_edits(TextRange::new(line_start, stmt.range.end), &edits)
+    }
+
+    /// What every process runs before the STOP at `action`: MPI ends; a
+    /// STOP with a code (`STOP 'done'`, `STOP 3`) is left to rank 0 alone,
+    /// the others stop silently, so the message is printed once.
+    fn before_stop(&self, action: TextRange) -> String {
+        let words: String = self.slice(action).split_whitespace().collect::<String>().to_ascii_lowercase();
+        if words.len() > "stop".len() && words.starts_with("stop") {
+            "call hpf_finalize()\n    if (hpf_rank /= 0) stop\n    ".to_string()
+        } else {
+            "call hpf_finalize()\n    ".to_string()
+        }
     }
 
     fn statement_text(&self, stmt: &Stmt) -> String {
@@ -3463,8 +3476,9 @@ impl<'a> Lowering<'a> {
             for (k, exit) in exits.iter().enumerate() {
                 let action = self.one_line(exit.action);
                 // A STOP ends every process, after MPI is finalised.
-                let finalize = if exit.stops { "    call hpf_finalize()\n" } else { "" };
-                let _ = writeln!(out, "  if (hpf_jump == {}) then\n{finalize}    {action}\n  end if", k + 1);
+                let finalize =
+                    if exit.stops { format!("    {}", self.before_stop(exit.action)) } else { "    ".to_string() };
+                let _ = writeln!(out, "  if (hpf_jump == {}) then\n{finalize}{action}\n  end if", k + 1);
             }
         }
     }

@@ -1548,7 +1548,7 @@ fn a_shallow_water_time_loop_runs_on_every_process() {
 /// every 7 steps, an EXIT on a residual computed by a reduction, a timer
 /// (an external routine with no distributed argument); an uncounted DO
 /// whose IF construct prints and STOPs (every process stops, after MPI is
-/// finalised). Output equals gfortran's on 1 to 5 processes and no
+/// finalised, and one prints the STOP's message). Output equals gfortran's on 1 to 5 processes and no
 /// statement runs on one process.
 #[test]
 fn time_loops_with_returns_prints_exits_and_stops_run_on_every_process() {
@@ -1608,7 +1608,7 @@ end program relax_return
     u(2:n-1) = un(2:n-1)
     if (step >= 5) then
       print '(a, i3, f12.4)', ' stopping at', step, sum(u)
-      stop
+      stop 'converged'
     end if
   end do
 end program stop_in_loop
