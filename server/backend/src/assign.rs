@@ -245,6 +245,18 @@ impl<'a> Lowering<'a> {
                 } else {
                     self.element_reads(rhs, home, &index_form, &mut reads, fetches.then_some(&mut remote))?;
                 }
+                // A constant element read far from the element
+                // (`CU(1, N+1) = CU(M+1, 1)`, a periodic corner) would widen
+                // the shadow areas to the distance: its owner sends the one
+                // element instead. (In a loop, `U(I) = U(I-3)`, the shadow
+                // serves every iteration.)
+                let far =
+                    index_form.coefs.is_empty() && reads.values().any(|(low, high)| low.abs().max(high.abs()) > 2);
+                if far && remote.is_empty() && edits.is_empty() {
+                    if let Ok(copy) = self.slice_assignment(stmt) {
+                        return Ok(Plan::SliceCopy(copy));
+                    }
+                }
                 self.grow_shadows(home, 0, &reads);
                 return Ok(Plan::Owner { stmt, array: home, index: index.range, reads, edits, remote });
             }

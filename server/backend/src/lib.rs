@@ -84,10 +84,16 @@
 //!   takes the rank-0 path below, whose gather and scatter follow
 //!   the cyclic owner map, except an element assigned from elements of
 //!   other cells (`K(5) = K(N)`): its owner fetches them;
-//! - DO, DO WHILE and IF constructs around them, run by every process with
-//!   replicated indices and conditions, their statements planned one by one
-//!   (an unnamed CYCLE or EXIT that every process runs leaves the loop on
-//!   every process alike);
+//! - DO (counted or not: `DO` ... `IF (...) EXIT` ... `END DO`), DO WHILE
+//!   and IF constructs around them, run by every process with replicated
+//!   indices and conditions, their statements planned one by one, a
+//!   statement with no parallel form run alone on rank 0 (when the loop
+//!   also works in bulk); an unnamed CYCLE or EXIT, a RETURN or a STOP that
+//!   every process runs, or that a statement run on rank 0 takes (rank 0
+//!   broadcasts it), leaves on every process alike (`taken_everywhere`);
+//! - assignments to a slice at one index of the distributed dimension
+//!   (`CU(2:M+1, N+1) = CU(2:M+1, 1)`, periodic boundaries) by the slice's
+//!   owner, the slices read sent to it (`slice_copy.rs`);
 //! - CALLs of the file's subroutines that receive distributed arrays whole,
 //!   through dummies that take the actual's mapping as it is (INHERIT,
 //!   transcriptive `DISTRIBUTE X *`, descriptive `*(BLOCK) ONTO *P`, an
@@ -131,13 +137,16 @@
 //!   with nothing to run in parallel; the note says which), and functions
 //!   always run where the statement that uses them runs. A loop with a
 //!   dependence carried across processors takes this path too, and so does
-//!   a loop holding such a statement (gathering in every iteration would
-//!   cost more than running it once on rank 0). An element assignment that
+//!   a loop holding such a statement when nothing else in it works in
+//!   bulk (gathering in every iteration would cost more than running it
+//!   once on rank 0). An element assignment that
 //!   fetches an element of another process (`W(1) = V(N)`, a periodic
 //!   boundary) does not send its time loop there when the loop also does
 //!   work in bulk (sections, loops, reductions): one small exchange per
 //!   step costs less than running the steps on one process; a loop that
-//!   only walks elements so still runs on rank 0.
+//!   only walks elements so still runs on rank 0. Inside a loop that works
+//!   in bulk, a statement on gathered copies runs on rank 0 alone, in every
+//!   iteration, and the loop stays on every process.
 //!
 //! Output statements run on rank 0 only, so the program prints exactly
 //! what the sequential program prints.
@@ -164,6 +173,7 @@ mod remap_epochs;
 pub mod rules;
 pub mod runtime;
 mod scatter;
+mod slice_copy;
 mod split_loops;
 
 use std::collections::BTreeMap;
@@ -467,6 +477,25 @@ enum LoopBranch {
 /// blanks removed): `unshared_branch`, `branch_action`.
 const BRANCH_KEYWORDS: &[&str] = &["goto", "stop", "errorstop", "return", "exit", "cycle"];
 
+/// The statements among `plans` (at any depth of the constructs every
+/// process runs) whose branches every process takes alike: those every
+/// process runs as written, and those run on rank 0, whose branches out of
+/// themselves rank 0 broadcasts for every process to take
+/// (`emit_on_rank_zero`).
+pub(crate) fn taken_everywhere(plans: &[Plan]) -> Vec<TextRange> {
+    let mut everywhere = Vec::new();
+    let mut stack: Vec<&Plan> = plans.iter().collect();
+    while let Some(plan) = stack.pop() {
+        match plan {
+            Plan::Verbatim(stmt) | Plan::OnRankZero { stmt, .. } => everywhere.push(stmt.range),
+            Plan::Sequential { body, .. } | Plan::While { body, .. } => stack.extend(body),
+            Plan::If { branches } => stack.extend(branches.iter().flat_map(|it| &it.1)),
+            _ => {}
+        }
+    }
+    everywhere
+}
+
 /// A branch out of a statement run on rank 0 (`rank_zero_exits`).
 struct RankZeroExit {
     /// The branch statement (or a logical IF's action).
@@ -525,9 +554,10 @@ enum Plan<'a> {
         control: &'a LoopControl,
         body: Vec<Plan<'a>>,
     },
-    /// A DO WHILE loop every process runs (its condition reads replicated data).
+    /// A DO WHILE loop every process runs (its condition reads replicated
+    /// data), or an uncounted DO loop (no condition: it ends by an EXIT).
     While {
-        cond: TextRange,
+        cond: Option<TextRange>,
         body: Vec<Plan<'a>>,
     },
     /// An IF construct every process runs (its conditions read replicated
@@ -586,6 +616,9 @@ enum Plan<'a> {
     Permute(permute::Permute<'a>),
     /// A loop updating elements through computed indices (`scatter.rs`).
     Scatter(scatter::Scatter<'a>),
+    /// A slice at one index of the distributed dimension, computed by its
+    /// owner from the slices it reads (`slice_copy.rs`).
+    SliceCopy(slice_copy::SliceAssign<'a>),
 }
 
 impl Plan<'_> {
@@ -601,7 +634,8 @@ impl Plan<'_> {
             | Plan::Grid(_)
             | Plan::Call(_)
             | Plan::Permute(_)
-            | Plan::Scatter(_) => true,
+            | Plan::Scatter(_)
+            | Plan::SliceCopy(_) => true,
             Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::runs_in_parallel),
             Plan::If { branches } => branches.iter().flat_map(|it| &it.1).any(Plan::runs_in_parallel),
             Plan::Verbatim(_) | Plan::OnRankZero { .. } => false,
@@ -613,6 +647,7 @@ impl Plan<'_> {
     fn runs_in_bulk(&self) -> bool {
         match self {
             Plan::Owner { .. } => false,
+            Plan::SliceCopy(copy) => !copy.is_element(),
             Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::runs_in_bulk),
             Plan::If { branches } => branches.iter().flat_map(|it| &it.1).any(Plan::runs_in_bulk),
             _ => self.runs_in_parallel(),
@@ -1330,6 +1365,11 @@ impl<'a> Lowering<'a> {
             return Plan::Verbatim(stmt);
         }
         let grid = self.touches_grid(stmt.range);
+        if let StmtKind::Do { .. } | StmtKind::DoWhile { .. } = stmt.kind {
+            if let Some(plan) = self.replicated_loop_without_count(stmt) {
+                return plan;
+            }
+        }
         if let StmtKind::Do { .. } = stmt.kind {
             let parallel = if grid { self.grid_nest(stmt) } else { self.parallel_loop(stmt) };
             match parallel {
@@ -1376,7 +1416,7 @@ impl<'a> Lowering<'a> {
                 }
             }
         }
-        if let StmtKind::DoWhile { .. } | StmtKind::If { .. } = stmt.kind {
+        if let StmtKind::If { .. } = stmt.kind {
             let notes = self.notes.len();
             match self.replicated_construct(stmt) {
                 Ok(plan) => return plan,
@@ -1458,6 +1498,12 @@ impl<'a> Lowering<'a> {
             },
             _ => false,
         };
+        if assigns_distributed {
+            // (Its reason to refuse would only repeat the assignment's.)
+            if let Ok(plan) = self.slice_assignment(stmt) {
+                return Plan::SliceCopy(plan);
+            }
+        }
         if !assigns_distributed && matches!(stmt.kind, StmtKind::Assign { .. } | StmtKind::Output { .. }) {
             let temps = self.temps.len();
             match self.reduction_statement(stmt) {
@@ -1496,6 +1542,8 @@ impl<'a> Lowering<'a> {
     {
         let branches: Vec<(Option<&'s syntax::Expr>, &'s [Stmt])> = match &stmt.kind {
             StmtKind::DoWhile { cond: Some(cond), body } => vec![(Some(cond), body.as_slice())],
+            // `DO` ... `IF (...) EXIT` ... `END DO`: a time loop with no count.
+            StmtKind::Do { control: None, body, .. } => vec![(None, body.as_slice())],
             StmtKind::If { branches } => branches.iter().map(|(cond, body)| (cond.as_ref(), body.as_slice())).collect(),
             _ => return Err("it is not a DO WHILE loop or an IF construct".to_string()),
         };
@@ -1506,7 +1554,7 @@ impl<'a> Lowering<'a> {
         if branches.iter().filter_map(|it| it.0).any(|it| !self.distributed_occurrences(it.range).is_empty()) {
             return Err("its condition reads distributed arrays".to_string());
         }
-        let is_loop = matches!(stmt.kind, StmtKind::DoWhile { .. });
+        let is_loop = matches!(stmt.kind, StmtKind::DoWhile { .. } | StmtKind::Do { .. });
         let planned: Vec<(Option<TextRange>, Vec<Plan<'s>>)> = branches
             .iter()
             .map(|(cond, body)| (cond.map(|it| it.range), body.iter().map(|it| self.plan(it)).collect()))
@@ -1523,10 +1571,12 @@ impl<'a> Lowering<'a> {
                 ));
             }
         }
-        if planned.iter().flat_map(|it| &it.1).any(Plan::gathers) {
+        let body_plans = || planned.iter().flat_map(|it| &it.1);
+        // A statement on gathered copies runs on rank 0 alone, in every
+        // iteration: worth it when the loop does its other work in bulk.
+        if is_loop && body_plans().any(Plan::gathers) && !body_plans().any(Plan::runs_in_bulk) {
             return Err("a statement of its body runs on rank 0 on gathered copies".to_string());
         }
-        let body_plans = || planned.iter().flat_map(|it| &it.1);
         if is_loop && body_plans().any(Plan::fetches_elements) && !body_plans().any(Plan::runs_in_bulk) {
             return Err("an element assignment of its body would fetch by an all-to-all in every iteration".to_string());
         }
@@ -1534,9 +1584,31 @@ impl<'a> Lowering<'a> {
             return Ok(Plan::If { branches: planned });
         }
         match planned.into_iter().next() {
-            Some((Some(cond), body)) => Ok(Plan::While { cond, body }),
-            _ => Err("its condition was not understood".to_string()),
+            Some((cond, body)) => Ok(Plan::While { cond, body }),
+            None => Err("its condition was not understood".to_string()),
         }
+    }
+
+    /// An uncounted DO loop or a DO WHILE loop, run by every process with
+    /// its body planned statement by statement, or on rank 0 with a note
+    /// saying why it cannot; `None` for a counted DO loop.
+    fn replicated_loop_without_count<'s>(&mut self, stmt: &'s Stmt) -> Option<Plan<'s>>
+    where
+        'a: 's,
+    {
+        if let StmtKind::Do { control: Some(_), .. } = stmt.kind {
+            return None;
+        }
+        let notes = self.notes.len();
+        Some(match self.replicated_construct(stmt) {
+            Ok(plan) => plan,
+            Err(why) => {
+                // The body's notes describe a plan that is not taken.
+                self.notes.truncate(notes);
+                self.notes.push(Note { range: stmt.header, message: format!("runs on one process: {why}") });
+                Plan::OnRankZero { stmt, why: Some(why) }
+            }
+        })
     }
 
     /// A DO loop every process runs, its body planned statement by
@@ -1565,8 +1637,8 @@ impl<'a> Lowering<'a> {
             return Err("no statement of its body runs in parallel".to_string());
         }
         // Gathering arrays to rank 0 in every iteration would cost more than
-        // running the whole loop there once.
-        if body.iter().any(Plan::gathers) {
+        // running the whole loop there once, unless the loop does work in bulk.
+        if body.iter().any(Plan::gathers) && !body.iter().any(Plan::runs_in_bulk) {
             return Err("a statement of its body runs on rank 0 on gathered copies".to_string());
         }
         if body.iter().any(Plan::fetches_elements) && !body.iter().any(Plan::runs_in_bulk) {
@@ -2510,29 +2582,23 @@ impl<'a> Lowering<'a> {
     /// The first statement among `body` (at any depth) that may leave the
     /// sequence of statements (EXIT, CYCLE, GO TO, RETURN, STOP) and that
     /// not every process takes alike: one outside the statements of `plans`
-    /// (the body's plans) that every process runs as written, or one other
-    /// than an unnamed CYCLE or EXIT (a GO TO's label, a construct name or
-    /// a STOP would not survive the lowering). Such an unnamed CYCLE or
-    /// EXIT, under replicated conditions, leaves the same loop on every
-    /// process (`if (di == 0 .and. dj == 0) cycle`).
+    /// (the body's plans) that every process takes alike (`taken_everywhere`),
+    /// or a GO TO or a named EXIT or CYCLE (a label or a construct name would
+    /// not survive the lowering). An unnamed CYCLE or EXIT, a RETURN or a
+    /// STOP under replicated conditions leaves on every process alike
+    /// (`if (di == 0 .and. dj == 0) cycle`; a STOP finalises MPI first).
     fn unshared_branch<'s>(&self, body: &'s [Stmt], plans: &[Plan]) -> Option<&'s Stmt> {
-        let mut everywhere: Vec<TextRange> = Vec::new();
-        let mut plan_stack: Vec<&Plan> = plans.iter().collect();
-        while let Some(plan) = plan_stack.pop() {
-            match plan {
-                Plan::Verbatim(stmt) => everywhere.push(stmt.range),
-                Plan::Sequential { body, .. } | Plan::While { body, .. } => plan_stack.extend(body),
-                Plan::If { branches } => plan_stack.extend(branches.iter().flat_map(|it| &it.1)),
-                _ => {}
-            }
-        }
+        let everywhere = taken_everywhere(plans);
         let mut stack: Vec<&Stmt> = body.iter().collect();
         while let Some(stmt) = stack.pop() {
             // A logical IF holds its action as its child, checked next.
             let logical_if = matches!(stmt.kind, StmtKind::If { .. });
-            if !logical_if && self.begins_with_keyword(stmt, BRANCH_KEYWORDS) {
-                let shared = self.loop_branch(stmt).is_some()
-                    && everywhere.iter().any(|it| it.start <= stmt.range.start && stmt.range.end <= it.end);
+            let assigns = matches!(stmt.kind, StmtKind::Assign { .. });
+            if !logical_if && !assigns && self.begins_with_keyword(stmt, BRANCH_KEYWORDS) {
+                let survives = self.loop_branch(stmt).is_some()
+                    || self.begins_with_keyword(stmt, &["stop", "errorstop", "return"]);
+                let shared =
+                    survives && everywhere.iter().any(|it| it.start <= stmt.range.start && stmt.range.end <= it.end);
                 if !shared {
                     return Some(stmt);
                 }
@@ -2963,7 +3029,14 @@ impl<'a> Lowering<'a> {
             }
             Plan::While { cond, body } => {
                 let _ = writeln!(out, "  ! hpf-ls: every process runs this loop");
-                let _ = writeln!(out, "  do while ({})", self.one_line(*cond));
+                match cond {
+                    Some(cond) => {
+                        let _ = writeln!(out, "  do while ({})", self.one_line(*cond));
+                    }
+                    None => {
+                        let _ = writeln!(out, "  do");
+                    }
+                }
                 for plan in body {
                     self.emit_plan(out, plan);
                 }
@@ -3051,6 +3124,7 @@ impl<'a> Lowering<'a> {
             Plan::OnRankZero { stmt, why } => self.emit_on_rank_zero(out, stmt, why.as_deref()),
             Plan::Grid(plan) => self.emit_grid(out, plan),
             Plan::Call(call) => self.emit_spmd_call(out, call),
+            Plan::SliceCopy(plan) => self.emit_slice_assign(out, plan),
         }
     }
 
@@ -3101,8 +3175,9 @@ impl<'a> Lowering<'a> {
                     if let [action] = body.as_slice() {
                         if stops(action) && current.header.end >= action.range.end {
                             let replacement = format!(
-                                "if {} then\n    call hpf_finalize()\n    {}\n  end if",
+                                "if {} then\n    {}{}\n  end if",
                                 self.one_line(cond.range),
+                                self.before_stop(action.range),
                                 self.one_line(action.range)
                             );
                             edits.push((current.range, replacement));
@@ -3112,7 +3187,7 @@ impl<'a> Lowering<'a> {
                 }
             }
             if stops(current) {
-                edits.push((TextRange::empty(current.range.start), "call hpf_finalize()\n    ".to_string()));
+                edits.push((TextRange::empty(current.range.start), self.before_stop(current.range)));
                 continue;
             }
             stack.extend(current.children());
@@ -3122,6 +3197,18 @@ impl<'a> Lowering<'a> {
         }
         edits.sort_by_key(|it| (it.0.start, it.0.end));
         self.copy_with_edits(TextRange::new(line_start, stmt.range.end), &edits)
+    }
+
+    /// What every process runs before the STOP at `action`: MPI ends; a
+    /// STOP with a code (`STOP 'done'`, `STOP 3`) is left to rank 0 alone,
+    /// the others stop silently, so the message is printed once.
+    fn before_stop(&self, action: TextRange) -> String {
+        let words: String = self.slice(action).split_whitespace().collect::<String>().to_ascii_lowercase();
+        if words.len() > "stop".len() && words.starts_with("stop") {
+            "call hpf_finalize()\n    if (hpf_rank /= 0) stop\n    ".to_string()
+        } else {
+            "call hpf_finalize()\n    ".to_string()
+        }
     }
 
     fn statement_text(&self, stmt: &Stmt) -> String {
@@ -3425,8 +3512,9 @@ impl<'a> Lowering<'a> {
             for (k, exit) in exits.iter().enumerate() {
                 let action = self.one_line(exit.action);
                 // A STOP ends every process, after MPI is finalised.
-                let finalize = if exit.stops { "    call hpf_finalize()\n" } else { "" };
-                let _ = writeln!(out, "  if (hpf_jump == {}) then\n{finalize}    {action}\n  end if", k + 1);
+                let finalize =
+                    if exit.stops { format!("    {}", self.before_stop(exit.action)) } else { "    ".to_string() };
+                let _ = writeln!(out, "  if (hpf_jump == {}) then\n{finalize}{action}\n  end if", k + 1);
             }
         }
     }

@@ -19,7 +19,9 @@
 //! temporary laid out as the dummy and back (`call_remap.rs`). Anything
 //! else (elements as actuals, sections with bounds known only at run time,
 //! other remaps, bounds not known to be the actual's, recursion, SAVEd variables
-//! (the copy would keep its own), branches out of the body, a body with no
+//! (the copy would keep its own), a GO TO, a RETURN that not every process
+//! takes alike (`crate::taken_everywhere`: one inside an owner-computes
+//! loop; a RETURN under replicated conditions is fine), a body with no
 //! parallel statement, ...) keeps the CALL on rank 0 on gathered copies
 //! (`lib.rs`), with the reason in its note.
 //!
@@ -595,8 +597,8 @@ impl<'a> Lowering<'a> {
     }
 
     /// Why the subroutine's body cannot run on every process, if it cannot:
-    /// a prefix (PURE, ELEMENTAL), alternate returns, ENTRY, or a branch
-    /// (GO TO, RETURN before the end) that could leave a part that runs on rank 0.
+    /// a prefix (PURE, ELEMENTAL), alternate returns, ENTRY, or a GO TO or
+    /// arithmetic IF (their labels do not survive the lowering).
     fn check_body(&self, callee: &syntax::Unit) -> Result<(), String> {
         let header = self.slice(callee.header).to_ascii_lowercase();
         let keyword = if callee.kind == UnitKind::Function { "function" } else { "subroutine" };
@@ -635,14 +637,10 @@ impl<'a> Lowering<'a> {
         if saves || initialised {
             return Err("the subroutine has SAVEd variables (SAVE, DATA or an initialisation)".to_string());
         }
+        // (A RETURN is checked against the body's plans: `specialise`.)
         let mut stack: Vec<&Stmt> = callee.body.iter().collect();
-        let last = callee.body.last();
         while let Some(stmt) = stack.pop() {
-            let is_last = last.is_some_and(|it| std::ptr::eq(it, stmt));
-            if self.begins_with_keyword(stmt, &["goto", "entry"])
-                || (!is_last && self.begins_with_keyword(stmt, &["return"]))
-                || self.is_arithmetic_if(stmt)
-            {
+            if self.begins_with_keyword(stmt, &["goto", "entry"]) || self.is_arithmetic_if(stmt) {
                 return Err(format!(
                     "its body branches (`{}`)",
                     self.slice(stmt.header).split_whitespace().next().unwrap_or("")
@@ -651,6 +649,23 @@ impl<'a> Lowering<'a> {
             stack.extend(stmt.children());
         }
         Ok(())
+    }
+
+    /// The start of a RETURN among `body` that not every process takes
+    /// alike: one inside a statement neither every process runs as written
+    /// nor rank 0 runs alone (`crate::taken_everywhere`), such as the body
+    /// of an owner-computes loop.
+    fn unshared_return(&self, body: &[Stmt], plans: &[Plan]) -> Option<usize> {
+        let everywhere = crate::taken_everywhere(plans);
+        let mut stack: Vec<&Stmt> = body.iter().collect();
+        while let Some(stmt) = stack.pop() {
+            let is_return = matches!(stmt.kind, StmtKind::Other { .. }) && self.begins_with_keyword(stmt, &["return"]);
+            if is_return && !everywhere.iter().any(|it| it.start <= stmt.range.start && stmt.range.end <= it.end) {
+                return Some(stmt.range.start);
+            }
+            stack.extend(stmt.children());
+        }
+        None
     }
 
     /// Whether `stmt` is an arithmetic IF, `IF (e) 10, 20, 30` (a branch).
@@ -916,6 +931,8 @@ impl<'a> Lowering<'a> {
         let plans: Vec<Plan> = callee.body.iter().map(|stmt| sub.plan(stmt)).collect();
         let why = if let Some(error) = sub.errors.first() {
             Some(format!("its body cannot be lowered ({})", error.message))
+        } else if let Some(at) = sub.unshared_return(&callee.body, &plans) {
+            Some(format!("its body branches (`return` at line {}) where not every process runs it", sub.user_line(at)))
         } else if !plans.iter().any(Plan::runs_in_parallel) {
             Some("no statement of its body runs in parallel".to_string())
         } else {

@@ -92,13 +92,14 @@ fn what_does_not_line_up_runs_on_rank_0() {
     );
 }
 
-/// A time loop whose body gathers an array, or leaves the loop under a
-/// condition that reads distributed data at the loop's index, runs whole
-/// on rank 0. A condition that reads distributed data elsewhere is
-/// computed first (`hoist.rs`: `hpf_b1 = ...`, a reduction or an element
-/// every process gets), and the loop stays on every process.
+/// A time loop whose body gathers an array for one statement, or leaves
+/// the loop under a condition that reads distributed data at the loop's
+/// index, runs on every process but that one statement, on rank 0 (its
+/// EXIT taken by every process). A condition that reads distributed data
+/// elsewhere is computed first (`hoist.rs`: `hpf_b1 = ...`, a reduction or
+/// an element every process gets).
 #[test]
-fn a_loop_that_branches_or_gathers_runs_whole_on_rank_0() {
+fn a_time_loop_runs_its_statements_without_parallel_form_alone_on_rank_0() {
     let (notes, source) = lower(&program(
         "  do step = 1, 10
     u(1:n) = un(1:n)
@@ -118,15 +119,14 @@ fn a_loop_that_branches_or_gathers_runs_whole_on_rank_0() {
   end do
 ",
     ));
-    assert_eq!(notes.len(), 2, "{notes:?}");
-    assert!(
-        notes[0].starts_with("14: ") && notes[0].ends_with("a statement of its body runs on rank 0 on gathered copies"),
-        "{notes:?}"
+    assert_eq!(
+        notes,
+        [
+            "16: runs on one process: it is not an owner-computes assignment: it reads u as a whole in an element assignment",
+            "20: runs on one process: its condition reads distributed arrays",
+        ]
     );
-    assert!(
-        notes[1].starts_with("18: runs on one process:") && notes[1].ends_with("its body branches (`exit`)"),
-        "{notes:?}"
-    );
+    assert_eq!(source.matches("! hpf-ls: every process runs this loop").count(), 4, "{source}");
     // The element comes from its owner, the MAXVAL is computed in parallel.
     assert!(source.contains("    hpf_b1 = (hpf_r1 > 3.0)\n    if (hpf_b1) exit\n"), "{source}");
     assert!(source.contains("MAXVAL in parallel"), "{source}");
@@ -186,8 +186,12 @@ fn replicated_conditions_and_elements_from_their_owner() {
   end do
 ",
     ));
-    // `u(1:n) = un(1:n) + u(k(step))` would gather in every iteration: the whole loop runs on rank 0.
-    assert_eq!(notes, ["11: runs on one process: a statement of its body runs on rank 0 on gathered copies"]);
+    // `u(1:n) = un(1:n) + u(k(step))` alone runs on rank 0, in every
+    // iteration; the loop and the PRINT of an element run on every process.
+    assert_eq!(
+        notes,
+        ["14: runs on one process: it is not an owner-computes assignment: u is not sectioned along its distributed dimension"]
+    );
     let (notes, source_ok) = lower(&program(
         "  step = 0
   do while (step < 5)
@@ -909,11 +913,14 @@ end subroutine twice
     let (notes, source) = lower(&format!("{}{subroutines}{recursive}", program("  call twice(k, n, 2)\n")));
     assert!(source.contains("  call hpf_p1_bump(x, m, &\n    hpf_d_x)\n"), "{source}");
     assert!(source.contains("call twice(hpf_g_x, m, depth - 1)"), "{source}");
-    // (The IF around the recursive call runs on rank 0, which its note says.)
+    // (The recursive call in the IF runs on rank 0, which its note says.)
     let if_line = main_lines + 1 + subroutines.lines().count() + 6;
     assert_eq!(
         notes,
-        [format!("{if_line}: runs on one process: a statement of its body runs on rank 0 on gathered copies")]
+        [format!(
+            "{}: runs on one process: subroutines run on rank 0 on gathered copies of distributed arguments when they call themselves (`twice` is being lowered)",
+            if_line
+        )]
     );
 }
 
@@ -1065,9 +1072,9 @@ end subroutine fixed
 }
 
 #[test]
-fn a_copy_whose_call_ends_up_on_rank_0_is_not_emitted() {
-    // The copy gathers (a shift of a CYCLIC array), so the loop around
-    // the call runs whole on rank 0, with the subroutine as it is.
+fn a_copy_runs_its_statement_without_parallel_form_on_rank_0() {
+    // The copy gathers for one statement (a shift of a CYCLIC array): that
+    // statement alone runs on rank 0, the loop and the call on every process.
     let (notes, source) = lower(
         "program d
   implicit none
@@ -1095,10 +1102,10 @@ end subroutine count_up
     );
     assert_eq!(
         notes,
-        ["7: runs on one process: its body holds more than DO loops and assignments, and a statement of its body runs on rank 0 on gathered copies"]
+        ["20: runs on one process: it reads c at other elements than its home's (on a CYCLIC distribution they live on other processes)"]
     );
-    assert!(!source.contains("hpf_p1_count_up") && !source.contains("hpf_procedures"), "{source}");
-    assert!(source.contains("call count_up(hpf_g_k, n, total)"), "{source}");
+    assert!(source.contains("call hpf_p1_count_up(k, n, total"), "{source}");
+    assert_eq!(source.matches("call hpf_gather").count(), 1, "{source}");
 }
 
 /// A WHERE construct whose masks and assignments line up, element for
@@ -1686,7 +1693,13 @@ fn stops_that_every_process_takes_finalise_mpi_first() {
     assert_eq!(notes, Vec::<String>::new());
     assert!(source.contains("  if (total > 2) then\n    call hpf_finalize()\n    stop\n  end if\n"), "{source}");
     assert!(source.contains("      call hpf_finalize()\n    error stop 4\n"), "{source}");
-    assert!(source.contains("  if (hpf_b1) then\n    call hpf_finalize()\n    stop 'done'\n  end if\n"), "{source}");
+    // The message is rank 0's alone.
+    assert!(
+        source.contains(
+            "  if (hpf_b1) then\n    call hpf_finalize()\n    if (hpf_rank /= 0) stop\n    stop 'done'\n  end if\n"
+        ),
+        "{source}"
+    );
 }
 
 /// CSHIFT, EOSHIFT and TRANSPOSE of whole distributed arrays inside
@@ -1715,7 +1728,7 @@ fn shifts_inside_expressions_become_temporaries() {
     assert_eq!(
         notes,
         [
-            "16: runs on one process: a statement of its body runs on rank 0 on gathered copies",
+            "16: runs on one process: it is not an owner-computes assignment: it calls cshift, which is not an elemental intrinsic",
             "17: runs on one process: it is not an owner-computes assignment: an assignment in it is not an owner-computes array assignment",
         ]
     );
@@ -1853,7 +1866,7 @@ fn cycles_and_exits_of_time_loops_are_taken_by_every_process() {
     assert_eq!(
         notes,
         [
-            "26: runs on one process: it updates no distributed array, and its body branches (`exit`)",
+            "27: runs on one process: its condition reads distributed arrays",
             "30: runs on one process: its body holds more than DO loops and assignments, and its body branches (`goto`)",
         ]
     );
@@ -1862,7 +1875,7 @@ fn cycles_and_exits_of_time_loops_are_taken_by_every_process() {
         source.contains("  do while ((total < 9))\n    total = total + 1\n    if (mod(total, 2) == 0) cycle\n"),
         "{source}"
     );
-    assert_eq!(source.matches("hpf_gather").count(), 4, "{source}");
+    assert_eq!(source.matches("hpf_gather").count(), 3, "{source}");
 }
 
 #[test]
@@ -1884,7 +1897,7 @@ fn branches_leaving_a_nest_keep_it_on_rank_0() {
     // The IF around the second nest runs on every process.
     assert_eq!(
         notes,
-        ["10: runs on one process: the condition of its EXIT reads un, which the loop writes, and its body branches (`exit`)"]
+        ["10: runs on one process: the condition of its EXIT reads un, which the loop writes, and a statement of its body runs on rank 0 on gathered copies"]
     );
     assert_eq!(source.matches("owner computes do i = 1, n").count(), 1, "{source}");
 }
@@ -1927,8 +1940,8 @@ fn exits_and_cycles_run_owner_computes() {
     assert_eq!(
         notes,
         [
-            "24: runs on one process: the condition of its EXIT calls f, and its body branches (`exit`)",
-            "28: runs on one process: a CYCLE or EXIT may skip a DO loop of the nest, and its body branches (`cycle`)",
+            "24: runs on one process: the condition of its EXIT calls f, and a statement of its body runs on rank 0 on gathered copies",
+            "28: runs on one process: a CYCLE or EXIT may skip a DO loop of the nest, and a statement of its body runs on rank 0 on gathered copies",
         ]
     );
     assert_eq!(source.matches("owner computes do i").count(), 3, "{source}");
@@ -2227,7 +2240,7 @@ fn grid_nests_may_branch() {
         notes,
         [
             "19: runs on one process: a DO loop of the nest is inside an IF or after a CYCLE, and no statement of its body runs in parallel",
-            "26: runs on one process: it leaves a loop over a 2-D grid (EXIT), and its body branches (`exit`)",
+            "28: runs on one process: its condition reads distributed arrays",
         ]
     );
     assert_eq!(source.matches("(on a 2-D grid)").count(), 1, "{source}");
@@ -3060,4 +3073,47 @@ end program p
     let ordered = lower(text).1;
     assert!(!ordered.contains("hpf_combine_"), "{ordered}");
     assert_eq!(ordered.matches("call hpf_chain_send_r8(").count(), 2, "{ordered}");
+}
+
+/// An uncounted time loop (`DO` ... `IF (...) EXIT` ... `END DO`) runs on
+/// every process; the periodic boundary columns of a `(*, BLOCK)` array
+/// are sent by their owner to the owner of the column they are copied to
+/// (no gather, no shadow area as wide as the array), and so is a corner
+/// element.
+#[test]
+fn uncounted_time_loops_with_periodic_boundary_columns_run_on_every_process() {
+    let (notes, source) = lower(
+        "program w
+  implicit none
+  integer, parameter :: m = 8, n = 12
+  double precision :: h(m+1, n+1), hn(m+1, n+1)
+  integer :: i, j, step
+!HPF$ DISTRIBUTE (*, BLOCK) :: h, hn
+  h = 1.d0
+  step = 0
+  do
+    if (step >= 5) exit
+    step = step + 1
+!HPF$ INDEPENDENT, NEW(i)
+    do j = 2, n
+      do i = 1, m
+        hn(i, j) = 0.5d0 * (h(i, j-1) + h(i, j+1))
+      end do
+    end do
+    hn(1:m, 1) = hn(1:m, n)
+    hn(1:m, n+1) = hn(1:m, 2)
+    hn(m+1, n+1) = hn(1, 1)
+    h = hn
+  end do
+  print *, sum(h)
+end program w
+",
+    );
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(source.contains("  ! hpf-ls: every process runs this loop\n  do\n"), "{source}");
+    assert_eq!(source.matches("the owner of the slice of hn computes it").count(), 3, "{source}");
+    assert!(source.contains("      hpf_v0 = hn(1:m, n)\n"), "{source}");
+    assert!(!source.contains("call hpf_gather"), "{source}");
+    // The stencil's neighbour columns only: the corner moves alone.
+    assert!(source.contains("call hpf_alloc_bounds(hpf_d_h, 1, 1, hpf_lo, hpf_hi)"), "{source}");
 }
