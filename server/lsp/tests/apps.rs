@@ -79,7 +79,7 @@ fn runs_as_sequential(name: &str, include: &[&str]) {
         let output = Command::new("timeout")
             .arg("120")
             .arg(env!("CARGO_BIN_EXE_hpf-ls"))
-            .args(["run", "--np", processes])
+            .args(["run", "--ordered-reductions", "--np", processes])
             .current_dir(&app)
             .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
             .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
