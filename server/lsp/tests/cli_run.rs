@@ -93,7 +93,17 @@ fn run_leaves_the_programs_files_in_the_current_directory() {
         let parallel = dir.join(format!("on{processes}"));
         std::fs::create_dir_all(&parallel).unwrap();
         let output = hpf_ls(
-            &["run", "--ordered-reductions", "--np", processes, "--fflags", "-O1 -fcheck=bounds", "../writer.f90", "--", "result.txt"],
+            &[
+                "run",
+                "--ordered-reductions",
+                "--np",
+                processes,
+                "--fflags",
+                "-O1 -fcheck=bounds",
+                "../writer.f90",
+                "--",
+                "result.txt",
+            ],
             &parallel,
         );
         assert_eq!(succeeded(&output, "hpf-ls run"), expected_stdout);
