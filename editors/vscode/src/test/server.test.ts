@@ -173,7 +173,7 @@ describe("the extension's requests against hpf-ls", { skip, timeout: TIMEOUT }, 
       arguments: [uri, positionOf(seed, "B(I-1)")],
     });
     assert.equal(typeof table, "string");
-    assert.match(table as string, /\| 0 \| 1 \| 1 \|/);
+    assert.match(table as string, /\| P\(1\) \| P\(2\) \| 1 \|/);
     await assert.rejects(
       connection.sendRequest(ExecuteCommandRequest.type, {
         command: "hpf.showTransferPattern",
