@@ -183,7 +183,7 @@ use analysis::loops::{AccessAttr, LoopKind, LoopReport, SubscriptForm};
 use analysis::model::{Format, Model, SymbolId, SymbolKind};
 use analysis::FileAnalysis;
 use private::mentions_word;
-use syntax::{ExprKind, LoopControl, Stmt, StmtKind, TextRange, UnitKind};
+use syntax::{closing_paren, ExprKind, LoopControl, Stmt, StmtKind, TextRange, UnitKind};
 
 /// Something the backend refuses, at the place it refuses it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -3858,29 +3858,6 @@ fn mentions(expr: &syntax::Expr, keys: &[String]) -> bool {
         ExprKind::Other(items) => items.iter().any(|it| mentions(it, keys)),
         ExprKind::Int(_) | ExprKind::Literal(_) => false,
     }
-}
-
-/// The byte offset of the `)` that closes the `(` at `open`, skipping
-/// quoted strings.
-fn closing_paren(text: &str, open: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut quote = None;
-    for (at, byte) in text.bytes().enumerate().skip(open) {
-        match (quote, byte) {
-            (Some(q), _) if byte == q => quote = None,
-            (Some(_), _) => {}
-            (None, b'\'' | b'"') => quote = Some(byte),
-            (None, b'(') => depth += 1,
-            (None, b')') => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(at);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 /// `text` split at its commas outside parentheses and quotes, with the

@@ -186,9 +186,17 @@ fn logical_if_statement(line: &[u8], statement: usize) -> Option<usize> {
     if line.get(at) != Some(&b'(') {
         return None;
     }
+    let idx = closing_paren(line, at)?;
+    let next = idx + 1 + line[idx + 1..].iter().take_while(|it| **it == b' ').count();
+    (next < line.len()).then_some(next)
+}
+
+/// The byte offset of the `)` that closes the `(` at `open`, skipping
+/// quoted strings (shared with the backend, which reads statements' text).
+pub fn closing_paren(text: impl AsRef<[u8]>, open: usize) -> Option<usize> {
     let mut depth = 0usize;
     let mut quote = None;
-    for (idx, &byte) in line.iter().enumerate().skip(at) {
+    for (at, &byte) in text.as_ref().iter().enumerate().skip(open) {
         match (quote, byte) {
             (Some(q), _) if byte == q => quote = None,
             (Some(_), _) => {}
@@ -197,8 +205,7 @@ fn logical_if_statement(line: &[u8], statement: usize) -> Option<usize> {
             (None, b')') => {
                 depth -= 1;
                 if depth == 0 {
-                    let next = idx + 1 + line[idx + 1..].iter().take_while(|it| **it == b' ').count();
-                    return (next < line.len()).then_some(next);
+                    return Some(at);
                 }
             }
             _ => {}

@@ -19,6 +19,7 @@ mod text_range;
 pub use ast::*;
 pub use chunks::{unit_chunks, unit_chunks_from};
 pub use diagnostic::{Code, Diagnostic, Fix, Related, Severity};
+pub use dialect::closing_paren;
 pub use expr::{BinaryOp, Expr, ExprKind, Name, Subscript, UnaryOp};
 pub use line_index::LineIndex;
 pub use parse::{
