@@ -183,3 +183,16 @@ pub fn run_run(args: &RunArgs, err: &mut String) -> i32 {
         }
     }
 }
+
+/// The generated SPMD program of the files `input` names, as `hpf-ls build`
+/// makes it, with its notes and errors rendered as `build` prints them
+/// (`file:line:col: note: ...`): `Ok((program, notes))`, or `Err(messages)`.
+/// For tests that snapshot the generated code without compiling it.
+pub fn generated_program(input: InputOptions, lowering: backend::LowerOptions) -> Result<(String, String), String> {
+    let options = Options { input, toolchain: Toolchain::default(), timeout: None, lowering };
+    let mut messages = String::new();
+    match lower(&options, &mut messages) {
+        Some((_, generated)) => Ok((generated.source, messages)),
+        None => Err(messages),
+    }
+}
