@@ -624,6 +624,7 @@ pub fn build_model_with(
     for &id in &order {
         declare_symbols(&mut model, id, syntax_units[id]);
     }
+    apply_implicit_types(&mut model, &syntax_units);
     for &id in &order {
         let out = if id < local_units { &mut *diagnostics } else { &mut elsewhere };
         declare_directive_objects(&mut model, id, syntax_units[id], out);
@@ -792,6 +793,51 @@ fn fold_kind(type_kind: &str, env: &dyn ConstEnv) -> Option<i64> {
         return None;
     }
     value.parse().ok().or_else(|| env.constant(value))
+}
+
+/// Gives the variables and named constants that no type declaration names
+/// the type of their first letter: the IMPLICIT statements of their unit,
+/// then of its hosts outward (IMPLICIT NONE stops the search: the name
+/// stays untyped), else Fortran's default (I to N INTEGER, others REAL).
+/// F77 codes rely on it (`IMPLICIT DOUBLE PRECISION (A-H,O-Z)` with
+/// `DIMENSION U(N)`), and the backend needs every distributed array's type.
+fn apply_implicit_types(model: &mut Model, syntax_units: &[&syntax::Unit]) {
+    for unit in 0..model.units.len() {
+        let mut scopes = vec![unit];
+        while let Some(parent) = model.units[*scopes.last().expect("one scope")].parent {
+            scopes.push(parent);
+        }
+        let rule_for = |letter: char| -> Option<(String, String)> {
+            for &scope in &scopes {
+                let rules = &syntax_units.get(scope)?.implicit;
+                if rules.iter().any(syntax::ImplicitRule::is_none) {
+                    return None;
+                }
+                if let Some(rule) = rules.iter().rev().find(|it| it.covers(letter)) {
+                    return Some((rule.type_name.clone(), rule.type_kind.clone()));
+                }
+            }
+            let default = if ('i'..='n').contains(&letter) { "integer" } else { "real" };
+            Some((default.to_string(), String::new()))
+        };
+        let mut typed = Vec::new();
+        for (index, symbol) in model.units[unit].symbols.iter().enumerate() {
+            let untyped =
+                symbol.type_name.is_empty() && matches!(symbol.kind, SymbolKind::Variable | SymbolKind::Constant(_));
+            let letter = symbol.name.key().chars().next().unwrap_or('_');
+            if let Some((type_name, type_kind)) = untyped.then(|| rule_for(letter)).flatten() {
+                typed.push((index, type_name, type_kind));
+            }
+        }
+        for (index, type_name, type_kind) in typed {
+            let kind_value =
+                (type_name != "character").then(|| fold_kind(&type_kind, &UnitEnv { model, unit })).flatten();
+            let symbol = &mut model.units[unit].symbols[index];
+            symbol.type_name = type_name;
+            symbol.type_kind = type_kind;
+            symbol.kind_value = kind_value;
+        }
+    }
 }
 
 /// PROCESSORS and TEMPLATE directives declare names.

@@ -155,6 +155,7 @@ mod assign;
 mod block_sizes;
 mod broadcast;
 mod call_remap;
+mod common_blocks;
 pub mod driver;
 mod embed;
 mod external_modules;
@@ -749,6 +750,8 @@ struct Lowering<'a> {
     /// The internal procedures that use the program's replicated variables
     /// (`module_arrays.rs`).
     host_variables: std::rc::Rc<module_arrays::Touching>,
+    /// The program's COMMON blocks (`common_blocks.rs`).
+    common: common_blocks::CommonBlocks,
     /// The modules of other files, in the order they are copied.
     external: Vec<external_modules::ExternalModule>,
     /// The user's program with temporaries (`hoist.rs`), which `text` is.
@@ -837,6 +840,7 @@ fn lower_text(
         called: Vec::new(),
         touching: std::rc::Rc::default(),
         host_variables: std::rc::Rc::default(),
+        common: common_blocks::CommonBlocks::default(),
         external: Vec::new(),
         hoisted,
         relaid: Vec::new(),
@@ -927,15 +931,12 @@ impl<'a> Lowering<'a> {
                 self.check_external_procedure(other);
             }
         }
-        if file.units.len() > 1 {
-            // Procedures run on rank 0: what they set in a COMMON block would
-            // stay there.
-            for unit in &file.units {
-                if let Some(common) = self.common_statement(unit) {
-                    self.error(
-                        common,
-                        "COMMON blocks are not supported by the MPI backend yet in programs with subroutines or functions",
-                    );
+        // Replicated COMMON blocks, kept alike on every process (`common_blocks.rs`).
+        match self.common_blocks() {
+            Ok(blocks) => self.common = blocks,
+            Err(errors) => {
+                for (range, message) in errors {
+                    self.error(range, message);
                 }
             }
         }
@@ -2647,10 +2648,8 @@ impl<'a> Lowering<'a> {
                 self.error(unit.header, "a second main program");
                 return;
             }
-            UnitKind::BlockData => {
-                self.error(unit.header, "BLOCK DATA is not supported by the MPI backend yet");
-                return;
-            }
+            // It initialises COMMON blocks (`common_blocks.rs`): copied as it is.
+            UnitKind::BlockData => return,
         }
         if let Some(internal) = unit.contains.first() {
             self.error(
@@ -2683,24 +2682,6 @@ impl<'a> Lowering<'a> {
             }
             stack.extend(stmt.children());
         }
-    }
-
-    /// The first COMMON statement of the specification part of `unit` (or
-    /// of a unit it contains): a line that begins with COMMON.
-    fn common_statement(&self, unit: &syntax::Unit) -> Option<TextRange> {
-        let spec = TextRange::new(unit.header.end, unit.execution_start.max(unit.header.end));
-        let mut at = spec.start;
-        for line in self.slice(spec).split_inclusive('\n') {
-            let trimmed = line.trim_start();
-            let start = at + (line.len() - trimmed.len());
-            at += line.len();
-            let word = trimmed.get(..6).unwrap_or("");
-            let next = trimmed.as_bytes().get(6).copied().unwrap_or(b' ');
-            if word.eq_ignore_ascii_case("common") && (next == b'/' || next.is_ascii_whitespace()) {
-                return Some(TextRange::new(start, start + trimmed.trim_end().len()));
-            }
-        }
-        unit.contains.iter().find_map(|it| self.common_statement(it))
     }
 
     /// The symbol `key` names in the main program.
@@ -2898,6 +2879,10 @@ impl<'a> Lowering<'a> {
             .filter(|it| !std::ptr::eq(*it, unit) && it.kind != UnitKind::Module)
         {
             let _ = writeln!(out, "\n{}", self.with_gathered_copies(other.range).trim_end());
+        }
+        // What broadcasts a COMMON block after a call on rank 0 (`common_blocks.rs`).
+        for sync in self.common.syncs.values() {
+            let _ = write!(out, "\n{sync}");
         }
         out
     }
@@ -3506,6 +3491,10 @@ impl<'a> Lowering<'a> {
                 continue;
             }
             let _ = writeln!(out, "  call MPI_Bcast({name}, {bytes}, MPI_BYTE, 0, MPI_COMM_WORLD)");
+        }
+        // COMMON blocks the procedures it calls may have set on rank 0 only.
+        for sync in self.common_syncs(stmt.range) {
+            let _ = writeln!(out, "{sync}");
         }
         if !exits.is_empty() {
             let _ = writeln!(out, "  call MPI_Bcast(hpf_jump, 1, MPI_INTEGER, 0, MPI_COMM_WORLD)");

@@ -107,7 +107,7 @@ impl Lowering<'_> {
 
     /// The procedures of the file whose uses of symbols `wanted` selects
     /// are not empty, themselves or through the procedures they call.
-    fn procedures_using(&self, wanted: impl Fn(SymbolId) -> bool) -> Touching {
+    pub(crate) fn procedures_using(&self, wanted: impl Fn(SymbolId) -> bool) -> Touching {
         let procedures = self.procedures_of_file();
         let occurrences = analysis::ide::occurrences(self.analysis);
         // By name: an interface body adds nothing to its procedure.

@@ -917,6 +917,7 @@ impl<'a> Lowering<'a> {
             called: Vec::new(),
             touching: std::rc::Rc::clone(&self.touching),
             host_variables: std::rc::Rc::clone(&self.host_variables),
+            common: self.common.clone(),
             external: Vec::new(),
             hoisted: self.hoisted,
             relaid: self.relaid.clone(),

@@ -280,10 +280,26 @@ fn calls_run_on_rank_0_and_unsupported_procedures_are_refused_at_their_line() {
     let (_, source) = lower(&format!("subroutine s()\nend subroutine s\n{}", program("  call s()\n")));
     assert_eq!(source.matches("end program p").count(), 1, "{source}");
     assert!(source.find("program p").unwrap() < source.find("subroutine s()").unwrap(), "{source}");
+    // A replicated COMMON block set by a procedure that runs on rank 0 (it
+    // prints) is broadcast after the call; a distributed one is refused.
+    let (_, source) = lower(&format!(
+        "{}subroutine s()\n  integer :: c\n  common /blk/ c\n  c = 1\n  print *, c\nend subroutine s\n",
+        program("  call s()\n")
+    ));
+    let call = source.find("call s()").expect("the call");
+    let sync = source.find("call hpf_sync_common_blk()").expect("the broadcast of /blk/");
+    assert!(call < sync, "{source}");
+    assert!(
+        source.contains("subroutine hpf_sync_common_blk()\n  use hpf_runtime\n  integer :: c\n  common /blk/ c\n"),
+        "{source}"
+    );
     refused(
-        &format!("{}subroutine s()\n  integer :: c\n  common /blk/ c\n  c = 1\nend subroutine s\n", program("")),
-        "COMMON blocks",
-        main_lines + 3,
+        &format!(
+            "{}subroutine s()\n  integer :: c(8)\n!HPF$ DISTRIBUTE c(BLOCK)\n  common /blk/ c\n  c = 1\nend subroutine s\n",
+            program("")
+        ),
+        "of COMMON /blk/ is distributed",
+        main_lines + 4,
     );
     // Internal procedures follow the program's statements.
     let (_, source) = lower(&program("  call inner()\ncontains\n  subroutine inner()\n  end subroutine inner\n"));

@@ -19,6 +19,7 @@ const SUPPORTED: &[&str] = &[
     "block_cyclic_matmul.f90",
     "chain_align.hpf",
     "column_sums.f90",
+    "common_blocks.f",
     "crlf_heat.f90",
     "csr_gather.for",
     "cyclic2d_mix.f90",

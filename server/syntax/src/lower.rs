@@ -248,6 +248,7 @@ impl<'a> Lowerer<'a> {
                 let decl = self.common_statement(node, depth);
                 builder.decls.push(decl);
             }
+            "implicit_statement" => builder.implicit.extend(crate::ImplicitRule::parse(self.text(node))),
             "internal_procedures" | "module_procedures" => {
                 for child in named_children(node) {
                     if let Some(unit_kind) = unit_kind(child.kind()).filter(|_| !child.kind().ends_with("_statement")) {
@@ -808,6 +809,7 @@ struct UnitBuilder {
     dummies: Vec<Name>,
     uses: Vec<Name>,
     decls: Vec<Decl>,
+    implicit: Vec<crate::ImplicitRule>,
     body: Vec<Stmt>,
     contains: Vec<Unit>,
     interfaces: Vec<Unit>,
@@ -824,6 +826,7 @@ impl UnitBuilder {
             dummies: Vec::new(),
             uses: Vec::new(),
             decls: Vec::new(),
+            implicit: Vec::new(),
             body: Vec::new(),
             contains: Vec::new(),
             interfaces: Vec::new(),
@@ -842,6 +845,7 @@ impl UnitBuilder {
             dummies: self.dummies,
             uses: self.uses,
             decls: self.decls,
+            implicit: self.implicit,
             body: self.body,
             directives: Vec::new(),
             contains: self.contains,

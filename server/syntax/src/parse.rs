@@ -351,6 +351,7 @@ fn assign_directives(units: &mut Vec<Arc<Unit>>, directives: Vec<Directive>) {
             dummies: Vec::new(),
             uses: Vec::new(),
             decls: Vec::new(),
+            implicit: Vec::new(),
             body: Vec::new(),
             directives: Vec::new(),
             contains: Vec::new(),
