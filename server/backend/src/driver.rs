@@ -641,17 +641,43 @@ pub fn kill_descendants(root: u32) {
 /// started with it.
 pub struct SessionGuard {
     leader: Option<u32>,
+    grace: Option<Duration>,
 }
 
 impl SessionGuard {
     pub fn new(leader: Option<u32>) -> SessionGuard {
-        SessionGuard { leader }
+        SessionGuard { leader, grace: None }
     }
 
-    /// Kills now what is left of the session.
+    /// The leader gets SIGTERM and `grace` to end by itself before the
+    /// session is killed ([`grace_period`]: srun cancels its job step).
+    pub fn with_grace(mut self, grace: Option<Duration>) -> SessionGuard {
+        self.grace = grace;
+        self
+    }
+
+    /// Kills now what is left of the session; with a grace, a thread of
+    /// its own does so once the leader has ended or the grace is over, so
+    /// that the caller (an async task) never waits.
     pub fn kill(&mut self) {
-        if let Some(leader) = self.leader.take() {
-            kill_session(leader);
+        let Some(leader) = self.leader.take() else { return };
+        match self.grace {
+            #[cfg(unix)]
+            Some(grace) if !has_ended(leader) => {
+                // SAFETY: `kill` has no memory effects; the leader is not
+                // reaped (its `Child` outlives this guard), so the pid is its own.
+                unsafe {
+                    sys::kill(leader as i32, sys::SIGTERM);
+                }
+                std::thread::spawn(move || {
+                    let deadline = Instant::now() + grace;
+                    while !has_ended(leader) && Instant::now() < deadline {
+                        std::thread::sleep(Duration::from_millis(20));
+                    }
+                    kill_session(leader);
+                });
+            }
+            _ => kill_session(leader),
         }
     }
 }
@@ -798,6 +824,28 @@ mod tests {
         std::thread::sleep(Duration::from_millis(300));
         assert!(wait_with_timeout(&mut child, Some(Duration::from_millis(1)), None).is_err());
         assert!(!dir.path().join("never").exists());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_session_with_a_grace_gets_sigterm_before_it_is_killed() {
+        let dir = tempfile::tempdir().unwrap();
+        let cleaned = dir.path().join("cleaned");
+        let mut command = Command::new("sh");
+        command.arg("-c").arg(format!("trap 'touch {}; exit 0' TERM; while :; do sleep 0.05; done", cleaned.display()));
+        new_session(&mut command);
+        let mut child = command.spawn().unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        let started = Instant::now();
+        SessionGuard::new(Some(child.id())).with_grace(Some(SRUN_GRACE)).kill();
+        assert!(started.elapsed() < Duration::from_millis(500), "kill() waited for the grace");
+        child.wait().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !session_members(child.id()).is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(cleaned.exists(), "the leader got no chance to clean up");
+        assert!(session_members(child.id()).is_empty(), "the session outlived the grace");
     }
 
     #[test]
