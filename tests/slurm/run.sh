@@ -33,7 +33,8 @@ as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 # A command, not a function: `$!` of a background daemon must be its own pid
 # (or sudo's, which passes signals on), never a subshell's.
 root=(); [ "$(id -u)" -eq 0 ] || root=(sudo)
-say() { echo "slurm test: $*"; }
+started=$(date +%s)
+say() { echo "slurm test ($(( $(date +%s) - started )) s): $*"; }
 
 for tool in munged mungekey slurmctld slurmd srun sbatch sinfo; do
   command -v "$tool" >/dev/null || PATH="$PATH:/usr/sbin:/sbin"
@@ -229,7 +230,7 @@ fi
 mkfifo "$runs/never"
 exec 3<>"$runs/never" # open for writing too: no end of file
 status=0
-"$hpf_ls" run --launcher srun --np 2 --timeout 20 "$corpus/read_input.f90" <&3 >/dev/null 2>"$runs/timeout.err" || status=$?
+"$hpf_ls" run --launcher srun --np 2 --timeout 12 "$corpus/read_input.f90" <&3 >/dev/null 2>"$runs/timeout.err" || status=$?
 if [ "$status" -ne 0 ] && grep -q "the program timed out" "$runs/timeout.err"; then
   say "ok: --timeout stops the srun run"
 else
@@ -252,6 +253,24 @@ else
 fi
 no_job_left "SIGTERM"
 exec 3>&-
+
+# The language server's hpf.run with hpf.mpi.launcher "srun": the output,
+# then a run past hpf.mpi.timeoutSeconds, which must leave no job behind.
+lsp_run() { python3 "$repo/tests/slurm/lsp_run.py" "$hpf_ls" "$@" 2>>"$runs/lsp.err"; }
+reply="$(lsp_run "$corpus/seed_fig6.f90" 2 120 || true)"
+if python3 -c 'import json, sys; r = json.loads(sys.argv[1]); sys.exit(r.get("exitCode") != 0 or r.get("stdout") != open(sys.argv[2]).read())' \
+  "$reply" "$expected/seed_fig6.f90.out"; then
+  say "ok: the server's hpf.run through srun"
+else
+  fail "the server's hpf.run through srun: ${reply:-no answer} $(tail -n 20 "$runs/lsp.err")"
+fi
+reply="$(lsp_run "$repo/tests/slurm/spin.f90" 2 12 || true)"
+if [[ "$reply" == *"the program timed out"* ]]; then
+  say "ok: the server's hpf.run past its timeout"
+else
+  fail "the server's hpf.run past its timeout: ${reply:-no answer} $(tail -n 20 "$runs/lsp.err")"
+fi
+no_job_left "the server's timeout"
 
 if [ "$failures" -ne 0 ]; then
   say "$failures check(s) failed"
