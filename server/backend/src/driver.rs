@@ -507,8 +507,9 @@ pub fn run(
 ) -> Result<ExitStatus, String> {
     let dir = BuildDir::new().map_err(|error| error.to_string())?;
     let executable = dir.path.join("program");
-    build(source, &executable, toolchain, timeout)?;
+    // The launcher first: a launcher or options it refuses cost no build.
     let mut command = launch_command(&executable, processes, toolchain, args)?;
+    build(source, &executable, toolchain, timeout)?;
     if stats {
         command.env("HPF_LS_STATS", "1");
     }
