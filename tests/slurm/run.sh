@@ -42,9 +42,13 @@ for tool in munged mungekey slurmctld slurmd srun sbatch sinfo; do
 done
 [ -x "$hpf_ls" ] || { say "$hpf_ls not found (cargo build -p hpf-ls)"; exit 1; }
 
+# Nothing of a cluster (or job) the caller may be in: the checks assume
+# this cluster, and outside a job where they say so.
+unset $(compgen -v SLURM_) || true
 work="$(mktemp -d /tmp/hpf-ls-slurm.XXXXXX)"
 chmod 755 "$work"
 pids=()
+conf=""
 
 show_logs() {
   for log in "$work"/munge/munged.log "$work"/log/*.log "$work"/log/*.out; do
@@ -61,9 +65,9 @@ tear_down() {
     show_logs
   fi
   # Jobs first: slurmstepd and the tasks outlive slurmd.
-  if [ -n "${SLURM_CONF:-}" ] && [ -n "$(squeue -h 2>/dev/null)" ]; then
-    as_root env SLURM_CONF="$SLURM_CONF" scancel --user="$(id -un)" || true
-    for _ in $(seq 20); do [ -z "$(squeue -h 2>/dev/null)" ] && break; sleep 0.5; done
+  if [ -n "$conf" ] && [ -n "$(SLURM_CONF="$conf" squeue -h 2>/dev/null)" ]; then
+    as_root env SLURM_CONF="$conf" scancel --user="$(id -un)" || true
+    for _ in $(seq 20); do [ -z "$(SLURM_CONF="$conf" squeue -h 2>/dev/null)" ] && break; sleep 0.5; done
   fi
   for pid in "${pids[@]}"; do as_root kill "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do
@@ -77,7 +81,7 @@ trap tear_down EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-mkdir -p "$work"/{log,state,spool,etc,out}
+mkdir -p "$work"/{log,state,spool,etc}
 host="$(hostname -s)"
 
 say "munged (as munge, key from mungekey, socket directory of mode 755)"
@@ -93,7 +97,8 @@ as_root runuser -u munge -- munged \
 pids+=("$(cat "$munge_dir/munged.pid")")
 unmunge --socket="$munge_dir/munge.socket" < <(munge --socket="$munge_dir/munge.socket" -n) >/dev/null
 
-export SLURM_CONF="$work/etc/slurm.conf"
+conf="$work/etc/slurm.conf"
+export SLURM_CONF="$conf"
 cat > "$SLURM_CONF" <<EOF
 ClusterName=hpfls
 SlurmctldHost=$host(127.0.0.1)
