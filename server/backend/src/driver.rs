@@ -15,7 +15,8 @@
 //! running. The server starts each command in a session of its own
 //! ([`new_session`]) and kills the whole session ([`SessionGuard`]); the
 //! command line, whose commands stay in the terminal's session so that
-//! Ctrl-C reaches them, kills on timeout the descendants it finds under `/proc`.
+//! Ctrl-C reaches them, kills on timeout the descendants it finds under `/proc`,
+//! after giving srun SIGTERM and a grace to cancel its job step ([`stop`]).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
@@ -103,9 +104,10 @@ fn live_build_dirs() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
     DIRS.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// The compilers and launchers [`build`] and [`run`] are waiting for.
-fn running_children() -> std::sync::MutexGuard<'static, Vec<u32>> {
-    static PIDS: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+/// The compilers and launchers [`build`] and [`run`] are waiting for, each
+/// with the grace it gets before it is killed ([`stop`]).
+fn running_children() -> std::sync::MutexGuard<'static, Vec<(u32, Option<Duration>)>> {
+    static PIDS: std::sync::Mutex<Vec<(u32, Option<Duration>)>> = std::sync::Mutex::new(Vec::new());
     PIDS.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
@@ -115,8 +117,8 @@ fn running_children() -> std::sync::MutexGuard<'static, Vec<u32>> {
 /// on `exit`).
 pub fn clean_up_for_exit() {
     let children = running_children().clone();
-    for pid in children {
-        kill_descendants(pid);
+    for (pid, grace) in children {
+        stop(pid, grace);
     }
     for dir in live_build_dirs().drain(..) {
         let _ = std::fs::remove_dir_all(dir);
@@ -208,7 +210,7 @@ pub fn build(source: &str, executable: &Path, toolchain: &Toolchain, timeout: Op
     prepared.command.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child =
         prepared.command.spawn().map_err(|error| format!("cannot start {}: {error}", prepared.compiler.display()))?;
-    let _running = Running::new(child.id());
+    let _running = Running::new(child.id(), None);
     // The compiler's messages are drained while it runs, so a full pipe cannot block it.
     let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
         std::thread::spawn(move || {
@@ -221,7 +223,7 @@ pub fn build(source: &str, executable: &Path, toolchain: &Toolchain, timeout: Op
     };
     let stdout = drain(child.stdout.take().map(|it| Box::new(it) as Box<dyn std::io::Read + Send>));
     let stderr = drain(child.stderr.take().map(|it| Box::new(it) as Box<dyn std::io::Read + Send>));
-    let status = wait_with_timeout(&mut child, timeout);
+    let status = wait_with_timeout(&mut child, timeout, None);
     let (stdout, stderr) = (stdout.join().unwrap_or_default(), stderr.join().unwrap_or_default());
     match status {
         Ok(status) if status.success() => Ok(()),
@@ -235,24 +237,75 @@ pub fn build(source: &str, executable: &Path, toolchain: &Toolchain, timeout: Op
     }
 }
 
-/// Registers a child [`clean_up_for_exit`] kills, while it lives.
+/// Registers a child [`clean_up_for_exit`] stops, while it lives.
 struct Running(u32);
 
 impl Running {
-    fn new(pid: u32) -> Running {
-        running_children().push(pid);
+    fn new(pid: u32, grace: Option<Duration>) -> Running {
+        running_children().push((pid, grace));
         Running(pid)
     }
 }
 
 impl Drop for Running {
     fn drop(&mut self) {
-        running_children().retain(|it| *it != self.0);
+        running_children().retain(|it| it.0 != self.0);
     }
 }
 
-/// Waits for `child`; past `timeout` kills it with its descendants and says so.
-fn wait_with_timeout(child: &mut std::process::Child, timeout: Option<Duration>) -> Result<ExitStatus, String> {
+/// How long srun gets after SIGTERM to cancel its job step before it is
+/// killed. Killed at once it cannot: the job stays on the cluster, its
+/// tasks running (seen on Slurm 22.05); on SIGTERM it cancels the step
+/// and exits within a second.
+pub const SRUN_GRACE: Duration = Duration::from_secs(10);
+
+/// The grace the launcher `command` gets before it is killed: srun's.
+pub fn grace_period(command: &Command) -> Option<Duration> {
+    is_srun(Path::new(command.get_program())).then_some(SRUN_GRACE)
+}
+
+fn is_srun(program: &Path) -> bool {
+    program.file_name().and_then(|it| it.to_str()).is_some_and(|it| it.starts_with("srun"))
+}
+
+/// Stops `root`, a child not reaped yet, with every process it started:
+/// with a grace, `root` first gets SIGTERM and that long to end by itself.
+fn stop(root: u32, grace: Option<Duration>) {
+    #[cfg(unix)]
+    if let Some(grace) = grace {
+        // SAFETY: `kill` has no memory effects; `root` is not reaped, so its pid is still its own.
+        unsafe {
+            sys::kill(root as i32, sys::SIGTERM);
+        }
+        let deadline = Instant::now() + grace;
+        while !has_ended(root) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    kill_descendants(root);
+}
+
+/// Whether `pid` has ended (is a zombie or gone).
+fn has_ended(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| process_state(&stat).map(|state| state == "Z" || state == "X"))
+        .unwrap_or(true)
+}
+
+/// The state field of a `/proc/PID/stat` line: `pid (comm) state ...`,
+/// where comm may hold blanks and parentheses.
+fn process_state(stat: &str) -> Option<&str> {
+    stat.rfind(')').and_then(|it| stat[it + 1..].split_whitespace().next())
+}
+
+/// Waits for `child`; past `timeout` stops it with its descendants
+/// ([`stop`], after `grace`) and says so.
+fn wait_with_timeout(
+    child: &mut std::process::Child,
+    timeout: Option<Duration>,
+    grace: Option<Duration>,
+) -> Result<ExitStatus, String> {
     let Some(timeout) = timeout else {
         return child.wait().map_err(|error| error.to_string());
     };
@@ -261,7 +314,7 @@ fn wait_with_timeout(child: &mut std::process::Child, timeout: Option<Duration>)
         match child.try_wait() {
             Ok(Some(status)) => return Ok(status),
             Ok(None) if Instant::now() >= deadline => {
-                kill_descendants(child.id());
+                stop(child.id(), grace);
                 let _ = child.kill();
                 let _ = child.wait();
                 return Err(format!("timed out after {} s; its processes were killed", timeout.as_secs_f64()));
@@ -289,20 +342,27 @@ pub enum LauncherKind {
 pub struct LaunchEnvironment {
     /// `SLURM_MPI_TYPE`: the user's choice of PMI plugin for srun.
     pub slurm_mpi_type: Option<String>,
-    /// CPUs srun may use without overcommitting: the job's
-    /// (`SLURM_JOB_CPUS_PER_NODE`) inside an allocation, else this machine's.
-    pub cpus: Option<u32>,
+    /// The CPUs of the Slurm job (allocation) hpf-ls runs in
+    /// (`SLURM_JOB_CPUS_PER_NODE`, summed over its nodes): srun overcommits
+    /// past them. `None` outside a job, where srun makes an allocation of
+    /// the size asked for, so the CPUs of the machine hpf-ls runs on (a
+    /// login node) say nothing.
+    pub job_cpus: Option<u32>,
 }
 
 impl LaunchEnvironment {
     /// Read from this process' environment.
     pub fn current() -> LaunchEnvironment {
-        let var = |name: &str| std::env::var(name).ok().filter(|it| !it.is_empty());
-        let cpus = match var("SLURM_JOB_CPUS_PER_NODE") {
-            Some(text) => slurm_cpu_count(&text),
-            None => std::thread::available_parallelism().ok().and_then(|it| u32::try_from(it.get()).ok()),
-        };
-        LaunchEnvironment { slurm_mpi_type: var("SLURM_MPI_TYPE"), cpus }
+        LaunchEnvironment::from_variables(|name| std::env::var(name).ok())
+    }
+
+    /// Read from environment variables given by `var`.
+    pub fn from_variables(var: impl Fn(&str) -> Option<String>) -> LaunchEnvironment {
+        let var = |name: &str| var(name).filter(|it| !it.is_empty());
+        LaunchEnvironment {
+            slurm_mpi_type: var("SLURM_MPI_TYPE"),
+            job_cpus: var("SLURM_JOB_CPUS_PER_NODE").and_then(|it| slurm_cpu_count(&it)),
+        }
     }
 }
 
@@ -352,8 +412,13 @@ pub fn launcher_argv(
             if !has_option(words, "--mpi") && environment.slurm_mpi_type.is_none() {
                 argv.push("--mpi=pmix".into());
             }
-            // As --oversubscribe does for mpirun: more tasks than CPUs still run.
-            if environment.cpus.is_some_and(|cpus| processes > cpus) && !has_option(words, "--overcommit") {
+            // As --oversubscribe does for mpirun: more tasks than the job's
+            // CPUs still run. Never outside a job: there srun would then
+            // allocate one CPU per node for all the tasks.
+            if environment.job_cpus.is_some_and(|cpus| processes > cpus)
+                && !has_option(words, "--overcommit")
+                && !has_option(words, "-O")
+            {
                 argv.push("--overcommit".into());
             }
         }
@@ -397,7 +462,7 @@ pub fn launch_command(
     let launcher = find(words.as_ref().map(|it| it[0].as_str()), LAUNCHERS, "launcher")?;
     let words = words.unwrap_or_else(|| vec![launcher.to_string_lossy().into_owned()]);
     let name = launcher.file_name().and_then(|it| it.to_str()).unwrap_or("");
-    let kind = if name.starts_with("srun") {
+    let kind = if is_srun(&launcher) {
         LauncherKind::Srun
     } else if name.contains("openmpi")
         || Command::new(&launcher)
@@ -442,17 +507,19 @@ pub fn run(
 ) -> Result<ExitStatus, String> {
     let dir = BuildDir::new().map_err(|error| error.to_string())?;
     let executable = dir.path.join("program");
-    build(source, &executable, toolchain, timeout)?;
+    // The launcher first: a launcher or options it refuses cost no build.
     let mut command = launch_command(&executable, processes, toolchain, args)?;
+    build(source, &executable, toolchain, timeout)?;
     if stats {
         command.env("HPF_LS_STATS", "1");
     }
     // The program's standard input is the user's (the launcher hands it to
     // rank 0, which does every READ).
     command.stdin(Stdio::inherit());
+    let grace = grace_period(&command);
     let mut child = command.spawn().map_err(|error| format!("cannot start the launcher: {error}"))?;
-    let _running = Running::new(child.id());
-    wait_with_timeout(&mut child, timeout).map_err(|message| format!("the program {message}"))
+    let _running = Running::new(child.id(), grace);
+    wait_with_timeout(&mut child, timeout, grace).map_err(|message| format!("the program {message}"))
 }
 
 /// Makes `command` start in a session (and process group) of its own, so
@@ -482,6 +549,7 @@ mod sys {
         pub fn kill(pid: i32, signal: i32) -> i32;
     }
     pub const SIGKILL: i32 = 9;
+    pub const SIGTERM: i32 = 15;
 }
 
 /// `(pid, parent, session)` of every live (not zombie) process.
@@ -491,7 +559,7 @@ fn processes() -> Vec<(u32, u32, u32)> {
     for entry in entries.flatten() {
         let Some(pid) = entry.file_name().to_str().and_then(|it| it.parse::<u32>().ok()) else { continue };
         let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
-        // `pid (comm) state ppid pgrp session ...`; comm may hold blanks and parentheses.
+        // `pid (comm) state ppid pgrp session ...` (see `process_state`).
         let Some(after) = stat.rfind(')').map(|it| &stat[it + 1..]) else { continue };
         let fields: Vec<&str> = after.split_whitespace().collect();
         if fields.len() < 4 || fields[0] == "Z" || fields[0] == "X" {
@@ -574,17 +642,43 @@ pub fn kill_descendants(root: u32) {
 /// started with it.
 pub struct SessionGuard {
     leader: Option<u32>,
+    grace: Option<Duration>,
 }
 
 impl SessionGuard {
     pub fn new(leader: Option<u32>) -> SessionGuard {
-        SessionGuard { leader }
+        SessionGuard { leader, grace: None }
     }
 
-    /// Kills now what is left of the session.
+    /// The leader gets SIGTERM and `grace` to end by itself before the
+    /// session is killed ([`grace_period`]: srun cancels its job step).
+    pub fn with_grace(mut self, grace: Option<Duration>) -> SessionGuard {
+        self.grace = grace;
+        self
+    }
+
+    /// Kills now what is left of the session; with a grace, a thread of
+    /// its own does so once the leader has ended or the grace is over, so
+    /// that the caller (an async task) never waits.
     pub fn kill(&mut self) {
-        if let Some(leader) = self.leader.take() {
-            kill_session(leader);
+        let Some(leader) = self.leader.take() else { return };
+        match self.grace {
+            #[cfg(unix)]
+            Some(grace) if !has_ended(leader) => {
+                // SAFETY: `kill` has no memory effects; the leader is not
+                // reaped (its `Child` outlives this guard), so the pid is its own.
+                unsafe {
+                    sys::kill(leader as i32, sys::SIGTERM);
+                }
+                std::thread::spawn(move || {
+                    let deadline = Instant::now() + grace;
+                    while !has_ended(leader) && Instant::now() < deadline {
+                        std::thread::sleep(Duration::from_millis(20));
+                    }
+                    kill_session(leader);
+                });
+            }
+            _ => kill_session(leader),
         }
     }
 }
@@ -622,26 +716,26 @@ mod tests {
         Ok(argv.into_iter().map(|it| it.into_string().unwrap()).collect())
     }
 
-    fn on_cpus(cpus: u32) -> LaunchEnvironment {
-        LaunchEnvironment { slurm_mpi_type: None, cpus: Some(cpus) }
+    fn in_job_of(cpus: u32) -> LaunchEnvironment {
+        LaunchEnvironment { slurm_mpi_type: None, job_cpus: Some(cpus) }
     }
 
     #[test]
     fn srun_asks_for_pmix_unless_told_otherwise() {
         assert_eq!(
-            argv(LauncherKind::Srun, "srun", 4, None, &on_cpus(8)).unwrap(),
+            argv(LauncherKind::Srun, "srun", 4, None, &in_job_of(8)).unwrap(),
             ["--ntasks=4", "--mpi=pmix", "/build/program", "in.dat"]
         );
         // The user's own plugin, as an option of the launcher or from the environment.
         assert_eq!(
-            argv(LauncherKind::Srun, "srun --mpi=pmi2 -p debug", 2, None, &on_cpus(8)).unwrap(),
+            argv(LauncherKind::Srun, "srun --mpi=pmi2 -p debug", 2, None, &in_job_of(8)).unwrap(),
             ["--mpi=pmi2", "-p", "debug", "--ntasks=2", "/build/program", "in.dat"]
         );
         assert_eq!(
-            argv(LauncherKind::Srun, "srun --mpi pmix_v3", 2, None, &on_cpus(8)).unwrap()[..3],
+            argv(LauncherKind::Srun, "srun --mpi pmix_v3", 2, None, &in_job_of(8)).unwrap()[..3],
             ["--mpi", "pmix_v3", "--ntasks=2"]
         );
-        let chosen = LaunchEnvironment { slurm_mpi_type: Some("pmi2".to_string()), cpus: Some(8) };
+        let chosen = LaunchEnvironment { slurm_mpi_type: Some("pmi2".to_string()), job_cpus: Some(8) };
         assert_eq!(
             argv(LauncherKind::Srun, "srun", 2, None, &chosen).unwrap(),
             ["--ntasks=2", "/build/program", "in.dat"]
@@ -650,17 +744,37 @@ mod tests {
 
     #[test]
     fn srun_overcommits_past_the_cpus_and_refuses_a_hostfile() {
-        let args = argv(LauncherKind::Srun, "srun", 5, None, &on_cpus(4)).unwrap();
+        let args = argv(LauncherKind::Srun, "srun", 5, None, &in_job_of(4)).unwrap();
         assert!(args.contains(&"--overcommit".to_string()), "{args:?}");
-        let args = argv(LauncherKind::Srun, "srun", 4, None, &on_cpus(4)).unwrap();
+        let args = argv(LauncherKind::Srun, "srun", 4, None, &in_job_of(4)).unwrap();
         assert!(!args.contains(&"--overcommit".to_string()), "{args:?}");
-        let error = argv(LauncherKind::Srun, "srun", 2, Some(Path::new("hosts")), &on_cpus(4)).unwrap_err();
+        let error = argv(LauncherKind::Srun, "srun", 2, Some(Path::new("hosts")), &in_job_of(4)).unwrap_err();
         assert!(error.contains("--hostfile means nothing to srun"), "{error}");
     }
 
     #[test]
+    fn srun_outside_a_job_lets_slurm_size_the_allocation() {
+        // Outside a job `--overcommit` would make the allocation one CPU
+        // for all the tasks (seen on a real cluster: 4 tasks, NumCPUs=1).
+        let outside = LaunchEnvironment::from_variables(|_| None);
+        assert_eq!(outside, LaunchEnvironment { slurm_mpi_type: None, job_cpus: None });
+        assert_eq!(
+            argv(LauncherKind::Srun, "srun", 64, None, &outside).unwrap(),
+            ["--ntasks=64", "--mpi=pmix", "/build/program", "in.dat"]
+        );
+        let inside =
+            LaunchEnvironment::from_variables(|name| (name == "SLURM_JOB_CPUS_PER_NODE").then(|| "2(x2)".to_string()));
+        assert_eq!(inside.job_cpus, Some(4));
+        let args = argv(LauncherKind::Srun, "srun", 5, None, &inside).unwrap();
+        assert!(args.contains(&"--overcommit".to_string()), "{args:?}");
+        // The user's own overcommit, short or long, is not repeated.
+        let args = argv(LauncherKind::Srun, "srun -O", 5, None, &inside).unwrap();
+        assert_eq!(args.iter().filter(|it| *it == "-O" || *it == "--overcommit").count(), 1, "{args:?}");
+    }
+
+    #[test]
     fn mpirun_oversubscribes_and_gets_an_absolute_hostfile() {
-        let args = argv(LauncherKind::OpenMpi, "mpirun --bind-to none", 3, Some(Path::new("hosts")), &on_cpus(1));
+        let args = argv(LauncherKind::OpenMpi, "mpirun --bind-to none", 3, Some(Path::new("hosts")), &in_job_of(1));
         let expected_hostfile = std::env::current_dir().unwrap().join("hosts").to_string_lossy().into_owned();
         assert_eq!(
             args.unwrap(),
@@ -677,8 +791,62 @@ mod tests {
             ]
         );
         // MPICH's Hydra (and Intel MPI) know neither --oversubscribe nor --hostfile.
-        let args = argv(LauncherKind::Other, "mpiexec.hydra", 2, Some(Path::new("/etc/hosts.mpi")), &on_cpus(1));
+        let args = argv(LauncherKind::Other, "mpiexec.hydra", 2, Some(Path::new("/etc/hosts.mpi")), &in_job_of(1));
         assert_eq!(args.unwrap(), ["-np", "2", "-f", "/etc/hosts.mpi", "/build/program", "in.dat"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn srun_gets_sigterm_and_time_to_cancel_its_step_before_it_is_killed() {
+        assert_eq!(grace_period(&Command::new("/usr/bin/srun")), Some(SRUN_GRACE));
+        assert_eq!(grace_period(&Command::new("mpirun")), None);
+        // A launcher that cleans up on SIGTERM, as srun cancels its step.
+        let dir = tempfile::tempdir().unwrap();
+        let cleaned = dir.path().join("cleaned");
+        let launcher = |cleaned: &Path| {
+            let script = format!("trap 'touch {}; exit 0' TERM; while :; do sleep 0.05; done", cleaned.display());
+            let mut child = Command::new("sh").arg("-c").arg(script).spawn().unwrap();
+            std::thread::sleep(Duration::from_millis(300));
+            let started = Instant::now();
+            let ended =
+                wait_with_timeout(&mut child, Some(Duration::from_millis(1)), grace_period(&Command::new("srun")));
+            (ended, started.elapsed())
+        };
+        let (ended, took) = launcher(&cleaned);
+        assert!(ended.unwrap_err().contains("timed out"));
+        assert!(cleaned.exists(), "the launcher got no chance to clean up");
+        assert!(took < SRUN_GRACE, "it waited for the whole grace: {took:?}");
+        // Without a grace (mpirun, the compiler) it is killed at once.
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(format!("trap 'touch {}' TERM; while :; do sleep 0.05; done", dir.path().join("never").display()))
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(wait_with_timeout(&mut child, Some(Duration::from_millis(1)), None).is_err());
+        assert!(!dir.path().join("never").exists());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_session_with_a_grace_gets_sigterm_before_it_is_killed() {
+        let dir = tempfile::tempdir().unwrap();
+        let cleaned = dir.path().join("cleaned");
+        let mut command = Command::new("sh");
+        command.arg("-c").arg(format!("trap 'touch {}; exit 0' TERM; while :; do sleep 0.05; done", cleaned.display()));
+        new_session(&mut command);
+        let mut child = command.spawn().unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        let started = Instant::now();
+        SessionGuard::new(Some(child.id())).with_grace(Some(SRUN_GRACE)).kill();
+        assert!(started.elapsed() < Duration::from_millis(500), "kill() waited for the grace");
+        child.wait().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !session_members(child.id()).is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(cleaned.exists(), "the leader got no chance to clean up");
+        assert!(session_members(child.id()).is_empty(), "the session outlived the grace");
     }
 
     #[test]

@@ -292,3 +292,32 @@ end program sleeper
     // The ranks went with it: nothing holds the pipe open any more.
     assert!(lines.next().is_none(), "the program still runs");
 }
+
+/// `--hostfile` with srun (and any launcher refusal) is reported before
+/// anything is compiled: no toolchain needed, a fake `srun` and a fake
+/// compiler that records being called.
+#[cfg(unix)]
+#[test]
+fn a_hostfile_with_srun_is_refused_before_the_build() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("srun-hostfile");
+    let script = |name: &str, body: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path.to_string_lossy().into_owned()
+    };
+    let srun = script("srun", "touch launched");
+    let compiler = script("fake-mpif90", "touch compiled; exit 1");
+    std::fs::write(dir.join("writer.f90"), WRITER).unwrap();
+    std::fs::write(dir.join("hosts"), "localhost slots=4\n").unwrap();
+    let output = hpf_ls(
+        &["run", "--launcher", &srun, "--fc", &compiler, "--np", "2", "--hostfile", "hosts", "writer.f90"],
+        &dir,
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(stderr.contains("--hostfile means nothing to srun"), "{stderr}");
+    assert!(!dir.join("compiled").exists(), "the program was built first");
+    assert!(!dir.join("launched").exists());
+}

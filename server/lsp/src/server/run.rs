@@ -9,8 +9,8 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use backend::driver::{
-    launch_command, new_session, prepare_build, Limits, SessionGuard, Toolchain, DEFAULT_MAX_OUTPUT_BYTES,
-    DEFAULT_TIMEOUT,
+    grace_period, launch_command, new_session, prepare_build, Limits, SessionGuard, Toolchain,
+    DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT,
 };
 use serde_json::{json, Value};
 use tokio::io::AsyncReadExt;
@@ -203,9 +203,11 @@ async fn supervise(
 ) -> std::io::Result<Supervised> {
     new_session(&mut command);
     command.stdin(Stdio::null());
-    let mut child = tokio::process::Command::from(command).kill_on_drop(true).spawn()?;
+    // srun is given time to cancel its job step (the guard kills it after).
+    let grace = grace_period(&command);
+    let mut child = tokio::process::Command::from(command).kill_on_drop(grace.is_none()).spawn()?;
     // Declared after `child`, dropped before it: the session dies first.
-    let mut guard = SessionGuard::new(child.id());
+    let mut guard = SessionGuard::new(child.id()).with_grace(grace);
     let deadline = limits.timeout.map(|it| tokio::time::Instant::now() + it);
     let mut out = Stream::new(child.stdout.take().map(|it| Box::pin(it) as Pipe), MessageType::LOG);
     let mut err = Stream::new(child.stderr.take().map(|it| Box::pin(it) as Pipe), MessageType::WARNING);
@@ -269,7 +271,9 @@ async fn supervise(
     };
     // Stopped or ended: nothing it started outlives it.
     guard.kill();
-    let _ = child.start_kill();
+    if grace.is_none() {
+        let _ = child.start_kill();
+    }
     let _ = child.wait().await;
     let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
     Ok(Supervised { status, stdout: text(&out.kept), stderr: text(&err.kept), stopped })
