@@ -5,6 +5,9 @@
 //! ([`launcher_argv`]) is a pure function of the launcher kind, the
 //! process count and the environment it reads, so it is unit-tested.
 //!
+//! With a relay (`hpf-ls run --check`), each rank runs under it and a rank
+//! that dies ends the whole run at once ([`run`], [`record_death`]).
+//!
 //! Build directories are registered while they exist, so that a signal
 //! handler of the command line can remove them and kill what runs
 //! ([`clean_up_for_exit`]) when hpf-ls itself is interrupted or terminated.
@@ -221,7 +224,7 @@ pub fn build(source: &str, executable: &Path, toolchain: &Toolchain, timeout: Op
     };
     let stdout = drain(child.stdout.take().map(|it| Box::new(it) as Box<dyn std::io::Read + Send>));
     let stderr = drain(child.stderr.take().map(|it| Box::new(it) as Box<dyn std::io::Read + Send>));
-    let status = wait_with_timeout(&mut child, timeout);
+    let status = wait_with_timeout(&mut child, timeout, || false);
     let (stdout, stderr) = (stdout.join().unwrap_or_default(), stderr.join().unwrap_or_default());
     match status {
         Ok(status) if status.success() => Ok(()),
@@ -251,16 +254,27 @@ impl Drop for Running {
     }
 }
 
-/// Waits for `child`; past `timeout` kills it with its descendants and says so.
-fn wait_with_timeout(child: &mut std::process::Child, timeout: Option<Duration>) -> Result<ExitStatus, String> {
-    let Some(timeout) = timeout else {
-        return child.wait().map_err(|error| error.to_string());
-    };
-    let deadline = Instant::now() + timeout;
+/// Waits for `child`; past `timeout` kills it with its descendants and says
+/// so. When `ended` holds, kills them too, after a moment for what the
+/// others are about to report, and returns the status they end with.
+fn wait_with_timeout(
+    child: &mut std::process::Child,
+    timeout: Option<Duration>,
+    ended: impl Fn() -> bool,
+) -> Result<ExitStatus, String> {
+    let deadline = timeout.map(|it| Instant::now() + it);
+    let mut ending: Option<Instant> = None;
     loop {
         match child.try_wait() {
             Ok(Some(status)) => return Ok(status),
-            Ok(None) if Instant::now() >= deadline => {
+            Ok(None) if ending.is_some_and(|it| Instant::now() >= it) => {
+                kill_descendants(child.id());
+                let _ = child.kill();
+                return child.wait().map_err(|error| error.to_string());
+            }
+            Ok(None) if ending.is_none() && ended() => ending = Some(Instant::now() + Duration::from_millis(300)),
+            Ok(None) if deadline.is_some_and(|it| Instant::now() >= it) => {
+                let timeout = timeout.unwrap_or_default();
                 kill_descendants(child.id());
                 let _ = child.kill();
                 let _ = child.wait();
@@ -394,7 +408,18 @@ pub fn launch_command(
         }
         None => None,
     };
-    let launcher = find(words.as_ref().map(|it| it[0].as_str()), LAUNCHERS, "launcher")?;
+    // The launcher of the compiler's MPI: `mpif90.mpich` builds programs
+    // that only MPICH's `mpirun.mpich` starts as one job.
+    let flavour = toolchain
+        .compiler
+        .as_deref()
+        .and_then(on_path)
+        .and_then(|it| std::fs::canonicalize(it).ok())
+        .and_then(|it| Some(it.file_name()?.to_str()?.rsplit_once('.')?.1.to_string()))
+        .filter(|it| it == "mpich" || it == "openmpi");
+    let paired: Vec<String> = flavour.iter().map(|it| format!("mpirun.{it}")).collect();
+    let candidates: Vec<&str> = paired.iter().map(String::as_str).chain(LAUNCHERS.iter().copied()).collect();
+    let launcher = find(words.as_ref().map(|it| it[0].as_str()), &candidates, "launcher")?;
     let words = words.unwrap_or_else(|| vec![launcher.to_string_lossy().into_owned()]);
     let name = launcher.file_name().and_then(|it| it.to_str()).unwrap_or("");
     let kind = if name.starts_with("srun") {
@@ -428,10 +453,83 @@ pub fn launch_command(
     Ok(command)
 }
 
+/// The compiler flags of `hpf-ls run --check`: every run-time check but the
+/// warning about array temporaries (which are no error, and frequent where
+/// sections are passed), and line numbers in messages and backtraces.
+pub const CHECK_FLAGS: &[&str] = &["-g", "-O0", "-fcheck=all,no-array-temps", "-fbacktrace"];
+
+/// How a run ended.
+#[derive(Debug)]
+pub enum RunEnd {
+    /// Every process ended; the launcher's status.
+    Exited(ExitStatus),
+    /// Under a relay (`--check`), processes died: the run was ended at once.
+    Died(Vec<Death>),
+}
+
+/// A process that died under the relay of `hpf-ls run --check`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Death {
+    pub rank: u32,
+    /// Its exit status, or the signal that killed it.
+    pub status: DeathStatus,
+    /// What it wrote on stderr from the first line of a run-time error on
+    /// (gfortran's `At line N of file F`, `Fortran runtime error: ...`, the backtrace).
+    pub report: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeathStatus {
+    Exit(i32),
+    Signal(i32),
+}
+
+/// The file a relay writes into the build directory when its process dies.
+const DEATH_FILE: &str = "died.";
+
+/// For the relay: records in `dir` that the process of `rank` died. The file
+/// appears whole (written aside, then renamed), since [`run`] polls for it.
+pub fn record_death(dir: &Path, death: &Death) -> std::io::Result<()> {
+    let status = match death.status {
+        DeathStatus::Exit(code) => format!("exit {code}"),
+        DeathStatus::Signal(signal) => format!("signal {signal}"),
+    };
+    let aside = dir.join(format!(".{DEATH_FILE}{}", death.rank));
+    std::fs::write(&aside, format!("{status}\n{}", death.report))?;
+    std::fs::rename(aside, dir.join(format!("{DEATH_FILE}{}", death.rank)))
+}
+
+/// The deaths the relays recorded in `dir`, by rank.
+fn deaths(dir: &Path) -> Vec<Death> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut found: Vec<Death> = entries
+        .flatten()
+        .filter_map(|entry| {
+            let rank = entry.file_name().to_str()?.strip_prefix(DEATH_FILE)?.parse().ok()?;
+            let text = std::fs::read_to_string(entry.path()).ok()?;
+            let (status, report) = text.split_once('\n').unwrap_or((&text, ""));
+            let status = match status.split_once(' ')? {
+                ("exit", code) => DeathStatus::Exit(code.parse().ok()?),
+                ("signal", signal) => DeathStatus::Signal(signal.parse().ok()?),
+                _ => return None,
+            };
+            Some(Death { rank, status, report: report.to_string() })
+        })
+        .collect();
+    found.sort_by_key(|it| it.rank);
+    found
+}
+
 /// Builds in a private directory, then runs in the current directory, as
 /// `mpirun ./a.out` would (the files the program writes stay there); the
 /// program's stdout and stderr pass through. Past `timeout` (each for the
 /// build and the run) every process is killed.
+///
+/// With a `relay` (the argv of `hpf-ls`'s check relay), each rank runs as
+/// `RELAY... BUILD_DIR PROGRAM ARGS...`: the relay records the death of its
+/// process ([`record_death`]), and the first death ends the whole run at
+/// once, whatever the launcher would do (Open MPI aborts the job, other
+/// launchers may wait for the other ranks, which may wait for the dead one).
 pub fn run(
     source: &str,
     processes: u32,
@@ -439,11 +537,25 @@ pub fn run(
     args: &[String],
     stats: bool,
     timeout: Option<Duration>,
-) -> Result<ExitStatus, String> {
+    relay: Option<&[std::ffi::OsString]>,
+) -> Result<RunEnd, String> {
     let dir = BuildDir::new().map_err(|error| error.to_string())?;
     let executable = dir.path.join("program");
     build(source, &executable, toolchain, timeout)?;
-    let mut command = launch_command(&executable, processes, toolchain, args)?;
+    let mut command = match relay {
+        Some(relay) => {
+            let (first, rest) = relay.split_first().ok_or("an empty relay command")?;
+            let mut relayed: Vec<String> = rest
+                .iter()
+                .map(|it| it.as_os_str())
+                .chain([dir.path.as_os_str(), executable.as_os_str()])
+                .map(|it| it.to_string_lossy().into_owned())
+                .collect();
+            relayed.extend(args.iter().cloned());
+            launch_command(Path::new(first), processes, toolchain, &relayed)?
+        }
+        None => launch_command(&executable, processes, toolchain, args)?,
+    };
     if stats {
         command.env("HPF_LS_STATS", "1");
     }
@@ -452,7 +564,27 @@ pub fn run(
     command.stdin(Stdio::inherit());
     let mut child = command.spawn().map_err(|error| format!("cannot start the launcher: {error}"))?;
     let _running = Running::new(child.id());
-    wait_with_timeout(&mut child, timeout).map_err(|message| format!("the program {message}"))
+    if relay.is_none() {
+        return wait_with_timeout(&mut child, timeout, || false)
+            .map(RunEnd::Exited)
+            .map_err(|message| format!("the program {message}"));
+    }
+    let died = || {
+        dir.path.read_dir().is_ok_and(|mut it| {
+            it.any(|entry| entry.is_ok_and(|it| it.file_name().to_string_lossy().starts_with(DEATH_FILE)))
+        })
+    };
+    let status = wait_with_timeout(&mut child, timeout, died).map_err(|message| format!("the program {message}"))?;
+    if status.success() {
+        return Ok(RunEnd::Exited(status));
+    }
+    // The launcher may end just before a relay has written its record.
+    let deadline = Instant::now() + Duration::from_millis(500);
+    while !died() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let found = deaths(&dir.path);
+    Ok(if found.is_empty() { RunEnd::Exited(status) } else { RunEnd::Died(found) })
 }
 
 /// Makes `command` start in a session (and process group) of its own, so
