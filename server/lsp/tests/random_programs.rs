@@ -2704,7 +2704,8 @@ fn many_random_programs_in_subroutines_print_what_the_sequential_program_prints(
 fn random_programs_of_every_generator_compile_with_wall() {
     require_toolchain();
     let scratch = Scratch::new("compile-wall");
-    let generators: [(&str, fn(u64) -> String); 6] = [
+    type Generator = fn(u64) -> String;
+    let generators: [(&str, Generator); 6] = [
         ("plain", generate),
         ("grid", grid::generate_grid),
         ("subroutine", generate_in_subroutine),
