@@ -394,6 +394,13 @@ fn absolute(path: &Path) -> Result<PathBuf, String> {
     std::path::absolute(path).map_err(|error| format!("{}: {error}", path.display()))
 }
 
+/// The MPI of Debian's compiler wrappers (`mpif90.mpich`, `mpif90.openmpi`,
+/// where `mpif90` leads through the alternatives), which names its launcher.
+fn mpi_flavour(compiler: &Path) -> Option<&'static str> {
+    let name = compiler.file_name()?.to_str()?;
+    ["mpich", "openmpi"].into_iter().find(|it| name.rsplit_once('.').is_some_and(|(_, suffix)| suffix == *it))
+}
+
 /// The launcher command for `processes` ranks of `executable`.
 pub fn launch_command(
     executable: &Path,
@@ -410,13 +417,10 @@ pub fn launch_command(
     };
     // The launcher of the compiler's MPI: `mpif90.mpich` builds programs
     // that only MPICH's `mpirun.mpich` starts as one job.
-    let flavour = toolchain
-        .compiler
-        .as_deref()
-        .and_then(on_path)
+    let flavour = find(toolchain.compiler.as_deref(), COMPILERS, "compiler")
+        .ok()
         .and_then(|it| std::fs::canonicalize(it).ok())
-        .and_then(|it| Some(it.file_name()?.to_str()?.rsplit_once('.')?.1.to_string()))
-        .filter(|it| it == "mpich" || it == "openmpi");
+        .and_then(|it| mpi_flavour(&it));
     let paired: Vec<String> = flavour.iter().map(|it| format!("mpirun.{it}")).collect();
     let candidates: Vec<&str> = paired.iter().map(String::as_str).chain(LAUNCHERS.iter().copied()).collect();
     let launcher = find(words.as_ref().map(|it| it[0].as_str()), &candidates, "launcher")?;
@@ -811,6 +815,13 @@ mod tests {
         // MPICH's Hydra (and Intel MPI) know neither --oversubscribe nor --hostfile.
         let args = argv(LauncherKind::Other, "mpiexec.hydra", 2, Some(Path::new("/etc/hosts.mpi")), &on_cpus(1));
         assert_eq!(args.unwrap(), ["-np", "2", "-f", "/etc/hosts.mpi", "/build/program", "in.dat"]);
+    }
+
+    #[test]
+    fn the_compilers_mpi_names_its_launcher() {
+        assert_eq!(mpi_flavour(Path::new("/usr/bin/mpif90.mpich")), Some("mpich"));
+        assert_eq!(mpi_flavour(Path::new("/usr/bin/mpif90.openmpi")), Some("openmpi"));
+        assert_eq!(mpi_flavour(Path::new("/opt/intel/bin/mpiifort")), None);
     }
 
     #[test]
