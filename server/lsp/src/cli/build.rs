@@ -18,7 +18,7 @@ use backend::driver::{Death, DeathStatus, RunEnd, Toolchain};
 use syntax::{Code, LineIndex};
 
 use super::args::{BuildArgs, CompileArgs, RunArgs};
-use super::run_check::{explain_compile_failure, explain_death, GeneratedPlaces};
+use super::run_check::{explain_compile_failure, explain_deaths, GeneratedPlaces};
 use super::{collect_inputs, InputOptions, EXIT_USAGE};
 
 struct Options {
@@ -222,10 +222,11 @@ pub fn run_run(args: &RunArgs, err: &mut String) -> i32 {
         Ok(RunEnd::Died(deaths)) => {
             // A rank killed by the launcher after another died says nothing new.
             let killed = |it: &&Death| matches!(it.status, DeathStatus::Signal(9 | 15)) && it.report.is_empty();
-            let told: Vec<&Death> = deaths.iter().filter(|it| !killed(it)).collect();
-            for death in if told.is_empty() { deaths.iter().collect() } else { told } {
-                err.push_str(&explain_death(death, &places));
+            let mut told: Vec<&Death> = deaths.iter().filter(|it| !killed(it)).collect();
+            if told.is_empty() {
+                told = deaths.iter().collect();
             }
+            err.push_str(&explain_deaths(&told, &places));
             let _ = writeln!(err, "hpf-ls: the run was ended: a process died");
             deaths
                 .iter()

@@ -146,9 +146,29 @@ fn bounds_error(message: &str) -> Option<(i64, usize, String)> {
     Some((index.parse().ok()?, dimension.parse().ok()?, array.to_string()))
 }
 
-/// The message of a relay's record of a death, in the user's terms.
-pub fn explain_death(death: &Death, places: &GeneratedPlaces) -> String {
-    let who = format!("on P({})", death.rank + 1);
+/// The messages of the relays' records of deaths, in the user's terms; the
+/// processes that died of the same error at the same line are named together
+/// (`on P(1), P(3)`), once.
+pub fn explain_deaths(deaths: &[&Death], places: &GeneratedPlaces) -> String {
+    const WHO: &str = "\u{0}who\u{0}";
+    let mut told: Vec<(String, Vec<u32>)> = Vec::new();
+    for death in deaths {
+        let text = explain_death(death, WHO, places);
+        match told.iter_mut().find(|it| it.0 == text) {
+            Some((_, ranks)) => ranks.push(death.rank),
+            None => told.push((text, vec![death.rank])),
+        }
+    }
+    told.iter()
+        .map(|(text, ranks)| {
+            let names: Vec<String> = ranks.iter().map(|it| format!("P({})", it + 1)).collect();
+            text.replace(WHO, &format!("on {}", names.join(", ")))
+        })
+        .collect()
+}
+
+/// The message of one death, `who` standing for the process.
+fn explain_death(death: &Death, who: &str, places: &GeneratedPlaces) -> String {
     let lines: Vec<&str> = death.report.lines().collect();
     let error = lines.iter().find_map(|it| it.trim().strip_prefix("Fortran runtime error: ")).map(str::to_string);
     let signal = lines.iter().find_map(|it| it.trim().strip_prefix("Program received signal ")).map(str::to_string);
