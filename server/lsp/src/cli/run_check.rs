@@ -221,6 +221,12 @@ fn user_message(message: &str, offset: Option<usize>, places: &GeneratedPlaces) 
         _ => format!("index {index} of {name}"),
     };
     match declared.and_then(|it| it.bounds.get(dimension - 1)) {
+        // Within the declared bounds, outside this process' local part of a
+        // distributed array: the backend's mistake, not the user's.
+        Some((Some(lo), Some(hi))) if (*lo..=*hi).contains(&index) => format!(
+            "{of} is within its bounds {lo}:{hi} but not in the part of it this process holds \
+             (an internal error of hpf-ls: please report it to hpf-ls's developers with your program)"
+        ),
         Some((Some(lo), Some(hi))) => format!("{of} is out of bounds {lo}:{hi}"),
         _ => {
             let bound = message.split(" bound of ").nth(1).unwrap_or("?");
@@ -426,6 +432,34 @@ fn die_with_parent(command: &mut std::process::Command) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bounds_errors_name_the_declared_bounds() {
+        let array =
+            Array { name: "A".to_string(), unit: syntax::TextRange::new(0, 100), bounds: vec![(Some(1), Some(16))] };
+        let places = GeneratedPlaces {
+            places: Vec::new(),
+            generated: Vec::new(),
+            arrays: HashMap::from([("a".to_string(), vec![array])]),
+        };
+        let message = |text: &str| user_message(text, Some(10), &places);
+        assert_eq!(
+            message("Index '17' of dimension 1 of array 'a' above upper bound of 16"),
+            "index 17 of A is out of bounds 1:16"
+        );
+        // A distributed array's local part is smaller than its bounds.
+        assert!(message("Index '9' of dimension 1 of array 'a' above upper bound of 8")
+            .starts_with("index 9 of A is within its bounds 1:16 but not in the part of it this process holds"));
+        // An array the analysis does not know keeps gfortran's bound.
+        assert_eq!(
+            message("Index '0' of dimension 2 of array 'w' below lower bound of 1"),
+            "index 0 of W is below its lower bound 1"
+        );
+        assert_eq!(
+            message("Allocatable actual argument 'x' is not allocated"),
+            "Allocatable actual argument 'x' is not allocated"
+        );
+    }
 
     #[test]
     fn gfortran_messages_are_read() {
