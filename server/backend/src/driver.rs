@@ -5,6 +5,9 @@
 //! ([`launcher_argv`]) is a pure function of the launcher kind, the
 //! process count and the environment it reads, so it is unit-tested.
 //!
+//! With a relay (`hpf-ls run --check`), each rank runs under it and a rank
+//! that dies ends the whole run at once ([`run`], [`record_death`]).
+//!
 //! Build directories are registered while they exist, so that a signal
 //! handler of the command line can remove them and kill what runs
 //! ([`clean_up_for_exit`]) when hpf-ls itself is interrupted or terminated.
@@ -223,7 +226,7 @@ pub fn build(source: &str, executable: &Path, toolchain: &Toolchain, timeout: Op
     };
     let stdout = drain(child.stdout.take().map(|it| Box::new(it) as Box<dyn std::io::Read + Send>));
     let stderr = drain(child.stderr.take().map(|it| Box::new(it) as Box<dyn std::io::Read + Send>));
-    let status = wait_with_timeout(&mut child, timeout, None);
+    let status = wait_with_timeout(&mut child, timeout, None, || false);
     let (stdout, stderr) = (stdout.join().unwrap_or_default(), stderr.join().unwrap_or_default());
     match status {
         Ok(status) if status.success() => Ok(()),
@@ -300,20 +303,28 @@ fn process_state(stat: &str) -> Option<&str> {
 }
 
 /// Waits for `child`; past `timeout` stops it with its descendants
-/// ([`stop`], after `grace`) and says so.
+/// ([`stop`], after `grace`) and says so. When `ended` holds, stops them
+/// too, after a moment for what the others are about to report, and
+/// returns the status they end with.
 fn wait_with_timeout(
     child: &mut std::process::Child,
     timeout: Option<Duration>,
     grace: Option<Duration>,
+    ended: impl Fn() -> bool,
 ) -> Result<ExitStatus, String> {
-    let Some(timeout) = timeout else {
-        return child.wait().map_err(|error| error.to_string());
-    };
-    let deadline = Instant::now() + timeout;
+    let deadline = timeout.map(|it| Instant::now() + it);
+    let mut ending: Option<Instant> = None;
     loop {
         match child.try_wait() {
             Ok(Some(status)) => return Ok(status),
-            Ok(None) if Instant::now() >= deadline => {
+            Ok(None) if ending.is_some_and(|it| Instant::now() >= it) => {
+                stop(child.id(), grace);
+                let _ = child.kill();
+                return child.wait().map_err(|error| error.to_string());
+            }
+            Ok(None) if ending.is_none() && ended() => ending = Some(Instant::now() + Duration::from_millis(300)),
+            Ok(None) if deadline.is_some_and(|it| Instant::now() >= it) => {
+                let timeout = timeout.unwrap_or_default();
                 stop(child.id(), grace);
                 let _ = child.kill();
                 let _ = child.wait();
@@ -445,6 +456,13 @@ fn absolute(path: &Path) -> Result<PathBuf, String> {
     std::path::absolute(path).map_err(|error| format!("{}: {error}", path.display()))
 }
 
+/// The MPI of Debian's compiler wrappers (`mpif90.mpich`, `mpif90.openmpi`,
+/// where `mpif90` leads through the alternatives), which names its launcher.
+fn mpi_flavour(compiler: &Path) -> Option<&'static str> {
+    let name = compiler.file_name()?.to_str()?;
+    ["mpich", "openmpi"].into_iter().find(|it| name.rsplit_once('.').is_some_and(|(_, suffix)| suffix == *it))
+}
+
 /// The launcher command for `processes` ranks of `executable`.
 pub fn launch_command(
     executable: &Path,
@@ -459,7 +477,15 @@ pub fn launch_command(
         }
         None => None,
     };
-    let launcher = find(words.as_ref().map(|it| it[0].as_str()), LAUNCHERS, "launcher")?;
+    // The launcher of the compiler's MPI: `mpif90.mpich` builds programs
+    // that only MPICH's `mpirun.mpich` starts as one job.
+    let flavour = find(toolchain.compiler.as_deref(), COMPILERS, "compiler")
+        .ok()
+        .and_then(|it| std::fs::canonicalize(it).ok())
+        .and_then(|it| mpi_flavour(&it));
+    let paired: Vec<String> = flavour.iter().map(|it| format!("mpirun.{it}")).collect();
+    let candidates: Vec<&str> = paired.iter().map(String::as_str).chain(LAUNCHERS.iter().copied()).collect();
+    let launcher = find(words.as_ref().map(|it| it[0].as_str()), &candidates, "launcher")?;
     let words = words.unwrap_or_else(|| vec![launcher.to_string_lossy().into_owned()]);
     let name = launcher.file_name().and_then(|it| it.to_str()).unwrap_or("");
     let kind = if is_srun(&launcher) {
@@ -493,10 +519,83 @@ pub fn launch_command(
     Ok(command)
 }
 
+/// The compiler flags of `hpf-ls run --check`: every run-time check but the
+/// warning about array temporaries (which are no error, and frequent where
+/// sections are passed), and line numbers in messages and backtraces.
+pub const CHECK_FLAGS: &[&str] = &["-g", "-O0", "-fcheck=all,no-array-temps", "-fbacktrace"];
+
+/// How a run ended.
+#[derive(Debug)]
+pub enum RunEnd {
+    /// Every process ended; the launcher's status.
+    Exited(ExitStatus),
+    /// Under a relay (`--check`), processes died: the run was ended at once.
+    Died(Vec<Death>),
+}
+
+/// A process that died under the relay of `hpf-ls run --check`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Death {
+    pub rank: u32,
+    /// Its exit status, or the signal that killed it.
+    pub status: DeathStatus,
+    /// What it wrote on stderr from the first line of a run-time error on
+    /// (gfortran's `At line N of file F`, `Fortran runtime error: ...`, the backtrace).
+    pub report: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeathStatus {
+    Exit(i32),
+    Signal(i32),
+}
+
+/// The file a relay writes into the build directory when its process dies.
+const DEATH_FILE: &str = "died.";
+
+/// For the relay: records in `dir` that the process of `rank` died. The file
+/// appears whole (written aside, then renamed), since [`run`] polls for it.
+pub fn record_death(dir: &Path, death: &Death) -> std::io::Result<()> {
+    let status = match death.status {
+        DeathStatus::Exit(code) => format!("exit {code}"),
+        DeathStatus::Signal(signal) => format!("signal {signal}"),
+    };
+    let aside = dir.join(format!(".{DEATH_FILE}{}", death.rank));
+    std::fs::write(&aside, format!("{status}\n{}", death.report))?;
+    std::fs::rename(aside, dir.join(format!("{DEATH_FILE}{}", death.rank)))
+}
+
+/// The deaths the relays recorded in `dir`, by rank.
+fn deaths(dir: &Path) -> Vec<Death> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut found: Vec<Death> = entries
+        .flatten()
+        .filter_map(|entry| {
+            let rank = entry.file_name().to_str()?.strip_prefix(DEATH_FILE)?.parse().ok()?;
+            let text = std::fs::read_to_string(entry.path()).ok()?;
+            let (status, report) = text.split_once('\n').unwrap_or((&text, ""));
+            let status = match status.split_once(' ')? {
+                ("exit", code) => DeathStatus::Exit(code.parse().ok()?),
+                ("signal", signal) => DeathStatus::Signal(signal.parse().ok()?),
+                _ => return None,
+            };
+            Some(Death { rank, status, report: report.to_string() })
+        })
+        .collect();
+    found.sort_by_key(|it| it.rank);
+    found
+}
+
 /// Builds in a private directory, then runs in the current directory, as
 /// `mpirun ./a.out` would (the files the program writes stay there); the
 /// program's stdout and stderr pass through. Past `timeout` (each for the
 /// build and the run) every process is killed.
+///
+/// With a `relay` (the argv of `hpf-ls`'s check relay), each rank runs as
+/// `RELAY... BUILD_DIR PROGRAM ARGS...`: the relay records the death of its
+/// process ([`record_death`]), and the first death ends the whole run at
+/// once, whatever the launcher would do (Open MPI aborts the job, other
+/// launchers may wait for the other ranks, which may wait for the dead one).
 pub fn run(
     source: &str,
     processes: u32,
@@ -504,11 +603,25 @@ pub fn run(
     args: &[String],
     stats: bool,
     timeout: Option<Duration>,
-) -> Result<ExitStatus, String> {
+    relay: Option<&[std::ffi::OsString]>,
+) -> Result<RunEnd, String> {
     let dir = BuildDir::new().map_err(|error| error.to_string())?;
     let executable = dir.path.join("program");
     // The launcher first: a launcher or options it refuses cost no build.
-    let mut command = launch_command(&executable, processes, toolchain, args)?;
+    let mut command = match relay {
+        Some(relay) => {
+            let (first, rest) = relay.split_first().ok_or("an empty relay command")?;
+            let mut relayed: Vec<String> = rest
+                .iter()
+                .map(|it| it.as_os_str())
+                .chain([dir.path.as_os_str(), executable.as_os_str()])
+                .map(|it| it.to_string_lossy().into_owned())
+                .collect();
+            relayed.extend(args.iter().cloned());
+            launch_command(Path::new(first), processes, toolchain, &relayed)?
+        }
+        None => launch_command(&executable, processes, toolchain, args)?,
+    };
     build(source, &executable, toolchain, timeout)?;
     if stats {
         command.env("HPF_LS_STATS", "1");
@@ -519,7 +632,28 @@ pub fn run(
     let grace = grace_period(&command);
     let mut child = command.spawn().map_err(|error| format!("cannot start the launcher: {error}"))?;
     let _running = Running::new(child.id(), grace);
-    wait_with_timeout(&mut child, timeout, grace).map_err(|message| format!("the program {message}"))
+    if relay.is_none() {
+        return wait_with_timeout(&mut child, timeout, grace, || false)
+            .map(RunEnd::Exited)
+            .map_err(|message| format!("the program {message}"));
+    }
+    let died = || {
+        dir.path.read_dir().is_ok_and(|mut it| {
+            it.any(|entry| entry.is_ok_and(|it| it.file_name().to_string_lossy().starts_with(DEATH_FILE)))
+        })
+    };
+    let status =
+        wait_with_timeout(&mut child, timeout, grace, died).map_err(|message| format!("the program {message}"))?;
+    if status.success() {
+        return Ok(RunEnd::Exited(status));
+    }
+    // The launcher may end just before a relay has written its record.
+    let deadline = Instant::now() + Duration::from_millis(500);
+    while !died() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let found = deaths(&dir.path);
+    Ok(if found.is_empty() { RunEnd::Exited(status) } else { RunEnd::Died(found) })
 }
 
 /// Makes `command` start in a session (and process group) of its own, so
@@ -808,8 +942,12 @@ mod tests {
             let mut child = Command::new("sh").arg("-c").arg(script).spawn().unwrap();
             std::thread::sleep(Duration::from_millis(300));
             let started = Instant::now();
-            let ended =
-                wait_with_timeout(&mut child, Some(Duration::from_millis(1)), grace_period(&Command::new("srun")));
+            let ended = wait_with_timeout(
+                &mut child,
+                Some(Duration::from_millis(1)),
+                grace_period(&Command::new("srun")),
+                || false,
+            );
             (ended, started.elapsed())
         };
         let (ended, took) = launcher(&cleaned);
@@ -823,7 +961,7 @@ mod tests {
             .spawn()
             .unwrap();
         std::thread::sleep(Duration::from_millis(300));
-        assert!(wait_with_timeout(&mut child, Some(Duration::from_millis(1)), None).is_err());
+        assert!(wait_with_timeout(&mut child, Some(Duration::from_millis(1)), None, || false).is_err());
         assert!(!dir.path().join("never").exists());
     }
 
@@ -847,6 +985,13 @@ mod tests {
         }
         assert!(cleaned.exists(), "the leader got no chance to clean up");
         assert!(session_members(child.id()).is_empty(), "the session outlived the grace");
+    }
+
+    #[test]
+    fn the_compilers_mpi_names_its_launcher() {
+        assert_eq!(mpi_flavour(Path::new("/usr/bin/mpif90.mpich")), Some("mpich"));
+        assert_eq!(mpi_flavour(Path::new("/usr/bin/mpif90.openmpi")), Some("openmpi"));
+        assert_eq!(mpi_flavour(Path::new("/opt/intel/bin/mpiifort")), None);
     }
 
     #[test]

@@ -162,6 +162,7 @@ mod external_modules;
 mod fission;
 mod grid;
 mod hoist;
+mod line_map;
 mod loop_reductions;
 mod module_arrays;
 mod ordered_chain;
@@ -183,6 +184,7 @@ use std::fmt::Write;
 use analysis::loops::{AccessAttr, LoopKind, LoopReport, SubscriptForm};
 use analysis::model::{Format, Model, SymbolId, SymbolKind};
 use analysis::FileAnalysis;
+use line_map::Origin;
 use private::mentions_word;
 use syntax::{closing_paren, ExprKind, LoopControl, Stmt, StmtKind, TextRange, UnitKind};
 
@@ -205,6 +207,10 @@ pub struct Generated {
     /// The SPMD program (free form).
     pub source: String,
     pub notes: Vec<Note>,
+    /// For each line of `source` (0-based), the offset in the analysed text
+    /// of the user's line it comes from (`line_map.rs`); `None` for the
+    /// backend's own lines. Compiler and run-time messages name generated lines.
+    pub lines: Vec<Option<usize>>,
 }
 
 /// A distributed array as the runtime describes it.
@@ -762,6 +768,8 @@ struct Lowering<'a> {
     relaid: Vec<SymbolId>,
     /// Floating-point reductions keep the sequential order (`LowerOptions`).
     ordered_reductions: bool,
+    /// Where each part of the output starts and what it comes from (`line_map.rs`).
+    regions: Vec<line_map::Region>,
 }
 
 /// How the program is lowered.
@@ -845,10 +853,15 @@ fn lower_text(
         hoisted,
         relaid: Vec::new(),
         ordered_reductions: options.ordered_reductions,
+        regions: Vec::new(),
     };
     let source = lowering.program();
     if lowering.errors.is_empty() {
-        Ok(Generated { source, notes: lowering.notes })
+        let lines = line_map::map_lines(&source, &normalised, &lowering.regions)
+            .into_iter()
+            .map(|offset| offset.map(|it| hoisted.map_or(it, |hoisted| hoisted.user_range(TextRange::empty(it)).start)))
+            .collect();
+        Ok(Generated { source, notes: lowering.notes, lines })
     } else {
         // A directive that maps several arrays is refused once, not once per array.
         let mut errors: Vec<BackendError> = Vec::new();
@@ -2804,19 +2817,24 @@ impl<'a> Lowering<'a> {
         );
         // The file's modules before the program that uses them, then the
         // subroutines specialised for SPMD calls (`procedures.rs`).
+        self.mark(&out, Origin::Backend);
         for module in &self.external {
             let _ = writeln!(out, "{}\n", module.source.trim_end());
         }
         for module in self.analysis.file.units.iter().filter(|it| it.kind == UnitKind::Module) {
+            self.mark(&out, Origin::Text(module.range));
             let _ = writeln!(out, "{}\n", self.module_text(module).trim_end());
         }
+        self.mark(&out, Origin::Anywhere);
         self.emit_procedures_module(&mut out);
+        self.mark(&out, Origin::Text(unit.range));
         let _ = writeln!(out, "{}", self.slice(unit.header).trim_end());
         let _ = writeln!(out, "  use hpf_runtime");
         out.push_str(&self.module_array_uses());
         out.push_str(&self.procedure_uses());
         out.push_str(&self.specification(unit));
         self.local_declarations(&mut out);
+        self.mark(&out, Origin::Backend);
         let _ = writeln!(out, "  call hpf_init()");
         for distributed in self.distributed.values() {
             emit_alloc(&mut out, distributed);
@@ -2827,7 +2845,8 @@ impl<'a> Lowering<'a> {
             self.emit_initial_values(&mut out, id, &module.decls);
         }
         let mut epoch = 0;
-        for (plan, &next) in plans.iter().zip(stmt_epochs) {
+        for ((plan, &next), stmt) in plans.iter().zip(stmt_epochs).zip(&unit.body) {
+            self.mark(&out, Origin::Text(stmt.range));
             if next != epoch {
                 self.emit_remaps(&mut out, (&layouts[epoch], &layouts[next]), epochs, (epoch, next));
                 self.distributed = layouts[next].clone();
@@ -2853,14 +2872,17 @@ impl<'a> Lowering<'a> {
             );
         }
         drop(stat_loops);
+        self.mark(&out, Origin::Backend);
         let _ = writeln!(out, "  call hpf_finalize()");
         // Internal procedures, on the gathered copies of the distributed arrays they use.
         if !unit.contains.is_empty() {
             let _ = writeln!(out, "contains");
             for internal in &unit.contains {
+                self.mark(&out, Origin::Text(internal.range));
                 let _ = writeln!(out, "\n{}", self.with_gathered_copies(internal.range).trim_end());
             }
             // And the copies of those that run on every process (`procedures.rs`).
+            self.mark(&out, Origin::Anywhere);
             for copy in self.internal_copies() {
                 let _ = writeln!(out, "\n{}", copy.trim_end());
             }
@@ -2868,6 +2890,7 @@ impl<'a> Lowering<'a> {
         // The END statement: the unit's last line.
         let unit_text = self.slice(unit.range).trim_end();
         let end_line = unit_text.lines().last().unwrap_or("end");
+        self.mark(&out, Origin::Text(TextRange::new(unit.range.end.saturating_sub(end_line.len()), unit.range.end)));
         let _ = writeln!(out, "{}", end_line.trim());
         // External subroutines and functions, as they are.
         for other in self
@@ -2878,6 +2901,7 @@ impl<'a> Lowering<'a> {
             .map(|it| &**it)
             .filter(|it| !std::ptr::eq(*it, unit) && it.kind != UnitKind::Module)
         {
+            self.mark(&out, Origin::Text(other.range));
             let _ = writeln!(out, "\n{}", self.with_gathered_copies(other.range).trim_end());
         }
         // What broadcasts a COMMON block after a call on rank 0 (`common_blocks.rs`).
@@ -2885,6 +2909,11 @@ impl<'a> Lowering<'a> {
             let _ = write!(out, "\n{sync}");
         }
         out
+    }
+
+    /// The output from here on (`out` so far) comes from `from` (`line_map.rs`).
+    fn mark(&mut self, out: &str, from: Origin) {
+        self.regions.push(line_map::Region { start: out.len(), from });
     }
 
     /// The initial values the declarations `decls` give distributed arrays

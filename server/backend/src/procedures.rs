@@ -922,6 +922,7 @@ impl<'a> Lowering<'a> {
             hoisted: self.hoisted,
             relaid: self.relaid.clone(),
             ordered_reductions: self.ordered_reductions,
+            regions: Vec::new(),
         };
         let host_ids: Vec<SymbolId> = host.keys().copied().collect();
         sub.distributed.extend(host);

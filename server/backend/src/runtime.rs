@@ -98,12 +98,17 @@ contains
     integer, intent(in) :: lines(:)
     integer(8), intent(in) :: predicted(:,:)
     integer(8) :: local(3, size(lines)), moved(2, size(lines)), runs(size(lines))
+    ! Contiguous copies of the rows of `local`: a section passed to MPI
+    ! would be a subarray under MPICH's mpi_f08 (see send_section).
+    integer(8) :: local_moved(2, size(lines)), local_runs(size(lines))
     integer :: id
     if (.not. hpf_stats) return
     local = 0
     if (allocated(hpf_loop_stat)) local(:, 1:size(hpf_loop_stat, 2)) = hpf_loop_stat
-    call MPI_Reduce(local(1:2, :), moved, 2 * size(lines), MPI_INTEGER8, MPI_SUM, 0, MPI_COMM_WORLD)
-    call MPI_Reduce(local(3, :), runs, size(lines), MPI_INTEGER8, MPI_MAX, 0, MPI_COMM_WORLD)
+    local_moved = local(1:2, :)
+    local_runs = local(3, :)
+    call MPI_Reduce(local_moved, moved, 2 * size(lines), MPI_INTEGER8, MPI_SUM, 0, MPI_COMM_WORLD)
+    call MPI_Reduce(local_runs, runs, size(lines), MPI_INTEGER8, MPI_MAX, 0, MPI_COMM_WORLD)
     if (hpf_rank /= 0) return
     do id = 1, size(lines)
       if (runs(id) == 0) then
@@ -583,6 +588,41 @@ contains
   end function hpf_final
 "#;
 
+/// `MPI_Send` of the array section `section` to `peer_tag` (`rank, tag`),
+/// indented by `indent`. Only a section along the last dimension is
+/// contiguous; any other is packed into a contiguous buffer first: with
+/// `mpi_f08` Open MPI passes a section through a contiguous copy, but MPICH
+/// (which supports subarrays) takes the section itself, which miscounts the
+/// elements against the count given.
+fn send_section(section: &str, peer_tag: &str, mpi: &str, contiguous: bool, indent: usize) -> String {
+    let pad = " ".repeat(indent);
+    if contiguous {
+        format!("{pad}call MPI_Send({section}, size({section}), {mpi}, {peer_tag}, MPI_COMM_WORLD)\n")
+    } else {
+        format!(
+            "{pad}packed = reshape({section}, [size({section})])\n\
+             {pad}call MPI_Send(packed, size(packed), {mpi}, {peer_tag}, MPI_COMM_WORLD)\n"
+        )
+    }
+}
+
+/// `MPI_Recv` into the array section `section`, as [`send_section`] sends it.
+fn receive_section(section: &str, peer_tag: &str, mpi: &str, contiguous: bool, indent: usize) -> String {
+    let pad = " ".repeat(indent);
+    if contiguous {
+        format!(
+            "{pad}call MPI_Recv({section}, size({section}), {mpi}, {peer_tag}, MPI_COMM_WORLD, MPI_STATUS_IGNORE)\n"
+        )
+    } else {
+        format!(
+            "{pad}if (allocated(packed)) deallocate (packed)\n\
+             {pad}allocate (packed(size({section})))\n\
+             {pad}call MPI_Recv(packed, size(packed), {mpi}, {peer_tag}, MPI_COMM_WORLD, MPI_STATUS_IGNORE)\n\
+             {pad}{section} = reshape(packed, shape({section}))\n"
+        )
+    }
+}
+
 /// The routines for one element type, rank and distributed dimension
 /// (1-based): `hpf_fetch_r8_21` fetches along dimension 1 of a rank-2 array.
 fn per_variant(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, dim: usize) -> String {
@@ -598,6 +638,15 @@ fn per_variant(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, dim: us
             .join(",")
     };
     let (s_e, lo_hi, my) = (section("s:e"), section("lo:hi"), section("my_lo:my_hi"));
+    // The blocking sends and receives of gathers and scatters.
+    let contiguous = dim == rank;
+    let packed = if contiguous { "" } else { ", packed(:)" };
+    let send_my_8 = send_section(&format!("a({my})"), "0, 8", mpi, contiguous, 8);
+    let send_my_6 = send_section(&format!("a({my})"), "0, 8", mpi, contiguous, 6);
+    let send_g_10 = send_section(&format!("g({lo_hi})"), "r, 9", mpi, contiguous, 10);
+    let recv_g_10 = receive_section(&format!("g({lo_hi})"), "r, 8", mpi, contiguous, 10);
+    let recv_my_8 = receive_section(&format!("a({my})"), "0, 9", mpi, contiguous, 8);
+    let recv_my_6 = receive_section(&format!("a({my})"), "0, 9", mpi, contiguous, 6);
     let alloc_bounds = bounds("lo - low:hi + high");
     let gather_bounds = bounds("d%lb:d%ub");
     // A rank's part of a CYCLIC array, packed, and one element of it.
@@ -745,7 +794,7 @@ fn per_variant(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, dim: us
     {fortran_type}, allocatable, intent(inout) :: g({colons})
     integer, intent(in) :: lbs({rank}), ubs({rank})
     integer :: r, lo, hi, my_lo, my_hi, p
-    {fortran_type}, allocatable :: t({colons})
+    {fortran_type}, allocatable :: t({colons}){packed}
     if (d%cyc /= 0) then
       ! The owners send their local parts; rank 0 puts each element at its
       ! global index.
@@ -768,8 +817,7 @@ fn per_variant(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, dim: us
           deallocate (t)
         end do
       else if (my_hi >= my_lo) then
-        call MPI_Send(a({my}), size(a({my})), {mpi}, 0, 8, MPI_COMM_WORLD)
-        if (hpf_stats .and. hpf_stat_gathers) then
+{send_my_8}        if (hpf_stats .and. hpf_stat_gathers) then
           hpf_stat_messages = hpf_stat_messages + 1
           hpf_stat_elements = hpf_stat_elements + size(a({my}))
         end if
@@ -786,12 +834,10 @@ fn per_variant(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, dim: us
         if (r == 0) then
           g({lo_hi}) = a({lo_hi})
         else
-          call MPI_Recv(g({lo_hi}), size(g({lo_hi})), {mpi}, r, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
-        end if
+{recv_g_10}        end if
       end do
     else if (my_hi >= my_lo) then
-      call MPI_Send(a({my}), size(a({my})), {mpi}, 0, 8, MPI_COMM_WORLD)
-      if (hpf_stats .and. hpf_stat_gathers) then
+{send_my_6}      if (hpf_stats .and. hpf_stat_gathers) then
         hpf_stat_messages = hpf_stat_messages + 1
         hpf_stat_elements = hpf_stat_elements + size(a({my}))
       end if
@@ -804,7 +850,7 @@ fn per_variant(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, dim: us
     type(hpf_desc), intent(in) :: d
     {fortran_type}, allocatable, intent(inout) :: a({colons})
     integer :: r, lo, hi, my_lo, my_hi, p
-    {fortran_type}, allocatable :: t({colons})
+    {fortran_type}, allocatable :: t({colons}){packed}
     if (d%cyc /= 0) then
       call hpf_cyclic_owned(d, hpf_rank, my_lo, my_hi)
       if (hpf_rank == 0) then
@@ -824,8 +870,7 @@ fn per_variant(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, dim: us
         end do
         deallocate (g)
       else if (my_hi >= my_lo) then
-        call MPI_Recv(a({my}), size(a({my})), {mpi}, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
-      end if
+{recv_my_8}      end if
       return
     end if
     call hpf_owned(d, hpf_rank, my_lo, my_hi)
@@ -836,13 +881,11 @@ fn per_variant(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, dim: us
         if (r == 0) then
           a({lo_hi}) = g({lo_hi})
         else
-          call MPI_Send(g({lo_hi}), size(g({lo_hi})), {mpi}, r, 9, MPI_COMM_WORLD)
-        end if
+{send_g_10}        end if
       end do
       deallocate (g)
     else if (my_hi >= my_lo) then
-      call MPI_Recv(a({my}), size(a({my})), {mpi}, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
-    end if
+{recv_my_6}    end if
   end subroutine hpf_scatter_{name}
 "#
     )

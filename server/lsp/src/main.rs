@@ -48,6 +48,7 @@ fn main() {
             cli::demo::run_model(&argv, &mut out, &mut err)
         }
         Some(Command::Demo) => cli::demo::run_demo(&mut out),
+        Some(Command::CheckRelay { dir, command }) => cli::run_check::relay(&dir, &command[0], &command[1..]),
         Some(Command::Completions { shell }) => {
             let mut bytes = Vec::new();
             clap_complete::generate(shell, &mut cli::args::command(), "hpf-ls", &mut bytes);

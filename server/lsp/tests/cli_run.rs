@@ -321,3 +321,96 @@ fn a_hostfile_with_srun_is_refused_before_the_build() {
     assert!(!dir.join("compiled").exists(), "the program was built first");
     assert!(!dir.join("launched").exists());
 }
+
+/// The MPI toolchains `run --check` is tried with: the default (Open MPI
+/// here), and MPICH's when it is installed (CI installs it: there it must be).
+fn toolchains() -> Vec<Vec<&'static str>> {
+    let mpich = Command::new("mpif90.mpich").arg("--version").output().is_ok_and(|it| it.status.success());
+    assert!(mpich || std::env::var_os("CI").is_none(), "CI needs MPICH: apt-get install -y mpich");
+    let mut found = vec![vec![]];
+    if mpich {
+        found.push(vec!["--fc", "mpif90.mpich", "--launcher", "mpirun.mpich"]);
+    }
+    found
+}
+
+/// A loop whose last iteration, on the second process, reads one element
+/// past the end of a replicated array; rank 0 then sleeps for a minute.
+const OUT_OF_BOUNDS: &str = "\
+program oob
+  implicit none
+  integer, parameter :: n = 16
+  real :: a(n), b(n)
+  integer :: i, k
+!HPF$ DISTRIBUTE b(BLOCK)
+  k = n / 16
+  a = 1.0
+  do i = 1, n
+    b(i) = a(i + k)
+  end do
+  call sleep(60)
+  print *, sum(b)
+end program oob
+";
+
+/// `run --check`: gfortran's bounds error on the second process comes back
+/// as the user's file, line and column, the process, the array's declared
+/// bounds; and the run ends at once (rank 0 would sleep a minute) with a
+/// failing status, under Open MPI and MPICH.
+#[test]
+fn check_names_the_users_line_and_process_and_ends_the_run_at_once() {
+    if !toolchain_present() {
+        return;
+    }
+    let dir = scratch("check");
+    std::fs::write(dir.join("oob.f90"), OUT_OF_BOUNDS).unwrap();
+    for toolchain in toolchains() {
+        let started = std::time::Instant::now();
+        let mut args = vec!["run", "--check", "--np", "2", "--timeout", "50"];
+        args.extend(&toolchain);
+        args.push("oob.f90");
+        let output = hpf_ls(&args, &dir);
+        let elapsed = started.elapsed();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{toolchain:?}: {stderr}");
+        assert!(
+            stderr.contains("oob.f90:10:5: on P(2): index 17 of a is out of bounds 1:16\n  b(i) = a(i + k)\n"),
+            "{toolchain:?}: {stderr}"
+        );
+        assert!(stderr.contains("hpf-ls: the run was ended: a process died"), "{toolchain:?}: {stderr}");
+        assert!(!stderr.contains("timed out"), "{toolchain:?}: {stderr}");
+        // Building takes seconds; waiting for rank 0 would take a minute.
+        assert!(elapsed < std::time::Duration::from_secs(40), "{toolchain:?}: {elapsed:?}\n{stderr}");
+        // (MPICH's launcher prints its banner about the killed processes on stdout.)
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(!stdout.contains("16.0000"), "rank 0 went on: {toolchain:?}\n{stdout}");
+    }
+}
+
+/// Without errors `run --check` prints what `run` prints, and passes the
+/// program's own standard error through.
+#[test]
+fn check_runs_a_correct_program_as_run_does() {
+    if !toolchain_present() {
+        return;
+    }
+    let dir = scratch("check-correct");
+    let source = "\
+program fine
+  implicit none
+  real :: a(12)
+  integer :: i
+!HPF$ DISTRIBUTE a(BLOCK)
+  do i = 1, 12
+    a(i) = i
+  end do
+  write (0, '(a)') 'to stderr'
+  print *, sum(a)
+end program fine
+";
+    std::fs::write(dir.join("fine.f90"), source).unwrap();
+    let plain = hpf_ls(&["run", "--np", "2", "fine.f90"], &dir);
+    let checked = hpf_ls(&["run", "--check", "--np", "2", "fine.f90"], &dir);
+    assert_eq!(succeeded(&checked, "run --check"), succeeded(&plain, "run"));
+    assert!(String::from_utf8_lossy(&checked.stderr).contains("to stderr"));
+}

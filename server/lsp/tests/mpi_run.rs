@@ -132,13 +132,19 @@ fn mpirun(name: &str, executable: &Path, processes: u32) -> std::process::Output
 /// As `mpirun`; with `stats`, the program reports what it moved per loop
 /// on its standard error (`HPF_LS_STATS=1`, as `hpf-ls run --stats` sets).
 fn mpirun_with(name: &str, executable: &Path, processes: u32, stats: bool) -> std::process::Output {
+    launch("mpirun", name, executable, processes, stats)
+}
+
+/// As `mpirun_with`, by `launcher` (Open MPI's, or one that takes `-np` as
+/// MPICH's Hydra does; Open MPI oversubscribes by its environment).
+fn launch(launcher: &str, name: &str, executable: &Path, processes: u32, stats: bool) -> std::process::Output {
     let input = corpus().join(Path::new(name).with_extension("in"));
     let stdin = match std::fs::File::open(&input) {
         Ok(file) => std::process::Stdio::from(file),
         Err(_) => std::process::Stdio::null(),
     };
-    Command::new("mpirun")
-        .args(["--oversubscribe", "-np", &processes.to_string()])
+    Command::new(launcher)
+        .args(["-np", &processes.to_string()])
         .arg(executable)
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
@@ -153,17 +159,52 @@ fn mpirun_with(name: &str, executable: &Path, processes: u32, stats: bool) -> st
 #[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
 fn supported_corpus_programs_print_what_the_sequential_program_prints() {
     require_toolchain();
-    let dir = scratch("corpus");
+    let declared_past_5 = |name: &str| Some(declared_processes(name)).filter(|it| *it > 5);
+    check_supported_corpus("corpus", None, "mpirun", |name| (1..=5).chain(declared_past_5(name)).collect());
+}
+
+/// The same programs under another MPI, MPICH by default: the compiler
+/// `HPF_FC` (default `mpif90.mpich`) and the launcher `HPF_LAUNCHER`
+/// (default `mpirun.mpich`), on 1 to 3 processes (CI's time), and on the
+/// declared arrangement's count, where the `--stats` counts must equal the
+/// analysis' as they do under Open MPI.
+#[test]
+#[ignore = "long, needs MPICH (or HPF_FC, HPF_LAUNCHER): cargo test -p hpf-ls --test mpi_run -- --ignored"]
+fn supported_corpus_programs_print_the_same_under_another_mpi() {
+    let compiler = std::env::var("HPF_FC").unwrap_or_else(|_| "mpif90.mpich".to_string());
+    let launcher = std::env::var("HPF_LAUNCHER").unwrap_or_else(|_| "mpirun.mpich".to_string());
+    let found = |program: &str| Command::new(program).arg("--version").output().is_ok_and(|it| it.status.success());
+    assert!(
+        found(&compiler) && found(&launcher),
+        "this test needs {compiler} and {launcher}: apt-get install -y mpich (or set HPF_FC and HPF_LAUNCHER)"
+    );
+    check_supported_corpus("corpus-other-mpi", Some(&compiler), &launcher, |name| {
+        let declared = declared_processes(name);
+        (1..=3).chain((declared > 3).then_some(declared)).collect()
+    });
+}
+
+/// Every supported corpus program, built by `hpf-ls build` with `compiler`
+/// (default: the one on PATH) and run by `launcher` on each of
+/// `processes(name)`, prints its expected output; on the declared
+/// arrangement's count, each loop moves what the analysis predicts.
+fn check_supported_corpus(
+    scratch_name: &str,
+    compiler: Option<&str>,
+    launcher: &str,
+    processes: impl Fn(&str) -> Vec<u32>,
+) {
+    let dir = scratch(scratch_name);
     for name in SUPPORTED {
         let source = corpus().join(name);
         let executable = dir.join(name.replace('.', "_"));
-        let build = hpf_ls_build(&source, &executable);
+        let build = hpf_ls_build_with(&source, &executable, compiler);
         assert!(build.status.success(), "{name} does not build:\n{}", String::from_utf8_lossy(&build.stderr));
         let expected = std::fs::read(corpus().join(format!("expected/{name}.out"))).expect("an expected output");
         let declared = declared_processes(name);
-        for processes in (1..=5).chain((declared > 5).then_some(declared)) {
+        for processes in processes(name) {
             let stats = processes == declared;
-            let output = mpirun_with(name, &executable, processes, stats);
+            let output = launch(launcher, name, &executable, processes, stats);
             assert!(
                 output.status.success(),
                 "{name} on {processes} processes failed:\n{}",
@@ -252,8 +293,14 @@ fn per_loop_stats_by_line(stderr: &str) -> Vec<(usize, String, String)> {
 /// `hpf-ls run ARGS tests/corpus/NAME` as root may run it, asserted to succeed.
 /// `hpf-ls build SOURCE -o EXECUTABLE` (its notes go to standard error).
 fn hpf_ls_build(source: &Path, executable: &Path) -> std::process::Output {
+    hpf_ls_build_with(source, executable, None)
+}
+
+/// As `hpf_ls_build`, with `--fc compiler` when given.
+fn hpf_ls_build_with(source: &Path, executable: &Path, compiler: Option<&str>) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_hpf-ls"))
         .args(["build", "--ordered-reductions"])
+        .args(compiler.iter().flat_map(|it| ["--fc", it]))
         .arg(source)
         .arg("-o")
         .arg(executable)

@@ -2694,3 +2694,44 @@ fn random_programs_in_subroutines_print_what_the_sequential_program_prints() {
 fn many_random_programs_in_subroutines_print_what_the_sequential_program_prints() {
     check_many("subroutine-many", generate_in_subroutine);
 }
+
+/// A generated program the MPI compiler rejects is a bug of hpf-ls (issue
+/// 28 item 9): programs of every generator, from seeds the differential
+/// tests above do not run, compile with `-Wall` (`-fsyntax-only`: every
+/// check of the front end; the corpus is compiled so in `generated_compiles.rs`).
+#[test]
+#[ignore = "needs mpif90: cargo test -p hpf-ls --test random_programs -- --ignored --skip many_"]
+fn random_programs_of_every_generator_compile_with_wall() {
+    require_toolchain();
+    let scratch = Scratch::new("compile-wall");
+    type Generator = fn(u64) -> String;
+    let generators: [(&str, Generator); 6] = [
+        ("plain", generate),
+        ("grid", grid::generate_grid),
+        ("subroutine", generate_in_subroutine),
+        ("remapped", generate_remapped),
+        ("module", generate_in_module),
+        ("internal", generate_internal),
+    ];
+    let mut failures = Vec::new();
+    for (name, generate) in generators {
+        for seed in 500..505 {
+            let program = generate(seed);
+            let source = scratch.0.join(format!("{name}_{seed}.f90"));
+            std::fs::write(&source, &program).unwrap();
+            let output = Command::new(env!("CARGO_BIN_EXE_hpf-ls"))
+                .args(["build", "--fflags", "-Wall -fsyntax-only", "-o", "/dev/null"])
+                .arg(&source)
+                .output()
+                .unwrap();
+            if !output.status.success() {
+                failures.push(describe(
+                    seed,
+                    &program,
+                    &format!("{name}: {}", String::from_utf8_lossy(&output.stderr)),
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

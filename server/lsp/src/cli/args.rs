@@ -60,6 +60,15 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+    /// Internal: runs one rank's program for `run --check` (started by the launcher)
+    #[command(hide = true)]
+    CheckRelay {
+        /// The build directory, where a death is recorded
+        dir: PathBuf,
+        /// The program, then its arguments
+        #[arg(required = true, num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true)]
+        command: Vec<std::ffi::OsString>,
+    },
     /// Print the man page (roff) on stdout (`hpf-ls man > hpf-ls.1`), or write one per command to DIR
     Man {
         /// Write hpf-ls.1 and hpf-ls-COMMAND.1 for every command into this directory
@@ -248,6 +257,10 @@ pub struct RunArgs {
     /// Print on stderr, per loop, the messages and elements moved against the analysis' prediction
     #[arg(long)]
     pub stats: bool,
+    /// Build with run-time checks (-g -fcheck=all): an error on any process (an index out of
+    /// bounds, ...) names your file, line and process, and ends the run at once
+    #[arg(long)]
+    pub check: bool,
     #[command(flatten)]
     pub compile: CompileArgs,
     #[command(flatten)]

@@ -5,17 +5,20 @@
 //! the build happens in a private temporary directory removed afterwards,
 //! the run in the current directory. With `--timeout` the compiler and the
 //! run are each killed, with every process they started, when they last
-//! longer.
+//! longer. With `--check` the run-time errors of any process, and a
+//! generated program the compiler rejects, are told at the user's lines
+//! (`run_check.rs`).
 
 use std::fmt::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use analysis::ModelConfig;
-use backend::driver::Toolchain;
+use backend::driver::{Death, DeathStatus, RunEnd, Toolchain};
 use syntax::{Code, LineIndex};
 
 use super::args::{BuildArgs, CompileArgs, RunArgs};
+use super::run_check::{explain_compile_failure, explain_deaths, GeneratedPlaces};
 use super::{collect_inputs, InputOptions, EXIT_USAGE};
 
 struct Options {
@@ -53,8 +56,16 @@ fn program_files(files: &[PathBuf]) -> Vec<PathBuf> {
     }
 }
 
+/// A program lowered: its main file, the generated program, and the user's
+/// lines its lines come from (for the compiler's and the run's messages).
+struct Lowered {
+    path: PathBuf,
+    generated: backend::Generated,
+    places: GeneratedPlaces,
+}
+
 /// Lowers the file; errors are printed like `check` prints diagnostics.
-fn lower(options: &Options, err: &mut String) -> Option<(PathBuf, backend::Generated)> {
+fn lower(options: &Options, err: &mut String) -> Option<Lowered> {
     let inputs = match collect_inputs(&options.input) {
         Ok(inputs) => inputs,
         Err(message) => {
@@ -106,7 +117,8 @@ fn lower(options: &Options, err: &mut String) -> Option<(PathBuf, backend::Gener
             for note in &generated.notes {
                 let _ = writeln!(err, "{}: note: {}", place(note.range), note.message);
             }
-            Some((input.path, generated))
+            let places = GeneratedPlaces::new(&generated, &analysis, map);
+            Some(Lowered { path: input.path, generated, places })
         }
         Err(errors) => {
             for error in errors {
@@ -120,7 +132,7 @@ fn lower(options: &Options, err: &mut String) -> Option<(PathBuf, backend::Gener
 pub fn run_build(args: &BuildArgs, err: &mut String) -> i32 {
     let mut options = Options::new(args.source.input_options(program_files(&args.files)), &args.compile, None, None);
     options.toolchain.extra_flags.extend(args.trailing_flags.iter().cloned());
-    let Some((path, generated)) = lower(&options, err) else { return 1 };
+    let Some(Lowered { path, generated, places }) = lower(&options, err) else { return 1 };
     if let Some(target) = &args.emit_source {
         // A directory (existing, or named with a trailing `/`, or without an
         // extension) gets the whole build; a file name gets the program alone.
@@ -151,8 +163,23 @@ pub fn run_build(args: &BuildArgs, err: &mut String) -> i32 {
             0
         }
         Err(message) => {
-            let _ = writeln!(err, "hpf-ls: {message}");
+            report_build_failure(&message, &places, err);
             1
+        }
+    }
+}
+
+/// A compiler that rejects the generated program is an internal error
+/// (`run_check::explain_compile_failure`), with the compiler's own output
+/// after it; anything else (a missing compiler, a timeout) as it is.
+fn report_build_failure(message: &str, places: &GeneratedPlaces, err: &mut String) {
+    match explain_compile_failure(message, places) {
+        Some(explained) => {
+            err.push_str(&explained);
+            let _ = writeln!(err, "hpf-ls: the compiler's output:\n{message}");
+        }
+        None => {
+            let _ = writeln!(err, "hpf-ls: {message}");
         }
     }
 }
@@ -162,9 +189,23 @@ pub fn run_run(args: &RunArgs, err: &mut String) -> i32 {
     // NUMBER_OF_PROCESSORS() is the count it runs on, in the analysis too
     // (unless `--processors` says otherwise).
     input.processors = input.processors.or(Some(i64::from(args.processes)));
-    let options = Options::new(input, &args.compile, args.launcher.as_deref(), args.hostfile.clone());
+    let mut options = Options::new(input, &args.compile, args.launcher.as_deref(), args.hostfile.clone());
+    if args.check {
+        // The user's flags come after: theirs win.
+        let check = backend::driver::CHECK_FLAGS.iter().map(|it| it.to_string());
+        options.toolchain.extra_flags.splice(0..0, check);
+    }
     let stats = args.stats || std::env::var("HPF_LS_STATS").is_ok_and(|it| !it.is_empty() && it != "0");
-    let Some((_, generated)) = lower(&options, err) else { return 1 };
+    let Some(Lowered { generated, places, .. }) = lower(&options, err) else { return 1 };
+    // Under --check each rank runs under this executable's relay.
+    let relay = match std::env::current_exe() {
+        Ok(exe) if args.check => Some(vec![exe.into_os_string(), "check-relay".into()]),
+        Ok(_) => None,
+        Err(error) => {
+            let _ = writeln!(err, "hpf-ls: cannot find its own executable for --check: {error}");
+            return 1;
+        }
+    };
     // The program's output must not wait behind ours.
     eprint!("{err}");
     err.clear();
@@ -175,8 +216,30 @@ pub fn run_run(args: &RunArgs, err: &mut String) -> i32 {
         &args.program_args,
         stats,
         options.timeout,
+        relay.as_deref(),
     ) {
-        Ok(status) => status.code().unwrap_or(1),
+        Ok(RunEnd::Exited(status)) => status.code().unwrap_or(1),
+        Ok(RunEnd::Died(deaths)) => {
+            // A rank killed by the launcher after another died says nothing new.
+            let killed = |it: &&Death| matches!(it.status, DeathStatus::Signal(9 | 15)) && it.report.is_empty();
+            let mut told: Vec<&Death> = deaths.iter().filter(|it| !killed(it)).collect();
+            if told.is_empty() {
+                told = deaths.iter().collect();
+            }
+            err.push_str(&explain_deaths(&told, &places));
+            let _ = writeln!(err, "hpf-ls: the run was ended: a process died");
+            deaths
+                .iter()
+                .find_map(|it| match it.status {
+                    DeathStatus::Exit(code) if code != 0 => Some(code),
+                    _ => None,
+                })
+                .unwrap_or(1)
+        }
+        Err(message) if message.contains("failed on the generated program") => {
+            report_build_failure(&message, &places, err);
+            1
+        }
         Err(message) => {
             let _ = writeln!(err, "hpf-ls: {message}");
             1
@@ -192,7 +255,7 @@ pub fn generated_program(input: InputOptions, lowering: backend::LowerOptions) -
     let options = Options { input, toolchain: Toolchain::default(), timeout: None, lowering };
     let mut messages = String::new();
     match lower(&options, &mut messages) {
-        Some((_, generated)) => Ok((generated.source, messages)),
+        Some(Lowered { generated, .. }) => Ok((generated.source, messages)),
         None => Err(messages),
     }
 }

@@ -9,6 +9,7 @@ pub mod check;
 pub mod demo;
 pub mod explain;
 pub mod optimize;
+pub mod run_check;
 
 use std::path::{Path, PathBuf};
 
