@@ -2113,7 +2113,9 @@ fn mpirun(executable: &Path, processes: u32, dir: &Path) -> Finished {
 }
 
 enum Outcome {
-    Agreed,
+    /// Printed what gfortran's program prints on every process count;
+    /// with the number of "runs on one process" notes of its build.
+    Agreed(usize),
     /// `hpf-ls build` refused the program cleanly (its errors).
     Refused(String),
 }
@@ -2195,7 +2197,7 @@ fn check_program(seed: u64, program: &str, source: &Path, dir: &Path) -> Result<
             ));
         }
     }
-    Ok(Outcome::Agreed)
+    Ok(Outcome::Agreed(build_log.matches("runs on one process").count()))
 }
 
 /// Checks `count` seeds from `first` on `jobs` threads; panics with every
@@ -2218,6 +2220,7 @@ fn check_seeds_of(name: &str, first: u64, count: u64, jobs: usize, generate: fn(
     let next = AtomicUsize::new(0);
     let failures = Mutex::new(Vec::new());
     let refusals = Mutex::new(Vec::new());
+    let on_rank_zero = AtomicUsize::new(0);
     let started = Instant::now();
     std::thread::scope(|scope| {
         for _ in 0..jobs.max(1) {
@@ -2228,7 +2231,9 @@ fn check_seeds_of(name: &str, first: u64, count: u64, jobs: usize, generate: fn(
                 }
                 let seed = first + idx;
                 match check_seed(seed, &scratch.0, generate) {
-                    Ok(Outcome::Agreed) => {}
+                    Ok(Outcome::Agreed(notes)) => {
+                        on_rank_zero.fetch_add(notes, Ordering::SeqCst);
+                    }
                     Ok(Outcome::Refused(log)) => {
                         eprintln!("seed {seed}: refused:\n{log}");
                         refusals.lock().unwrap().push(seed);
@@ -2243,8 +2248,9 @@ fn check_seeds_of(name: &str, first: u64, count: u64, jobs: usize, generate: fn(
     });
     let failures = failures.into_inner().unwrap();
     let refusals = refusals.into_inner().unwrap();
+    let on_rank_zero = on_rank_zero.into_inner();
     eprintln!(
-        "{count} random programs from seed {first} in {:.1} s: {} failed, {} refused",
+        "{count} random programs from seed {first} in {:.1} s: {} failed, {} refused, {on_rank_zero} statements on rank 0",
         started.elapsed().as_secs_f64(),
         failures.len(),
         refusals.len()
@@ -2259,6 +2265,36 @@ fn check_seeds_of(name: &str, first: u64, count: u64, jobs: usize, generate: fn(
         "{} of {count} random programs were refused by `hpf-ls build` (seeds {refusals:?})",
         refusals.len()
     );
+    check_rank_zero_ratchet(name, first, count, on_rank_zero);
+}
+
+/// The "runs on one process" notes of the few-seed runs that CI makes, by
+/// test name: a ratchet. More notes than recorded fail the test (something
+/// that ran in parallel went back to rank 0); fewer ask for the figure to be
+/// lowered, so that the number can only fall.
+const RANK_ZERO_RATCHET: &str = include_str!("random_programs/rank0_ratchet.txt");
+
+fn check_rank_zero_ratchet(name: &str, first: u64, count: u64, on_rank_zero: usize) {
+    // Only the fixed runs CI makes have a recorded figure.
+    let fixed_run = name == "quick" || name.ends_with("-quick");
+    if std::env::var("HPF_RANDOM_ONLY").is_ok() || !fixed_run {
+        return;
+    }
+    let recorded = RANK_ZERO_RATCHET.lines().find_map(|line| {
+        let mut words = line.split_whitespace();
+        (words.next() == Some(name)).then(|| words.next()?.parse::<usize>().ok()).flatten()
+    });
+    let Some(recorded) = recorded else {
+        panic!("random_programs/rank0_ratchet.txt has no line for {name}: add `{name} {on_rank_zero}`");
+    };
+    assert!(
+        on_rank_zero <= recorded,
+        "{name} (seeds {first}..{}): {on_rank_zero} statements ran on rank 0, more than the {recorded} recorded in random_programs/rank0_ratchet.txt",
+        first + count - 1
+    );
+    if on_rank_zero < recorded {
+        eprintln!("{name}: {on_rank_zero} statements on rank 0, fewer than the {recorded} recorded: lower the figure in random_programs/rank0_ratchet.txt");
+    }
 }
 
 /// The long run of a random-program test: `HPF_RANDOM_PROGRAMS` programs
@@ -2734,4 +2770,78 @@ fn random_programs_of_every_generator_compile_with_wall() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A program of the subroutine variant whose main program calls `work` from
+/// a time loop (an uncounted DO ended by EXIT or by STOP, a DO WHILE, or a
+/// counted DO), its step counter in a COMMON block that `work` also
+/// declares, and `work` now and then returning early at one step: time
+/// loops, calls, EXIT, STOP, RETURN and COMMON, as real codes have them.
+fn generate_time_loop(seed: u64) -> String {
+    let program = generate_in_subroutine(seed);
+    let mut rng = Rng::new(seed ^ 0x7130_100b);
+    let steps = rng.range(2, 3);
+    let form = rng.range(0, 3);
+    let early_return = rng.chance(40).then(|| rng.range(1, steps));
+    let mut text = String::new();
+    let mut in_work = false;
+    let mut returned = false;
+    for line in program.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with("subroutine work(") {
+            in_work = true;
+        }
+        if let (Some(call), false) = (trimmed.strip_prefix("call work("), in_work) {
+            let call = format!("call work({call}");
+            let _ = match form {
+                0 => writeln!(
+                    text,
+                    "  nstep = 0\n  do\n    nstep = nstep + 1\n    if (nstep > {steps}) exit\n    {call}\n  end do"
+                ),
+                1 => writeln!(
+                    text,
+                    "  nstep = 0\n  do\n    nstep = nstep + 1\n    {call}\n    if (nstep == {steps}) stop\n  end do"
+                ),
+                2 => writeln!(
+                    text,
+                    "  nstep = 0\n  do while (nstep < {steps})\n    nstep = nstep + 1\n    {call}\n  end do"
+                ),
+                _ => writeln!(text, "  do nstep = 1, {steps}\n    {call}\n  end do"),
+            };
+            continue;
+        }
+        if in_work && !returned && trimmed == "s = 0" {
+            if let Some(step) = early_return {
+                let _ = writeln!(text, "  if (nstep == {step}) return");
+            }
+            returned = true;
+        }
+        let _ = writeln!(text, "{line}");
+        if trimmed == "integer :: s, t" || trimmed == "integer :: i, j, k, it, s, t" {
+            let _ = writeln!(text, "  integer :: nstep\n  common /clock/ nstep");
+        }
+    }
+    text
+}
+
+#[test]
+fn time_loop_programs_have_a_time_loop_and_common() {
+    for seed in 1..40 {
+        let program = generate_time_loop(seed);
+        assert_eq!(program.matches("common /clock/ nstep").count(), 2, "seed {seed}:\n{program}");
+        assert!(program.contains("nstep = nstep + 1") || program.contains("do nstep = 1,"), "seed {seed}:\n{program}");
+        assert_eq!(program.matches("call work(").count(), 1, "seed {seed}:\n{program}");
+    }
+}
+
+#[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test random_programs -- --ignored --skip many_"]
+fn random_programs_with_time_loops_print_what_the_sequential_program_prints() {
+    check_seeds_of("time-loop-quick", 1, 8, 1, generate_time_loop);
+}
+
+#[test]
+#[ignore = "longest, needs MPI: --ignored many_; HPF_RANDOM_PROGRAMS programs (200 by default) calling their body from a time loop"]
+fn many_random_programs_with_time_loops_print_what_the_sequential_program_prints() {
+    check_many("time-loop-many", generate_time_loop);
 }
