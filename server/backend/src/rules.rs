@@ -254,9 +254,16 @@ mod tests {
             Runs::Rank0 => on_one_process && calls("hpf_gather"),
             Runs::Fetched => {
                 !on_one_process
-                    && ["hpf_fetch", "hpf_remote_read", "hpf_send_to_owners", "hpf_send_home", "hpf_permute"]
-                        .iter()
-                        .any(|it| calls(it))
+                    && [
+                        "hpf_fetch",
+                        "hpf_remote_read",
+                        "hpf_send_to_owners",
+                        "hpf_send_home",
+                        "hpf_permute",
+                        "hpf_shift",
+                    ]
+                    .iter()
+                    .any(|it| calls(it))
             }
             Runs::Combined => !on_one_process && calls("hpf_combine_"),
             Runs::OwnerComputes | Runs::EveryProcess => !on_one_process && !calls("hpf_gather"),

@@ -1406,6 +1406,9 @@ fn runtime_with(wanted: impl Fn(&str) -> bool) -> String {
         if copies || wanted(&format!("hpf_permute_{suffix}(")) {
             res.push_str(&crate::permute::runtime(suffix, fortran_type, mpi_type));
         }
+        if wanted(&format!("hpf_shift_{suffix}(")) {
+            res.push_str(&crate::shift::runtime(suffix, fortran_type, mpi_type));
+        }
         if copies {
             res.push_str(&crate::call_remap::copy_nd(suffix, fortran_type));
         }

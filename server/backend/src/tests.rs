@@ -1736,11 +1736,13 @@ fn shifts_inside_expressions_become_temporaries() {
     // the left side or with the array shifted.
     assert!(source.contains("allocate (hpf_t1("), "{source}");
     assert!(
-        source.contains("  ! hpf-ls: hpf_t1 = cshift(un, -1) (each process asks for the elements its part needs)"),
+        source.contains(
+            "  ! hpf-ls: hpf_t1 = cshift(un, -1) (the halo the shift crosses from the neighbours, the rest copied locally)"
+        ),
         "{source}"
     );
-    assert!(source.contains("  ! hpf-ls: hpf_t2 = eoshift(u, 2, boundary=-1.0) (each process asks"), "{source}");
-    assert!(source.contains("  ! hpf-ls: hpf_t3 = cshift(u, step + 1) (each process asks"), "{source}");
+    assert!(source.contains("  ! hpf-ls: hpf_t2 = eoshift(u, 2, boundary=-1.0) (the halo the shift"), "{source}");
+    assert!(source.contains("  ! hpf-ls: hpf_t3 = cshift(u, step + 1) (the halo the shift"), "{source}");
     assert!(
         source.contains(
             "un(hpf_lo:hpf_hi:1) = un(hpf_lo:hpf_hi:1) - 0.5 * (un(hpf_lo:hpf_hi:1) - hpf_t1(hpf_lo:hpf_hi:1))"
@@ -1824,8 +1826,17 @@ end program life
 ",
     );
     assert_eq!(notes, Vec::<String>::new());
-    assert!(source.contains("  ! hpf-ls: hpf_t2 = cshift(hpf_t1, dj, 2) (each process asks"), "{source}");
+    assert!(source.contains("  ! hpf-ls: hpf_t2 = cshift(hpf_t1, dj, 2) (the halo the shift"), "{source}");
+    // Shifts of arrays laid out alike exchange halos along the grid's
+    // axes; the transpose permutes.
+    assert!(
+        source.contains(
+            "  call hpf_shift_l4(hpf_t1, lbound(hpf_t1), ubound(hpf_t1), hpf_t2, lbound(hpf_t2), ubound(hpf_t2), &\n    hpf_d_hpf_t2, [1, 2], 2, dj, 2, 1, 8, .false.)"
+        ),
+        "{source}"
+    );
     assert!(source.contains("  ! hpf-ls: hpf_t3 = transpose(a) (each process asks"), "{source}");
+    assert!(!source.contains("call hpf_permute_l4"), "{source}");
     assert!(!source.contains("hpf_gather"), "{source}");
 }
 

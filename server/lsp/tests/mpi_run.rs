@@ -70,6 +70,7 @@ const SUPPORTED: &[&str] = &[
     "seed_optimal.f90",
     "sentinels_free.f90",
     "shift_advection.hpf",
+    "shift_stencil_block_block.f90",
     "sor_starhpf.f",
     "stencil1d_halo.f90",
     "stencil3d_7pt.f90",
