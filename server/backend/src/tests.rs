@@ -77,7 +77,7 @@ fn what_does_not_line_up_runs_on_rank_0() {
         "  k(1:n:step) = k(1:n)
   u(1:n) = u(k(1))
   s = u(1) + sum(k(1:n))
-  total = maxloc(k, 1)
+  total = maxloc(k, 1, back=.true.)
 ",
     ));
     // A stride only known when the program runs, an element whose index
@@ -87,9 +87,34 @@ fn what_does_not_line_up_runs_on_rank_0() {
         [
             "10: runs on one process: it is not an owner-computes assignment: a section stride is not a constant",
             "11: runs on one process: it is not an owner-computes assignment: u is not sectioned along its distributed dimension",
-            "13: runs on one process: it is not an owner-computes assignment: it assigns the replicated variable total from distributed data; it reads distributed elements outside reductions",
+            "13: runs on one process: it is not an owner-computes assignment: it assigns the replicated variable total from distributed data; MAXLOC without DIM, or with KIND or BACK, runs on rank 0",
         ]
     );
+}
+
+/// MAXLOC and MINLOC along DIM=1 of BLOCK data: each process's first
+/// extreme, its local position turned into the section's, then one
+/// `MPI_Allreduce` of (value, position) pairs (`hpf_location_*`); in an
+/// expression, with MASK, on strided sections. A section whose stride is
+/// known only at run time keeps the rank-0 path.
+#[test]
+fn maxloc_and_minloc_combine_value_and_position_pairs() {
+    let (notes, source) = lower(&program(
+        "  total = maxloc(abs(u(2:n)), 1) + 1
+  total = minloc(k(n:1:-2), dim=1, mask=k(n:1:-2) > 0)
+  total = maxloc(k(1:n:step), 1)
+",
+    ));
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].starts_with("12: runs on one process"), "{notes:?}");
+    assert!(
+        source.contains("  hpf_r2 = maxloc(abs(u(hpf_lo:hpf_hi:1)), 1)\n  hpf_r1 = maxval(abs(u(hpf_lo:hpf_hi:1)))\n"),
+        "{source}"
+    );
+    assert!(source.contains("  if (hpf_r2 > 0) hpf_r2 = (hpf_lo + (hpf_r2 - 1) * (1) - (2)) / (1) + 1\n"), "{source}");
+    assert!(source.contains("  call hpf_location_r4(hpf_r1, hpf_r2, .true.)\n  total = hpf_r2 + 1\n"), "{source}");
+    assert!(source.contains("  hpf_r4 = minloc(k(hpf_lo:hpf_hi:-2), 1, mask=k(hpf_lo:hpf_hi:-2) > 0)\n"), "{source}");
+    assert!(source.contains("call hpf_location_i4(hpf_r3, hpf_r4, .false.)"), "{source}");
 }
 
 /// A time loop whose body gathers an array for one statement, or leaves

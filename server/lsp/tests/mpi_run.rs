@@ -45,6 +45,7 @@ const SUPPORTED: &[&str] = &[
     "lu_cyclic.f",
     "matmul_cyclic.for",
     "matvec_replicated.f90",
+    "maxloc_pivot.f90",
     "module_arrays.f90",
     "multi_update.f90",
     "named_kinds.f90",
