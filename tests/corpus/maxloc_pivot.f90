@@ -1,17 +1,18 @@
 ! Pivot searches with MAXLOC and MINLOC on BLOCK-distributed vectors and
-! a (BLOCK, *) matrix: in assignments and expressions (`ipiv = maxloc(abs(
+! (BLOCK, *) and (*, CYCLIC) matrices: in assignments and expressions (`ipiv = maxloc(abs(
 ! x(k:n)), 1) + k - 1`), with DIM and MASK, on sections with a stride,
 ! with ties (the first position wins, as in the sequential program) and on
 ! an empty section (0).
 program maxloc_pivot
   implicit none
   integer, parameter :: n = 17
-  double precision :: x(n), a(n, 4)
+  double precision :: x(n), a(n, 4), c(6, 5)
   real :: r(n)
   integer :: k(n), i, j, ipiv, lo, hi
   integer :: found(4)
 !HPF$ DISTRIBUTE (BLOCK) :: x, r, k
 !HPF$ DISTRIBUTE (BLOCK, *) :: a
+!HPF$ DISTRIBUTE c(*, CYCLIC)
   do i = 1, n
     x(i) = mod(7 * i, 11) - 5.d0
     r(i) = real(mod(3 * i, 5))
@@ -31,6 +32,12 @@ program maxloc_pivot
     found(j) = maxloc(a(:, j), 1) - minloc(a(2:n-1, j), 1)
   end do
   print '(4i5)', found
+  ! The pivot column of a matrix distributed by columns, on its owner.
+  forall (i = 1:6, j = 1:5) c(i, j) = mod(i * 5 + j * 3, 7) - 3.d0
+  do j = 1, 5
+    ipiv = maxloc(abs(c(j:6, j)), 1) + j - 1
+    print '(2i3)', j, ipiv
+  end do
   do lo = 2, n - 1, 5
     if (maxloc(x(lo:n), 1) > 3) then
       print *, 'far', lo

@@ -346,7 +346,7 @@ impl<'a> Lowering<'a> {
             }
         }
         if matches!(kind, Kind::MaxLoc | Kind::MinLoc) {
-            return self.location(stmt, kind, args);
+            return self.location(stmt, call, kind, args);
         }
         let arity = if kind == Kind::DotProduct { 2 } else { 1 };
         let values: Vec<&'s Expr> = args.iter().filter_map(Subscript::as_expr).collect();
@@ -421,7 +421,13 @@ impl<'a> Lowering<'a> {
     /// element and its value, and `MPI_Allreduce` with `MPI_MAXLOC` or
     /// `MPI_MINLOC` on (value, global position) keeps the smallest
     /// position among equal values: the first, as the sequential MAXLOC.
-    fn location<'s>(&mut self, stmt: &'s Stmt, kind: Kind, args: &'s [Subscript]) -> Result<Reduction<'s>, String>
+    fn location<'s>(
+        &mut self,
+        stmt: &'s Stmt,
+        call: &'s Expr,
+        kind: Kind,
+        args: &'s [Subscript],
+    ) -> Result<Reduction<'s>, String>
     where
         'a: 's,
     {
@@ -439,6 +445,9 @@ impl<'a> Lowering<'a> {
         }
         let suffix = self.type_of(array).filter(|it| matches!(*it, "i4" | "r4" | "r8"));
         let suffix = suffix.ok_or_else(|| format!("{what} of an expression whose type is not plainly numeric"))?;
+        if let Some(reduction) = self.owner_location(call, kind) {
+            return Ok(reduction);
+        }
         let mut reduction = self.local_reduction(stmt, kind, suffix, vec![array], mask, false)?;
         if reduction.grid.is_some() || reduction.section.as_ref().is_none_or(|it| it.courses()) {
             return Err(format!("{what} of CYCLIC data or of a 2-D grid runs on rank 0"));
@@ -447,6 +456,56 @@ impl<'a> Lowering<'a> {
         self.temps.push(("integer".to_string(), position.clone()));
         reduction.location = Some(position);
         Ok(reduction)
+    }
+
+    /// A MAXLOC or MINLOC whose distributed data all lie at one index of
+    /// the distributed dimension (`maxloc(abs(a(k:n, k)), 1)` of a matrix
+    /// distributed by columns): the owner of that index computes it and
+    /// broadcasts the position (the element path of `emit_reduce`).
+    fn owner_location<'s>(&mut self, call: &'s Expr, kind: Kind) -> Option<Reduction<'s>> {
+        let mut refs = Vec::new();
+        distributed_refs(
+            call,
+            &|name| self.lookup(&name.key()).filter(|id| self.distributed.contains_key(id)),
+            &mut refs,
+        );
+        let &(id, _) = refs.first()?;
+        let distributed = &self.distributed[&id];
+        if distributed.second.is_some() || refs.len() != self.distributed_occurrences(call.range).len() {
+            return None;
+        }
+        let mut index = None;
+        let mut edits = Vec::new();
+        for (other, args) in &refs {
+            let Some(Subscript::Expr(at)) = args.get(distributed.dim) else { return None };
+            let text = self.one_line(at.range);
+            let same =
+                *other == id && args.len() == distributed.lbs.len() && index.as_ref().is_none_or(|(_, it)| *it == text);
+            if !same || !self.distributed_occurrences(at.range).is_empty() {
+                return None;
+            }
+            if distributed.cyclic {
+                edits.push((at.range, format!("hpf_lx(hpf_d_{}, {text})", distributed.name)));
+            }
+            index.get_or_insert((at.range, text));
+        }
+        let (index, _) = index?;
+        let temp = self.reduction_temp("i4");
+        Some(Reduction {
+            kind,
+            temp,
+            suffix: "i4",
+            section: None,
+            element: Some((id, call.range, index)),
+            args: Vec::new(),
+            mask: None,
+            chain: false,
+            grid: None,
+            grid_element: None,
+            element_edits: edits,
+            ordered: None,
+            location: None,
+        })
     }
 
     /// The rank of an expression made of array references with at most
@@ -848,6 +907,41 @@ fn collect_reductions<'s>(
         // Implied DO loops and constructors may bind their own indices: what
         // they read stays with the statement (and sends it to rank 0).
         ExprKind::Other(_) => {}
+        _ => {}
+    }
+}
+
+/// The references with subscripts to arrays `distributed` knows in `expr`,
+/// with their subscripts.
+fn distributed_refs<'s>(
+    expr: &'s Expr,
+    distributed: &dyn Fn(&syntax::Name) -> Option<crate::SymbolId>,
+    refs: &mut Vec<(crate::SymbolId, &'s [Subscript])>,
+) {
+    match &expr.kind {
+        ExprKind::Ref { name, args } => {
+            if let Some(id) = distributed(name) {
+                refs.push((id, args));
+            }
+            for arg in args {
+                match arg {
+                    Subscript::Expr(value) | Subscript::Keyword { value, .. } => {
+                        distributed_refs(value, distributed, refs)
+                    }
+                    Subscript::Range { lo, hi, stride, .. } => {
+                        for it in [lo, hi, stride].into_iter().flatten() {
+                            distributed_refs(it, distributed, refs);
+                        }
+                    }
+                    Subscript::Star(_) => {}
+                }
+            }
+        }
+        ExprKind::Unary { operand, .. } | ExprKind::Paren(operand) => distributed_refs(operand, distributed, refs),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            distributed_refs(lhs, distributed, refs);
+            distributed_refs(rhs, distributed, refs);
+        }
         _ => {}
     }
 }

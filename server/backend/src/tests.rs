@@ -117,6 +117,36 @@ fn maxloc_and_minloc_combine_value_and_position_pairs() {
     assert!(source.contains("call hpf_location_i4(hpf_r3, hpf_r4, .false.)"), "{source}");
 }
 
+/// The pivot search of an elimination on a matrix distributed by columns:
+/// the pivot column's owner runs MAXLOC on its local column and broadcasts
+/// the position (nothing is gathered).
+#[test]
+fn maxloc_of_one_column_runs_on_its_owner() {
+    let (notes, source) = lower(
+        "program g
+  implicit none
+  integer, parameter :: n = 12
+  double precision :: a(n, n)
+  integer :: k, ipiv
+!HPF$ DISTRIBUTE a(*, CYCLIC)
+  a = 1.d0
+  do k = 1, n - 1
+    ipiv = maxloc(abs(a(k:n, k)), 1) + k - 1
+    print *, ipiv
+  end do
+end program g
+",
+    );
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(
+        source.contains(
+            "  if (hpf_owns(hpf_d_a, k)) hpf_r1 = maxloc(abs(a(k:n, hpf_lx(hpf_d_a, k))), 1)\n  call MPI_Bcast(hpf_r1, 1, MPI_INTEGER, hpf_owner(hpf_d_a, k), MPI_COMM_WORLD)\n"
+        ),
+        "{source}"
+    );
+    assert!(!source.contains("hpf_gather"), "{source}");
+}
+
 /// A time loop whose body gathers an array for one statement, or leaves
 /// the loop under a condition that reads distributed data at the loop's
 /// index, runs on every process but that one statement, on rank 0 (its
