@@ -6,9 +6,11 @@
 //! |SHIFT| slabs for BLOCK — and copies the rest of its part locally in
 //! runs of consecutive slabs. Both sides of every transfer are computed
 //! from the descriptor alone (a loop over the shifted dimension's global
-//! indices), so the counts need no exchange. `permute.rs` plans the
-//! assignments (and `hoist.rs` puts shifts inside expressions into such
-//! assignments); arrays laid out differently take its general permutation.
+//! indices), so the counts need no exchange, and the slabs go by messages
+//! between the partners alone (no collective over all processes).
+//! `permute.rs` plans the assignments (and `hoist.rs` puts shifts inside
+//! expressions into such assignments); arrays laid out differently take
+//! its general permutation.
 
 /// The runtime routine of one element type.
 pub(crate) fn runtime(suffix: &str, fortran_type: &str, mpi: &str) -> String {
@@ -48,11 +50,12 @@ pub(crate) fn runtime(suffix: &str, fortran_type: &str, mpi: &str) -> String {
     integer :: lo(3), hi(3), e(3), k, axis, me, slab, g, r, ox, oy, rk, p, q, pass, step
     integer :: scount(0:hpf_nprocs - 1), rcount(0:hpf_nprocs - 1)
     integer :: sdispl(0:hpf_nprocs - 1), rdispl(0:hpf_nprocs - 1)
-    integer :: snext(0:hpf_nprocs - 1), rnext(0:hpf_nprocs - 1)
+    integer :: snext(0:hpf_nprocs - 1), rnext(0:hpf_nprocs - 1), nreq
+    type(MPI_Request) :: req(2 * hpf_nprocs)
     ! Per owned index p along pdim: its slab is fill (0), the slab at(p) of
     ! y (1) or the received slab starting after got(at(p)) (2).
     integer, allocatable :: mode(:), at(:)
-    {fortran_type}, allocatable :: sent(:), got(:)
+    {fortran_type}, allocatable, asynchronous :: sent(:), got(:)
     lo = xl
     hi = xh
     axis = 0
@@ -136,7 +139,23 @@ pub(crate) fn runtime(suffix: &str, fortran_type: &str, mpi: &str) -> String {
           rnext = 0
         end if
       end do
-      call MPI_Alltoallv(sent, scount, sdispl, {mpi}, got, rcount, rdispl, {mpi}, MPI_COMM_WORLD)
+      ! Messages to and from the partners only: no collective over all ranks.
+      nreq = 0
+      do rk = 0, hpf_nprocs - 1
+        if (rcount(rk) > 0) then
+          nreq = nreq + 1
+          call MPI_Irecv(got(rdispl(rk) + 1:rdispl(rk) + rcount(rk)), rcount(rk), {mpi}, rk, 29, &
+            MPI_COMM_WORLD, req(nreq))
+        end if
+      end do
+      do rk = 0, hpf_nprocs - 1
+        if (scount(rk) > 0) then
+          nreq = nreq + 1
+          call MPI_Isend(sent(sdispl(rk) + 1:sdispl(rk) + scount(rk)), scount(rk), {mpi}, rk, 29, &
+            MPI_COMM_WORLD, req(nreq))
+        end if
+      end do
+      call MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE)
       call hpf_stat_sent(scount)
     end if
     ! The local runs of consecutive slabs in one copy each, then the rest.
