@@ -95,6 +95,11 @@ impl SectionAssign<'_> {
         self.home
     }
 
+    /// The first element of the section along the distributed dimension, as Fortran text.
+    pub(crate) fn lo(&self) -> &str {
+        &self.lo
+    }
+
     pub(crate) fn reads(&self) -> &BTreeMap<SymbolId, (i64, i64)> {
         &self.reads
     }

@@ -111,8 +111,9 @@
 //!   items that call one go into such a scalar first, `hoist.rs`); other
 //!   uses run on rank 0 on their gathered copies;
 //! - `X = TRANSPOSE(Y)`, `X = CSHIFT(Y, ...)`, `X = EOSHIFT(Y, ...)` of
-//!   whole distributed arrays: one all-to-all with the intrinsic's index
-//!   map (`permute.rs`); such calls inside expressions, and IF conditions
+//!   whole distributed arrays: a shift between arrays laid out alike as
+//!   the halo it crosses plus local copies (`shift.rs`), else one
+//!   all-to-all with the intrinsic's index map (`permute.rs`); such calls inside expressions, and IF conditions
 //!   that read distributed arrays, first go into temporaries assigned
 //!   right before their statement, and implied-DO constructors assigned to
 //!   whole arrays become FORALLs, and LBOUND, UBOUND and SIZE of
@@ -175,6 +176,7 @@ mod remap_epochs;
 pub mod rules;
 pub mod runtime;
 mod scatter;
+mod shift;
 mod slice_copy;
 mod split_loops;
 

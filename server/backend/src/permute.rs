@@ -9,6 +9,9 @@
 //! are replicated scalars every process evaluates. Nothing is gathered,
 //! and no element moves twice.
 //!
+//! A CSHIFT or EOSHIFT between arrays laid out alike exchanges only the
+//! halo the shift crosses instead (`shift.rs`).
+//!
 //! When X is Y, the values go into a temporary laid out as X, which then
 //! takes X's place. Other uses of these intrinsics (inside expressions, on
 //! sections) take the rank-0 path.
@@ -147,6 +150,38 @@ impl<'a> Lowering<'a> {
             (Some(value), "i4") => format!("int({value})"),
             (Some(value), _) => value,
         };
+        if permute.kind != PermuteKind::Transpose && laid_out_alike(x, y) {
+            let _ = writeln!(
+                out,
+                "  ! hpf-ls: {} (the halo the shift crosses from the neighbours, the rest copied locally)",
+                one_line(permute.stmt.range).trim()
+            );
+            // X is written after every slab it needs of Y has been read or sent.
+            let temp = permute.to == permute.from;
+            let mut x = x.clone();
+            if temp {
+                x.name = format!("hpf_m_{}", x.name);
+                let _ = writeln!(out, "  block");
+                crate::emit_block_temp(out, &x);
+            }
+            let _ = writeln!(
+                out,
+                "  call hpf_shift_{suffix}({from}, lbound({from}), ubound({from}), {to}, lbound({to}), ubound({to}), &\n    {to_desc}, {kind}, {shift}, {dim}, {glb}, {ext}, {fill})",
+                suffix = x.suffix,
+                from = y.name,
+                to = x.name,
+                to_desc = descriptors(&x),
+                kind = permute.kind as i32,
+                dim = permute.dim + 1,
+                glb = y.lbs[permute.dim],
+                ext = extents[permute.dim],
+            );
+            if temp {
+                crate::emit_move_temp(out, &x.name, &y.name);
+                let _ = writeln!(out, "  end block");
+            }
+            return;
+        }
         let _ = writeln!(
             out,
             "  ! hpf-ls: {} (each process asks for the elements its part needs)",
@@ -180,6 +215,23 @@ impl<'a> Lowering<'a> {
             let _ = writeln!(out, "  end block");
         }
     }
+}
+
+/// Whether X and Y have the same local parts on every process (the
+/// descriptors of one serve for both), shadows aside.
+fn laid_out_alike(x: &Distributed, y: &Distributed) -> bool {
+    x.lbs == y.lbs
+        && x.ubs == y.ubs
+        && (x.dim, x.lb, x.ub, x.offset, x.stride) == (y.dim, y.lb, y.ub, y.offset, y.stride)
+        && (x.template_lo, x.template_hi, x.block, x.cyclic) == (y.template_lo, y.template_hi, y.block, y.cyclic)
+        && match (&x.second, &y.second) {
+            (None, None) => true,
+            (Some(a), Some(b)) => {
+                (a.dim, a.lb, a.ub, a.offset, a.stride, a.template_lo, a.template_hi, a.block, a.cyclic, a.procs)
+                    == (b.dim, b.lb, b.ub, b.offset, b.stride, b.template_lo, b.template_hi, b.block, b.cyclic, b.procs)
+            }
+            _ => false,
+        }
 }
 
 /// EOSHIFT's default boundary of an element type.

@@ -1,7 +1,9 @@
 //! Reductions of distributed arrays (SUM, PRODUCT, MAXVAL, MINVAL, COUNT,
 //! ANY, ALL, DOT_PRODUCT; SUM, PRODUCT, MAXVAL and MINVAL also with a MASK
-//! by keyword, lined up with the argument) in output statements and in
-//! assignments to replicated scalars, computed where the data lives.
+//! by keyword, lined up with the argument; MAXLOC and MINLOC along DIM=1
+//! of rank-1 BLOCK data, with `MPI_MAXLOC`/`MPI_MINLOC`) in output
+//! statements and in assignments to replicated scalars, computed where the
+//! data lives.
 //!
 //! Each process reduces the part of the section it owns (of a CYCLIC
 //! array: course by course, `assign.rs`), then the partial values are
@@ -43,6 +45,9 @@ enum Kind {
     Any,
     All,
     DotProduct,
+    /// MAXLOC and MINLOC along DIM=1 of a rank-1 expression (`location`).
+    MaxLoc,
+    MinLoc,
     /// One element, sent by its owner.
     Element,
 }
@@ -58,6 +63,8 @@ impl Kind {
             "any" => Kind::Any,
             "all" => Kind::All,
             "dot_product" => Kind::DotProduct,
+            "maxloc" => Kind::MaxLoc,
+            "minloc" => Kind::MinLoc,
             _ => return None,
         })
     }
@@ -72,6 +79,8 @@ impl Kind {
             Kind::Any => "any",
             Kind::All => "all",
             Kind::DotProduct => "dot_product",
+            Kind::MaxLoc => "maxloc",
+            Kind::MinLoc => "minloc",
             Kind::Element => "element",
         }
     }
@@ -82,6 +91,8 @@ impl Kind {
             Kind::Product => "MPI_PROD",
             Kind::MaxVal => "MPI_MAX",
             Kind::MinVal => "MPI_MIN",
+            Kind::MaxLoc => "MPI_MAXLOC",
+            Kind::MinLoc => "MPI_MINLOC",
             Kind::Any => "MPI_LOR",
             Kind::All => "MPI_LAND",
         }
@@ -115,6 +126,9 @@ pub(crate) struct Reduction<'a> {
     element_edits: Vec<(TextRange, String)>,
     /// Accumulated along the owners in the sequential order (`ordered_chain.rs`).
     ordered: Option<crate::ordered_chain::OrderedChain>,
+    /// MAXLOC, MINLOC: the integer temporary of the position (`temp`
+    /// holds the extreme value beside it).
+    location: Option<String>,
 }
 
 /// A statement whose reductions are computed first.
@@ -244,7 +258,7 @@ impl<'a> Lowering<'a> {
         let mut edits = Vec::new();
         for (call, kind, args) in calls {
             let reduction = self.reduction(stmt, call, kind, args)?;
-            edits.push((call.range, reduction.temp.clone()));
+            edits.push((call.range, reduction.location.clone().unwrap_or_else(|| reduction.temp.clone())));
             reductions.push(reduction);
         }
         Ok(Plan::Reduce(Reduce { stmt, reductions, edits, output }))
@@ -290,6 +304,7 @@ impl<'a> Lowering<'a> {
                     grid_element: Some(index),
                     element_edits: self.cyclic_element_edits(call)?,
                     ordered: None,
+                    location: None,
                 });
             }
             let Some(Subscript::Expr(index)) = args.get(distributed.dim) else {
@@ -322,12 +337,16 @@ impl<'a> Lowering<'a> {
                 grid_element: None,
                 element_edits,
                 ordered: None,
+                location: None,
             });
         }
         if let ExprKind::Ref { name, .. } = &call.kind {
             if self.lookup(&name.key()).is_some_and(|id| self.analysis.model.symbol(id).is_array()) {
                 return Err(format!("{} is an array here, not the intrinsic", name.text));
             }
+        }
+        if matches!(kind, Kind::MaxLoc | Kind::MinLoc) {
+            return self.location(stmt, call, kind, args);
         }
         let arity = if kind == Kind::DotProduct { 2 } else { 1 };
         let values: Vec<&'s Expr> = args.iter().filter_map(Subscript::as_expr).collect();
@@ -390,9 +409,136 @@ impl<'a> Lowering<'a> {
                     grid_element: None,
                     element_edits: Vec::new(),
                     ordered: Some(ordered),
+                    location: None,
                 })
             }
             result => result,
+        }
+    }
+
+    /// `MAXLOC(ARRAY, DIM=1 [, MASK])` of a rank-1 expression of
+    /// distributed BLOCK data: each process finds its first extreme
+    /// element and its value, and `MPI_Allreduce` with `MPI_MAXLOC` or
+    /// `MPI_MINLOC` on (value, global position) keeps the smallest
+    /// position among equal values: the first, as the sequential MAXLOC.
+    fn location<'s>(
+        &mut self,
+        stmt: &'s Stmt,
+        call: &'s Expr,
+        kind: Kind,
+        args: &'s [Subscript],
+    ) -> Result<Reduction<'s>, String>
+    where
+        'a: 's,
+    {
+        let what = kind.intrinsic().to_uppercase();
+        let values = crate::permute::intrinsic_arguments(args, &["array", "dim", "mask", "kind", "back"])
+            .ok_or_else(|| format!("{what} has arguments it does not know"))?;
+        let (Some(array), Some(dim), mask, None, None) = (values[0], values[1], values[2], values[3], values[4]) else {
+            return Err(format!("{what} without DIM, or with KIND or BACK, runs on rank 0"));
+        };
+        if self.constant_of(dim) != Some(1) || self.rank_of(array) != Some(1) {
+            return Err(format!("{what} of an expression that is not of rank 1 along DIM=1"));
+        }
+        if mask.is_some_and(|it| self.type_of(it) != Some("l4") || self.rank_of(it) != Some(1)) {
+            return Err("a MASK is not a LOGICAL expression of rank 1".to_string());
+        }
+        let suffix = self.type_of(array).filter(|it| matches!(*it, "i4" | "r4" | "r8"));
+        let suffix = suffix.ok_or_else(|| format!("{what} of an expression whose type is not plainly numeric"))?;
+        if let Some(reduction) = self.owner_location(call, kind) {
+            return Ok(reduction);
+        }
+        let mut reduction = self.local_reduction(stmt, kind, suffix, vec![array], mask, false)?;
+        if reduction.grid.is_some() || reduction.section.as_ref().is_none_or(|it| it.courses()) {
+            return Err(format!("{what} of CYCLIC data or of a 2-D grid runs on rank 0"));
+        }
+        let position = format!("hpf_r{}", self.temps.len() + 1);
+        self.temps.push(("integer".to_string(), position.clone()));
+        reduction.location = Some(position);
+        Ok(reduction)
+    }
+
+    /// A MAXLOC or MINLOC whose distributed data all lie at one index of
+    /// the distributed dimension (`maxloc(abs(a(k:n, k)), 1)` of a matrix
+    /// distributed by columns): the owner of that index computes it and
+    /// broadcasts the position (the element path of `emit_reduce`).
+    fn owner_location<'s>(&mut self, call: &'s Expr, kind: Kind) -> Option<Reduction<'s>> {
+        let mut refs = Vec::new();
+        distributed_refs(
+            call,
+            &|name| self.lookup(&name.key()).filter(|id| self.distributed.contains_key(id)),
+            &mut refs,
+        );
+        let &(id, _) = refs.first()?;
+        let distributed = &self.distributed[&id];
+        if distributed.second.is_some() || refs.len() != self.distributed_occurrences(call.range).len() {
+            return None;
+        }
+        let mut index = None;
+        let mut edits = Vec::new();
+        for (other, args) in &refs {
+            let Some(Subscript::Expr(at)) = args.get(distributed.dim) else { return None };
+            let text = self.one_line(at.range);
+            let same =
+                *other == id && args.len() == distributed.lbs.len() && index.as_ref().is_none_or(|(_, it)| *it == text);
+            if !same || !self.distributed_occurrences(at.range).is_empty() {
+                return None;
+            }
+            if distributed.cyclic {
+                edits.push((at.range, format!("hpf_lx(hpf_d_{}, {text})", distributed.name)));
+            }
+            index.get_or_insert((at.range, text));
+        }
+        let (index, _) = index?;
+        let temp = self.reduction_temp("i4");
+        Some(Reduction {
+            kind,
+            temp,
+            suffix: "i4",
+            section: None,
+            element: Some((id, call.range, index)),
+            args: Vec::new(),
+            mask: None,
+            chain: false,
+            grid: None,
+            grid_element: None,
+            element_edits: edits,
+            ordered: None,
+            location: None,
+        })
+    }
+
+    /// The rank of an expression made of array references with at most
+    /// one section subscript each, scalars and elemental operations.
+    fn rank_of(&self, expr: &Expr) -> Option<usize> {
+        let model = &self.analysis.model;
+        match &expr.kind {
+            ExprKind::Int(_) | ExprKind::Literal(_) => Some(0),
+            ExprKind::Name(name) => Some(self.lookup(&name.key()).map_or(0, |id| model.symbol(id).shape.len())),
+            ExprKind::Ref { name, args } => {
+                if self.lookup(&name.key()).is_some_and(|id| model.symbol(id).is_array()) {
+                    let mut rank = 0;
+                    for arg in args {
+                        match arg {
+                            Subscript::Range { .. } => rank += 1,
+                            Subscript::Expr(value) if self.rank_of(value) == Some(0) => {}
+                            _ => return None,
+                        }
+                    }
+                    return Some(rank);
+                }
+                // An elemental intrinsic: the rank of its arguments.
+                let ranks: Option<Vec<usize>> = args.iter().map(|it| self.rank_of(it.as_expr()?)).collect();
+                let ranks = ranks?;
+                let rank = ranks.iter().copied().max().unwrap_or(0);
+                ranks.iter().all(|it| *it == 0 || *it == rank).then_some(rank)
+            }
+            ExprKind::Unary { operand, .. } | ExprKind::Paren(operand) => self.rank_of(operand),
+            ExprKind::Binary { lhs, rhs, .. } => match (self.rank_of(lhs)?, self.rank_of(rhs)?) {
+                (0, rank) | (rank, 0) => Some(rank),
+                (a, b) => (a == b).then_some(a),
+            },
+            ExprKind::Other(_) => None,
         }
     }
 
@@ -449,6 +595,7 @@ impl<'a> Lowering<'a> {
                 grid_element: None,
                 element_edits: Vec::new(),
                 ordered: None,
+                location: None,
             });
         }
         let lined_up: Vec<&'s Expr> = values.iter().copied().chain(mask).collect();
@@ -477,6 +624,7 @@ impl<'a> Lowering<'a> {
             grid_element: None,
             element_edits: Vec::new(),
             ordered: None,
+            location: None,
         })
     }
 
@@ -603,7 +751,9 @@ impl<'a> Lowering<'a> {
                     Kind::MinVal => format!("min({temp}, {value})"),
                     Kind::Any => format!("{temp} .or. {value}"),
                     Kind::All => format!("{temp} .and. {value}"),
-                    Kind::Sum | Kind::Count | Kind::DotProduct | Kind::Element => format!("{temp} + {value}"),
+                    Kind::Sum | Kind::Count | Kind::DotProduct | Kind::Element | Kind::MaxLoc | Kind::MinLoc => {
+                        format!("{temp} + {value}")
+                    }
                 };
                 let _ = writeln!(
                     out,
@@ -614,6 +764,28 @@ impl<'a> Lowering<'a> {
             }
             let _ = writeln!(out, "  ! hpf-ls: {} in parallel", reduction.kind.intrinsic().to_uppercase());
             self.emit_section_bounds(out, section);
+            if let Some(position) = &reduction.location {
+                // The local extreme and its position in the section.
+                let value = match reduction.kind {
+                    Kind::MaxLoc => "maxval",
+                    _ => "minval",
+                };
+                let local = args.join(", ");
+                let (lo, what) = (section.lo(), reduction.kind.intrinsic());
+                let _ = writeln!(out, "  {position} = {what}({}, 1{})", args[0], &local[args[0].len()..]);
+                let _ = writeln!(out, "  {temp} = {value}({local})");
+                let _ = writeln!(
+                    out,
+                    "  if ({position} > 0) {position} = (hpf_lo + ({position} - 1) * ({step}) - ({lo})) / ({step}) + 1"
+                );
+                let _ = writeln!(
+                    out,
+                    "  call hpf_location_{}({temp}, {position}, {})",
+                    reduction.suffix,
+                    if reduction.kind == Kind::MaxLoc { ".true." } else { ".false." }
+                );
+                continue;
+            }
             if reduction.chain {
                 let (identity, op) = match reduction.kind {
                     Kind::Product => ("1", "*"),
@@ -735,6 +907,41 @@ fn collect_reductions<'s>(
         // Implied DO loops and constructors may bind their own indices: what
         // they read stays with the statement (and sends it to rank 0).
         ExprKind::Other(_) => {}
+        _ => {}
+    }
+}
+
+/// The references with subscripts to arrays `distributed` knows in `expr`,
+/// with their subscripts.
+fn distributed_refs<'s>(
+    expr: &'s Expr,
+    distributed: &dyn Fn(&syntax::Name) -> Option<crate::SymbolId>,
+    refs: &mut Vec<(crate::SymbolId, &'s [Subscript])>,
+) {
+    match &expr.kind {
+        ExprKind::Ref { name, args } => {
+            if let Some(id) = distributed(name) {
+                refs.push((id, args));
+            }
+            for arg in args {
+                match arg {
+                    Subscript::Expr(value) | Subscript::Keyword { value, .. } => {
+                        distributed_refs(value, distributed, refs)
+                    }
+                    Subscript::Range { lo, hi, stride, .. } => {
+                        for it in [lo, hi, stride].into_iter().flatten() {
+                            distributed_refs(it, distributed, refs);
+                        }
+                    }
+                    Subscript::Star(_) => {}
+                }
+            }
+        }
+        ExprKind::Unary { operand, .. } | ExprKind::Paren(operand) => distributed_refs(operand, distributed, refs),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            distributed_refs(lhs, distributed, refs);
+            distributed_refs(rhs, distributed, refs);
+        }
         _ => {}
     }
 }

@@ -172,9 +172,15 @@ pub const RULES: &[Rule] = &[
         test: "variables_set_on_rank_zero_arrive_whole_on_every_process",
     },
     Rule {
-        construct: "MAXLOC or MINLOC of a distributed array",
-        runs: Runs::Rank0,
+        construct: "MAXLOC or MINLOC along DIM=1 of BLOCK data",
+        runs: Runs::Combined,
         example: "step = maxloc(k, 1)",
+        test: "supported_corpus_programs_print_what_the_sequential_program_prints",
+    },
+    Rule {
+        construct: "MAXLOC or MINLOC of CYCLIC data, or without DIM",
+        runs: Runs::Rank0,
+        example: "step = maxloc(c, 1)",
         test: "variables_set_on_rank_zero_arrive_whole_on_every_process",
     },
     Rule {
@@ -254,11 +260,18 @@ mod tests {
             Runs::Rank0 => on_one_process && calls("hpf_gather"),
             Runs::Fetched => {
                 !on_one_process
-                    && ["hpf_fetch", "hpf_remote_read", "hpf_send_to_owners", "hpf_send_home", "hpf_permute"]
-                        .iter()
-                        .any(|it| calls(it))
+                    && [
+                        "hpf_fetch",
+                        "hpf_remote_read",
+                        "hpf_send_to_owners",
+                        "hpf_send_home",
+                        "hpf_permute",
+                        "hpf_shift",
+                    ]
+                    .iter()
+                    .any(|it| calls(it))
             }
-            Runs::Combined => !on_one_process && calls("hpf_combine_"),
+            Runs::Combined => !on_one_process && (calls("hpf_combine_") || calls("hpf_location_")),
             Runs::OwnerComputes | Runs::EveryProcess => !on_one_process && !calls("hpf_gather"),
         }
     }

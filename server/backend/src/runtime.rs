@@ -1449,6 +1449,12 @@ fn runtime_with(wanted: impl Fn(&str) -> bool) -> String {
         if copies || wanted(&format!("hpf_permute_{suffix}(")) {
             res.push_str(&crate::permute::runtime(suffix, fortran_type, mpi_type));
         }
+        if *suffix != "l4" && wanted(&format!("hpf_location_{suffix}(")) {
+            res.push_str(&location(suffix, fortran_type));
+        }
+        if wanted(&format!("hpf_shift_{suffix}(")) {
+            res.push_str(&crate::shift::runtime(suffix, fortran_type, mpi_type));
+        }
         if copies {
             res.push_str(&crate::call_remap::copy_nd(suffix, fortran_type));
         }
@@ -1490,4 +1496,50 @@ fn runtime_with(wanted: impl Fn(&str) -> bool) -> String {
     }
     res.push_str(FOOTER);
     res
+}
+
+/// MAXLOC and MINLOC: every process's (value, global position) pair
+/// combined by `MPI_MAXLOC` or `MPI_MINLOC`, which keep the smallest
+/// position among equal values (the sequential MAXLOC's first one). REAL
+/// pairs carry the position as a REAL: exact up to 2**24 elements.
+fn location(suffix: &str, fortran_type: &str) -> String {
+    let (pair, convert, lowest, highest) = match suffix {
+        "i4" => ("MPI_2INTEGER", "", "-huge(value) - 1", "huge(value)"),
+        "r4" => ("MPI_2REAL", "real", "ieee_value(value, ieee_negative_inf)", "ieee_value(value, ieee_positive_inf)"),
+        _ => (
+            "MPI_2DOUBLE_PRECISION",
+            "dble",
+            "ieee_value(value, ieee_negative_inf)",
+            "ieee_value(value, ieee_positive_inf)",
+        ),
+    };
+    let ieee = if suffix == "i4" { "" } else { "\n    use, intrinsic :: ieee_arithmetic" };
+    format!(
+        r#"
+  ! value, pos: this process's extreme value and its global position (0:
+  ! none here); on return the first position of the extreme of them all
+  ! (0 when no process has one). biggest: MAXLOC, else MINLOC.
+  subroutine hpf_location_{suffix}(value, pos, biggest){ieee}
+    {fortran_type}, intent(inout) :: value
+    integer, intent(inout) :: pos
+    logical, intent(in) :: biggest
+    {fortran_type} :: pair(2)
+    pair = [value, {convert}(pos)]
+    ! No element here: a value no element beats and a position past them all.
+    if (pos == 0 .and. biggest) pair = [{lowest}, {convert}(huge(pos))]
+    if (pos == 0 .and. .not. biggest) pair = [{highest}, {convert}(huge(pos))]
+    if (biggest) then
+      call MPI_Allreduce(MPI_IN_PLACE, pair, 1, {pair}, MPI_MAXLOC, MPI_COMM_WORLD)
+    else
+      call MPI_Allreduce(MPI_IN_PLACE, pair, 1, {pair}, MPI_MINLOC, MPI_COMM_WORLD)
+    end if
+    value = pair(1)
+    if (pair(2) == {convert}(huge(pos))) then
+      pos = 0
+    else
+      pos = int(pair(2))
+    end if
+  end subroutine hpf_location_{suffix}
+"#
+    )
 }

@@ -77,7 +77,7 @@ fn what_does_not_line_up_runs_on_rank_0() {
         "  k(1:n:step) = k(1:n)
   u(1:n) = u(k(1))
   s = u(1) + sum(k(1:n))
-  total = maxloc(k, 1)
+  total = maxloc(k, 1, back=.true.)
 ",
     ));
     // A stride only known when the program runs, an element whose index
@@ -87,9 +87,64 @@ fn what_does_not_line_up_runs_on_rank_0() {
         [
             "10: runs on one process: it is not an owner-computes assignment: a section stride is not a constant",
             "11: runs on one process: it is not an owner-computes assignment: u is not sectioned along its distributed dimension",
-            "13: runs on one process: it is not an owner-computes assignment: it assigns the replicated variable total from distributed data; it reads distributed elements outside reductions",
+            "13: runs on one process: it is not an owner-computes assignment: it assigns the replicated variable total from distributed data; MAXLOC without DIM, or with KIND or BACK, runs on rank 0",
         ]
     );
+}
+
+/// MAXLOC and MINLOC along DIM=1 of BLOCK data: each process's first
+/// extreme, its local position turned into the section's, then one
+/// `MPI_Allreduce` of (value, position) pairs (`hpf_location_*`); in an
+/// expression, with MASK, on strided sections. A section whose stride is
+/// known only at run time keeps the rank-0 path.
+#[test]
+fn maxloc_and_minloc_combine_value_and_position_pairs() {
+    let (notes, source) = lower(&program(
+        "  total = maxloc(abs(u(2:n)), 1) + 1
+  total = minloc(k(n:1:-2), dim=1, mask=k(n:1:-2) > 0)
+  total = maxloc(k(1:n:step), 1)
+",
+    ));
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].starts_with("12: runs on one process"), "{notes:?}");
+    assert!(
+        source.contains("  hpf_r2 = maxloc(abs(u(hpf_lo:hpf_hi:1)), 1)\n  hpf_r1 = maxval(abs(u(hpf_lo:hpf_hi:1)))\n"),
+        "{source}"
+    );
+    assert!(source.contains("  if (hpf_r2 > 0) hpf_r2 = (hpf_lo + (hpf_r2 - 1) * (1) - (2)) / (1) + 1\n"), "{source}");
+    assert!(source.contains("  call hpf_location_r4(hpf_r1, hpf_r2, .true.)\n  total = hpf_r2 + 1\n"), "{source}");
+    assert!(source.contains("  hpf_r4 = minloc(k(hpf_lo:hpf_hi:-2), 1, mask=k(hpf_lo:hpf_hi:-2) > 0)\n"), "{source}");
+    assert!(source.contains("call hpf_location_i4(hpf_r3, hpf_r4, .false.)"), "{source}");
+}
+
+/// The pivot search of an elimination on a matrix distributed by columns:
+/// the pivot column's owner runs MAXLOC on its local column and broadcasts
+/// the position (nothing is gathered).
+#[test]
+fn maxloc_of_one_column_runs_on_its_owner() {
+    let (notes, source) = lower(
+        "program g
+  implicit none
+  integer, parameter :: n = 12
+  double precision :: a(n, n)
+  integer :: k, ipiv
+!HPF$ DISTRIBUTE a(*, CYCLIC)
+  a = 1.d0
+  do k = 1, n - 1
+    ipiv = maxloc(abs(a(k:n, k)), 1) + k - 1
+    print *, ipiv
+  end do
+end program g
+",
+    );
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(
+        source.contains(
+            "  if (hpf_owns(hpf_d_a, k)) hpf_r1 = maxloc(abs(a(k:n, hpf_lx(hpf_d_a, k))), 1)\n  call MPI_Bcast(hpf_r1, 1, MPI_INTEGER, hpf_owner(hpf_d_a, k), MPI_COMM_WORLD)\n"
+        ),
+        "{source}"
+    );
+    assert!(!source.contains("hpf_gather"), "{source}");
 }
 
 /// A time loop whose body gathers an array for one statement, or leaves
@@ -1752,11 +1807,13 @@ fn shifts_inside_expressions_become_temporaries() {
     // the left side or with the array shifted.
     assert!(source.contains("allocate (hpf_t1("), "{source}");
     assert!(
-        source.contains("  ! hpf-ls: hpf_t1 = cshift(un, -1) (each process asks for the elements its part needs)"),
+        source.contains(
+            "  ! hpf-ls: hpf_t1 = cshift(un, -1) (the halo the shift crosses from the neighbours, the rest copied locally)"
+        ),
         "{source}"
     );
-    assert!(source.contains("  ! hpf-ls: hpf_t2 = eoshift(u, 2, boundary=-1.0) (each process asks"), "{source}");
-    assert!(source.contains("  ! hpf-ls: hpf_t3 = cshift(u, step + 1) (each process asks"), "{source}");
+    assert!(source.contains("  ! hpf-ls: hpf_t2 = eoshift(u, 2, boundary=-1.0) (the halo the shift"), "{source}");
+    assert!(source.contains("  ! hpf-ls: hpf_t3 = cshift(u, step + 1) (the halo the shift"), "{source}");
     assert!(
         source.contains(
             "un(hpf_lo:hpf_hi:1) = un(hpf_lo:hpf_hi:1) - 0.5 * (un(hpf_lo:hpf_hi:1) - hpf_t1(hpf_lo:hpf_hi:1))"
@@ -1840,8 +1897,17 @@ end program life
 ",
     );
     assert_eq!(notes, Vec::<String>::new());
-    assert!(source.contains("  ! hpf-ls: hpf_t2 = cshift(hpf_t1, dj, 2) (each process asks"), "{source}");
+    assert!(source.contains("  ! hpf-ls: hpf_t2 = cshift(hpf_t1, dj, 2) (the halo the shift"), "{source}");
+    // Shifts of arrays laid out alike exchange halos along the grid's
+    // axes; the transpose permutes.
+    assert!(
+        source.contains(
+            "  call hpf_shift_l4(hpf_t1, lbound(hpf_t1), ubound(hpf_t1), hpf_t2, lbound(hpf_t2), ubound(hpf_t2), &\n    hpf_d_hpf_t2, [1, 2], 2, dj, 2, 1, 8, .false.)"
+        ),
+        "{source}"
+    );
     assert!(source.contains("  ! hpf-ls: hpf_t3 = transpose(a) (each process asks"), "{source}");
+    assert!(!source.contains("call hpf_permute_l4"), "{source}");
     assert!(!source.contains("hpf_gather"), "{source}");
 }
 
