@@ -19,6 +19,7 @@ const SUPPORTED: &[&str] = &[
     "block_cyclic_matmul.f90",
     "chain_align.hpf",
     "column_sums.f90",
+    "complex_wave.f90",
     "crlf_heat.f90",
     "csr_gather.for",
     "cyclic2d_mix.f90",
@@ -41,11 +42,13 @@ const SUPPORTED: &[&str] = &[
     "jacobi2d_block_block.f90",
     "jacobi2d_star_block.f90",
     "jacobi_chpf.f",
+    "label_gather.f90",
     "loop_exits.f90",
     "lu_cyclic.f",
     "matmul_cyclic.for",
     "matvec_replicated.f90",
     "module_arrays.f90",
+    "monte_carlo_seeds.f90",
     "multi_update.f90",
     "named_kinds.f90",
     "nonascii_fixed.f",
@@ -70,6 +73,7 @@ const SUPPORTED: &[&str] = &[
     "seed_optimal.f90",
     "sentinels_free.f90",
     "shift_advection.hpf",
+    "short_masks.f90",
     "sor_starhpf.f",
     "stencil1d_halo.f90",
     "stencil3d_7pt.f90",
@@ -184,6 +188,26 @@ fn supported_corpus_programs_print_what_the_sequential_program_prints() {
                 }
             }
         }
+    }
+}
+
+/// The corpus programs over distributed arrays of other types and kinds
+/// (INTEGER(8) seeds, COMPLEX(8) amplitudes, INTEGER(2) and LOGICAL(1)
+/// masks, CHARACTER(len=8) labels) run in parallel, with no statement on
+/// one process, and print what the sequential program prints on 1 to 5 processes.
+#[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
+fn distributed_arrays_of_every_type_and_kind_run_in_parallel() {
+    require_toolchain();
+    let dir = scratch("kinds");
+    for name in ["monte_carlo_seeds.f90", "complex_wave.f90", "short_masks.f90", "label_gather.f90"] {
+        let source = corpus().join(name);
+        let build = hpf_ls_build(&source, &dir.join(name.replace('.', "_")));
+        let stderr = String::from_utf8_lossy(&build.stderr);
+        assert!(build.status.success(), "{name}: {stderr}");
+        assert!(!stderr.contains("one process"), "{name}: {stderr}");
+        let expected = std::fs::read(corpus().join(format!("expected/{name}.out"))).expect("an expected output");
+        runs_print_on(&source, &expected, &["1", "2", "3", "4", "5"]);
     }
 }
 
