@@ -156,6 +156,13 @@ impl ElementType {
         }
     }
 
+    /// Whether `MPI_Allreduce` computes MAX and MIN of this type: Open MPI
+    /// moves REAL(16) but gets its extrema wrong, so the runtime folds them
+    /// itself (`hpf_extremum_r16`).
+    pub fn mpi_orders(self) -> bool {
+        self != ElementType { base: Base::Real, kind: 16 }
+    }
+
     pub fn is_numeric(self) -> bool {
         matches!(self.base, Base::Integer | Base::Real | Base::Complex)
     }

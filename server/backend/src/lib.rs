@@ -4,9 +4,11 @@
 //!
 //! What it lowers today (everything else is refused with an error at its
 //! line, never lowered wrongly):
-//! - one main program; distributed arrays of rank 1 to 3 of REAL, DOUBLE
-//!   PRECISION, INTEGER or LOGICAL of the default kind (and REAL(8); other
-//!   kinds are refused, never narrowed) with one BLOCK, BLOCK(m), CYCLIC or
+//! - one main program; distributed arrays of rank 1 to 3 of INTEGER(1/2/4/8),
+//!   REAL(4/8/16), COMPLEX(4/8), LOGICAL(1/2/4/8) or CHARACTER(len=n) with a
+//!   literal length, the kind as the model folds it (`element_type.rs`; a
+//!   kind that does not fold or has no MPI datatype, such as REAL(10), is
+//!   refused, never narrowed) with one BLOCK, BLOCK(m), CYCLIC or
 //!   CYCLIC(m) dimension over a 1-D arrangement, or two such dimensions
 //!   over a 2-D grid (`grid.rs`, `grid/cyclic.rs`), aligned through templates
 //!   and chains with any offset, any stride along a BLOCK dimension

@@ -701,6 +701,9 @@ pub(crate) fn emit_combine(out: &mut String, temp: &str, suffix: ElementType, op
     if suffix.is_floating() && matches!(op, "MPI_SUM" | "MPI_PROD") {
         let product = if op == "MPI_PROD" { ".true." } else { ".false." };
         let _ = writeln!(out, "  call hpf_combine_{suffix}({temp}, {product})");
+    } else if !suffix.mpi_orders() && matches!(op, "MPI_MAX" | "MPI_MIN") {
+        let larger = if op == "MPI_MAX" { ".true." } else { ".false." };
+        let _ = writeln!(out, "  call hpf_extremum_{suffix}({temp}, {larger})");
     } else {
         let _ = writeln!(
             out,

@@ -3133,7 +3133,7 @@ fn the_runtime_compiles_for_every_element_type() {
     for element in crate::element_type::ElementType::fixed().chain([character]) {
         for routine in ["fetch_{}_11", "gather_{}_21", "fetch_{}_312", "remote_read_{}", "permute_{}", "send_home_{}"]
             .into_iter()
-            .chain(["send_to_owners_{}", "copy_in_{}", "combine_{}", "chain_recv_{}", "pass_{}"])
+            .chain(["send_to_owners_{}", "copy_in_{}", "combine_{}", "extremum_{}", "chain_recv_{}", "pass_{}"])
         {
             uses.push_str(&format!("hpf_{}(\n", routine.replace("{}", &element.suffix())));
         }
@@ -3141,6 +3141,7 @@ fn the_runtime_compiles_for_every_element_type() {
     let runtime = crate::runtime::runtime_for(&uses);
     assert!(runtime.contains("subroutine hpf_fetch_c8_11(") && runtime.contains("function hpf_mpi_ch8()"));
     assert!(runtime.contains("subroutine hpf_combine_c4(") && !runtime.contains("subroutine hpf_combine_l1("));
+    assert!(runtime.contains("subroutine hpf_extremum_r16(") && !runtime.contains("subroutine hpf_extremum_c8("));
     let dir = std::env::temp_dir().join(format!("hpf-ls-every-type-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("runtime.f90"), runtime).unwrap();

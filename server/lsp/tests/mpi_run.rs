@@ -211,6 +211,49 @@ fn distributed_arrays_of_every_type_and_kind_run_in_parallel() {
     }
 }
 
+/// REAL(16), INTEGER(1), LOGICAL(8) and COMPLEX(4) arrays, BLOCK and
+/// CYCLIC(2): a halo read, a read through the inspector/executor, gathers,
+/// and reductions of each (REAL(16) extrema, which `MPI_Allreduce` gets
+/// wrong, folded by the runtime).
+#[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
+fn arrays_of_rarer_kinds_move_and_reduce_as_the_sequential_program() {
+    require_toolchain();
+    runs_in_parallel_as_sequential(
+        "quad",
+        r"program quad
+  implicit none
+  integer, parameter :: n = 17
+  real(16) :: x(n), y(n)
+  integer(1) :: b(n)
+  logical(8) :: f(n)
+  complex :: w(n)
+  integer :: i
+!HPF$ PROCESSORS P(NUMBER_OF_PROCESSORS())
+!HPF$ DISTRIBUTE x(BLOCK) ONTO P
+!HPF$ DISTRIBUTE (CYCLIC(2)) ONTO P :: y, b, f, w
+  do i = 1, n
+    x(i) = 1.0_16 / i
+    b(i) = int(mod(i * 5, 17), 1)
+    f(i) = mod(i, 3) == 0
+    w(i) = cmplx(i, -i)
+  end do
+  do i = 2, n - 1
+    y(i) = x(i - 1) + x(i + 1) + b(n + 1 - i)
+  end do
+  y(1) = 0
+  y(n) = 0
+  print '(f40.33)', sum(y)
+  print '(f40.33)', maxval(x), minval(y)
+  print *, maxval(b), minval(b), sum(b), count(f), any(f), all(f)
+  print *, sum(w), w(3:5)
+  print '(3f40.33)', y(1:6)
+  print *, b
+end program quad
+",
+    );
+}
+
 /// The program `text` (named `name`) prints on 1 to 5 processes what the
 /// sequential build with gfortran prints, and `hpf-ls build` reports no
 /// statement that runs on one process. Returns its source.
