@@ -199,7 +199,7 @@ fn supported_corpus_programs_print_what_the_sequential_program_prints() {
 #[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
 fn distributed_arrays_of_every_type_and_kind_run_in_parallel() {
     require_toolchain();
-    let dir = scratch("kinds");
+    let dir = scratch("every_type_and_kind");
     for name in ["monte_carlo_seeds.f90", "complex_wave.f90", "short_masks.f90", "label_gather.f90"] {
         let source = corpus().join(name);
         let build = hpf_ls_build(&source, &dir.join(name.replace('.', "_")));
