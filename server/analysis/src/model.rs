@@ -103,6 +103,9 @@ pub struct UnitModel {
     pub modules_used: Vec<UnitId>,
     /// The unit USEs a module that was not found: unknown names may come from it.
     pub uses_unknown_module: bool,
+    /// The unit USEs the intrinsic module ISO_FORTRAN_ENV, whose kind
+    /// constants (`INT64`, `REAL64`, ...) fold.
+    pub uses_iso_fortran_env: bool,
     /// `None` for the file's own units; else the index in [`Model::externals`]
     /// of the file this module comes from (its ranges are in that file).
     pub origin: Option<usize>,
@@ -503,9 +506,35 @@ struct UnitEnv<'a> {
     unit: UnitId,
 }
 
+impl UnitEnv<'_> {
+    /// A kind constant of ISO_FORTRAN_ENV (gfortran's values), when the
+    /// unit or a host USEs the module and does not declare the name itself.
+    fn iso_fortran_env_kind(&self, key: &str) -> Option<i64> {
+        let mut unit = Some(self.unit);
+        let mut uses = false;
+        while let Some(id) = unit {
+            uses |= self.model.units[id].uses_iso_fortran_env;
+            unit = self.model.units[id].parent;
+        }
+        if !uses {
+            return None;
+        }
+        match key {
+            "int8" => Some(1),
+            "int16" => Some(2),
+            "int32" | "real32" => Some(4),
+            "int64" | "real64" => Some(8),
+            "real128" => Some(16),
+            _ => None,
+        }
+    }
+}
+
 impl ConstEnv for UnitEnv<'_> {
     fn constant(&self, key: &str) -> Option<i64> {
-        let id = self.model.lookup(self.unit, key)?;
+        let Some(id) = self.model.lookup(self.unit, key) else {
+            return self.iso_fortran_env_kind(key);
+        };
         match self.model.symbol(id).kind {
             SymbolKind::Constant(value) => value,
             _ => None,
@@ -558,6 +587,7 @@ pub fn build_model_with(
             parent: *parent,
             modules_used: Vec::new(),
             uses_unknown_module: false,
+            uses_iso_fortran_env: false,
             origin: None,
             symbols: Vec::new(),
             remaps: Vec::new(),
@@ -597,6 +627,7 @@ pub fn build_model_with(
             parent: None,
             modules_used: Vec::new(),
             uses_unknown_module: false,
+            uses_iso_fortran_env: false,
             origin: Some(origin),
             symbols: Vec::new(),
             remaps: Vec::new(),
@@ -606,6 +637,9 @@ pub fn build_model_with(
     // USE: the file's own modules first, then those of other files.
     for (id, unit) in syntax_units.iter().enumerate() {
         for used in &unit.uses {
+            if used.key() == "iso_fortran_env" {
+                model.units[id].uses_iso_fortran_env = true;
+            }
             let module = model.units.iter().position(|it| {
                 it.kind == UnitKind::Module && it.name.as_ref().is_some_and(|name| name.key() == used.key())
             });
@@ -1377,5 +1411,33 @@ end program k
         assert_eq!(find("e").1, None);
         assert_eq!(find("f").1, None);
         assert_eq!(find("g").1, None);
+    }
+
+    /// ISO_FORTRAN_ENV's kind constants fold where the unit (or its host)
+    /// USEs the module, and only there.
+    #[test]
+    fn iso_fortran_env_kinds_fold_where_the_module_is_used() {
+        let symbols = kinds(
+            "program k
+  use iso_fortran_env, only: int64, real64
+  integer(kind=int64) :: seed(4)
+  real(real64) :: x
+  integer(int16) :: h
+  integer, parameter :: int8 = 4
+  integer(int8) :: own
+end program k
+",
+        );
+        let kind = |name: &str| symbols.iter().find(|it| it.0 == name).unwrap().1;
+        assert_eq!((kind("seed"), kind("x"), kind("h")), (Some(8), Some(8), Some(2)));
+        // A name the program declares itself is its own.
+        assert_eq!(kind("own"), Some(4));
+        let symbols = kinds(
+            "program k
+  integer(kind=int64) :: seed(4)
+end program k
+",
+        );
+        assert_eq!(symbols.iter().find(|it| it.0 == "seed").unwrap().1, None);
     }
 }

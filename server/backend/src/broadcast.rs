@@ -191,7 +191,7 @@ impl Lowering<'_> {
             let _ = writeln!(out, "  if (hpf_owns(hpf_d_{name}, {index})) {copy} = {name}({})", slice.join(", "));
             let root = format!("hpf_owner(hpf_d_{name}, {index})");
             let at_root = format!("hpf_owns(hpf_d_{name}, {index})");
-            crate::emit_counted_bcast(out, (&copy, &size, mpi_type(distributed.suffix)), (&root, &at_root));
+            crate::emit_counted_bcast(out, (&copy, &size, &mpi_type(distributed.suffix)), (&root, &at_root));
         }
         reads
             .iter()

@@ -4,9 +4,11 @@
 //!
 //! What it lowers today (everything else is refused with an error at its
 //! line, never lowered wrongly):
-//! - one main program; distributed arrays of rank 1 to 3 of REAL, DOUBLE
-//!   PRECISION, INTEGER or LOGICAL of the default kind (and REAL(8); other
-//!   kinds are refused, never narrowed) with one BLOCK, BLOCK(m), CYCLIC or
+//! - one main program; distributed arrays of rank 1 to 3 of INTEGER(1/2/4/8),
+//!   REAL(4/8/16), COMPLEX(4/8), LOGICAL(1/2/4/8) or CHARACTER(len=n) with a
+//!   literal length, the kind as the model folds it (`element_type.rs`; a
+//!   kind that does not fold or has no MPI datatype, such as REAL(10), is
+//!   refused, never narrowed) with one BLOCK, BLOCK(m), CYCLIC or
 //!   CYCLIC(m) dimension over a 1-D arrangement, or two such dimensions
 //!   over a 2-D grid (`grid.rs`, `grid/cyclic.rs`), aligned through templates
 //!   and chains with any offset, any stride along a BLOCK dimension
@@ -158,6 +160,7 @@ mod broadcast;
 mod call_remap;
 mod common_blocks;
 pub mod driver;
+mod element_type;
 mod embed;
 mod external_modules;
 mod fission;
@@ -186,6 +189,7 @@ use std::fmt::Write;
 use analysis::loops::{AccessAttr, LoopKind, LoopReport, SubscriptForm};
 use analysis::model::{Format, Model, SymbolId, SymbolKind};
 use analysis::FileAnalysis;
+use element_type::ElementType;
 use line_map::Origin;
 use private::mentions_word;
 use syntax::{closing_paren, ExprKind, LoopControl, Stmt, StmtKind, TextRange, UnitKind};
@@ -219,7 +223,8 @@ pub struct Generated {
 #[derive(Clone, Debug)]
 struct Distributed {
     name: String,
-    suffix: &'static str,
+    /// The element type; it displays as the runtime routines' suffix (`r8`).
+    suffix: ElementType,
     /// Declared bounds of every dimension.
     lbs: Vec<i64>,
     ubs: Vec<i64>,
@@ -688,23 +693,11 @@ impl Plan<'_> {
     }
 }
 
-/// The runtime's element type of a declared symbol: REAL, DOUBLE
-/// PRECISION, INTEGER and LOGICAL of the default kind (or kind 4), and
-/// REAL(8) (`REAL*8`, `REAL(KIND=8)`, `REAL(KIND=DP)` with a named constant
-/// DP that folds to 8, as `KIND(1.0D0)` and `SELECTED_REAL_KIND(15)` do) as
-/// DOUBLE PRECISION; `None` for any other type
-/// or kind, which the callers refuse rather than change its precision.
-fn element_suffix(symbol: &analysis::model::Symbol) -> Option<&'static str> {
-    // A kind selector that does not fold (`REAL(KIND=WP)` with WP from an
-    // unknown module) is refused, never taken for the default kind.
-    let kind = if symbol.type_kind.is_empty() { None } else { Some(symbol.kind_value?) };
-    match (symbol.type_name.as_str(), kind) {
-        ("real", None | Some(4)) => Some("r4"),
-        ("real", Some(8)) | ("double precision" | "doubleprecision", None) => Some("r8"),
-        ("integer", None | Some(4)) => Some("i4"),
-        ("logical", None | Some(4)) => Some("l4"),
-        _ => None,
-    }
+/// The runtime's element type of a declared symbol (`element_type.rs`);
+/// `None` for a type or kind it does not handle, or a kind that does not
+/// fold, which the callers refuse rather than change its precision.
+fn element_suffix(symbol: &analysis::model::Symbol) -> Option<ElementType> {
+    ElementType::of_symbol(symbol).ok()
 }
 
 /// The type as declared, for messages: `REAL(KIND=DP)`, or `implicit`.
@@ -716,8 +709,8 @@ fn declared_type(symbol: &analysis::model::Symbol) -> String {
     }
 }
 
-fn mpi_type(suffix: &str) -> &'static str {
-    runtime::ELEMENT_TYPES.iter().find(|it| it.0 == suffix).map_or("MPI_INTEGER", |it| it.2)
+fn mpi_type(element: ElementType) -> String {
+    element.mpi_datatype()
 }
 
 /// The modules every Fortran compiler provides.
@@ -1060,9 +1053,15 @@ impl<'a> Lowering<'a> {
                 continue;
             }
             let at = symbol.mapping.align.as_ref().map_or(distribution.directive, |it| it.directive);
-            let Some(suffix) = element_suffix(symbol) else {
-                self.error(symbol.name.range, format!("distributed arrays of type `{}` are not supported by the MPI backend yet (REAL, DOUBLE PRECISION, INTEGER and LOGICAL of the default kind, and REAL(8), are)", declared_type(symbol)));
-                continue;
+            let suffix = match ElementType::of_symbol(symbol) {
+                Ok(element) => element,
+                Err(why) => {
+                    self.error(
+                        symbol.name.range,
+                        format!("the MPI backend cannot distribute `{}`: {why}", symbol.name.text),
+                    );
+                    continue;
+                }
             };
             let target_symbol = model.symbol(target);
             let rank = symbol.rank();
@@ -2772,8 +2771,7 @@ impl<'a> Lowering<'a> {
         let _ = writeln!(out, "  ! hpf-ls: local parts of the distributed arrays (global indices, with shadow areas)");
         // Those of module arrays are in their modules (`module_arrays.rs`).
         for distributed in self.distributed.iter().filter(|it| it.0.unit == self.main).map(|it| it.1) {
-            let type_name =
-                runtime::ELEMENT_TYPES.iter().find(|it| it.0 == distributed.suffix).map_or("real", |it| it.1);
+            let type_name = distributed.suffix.declaration();
             let _ = writeln!(
                 out,
                 "  {type_name}, allocatable :: {name}({colons}), hpf_g_{name}({colons})",
@@ -3327,7 +3325,7 @@ impl<'a> Lowering<'a> {
                 let copy = format!("hpf_g_{name}");
                 emit_counted_bcast(
                     out,
-                    (&copy, &format!("size({copy})"), mpi_type(distributed.suffix)),
+                    (&copy, &format!("size({copy})"), &mpi_type(distributed.suffix)),
                     ("0", "hpf_rank == 0"),
                 );
                 let renames = self.distributed_occurrences(nest.stmt.range).into_iter().filter(|it| it.1 == *array);
@@ -3672,14 +3670,8 @@ impl<'a> Lowering<'a> {
                 ExprKind::Name(name) | ExprKind::Ref { name, .. } => {
                     let model = &self.analysis.model;
                     let known = self.lookup(&name.key()).map(|id| model.symbol(id));
-                    if let Some(symbol) = known.filter(|it| element_suffix(it).is_none()) {
-                        if !symbol.type_name.is_empty() {
-                            return Err(format!(
-                                "READ of `{}` ({}): the MPI backend reads INTEGER, REAL, DOUBLE PRECISION and LOGICAL items",
-                                name.text,
-                                declared_type(symbol)
-                            ));
-                        }
+                    if let Some(Err(why)) = known.map(ElementType::of_symbol) {
+                        return Err(format!("READ of `{}`: {why}", name.text));
                     }
                     parts.items.push(expr);
                 }
@@ -3806,7 +3798,7 @@ pub(crate) fn emit_alloc(out: &mut String, distributed: &Distributed) {
 /// out as the array it was cloned from, with its descriptor, and (then)
 /// its allocation.
 fn emit_block_temp(out: &mut String, temp: &Distributed) {
-    let type_name = runtime::ELEMENT_TYPES.iter().find(|it| it.0 == temp.suffix).map_or("real", |it| it.1);
+    let type_name = temp.suffix.declaration();
     let descriptors = if temp.second.is_some() { "(2)" } else { "" };
     let _ = writeln!(out, "  {type_name}, allocatable :: {}({})", temp.name, temp.colons());
     let _ = writeln!(out, "  type(hpf_desc) :: hpf_d_{}{descriptors}", temp.name);

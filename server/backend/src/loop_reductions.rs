@@ -25,6 +25,7 @@ use std::fmt::Write;
 use analysis::model::SymbolKind;
 use syntax::{BinaryOp, Expr, ExprKind, Name, Stmt, StmtKind, Subscript};
 
+use crate::element_type::{ElementType, ReductionOp};
 use crate::{element_suffix, mentions, Distributed, Lowering};
 
 /// The operation of a scalar reduction.
@@ -47,8 +48,8 @@ pub(crate) struct LoopReduction {
     /// As written.
     name: String,
     op: Op,
-    /// The runtime's element type (`i4`, `r4`, `r8`).
-    suffix: &'static str,
+    /// The runtime's element type.
+    suffix: ElementType,
     /// A floating-point reduction keeps the sequential order (`LowerOptions`).
     ordered: bool,
 }
@@ -56,7 +57,7 @@ pub(crate) struct LoopReduction {
 impl LoopReduction {
     /// Whether the partials are combined along the chain of processes.
     pub(crate) fn chained(&self) -> bool {
-        self.ordered && !matches!(self.suffix, "i4" | "l4")
+        self.ordered && self.suffix.is_floating()
     }
 }
 
@@ -94,10 +95,14 @@ impl Lowering<'_> {
         if id.is_some_and(|it| it.unit != self.main) || symbol.is_dummy || self.aliased(&key) {
             return why("which is not a local variable of this program unit");
         }
-        let flag = matches!(op, Op::Or | Op::And);
+        // MAX and MIN need an order: not on COMPLEX.
+        let fits = |it: ElementType| match op {
+            Op::Or | Op::And => it.allows(ReductionOp::Logical),
+            Op::Max | Op::Min => it.allows(ReductionOp::Order),
+            _ => it.allows(ReductionOp::Arithmetic),
+        };
         let suffix = match element_suffix(symbol) {
-            Some(suffix @ ("i4" | "r4" | "r8")) if !flag => suffix,
-            Some("l4") if flag => "l4",
+            Some(suffix) if fits(suffix) => suffix,
             _ => return why("whose type the backend does not reduce"),
         };
         Some(Ok(LoopReduction { name: name.text.clone(), op, suffix, ordered: self.ordered_reductions }))

@@ -284,10 +284,7 @@ impl Lowering<'_> {
                 "! hpf-ls: local parts of the distributed module arrays (the main program allocates them)".into(),
             );
             for distributed in moved {
-                let type_name = crate::runtime::ELEMENT_TYPES
-                    .iter()
-                    .find(|it| it.0 == distributed.suffix)
-                    .map_or("real", |it| it.1);
+                let type_name = distributed.suffix.declaration();
                 let descriptors = if distributed.second.is_some() { "(2)" } else { "" };
                 let (name, colons) = (&distributed.name, distributed.colons());
                 lines.push(format!("{type_name}, allocatable :: {name}({colons}), hpf_g_{name}({colons})"));

@@ -283,7 +283,7 @@ impl<'a> Lowering<'a> {
         out: &mut String,
         chain: &OrderedChain,
         temp: &str,
-        suffix: &str,
+        suffix: crate::element_type::ElementType,
         (identity, op): (&str, &str),
         what: &str,
     ) {

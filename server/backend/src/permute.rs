@@ -21,6 +21,7 @@ use std::fmt::Write;
 use analysis::model::SymbolId;
 use syntax::{Expr, ExprKind, Stmt, StmtKind, Subscript, TextRange};
 
+use crate::element_type::{Base, ElementType};
 use crate::{Distributed, Lowering};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -143,12 +144,9 @@ impl<'a> Lowering<'a> {
         let one_line = |range: TextRange| self.copy(range).replace(['&', '\n'], " ");
         let shift = permute.shift.map_or("0".to_string(), one_line);
         // The boundary converted to the element type (`0.0` for a DOUBLE array).
-        let fill = match (permute.boundary.map(one_line), x.suffix) {
-            (None, suffix) => default_fill(suffix).to_string(),
-            (Some(value), "r4") => format!("real({value})"),
-            (Some(value), "r8") => format!("dble({value})"),
-            (Some(value), "i4") => format!("int({value})"),
-            (Some(value), _) => value,
+        let fill = match permute.boundary.map(one_line) {
+            None => default_fill(x.suffix),
+            Some(value) => converted(&value, x.suffix),
         };
         if permute.kind != PermuteKind::Transpose && laid_out_alike(x, y) {
             let _ = writeln!(
@@ -235,12 +233,28 @@ fn laid_out_alike(x: &Distributed, y: &Distributed) -> bool {
 }
 
 /// EOSHIFT's default boundary of an element type.
-fn default_fill(suffix: &str) -> &'static str {
-    match suffix {
-        "r4" => "0.0",
-        "r8" => "0.0d0",
-        "l4" => ".false.",
-        _ => "0",
+fn default_fill(element: ElementType) -> String {
+    match element {
+        ElementType::R4 => "0.0".to_string(),
+        ElementType::R8 => "0.0d0".to_string(),
+        ElementType::L4 => ".false.".to_string(),
+        ElementType::I4 => "0".to_string(),
+        _ => element.default_fill(),
+    }
+}
+
+/// `value` converted to the element type, as an assignment would.
+fn converted(value: &str, element: ElementType) -> String {
+    let kind = element.kind;
+    match element.base {
+        _ if element == ElementType::R4 => format!("real({value})"),
+        _ if element == ElementType::R8 => format!("dble({value})"),
+        _ if element == ElementType::I4 => format!("int({value})"),
+        Base::Integer => format!("int({value}, {kind})"),
+        Base::Real => format!("real({value}, {kind})"),
+        Base::Complex => format!("cmplx({value}, kind={kind})"),
+        Base::Logical => format!("logical({value}, {kind})"),
+        Base::Character => value.to_string(),
     }
 }
 

@@ -33,6 +33,7 @@ use analysis::model::SymbolKind;
 use syntax::{BinaryOp, Expr, ExprKind, Stmt, StmtKind, Subscript, TextRange, UnaryOp};
 
 use crate::assign::SectionAssign;
+use crate::element_type::{Base, ElementType, ReductionOp};
 use crate::{Lowering, Plan};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,8 +104,8 @@ impl Kind {
 pub(crate) struct Reduction<'a> {
     kind: Kind,
     temp: String,
-    /// Element type suffix of the result (`r4`, `i4`, ...).
-    suffix: &'static str,
+    /// Element type of the result.
+    suffix: ElementType,
     /// The local sections (or, for a chain, the elements `hpf_i + c`) of
     /// the arguments; `None` for an element.
     section: Option<SectionAssign<'a>>,
@@ -140,29 +141,33 @@ pub(crate) struct Reduce<'a> {
     output: bool,
 }
 
-fn promote(a: &'static str, b: &'static str) -> Option<&'static str> {
-    let order = ["i4", "r4", "r8"];
-    let rank = |it: &str| order.iter().position(|o| *o == it);
-    Some(order[rank(a)?.max(rank(b)?)])
+fn promote(a: ElementType, b: ElementType) -> Option<ElementType> {
+    ElementType::promote(a, b)
 }
 
 impl<'a> Lowering<'a> {
     /// The element type of an expression, when it is plainly known.
-    pub(crate) fn type_of(&self, expr: &Expr) -> Option<&'static str> {
+    pub(crate) fn type_of(&self, expr: &Expr) -> Option<ElementType> {
         let model = &self.analysis.model;
-        let implicit = |key: &str| if key.starts_with(|c: char| ('i'..='n').contains(&c)) { "i4" } else { "r4" };
+        let implicit = |key: &str| {
+            if key.starts_with(|c: char| ('i'..='n').contains(&c)) {
+                ElementType::I4
+            } else {
+                ElementType::R4
+            }
+        };
         match &expr.kind {
-            ExprKind::Int(_) => Some("i4"),
+            ExprKind::Int(_) => Some(ElementType::I4),
             ExprKind::Literal(text) => {
                 let lower = text.to_ascii_lowercase();
                 if lower == ".true." || lower == ".false." {
-                    Some("l4")
+                    Some(ElementType::L4)
                 } else if lower.contains('_') || lower.starts_with(['\'', '"']) {
                     None
                 } else if lower.contains('d') {
-                    Some("r8")
+                    Some(ElementType::R8)
                 } else if lower.contains(['.', 'e']) {
-                    Some("r4")
+                    Some(ElementType::R4)
                 } else {
                     None
                 }
@@ -195,22 +200,26 @@ impl<'a> Lowering<'a> {
                     return None;
                 }
                 let values: Vec<&Expr> = args.iter().filter_map(Subscript::as_expr).collect();
-                let promoted = || values.iter().try_fold("i4", |acc, it| promote(acc, self.type_of(it)?));
+                let promoted = || values.iter().try_fold(ElementType::I4, |acc, it| promote(acc, self.type_of(it)?));
                 match name.key().as_str() {
-                    "real" | "float" | "sngl" if values.len() == 1 => Some("r4"),
-                    "dble" | "dprod" => Some("r8"),
-                    "int" | "nint" | "floor" | "ceiling" | "ifix" if values.len() == 1 => Some("i4"),
-                    "abs" | "max" | "min" | "mod" | "modulo" | "sign" | "dim" | "sqrt" | "exp" | "log" | "sin"
-                    | "cos" | "tan" | "aint" | "anint" => promoted(),
+                    "real" | "float" | "sngl" if values.len() == 1 => Some(ElementType::R4),
+                    "dble" | "dprod" => Some(ElementType::R8),
+                    "int" | "nint" | "floor" | "ceiling" | "ifix" if values.len() == 1 => Some(ElementType::I4),
+                    "max" | "min" | "mod" | "modulo" | "sign" | "dim" | "sqrt" | "exp" | "log" | "sin" | "cos"
+                    | "tan" | "aint" | "anint" => promoted(),
+                    // |z| of a complex z is real.
+                    "abs" | "cabs" => promoted().map(|it| ElementType { base: it.base.min(Base::Real), ..it }),
                     _ => None,
                 }
             }
-            ExprKind::Unary { op: UnaryOp::Not, operand } => (self.type_of(operand)? == "l4").then_some("l4"),
+            ExprKind::Unary { op: UnaryOp::Not, operand } => {
+                self.type_of(operand)?.is_logical().then_some(ElementType::L4)
+            }
             ExprKind::Unary { operand, .. } | ExprKind::Paren(operand) => self.type_of(operand),
             ExprKind::Binary { op: BinaryOp::Other, lhs, rhs } => {
                 self.type_of(lhs)?;
                 self.type_of(rhs)?;
-                Some("l4")
+                Some(ElementType::L4)
             }
             ExprKind::Binary { lhs, rhs, .. } => promote(self.type_of(lhs)?, self.type_of(rhs)?),
             ExprKind::Other(_) => None,
@@ -362,34 +371,53 @@ impl<'a> Lowering<'a> {
         if args.len() - usize::from(mask.is_some()) != arity || values.len() != arity {
             return Err(format!("{} has DIM, MASK or other arguments", kind.intrinsic().to_uppercase()));
         }
-        if mask.is_some_and(|it| self.type_of(it).is_some_and(|it| it != "l4")) {
+        if mask.is_some_and(|it| self.type_of(it).is_some_and(|it| !it.is_logical())) {
             return Err("a MASK is not LOGICAL".to_string());
         }
-        let types: Option<Vec<&'static str>> = values.iter().map(|it| self.type_of(it)).collect();
+        let types: Option<Vec<ElementType>> = values.iter().map(|it| self.type_of(it)).collect();
         let types = types.ok_or("the type of a reduced expression is not plainly known")?;
         let suffix = match kind {
             Kind::Count => {
-                if types[0] != "l4" {
+                if !types[0].allows(ReductionOp::Logical) {
                     return Err("COUNT of a non-logical expression".to_string());
                 }
-                "i4"
+                ElementType::I4
             }
             Kind::Any | Kind::All => {
-                if types[0] != "l4" {
+                if !types[0].allows(ReductionOp::Logical) {
                     return Err("ANY or ALL of a non-logical expression".to_string());
                 }
-                "l4"
+                // ANY and ALL are of the default kind whatever their argument's.
+                ElementType::L4
             }
-            Kind::DotProduct => promote(types[0], types[1]).ok_or("DOT_PRODUCT of logical arrays")?,
+            Kind::DotProduct => {
+                let promoted = promote(types[0], types[1]).ok_or("DOT_PRODUCT of non-numeric arrays")?;
+                if promoted.base == Base::Complex {
+                    // DOT_PRODUCT conjugates its first argument.
+                    return Err("DOT_PRODUCT of COMPLEX arrays".to_string());
+                }
+                promoted
+            }
+            Kind::MaxVal | Kind::MinVal => {
+                if !types[0].allows(ReductionOp::Order) {
+                    return Err(format!(
+                        "{} of a {} expression",
+                        kind.intrinsic().to_uppercase(),
+                        types[0].declaration()
+                    ));
+                }
+                types[0]
+            }
             _ => {
-                if types[0] == "l4" {
-                    return Err("a numeric reduction of a logical expression".to_string());
+                if !types[0].allows(ReductionOp::Arithmetic) {
+                    return Err(format!("a numeric reduction of a {} expression", types[0].declaration()));
                 }
                 types[0]
             }
         };
-        let chain =
-            self.ordered_reductions && matches!(kind, Kind::Sum | Kind::Product | Kind::DotProduct) && suffix != "i4";
+        let chain = self.ordered_reductions
+            && matches!(kind, Kind::Sum | Kind::Product | Kind::DotProduct)
+            && suffix.is_floating();
         match self.local_reduction(stmt, kind, suffix, values.clone(), mask, chain) {
             Err(_) if chain => {
                 // Each process holds no single run of the sequential order:
@@ -440,10 +468,10 @@ impl<'a> Lowering<'a> {
         if self.constant_of(dim) != Some(1) || self.rank_of(array) != Some(1) {
             return Err(format!("{what} of an expression that is not of rank 1 along DIM=1"));
         }
-        if mask.is_some_and(|it| self.type_of(it) != Some("l4") || self.rank_of(it) != Some(1)) {
+        if mask.is_some_and(|it| self.type_of(it) != Some(ElementType::L4) || self.rank_of(it) != Some(1)) {
             return Err("a MASK is not a LOGICAL expression of rank 1".to_string());
         }
-        let suffix = self.type_of(array).filter(|it| matches!(*it, "i4" | "r4" | "r8"));
+        let suffix = self.type_of(array).filter(|it| [ElementType::I4, ElementType::R4, ElementType::R8].contains(it));
         let suffix = suffix.ok_or_else(|| format!("{what} of an expression whose type is not plainly numeric"))?;
         if let Some(reduction) = self.owner_location(call, kind) {
             return Ok(reduction);
@@ -490,11 +518,11 @@ impl<'a> Lowering<'a> {
             index.get_or_insert((at.range, text));
         }
         let (index, _) = index?;
-        let temp = self.reduction_temp("i4");
+        let temp = self.reduction_temp(ElementType::I4);
         Some(Reduction {
             kind,
             temp,
-            suffix: "i4",
+            suffix: ElementType::I4,
             section: None,
             element: Some((id, call.range, index)),
             args: Vec::new(),
@@ -543,10 +571,9 @@ impl<'a> Lowering<'a> {
     }
 
     /// A new replicated temporary of element type `suffix` for a reduction's value.
-    fn reduction_temp(&mut self, suffix: &str) -> String {
+    fn reduction_temp(&mut self, suffix: ElementType) -> String {
         let temp = format!("hpf_r{}", self.temps.len() + 1);
-        let type_name = crate::runtime::ELEMENT_TYPES.iter().find(|it| it.0 == suffix).map_or("real", |it| it.1);
-        self.temps.push((type_name.to_string(), temp.clone()));
+        self.temps.push((suffix.declaration(), temp.clone()));
         temp
     }
 
@@ -556,7 +583,7 @@ impl<'a> Lowering<'a> {
         &mut self,
         stmt: &'s Stmt,
         kind: Kind,
-        suffix: &'static str,
+        suffix: ElementType,
         values: Vec<&'s Expr>,
         mask: Option<&'s Expr>,
         chain: bool,
@@ -842,10 +869,13 @@ impl<'a> Lowering<'a> {
 /// (`hpf_combine_*`: the same bits on every process and in every run on as
 /// many processes, which `MPI_Allreduce` does not promise), anything else
 /// (exact in any order) with `MPI_Allreduce`.
-pub(crate) fn emit_combine(out: &mut String, temp: &str, suffix: &str, op: &str) {
-    if matches!(suffix, "r4" | "r8") && matches!(op, "MPI_SUM" | "MPI_PROD") {
+pub(crate) fn emit_combine(out: &mut String, temp: &str, suffix: ElementType, op: &str) {
+    if suffix.is_floating() && matches!(op, "MPI_SUM" | "MPI_PROD") {
         let product = if op == "MPI_PROD" { ".true." } else { ".false." };
         let _ = writeln!(out, "  call hpf_combine_{suffix}({temp}, {product})");
+    } else if !suffix.mpi_orders() && matches!(op, "MPI_MAX" | "MPI_MIN") {
+        let larger = if op == "MPI_MAX" { ".true." } else { ".false." };
+        let _ = writeln!(out, "  call hpf_extremum_{suffix}({temp}, {larger})");
     } else {
         let _ = writeln!(
             out,

@@ -24,6 +24,7 @@ use std::fmt::Write;
 use analysis::model::SymbolId;
 use syntax::{BinaryOp, Expr, ExprKind, LoopControl, Stmt, StmtKind, Subscript, TextRange};
 
+use crate::element_type::ElementType;
 use crate::{mentions, Lowering};
 
 /// The iterations a process runs to compute its contributions.
@@ -55,7 +56,7 @@ pub(crate) struct Scatter<'a> {
     /// The condition of an IF around the assignment.
     guard: Option<TextRange>,
     step: i64,
-    suffix: &'static str,
+    suffix: ElementType,
     /// When the updates of one element may be combined before they are
     /// sent, with the same result (integer sums, MAX, MIN, IAND, IOR,
     /// IEOR): how two values combine, `{a}` and `{b}` standing for them.
@@ -168,8 +169,8 @@ impl<'a> Lowering<'a> {
         let value_type = self.type_of(value).ok_or("the type of the value combined is not plainly known")?;
         // (Assigned as it is, any number converts alike at either end.)
         let converts = value_type == suffix
-            || (value_type == "i4" && ["r4", "r8"].contains(&suffix))
-            || (overwrite && value_type != "l4" && suffix != "l4");
+            || (value_type == ElementType::I4 && matches!(suffix, ElementType::R4 | ElementType::R8))
+            || (overwrite && value_type.is_numeric() && suffix.is_numeric());
         if !converts {
             return Err(format!(
                 "the value combined with {} is of another type than the array's element",
@@ -177,7 +178,7 @@ impl<'a> Lowering<'a> {
             ));
         }
         if let ExprKind::Binary { op: BinaryOp::Other, .. } = &rhs.kind {
-            if suffix != "l4" {
+            if !suffix.is_logical() {
                 return Err("its right side is not arithmetic".to_string());
             }
         }
@@ -186,7 +187,7 @@ impl<'a> Lowering<'a> {
             // The later of two values of one element wins (the sort keeps
             // each process's updates in the loop's order).
             None => Some("{b}"),
-            Some((other_element, _)) if suffix == "i4" => exact_fold(rhs, other_element),
+            Some((other_element, _)) if suffix == ElementType::I4 => exact_fold(rhs, other_element),
             Some(_) => None,
         };
         Ok(Scatter {

@@ -3199,3 +3199,35 @@ end program w
     // The stencil's neighbour columns only: the corner moves alone.
     assert!(source.contains("call hpf_alloc_bounds(hpf_d_h, 1, 1, hpf_lo, hpf_hi)"), "{source}");
 }
+
+/// The runtime's routines compile for every element type it knows (each
+/// integer, real, complex and logical kind, and a CHARACTER length), with
+/// the `mpi_f08` datatypes `element_type.rs` names; fails without `mpif90`.
+#[test]
+fn the_runtime_compiles_for_every_element_type() {
+    use std::process::Command;
+    assert!(
+        Command::new("mpif90").arg("--version").output().is_ok_and(|it| it.status.success()),
+        "this test needs mpif90: apt-get install -y gfortran libopenmpi-dev openmpi-bin"
+    );
+    let character = crate::element_type::ElementType { base: crate::element_type::Base::Character, kind: 8 };
+    let mut uses = String::new();
+    for element in crate::element_type::ElementType::fixed().chain([character]) {
+        for routine in ["fetch_{}_11", "gather_{}_21", "fetch_{}_312", "remote_read_{}", "permute_{}", "send_home_{}"]
+            .into_iter()
+            .chain(["send_to_owners_{}", "copy_in_{}", "combine_{}", "extremum_{}", "chain_recv_{}", "pass_{}"])
+        {
+            uses.push_str(&format!("hpf_{}(\n", routine.replace("{}", &element.suffix())));
+        }
+    }
+    let runtime = crate::runtime::runtime_for(&uses);
+    assert!(runtime.contains("subroutine hpf_fetch_c8_11(") && runtime.contains("function hpf_mpi_ch8()"));
+    assert!(runtime.contains("subroutine hpf_combine_c4(") && !runtime.contains("subroutine hpf_combine_l1("));
+    assert!(runtime.contains("subroutine hpf_extremum_r16(") && !runtime.contains("subroutine hpf_extremum_c8("));
+    let dir = std::env::temp_dir().join(format!("hpf-ls-every-type-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("runtime.f90"), runtime).unwrap();
+    let build = Command::new("mpif90").args(["-c", "runtime.f90"]).current_dir(&dir).output().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(build.status.success(), "{}", String::from_utf8_lossy(&build.stderr));
+}

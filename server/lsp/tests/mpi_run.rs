@@ -20,6 +20,7 @@ const SUPPORTED: &[&str] = &[
     "chain_align.hpf",
     "column_sums.f90",
     "common_blocks.f",
+    "complex_wave.f90",
     "crlf_heat.f90",
     "csr_gather.for",
     "cyclic2d_mix.f90",
@@ -42,12 +43,14 @@ const SUPPORTED: &[&str] = &[
     "jacobi2d_block_block.f90",
     "jacobi2d_star_block.f90",
     "jacobi_chpf.f",
+    "label_gather.f90",
     "loop_exits.f90",
     "lu_cyclic.f",
     "matmul_cyclic.for",
     "matvec_replicated.f90",
     "maxloc_pivot.f90",
     "module_arrays.f90",
+    "monte_carlo_seeds.f90",
     "multi_update.f90",
     "named_kinds.f90",
     "nonascii_fixed.f",
@@ -73,6 +76,7 @@ const SUPPORTED: &[&str] = &[
     "sentinels_free.f90",
     "shift_advection.hpf",
     "shift_stencil_block_block.f90",
+    "short_masks.f90",
     "sor_starhpf.f",
     "stencil1d_halo.f90",
     "stencil3d_7pt.f90",
@@ -229,6 +233,69 @@ fn check_supported_corpus(
             }
         }
     }
+}
+
+/// The corpus programs over distributed arrays of other types and kinds
+/// (INTEGER(8) seeds, COMPLEX(8) amplitudes, INTEGER(2) and LOGICAL(1)
+/// masks, CHARACTER(len=8) labels) run in parallel, with no statement on
+/// one process, and print what the sequential program prints on 1 to 5 processes.
+#[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
+fn distributed_arrays_of_every_type_and_kind_run_in_parallel() {
+    require_toolchain();
+    let dir = scratch("every_type_and_kind");
+    for name in ["monte_carlo_seeds.f90", "complex_wave.f90", "short_masks.f90", "label_gather.f90"] {
+        let source = corpus().join(name);
+        let build = hpf_ls_build(&source, &dir.join(name.replace('.', "_")));
+        let stderr = String::from_utf8_lossy(&build.stderr);
+        assert!(build.status.success(), "{name}: {stderr}");
+        assert!(!stderr.contains("one process"), "{name}: {stderr}");
+        let expected = std::fs::read(corpus().join(format!("expected/{name}.out"))).expect("an expected output");
+        runs_print_on(&source, &expected, &["1", "2", "3", "4", "5"]);
+    }
+}
+
+/// REAL(16), INTEGER(1), LOGICAL(8) and COMPLEX(4) arrays, BLOCK and
+/// CYCLIC(2): a halo read, a read through the inspector/executor, gathers,
+/// and reductions of each (REAL(16) extrema, which `MPI_Allreduce` gets
+/// wrong, folded by the runtime).
+#[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
+fn arrays_of_rarer_kinds_move_and_reduce_as_the_sequential_program() {
+    require_toolchain();
+    runs_in_parallel_as_sequential(
+        "quad",
+        r"program quad
+  implicit none
+  integer, parameter :: n = 17
+  real(16) :: x(n), y(n)
+  integer(1) :: b(n)
+  logical(8) :: f(n)
+  complex :: w(n)
+  integer :: i
+!HPF$ PROCESSORS P(NUMBER_OF_PROCESSORS())
+!HPF$ DISTRIBUTE x(BLOCK) ONTO P
+!HPF$ DISTRIBUTE (CYCLIC(2)) ONTO P :: y, b, f, w
+  do i = 1, n
+    x(i) = 1.0_16 / i
+    b(i) = int(mod(i * 5, 17), 1)
+    f(i) = mod(i, 3) == 0
+    w(i) = cmplx(i, -i)
+  end do
+  do i = 2, n - 1
+    y(i) = x(i - 1) + x(i + 1) + b(n + 1 - i)
+  end do
+  y(1) = 0
+  y(n) = 0
+  print '(f40.33)', sum(y)
+  print '(f40.33)', maxval(x), minval(y)
+  print *, maxval(b), minval(b), sum(b), count(f), any(f), all(f)
+  print *, sum(w), w(3:5)
+  print '(3f40.33)', y(1:6)
+  print *, b
+end program quad
+",
+    );
 }
 
 /// The program `text` (named `name`) prints on 1 to 5 processes what the

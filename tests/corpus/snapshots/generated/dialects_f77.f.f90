@@ -30,8 +30,6 @@ PROGRAM DIALEC
   integer, allocatable :: ISQ(:), hpf_g_ISQ(:)
   type(hpf_desc) :: hpf_d_ISQ
   integer :: hpf_lo, hpf_hi, hpf_i, hpf_c, hpf_jump, hpf_exit_at
-  real :: hpf_r1
-  integer :: hpf_r2
   call hpf_init()
   hpf_d_U = hpf_make_desc(1, 32, 0, 1, 32, 0, 0)
   call hpf_alloc_bounds(hpf_d_U, 1, 1, hpf_lo, hpf_hi)
@@ -119,14 +117,16 @@ PROGRAM DIALEC
   I = hpf_final((1), (N), 1)
   call hpf_stat_end(4)
       ZSUM = (0.0D0, 0.0D0)
-  ! hpf-ls: every process runs this loop
-  do I = 1, N, 8
-  if (hpf_owns(hpf_d_U, I)) hpf_r1 = U(I)
-  call MPI_Bcast(hpf_r1, 1, MPI_REAL, hpf_owner(hpf_d_U, I), MPI_COMM_WORLD)
-  if (hpf_owns(hpf_d_ISQ, I)) hpf_r2 = ISQ(I)
-  call MPI_Bcast(hpf_r2, 1, MPI_INTEGER, hpf_owner(hpf_d_ISQ, I), MPI_COMM_WORLD)
-         ZSUM = ZSUM + DCMPLX(DBLE(hpf_r1), DBLE(hpf_r2))
-  end do
+  call hpf_stat_begin()
+  ! hpf-ls: owner computes DO 70 I = 1, N, 8
+  call hpf_local_bounds(hpf_d_U, 0, (1), (N), 8, hpf_lo, hpf_hi)
+  if (hpf_rank /= 0) ZSUM = 0
+      DO 70 I = hpf_lo, hpf_hi, 8
+         ZSUM = ZSUM + DCMPLX(DBLE(U(I)), DBLE(ISQ(I)))
+   70 CONTINUE
+  call hpf_combine_c8(ZSUM, .false.)
+  I = hpf_final((1), (N), 8)
+  call hpf_stat_end(5)
   if (hpf_rank == 0) then
       CALL WTIME(T1)
   end if
@@ -154,12 +154,14 @@ PROGRAM DIALEC
     24, &
     39, &
     44, &
-    50], &
+    50, &
+    55], &
     reshape([integer(8) :: &
     0_8, 0_8, &
     0_8, 0_8, &
     0_8, 0_8, &
-    -1_8, -1_8], [2, 4]))
+    -1_8, -1_8, &
+    -1_8, -1_8], [2, 5]))
   call hpf_finalize()
 END
 

@@ -70,16 +70,14 @@ program game_of_life
   do di = -1, 1
         if (di == 0 .and. dj == 0) cycle
   call hpf_stat_begin()
-  ! hpf-ls: hpf_t1 = cshift(alive, di, 1) (each process asks for the elements its part needs)
-  call hpf_permute_l4(alive, lbound(alive), ubound(alive), hpf_d_alive, [1, 2], [1, 1], [16, 16], &
-    hpf_t1, lbound(hpf_t1), ubound(hpf_t1), hpf_d_hpf_t1, [1, 2], [1, 1], &
-    2, di, 1, .false.)
+  ! hpf-ls: hpf_t1 = cshift(alive, di, 1) (the halo the shift crosses from the neighbours, the rest copied locally)
+  call hpf_shift_l4(alive, lbound(alive), ubound(alive), hpf_t1, lbound(hpf_t1), ubound(hpf_t1), &
+    hpf_d_hpf_t1, [1, 2], 2, di, 1, 1, 16, .false.)
   call hpf_stat_end(1)
   call hpf_stat_begin()
-  ! hpf-ls: hpf_t2 = cshift(hpf_t1, dj, 2) (each process asks for the elements its part needs)
-  call hpf_permute_l4(hpf_t1, lbound(hpf_t1), ubound(hpf_t1), hpf_d_hpf_t1, [1, 2], [1, 1], [16, 16], &
-    hpf_t2, lbound(hpf_t2), ubound(hpf_t2), hpf_d_hpf_t2, [1, 2], [1, 1], &
-    2, dj, 2, .false.)
+  ! hpf-ls: hpf_t2 = cshift(hpf_t1, dj, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
+  call hpf_shift_l4(hpf_t1, lbound(hpf_t1), ubound(hpf_t1), hpf_t2, lbound(hpf_t2), ubound(hpf_t2), &
+    hpf_d_hpf_t2, [1, 2], 2, dj, 2, 1, 16, .false.)
   call hpf_stat_end(2)
   ! hpf-ls: each process assigns its box
   call hpf_box_i4_212(hpf_d_nbr, hpf_rank, hpf_bl, hpf_bh)

@@ -67,10 +67,9 @@ program shift_advection
   ! hpf-ls: every process runs this loop
   do step = 1, 10
   call hpf_stat_begin()
-  ! hpf-ls: hpf_t1 = cshift(u, -1) (each process asks for the elements its part needs)
-  call hpf_permute_r4(u, lbound(u), ubound(u), [hpf_d_u], [1], [1], [40], &
-    hpf_t1, lbound(hpf_t1), ubound(hpf_t1), [hpf_d_hpf_t1], [1], [1], &
-    2, -1, 1, 0.0)
+  ! hpf-ls: hpf_t1 = cshift(u, -1) (the halo the shift crosses from the neighbours, the rest copied locally)
+  call hpf_shift_r4(u, lbound(u), ubound(u), hpf_t1, lbound(hpf_t1), ubound(hpf_t1), &
+    [hpf_d_hpf_t1], [1], 2, -1, 1, 1, 40, 0.0)
   call hpf_stat_end(2)
   ! hpf-ls: owner computes u = u - 0.5 * (u - hpf_t1)
   do hpf_c = 0, hpf_courses(hpf_d_u) - 1
@@ -157,10 +156,9 @@ program shift_advection
   end do
   end do
   call hpf_stat_begin()
-  ! hpf-ls: w = eoshift(v, 3) (each process asks for the elements its part needs)
-  call hpf_permute_r4(v, lbound(v), ubound(v), [hpf_d_v], [1], [1], [40], &
-    w, lbound(w), ubound(w), [hpf_d_w], [1], [1], &
-    3, 3, 1, 0.0)
+  ! hpf-ls: w = eoshift(v, 3) (the halo the shift crosses from the neighbours, the rest copied locally)
+  call hpf_shift_r4(v, lbound(v), ubound(v), w, lbound(w), ubound(w), &
+    [hpf_d_w], [1], 3, 3, 1, 1, 40, 0.0)
   call hpf_stat_end(5)
   ! hpf-ls: SUM in parallel (CYCLIC, course by course)
   do hpf_c = 0, hpf_courses(hpf_d_u) - 1
