@@ -538,10 +538,18 @@ fn observe_over_stdio(client: &mut Client, uri: &str, text: &str, probes: &[usiz
     for probe in probes {
         let at = position(text, *probe, utf16);
         let params = json!({"textDocument": {"uri": uri}, "position": {"line": at.line, "character": at.character}});
-        res.push(client.request("textDocument/hover", params));
+        res.push(client.request("textDocument/hover", params.clone()));
+        // Into the host, for a name a procedure's host declares.
+        res.push(client.request("textDocument/definition", params.clone()));
+        let mut references = params;
+        references["context"] = json!({"includeDeclaration": true});
+        res.push(client.request("textDocument/references", references));
     }
-    res.push(client.request("textDocument/documentSymbol", json!({"textDocument": {"uri": uri}})));
-    res
+    for method in ["textDocument/documentSymbol", "textDocument/foldingRange", "textDocument/semanticTokens/full"] {
+        res.push(client.request(method, json!({"textDocument": {"uri": uri}})));
+    }
+    // Locations name the document, which differs between the edited and the fresh one.
+    res.into_iter().map(|it| serde_json::from_str(&it.to_string().replace(uri, "DOCUMENT")).expect("JSON")).collect()
 }
 
 fn over_stdio(count: u64) {
@@ -551,7 +559,13 @@ fn over_stdio(count: u64) {
         let utf16 = !utf8;
         for seed in 0..count {
             let mut random = Random::new(seed ^ 0xabcd);
-            let start = &corpus[random.below(corpus.len())];
+            let shaped;
+            let start = if random.chance(33) {
+                shaped = module_shaped(&mut random);
+                &shaped
+            } else {
+                &corpus[random.below(corpus.len())]
+            };
             let mut text = start.text.clone();
             if random.chance(25) && !text.contains('\r') {
                 text = text.replace('\n', "\r\n");

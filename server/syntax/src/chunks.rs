@@ -139,9 +139,25 @@ pub fn chunks_from(
                             pending = Some(ChunkStart { at: next_line, kind: ChunkKind::Procedure });
                         }
                     }
+                    // A separate module procedure is a procedure of the host like any other.
+                    Statement::SeparateProcedure if depth == 1 && in_contains => {
+                        if let Some(start) = pending.take() {
+                            if start.at > starts.last().expect("never empty").at {
+                                starts.push(start);
+                            }
+                        }
+                        depth += 1;
+                    }
+                    Statement::EndProcedure if depth == 2 && in_contains => {
+                        depth -= 1;
+                        pending = Some(ChunkStart { at: next_line, kind: ChunkKind::Procedure });
+                    }
                     Statement::TypeBegin if depth == 1 => in_type = true,
                     Statement::TypeEnd => in_type = false,
-                    Statement::TypeBegin | Statement::Other => {}
+                    Statement::SeparateProcedure
+                    | Statement::EndProcedure
+                    | Statement::TypeBegin
+                    | Statement::Other => {}
                 }
             }
         }
@@ -155,6 +171,11 @@ enum Statement {
     Header,
     End,
     Contains,
+    /// `MODULE PROCEDURE name`: after a submodule's (or module's) CONTAINS,
+    /// a separate module procedure begins; elsewhere a list of procedures.
+    SeparateProcedure,
+    /// `END PROCEDURE`, which ends a separate module procedure.
+    EndProcedure,
     /// `TYPE [, attributes ::] name`: a derived type definition begins.
     TypeBegin,
     TypeEnd,
@@ -244,6 +265,16 @@ fn classify(statement: &str, form: SourceForm) -> Statement {
     }
     if glued == "contains" {
         return Statement::Contains;
+    }
+    if glued.starts_with("endprocedure") {
+        return Statement::EndProcedure;
+    }
+    let separate = match form {
+        SourceForm::Free => words.len() == 3 && words[0] == "module" && words[1] == "procedure",
+        SourceForm::Fixed { .. } => glued.len() > "moduleprocedure".len() && glued.starts_with("moduleprocedure"),
+    };
+    if separate && !glued.contains(',') {
+        return Statement::SeparateProcedure;
     }
     if glued.starts_with("endtype") {
         return Statement::TypeEnd;
@@ -470,7 +501,6 @@ mod tests {
             "real functions(10)",
             "program = 3",
             "integer :: function_count",
-            "module procedure foo",
             "end if",
             "end block",
             "endfile 10",
@@ -489,6 +519,9 @@ mod tests {
         ] {
             assert_eq!(classify(statement, SourceForm::Free), Statement::Header, "{statement}");
         }
+        // A separate module procedure's header, which the scan reads after CONTAINS only.
+        assert_eq!(classify("module procedure foo", SourceForm::Free), Statement::SeparateProcedure);
+        assert_eq!(classify("module procedure a, b", SourceForm::Free), Statement::Other);
         for statement in ["end", "end subroutine s", "endprogram", "end block data", "END FUNCTION"] {
             assert_eq!(classify(statement, SourceForm::Free), Statement::End, "{statement}");
         }
@@ -547,6 +580,10 @@ mod tests {
         // A CONTAINS with nothing after it, and SELECT TYPE guards, split nothing.
         let text = "program p\n  select type (x)\n  type is (integer)\n  end select\ncontains\nend program\n";
         assert_eq!(procedure_chunks(text, SourceForm::Free).len(), 1);
+        // A submodule's separate module procedures.
+        let text = "submodule (m) impl\ncontains\n  module procedure f\n    f = 1\n  end procedure f\n  module subroutine g(x)\n  end subroutine\nend submodule\n";
+        let kinds: Vec<_> = procedure_chunks(text, SourceForm::Free).iter().map(|it| it.1).collect();
+        assert_eq!(kinds, [Unit, Procedure, Procedure]);
         let fixed =
             "      PROGRAM P\n      X = 1\n      CONTAINS\n      SUBROUTINE S\n      END SUBROUTINE\n      END\n";
         assert_eq!(procedure_chunks(fixed, FIXED).iter().map(|it| it.1).collect::<Vec<_>>(), [Unit, Procedure]);

@@ -1372,7 +1372,7 @@ mod tests {
     #[test]
     fn chunked_diagnostics_are_those_of_the_whole_file_on_the_corpus() {
         let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
-        let mut several = 0;
+        let (mut several, mut hosts) = (0, 0);
         for dir in [corpus.clone(), corpus.join("errors")] {
             for entry in std::fs::read_dir(dir).expect("corpus") {
                 let path = entry.expect("entry").path();
@@ -1383,10 +1383,12 @@ mod tests {
                 let text = std::fs::read_to_string(&path).expect("readable");
                 let analysed = open(&text, SourceForm::from_path(&path));
                 several += usize::from(analysed.chunks.len() > 1);
+                hosts += usize::from(analysed.chunks.iter().any(|it| it.kind == syntax::ChunkKind::Procedure));
                 assert_like_whole(&analysed, &path.display().to_string());
             }
         }
         assert!(several >= 5, "only {several} programs of several units");
+        assert!(hosts >= 3, "only {hosts} programs with procedures after CONTAINS");
     }
 
     /// What the chunks keep is what the analysis of the whole text finds:
@@ -1433,6 +1435,18 @@ mod tests {
     /// A module whose procedures use its templates and arrays, a main
     /// program with internal procedures, and a subroutine after them.
     const HOSTS: &str = "module grid\n  integer, parameter :: n = 16\n!HPF$ PROCESSORS p(4)\n!HPF$ TEMPLATE t(n)\n!HPF$ DISTRIBUTE t(BLOCK) ONTO p\n  real :: a(n), b(n)\n!HPF$ ALIGN a(i) WITH t(i)\n!HPF$ ALIGN b(i) WITH t(i)\ncontains\n  ! shifts b into a\n  subroutine shift\n    integer :: i\n    do i = 2, n\n      a(i) = b(i-1)\n    end do\n  end subroutine shift\n\n  subroutine remap\n!HPF$ REDISTRIBUTE t(CYCLIC)\n    a = 0.0\n  end subroutine remap\nend module grid\n\nprogram main\n  use grid\n  real :: c(n)\n!HPF$ ALIGN c(i) WITH t(i)\n  call shift\n  call fill\ncontains\n  subroutine fill\n    integer :: i\n    do i = 1, n - 1\n      c(i) = a(i+1)\n    end do\n  end subroutine fill\nend program main\n";
+
+    #[test]
+    fn submodule_procedures_and_fixed_form_hosts_are_analysed_as_the_whole_text() {
+        let text = "module m\n  real :: a(8)\n!HPF$ DISTRIBUTE a(BLOCK)\n  interface\n    module subroutine g(x)\n      real :: x(8)\n    end subroutine\n  end interface\nend module m\nsubmodule (m) impl\n  real :: b(8)\n!HPF$ ALIGN b(i) WITH a(i)\ncontains\n  module procedure g\n    integer :: i\n    do i = 2, 8\n      b(i) = a(i-1) + x(i)\n    end do\n  end procedure g\n  subroutine h\n!HPF$ REDISTRIBUTE a(CYCLIC)\n  end subroutine\nend submodule impl\n";
+        let opened = open(text, SourceForm::Free);
+        assert_eq!(opened.chunks.iter().filter(|it| it.kind == syntax::ChunkKind::Procedure).count(), 2);
+        assert_like_whole(&opened, "submodule");
+        let fixed = "      PROGRAM P\n      REAL A(16), B(16)\nCHPF$ DISTRIBUTE A(BLOCK)\nCHPF$ ALIGN B(I) WITH A(I)\n      CALL S\n      CONTAINS\n      SUBROUTINE S\n      INTEGER I\n      DO I = 2, 16\n        A(I) = B(I-1)\n      END DO\n      END SUBROUTINE\n      END\n";
+        let opened = open(fixed, SourceForm::Fixed { line_length: 72 });
+        assert_eq!(opened.chunks.len(), 2);
+        assert_like_whole(&opened, "fixed form");
+    }
 
     #[test]
     fn procedures_are_chunks_analysed_with_their_host() {
