@@ -1291,7 +1291,16 @@ pub fn analyse(
         .enumerate()
         .map(|(idx, (chunk, (start, _)))| Placed {
             start: *start,
-            line: rope.byte_to_line(*start) as u32,
+            // The chunks before and after the edit keep their lines, moved by
+            // the lines it added (thousands of rope lookups otherwise).
+            line: match previous {
+                Some(_) if idx < prefix => old[idx].line,
+                Some(previous) if idx >= ranges.len() - suffix => {
+                    let old_line = old[idx + old.len() - ranges.len()].line;
+                    (old_line as isize + rope.len_lines() as isize - previous.rope.len_lines() as isize) as u32
+                }
+                _ => rope.byte_to_line(*start) as u32,
+            },
             chunk: chunk.expect("every chunk kept or computed"),
             kind: kinds[idx],
             host: host_of[idx].map(|host| ranges[host].0),
