@@ -290,13 +290,17 @@ fn settings() -> Settings {
 /// chunks (where they start, their units and loops), the diagnostics in
 /// document offsets, inlay hints and hovers through the chunk that holds them.
 fn observe(analysed: &Analysed, probes: &[usize]) -> Vec<String> {
-    let starts: Vec<usize> = analysed.chunks.iter().map(|it| it.start).collect();
+    let starts: Vec<(usize, syntax::ChunkKind)> = analysed.chunks.iter().map(|it| (it.start, it.kind)).collect();
     let hints: Vec<String> = analysed
         .chunks
         .iter()
         .map(|it| {
-            let hints =
-                inlay_hints(&it.chunk.analysis(), &it.chunk.text, HintConfig { loops: true, references: true }, None);
+            let hints = inlay_hints(
+                &it.chunk.analysis(),
+                it.chunk.analysed_text(),
+                HintConfig { loops: true, references: true },
+                None,
+            );
             format!("{}: {hints:?}", it.start)
         })
         .collect();
@@ -310,7 +314,9 @@ fn observe(analysed: &Analysed, probes: &[usize]) -> Vec<String> {
     ];
     for probe in probes {
         let placed = analysed.chunk_at(*probe);
-        res.push(format!("{:?}", hover(&placed.chunk.analysis(), &placed.chunk.text, placed.local(*probe), true)));
+        let hovered = hover(&placed.chunk.analysis(), placed.chunk.analysed_text(), placed.local(*probe), true);
+        // Its range in the document, through the host for a name declared there.
+        res.push(format!("{:?}", hovered.map(|it| (it.contents, placed.global(it.range)))));
     }
     res
 }
@@ -335,6 +341,25 @@ fn probes(text: &str, analysed: &Analysed, random: &mut Random) -> Vec<usize> {
     res
 }
 
+/// A module whose procedures compute on its mapped arrays, and a main
+/// program that USEs it with internal procedures of its own: edits inside a
+/// procedure reanalyse it in its host, edits of the host's specification
+/// part its procedures.
+fn module_shaped(random: &mut Random) -> CorpusFile {
+    let mut text = String::from(
+        "module field\n  integer, parameter :: n = 32\n!HPF$ PROCESSORS procs(4)\n!HPF$ TEMPLATE grid(n)\n!HPF$ DISTRIBUTE grid(BLOCK) ONTO procs\n  real :: u(n), v(n), w(n)\n!HPF$ ALIGN u(i) WITH grid(i)\n!HPF$ ALIGN v(i) WITH grid(i+1)\n!HPF$ ALIGN w(i) WITH grid(i)\ncontains\n",
+    );
+    let bodies = ["u(i) = v(i-1)", "v(i) = u(i+1) + w(i)", "w(i) = 0.5 * (u(i-1) + u(i+1))", "u(i) = w(i)"];
+    for idx in 0..2 + random.below(4) {
+        let body = bodies[random.below(bodies.len())];
+        text.push_str(&format!(
+            "\n  ! kernel {idx}\n  subroutine kernel{idx}(steps)\n    integer :: steps, i, k\n    do k = 1, steps\n!HPF$ INDEPENDENT\n      do i = 2, n - 1\n        {body}\n      end do\n    end do\n  end subroutine kernel{idx}\n"
+        ));
+    }
+    text.push_str("end module field\n\nprogram main\n  use field\n  real :: z(n)\n!HPF$ ALIGN z(i) WITH grid(i)\n  call kernel0(2)\n  call local(3)\ncontains\n  subroutine local(m)\n    integer :: m, i\n    do i = 2, n\n      z(i) = u(i-1) * m\n    end do\n  end subroutine local\n  integer function twice(k)\n    integer :: k\n    twice = 2 * k\n  end function\nend program main\n");
+    CorpusFile { name: "module_shaped.f90".to_string(), text, form: SourceForm::Free }
+}
+
 struct Outcome {
     changes: usize,
     /// The text the analysis panicked on (fresh and incremental alike).
@@ -344,7 +369,14 @@ struct Outcome {
 /// One in-process sequence; `Err` describes the first difference.
 fn run_sequence(seed: u64, corpus: &[CorpusFile]) -> Result<Outcome, String> {
     let mut random = Random::new(seed);
-    let start = &corpus[random.below(corpus.len())];
+    // A third of the sequences edit a module and a main program with procedures after CONTAINS.
+    let shaped;
+    let start = if random.chance(33) {
+        shaped = module_shaped(&mut random);
+        &shaped
+    } else {
+        &corpus[random.below(corpus.len())]
+    };
     let mut text = start.text.clone();
     if random.chance(25) && !text.contains('\r') {
         text = text.replace('\n', "\r\n");
@@ -506,10 +538,18 @@ fn observe_over_stdio(client: &mut Client, uri: &str, text: &str, probes: &[usiz
     for probe in probes {
         let at = position(text, *probe, utf16);
         let params = json!({"textDocument": {"uri": uri}, "position": {"line": at.line, "character": at.character}});
-        res.push(client.request("textDocument/hover", params));
+        res.push(client.request("textDocument/hover", params.clone()));
+        // Into the host, for a name a procedure's host declares.
+        res.push(client.request("textDocument/definition", params.clone()));
+        let mut references = params;
+        references["context"] = json!({"includeDeclaration": true});
+        res.push(client.request("textDocument/references", references));
     }
-    res.push(client.request("textDocument/documentSymbol", json!({"textDocument": {"uri": uri}})));
-    res
+    for method in ["textDocument/documentSymbol", "textDocument/foldingRange", "textDocument/semanticTokens/full"] {
+        res.push(client.request(method, json!({"textDocument": {"uri": uri}})));
+    }
+    // Locations name the document, which differs between the edited and the fresh one.
+    res.into_iter().map(|it| serde_json::from_str(&it.to_string().replace(uri, "DOCUMENT")).expect("JSON")).collect()
 }
 
 fn over_stdio(count: u64) {
@@ -519,7 +559,13 @@ fn over_stdio(count: u64) {
         let utf16 = !utf8;
         for seed in 0..count {
             let mut random = Random::new(seed ^ 0xabcd);
-            let start = &corpus[random.below(corpus.len())];
+            let shaped;
+            let start = if random.chance(33) {
+                shaped = module_shaped(&mut random);
+                &shaped
+            } else {
+                &corpus[random.below(corpus.len())]
+            };
             let mut text = start.text.clone();
             if random.chance(25) && !text.contains('\r') {
                 text = text.replace('\n', "\r\n");

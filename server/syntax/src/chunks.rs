@@ -1,49 +1,98 @@
-//! Where the top-level program units of a text begin, found by a cheap
-//! line scan rather than a parse.
+//! Where the chunks of a text begin, found by a cheap line scan rather
+//! than a parse: its top-level program units, and the procedures after the
+//! CONTAINS of a host unit.
 //!
-//! The language server parses and analyses a document chunk by chunk, one
-//! top-level unit each, so that an edit redoes the work of one unit and
-//! positions inside a chunk do not move when text before it changes. The
-//! scan counts unit headers (`PROGRAM`, `SUBROUTINE`, `[prefixes] FUNCTION`,
-//! `MODULE`, `SUBMODULE`, `BLOCK DATA`, interface bodies included) against
-//! unit ends (`END`, `END SUBROUTINE`, ...); a chunk ends after the line of
-//! an END that closes depth 1, and the next begins there when a header
-//! follows at depth 0. Text it cannot read (a header without its END,
-//! statements split oddly) only makes chunks larger, never splits a unit:
-//! a boundary needs a unit end at depth 1 followed by a header.
+//! The language server parses and analyses a document chunk by chunk, so
+//! that an edit redoes the work of one unit or procedure and positions
+//! inside a chunk do not move when text before it changes. The scan counts
+//! unit headers (`PROGRAM`, `SUBROUTINE`, `[prefixes] FUNCTION`, `MODULE`,
+//! `SUBMODULE`, `BLOCK DATA`, interface bodies included) against unit ends
+//! (`END`, `END SUBROUTINE`, ...); a chunk ends after the line of an END
+//! that closes depth 1, and the next begins there when a header follows at
+//! depth 0. With procedures split, a host unit (depth 1) is cut the same
+//! way after its CONTAINS: its first chunk holds its specification (and
+//! executable) part up to the CONTAINS line, each contained procedure
+//! begins a chunk after the CONTAINS line or after the END of the procedure
+//! before it, and the host's END line belongs to its last procedure. Text
+//! between units or procedures (comments) goes with the one after it.
+//! Text it cannot read (a header without its END, statements split oddly)
+//! only makes chunks larger, never splits a unit: a boundary needs a unit
+//! end (or a CONTAINS) followed by a header. A host whose specification
+//! part INCLUDEs a file is not split (its procedures would read text the
+//! scan does not see), nor is a CONTAINS of a derived type a host's.
 
 use crate::SourceForm;
 
-/// The byte offsets at which the chunks of `parser_text` (the text the
-/// parser sees, see [`crate::parser_text`]) begin: 0 first, each one the
-/// start of a line, in increasing order.
-pub fn unit_chunks(parser_text: &str, form: SourceForm) -> Vec<usize> {
-    unit_chunks_from(parser_text, form, 0, |_| false).0
+/// What a chunk begins with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ChunkKind {
+    /// A top-level program unit (and, when its procedures are chunks of
+    /// their own, its part up to CONTAINS).
+    Unit,
+    /// A procedure after its host's CONTAINS, analysed with the host's chunk.
+    Procedure,
 }
 
-/// [`unit_chunks`] from `from`, 0 or where a chunk began in a scan of the
-/// same text before `from` (the scan resumes in the state it has at a
-/// chunk's start), until the end or until `synced` accepts a line start
-/// where the scan is in that state again: the chunks after it are those of
-/// an earlier scan of the same text after it. Returns the starts from
-/// `from` (included) and where it synced. The server rescans an edited
-/// document from the chunk before the edit to the first chunk after it.
-pub fn unit_chunks_from(
+/// Where a chunk begins, and what it begins with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ChunkStart {
+    pub at: usize,
+    pub kind: ChunkKind,
+}
+
+/// The byte offsets at which the top-level units of `parser_text` (the
+/// text the parser sees, see [`crate::parser_text`]) begin: 0 first, each
+/// one the start of a line, in increasing order.
+pub fn unit_chunks(parser_text: &str, form: SourceForm) -> Vec<usize> {
+    chunks(parser_text, form, false).into_iter().map(|it| it.at).collect()
+}
+
+/// The chunks of `parser_text`: its top-level units, and the procedures
+/// after a host's CONTAINS when `procedures` is set.
+pub fn chunks(parser_text: &str, form: SourceForm, procedures: bool) -> Vec<ChunkStart> {
+    let first = ChunkStart { at: 0, kind: ChunkKind::Unit };
+    chunks_from(parser_text, form, procedures, first, |_| false).0
+}
+
+/// [`chunks`] from `from`, 0 or a chunk start of a scan of the same text
+/// before `from` (the scan resumes in the state it has at a chunk's start
+/// of that kind), until the end or until `synced` accepts a chunk start it
+/// finds after `from` in the state of a chunk start of its kind: the chunks
+/// after it are those of an earlier scan of the same text after it that
+/// began a chunk of that kind there. Returns the starts from `from`
+/// (included) and where it synced. The server rescans an edited document
+/// from the chunk before the edit to the first chunk after it.
+pub fn chunks_from(
     parser_text: &str,
     form: SourceForm,
-    from: usize,
-    mut synced: impl FnMut(usize) -> bool,
-) -> (Vec<usize>, Option<usize>) {
+    procedures: bool,
+    from: ChunkStart,
+    mut synced: impl FnMut(ChunkStart) -> bool,
+) -> (Vec<ChunkStart>, Option<usize>) {
     let mut starts = vec![from];
-    let mut depth = 0usize;
-    // The start of the line after the END that closed the last top-level unit.
-    let mut after_end: Option<usize> = (from > 0).then_some(from);
+    let resumed_in_host = from.kind == ChunkKind::Procedure;
+    let mut depth = usize::from(resumed_in_host);
+    // Where the next chunk begins if a header follows: after the END that
+    // closed the last unit or procedure, or after the host's CONTAINS.
+    let mut pending: Option<ChunkStart> = (from.at > 0 || resumed_in_host).then_some(from);
+    // The top-level unit is a host whose procedures are being cut.
+    let mut in_contains = resumed_in_host;
+    // A derived type definition (its CONTAINS is not the host's), an INCLUDE before CONTAINS.
+    let (mut in_type, mut includes) = (false, false);
     let mut continued = false;
-    let mut line_start = from;
+    let mut line_start = from.at;
     let bytes = parser_text.as_bytes();
     while line_start < bytes.len() {
-        if line_start > from && depth == 0 && after_end == Some(line_start) && !continued && synced(line_start) {
-            return (starts, Some(line_start));
+        if line_start > from.at && !continued {
+            if let Some(start) = pending.filter(|it| it.at == line_start) {
+                let canonical = match start.kind {
+                    ChunkKind::Unit => depth == 0,
+                    ChunkKind::Procedure => depth == 1 && in_contains,
+                };
+                if canonical && synced(start) {
+                    return (starts, Some(line_start));
+                }
+            }
         }
         let line_end = bytes[line_start..].iter().position(|it| *it == b'\n').map_or(bytes.len(), |it| line_start + it);
         let next_line = (line_end + 1).min(bytes.len());
@@ -52,15 +101,22 @@ pub fn unit_chunks_from(
         let mut pieces = [""; MAX_STATEMENTS_PER_LINE];
         let (count, continues) = statements(line, &mut pieces);
         continued = continues;
+        if !was_continued && depth == 1 && !in_contains && crate::include::include_line(line, form).is_some() {
+            includes = true;
+        }
         if !was_continued {
             for statement in &pieces[..count] {
                 match classify(statement, form) {
                     Statement::Header => {
-                        if depth == 0 {
-                            if let Some(start) = after_end.take() {
-                                if start > *starts.last().expect("never empty") {
-                                    starts.push(start);
-                                }
+                        let begins = match pending {
+                            Some(ChunkStart { kind: ChunkKind::Unit, .. }) => depth == 0,
+                            Some(ChunkStart { kind: ChunkKind::Procedure, .. }) => depth == 1 && in_contains,
+                            None => false,
+                        };
+                        if begins {
+                            let start = pending.take().expect("matched above");
+                            if start.at > starts.last().expect("never empty").at {
+                                starts.push(start);
                             }
                         }
                         depth += 1;
@@ -68,12 +124,40 @@ pub fn unit_chunks_from(
                     Statement::End => {
                         if depth <= 1 {
                             depth = 0;
-                            after_end = Some(next_line);
+                            pending = Some(ChunkStart { at: next_line, kind: ChunkKind::Unit });
+                            (in_contains, in_type, includes) = (false, false, false);
                         } else {
                             depth -= 1;
+                            if depth == 1 && in_contains {
+                                pending = Some(ChunkStart { at: next_line, kind: ChunkKind::Procedure });
+                            }
                         }
                     }
-                    Statement::Other => {}
+                    Statement::Contains => {
+                        if procedures && depth == 1 && !in_contains && !in_type && !includes {
+                            in_contains = true;
+                            pending = Some(ChunkStart { at: next_line, kind: ChunkKind::Procedure });
+                        }
+                    }
+                    // A separate module procedure is a procedure of the host like any other.
+                    Statement::SeparateProcedure if depth == 1 && in_contains => {
+                        if let Some(start) = pending.take() {
+                            if start.at > starts.last().expect("never empty").at {
+                                starts.push(start);
+                            }
+                        }
+                        depth += 1;
+                    }
+                    Statement::EndProcedure if depth == 2 && in_contains => {
+                        depth -= 1;
+                        pending = Some(ChunkStart { at: next_line, kind: ChunkKind::Procedure });
+                    }
+                    Statement::TypeBegin if depth == 1 => in_type = true,
+                    Statement::TypeEnd => in_type = false,
+                    Statement::SeparateProcedure
+                    | Statement::EndProcedure
+                    | Statement::TypeBegin
+                    | Statement::Other => {}
                 }
             }
         }
@@ -86,6 +170,15 @@ pub fn unit_chunks_from(
 enum Statement {
     Header,
     End,
+    Contains,
+    /// `MODULE PROCEDURE name`: after a submodule's (or module's) CONTAINS,
+    /// a separate module procedure begins; elsewhere a list of procedures.
+    SeparateProcedure,
+    /// `END PROCEDURE`, which ends a separate module procedure.
+    EndProcedure,
+    /// `TYPE [, attributes ::] name`: a derived type definition begins.
+    TypeBegin,
+    TypeEnd,
     Other,
 }
 
@@ -138,9 +231,9 @@ fn statements<'a>(line: &'a str, out: &mut [&'a str; MAX_STATEMENTS_PER_LINE]) -
 /// Whether a statement may be a unit header or END by its first letters:
 /// most statements are not, and are not looked at further.
 fn may_matter(statement: &str) -> bool {
-    const STARTS: [&str; 19] = [
+    const STARTS: [&str; 20] = [
         "end", "pro", "sub", "fun", "mod", "blo", "rec", "pur", "ele", "imp", "non", "int", "rea", "log", "com", "cha",
-        "dou", "typ", "cla",
+        "dou", "typ", "cla", "con",
     ];
     // Blanks skipped: fixed form ignores them (`E N D`).
     let mut head = [0u8; 3];
@@ -170,6 +263,25 @@ fn classify(statement: &str, form: SourceForm) -> Statement {
     if is_unit_end(&words, &glued, form) {
         return Statement::End;
     }
+    if glued == "contains" {
+        return Statement::Contains;
+    }
+    if glued.starts_with("endprocedure") {
+        return Statement::EndProcedure;
+    }
+    let separate = match form {
+        SourceForm::Free => words.len() == 3 && words[0] == "module" && words[1] == "procedure",
+        SourceForm::Fixed { .. } => glued.len() > "moduleprocedure".len() && glued.starts_with("moduleprocedure"),
+    };
+    if separate && !glued.contains(',') {
+        return Statement::SeparateProcedure;
+    }
+    if glued.starts_with("endtype") {
+        return Statement::TypeEnd;
+    }
+    if is_type_definition(&words, &glued, form) {
+        return Statement::TypeBegin;
+    }
     let header = match form {
         SourceForm::Free => free_header(&words),
         SourceForm::Fixed { .. } => glued_header(&glued),
@@ -178,6 +290,24 @@ fn classify(statement: &str, form: SourceForm) -> Statement {
         Statement::Header
     } else {
         Statement::Other
+    }
+}
+
+/// `TYPE name`, `TYPE, attributes :: name`, `TYPE :: name`; not `TYPE(t)
+/// ...` (a declaration) nor `TYPE IS (...)` (a SELECT TYPE guard).
+fn is_type_definition(words: &[&str], glued: &str, form: SourceForm) -> bool {
+    let Some(rest) = glued.strip_prefix("type") else { return false };
+    if rest.starts_with('(') || rest.is_empty() {
+        return false;
+    }
+    match form {
+        SourceForm::Free => match words {
+            [first, ..] if *first == "type" => words.get(1).is_some_and(|it| *it != "is" && !it.starts_with("is(")),
+            [first, ..] => first.starts_with("type,") || first.starts_with("type::"),
+            [] => false,
+        },
+        // Glued: `TYPEIS(...)` is a guard; `TYPENAME` a definition.
+        SourceForm::Fixed { .. } => !rest.starts_with("is("),
     }
 }
 
@@ -371,7 +501,6 @@ mod tests {
             "real functions(10)",
             "program = 3",
             "integer :: function_count",
-            "module procedure foo",
             "end if",
             "end block",
             "endfile 10",
@@ -390,6 +519,9 @@ mod tests {
         ] {
             assert_eq!(classify(statement, SourceForm::Free), Statement::Header, "{statement}");
         }
+        // A separate module procedure's header, which the scan reads after CONTAINS only.
+        assert_eq!(classify("module procedure foo", SourceForm::Free), Statement::SeparateProcedure);
+        assert_eq!(classify("module procedure a, b", SourceForm::Free), Statement::Other);
         for statement in ["end", "end subroutine s", "endprogram", "end block data", "END FUNCTION"] {
             assert_eq!(classify(statement, SourceForm::Free), Statement::End, "{statement}");
         }
@@ -406,16 +538,55 @@ mod tests {
 
     #[test]
     fn a_scan_resumed_at_a_chunk_finds_what_a_whole_scan_finds() {
-        let text = "module m\nend module m\n! s\nsubroutine s\nend\nsubroutine t\nend\nprogram p\nend\n";
-        let whole = unit_chunks(text, SourceForm::Free);
-        assert_eq!(whole.len(), 4);
+        let text = "module m\nend module m\n! s\nsubroutine s\nend\nsubroutine t\nend\nprogram p\ncontains\nsubroutine a\nend\n! b\nsubroutine b\nend\nend\n";
+        let whole = super::chunks(text, SourceForm::Free, true);
+        assert_eq!(whole.len(), 6);
         for (idx, from) in whole.iter().enumerate() {
-            let (starts, synced) = unit_chunks_from(text, SourceForm::Free, *from, |_| false);
+            let (starts, synced) = chunks_from(text, SourceForm::Free, true, *from, |_| false);
             assert_eq!((starts.as_slice(), synced), (&whole[idx..], None));
         }
         // Synced at the first chunk start it is offered after the resumption.
-        let (starts, synced) = unit_chunks_from(text, SourceForm::Free, whole[1], |at| at == whole[3]);
-        assert_eq!((starts.as_slice(), synced), (&whole[1..3], Some(whole[3])));
+        let (starts, synced) = chunks_from(text, SourceForm::Free, true, whole[1], |at| at == whole[3]);
+        assert_eq!((starts.as_slice(), synced), (&whole[1..3], Some(whole[3].at)));
+        let (starts, synced) = chunks_from(text, SourceForm::Free, true, whole[3], |at| at == whole[5]);
+        assert_eq!((starts.as_slice(), synced), (&whole[3..5], Some(whole[5].at)));
+    }
+
+    fn procedure_chunks(text: &str, form: SourceForm) -> Vec<(&str, ChunkKind)> {
+        let parser_text = crate::parser_text(text, form);
+        let starts = super::chunks(&parser_text, form, true);
+        let ends = starts.iter().skip(1).map(|it| it.at).chain([text.len()]);
+        starts.iter().zip(ends).map(|(start, end)| (&text[start.at..end], start.kind)).collect()
+    }
+
+    #[test]
+    fn procedures_after_contains_are_chunks_and_the_host_end_goes_with_the_last() {
+        use ChunkKind::{Procedure, Unit};
+        let text = "module m\n  type t\n  contains\n    procedure :: f\n  end type\n  interface\n    subroutine e(x)\n    end subroutine\n  end interface\n  real a(8)\ncontains\n  ! f\n  integer function f(x)\n    f = x\n  contains\n    subroutine inner\n    end subroutine\n  end function\n  subroutine g\n  end subroutine g\nend module m\nprogram p\n  x = 1\ncontains\n  subroutine h\n  end\nend\n";
+        assert_eq!(
+            procedure_chunks(text, SourceForm::Free),
+            [
+                ("module m\n  type t\n  contains\n    procedure :: f\n  end type\n  interface\n    subroutine e(x)\n    end subroutine\n  end interface\n  real a(8)\ncontains\n", Unit),
+                ("  ! f\n  integer function f(x)\n    f = x\n  contains\n    subroutine inner\n    end subroutine\n  end function\n", Procedure),
+                ("  subroutine g\n  end subroutine g\nend module m\n", Procedure),
+                ("program p\n  x = 1\ncontains\n", Unit),
+                ("  subroutine h\n  end\nend\n", Procedure),
+            ]
+        );
+        // Without procedures split, and a host whose specification part INCLUDEs a file.
+        assert_eq!(unit_chunks(text, SourceForm::Free).len(), 2);
+        let included = "module m\n  include 'decl.h'\ncontains\n  subroutine g\n  end\nend module\n";
+        assert_eq!(procedure_chunks(included, SourceForm::Free).len(), 1);
+        // A CONTAINS with nothing after it, and SELECT TYPE guards, split nothing.
+        let text = "program p\n  select type (x)\n  type is (integer)\n  end select\ncontains\nend program\n";
+        assert_eq!(procedure_chunks(text, SourceForm::Free).len(), 1);
+        // A submodule's separate module procedures.
+        let text = "submodule (m) impl\ncontains\n  module procedure f\n    f = 1\n  end procedure f\n  module subroutine g(x)\n  end subroutine\nend submodule\n";
+        let kinds: Vec<_> = procedure_chunks(text, SourceForm::Free).iter().map(|it| it.1).collect();
+        assert_eq!(kinds, [Unit, Procedure, Procedure]);
+        let fixed =
+            "      PROGRAM P\n      X = 1\n      CONTAINS\n      SUBROUTINE S\n      END SUBROUTINE\n      END\n";
+        assert_eq!(procedure_chunks(fixed, FIXED).iter().map(|it| it.1).collect::<Vec<_>>(), [Unit, Procedure]);
     }
 
     #[test]

@@ -17,7 +17,7 @@ mod source_form;
 mod text_range;
 
 pub use ast::*;
-pub use chunks::{unit_chunks, unit_chunks_from};
+pub use chunks::{chunks, chunks_from, unit_chunks, ChunkKind, ChunkStart};
 pub use diagnostic::{Code, Diagnostic, Fix, Related, Severity};
 pub use dialect::closing_paren;
 pub use expr::{BinaryOp, Expr, ExprKind, Name, Subscript, UnaryOp};

@@ -1,12 +1,19 @@
-//! A document analysed chunk by chunk: one top-level program unit each
-//! (`syntax::unit_chunks`), parsed, lowered and analysed as a file of its
-//! own, with positions relative to the chunk's start.
+//! A document analysed chunk by chunk (`syntax::chunks`): one top-level
+//! program unit each, and in a host unit with CONTAINS (a module, a main
+//! program, ...) one for its part up to CONTAINS and one for each procedure
+//! after it. A chunk is parsed, lowered and analysed as a file of its own,
+//! with positions relative to the chunk's start; a procedure is analysed
+//! inside its host's chunk (the host's text, the procedure's, a closing
+//! END: [`Context`]), so that it sees its host's templates, arrays and
+//! mappings as the whole text does, and what the analysis finds in the
+//! host's text is the host chunk's.
 //!
-//! An edit inside one unit reparses and reanalyses that unit only: the
-//! chunks before and after it keep their analysis (their text is the same,
-//! and their positions, relative to their start, did not move), and so do
-//! their converted diagnostics (`publish_frame`), as long as their first
-//! line did not move either. A unit USEs the modules the other chunks
+//! An edit inside one unit or procedure reparses and reanalyses that chunk
+//! only: the chunks before and after it keep their analysis (their text is
+//! the same, and their positions, relative to their start, did not move),
+//! and so do their converted diagnostics (`publish_frame`), as long as their
+//! first line did not move either. An edit of a host's part up to CONTAINS
+//! reanalyses its procedures. A unit USEs the modules the other chunks
 //! define as it USEs those of other files (`ExternalFile`); a chunk is
 //! analysed again when a module it looked up changed.
 //!
@@ -75,6 +82,109 @@ pub struct Chunk {
     /// The diagnostics of its analysis inside the files it includes:
     /// (the file's path, the diagnostic with a range of that file).
     pub header_diagnostics: Vec<(Arc<str>, syntax::Diagnostic)>,
+    /// The text it is analysed in, when it is part of a host unit.
+    pub context: Option<Context>,
+    /// A procedure's: where its host unit ends in its text, when it does
+    /// (the host's END is in its last procedure's chunk).
+    pub host_end: Option<usize>,
+}
+
+/// A stored range of a host's chunk (folds, symbols) that ends where its
+/// host unit ends, in a later chunk ([`Analysed::host_end`]).
+pub const OPEN_END: usize = usize::MAX;
+
+/// The text a chunk of a host unit is analysed in: the host's part up to
+/// CONTAINS (a procedure's chunk), the chunk's own text, and a closing END
+/// when the host's END is not in it.
+pub struct Context {
+    pub text: String,
+    /// Where the chunk's own text lies in `text`.
+    pub own: TextRange,
+    /// A procedure's: the name its host's chunk has among the siblings
+    /// ([`Analysed::sibling`]), for related places in the host.
+    pub host: Option<Arc<str>>,
+}
+
+impl Context {
+    /// What a chunk of `kind` at `own_text` is analysed in, given the text of
+    /// its host's chunk (a procedure's) and whether its host ends in it.
+    fn new(own_text: &str, host: Option<(&str, Arc<str>)>, closed: bool, form: SourceForm) -> Context {
+        let closer = match (closed, form) {
+            (true, _) => "",
+            (false, SourceForm::Free) => "end\n",
+            (false, SourceForm::Fixed { .. }) => "      end\n",
+        };
+        let (host_text, host) = host.map_or(("", None), |(text, name)| (text, Some(name)));
+        let mut text = String::with_capacity(host_text.len() + own_text.len() + closer.len() + 1);
+        text.push_str(host_text);
+        text.push_str(own_text);
+        if !closer.is_empty() && !own_text.is_empty() && !own_text.ends_with('\n') {
+            text.push('\n');
+        }
+        let own = TextRange::new(host_text.len(), host_text.len() + own_text.len());
+        text.push_str(closer);
+        Context { text, own, host }
+    }
+}
+
+/// How the ranges of a chunk's analysis map to its own text: through its
+/// expansion (INCLUDE lines) to the text analysed, then to its own part.
+#[derive(Clone, Copy)]
+pub struct Frame<'a> {
+    expansion: Option<&'a Expansion>,
+    context: Option<&'a Context>,
+}
+
+impl Frame<'_> {
+    /// A range of the text analysed before its INCLUDE lines were expanded.
+    fn analysed(&self, range: TextRange) -> Option<TextRange> {
+        match self.expansion {
+            Some(expansion) => expansion.to_chunk(range),
+            None => Some(range),
+        }
+    }
+
+    /// A range of the analysis as a range of the chunk's own text; `None`
+    /// in an included file, in the host, or in the closing END.
+    pub fn own(&self, range: TextRange) -> Option<TextRange> {
+        let range = self.analysed(range)?;
+        match self.context {
+            Some(context) => (context.own.start <= range.start && range.end <= context.own.end)
+                .then(|| TextRange::new(range.start - context.own.start, range.end - context.own.start)),
+            None => Some(range),
+        }
+    }
+
+    /// [`Frame::own`] for a range that begins in the chunk and may end after
+    /// it, in the closing END: a host unit's range, which ends in a later
+    /// chunk ([`OPEN_END`]).
+    fn own_or_open(&self, range: TextRange) -> Option<TextRange> {
+        if let Some(own) = self.own(range) {
+            return Some(own);
+        }
+        let context = self.context?;
+        let range = self.analysed(range)?;
+        let closed = context.text.len() == context.own.end;
+        (!closed && context.own.start <= range.start && range.start <= context.own.end && range.end > context.own.end)
+            .then(|| TextRange { start: range.start - context.own.start, end: OPEN_END })
+    }
+
+    /// A range of the analysis in the host's chunk (a procedure's), as a range of that chunk.
+    pub fn host(&self, range: TextRange) -> Option<TextRange> {
+        let context = self.context.filter(|it| it.host.is_some())?;
+        let range = self.analysed(range)?;
+        (range.end <= context.own.start).then_some(range)
+    }
+
+    /// An offset of the chunk's own text as an offset of the analysis.
+    fn analysis_offset(&self, local: usize) -> usize {
+        let local = local + self.context.map_or(0, |it| it.own.start);
+        match self.expansion {
+            // A document offset is copied once into the expansion, or not at all (an INCLUDE line).
+            Some(expansion) => expansion.map.to_expanded(0, local).unwrap_or(0),
+            None => local,
+        }
+    }
 }
 
 /// A chunk's text with its INCLUDE lines expanded (`syntax::include`).
@@ -193,8 +303,10 @@ impl ModuleResolver for Replay<'_> {
 }
 
 impl Chunk {
+    #[allow(clippy::too_many_arguments)]
     fn new(
         text: String,
+        context: Option<Context>,
         analysis: Arc<FileAnalysis>,
         lookups: Vec<(String, Option<Arc<ExternalFile>>)>,
         provides: Option<Arc<ExternalFile>>,
@@ -209,7 +321,11 @@ impl Chunk {
             .filter(|it| it.origin.is_none() && it.kind == syntax::UnitKind::Program)
             .map(|it| it.range.start)
             .collect();
-        let analysed_text = expansion.as_ref().map_or(text.as_str(), |it| it.text.as_str());
+        let analysed_text = match (&expansion, &context) {
+            (Some(expansion), _) => expansion.text.as_str(),
+            (None, Some(context)) => context.text.as_str(),
+            (None, None) => text.as_str(),
+        };
         let mut diagnostics = analysis.diagnostics.clone();
         let mut semantic_tokens = analysis::ide::semantic_tokens(&analysis, analysed_text);
         let mut folding_ranges = analysis::ide::folding_ranges(&analysis, analysed_text);
@@ -217,12 +333,17 @@ impl Chunk {
         let mut inlay_hints = analysis::ide::inlay_hints(&analysis, analysed_text, ALL_HINTS, None);
         let mut header_diagnostics = Vec::new();
         let mut programs: Vec<usize> = programs;
-        if let Some(expansion) = &expansion {
+        let mut host_end = None;
+        if expansion.is_some() || context.is_some() {
+            let frame = Frame { expansion: expansion.as_deref(), context: context.as_ref() };
+            let host_name = context.as_ref().and_then(|it| it.host.clone());
             // What the editor shows of this document is what lies in its text;
-            // the diagnostics inside headers are published for the headers.
+            // the diagnostics inside headers are published for the headers,
+            // those in the host by the host's chunk.
             let mut own = Vec::new();
             for mut diagnostic in diagnostics {
-                if let Some((name, _, range)) = expansion.in_header(diagnostic.range) {
+                if let Some((name, _, range)) = expansion.as_ref().and_then(|it| it.in_header(diagnostic.range)) {
+                    let expansion = expansion.as_ref().expect("in a header");
                     let name: Arc<str> = name.into();
                     diagnostic.range = range;
                     diagnostic.related.retain(|it| it.file.is_some() || expansion.in_header(it.range).is_some());
@@ -234,34 +355,55 @@ impl Chunk {
                     header_diagnostics.push((name, diagnostic));
                     continue;
                 }
-                let Some(range) = expansion.to_chunk(diagnostic.range) else { continue };
+                let Some(range) = frame.own(diagnostic.range) else { continue };
                 diagnostic.range = range;
-                diagnostic.related.retain(|it| it.file.is_some() || expansion.to_chunk(it.range).is_some());
+                diagnostic
+                    .related
+                    .retain(|it| it.file.is_some() || frame.own(it.range).is_some() || frame.host(it.range).is_some());
                 for related in diagnostic.related.iter_mut().filter(|it| it.file.is_none()) {
-                    related.range = expansion.to_chunk(related.range).expect("kept above");
+                    match frame.own(related.range) {
+                        Some(range) => related.range = range,
+                        None => {
+                            // In the host's chunk, a sibling of this one.
+                            related.range = frame.host(related.range).expect("kept above");
+                            related.file = host_name.clone();
+                        }
+                    }
                 }
                 own.push(diagnostic);
             }
             diagnostics = own;
-            semantic_tokens.retain_mut(|it| expansion.to_chunk(it.range).map(|range| it.range = range).is_some());
-            folding_ranges.retain_mut(|it| expansion.to_chunk(it.range).map(|range| it.range = range).is_some());
-            fn map_symbols(expansion: &Expansion, symbols: &mut Vec<analysis::ide::DocumentSymbol>) {
-                symbols.retain_mut(|it| match (expansion.to_chunk(it.range), expansion.to_chunk(it.selection)) {
-                    (Some(range), Some(selection)) => {
-                        it.range = range;
-                        it.selection = selection;
-                        map_symbols(expansion, &mut it.children);
-                        true
+            semantic_tokens.retain_mut(|it| frame.own(it.range).map(|range| it.range = range).is_some());
+            folding_ranges.retain_mut(|it| frame.own_or_open(it.range).map(|range| it.range = range).is_some());
+            /// Symbols outside the chunk go; those of theirs inside it take their place.
+            fn map_symbols(
+                frame: &Frame,
+                symbols: Vec<analysis::ide::DocumentSymbol>,
+            ) -> Vec<analysis::ide::DocumentSymbol> {
+                let mut res = Vec::new();
+                for mut symbol in symbols {
+                    let children = map_symbols(frame, std::mem::take(&mut symbol.children));
+                    match (frame.own_or_open(symbol.range), frame.own(symbol.selection)) {
+                        (Some(range), Some(selection)) => {
+                            symbol.range = range;
+                            symbol.selection = selection;
+                            symbol.children = children;
+                            res.push(symbol);
+                        }
+                        _ => res.extend(children),
                     }
-                    _ => false,
-                });
+                }
+                res
             }
-            map_symbols(expansion, &mut symbols);
+            symbols = map_symbols(&frame, symbols);
             inlay_hints.retain_mut(|it| {
-                expansion.to_chunk(TextRange::new(it.offset, it.offset)).map(|range| it.offset = range.start).is_some()
+                frame.own(TextRange::new(it.offset, it.offset)).map(|range| it.offset = range.start).is_some()
             });
-            programs
-                .retain_mut(|it| expansion.to_chunk(TextRange::new(*it, *it)).map(|range| *it = range.start).is_some());
+            programs.retain_mut(|it| frame.own(TextRange::new(*it, *it)).map(|range| *it = range.start).is_some());
+            if context.as_ref().is_some_and(|it| it.host.is_some()) {
+                let host = analysis.model.units.iter().find(|it| it.origin.is_none() && it.parent.is_none());
+                host_end = host.and_then(|it| frame.own(TextRange::new(it.range.end, it.range.end))).map(|it| it.end);
+            }
         }
         Chunk {
             diagnostics,
@@ -283,12 +425,23 @@ impl Chunk {
             published: Mutex::new(None),
             expansion,
             header_diagnostics,
+            context,
+            host_end,
         }
     }
 
-    /// The text its analysis read: its own, or its expansion.
+    /// How the ranges of its analysis map to its text.
+    pub fn frame(&self) -> Frame<'_> {
+        Frame { expansion: self.expansion.as_deref(), context: self.context.as_ref() }
+    }
+
+    /// The text its analysis read: its own, its host's with it, or their expansion.
     pub fn analysed_text(&self) -> &str {
-        self.expansion.as_ref().map_or(self.text.as_str(), |it| it.text.as_str())
+        match (&self.expansion, &self.context) {
+            (Some(expansion), _) => &expansion.text,
+            (None, Some(context)) => &context.text,
+            (None, None) => &self.text,
+        }
     }
 
     /// The chunk's full analysis (positions relative to the chunk), kept
@@ -339,6 +492,9 @@ pub struct Placed {
     /// Its first line (0-based, as LSP counts lines).
     pub line: u32,
     pub chunk: Arc<Chunk>,
+    pub kind: syntax::ChunkKind,
+    /// A procedure's: where its host's chunk begins in the document.
+    pub host: Option<usize>,
 }
 
 impl Placed {
@@ -346,25 +502,30 @@ impl Placed {
         self.start + self.chunk.text.len()
     }
 
-    /// A range of the chunk's analysis in document offsets (a range inside
-    /// an included file becomes the empty range at the start of the chunk:
-    /// ask [`Expansion::in_header`] first where that matters).
+    /// A range of the chunk's analysis in document offsets: in its text,
+    /// or in its host's (a range inside an included file becomes the empty
+    /// range at the start of the chunk: ask [`Expansion::in_header`] first
+    /// where that matters).
     pub fn global(&self, range: TextRange) -> TextRange {
-        let range = match &self.chunk.expansion {
-            Some(expansion) => expansion.to_chunk(range).unwrap_or_default(),
-            None => range,
-        };
+        let frame = self.chunk.frame();
+        if let Some(own) = frame.own(range) {
+            return self.shift(own);
+        }
+        match (self.host, frame.host(range)) {
+            (Some(host), Some(range)) => TextRange::new(range.start + host, range.end + host),
+            _ => TextRange::new(self.start, self.start),
+        }
+    }
+
+    /// A range of the chunk's own text (what it keeps: diagnostics, tokens, ...) in document offsets.
+    pub fn shift(&self, range: TextRange) -> TextRange {
         TextRange::new(range.start + self.start, range.end + self.start)
     }
 
     /// A document offset as an offset of the chunk's analysis (clamped to it).
     pub fn local(&self, offset: usize) -> usize {
         let local = offset.saturating_sub(self.start).min(self.chunk.text.len());
-        match &self.chunk.expansion {
-            // A document offset is copied once into the expansion, or not at all (an INCLUDE line).
-            Some(expansion) => expansion.map.to_expanded(0, local).unwrap_or(0),
-            None => local,
-        }
+        self.chunk.frame().analysis_offset(local)
     }
 
     /// A document range relative to the chunk (clamped to it).
@@ -398,6 +559,8 @@ pub struct Analysed {
     whole: OnceLock<Arc<FileAnalysis>>,
     /// Where its INCLUDE lines read, for the program `hpf.run` builds.
     includes: Includes,
+    /// Whether the procedures of host units are chunks of their own.
+    split: bool,
 }
 
 impl Analysed {
@@ -423,7 +586,14 @@ impl Analysed {
         analysis
     }
 
-    /// The sibling chunk that provides the module file `name`, if it is one.
+    /// Whether the chunk of `placed` is a host's, with procedures' chunks after it.
+    pub fn hosts(&self, placed: &Placed) -> bool {
+        let idx = self.chunks.partition_point(|it| it.start < placed.start);
+        self.chunks.get(idx + 1).is_some_and(|it| it.kind == syntax::ChunkKind::Procedure)
+    }
+
+    /// The sibling chunk that provides the module file `name`, or the host
+    /// chunk of that name ([`Context::host`]), if it is one.
     pub fn sibling(&self, name: &str) -> Option<&Placed> {
         self.siblings.get(name).map(|idx| &self.chunks[*idx])
     }
@@ -490,18 +660,88 @@ impl Analysed {
         for placed in &self.chunks {
             for diagnostic in &placed.chunk.diagnostics {
                 let mut diagnostic = diagnostic.clone();
-                diagnostic.range = placed.global(diagnostic.range);
+                diagnostic.range = placed.shift(diagnostic.range);
                 for related in &mut diagnostic.related {
                     match related.file.as_deref().and_then(|name| self.sibling(name)) {
                         Some(sibling) => {
                             related.range = sibling.global(related.range);
                             related.file = None;
                         }
-                        None if related.file.is_none() => related.range = placed.global(related.range),
+                        None if related.file.is_none() => related.range = placed.shift(related.range),
                         None => {}
                     }
                 }
                 res.push(diagnostic);
+            }
+        }
+        res
+    }
+
+    /// Where the host unit of the chunk at `idx` (a host's chunk) ends: its
+    /// END, in its last procedure's chunk; the end of that chunk when it has none.
+    fn host_end(&self, idx: usize) -> usize {
+        let procedures = self.chunks[idx + 1..].iter().take_while(|it| it.kind == syntax::ChunkKind::Procedure);
+        match procedures.last() {
+            Some(last) => last.chunk.host_end.map_or(last.end(), |it| last.start + it),
+            None => self.chunks[idx].end(),
+        }
+    }
+
+    /// A range a chunk keeps in document offsets, [`OPEN_END`] resolved.
+    fn shift_open(&self, idx: usize, range: TextRange) -> TextRange {
+        let placed = &self.chunks[idx];
+        match range.end {
+            OPEN_END => TextRange::new(range.start + placed.start, self.host_end(idx)),
+            _ => placed.shift(range),
+        }
+    }
+
+    /// The folding ranges of every chunk in document offsets, in text order.
+    pub fn folding_ranges(&self) -> Vec<analysis::ide::FoldingRange> {
+        let mut res = Vec::new();
+        for (idx, placed) in self.chunks.iter().enumerate() {
+            res.extend(
+                placed
+                    .chunk
+                    .folding_ranges
+                    .iter()
+                    .map(|it| analysis::ide::FoldingRange { range: self.shift_open(idx, it.range), kind: it.kind }),
+            );
+        }
+        res
+    }
+
+    /// The document symbols of every chunk in document offsets: a
+    /// procedure's under its host's, as the analysis of the whole text has them.
+    pub fn document_symbols(&self) -> Vec<analysis::ide::DocumentSymbol> {
+        fn shift(symbol: &mut analysis::ide::DocumentSymbol, analysed: &Analysed, idx: usize) {
+            symbol.range = analysed.shift_open(idx, symbol.range);
+            symbol.selection = analysed.chunks[idx].shift(symbol.selection);
+            symbol.children.iter_mut().for_each(|it| shift(it, analysed, idx));
+        }
+        let mut res: Vec<analysis::ide::DocumentSymbol> = Vec::new();
+        // The host's symbol, while its procedures' chunks follow.
+        let mut host: Option<usize> = None;
+        for (idx, placed) in self.chunks.iter().enumerate() {
+            let mut symbols = placed.chunk.symbols.clone();
+            symbols.iter_mut().for_each(|it| shift(it, self, idx));
+            match host {
+                Some(at) if placed.kind == syntax::ChunkKind::Procedure => {
+                    // What follows the host's END (text that does not parse) is top-level.
+                    let ends = placed.chunk.host_end.map(|it| it + placed.start);
+                    let after = symbols.iter().position(|it| ends.is_some_and(|end| it.range.start >= end));
+                    let after = symbols.split_off(after.unwrap_or(symbols.len()));
+                    res[at].children.extend(symbols);
+                    if !after.is_empty() {
+                        res.extend(after);
+                        host = None;
+                    }
+                }
+                _ => {
+                    let opens = placed.chunk.symbols.last().is_some_and(|it| it.range.end == OPEN_END);
+                    res.extend(symbols);
+                    host = opens.then(|| res.len() - 1);
+                }
             }
         }
         res
@@ -551,6 +791,7 @@ impl ModuleResolver for ChunkModules<'_> {
 /// The lowering of one chunk, before its analysis.
 struct Lowered {
     text: String,
+    context: Option<Context>,
     file: syntax::SourceFile,
     tree: Option<(String, Tree)>,
     expansion: Option<Arc<Expansion>>,
@@ -562,22 +803,24 @@ struct Lowered {
 /// so that an edit ends where opening the same text does).
 fn lower_chunk(
     text: String,
+    context: Option<Context>,
     form: SourceForm,
     replaced: Option<&Chunk>,
     keep_tree: bool,
     includes: &Includes,
     preprocessed: Option<String>,
 ) -> Lowered {
-    if text.len() > syntax::MAX_ANALYSED_BYTES {
-        let file = syntax::parse(&text, form);
-        return Lowered { text, file, tree: None, expansion: None };
+    let source = context.as_ref().map_or(text.as_str(), |it| it.text.as_str());
+    if source.len() > syntax::MAX_ANALYSED_BYTES {
+        let file = syntax::parse(source, form);
+        return Lowered { text, context, file, tree: None, expansion: None };
     }
-    if let Some(expansion) = includes.expand(&text, preprocessed, form) {
+    if let Some(expansion) = includes.expand(source, preprocessed, form) {
         // Parsed afresh: the tree of the chunk's own text is not the expansion's.
         let file = syntax::parse(&expansion.text, form);
-        return Lowered { text, file, tree: None, expansion: Some(Arc::new(expansion)) };
+        return Lowered { text, context, file, tree: None, expansion: Some(Arc::new(expansion)) };
     }
-    let parser_text = syntax::parser_text(&text, form);
+    let parser_text = syntax::parser_text(source, form);
     let parser_text = parser_text.as_ref();
     let old = replaced.and_then(|it| it.tree.lock().unwrap_or_else(|it| it.into_inner()).take());
     let tree = match old {
@@ -597,10 +840,21 @@ fn lower_chunk(
         }
         _ => syntax::parse_tree(parser_text, None),
     };
-    let file = syntax::lower_tree(&text, parser_text, form, &tree);
+    let file = syntax::lower_tree(source, parser_text, form, &tree);
     // Freed at once otherwise: an open lowers every chunk before it analyses them.
     let tree = keep_tree.then(|| (parser_text.to_string(), tree));
-    Lowered { text, file, tree, expansion: None }
+    Lowered { text, context, file, tree, expansion: None }
+}
+
+impl Lowered {
+    /// The text its tree was parsed from: the expansion or the context, if any.
+    fn analysed_text(&self) -> &str {
+        match (&self.expansion, &self.context) {
+            (Some(expansion), _) => &expansion.text,
+            (None, Some(context)) => &context.text,
+            (None, None) => &self.text,
+        }
+    }
 }
 
 /// The module key a chunk's file defines first, lower case.
@@ -703,38 +957,44 @@ fn holds_at(rope: &Rope, start: usize, bytes: &[u8]) -> bool {
 /// it had there, then the starts of `previous` after it, moved (the whole
 /// text is neither copied nor scanned again at every keystroke; the result
 /// is the same).
-fn rescan(previous: &Analysed, rope: &Rope, (prefix, edit_end): (usize, usize)) -> Vec<usize> {
+fn rescan(previous: &Analysed, rope: &Rope, (prefix, edit_end): (usize, usize)) -> Vec<syntax::ChunkStart> {
     let new_len = rope.len_bytes();
-    let old_starts: Vec<usize> = previous.chunks.iter().map(|it| it.start).collect();
+    let old_starts: Vec<syntax::ChunkStart> =
+        previous.chunks.iter().map(|it| syntax::ChunkStart { at: it.start, kind: it.kind }).collect();
     // The chunk before the one the edit begins in: its header is before the edit.
-    let holding = old_starts.partition_point(|it| *it <= prefix).saturating_sub(1);
+    let holding = old_starts.partition_point(|it| it.at <= prefix).saturating_sub(1);
     let resume = holding.saturating_sub(1);
     let from = old_starts[resume];
     let delta = new_len as isize - previous.len as isize;
     // The text from there to a little after the edit, all of it if that is not enough.
     // On a character: the window is a slice of the rope.
     let mut window_end = rope.char_to_byte(rope.byte_to_char((edit_end + WINDOW_AFTER_EDIT).min(new_len)));
+    let local_from = syntax::ChunkStart { at: 0, kind: from.kind };
     let (mut starts, synced) = loop {
-        let window = rope.byte_slice(from..window_end).to_string();
+        let window = rope.byte_slice(from.at..window_end).to_string();
         let parser_text = syntax::parser_text(&window, previous.form);
-        let (starts, synced) = syntax::unit_chunks_from(&parser_text, previous.form, 0, |at| {
-            let at = from + at;
-            at >= edit_end && old_starts.binary_search(&at.wrapping_sub_signed(delta)).is_ok()
+        let (starts, synced) = syntax::chunks_from(&parser_text, previous.form, previous.split, local_from, |start| {
+            let at = from.at + start.at;
+            let old = syntax::ChunkStart { at: at.wrapping_sub_signed(delta), kind: start.kind };
+            at >= edit_end && old_starts.binary_search_by_key(&old.at, |it| it.at).is_ok_and(|it| old_starts[it] == old)
         });
         if synced.is_some() || window_end == new_len {
             break (starts, synced);
         }
         window_end = new_len;
     };
-    starts.iter_mut().for_each(|it| *it += from);
+    starts.iter_mut().for_each(|it| it.at += from.at);
     let mut res = old_starts[..resume].to_vec();
     res.append(&mut starts);
     if let Some(synced) = synced {
-        let synced = from + synced;
+        let synced = from.at + synced;
         let old_synced = synced.wrapping_sub_signed(delta);
-        let after = old_starts.partition_point(|it| *it <= old_synced);
-        res.push(synced);
-        res.extend(old_starts[after..].iter().map(|it| it.wrapping_add_signed(delta)));
+        let at = old_starts.partition_point(|it| it.at < old_synced);
+        res.extend(
+            old_starts[at..]
+                .iter()
+                .map(|it| syntax::ChunkStart { at: it.at.wrapping_add_signed(delta), kind: it.kind }),
+        );
     }
     res
 }
@@ -784,9 +1044,13 @@ pub fn analyse(
     let config = ModelConfig { number_of_processors: settings.processors };
     let len = rope.len_bytes();
     let text = OnceLock::new();
-    let previous = previous.filter(|it| it.form == form && it.len <= syntax::MAX_ANALYSED_BYTES);
+    // A preprocessed text is not cut at procedures: what is active depends on all the text before.
+    let split = !includes.cpp;
+    let previous = previous.filter(|it| it.form == form && it.len <= syntax::MAX_ANALYSED_BYTES && it.split == split);
     let (starts, edit) = match previous {
-        _ if len > syntax::MAX_ANALYSED_BYTES => (vec![0], None),
+        _ if len > syntax::MAX_ANALYSED_BYTES => {
+            (vec![syntax::ChunkStart { at: 0, kind: syntax::ChunkKind::Unit }], None)
+        }
         Some(previous) => {
             let edit = edit_region(previous, &rope);
             (rescan(previous, &rope, edit), Some(edit))
@@ -794,11 +1058,22 @@ pub fn analyse(
         None => {
             // Opened: the whole text is read anyway.
             let whole = text.get_or_init(|| Arc::new(rope.to_string()));
-            (syntax::unit_chunks(&syntax::parser_text(whole, form), form), None)
+            (syntax::chunks(&syntax::parser_text(whole, form), form, split), None)
         }
     };
     let ranges: Vec<(usize, usize)> =
-        starts.iter().enumerate().map(|(idx, start)| (*start, starts.get(idx + 1).copied().unwrap_or(len))).collect();
+        starts.iter().enumerate().map(|(idx, start)| (start.at, starts.get(idx + 1).map_or(len, |it| it.at))).collect();
+    let kinds: Vec<syntax::ChunkKind> = starts.iter().map(|it| it.kind).collect();
+    // The host chunk of each procedure's, and whether a chunk is a host's.
+    let mut host_of: Vec<Option<usize>> = Vec::with_capacity(kinds.len());
+    for (idx, kind) in kinds.iter().enumerate() {
+        let host = match kind {
+            syntax::ChunkKind::Unit => None,
+            syntax::ChunkKind::Procedure => host_of.last().copied().flatten().or(idx.checked_sub(1)),
+        };
+        host_of.push(host);
+    }
+    let hosts = |idx: usize| kinds.get(idx + 1) == Some(&syntax::ChunkKind::Procedure);
     let old: &[Placed] = previous.map_or(&[], |it| it.chunks.as_slice());
     // Before the edit or after it, a chunk with the range it had is the same text.
     let delta = len as isize - previous.map_or(0, |it| it.len) as isize;
@@ -806,8 +1081,10 @@ pub fn analyse(
         let Some((prefix, edit_end)) = edit else { return false };
         let (start, end) = ranges[new];
         let old_range = (old.start, old.end());
-        (end <= prefix && old_range == (start, end))
-            || (start >= edit_end && old_range == (start.wrapping_sub_signed(delta), end.wrapping_sub_signed(delta)))
+        kinds[new] == old.kind
+            && ((end <= prefix && old_range == (start, end))
+                || (start >= edit_end
+                    && old_range == (start.wrapping_sub_signed(delta), end.wrapping_sub_signed(delta))))
     };
     let mut prefix = 0;
     while prefix < ranges.len() && prefix < old.len() && same(prefix, &old[prefix]) {
@@ -845,10 +1122,34 @@ pub fn analyse(
         let (start, end) = ranges[idx];
         preprocessed.as_ref().map(|it| it[start..end].to_string())
     };
-    let lower = |idx: usize, chunk_text: String| {
-        lower_chunk(chunk_text, form, replaced(idx), keep_trees, includes, preprocessed_chunk(idx))
-    };
     let kept_of = |idx: usize| &old[if idx < prefix { idx } else { idx + old.len() - ranges.len() }].chunk;
+    // The texts of the hosts' chunks, and their names among the siblings.
+    let mut host_texts: HashMap<usize, (Arc<str>, Arc<str>)> = HashMap::new();
+    for idx in (0..ranges.len()).filter(|it| hosts(*it)) {
+        let host_text: Arc<str> = if changed.contains(&idx) {
+            let (start, end) = ranges[idx];
+            match text.get() {
+                Some(whole) => whole[start..end].into(),
+                None => rope.byte_slice(start..end).to_string().into(),
+            }
+        } else {
+            kept_of(idx).text.as_str().into()
+        };
+        let host_name: Arc<str> = format!("{name}#host-{:016x}", text_hash(&host_text)).into();
+        host_texts.insert(idx, (host_text, host_name));
+    }
+    let context_of = |idx: usize, own_text: &str| {
+        let procedure = kinds[idx] == syntax::ChunkKind::Procedure;
+        if !procedure && !hosts(idx) {
+            return None;
+        }
+        let host = host_of[idx].filter(|_| procedure).and_then(|host| host_texts.get(&host));
+        Some(Context::new(own_text, host.map(|(text, name)| (&**text, name.clone())), !hosts(idx), form))
+    };
+    let lower = |idx: usize, chunk_text: String| {
+        let context = context_of(idx, &chunk_text);
+        lower_chunk(chunk_text, context, form, replaced(idx), keep_trees, includes, preprocessed_chunk(idx))
+    };
     // The changed chunks' texts, and the lowering of those that define modules.
     let mut texts: Vec<Option<String>> = (0..ranges.len()).map(|_| None).collect();
     let mut lowered: Vec<Option<Lowered>> = (0..ranges.len()).map(|_| None).collect();
@@ -873,8 +1174,8 @@ pub fn analyse(
                 let key = first_module(&lowered.file)?;
                 Some(Arc::new(ExternalFile {
                     name: format!("{name}#module-{key}").into(),
-                    // The text its tree was parsed from: the expansion, if any.
-                    text: lowered.expansion.as_ref().map_or(lowered.text.as_str(), |it| it.text.as_str()).into(),
+                    // The text its tree was parsed from: the expansion or the context, if any.
+                    text: lowered.analysed_text().into(),
                     file: lowered.file.clone(),
                 }))
             })
@@ -904,6 +1205,9 @@ pub fn analyse(
         } else if let Some(chunk_text) = texts[idx].take() {
             jobs.push((idx, Job::LowerAndAnalyse(chunk_text)));
         } else if chunk_modules().same_as(&kept_of(idx).lookups)
+            && host_of[idx].is_none_or(|host| !changed.contains(&host))
+            && kept_of(idx).context.as_ref().map(|it| it.text.len() == it.own.end)
+                == (kinds[idx] == syntax::ChunkKind::Procedure || hosts(idx)).then_some(!hosts(idx))
             && kept_of(idx).expansion.as_ref().is_none_or(|it| includes.unchanged(it))
             && kept_of(idx).expansion.as_ref().and_then(|it| it.preprocessed.as_ref())
                 == preprocessed_chunk(idx).as_ref()
@@ -925,16 +1229,27 @@ pub fn analyse(
         let (file, provided) = match job {
             Job::Analyse(lowered) => (lowered, provides[idx].clone()),
             Job::LowerAndAnalyse(chunk_text) => (lower(idx, chunk_text), provides[idx].clone()),
-            Job::Reanalyse(kept) => (
-                lower_chunk(kept.text.clone(), form, None, false, includes, preprocessed_chunk(idx)),
-                kept.provides.clone(),
-            ),
+            Job::Reanalyse(kept) => {
+                let context = context_of(idx, &kept.text);
+                let lowered =
+                    lower_chunk(kept.text.clone(), context, form, None, false, includes, preprocessed_chunk(idx));
+                // A host's module, lowered again, is what its users find.
+                let provided = match (&kept.provides, hosts(idx)) {
+                    (Some(provided), true) => Some(Arc::new(ExternalFile {
+                        name: provided.name.clone(),
+                        text: lowered.analysed_text().into(),
+                        file: lowered.file.clone(),
+                    })),
+                    _ => kept.provides.clone(),
+                };
+                (lowered, provided)
+            }
         };
-        let (Lowered { text, file, tree, expansion }, provided) = (file, provided);
+        let (Lowered { text, context, file, tree, expansion }, provided) = (file, provided);
         let problems = expansion.as_ref().map_or(&[][..], |it| &it.problems[..]);
         let analysis = Arc::new(analyse_file(file, problems, config, &severities, &modules));
         let lookups = modules.lookups.into_inner().unwrap_or_else(|it| it.into_inner());
-        let mut chunk = Chunk::new(text, analysis, lookups, provided, tree, keep, expansion);
+        let mut chunk = Chunk::new(text, context, analysis, lookups, provided, tree, keep, expansion);
         // The regions `#if` leaves out fold.
         let (start, end) = ranges[idx];
         let left_out = inactive.iter().filter(|it| it.start >= start && it.end <= end);
@@ -973,10 +1288,22 @@ pub fn analyse(
     let chunks: Vec<Placed> = chunks
         .into_iter()
         .zip(&ranges)
-        .map(|(chunk, (start, _))| Placed {
+        .enumerate()
+        .map(|(idx, (chunk, (start, _)))| Placed {
             start: *start,
-            line: rope.byte_to_line(*start) as u32,
+            // The chunks before and after the edit keep their lines, moved by
+            // the lines it added (thousands of rope lookups otherwise).
+            line: match previous {
+                Some(_) if idx < prefix => old[idx].line,
+                Some(previous) if idx >= ranges.len() - suffix => {
+                    let old_line = old[idx + old.len() - ranges.len()].line;
+                    (old_line as isize + rope.len_lines() as isize - previous.rope.len_lines() as isize) as u32
+                }
+                _ => rope.byte_to_line(*start) as u32,
+            },
             chunk: chunk.expect("every chunk kept or computed"),
+            kind: kinds[idx],
+            host: host_of[idx].map(|host| ranges[host].0),
         })
         .collect();
     let analysed_at = started.elapsed();
@@ -998,6 +1325,9 @@ pub fn analyse(
         if let Some(provided) = &placed.chunk.provides {
             sibling_chunks.entry(provided.name.clone()).or_insert(idx);
         }
+        if let Some((_, host_name)) = host_texts.get(&idx) {
+            sibling_chunks.entry(host_name.clone()).or_insert(idx);
+        }
     }
     Analysed {
         version,
@@ -1014,7 +1344,16 @@ pub fn analyse(
         computed_chunks: computed,
         whole: OnceLock::new(),
         includes: includes.clone(),
+        split,
     }
+}
+
+/// A hash of a host's text, which names it among the siblings: the same text, the same name.
+fn text_hash(text: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut hasher);
+    hasher.finish()
 }
 
 #[cfg(test)]
@@ -1042,7 +1381,7 @@ mod tests {
     #[test]
     fn chunked_diagnostics_are_those_of_the_whole_file_on_the_corpus() {
         let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
-        let mut several = 0;
+        let (mut several, mut hosts) = (0, 0);
         for dir in [corpus.clone(), corpus.join("errors")] {
             for entry in std::fs::read_dir(dir).expect("corpus") {
                 let path = entry.expect("entry").path();
@@ -1053,11 +1392,104 @@ mod tests {
                 let text = std::fs::read_to_string(&path).expect("readable");
                 let analysed = open(&text, SourceForm::from_path(&path));
                 several += usize::from(analysed.chunks.len() > 1);
-                let whole = analysed.whole();
-                assert_eq!(analysed.diagnostics(), whole.diagnostics, "{}", path.display());
+                hosts += usize::from(analysed.chunks.iter().any(|it| it.kind == syntax::ChunkKind::Procedure));
+                assert_like_whole(&analysed, &path.display().to_string());
             }
         }
         assert!(several >= 5, "only {several} programs of several units");
+        assert!(hosts >= 3, "only {hosts} programs with procedures after CONTAINS");
+    }
+
+    /// What the chunks keep is what the analysis of the whole text finds:
+    /// diagnostics, semantic tokens, folds, symbols, inlay hints.
+    fn assert_like_whole(analysed: &Analysed, name: &str) {
+        let whole = analysed.whole();
+        let text = analysed.text();
+        assert_eq!(analysed.diagnostics(), whole.diagnostics, "{name}: diagnostics");
+        let tokens: Vec<_> = analysed
+            .chunks
+            .iter()
+            .flat_map(|placed| placed.chunk.semantic_tokens.iter().map(|it| (placed.shift(it.range), it.kind)))
+            .collect();
+        let whole_tokens: Vec<_> =
+            analysis::ide::semantic_tokens(&whole, &text).into_iter().map(|it| (it.range, it.kind)).collect();
+        assert_eq!(tokens, whole_tokens, "{name}: semantic tokens");
+        let folds = |mut folds: Vec<analysis::ide::FoldingRange>| {
+            let mut res: Vec<_> = folds.drain(..).map(|it| (it.range, it.kind)).collect();
+            res.sort_by_key(|it| (it.0.start, it.0.end));
+            res
+        };
+        assert_eq!(
+            folds(analysed.folding_ranges()),
+            folds(analysis::ide::folding_ranges(&whole, &text)),
+            "{name}: folding ranges"
+        );
+        assert_eq!(
+            format!("{:?}", analysed.document_symbols()),
+            format!("{:?}", analysis::ide::document_symbols(&whole, &text)),
+            "{name}: symbols"
+        );
+        let hints: Vec<_> = analysed
+            .chunks
+            .iter()
+            .flat_map(|placed| placed.chunk.inlay_hints.iter().map(|it| (it.offset + placed.start, it.label.clone())))
+            .collect();
+        let whole_hints: Vec<_> = analysis::ide::inlay_hints(&whole, &text, ALL_HINTS, None)
+            .into_iter()
+            .map(|it| (it.offset, it.label))
+            .collect();
+        assert_eq!(hints, whole_hints, "{name}: inlay hints");
+    }
+
+    /// A module whose procedures use its templates and arrays, a main
+    /// program with internal procedures, and a subroutine after them.
+    const HOSTS: &str = "module grid\n  integer, parameter :: n = 16\n!HPF$ PROCESSORS p(4)\n!HPF$ TEMPLATE t(n)\n!HPF$ DISTRIBUTE t(BLOCK) ONTO p\n  real :: a(n), b(n)\n!HPF$ ALIGN a(i) WITH t(i)\n!HPF$ ALIGN b(i) WITH t(i)\ncontains\n  ! shifts b into a\n  subroutine shift\n    integer :: i\n    do i = 2, n\n      a(i) = b(i-1)\n    end do\n  end subroutine shift\n\n  subroutine remap\n!HPF$ REDISTRIBUTE t(CYCLIC)\n    a = 0.0\n  end subroutine remap\nend module grid\n\nprogram main\n  use grid\n  real :: c(n)\n!HPF$ ALIGN c(i) WITH t(i)\n  call shift\n  call fill\ncontains\n  subroutine fill\n    integer :: i\n    do i = 1, n - 1\n      c(i) = a(i+1)\n    end do\n  end subroutine fill\nend program main\n";
+
+    #[test]
+    fn submodule_procedures_and_fixed_form_hosts_are_analysed_as_the_whole_text() {
+        let text = "module m\n  real :: a(8)\n!HPF$ DISTRIBUTE a(BLOCK)\n  interface\n    module subroutine g(x)\n      real :: x(8)\n    end subroutine\n  end interface\nend module m\nsubmodule (m) impl\n  real :: b(8)\n!HPF$ ALIGN b(i) WITH a(i)\ncontains\n  module procedure g\n    integer :: i\n    do i = 2, 8\n      b(i) = a(i-1) + x(i)\n    end do\n  end procedure g\n  subroutine h\n!HPF$ REDISTRIBUTE a(CYCLIC)\n  end subroutine\nend submodule impl\n";
+        let opened = open(text, SourceForm::Free);
+        assert_eq!(opened.chunks.iter().filter(|it| it.kind == syntax::ChunkKind::Procedure).count(), 2);
+        assert_like_whole(&opened, "submodule");
+        let fixed = "      PROGRAM P\n      REAL A(16), B(16)\nCHPF$ DISTRIBUTE A(BLOCK)\nCHPF$ ALIGN B(I) WITH A(I)\n      CALL S\n      CONTAINS\n      SUBROUTINE S\n      INTEGER I\n      DO I = 2, 16\n        A(I) = B(I-1)\n      END DO\n      END SUBROUTINE\n      END\n";
+        let opened = open(fixed, SourceForm::Fixed { line_length: 72 });
+        assert_eq!(opened.chunks.len(), 2);
+        assert_like_whole(&opened, "fixed form");
+    }
+
+    #[test]
+    fn procedures_are_chunks_analysed_with_their_host() {
+        use syntax::ChunkKind::{Procedure, Unit};
+        let opened = open(HOSTS, SourceForm::Free);
+        let kinds: Vec<_> = opened.chunks.iter().map(|it| it.kind).collect();
+        assert_eq!(kinds, [Unit, Procedure, Procedure, Unit, Procedure]);
+        assert_like_whole(&opened, "opened");
+        // The REDISTRIBUTE of the host's template points at the host's declaration.
+        let remap = opened.diagnostics().into_iter().find(|it| it.code == syntax::Code::NotDynamic).expect("HPF026");
+        assert_eq!(&HOSTS[remap.related[0].range.to_range()], "t");
+        // Inside a procedure: that procedure only.
+        let edited = edit(&opened, "a(i) = b(i-1)", "a(i) = b(i-2)");
+        assert_eq!(edited.computed_chunks, 1);
+        assert_like_whole(&edited, "inside shift");
+        // The host's specification part: the host, its procedures, and the
+        // program that USEs the module, with its internal procedure.
+        let host = edit(&edited, "ALIGN b(i) WITH t(i)", "ALIGN b(i) WITH t(i+1)");
+        assert_eq!(host.computed_chunks, 5);
+        assert_like_whole(&host, "host");
+        // The main program's part: it and its procedure.
+        let main = edit(&host, "real :: c(n)", "real :: c(n+1)");
+        assert_eq!(main.computed_chunks, 2);
+        assert!(Arc::ptr_eq(&main.chunks[1].chunk, &host.chunks[1].chunk));
+        assert_like_whole(&main, "main");
+        for (from, to) in
+            [("contains\n  ! shifts", "  ! shifts"), ("  subroutine remap\n", ""), ("end module grid\n", "")]
+        {
+            let edited = edit(&main, from, to);
+            assert_like_whole(&edited, from);
+            let fresh = open(&edited.text(), SourceForm::Free);
+            let starts = |it: &Analysed| it.chunks.iter().map(|it| (it.start, it.kind)).collect::<Vec<_>>();
+            assert_eq!(starts(&edited), starts(&fresh), "{from:?}");
+        }
     }
 
     const UNITS: &str = "module m\n  integer, parameter :: n = 8\nend module m\n\nsubroutine s1\n  use m\n  real :: x(n)\n  x = 1.0\nend subroutine s1\n\nsubroutine s2\n  real :: y(4)\n  y = 2.0\nend subroutine s2\n";
@@ -1143,11 +1575,13 @@ mod tests {
         ];
         for (from, to) in edits {
             let text = UNITS.replacen(from, to, 1);
-            let whole = syntax::unit_chunks(&text, SourceForm::Free);
+            let whole = syntax::chunks(&text, SourceForm::Free, true);
             let rope = Rope::from_str(&text);
             assert_eq!(rescan(&opened, &rope, edit_region(&opened, &rope)), whole, "{from:?} -> {to:?}");
             let edited = edit(&opened, from, to);
-            assert_eq!(edited.chunks.iter().map(|it| it.start).collect::<Vec<_>>(), whole);
+            let starts: Vec<_> =
+                edited.chunks.iter().map(|it| syntax::ChunkStart { at: it.start, kind: it.kind }).collect();
+            assert_eq!(starts, whole);
         }
     }
 

@@ -649,15 +649,7 @@ impl LanguageServer for Backend {
         let uri = params.text_document.uri;
         let encoding = self.encoding();
         self.with_document(&uri, "documentSymbol", |analysed| {
-            let symbols: Vec<ide::DocumentSymbol> = analysed
-                .chunks
-                .iter()
-                .flat_map(|placed| {
-                    let mut symbols = placed.chunk.symbols.clone();
-                    symbols.iter_mut().for_each(|it| shift_symbol(it, placed.start));
-                    symbols
-                })
-                .collect();
+            let symbols = analysed.document_symbols();
             DocumentSymbolResponse::Nested(
                 symbols.iter().map(|it| proto::document_symbol(analysed, it, encoding)).collect(),
             )
@@ -797,7 +789,7 @@ impl LanguageServer for Backend {
                 .iter()
                 .flat_map(|placed| {
                     let tokens = placed.chunk.semantic_tokens.iter();
-                    tokens.map(|it| ide::SemanticToken { range: placed.global(it.range), kind: it.kind })
+                    tokens.map(|it| ide::SemanticToken { range: placed.shift(it.range), kind: it.kind })
                 })
                 .collect();
             SemanticTokensResult::Tokens(SemanticTokens {
@@ -813,9 +805,9 @@ impl LanguageServer for Backend {
         let encoding = self.encoding();
         self.with_document(&uri, "foldingRange", |analysed| {
             analysed
-                .chunks
-                .iter()
-                .flat_map(|placed| placed.chunk.folding_ranges.iter().map(|it| (placed.global(it.range), it.kind)))
+                .folding_ranges()
+                .into_iter()
+                .map(|it| (it.range, it.kind))
                 .filter_map(|(folded, kind)| {
                     let folded = range(&analysed.rope, folded, encoding);
                     (folded.end.line > folded.start.line).then_some(FoldingRange {
@@ -849,12 +841,6 @@ fn overlapping(analysed: &Analysed, range: syntax::TextRange) -> impl Iterator<I
     analysed.chunks.iter().filter(move |it| it.start <= range.end && range.start <= it.end())
 }
 
-fn shift_symbol(symbol: &mut ide::DocumentSymbol, by: usize) {
-    symbol.range = syntax::TextRange::new(symbol.range.start + by, symbol.range.end + by);
-    symbol.selection = syntax::TextRange::new(symbol.selection.start + by, symbol.selection.end + by);
-    symbol.children.iter_mut().for_each(|it| shift_symbol(it, by));
-}
-
 /// A diagnostic of the chunk in `local` points into a module another chunk
 /// defines (its ALIGN is there): its fix is an edit of that chunk.
 fn involves_other_chunks(analysed: &Analysed, placed: &Placed, local: syntax::TextRange) -> bool {
@@ -871,10 +857,16 @@ fn symbol_of_other_chunks(analysed: &Analysed, placed: &Placed, local: usize) ->
     }
     let analysis = analysed.analysis_of(placed);
     let Some(target) = ide::definition(&analysis, local) else { return false };
+    // Declared in a host: its procedures' chunks may name it; in a module: any chunk.
+    let frame = placed.chunk.frame();
     match &target.file {
         Some(file) => analysed.sibling(&file.name).is_some(),
+        None if frame.host(target.range).is_some() => true,
         None => analysis.model.units.iter().any(|it| {
-            it.origin.is_none() && it.kind == syntax::UnitKind::Module && it.range.contains(target.range.start)
+            let hosts = it.parent.is_none() && analysed.hosts(placed);
+            it.origin.is_none()
+                && (it.kind == syntax::UnitKind::Module || hosts)
+                && it.range.contains(target.range.start)
         }),
     }
 }

@@ -5,7 +5,7 @@
 //! runs handlers concurrently), under a std lock never held across an
 //! await. The protocol runs on one thread; analysis runs on `SCHED_IDLE`
 //! worker threads (`workers`), analyses again only the chunks (top-level
-//! program units) the edit touched or whose USEd modules changed (see
+//! program units, a host's part up to CONTAINS, procedures) the edit touched or whose USEd modules changed (see
 //! `document`), and is dropped when a newer version arrived meanwhile; diagnostics are serialised there and published with
 //! the version they describe. Requests wait (briefly)
 //! for the analysis of the current version and answer from it.

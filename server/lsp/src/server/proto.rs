@@ -44,7 +44,7 @@ impl<'a> ChunkPositions<'a> {
                 res.end.line += self.placed.line;
                 res
             }
-            None => range(self.rope, self.placed.global(local), self.encoding),
+            None => range(self.rope, self.placed.shift(local), self.encoding),
         }
     }
 }
