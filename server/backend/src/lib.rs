@@ -3119,7 +3119,29 @@ impl<'a> Lowering<'a> {
                     let _ = writeln!(out, "    hpf_lo = 1\n    hpf_hi = 0\n  end if");
                 }
                 if needs_fetch {
-                    self.emit_fetches(out, *array, 0, 1, reads);
+                    // Every process can tell when the owner holds all it reads
+                    // (`q(1) = p(1) - p(2)`, blocks of 2 or more): no fetch,
+                    // whose gathering of the needs would make every process wait.
+                    let held: Option<Vec<String>> = reads
+                        .iter()
+                        .map(|(id, (low, high))| {
+                            let read = &self.distributed[id];
+                            (read.second.is_none() && !read.cyclic).then(|| {
+                                let at =
+                                    |offset: i64| format!("hpf_owner(hpf_d_{}, ({index}) + ({offset}))", read.name);
+                                let owner = format!("hpf_owner(hpf_d_{name}, {index})");
+                                format!("{} == {owner} .and. {} == {owner}", at(*low), at(*high))
+                            })
+                        })
+                        .collect();
+                    match held.filter(|_| self.distributed[array].second.is_none() && !self.distributed[array].cyclic) {
+                        Some(held) => {
+                            let _ = writeln!(out, "  if (.not. ({})) then", held.join(" .and. "));
+                            self.emit_fetches(out, *array, 0, 1, reads);
+                            let _ = writeln!(out, "  end if");
+                        }
+                        None => self.emit_fetches(out, *array, 0, 1, reads),
+                    }
                 }
                 let mut edits = edits.clone();
                 if !remote.is_empty() {
