@@ -458,3 +458,77 @@ fn array_references(expr: &Expr) -> Vec<(String, TextRange)> {
     }
     res
 }
+
+#[cfg(test)]
+mod tests {
+    use analysis::model::ModelConfig;
+    use syntax::SourceForm;
+
+    /// The notes and the generated source of `body` over BLOCK arrays `x`,
+    /// `y`, an integer `k` and a CYCLIC `c`, lowered as `hpf-ls build` does.
+    fn lower(body: &str, ordered_reductions: bool) -> (Vec<String>, String) {
+        let text = format!(
+            "program p
+  integer, parameter :: n = 100
+  double precision :: x(n), y(n), c(n), s
+  integer :: k(n), i, m
+!HPF$ DISTRIBUTE (BLOCK) :: X
+!HPF$ ALIGN Y(I) WITH X(I)
+!HPF$ ALIGN K(I) WITH X(I)
+!HPF$ DISTRIBUTE (CYCLIC) :: C
+  x = 1.0d0
+  k = 1
+  c = 2.0d0
+{body}  print *, s, m, sum(y), sum(k)
+end program p
+"
+        );
+        let analysis = analysis::analyze(&text, SourceForm::Free, ModelConfig { number_of_processors: None });
+        let options = crate::LowerOptions { ordered_reductions };
+        let generated = crate::lower_with(&analysis, &text, &options).unwrap();
+        (generated.notes.into_iter().map(|it| it.message).collect(), generated.source)
+    }
+
+    #[test]
+    fn a_running_sum_stored_into_elements_runs_in_two_passes() {
+        let (notes, source) = lower("  s = 0\n  do i = 1, n\n    s = s + x(i)\n    y(i) = s\n  end do\n", false);
+        assert!(notes.is_empty(), "{notes:?}");
+        // The first pass leaves the store out; the second is the loop as written.
+        assert!(
+            source.contains("  s = 0\n  do i = hpf_lo, hpf_hi, 1\n    s = s + x(i)\n    continue\n  end do\n"),
+            "{source}"
+        );
+        assert!(
+            source.contains(
+                "call hpf_scan_start_r8(s, hpf_scan_first1, (hpf_hi - hpf_lo) * (1) >= 0, 1, 1, hpf_scan_last1)"
+            ),
+            "{source}"
+        );
+        assert!(source.contains("    y(i) = s\n  end do\n  if (hpf_scan_last1 >= 0) call MPI_Bcast(s, 1,"), "{source}");
+        assert!(crate::runtime::runtime_for(&source).contains("subroutine hpf_scan_start_r8("));
+    }
+
+    #[test]
+    fn ordered_floating_point_scans_chain_and_integer_ones_do_not() {
+        let body = "  s = 0\n  m = 0\n  do i = 1, n\n    s = s + x(i)\n    m = m + k(i)\n    y(i) = s\n    k(i) = m\n  end do\n";
+        let (notes, source) = lower(body, true);
+        assert!(notes.is_empty(), "{notes:?}");
+        assert!(source.contains("call hpf_chain_recv_r8(s, 1)"), "{source}");
+        assert!(source.contains("call hpf_scan_start_i4(m,"), "{source}");
+        assert!(!source.contains("hpf_scan_start_r8"), "{source}");
+    }
+
+    #[test]
+    fn recurrences_on_block_arrays_run_as_prefixes_and_cyclic_scans_say_why_not() {
+        let (notes, source) = lower("  do i = 2, n\n    y(i) = y(i-1) + x(i) * 2.0d0\n  end do\n", false);
+        assert!(notes.is_empty(), "{notes:?}");
+        assert!(source.contains("    hpf_scan_run = hpf_scan_run + x(i) * 2.0d0\n"), "{source}");
+        assert!(source.contains("    y(i) = hpf_scan_run + x(i) * 2.0d0\n    hpf_scan_run = y(i)\n"), "{source}");
+        assert!(source.contains("hpf_scan_first = y((2) - (1))"), "{source}");
+        let (notes, _) = lower("  s = 0\n  do i = 1, n\n    s = s + c(i)\n    c(i) = s\n  end do\n", false);
+        assert!(
+            notes.iter().any(|it| it.contains("it is a scan of s over a CYCLIC, reversed or 2-D distribution")),
+            "{notes:?}"
+        );
+    }
+}

@@ -1708,14 +1708,16 @@ end program stop_in_loop
 /// Every supported corpus program built in the default mode (reductions in
 /// parallel, partials combined in rank order) prints on 2 and 3 processes
 /// what gfortran's build prints, but for real numbers within a relative
-/// 1e-12 (text and integers exactly), and two runs on as many processes
-/// print the same bytes. (The test above runs them with
-/// `--ordered-reductions`, byte for byte.)
+/// 1e-12 (text and integers exactly; 1e-5 in programs that declare
+/// default-kind REAL, whose sums round at about 1e-7 in any order), and two
+/// runs on as many processes print the same bytes. (The test above runs
+/// them with `--ordered-reductions`, byte for byte.)
 #[test]
 #[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
 fn supported_corpus_programs_in_the_default_mode_print_the_sequential_values_within_rounding() {
     require_toolchain();
     let dir = scratch("corpus_default");
+    let mut wrong = Vec::new();
     for name in SUPPORTED {
         let source = corpus().join(name);
         let executable = dir.join(name.replace('.', "_"));
@@ -1725,17 +1727,37 @@ fn supported_corpus_programs_in_the_default_mode_print_the_sequential_values_wit
         assert!(build.status.success(), "{name} does not build:\n{}", String::from_utf8_lossy(&build.stderr));
         let expected =
             std::fs::read_to_string(corpus().join(format!("expected/{name}.out"))).expect("an expected output");
+        let text = std::fs::read_to_string(&source).unwrap();
+        let tolerance = if declares_default_real(&text) { 1e-5 } else { 1e-12 };
         for processes in [2, 3] {
             let first = mpirun(name, &executable, processes);
             assert!(first.status.success(), "{name} on {processes}: {}", String::from_utf8_lossy(&first.stderr));
             let printed = String::from_utf8(first.stdout).unwrap();
-            if let Err(why) = same_but_rounding(&printed, &expected, 1e-12) {
-                panic!("{name} on {processes} processes: {why}\n{printed}\ninstead of\n{expected}");
+            if let Err(why) = same_but_rounding(&printed, &expected, tolerance) {
+                wrong.push(format!("{name} on {processes} processes: {why}\n{printed}\ninstead of\n{expected}"));
             }
             let second = mpirun(name, &executable, processes);
-            assert_eq!(String::from_utf8(second.stdout).unwrap(), printed, "{name}: two runs on {processes} processes");
+            if String::from_utf8(second.stdout).unwrap() != printed {
+                wrong.push(format!("{name}: two runs on {processes} processes print different bytes"));
+            }
         }
     }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
+}
+
+/// Whether `text` declares a REAL of the default kind (`REAL X`, `REAL ::
+/// X`, `REAL(4)`), not only REAL(8) and DOUBLE PRECISION.
+fn declares_default_real(text: &str) -> bool {
+    text.lines().map(|it| it.trim().to_ascii_lowercase()).any(|line| {
+        let Some(rest) = line.strip_prefix("real") else { return false };
+        if rest.starts_with('*') {
+            return rest.starts_with("*4");
+        }
+        if rest.starts_with('(') {
+            return rest.starts_with("(4)") || rest.starts_with("(kind=4)");
+        }
+        rest.starts_with([' ', '\t', ':', ','])
+    })
 }
 
 /// `printed` is `expected` up to real numbers that differ by at most
@@ -1820,6 +1842,10 @@ fn numbers_and_text_cut_fortran_output() {
     assert!(same_but_rounding("s = 1.0001E+00 7", "s = 1.0000E+00 7", 1e-12).is_err());
     assert!(same_but_rounding("s = 1.0E+00 8", "s = 1.0E+00 7", 1e-12).is_err());
     assert!(same_but_rounding("t = 1.0E+00 7", "s = 1.0E+00 7", 1e-12).is_err());
+    assert!(declares_default_real("  real :: u(10)\n") && declares_default_real("      REAL X(N), Y\n"));
+    assert!(declares_default_real("  real(4) :: u\n") && declares_default_real("  real*4 u\n"));
+    assert!(!declares_default_real("  real(8) :: u\n  double precision v\n  real*8 w\n  real(kind=dp) :: z\n"));
+    assert!(!declares_default_real("  x = real(i)\n  realign = 1\n"));
 }
 
 /// Scans written as loops, and recurrences `y(i) = y(i-1) + x(i)` on BLOCK
