@@ -2245,6 +2245,22 @@ impl<'a> Lowering<'a> {
         if remote.iter().any(|it| remote.iter().any(|other| it.nests(other))) {
             return Err("a read that is not a neighbour's holds another".to_string());
         }
+        // Inside an outer loop of the nest, what is fetched from the
+        // neighbours before the nest goes stale once the nest writes it
+        // (red-black sweeps `DO IC = 0, 1` around the distributing loop).
+        if !outermost {
+            let fetched_and_written = written.iter().find(|array| {
+                reads.get(array).is_some_and(|it| *it != (0, 0))
+                    || parts.contains_key(array)
+                    || remote.iter().any(|it| it.array() == **array)
+            });
+            if let Some(array) = fetched_and_written {
+                return Err(format!(
+                    "an outer loop of the nest runs it again after it wrote elements of {} that the neighbours read",
+                    self.distributed[array].name
+                ));
+            }
+        }
         for array in &replicated {
             reads.remove(array);
             parts.remove(array);

@@ -3117,3 +3117,24 @@ end program w
     // The stencil's neighbour columns only: the corner moves alone.
     assert!(source.contains("call hpf_alloc_bounds(hpf_d_h, 1, 1, hpf_lo, hpf_hi)"), "{source}");
 }
+
+#[test]
+fn an_outer_loop_of_a_nest_refetches_what_its_sweeps_wrote() {
+    // Red-black sweeps: the second reads the first's new values across the
+    // block boundary, so the halo is fetched in every sweep, not once.
+    let (notes, source) = lower(&program(
+        "  u = 1.0
+  do step = 0, 1
+!HPF$ INDEPENDENT
+    do i = 1 + step, n, 2
+      u(i) = 0.5 * (u(i-1) + u(i+1))
+    end do
+  end do
+  print *, sum(u)
+",
+    ));
+    assert_eq!(notes, Vec::<String>::new());
+    let sweeps = source.find("  do step = 0, 1\n").expect("the sweeps run on every process");
+    let fetch = source.find("call hpf_fetch_r4_11(u, hpf_d_u,").expect("a halo fetch");
+    assert!(sweeps < fetch, "{source}");
+}
