@@ -35,7 +35,11 @@
 //!   iteration's value is broadcast) (`private.rs`), and scalar reductions
 //!   `s = s + e`, `max(s, e)`, ... (INTEGER: `MPI_Allreduce`; floating-point
 //!   sums along the chain of processes, in the sequential order)
-//!   (`loop_reductions.rs`); CYCLE (the owner ends its iteration) and, in a
+//!   (`loop_reductions.rs`), and scans `s = s + x(i); y(i) = s` (a
+//!   parallel prefix in two passes, `scan.rs`);
+//! - a DO loop whose one statement is a recurrence `y(i) = y(i-1) + x(i)`
+//!   (`*`, `max`, `min`) on a rank-1 BLOCK array: the same parallel prefix
+//!   (`scan.rs`); CYCLE (the owner ends its iteration) and, in a
 //!   single loop on a 1-D home, `IF (cond) EXIT` whose condition reads
 //!   nothing the loop writes (first in the body: or the element the
 //!   iteration writes): the first iteration where it holds is found
@@ -178,6 +182,7 @@ mod remap;
 mod remap_epochs;
 pub mod rules;
 pub mod runtime;
+mod scan;
 mod scatter;
 mod shift;
 mod slice_copy;
@@ -630,6 +635,8 @@ enum Plan<'a> {
     Permute(permute::Permute<'a>),
     /// A loop updating elements through computed indices (`scatter.rs`).
     Scatter(scatter::Scatter<'a>),
+    /// `y(i) = y(i-1) + x(i)` as a parallel prefix (`scan.rs`).
+    Recurrence(scan::Recurrence<'a>),
     /// A slice at one index of the distributed dimension, computed by its
     /// owner from the slices it reads (`slice_copy.rs`).
     SliceCopy(slice_copy::SliceAssign<'a>),
@@ -649,6 +656,7 @@ impl Plan<'_> {
             | Plan::Call(_)
             | Plan::Permute(_)
             | Plan::Scatter(_)
+            | Plan::Recurrence(_)
             | Plan::SliceCopy(_) => true,
             Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::runs_in_parallel),
             Plan::If { branches } => branches.iter().flat_map(|it| &it.1).any(Plan::runs_in_parallel),
@@ -1391,6 +1399,9 @@ impl<'a> Lowering<'a> {
                 Ok(plan) => return plan,
                 Err(why) => {
                     if !grid {
+                        if let Ok(recurrence) = self.recurrence(stmt) {
+                            return Plan::Recurrence(recurrence);
+                        }
                         if let Ok(plan) = self.single_owner_loop(stmt) {
                             return plan;
                         }
@@ -2013,6 +2024,8 @@ impl<'a> Lowering<'a> {
         let report = reports.iter().find(|it| it.range == distributing.range).ok_or("the loop was not analysed")?;
         let own = report.nest.last().ok_or("the loop was not analysed")?;
         let step = own.step.ok_or("its step is not a constant")?;
+        let exits = !leaves.is_empty();
+        self.check_scans(stmt, &reductions, (&home_distributed, home_coef), (outermost, exits))?;
         if !outermost && (own.lo.is_none() || own.hi.is_none()) {
             return Err("an inner distributing loop needs constant bounds".to_string());
         }
@@ -2246,6 +2259,22 @@ impl<'a> Lowering<'a> {
         remote.retain(|it| !replicated.contains(&it.array()));
         if remote.iter().any(|it| remote.iter().any(|other| it.nests(other))) {
             return Err("a read that is not a neighbour's holds another".to_string());
+        }
+        // Inside an outer loop of the nest, what is fetched from the
+        // neighbours before the nest goes stale once the nest writes it
+        // (red-black sweeps `DO IC = 0, 1` around the distributing loop).
+        if !outermost {
+            let fetched_and_written = written.iter().find(|array| {
+                reads.get(array).is_some_and(|it| *it != (0, 0))
+                    || parts.contains_key(array)
+                    || remote.iter().any(|it| it.array() == **array)
+            });
+            if let Some(array) = fetched_and_written {
+                return Err(format!(
+                    "an outer loop of the nest runs it again after it wrote elements of {} that the neighbours read",
+                    self.distributed[array].name
+                ));
+            }
         }
         for array in &replicated {
             reads.remove(array);
@@ -2986,6 +3015,7 @@ impl<'a> Lowering<'a> {
             )) => Some(*stmt),
             Plan::Permute(permute) => Some(permute.stmt),
             Plan::Scatter(scatter) => Some(scatter.stmt),
+            Plan::Recurrence(recurrence) => Some(recurrence.stmt),
             _ => None,
         };
         if let Some(stmt) = counted {
@@ -2997,11 +3027,13 @@ impl<'a> Lowering<'a> {
             // nor the fetches of a loop that only reads (it sees no home).
             let unmodelled = match plan {
                 // The analysis cannot know where computed indices lead.
-                Plan::Owner { .. } | Plan::Scatter(_) => true,
+                Plan::Owner { .. } | Plan::Scatter(_) | Plan::Recurrence(_) => true,
                 // The analysis follows TRANSPOSE, not the shifts.
                 Plan::Permute(permute) => !permute.is_transpose(),
                 Plan::Parallel(nest) => {
-                    nest.reductions.iter().any(|it| it.chained()) || !nest.replicated.is_empty() || nest.read_home
+                    nest.reductions.iter().any(|it| it.chained() || it.is_prefix())
+                        || !nest.replicated.is_empty()
+                        || nest.read_home
                 }
                 _ => false,
             };
@@ -3025,6 +3057,7 @@ impl<'a> Lowering<'a> {
             Plan::Split(split) => self.emit_split(out, split),
             Plan::Permute(permute) => self.emit_permute(out, permute),
             Plan::Scatter(scatter) => self.emit_scatter(out, scatter),
+            Plan::Recurrence(recurrence) => self.emit_recurrence(out, recurrence),
             Plan::Sequential { control, body } => {
                 let one_line = |range: TextRange| self.copy(range).replace(['&', '\n'], " ");
                 let step = control.step.as_ref().map_or(String::new(), |it| format!(", {}", one_line(it.range)));
@@ -3116,7 +3149,29 @@ impl<'a> Lowering<'a> {
                     let _ = writeln!(out, "    hpf_lo = 1\n    hpf_hi = 0\n  end if");
                 }
                 if needs_fetch {
-                    self.emit_fetches(out, *array, 0, 1, reads);
+                    // Every process can tell when the owner holds all it reads
+                    // (`q(1) = p(1) - p(2)`, blocks of 2 or more): no fetch,
+                    // whose gathering of the needs would make every process wait.
+                    let held: Option<Vec<String>> = reads
+                        .iter()
+                        .map(|(id, (low, high))| {
+                            let read = &self.distributed[id];
+                            (read.second.is_none() && !read.cyclic).then(|| {
+                                let at =
+                                    |offset: i64| format!("hpf_owner(hpf_d_{}, ({index}) + ({offset}))", read.name);
+                                let owner = format!("hpf_owner(hpf_d_{name}, {index})");
+                                format!("{} == {owner} .and. {} == {owner}", at(*low), at(*high))
+                            })
+                        })
+                        .collect();
+                    match held.filter(|_| self.distributed[array].second.is_none() && !self.distributed[array].cyclic) {
+                        Some(held) => {
+                            let _ = writeln!(out, "  if (.not. ({})) then", held.join(" .and. "));
+                            self.emit_fetches(out, *array, 0, 1, reads);
+                            let _ = writeln!(out, "  end if");
+                        }
+                        None => self.emit_fetches(out, *array, 0, 1, reads),
+                    }
                 }
                 let mut edits = edits.clone();
                 if !remote.is_empty() {
@@ -3351,9 +3406,11 @@ impl<'a> Lowering<'a> {
                 self.emit_exit_search(out, nest, cond, &edits, &lo);
             }
             // After the fetches: a chain waits here for the previous process.
+            self.emit_scan_starts(out, (nest.stmt, nest_range, &edits), &nest.reductions, step);
             self.emit_reduction_starts(out, &nest.reductions, step);
             let _ = writeln!(out, "{}", assign::close_shared_label(self.edited(nest_range, &edits)));
             self.emit_reduction_ends(out, &nest.reductions, step);
+            self.emit_scan_ends(out, &nest.reductions);
             for (array, offset) in &nest.write_backs {
                 let distributed = &self.distributed[array];
                 let name = &distributed.name;

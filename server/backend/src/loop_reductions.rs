@@ -19,6 +19,11 @@
 //!   hands it on; the last one broadcasts it. The same for sums, products,
 //!   MAX and MIN (whose result with signed zeros or NaNs depends on the
 //!   order too).
+//!
+//! A scalar the nest also stores into array elements (`s = s + x(i)`,
+//! `y(i) = s`) is a scan: each iteration needs the running value, not only
+//! the end. Along a chain it runs as above; otherwise as a parallel prefix
+//! (`scan.rs`).
 
 use std::fmt::Write;
 
@@ -52,12 +57,31 @@ pub(crate) struct LoopReduction {
     suffix: ElementType,
     /// A floating-point reduction keeps the sequential order (`LowerOptions`).
     ordered: bool,
+    /// The nest also stores the running value into array elements.
+    scan: bool,
 }
 
 impl LoopReduction {
     /// Whether the partials are combined along the chain of processes.
     pub(crate) fn chained(&self) -> bool {
         self.ordered && self.suffix.is_floating()
+    }
+
+    /// Whether it is a scan run as a parallel prefix (`scan.rs`).
+    pub(crate) fn is_prefix(&self) -> bool {
+        self.scan && !self.chained()
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub(crate) fn op(&self) -> Op {
+        self.op
+    }
+
+    pub(crate) fn suffix(&self) -> ElementType {
+        self.suffix
     }
 }
 
@@ -69,6 +93,8 @@ impl Lowering<'_> {
     pub(crate) fn loop_reduction(&self, nest: &Stmt, name: &Name) -> Option<Result<LoopReduction, String>> {
         let key = name.key();
         let mut op = None;
+        let mut scan = false;
+        let keys = [key.clone()];
         let mut stack = vec![nest];
         while let Some(stmt) = stack.pop() {
             stack.extend(stmt.children());
@@ -77,6 +103,11 @@ impl Lowering<'_> {
             }
             let StmtKind::Assign { lhs, rhs } = &stmt.kind else { return None };
             if lhs.as_name().is_none_or(|it| it.key() != key) {
+                // `y(i) = s`: the running value stored into an element.
+                if matches!(lhs.kind, ExprKind::Ref { .. }) && !mentions(lhs, &keys) {
+                    scan = true;
+                    continue;
+                }
                 return None;
             }
             let this = self.accumulation(rhs, &key)?;
@@ -86,6 +117,9 @@ impl Lowering<'_> {
             op = Some(this);
         }
         let op = op?;
+        if scan && matches!(op, Op::Or | Op::And) {
+            return None;
+        }
         let id = self.lookup(&key);
         let symbol = id.map(|it| self.analysis.model.symbol(it));
         let why = |why: &str| Some(Err(format!("it reduces the scalar {}, {why}", name.text)));
@@ -105,7 +139,7 @@ impl Lowering<'_> {
             Some(suffix) if fits(suffix) => suffix,
             _ => return why("whose type the backend does not reduce"),
         };
-        Some(Ok(LoopReduction { name: name.text.clone(), op, suffix, ordered: self.ordered_reductions }))
+        Some(Ok(LoopReduction { name: name.text.clone(), op, suffix, ordered: self.ordered_reductions, scan }))
     }
 
     /// The operation of `rhs` when it is `s op e` (`s` the scalar `key`,
@@ -169,7 +203,7 @@ impl Lowering<'_> {
 
     /// Before the local iterations: each process's starting partial value.
     pub(crate) fn emit_reduction_starts(&self, out: &mut String, reductions: &[LoopReduction], step: i64) {
-        for reduction in reductions {
+        for reduction in reductions.iter().filter(|it| !it.is_prefix()) {
             let name = &reduction.name;
             if reduction.chained() {
                 let _ = writeln!(out, "  call hpf_chain_recv_{}({name}, {step})", reduction.suffix);
@@ -191,7 +225,7 @@ impl Lowering<'_> {
         for reduction in reductions.iter().filter(|it| it.chained()) {
             let _ = writeln!(out, "  call hpf_chain_send_{}({}, {step})", reduction.suffix, reduction.name);
         }
-        for reduction in reductions.iter().filter(|it| !it.chained()) {
+        for reduction in reductions.iter().filter(|it| !it.chained() && !it.is_prefix()) {
             let name = &reduction.name;
             let op = match reduction.op {
                 Op::Sum => "MPI_SUM",

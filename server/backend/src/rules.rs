@@ -142,6 +142,18 @@ pub const RULES: &[Rule] = &[
         test: "random_programs_print_what_the_sequential_program_prints",
     },
     Rule {
+        construct: "scan in a DO loop (the running value stored)",
+        runs: Runs::Combined,
+        example: "s = 0.0; do i = 1, n; s = s + u(i); w(i) = s; end do",
+        test: "scans_written_as_loops_run_as_parallel_prefixes",
+    },
+    Rule {
+        construct: "recurrence on a BLOCK array",
+        runs: Runs::Combined,
+        example: "do i = 2, n; u(i) = u(i-1) + v(i); end do",
+        test: "scans_written_as_loops_run_as_parallel_prefixes",
+    },
+    Rule {
         construct: "DO loop reading elements that are not neighbours",
         runs: Runs::Fetched,
         example: "do i = 1, n; w(i) = u(n+1-i); end do",
@@ -186,7 +198,7 @@ pub const RULES: &[Rule] = &[
     Rule {
         construct: "DO loop with a dependence carried across processes",
         runs: Runs::EveryProcess,
-        example: "do i = 2, n; u(i) = u(i-1) + 1.0; end do",
+        example: "do i = 2, n; u(i) = 0.5 * (u(i-1) + u(i+1)); end do",
         test: "random_programs_print_what_the_sequential_program_prints",
     },
 ];

@@ -1546,6 +1546,9 @@ fn runtime_with(types: &[ElementType], wanted: impl Fn(&str) -> bool) -> String 
         if element.is_numeric() && wanted(&format!("hpf_pass_{suffix}(")) {
             res.push_str(&pass(suffix, fortran_type, mpi_type));
         }
+        if element.allows(ReductionOp::Order) && wanted(&format!("hpf_scan_start_{suffix}(")) {
+            res.push_str(&scan_start(suffix, fortran_type, mpi_type));
+        }
         for rank in 1..=MAX_RANK {
             for dim in 1..=rank {
                 let variant = format!("{suffix}_{rank}{dim}(");
@@ -1613,6 +1616,57 @@ fn location(suffix: &str, fortran_type: &str) -> String {
       pos = int(pair(2))
     end if
   end subroutine hpf_location_{suffix}
+"#
+    )
+}
+
+/// The start of each process in a scan run as a parallel prefix
+/// (`scan.rs`): `acc` comes in as the process's total over its iterations
+/// and leaves as the value before its first one, `first` combined with the
+/// totals of the ranks before it in the order of the iterations (rank
+/// order, or down from the last rank for a negative `step`): the same bits
+/// on every run; `last` is the rank of the last iterations (-1 when no rank
+/// has any).
+/// `op`: 1 sum, 2 product, 3 max, 4 min.
+fn scan_start(suffix: &str, fortran_type: &str, mpi: &str) -> String {
+    format!(
+        r#"
+  subroutine hpf_scan_start_{suffix}(acc, first, has, op, step, last)
+    {fortran_type}, intent(inout) :: acc
+    {fortran_type}, intent(in) :: first
+    logical, intent(in) :: has
+    integer, intent(in) :: op, step
+    integer, intent(out) :: last
+    {fortran_type} :: totals(0:hpf_nprocs - 1)
+    logical :: any_iterations(0:hpf_nprocs - 1)
+    integer :: r, k
+    call MPI_Allgather(acc, 1, {mpi}, totals, 1, {mpi}, MPI_COMM_WORLD)
+    call MPI_Allgather(has, 1, MPI_LOGICAL, any_iterations, 1, MPI_LOGICAL, MPI_COMM_WORLD)
+    if (hpf_stats) then
+      hpf_stat_messages = hpf_stat_messages + 2 * (hpf_nprocs - 1)
+      hpf_stat_elements = hpf_stat_elements + 2 * (hpf_nprocs - 1)
+    end if
+    acc = first
+    last = -1
+    do k = 0, hpf_nprocs - 1
+      ! A negative step runs from the last rank down.
+      r = merge(k, hpf_nprocs - 1 - k, step > 0)
+      if (.not. any_iterations(r)) cycle
+      if ((step > 0 .and. r < hpf_rank) .or. (step < 0 .and. r > hpf_rank)) then
+        select case (op)
+        case (1)
+          acc = acc + totals(r)
+        case (2)
+          acc = acc * totals(r)
+        case (3)
+          acc = max(acc, totals(r))
+        case default
+          acc = min(acc, totals(r))
+        end select
+      end if
+      last = r
+    end do
+  end subroutine hpf_scan_start_{suffix}
 "#
     )
 }

@@ -1821,3 +1821,280 @@ end program stop_in_loop
 ",
     );
 }
+
+/// Every supported corpus program built in the default mode (reductions in
+/// parallel, partials combined in rank order) prints on 2 and 3 processes
+/// what gfortran's build prints, but for real numbers within a relative
+/// 1e-12 (text and integers exactly; 1e-5 in programs that declare
+/// default-kind REAL, whose sums round at about 1e-7 in any order), and two
+/// runs on as many processes print the same bytes. (The test above runs
+/// them with `--ordered-reductions`, byte for byte.)
+#[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
+fn supported_corpus_programs_in_the_default_mode_print_the_sequential_values_within_rounding() {
+    require_toolchain();
+    let dir = scratch("corpus_default");
+    let mut wrong = Vec::new();
+    for name in SUPPORTED {
+        let source = corpus().join(name);
+        let executable = dir.join(name.replace('.', "_"));
+        let build =
+            Command::new(env!("CARGO_BIN_EXE_hpf-ls")).arg("build").arg(&source).arg("-o").arg(&executable).output();
+        let build = build.unwrap();
+        assert!(build.status.success(), "{name} does not build:\n{}", String::from_utf8_lossy(&build.stderr));
+        let expected =
+            std::fs::read_to_string(corpus().join(format!("expected/{name}.out"))).expect("an expected output");
+        let text = std::fs::read_to_string(&source).unwrap();
+        let tolerance = if declares_default_real(&text) { 1e-5 } else { 1e-12 };
+        for processes in [2, 3] {
+            let first = mpirun(name, &executable, processes);
+            assert!(first.status.success(), "{name} on {processes}: {}", String::from_utf8_lossy(&first.stderr));
+            let printed = String::from_utf8(first.stdout).unwrap();
+            if let Err(why) = same_but_rounding(&printed, &expected, tolerance) {
+                wrong.push(format!("{name} on {processes} processes: {why}\n{printed}\ninstead of\n{expected}"));
+            }
+            let second = mpirun(name, &executable, processes);
+            if String::from_utf8(second.stdout).unwrap() != printed {
+                wrong.push(format!("{name}: two runs on {processes} processes print different bytes"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
+}
+
+/// Whether `text` declares a REAL of the default kind (`REAL X`, `REAL ::
+/// X`, `REAL(4)`), not only REAL(8) and DOUBLE PRECISION.
+fn declares_default_real(text: &str) -> bool {
+    text.lines().map(|it| it.trim().to_ascii_lowercase()).any(|line| {
+        let Some(rest) = line.strip_prefix("real") else { return false };
+        if rest.starts_with('*') {
+            return rest.starts_with("*4");
+        }
+        if rest.starts_with('(') {
+            return rest.starts_with("(4)") || rest.starts_with("(kind=4)");
+        }
+        rest.starts_with([' ', '\t', ':', ','])
+    })
+}
+
+/// `printed` is `expected` up to real numbers that differ by at most
+/// `tolerance` relatively: both are cut into numbers and the text between
+/// them; the text and the integers must match exactly.
+fn same_but_rounding(printed: &str, expected: &str, tolerance: f64) -> Result<(), String> {
+    let (got, want) = (numbers_and_text(printed), numbers_and_text(expected));
+    if got.len() != want.len() {
+        return Err(format!("{} pieces instead of {}", got.len(), want.len()));
+    }
+    for (got, want) in got.iter().zip(&want) {
+        if got == want {
+            continue;
+        }
+        let real = |it: &str| it.contains(['.', 'e', 'E', 'd', 'D']);
+        let close = match (got.parse::<f64>(), want.parse::<f64>()) {
+            (Ok(a), Ok(b)) if real(got) && real(want) => (a - b).abs() <= tolerance * a.abs().max(b.abs()),
+            _ => false,
+        };
+        if !close {
+            return Err(format!("{got} instead of {want}"));
+        }
+    }
+    Ok(())
+}
+
+/// The numbers of `text` (`-12`, `3.5`, `.5E-3`, `1.0D+02` as `1.0E+02`)
+/// and the text around them, blanks dropped, in order.
+fn numbers_and_text(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut pieces = Vec::new();
+    let mut other = String::new();
+    let mut at = 0;
+    while at < chars.len() {
+        let digit_at = |k: usize| chars.get(k).is_some_and(char::is_ascii_digit);
+        let starts_number = digit_at(at)
+            || (chars[at] == '.' && digit_at(at + 1))
+            || (matches!(chars[at], '-' | '+')
+                && (digit_at(at + 1) || (chars.get(at + 1) == Some(&'.') && digit_at(at + 2))));
+        // Not inside a word (`x2`, `r8`).
+        let in_word = at > 0 && (chars[at - 1].is_ascii_alphanumeric() || chars[at - 1] == '_');
+        if !starts_number || in_word {
+            if !chars[at].is_whitespace() {
+                other.push(chars[at]);
+            }
+            at += 1;
+            continue;
+        }
+        if !other.is_empty() {
+            pieces.push(std::mem::take(&mut other));
+        }
+        let start = at;
+        at += 1;
+        while at < chars.len() && (chars[at].is_ascii_digit() || chars[at] == '.') {
+            at += 1;
+        }
+        if at < chars.len() && matches!(chars[at], 'e' | 'E' | 'd' | 'D') {
+            let sign = usize::from(matches!(chars.get(at + 1), Some('-' | '+')));
+            if digit_at(at + 1 + sign) {
+                at += 1 + sign;
+                while digit_at(at) {
+                    at += 1;
+                }
+            }
+        }
+        let number: String = chars[start..at].iter().collect();
+        pieces.push(number.replace(['d', 'D'], "E"));
+    }
+    if !other.is_empty() {
+        pieces.push(other);
+    }
+    pieces
+}
+
+#[test]
+fn numbers_and_text_cut_fortran_output() {
+    assert_eq!(
+        numbers_and_text(" x2 =  -1.5E+00, 3 .25 r8 1.0D-3\n"),
+        ["x2=", "-1.5E+00", ",", "3", ".25", "r8", "1.0E-3"]
+    );
+    assert!(same_but_rounding("s = 1.0000000000000002E+00 7", "s = 1.0000000000000000E+00 7", 1e-12).is_ok());
+    assert!(same_but_rounding("s = 1.0001E+00 7", "s = 1.0000E+00 7", 1e-12).is_err());
+    assert!(same_but_rounding("s = 1.0E+00 8", "s = 1.0E+00 7", 1e-12).is_err());
+    assert!(same_but_rounding("t = 1.0E+00 7", "s = 1.0E+00 7", 1e-12).is_err());
+    assert!(declares_default_real("  real :: u(10)\n") && declares_default_real("      REAL X(N), Y\n"));
+    assert!(declares_default_real("  real(4) :: u\n") && declares_default_real("  real*4 u\n"));
+    assert!(!declares_default_real("  real(8) :: u\n  double precision v\n  real*8 w\n  real(kind=dp) :: z\n"));
+    assert!(!declares_default_real("  x = real(i)\n  realign = 1\n"));
+}
+
+/// Scans written as loops, and recurrences `y(i) = y(i-1) + x(i)` on BLOCK
+/// arrays, run as a parallel prefix (`backend/src/scan.rs`):
+/// every loop of the program runs in parallel (no note), in the default mode
+/// on 1 to 4 processes it prints gfortran's output within a relative 1e-12
+/// (integers exactly) and the same bytes in two runs, and with
+/// `--ordered-reductions` gfortran's output byte for byte (floating-point
+/// scans along the chain of processes).
+#[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
+fn scans_written_as_loops_run_as_parallel_prefixes() {
+    require_toolchain();
+    let (dir, source) = scratch_program("scans", SCANS);
+    let expected = String::from_utf8(sequential_output(&dir, &source)).unwrap();
+    let executable = dir.join("scans.exe");
+    let build =
+        Command::new(env!("CARGO_BIN_EXE_hpf-ls")).arg("build").arg(&source).arg("-o").arg(&executable).output();
+    let build = build.unwrap();
+    let stderr = String::from_utf8_lossy(&build.stderr);
+    assert!(build.status.success() && !stderr.contains("note:"), "{stderr}");
+    for processes in 1..=4 {
+        let first = mpirun("scans", &executable, processes);
+        assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+        let printed = String::from_utf8(first.stdout).unwrap();
+        if let Err(why) = same_but_rounding(&printed, &expected, 1e-12) {
+            panic!("on {processes} processes: {why}\n{printed}\ninstead of\n{expected}");
+        }
+        let second = mpirun("scans", &executable, processes);
+        assert_eq!(String::from_utf8(second.stdout).unwrap(), printed, "two runs on {processes} processes");
+    }
+    for processes in ["3", "4"] {
+        let ordered = hpf_ls_run(&["--np", processes], &source, None);
+        assert_eq!(String::from_utf8_lossy(&ordered.stdout), expected, "ordered, on {processes} processes");
+    }
+}
+
+const SCANS: &str = "\
+! Scans written as loops: running sums, products and maxima stored into
+! distributed arrays, inclusive and exclusive, in place, over a section, a
+! loop shorter than the processes' blocks, a (*, BLOCK) array with an
+! inner loop, beside another reduction, an F77 loop whose last statement
+! stores the running value, two scans in one backward loop; recurrences
+! y(i) = y(i-1) + ..., a running maximum and a backward product.
+program scans
+  implicit none
+  integer, parameter :: n = 1003
+  integer :: k(n), ik(n), i, j, isum, imax, count
+  double precision :: x(n), y(n), z(n), a(7, n), b(7, n), s, t, p
+!HPF$ DISTRIBUTE (BLOCK) :: K
+!HPF$ ALIGN IK(I) WITH K(I)
+!HPF$ ALIGN X(I) WITH K(I)
+!HPF$ ALIGN Y(I) WITH K(I)
+!HPF$ ALIGN Z(I) WITH K(I)
+!HPF$ DISTRIBUTE (*, BLOCK) :: A, B
+  do i = 1, n
+    k(i) = mod(i * 37, 101) - 50
+    x(i) = 1.0d0 / dble(i) + dble(mod(i, 9)) * 1.0d3
+    z(i) = dble(mod(i, 5)) * 0.5d0 + 1.0d0
+  end do
+  do j = 1, n
+    do i = 1, 7
+      a(i, j) = 1.0d0 / dble(i + j)
+    end do
+  end do
+  isum = 17
+  do i = 1, n
+    isum = isum + k(i)
+    ik(i) = isum
+  end do
+  print *, 'inclusive integer scan', isum, ik(1), ik(n / 2), ik(n), sum(ik)
+  imax = -1000
+  count = 0
+  do i = 3, n - 2
+    ik(i) = imax
+    imax = max(imax, k(i) * i)
+    if (k(i) > 40) count = count + 1
+  end do
+  print *, 'exclusive running max', imax, count, ik(3), ik(4), ik(n - 2), sum(ik)
+  s = 0.0d0
+  do i = 1, n
+    s = s + x(i)
+    y(i) = 2.0d0 * s
+  end do
+  print '(a, 4es25.16)', 'double scan ', s, y(1), y(n / 3), y(n)
+  t = 1.0d0
+  do i = 1, 5
+    t = t + z(i)
+    z(i) = t
+  end do
+  print '(a, 3es25.16)', 'short in-place scan ', t, z(1), z(5)
+  p = 1.0d0
+  do i = 1, n
+    p = p * (1.0d0 + x(i) / 1.0d7)
+    y(i) = p
+  end do
+  print '(a, 3es25.16)', 'product scan ', p, y(n / 2), y(n)
+  s = 0.0d0
+  do j = 1, n
+    do i = 1, 7
+      s = s + a(i, j)
+      b(i, j) = s
+    end do
+  end do
+  print '(a, 3es25.16)', 'scan of a (*, BLOCK) array ', s, b(7, n / 2), b(7, n)
+  s = 0.0d0
+  do 10 i = 1, n
+    s = s + x(i)
+10 y(i) = s
+  print '(a, 2es25.16)', 'F77 scan ', s, y(n)
+  isum = 0
+  s = 1.0d0
+  do i = n, 1, -1
+    isum = isum + k(i) * i
+    ik(i) = isum
+    s = s + x(i)
+    y(i) = s
+  end do
+  print '(a, 3i12, 2es25.16)', 'backward scans ', isum, ik(1), ik(n / 2), y(1), y(n / 2)
+  y(1) = 3.0d0
+  do i = 2, n
+    y(i) = y(i - 1) + x(i) * 2.0d0 - 1.0d0
+  end do
+  print '(a, 3es25.16)', 'recurrence ', y(2), y(n / 2), y(n)
+  do i = 2, n
+    k(i) = max(k(i - 1), k(i) * i)
+  end do
+  print *, 'maximum recurrence', k(2), k(n / 2), k(n), i
+  z(n) = 1.0d0
+  do i = n - 1, 1, -1
+    z(i) = z(i + 1) * (1.0d0 + x(i) / 1.0d6)
+  end do
+  print '(a, 3es25.16)', 'backward product recurrence ', z(1), z(n / 2), z(n)
+end program scans
+";

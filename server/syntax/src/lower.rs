@@ -450,8 +450,20 @@ impl<'a> Lowerer<'a> {
 
     fn do_loop(&mut self, children: &[Node], depth: usize) -> StmtKind {
         let do_statement = children.iter().find(|it| it.kind() == "do_statement");
-        let body =
-            self.statements(children.iter().copied().filter(|it| it.kind() != "do_statement").collect(), depth + 1);
+        // An F77 loop may end on an action statement (`10 Y(I) = S`), which
+        // tree-sitter puts in the loop's end: it is the body's last statement.
+        let mut nodes = Vec::new();
+        for child in children.iter().copied().filter(|it| it.kind() != "do_statement") {
+            if child.kind() == "end_do_label_loop_statement" {
+                nodes.extend(named_children(child).into_iter().filter(|it| {
+                    is_statement_like(it.kind())
+                        && !(it.kind() == "keyword_statement" && self.text(*it).trim().eq_ignore_ascii_case("continue"))
+                }));
+            } else {
+                nodes.push(child);
+            }
+        }
+        let body = self.statements(nodes, depth + 1);
         let mut label = None;
         let mut control = None;
         let mut is_while = None;

@@ -74,10 +74,12 @@ PROGRAM DIALEC
     hpf_lo = 1
     hpf_hi = 0
   end if
+  if (.not. (hpf_owner(hpf_d_U, (K) + (-1)) == hpf_owner(hpf_d_V, K) .and. hpf_owner(hpf_d_U, (K) + (1)) == hpf_owner(hpf_d_V, K))) then
   if ((hpf_hi - hpf_lo) * (1) >= 0) then
     call hpf_fetch_r4_11(U, hpf_d_U, min(hpf_lo, hpf_hi) + (-1), max(hpf_lo, hpf_hi) + (1))
   else
     call hpf_fetch_r4_11(U, hpf_d_U, 1, 0)
+  end if
   end if
   if (hpf_owns(hpf_d_V, K)) then
          V(K) = (U(K - 1) + U(K + 1)) * 0.5

@@ -187,10 +187,12 @@ subroutine halve(x, m)
     hpf_lo = 1
     hpf_hi = 0
   end if
+  if (.not. (hpf_owner(hpf_d_u, (0) + (1)) == hpf_owner(hpf_d_u, 0) .and. hpf_owner(hpf_d_u, (0) + (1)) == hpf_owner(hpf_d_u, 0))) then
   if ((hpf_hi - hpf_lo) * (1) >= 0) then
     call hpf_fetch_r8_11(u, hpf_d_u, min(hpf_lo, hpf_hi) + (1), max(hpf_lo, hpf_hi) + (1))
   else
     call hpf_fetch_r8_11(u, hpf_d_u, 1, 0)
+  end if
   end if
   if (hpf_owns(hpf_d_u, 0)) then
     u(0) = u(1)
@@ -202,10 +204,12 @@ subroutine halve(x, m)
     hpf_lo = 1
     hpf_hi = 0
   end if
+  if (.not. (hpf_owner(hpf_d_u, (n+1) + (-1)) == hpf_owner(hpf_d_u, n+1) .and. hpf_owner(hpf_d_u, (n+1) + (-1)) == hpf_owner(hpf_d_u, n+1))) then
   if ((hpf_hi - hpf_lo) * (1) >= 0) then
     call hpf_fetch_r8_11(u, hpf_d_u, min(hpf_lo, hpf_hi) + (-1), max(hpf_lo, hpf_hi) + (-1))
   else
     call hpf_fetch_r8_11(u, hpf_d_u, 1, 0)
+  end if
   end if
   if (hpf_owns(hpf_d_u, n+1)) then
     u(n+1) = u(n)

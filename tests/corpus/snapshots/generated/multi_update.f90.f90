@@ -154,10 +154,12 @@ program multi_update
     hpf_lo = 1
     hpf_hi = 0
   end if
+  if (.not. (hpf_owner(hpf_d_u, (i) + (-1)) == hpf_owner(hpf_d_v, i) .and. hpf_owner(hpf_d_u, (i) + (-1)) == hpf_owner(hpf_d_v, i) .and. hpf_owner(hpf_d_v, (i) + (0)) == hpf_owner(hpf_d_v, i) .and. hpf_owner(hpf_d_v, (i) + (0)) == hpf_owner(hpf_d_v, i))) then
   if ((hpf_hi - hpf_lo) * (1) >= 0) then
     call hpf_fetch_i4_11(u, hpf_d_u, min(hpf_lo, hpf_hi) + (-1), max(hpf_lo, hpf_hi) + (-1))
   else
     call hpf_fetch_i4_11(u, hpf_d_u, 1, 0)
+  end if
   end if
   if (hpf_owns(hpf_d_v, i)) then
     v(i) = u(i-1) + v(i)
