@@ -163,6 +163,7 @@ mod grid;
 mod hoist;
 mod loop_reductions;
 mod module_arrays;
+mod nest_fetch;
 mod ordered_chain;
 mod permute;
 mod private;
@@ -619,6 +620,9 @@ enum Plan<'a> {
     /// A slice at one index of the distributed dimension, computed by its
     /// owner from the slices it reads (`slice_copy.rs`).
     SliceCopy(slice_copy::SliceAssign<'a>),
+    /// A DO nest no other rule plans: each assignment on its owner, the
+    /// remote reads fetched first (`nest_fetch.rs`).
+    FetchedNest(nest_fetch::FetchedNest<'a>),
 }
 
 impl Plan<'_> {
@@ -635,7 +639,8 @@ impl Plan<'_> {
             | Plan::Call(_)
             | Plan::Permute(_)
             | Plan::Scatter(_)
-            | Plan::SliceCopy(_) => true,
+            | Plan::SliceCopy(_)
+            | Plan::FetchedNest(_) => true,
             Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::runs_in_parallel),
             Plan::If { branches } => branches.iter().flat_map(|it| &it.1).any(Plan::runs_in_parallel),
             Plan::Verbatim(_) | Plan::OnRankZero { .. } => false,
@@ -1407,7 +1412,17 @@ impl<'a> Lowering<'a> {
                         Err(sequential_why) => {
                             // The body's notes describe a plan that is not taken.
                             self.notes.truncate(notes);
-                            let why = format!("{why}, and {sequential_why}");
+                            // The distributed fallback (`nest_fetch.rs`).
+                            let refusal = match self.fetched_nest(stmt) {
+                                Ok(nest) => {
+                                    let message = self.fetched_nest_note(&nest);
+                                    self.notes.push(Note { range: stmt.header, message });
+                                    return Plan::FetchedNest(nest);
+                                }
+                                Err(refusal) => refusal.message(),
+                            };
+                            let why =
+                                format!("{why}, and {sequential_why}; nor owner-computes with fetches: {refusal}");
                             self.notes
                                 .push(Note { range: stmt.header, message: format!("runs on one process: {why}") });
                             return Plan::OnRankZero { stmt, why: Some(why) };
@@ -2972,6 +2987,7 @@ impl<'a> Lowering<'a> {
             )) => Some(*stmt),
             Plan::Permute(permute) => Some(permute.stmt),
             Plan::Scatter(scatter) => Some(scatter.stmt),
+            Plan::FetchedNest(nest) => Some(nest.stmt),
             _ => None,
         };
         if let Some(stmt) = counted {
@@ -2983,7 +2999,7 @@ impl<'a> Lowering<'a> {
             // nor the fetches of a loop that only reads (it sees no home).
             let unmodelled = match plan {
                 // The analysis cannot know where computed indices lead.
-                Plan::Owner { .. } | Plan::Scatter(_) => true,
+                Plan::Owner { .. } | Plan::Scatter(_) | Plan::FetchedNest(_) => true,
                 // The analysis follows TRANSPOSE, not the shifts.
                 Plan::Permute(permute) => !permute.is_transpose(),
                 Plan::Parallel(nest) => {
@@ -3011,6 +3027,7 @@ impl<'a> Lowering<'a> {
             Plan::Split(split) => self.emit_split(out, split),
             Plan::Permute(permute) => self.emit_permute(out, permute),
             Plan::Scatter(scatter) => self.emit_scatter(out, scatter),
+            Plan::FetchedNest(nest) => self.emit_fetched_nest(out, nest),
             Plan::Sequential { control, body } => {
                 let one_line = |range: TextRange| self.copy(range).replace(['&', '\n'], " ");
                 let step = control.step.as_ref().map_or(String::new(), |it| format!(", {}", one_line(it.range)));
