@@ -1518,6 +1518,12 @@ impl<'a> Lowering<'a> {
             if let Ok(plan) = self.slice_assignment(stmt) {
                 return Plan::SliceCopy(plan);
             }
+            // One element on its owner, what it reads fetched (`nest_fetch.rs`).
+            if let Ok(nest) = self.fetched_nest(stmt) {
+                let message = self.fetched_nest_note(&nest);
+                self.notes.push(Note { range: stmt.header, message });
+                return Plan::FetchedNest(nest);
+            }
         }
         if !assigns_distributed && matches!(stmt.kind, StmtKind::Assign { .. } | StmtKind::Output { .. }) {
             let temps = self.temps.len();

@@ -4,12 +4,17 @@
 //! A nest qualifies when its statements are counted DO loops, IF constructs
 //! (and logical IFs) whose conditions and bounds read no distributed array,
 //! CONTINUE, and assignments to one element of a distributed array whose
-//! subscripts read no distributed array. Every process runs the nest's
-//! loops; each assignment runs on the owner of its left side's element (an
-//! ownership test, placed at the outermost loop of the nest where every
-//! assignment below shares it and its variables are set: `DO J` / `IF (owns
-//! A(:,J))` / `DO I`). So that the result is the sequential one, the values
-//! the nest reads must be those from before the nest, or the owner's own:
+//! subscripts read no distributed array, or to replicated variables. Every
+//! process runs the nest's loops; each assignment to a distributed element
+//! runs on the owner of that element (an ownership test, placed at the
+//! outermost loop of the nest where every assignment below shares it and
+//! its variables are set: `DO J` / `IF (owns A(:,J))` / `DO I`); every
+//! process runs the assignments to replicated variables (`U(I) = G(I,5)`,
+//! `HIST(G(I,I)) = ...`), in every iteration, so they stay the same
+//! everywhere (what they read of distributed arrays is fetched for every
+//! iteration: memory O(what they read)). So that the result is the
+//! sequential one, the distributed values the nest reads must be those
+//! from before the nest, or the owner's own:
 //! - a read of an array the nest writes, at the very element its statement
 //!   assigns (`C(I,J) = C(I,J) + ...`), reads the owner's local copy, which
 //!   holds every earlier write (all writes to that element run there, in the
@@ -47,9 +52,8 @@ pub(crate) enum Refusal {
     /// A statement other than DO, IF, an assignment or CONTINUE (a CALL,
     /// I/O, a branch): its first word.
     Statement(String),
-    /// It assigns a scalar or a replicated array (each process would need
-    /// the values of every iteration).
-    AssignsReplicated(String),
+    /// It assigns one of its own loop indices.
+    AssignsLoopIndex(String),
     /// A distributed array used whole, as a section, or with a subscript
     /// count other than its rank.
     NotAnElement(String),
@@ -67,7 +71,7 @@ impl Refusal {
         match self {
             Refusal::UncountedLoop => "it holds a loop that is not a counted DO".to_string(),
             Refusal::Statement(word) => format!("it holds a `{word}` statement"),
-            Refusal::AssignsReplicated(name) => format!("it assigns {name}, which is not distributed"),
+            Refusal::AssignsLoopIndex(name) => format!("it assigns its loop index {name}"),
             Refusal::NotAnElement(name) => format!("it uses {name} otherwise than element by element"),
             Refusal::DistributedControl => "a loop bound or an IF condition reads a distributed array".to_string(),
             Refusal::DistributedSubscript(name) => format!("a subscript of {name} reads a distributed array"),
@@ -93,8 +97,9 @@ struct BoxRead {
 #[derive(Clone, Debug)]
 struct OwnedAssign {
     stmt: usize,
-    /// The ownership test of the left side's element.
-    guard: String,
+    /// The ownership test of the left side's element; `None` for a
+    /// replicated left side, which every process assigns.
+    guard: Option<String>,
     /// The nest's loop variables (lower case) the test reads.
     guard_vars: Vec<String>,
     /// Its left side, and the reads of that same element, at local positions.
@@ -209,11 +214,24 @@ impl Lowering<'_> {
     pub(crate) fn fetched_nest<'s>(&self, stmt: &'s Stmt) -> Result<FetchedNest<'s>, Refusal> {
         let mut walk = Walk::default();
         self.walk_nest(std::slice::from_ref(stmt), &mut walk)?;
-        // The left sides: elements of distributed arrays, subscripts free of them.
+        // The left sides: elements of distributed arrays, subscripts free of
+        // them, run by their owners; or replicated variables, which every
+        // process assigns in every iteration.
         let mut writes: Vec<(SymbolId, Vec<(String, i64)>)> = Vec::new();
         let mut assigns = Vec::new();
+        let mut owns: Vec<Option<(SymbolId, Vec<(String, i64)>)>> = Vec::new();
         for (assign, lhs, _) in &walk.assigns {
-            let (array, subscripts) = self.element(lhs)?;
+            let Some((array, subscripts)) = self.element(lhs, &walk.loops)? else {
+                assigns.push(OwnedAssign {
+                    stmt: assign.range.start,
+                    guard: None,
+                    guard_vars: Vec::new(),
+                    edits: Vec::new(),
+                    cyclic_axes: Vec::new(),
+                });
+                owns.push(None);
+                continue;
+            };
             let distributed = &self.distributed[&array];
             let texts: Vec<String> = subscripts.iter().map(|it| self.one_line(*it).trim().to_string()).collect();
             let mut tests = Vec::new();
@@ -240,28 +258,34 @@ impl Lowering<'_> {
                 .map(|it| it.var.clone());
             assigns.push(OwnedAssign {
                 stmt: assign.range.start,
-                guard: tests.join(" .and. "),
+                guard: Some(tests.join(" .and. ")),
                 guard_vars: guard_vars.collect(),
                 edits,
                 cyclic_axes,
             });
-            writes.push((array, texts.iter().map(|it| split_offset(it)).collect()));
+            let written: Vec<(String, i64)> = texts.iter().map(|it| split_offset(it)).collect();
+            writes.push((array, written.clone()));
+            owns.push(Some((array, written)));
         }
         // The reads: of the element the statement writes (local), or fetched.
         let mut boxes = Vec::new();
-        for ((assign, lhs, rhs), owned) in walk.assigns.iter().zip(&mut assigns) {
-            let lhs_array = self.element(lhs)?.0;
-            let own = &writes[boxes_index(&walk.assigns, assign)].1;
-            for (name, array) in self.distributed_occurrences(rhs.range) {
-                let Some(args) = crate::assign::find_reference(rhs, name) else {
+        for (((assign, lhs, rhs), owned), own) in walk.assigns.iter().zip(&mut assigns).zip(&owns) {
+            // A replicated left side's subscripts may read distributed arrays too.
+            let mut occurrences: Vec<(TextRange, SymbolId, &Expr)> =
+                self.distributed_occurrences(rhs.range).into_iter().map(|(name, array)| (name, array, *rhs)).collect();
+            if own.is_none() {
+                occurrences.extend(
+                    self.distributed_occurrences(lhs.range).into_iter().map(|(name, array)| (name, array, *lhs)),
+                );
+            }
+            for (name, array, expr) in occurrences {
+                let Some(args) = crate::assign::find_reference(expr, name) else {
                     return Err(Refusal::NotAnElement(self.distributed[&array].name.clone()));
                 };
                 let subscripts = self.element_subscripts(array, args)?;
                 let read: Vec<(String, i64)> =
                     subscripts.iter().map(|it| split_offset(self.one_line(*it).trim())).collect();
-                let written: Vec<&Vec<(String, i64)>> =
-                    writes.iter().filter(|it| it.0 == array).map(|it| &it.1).collect();
-                if array == lhs_array && &read == own {
+                if own.as_ref().is_some_and(|(lhs_array, written)| *lhs_array == array && *written == read) {
                     // Its own element: the owner's copy, at local positions.
                     for (dim, desc) in &owned.cyclic_axes {
                         let text = self.one_line(subscripts[*dim]);
@@ -269,8 +293,10 @@ impl Lowering<'_> {
                     }
                     continue;
                 }
-                let apart =
-                    written.iter().all(|write| read.iter().zip(write.iter()).any(|(r, w)| disjoint(r, w, &walk.loops)));
+                let apart = writes
+                    .iter()
+                    .filter(|it| it.0 == array)
+                    .all(|write| read.iter().zip(write.1.iter()).any(|(r, w)| disjoint(r, w, &walk.loops)));
                 if !apart {
                     return Err(Refusal::ReadsWhatItWrites(self.distributed[&array].name.clone()));
                 }
@@ -340,19 +366,23 @@ impl Lowering<'_> {
     }
 
     /// The array and subscripts of a left side that is one element of a
-    /// distributed array.
-    fn element(&self, lhs: &Expr) -> Result<(SymbolId, Vec<TextRange>), Refusal> {
+    /// distributed array; `None` for a replicated variable (not one of the
+    /// nest's loop indices).
+    fn element(&self, lhs: &Expr, loops: &[LoopBounds]) -> Result<Option<(SymbolId, Vec<TextRange>)>, Refusal> {
         let name = match &lhs.kind {
             syntax::ExprKind::Ref { name, .. } | syntax::ExprKind::Name(name) => name,
-            _ => return Err(Refusal::AssignsReplicated(self.slice(lhs.range).trim().to_string())),
+            _ => return Err(Refusal::NotAnElement(self.slice(lhs.range).trim().to_string())),
         };
+        if loops.iter().any(|it| it.var == name.key()) {
+            return Err(Refusal::AssignsLoopIndex(name.text.clone()));
+        }
         let Some((_, array)) = self.distributed_occurrences(name.range).into_iter().next() else {
-            return Err(Refusal::AssignsReplicated(name.text.clone()));
+            return Ok(None);
         };
         let syntax::ExprKind::Ref { args, .. } = &lhs.kind else {
             return Err(Refusal::NotAnElement(name.text.clone()));
         };
-        Ok((array, self.element_subscripts(array, args)?))
+        Ok(Some((array, self.element_subscripts(array, args)?)))
     }
 
     /// The subscripts of a reference to one element of `array`, none of
@@ -470,13 +500,14 @@ impl Lowering<'_> {
                     vars.push(control.var.key());
                     let below: Vec<&OwnedAssign> =
                         nest.assigns.iter().filter(|it| stmt.range.contains(it.stmt)).collect();
-                    let shared = below.first().filter(|first| {
-                        below.iter().all(|it| it.guard == first.guard)
-                            && first.guard_vars.iter().all(|it| vars.contains(it))
+                    let shared = below.first().and_then(|first| {
+                        let shared = below.iter().all(|it| it.guard == first.guard)
+                            && first.guard_vars.iter().all(|it| vars.contains(it));
+                        first.guard.as_ref().filter(|_| shared)
                     });
                     match shared {
-                        Some(first) if !guarded => {
-                            let _ = writeln!(out, "  if ({}) then", first.guard);
+                        Some(guard) if !guarded => {
+                            let _ = writeln!(out, "  if ({guard}) then");
                             self.emit_nest_walk(out, nest, body, vars, true, inspect);
                             let _ = writeln!(out, "  end if");
                         }
@@ -502,8 +533,9 @@ impl Lowering<'_> {
                 }
                 StmtKind::Assign { .. } => {
                     let Some(owned) = nest.assigns.iter().find(|it| it.stmt == stmt.range.start) else { continue };
-                    if !guarded {
-                        let _ = writeln!(out, "  if ({}) then", owned.guard);
+                    let guard = owned.guard.as_ref().filter(|_| !guarded);
+                    if let Some(guard) = guard {
+                        let _ = writeln!(out, "  if ({guard}) then");
                     }
                     if inspect {
                         for (k, read) in nest.boxes.iter().enumerate().filter(|it| it.1.stmt == stmt.range.start) {
@@ -523,7 +555,7 @@ impl Lowering<'_> {
                         }
                         let _ = writeln!(out, "    {}", self.edited(stmt.range, &edits).trim());
                     }
-                    if !guarded {
+                    if guard.is_some() {
                         let _ = writeln!(out, "  end if");
                     }
                 }
@@ -531,11 +563,6 @@ impl Lowering<'_> {
             }
         }
     }
-}
-
-/// The position of `assign` among the nest's assignments.
-fn boxes_index(assigns: &[(&Stmt, &Expr, &Expr)], assign: &Stmt) -> usize {
-    assigns.iter().position(|it| std::ptr::eq(it.0, assign)).expect("one of the nest's assignments")
 }
 
 #[cfg(test)]
