@@ -202,6 +202,20 @@ fn disjoint(read: &(String, i64), write: &(String, i64), loops: &[LoopBounds]) -
     apart(write, read) || apart(read, write)
 }
 
+/// An element a statement writes: the array and its subscripts (`split_offset`).
+type Written = (SymbolId, Vec<(String, i64)>);
+
+/// The distributed dimensions of an array: (dimension, CYCLIC, descriptor).
+fn axes(distributed: &crate::Distributed) -> Vec<(usize, bool, String)> {
+    match &distributed.second {
+        None => vec![(distributed.dim, distributed.cyclic, format!("hpf_d_{}", distributed.name))],
+        Some(second) => vec![
+            (distributed.dim, distributed.cyclic, format!("hpf_d_{}(1)", distributed.name)),
+            (second.dim, second.cyclic, format!("hpf_d_{}(2)", distributed.name)),
+        ],
+    }
+}
+
 /// What the planner gathers while it walks the nest.
 #[derive(Default)]
 struct Walk<'s> {
@@ -217,9 +231,9 @@ impl Lowering<'_> {
         // The left sides: elements of distributed arrays, subscripts free of
         // them, run by their owners; or replicated variables, which every
         // process assigns in every iteration.
-        let mut writes: Vec<(SymbolId, Vec<(String, i64)>)> = Vec::new();
+        let mut writes: Vec<Written> = Vec::new();
         let mut assigns = Vec::new();
-        let mut owns: Vec<Option<(SymbolId, Vec<(String, i64)>)>> = Vec::new();
+        let mut owns: Vec<Option<Written>> = Vec::new();
         for (assign, lhs, _) in &walk.assigns {
             let Some((array, subscripts)) = self.element(lhs, &walk.loops)? else {
                 assigns.push(OwnedAssign {
@@ -237,14 +251,7 @@ impl Lowering<'_> {
             let mut tests = Vec::new();
             let mut edits = Vec::new();
             let mut cyclic_axes = Vec::new();
-            let axes = match &distributed.second {
-                None => vec![(distributed.dim, distributed.cyclic, format!("hpf_d_{}", distributed.name))],
-                Some(second) => vec![
-                    (distributed.dim, distributed.cyclic, format!("hpf_d_{}(1)", distributed.name)),
-                    (second.dim, second.cyclic, format!("hpf_d_{}(2)", distributed.name)),
-                ],
-            };
-            for (dim, cyclic, desc) in axes {
+            for (dim, cyclic, desc) in axes(distributed) {
                 tests.push(format!("hpf_owns({desc}, {})", texts[dim]));
                 if cyclic {
                     edits.push((subscripts[dim], format!("hpf_lx({desc}, {})", texts[dim])));
@@ -290,6 +297,27 @@ impl Lowering<'_> {
                     for (dim, desc) in &owned.cyclic_axes {
                         let text = self.one_line(subscripts[*dim]);
                         owned.edits.push((subscripts[*dim], format!("hpf_lx({desc}, {})", text.trim())));
+                    }
+                    continue;
+                }
+                // An array the nest does not write, aligned as the left side
+                // and read at its element along the distributed dimensions:
+                // on the owner too (`U(I,J,K)` for `W(I,J)`).
+                let read_distributed = &self.distributed[&array];
+                let aligned = own.as_ref().is_some_and(|(lhs_array, written)| {
+                    let lhs = &self.distributed[lhs_array];
+                    let dims = |it: &crate::Distributed| axes(it).into_iter().map(|axis| axis.0).collect::<Vec<_>>();
+                    read_distributed.same_blocks(lhs)
+                        && dims(read_distributed) == dims(lhs)
+                        && !writes.iter().any(|it| it.0 == array)
+                        && axes(lhs).iter().all(|(dim, _, _)| written[*dim] == read[*dim])
+                });
+                if aligned {
+                    for (dim, cyclic, desc) in axes(read_distributed) {
+                        if cyclic {
+                            let text = self.one_line(subscripts[dim]);
+                            owned.edits.push((subscripts[dim], format!("hpf_lx({desc}, {})", text.trim())));
+                        }
                     }
                     continue;
                 }
