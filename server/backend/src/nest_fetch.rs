@@ -258,10 +258,12 @@ impl Lowering<'_> {
                     cyclic_axes.push((dim, desc));
                 }
             }
+            // The test reads the subscripts along the distributed dimensions only.
+            let tested: Vec<&String> = axes(distributed).iter().map(|it| &texts[it.0]).collect();
             let guard_vars = walk
                 .loops
                 .iter()
-                .filter(|it| texts.iter().any(|text| mentions_word(text, &it.var)))
+                .filter(|it| tested.iter().any(|text| mentions_word(text, &it.var)))
                 .map(|it| it.var.clone());
             assigns.push(OwnedAssign {
                 stmt: assign.range.start,
@@ -596,6 +598,87 @@ impl Lowering<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use analysis::model::ModelConfig;
+    use syntax::{LineIndex, SourceForm};
+
+    /// The notes of a program as `line: message`, and the generated source.
+    fn lower(text: &str) -> (Vec<String>, String) {
+        let analysis = analysis::analyze(text, SourceForm::Free, ModelConfig { number_of_processors: None });
+        let generated = crate::lower(&analysis, text).unwrap_or_else(|errors| panic!("refused: {errors:?}"));
+        let index = LineIndex::new(text);
+        let notes = generated
+            .notes
+            .iter()
+            .map(|it| format!("{}: {}", index.line_col(text, it.range.start).0 + 1, it.message))
+            .collect();
+        (notes, generated.source)
+    }
+
+    /// A program over A (columns CYCLIC), X and Y aligned with its columns,
+    /// R (rows BLOCK) and the replicated V; `body` starts on line 12.
+    fn program(body: &str) -> String {
+        format!(
+            "program p\n  implicit none\n  integer, parameter :: n = 12\n  double precision :: a(n, n), x(n), y(n), r(n, n), v(n)\n  integer :: i, j, k\n!HPF$ DISTRIBUTE A(*, CYCLIC)\n!HPF$ ALIGN (:) WITH A(*, :) :: X, Y\n!HPF$ DISTRIBUTE R(BLOCK, *)\n  a = 1.0d0\n  x = 2.0d0\n  r = 3.0d0\n{body}  print *, sum(a), sum(y), sum(r), sum(v)\nend program p\n"
+        )
+    }
+
+    fn fallback_lines(notes: &[String]) -> Vec<String> {
+        notes.iter().filter(|it| it.contains("runs on every process: each assignment")).cloned().collect()
+    }
+
+    #[test]
+    fn an_lu_update_runs_on_the_owners_of_its_columns_after_fetching_column_k_and_row_k() {
+        let (notes, source) = lower(&program(
+            "  do k = 1, n - 1\n    do j = k + 1, n\n      do i = k + 1, n\n        a(i, j) = a(i, j) - a(i, k) * a(k, j) + r(j, i)\n      end do\n    end do\n  end do\n",
+        ));
+        // The nest (line 13) is the fallback: the reads of column K and row K
+        // are apart from the columns K+1..N it writes; R is read transposed.
+        let fallback = fallback_lines(&notes);
+        assert_eq!(fallback.len(), 1, "{notes:?}");
+        assert!(fallback[0].starts_with("13: "), "{notes:?}");
+        assert!(fallback[0].contains("a(i,k), a(k,j), r(j,i)"), "{notes:?}");
+        assert!(!notes.iter().any(|it| it.contains("one process")), "{notes:?}");
+        // The ownership test sits in the J loop, not in the inner loop; the
+        // left side and its own read go to local positions.
+        assert!(source.contains("do j = k + 1, n\n  if (hpf_owns(hpf_d_a, j)) then\n  do i = k + 1, n"), "{source}");
+        assert!(source.contains("a(i, hpf_lx(hpf_d_a, j)) = a(i, hpf_lx(hpf_d_a, j)) - hpf_box_1(i, k)"), "{source}");
+        assert_eq!(source.matches("call hpf_nest_fetch_r8_2(").count(), 3, "{source}");
+    }
+
+    #[test]
+    fn a_triangular_solve_carries_a_dependence_and_stays_off_the_fallback() {
+        // Y(J) for J < I is written by earlier iterations of the same nest.
+        let (notes, _) = lower(&program(
+            "  do i = 1, n\n    y(i) = x(i)\n    do j = 1, n\n      if (j < i) y(i) = y(i) - a(i, j) * y(j)\n    end do\n  end do\n",
+        ));
+        assert!(
+            notes.iter().any(|it| it.starts_with("12: ")
+                && it.contains("runs on one process")
+                && it.contains("it reads y at elements that its own writes may reach")),
+            "{notes:?}"
+        );
+    }
+
+    #[test]
+    fn replicated_left_sides_run_on_every_process_from_fetched_values() {
+        let (notes, source) = lower(&program("  do i = 1, n\n    v(i) = a(i, 3) + y(n + 1 - i)\n  end do\n"));
+        let fallback = fallback_lines(&notes);
+        assert!(fallback.len() == 1 && fallback[0].starts_with("12: "), "{notes:?}");
+        // No ownership test: every process assigns V.
+        assert!(source.contains("    v(i) = hpf_box_1(i, 3) + hpf_box_2(n + 1 - i)"), "{source}");
+        assert!(!source.contains("hpf_owns(hpf_d_v"), "{source}");
+    }
+
+    #[test]
+    fn conditions_on_distributed_data_are_refused_with_their_reason() {
+        let (notes, _) = lower(&program(
+            "  do k = 1, 2\n    do i = 1, n\n      do j = 1, n\n        if (a(i, j) > 0.0d0) a(i, j) = a(i, j) + r(j, i)\n      end do\n    end do\n    y(k) = y(k) + 1.0d0\n  end do\n",
+        ));
+        assert!(
+            notes.iter().any(|it| it.contains("a loop bound or an IF condition reads a distributed array")),
+            "{notes:?}"
+        );
+    }
 
     fn bounds(var: &str, lo: &str, hi: &str) -> LoopBounds {
         LoopBounds { var: var.to_string(), lo: split_offset(lo), hi: split_offset(hi), step_sign: 1 }
