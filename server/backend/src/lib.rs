@@ -129,6 +129,14 @@
 //!   statement is planned under the layouts of its mapping epoch, and the
 //!   arrays whose layout changes are laid out anew at the directive, with
 //!   one all-to-all copy each (`remap_epochs.rs`);
+//! - a DO nest no rule above plans (inner loops, 2-D and irregular
+//!   subscripts `A(IDX(I),J)`, triangular bounds), or an element
+//!   assignment that reads other processes' elements: every process runs
+//!   the loops, each assignment to a distributed element on its owner, to a
+//!   replicated variable on every process, after the elements it reads are
+//!   fetched into one box per reference by one all-to-all
+//!   (inspector/executor), when no read can see a value the nest wrote on
+//!   another process (`nest_fetch.rs`);
 //! - every other statement touching a distributed array runs on rank 0 on
 //!   gathered copies (then scatters what it wrote, broadcasts scalars): a
 //!   correct, slower execution, reported as a note. So does every other
