@@ -660,6 +660,9 @@ impl Plan<'_> {
     fn runs_in_bulk(&self) -> bool {
         match self {
             Plan::Owner { .. } => false,
+            // One all-to-all per execution: bulk when it feeds a 2-D
+            // iteration space at least, not one loop's (a row of a solve).
+            Plan::FetchedNest(nest) => nest.depth() >= 2,
             Plan::SliceCopy(copy) => !copy.is_element(),
             Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::runs_in_bulk),
             Plan::If { branches } => branches.iter().flat_map(|it| &it.1).any(Plan::runs_in_bulk),
@@ -674,6 +677,7 @@ impl Plan<'_> {
     fn fetches_elements(&self) -> bool {
         match self {
             Plan::Owner { remote, .. } => !remote.is_empty(),
+            Plan::FetchedNest(_) => true,
             Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::fetches_elements),
             Plan::If { branches } => branches.iter().flat_map(|it| &it.1).any(Plan::fetches_elements),
             _ => false,

@@ -116,6 +116,17 @@ pub(crate) struct FetchedNest<'a> {
     assigns: Vec<OwnedAssign>,
 }
 
+impl FetchedNest<'_> {
+    /// How many DO loops deep the nest is (0: one assignment).
+    pub(crate) fn depth(&self) -> usize {
+        fn depth(stmt: &Stmt) -> usize {
+            let inner = stmt.children().into_iter().map(depth).max().unwrap_or(0);
+            inner + usize::from(matches!(stmt.kind, StmtKind::Do { .. }))
+        }
+        depth(self.stmt)
+    }
+}
+
 /// A subscript as `base + offset` (blanks removed, lower case): `k+1` is
 /// (`k`, 1), `7` is (``, 7), `2*i` is (`2*i`, 0).
 fn split_offset(text: &str) -> (String, i64) {
