@@ -1425,16 +1425,12 @@ impl<'a> Lowering<'a> {
                             // The body's notes describe a plan that is not taken.
                             self.notes.truncate(notes);
                             // The distributed fallback (`nest_fetch.rs`).
-                            let refusal = match self.fetched_nest(stmt) {
-                                Ok(nest) => {
-                                    let message = self.fetched_nest_note(&nest);
-                                    self.notes.push(Note { range: stmt.header, message });
-                                    return Plan::FetchedNest(nest);
-                                }
-                                Err(refusal) => refusal.message(),
-                            };
-                            let why =
-                                format!("{why}, and {sequential_why}; nor owner-computes with fetches: {refusal}");
+                            if let Ok(nest) = self.fetched_nest(stmt) {
+                                let message = self.fetched_nest_note(&nest);
+                                self.notes.push(Note { range: stmt.header, message });
+                                return Plan::FetchedNest(nest);
+                            }
+                            let why = format!("{why}, and {sequential_why}");
                             self.notes
                                 .push(Note { range: stmt.header, message: format!("runs on one process: {why}") });
                             return Plan::OnRankZero { stmt, why: Some(why) };
