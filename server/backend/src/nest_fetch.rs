@@ -67,6 +67,9 @@ pub(crate) enum Refusal {
 }
 
 impl Refusal {
+    /// The refusal in words (the planner tests read it; the rank-0 note
+    /// keeps the earlier rules' reason).
+    #[cfg(test)]
     pub(crate) fn message(&self) -> String {
         match self {
             Refusal::UncountedLoop => "it holds a loop that is not a counted DO".to_string(),
@@ -631,6 +634,15 @@ mod tests {
         format!(
             "program p\n  implicit none\n  integer, parameter :: n = 12\n  double precision :: a(n, n), x(n), y(n), r(n, n), v(n)\n  integer :: i, j, k\n!HPF$ DISTRIBUTE A(*, CYCLIC)\n!HPF$ ALIGN (:) WITH A(*, :) :: X, Y\n!HPF$ DISTRIBUTE R(BLOCK, *)\n  a = 1.0d0\n  x = 2.0d0\n  r = 3.0d0\n{body}  print *, sum(a), sum(y), sum(r), sum(v)\nend program p\n"
         )
+    }
+
+    #[test]
+    fn refusals_say_why() {
+        assert_eq!(
+            Refusal::ReadsWhatItWrites("y".to_string()).message(),
+            "it reads y at elements that its own writes may reach"
+        );
+        assert_eq!(Refusal::Statement("goto".to_string()).message(), "it holds a `goto` statement");
     }
 
     fn fallback_lines(notes: &[String]) -> Vec<String> {
