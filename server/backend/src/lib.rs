@@ -136,6 +136,14 @@
 //!   statement is planned under the layouts of its mapping epoch, and the
 //!   arrays whose layout changes are laid out anew at the directive, with
 //!   one all-to-all copy each (`remap_epochs.rs`);
+//! - a DO nest no rule above plans (inner loops, 2-D and irregular
+//!   subscripts `A(IDX(I),J)`, triangular bounds), or an element
+//!   assignment that reads other processes' elements: every process runs
+//!   the loops, each assignment to a distributed element on its owner, to a
+//!   replicated variable on every process, after the elements it reads are
+//!   fetched into one box per reference by one all-to-all
+//!   (inspector/executor), when no read can see a value the nest wrote on
+//!   another process (`nest_fetch.rs`);
 //! - every other statement touching a distributed array runs on rank 0 on
 //!   gathered copies (then scatters what it wrote, broadcasts scalars): a
 //!   correct, slower execution, reported as a note. So does every other
@@ -173,6 +181,7 @@ mod hoist;
 mod line_map;
 mod loop_reductions;
 mod module_arrays;
+mod nest_fetch;
 mod ordered_chain;
 mod permute;
 mod private;
@@ -640,6 +649,9 @@ enum Plan<'a> {
     /// A slice at one index of the distributed dimension, computed by its
     /// owner from the slices it reads (`slice_copy.rs`).
     SliceCopy(slice_copy::SliceAssign<'a>),
+    /// A DO nest no other rule plans: each assignment on its owner, the
+    /// remote reads fetched first (`nest_fetch.rs`).
+    FetchedNest(nest_fetch::FetchedNest<'a>),
 }
 
 impl Plan<'_> {
@@ -657,7 +669,8 @@ impl Plan<'_> {
             | Plan::Permute(_)
             | Plan::Scatter(_)
             | Plan::Recurrence(_)
-            | Plan::SliceCopy(_) => true,
+            | Plan::SliceCopy(_)
+            | Plan::FetchedNest(_) => true,
             Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::runs_in_parallel),
             Plan::If { branches } => branches.iter().flat_map(|it| &it.1).any(Plan::runs_in_parallel),
             Plan::Verbatim(_) | Plan::OnRankZero { .. } => false,
@@ -669,6 +682,9 @@ impl Plan<'_> {
     fn runs_in_bulk(&self) -> bool {
         match self {
             Plan::Owner { .. } => false,
+            // One all-to-all per execution: bulk when it feeds a 2-D
+            // iteration space at least, not one loop's (a row of a solve).
+            Plan::FetchedNest(nest) => nest.depth() >= 2,
             Plan::SliceCopy(copy) => !copy.is_element(),
             Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::runs_in_bulk),
             Plan::If { branches } => branches.iter().flat_map(|it| &it.1).any(Plan::runs_in_bulk),
@@ -683,6 +699,7 @@ impl Plan<'_> {
     fn fetches_elements(&self) -> bool {
         match self {
             Plan::Owner { remote, .. } => !remote.is_empty(),
+            Plan::FetchedNest(_) => true,
             Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::fetches_elements),
             Plan::If { branches } => branches.iter().flat_map(|it| &it.1).any(Plan::fetches_elements),
             _ => false,
@@ -1433,6 +1450,12 @@ impl<'a> Lowering<'a> {
                         Err(sequential_why) => {
                             // The body's notes describe a plan that is not taken.
                             self.notes.truncate(notes);
+                            // The distributed fallback (`nest_fetch.rs`).
+                            if let Ok(nest) = self.fetched_nest(stmt) {
+                                let message = self.fetched_nest_note(&nest);
+                                self.notes.push(Note { range: stmt.header, message });
+                                return Plan::FetchedNest(nest);
+                            }
                             let why = format!("{why}, and {sequential_why}");
                             self.notes
                                 .push(Note { range: stmt.header, message: format!("runs on one process: {why}") });
@@ -1528,6 +1551,12 @@ impl<'a> Lowering<'a> {
             // (Its reason to refuse would only repeat the assignment's.)
             if let Ok(plan) = self.slice_assignment(stmt) {
                 return Plan::SliceCopy(plan);
+            }
+            // One element on its owner, what it reads fetched (`nest_fetch.rs`).
+            if let Ok(nest) = self.fetched_nest(stmt) {
+                let message = self.fetched_nest_note(&nest);
+                self.notes.push(Note { range: stmt.header, message });
+                return Plan::FetchedNest(nest);
             }
         }
         if !assigns_distributed && matches!(stmt.kind, StmtKind::Assign { .. } | StmtKind::Output { .. }) {
@@ -3016,6 +3045,7 @@ impl<'a> Lowering<'a> {
             Plan::Permute(permute) => Some(permute.stmt),
             Plan::Scatter(scatter) => Some(scatter.stmt),
             Plan::Recurrence(recurrence) => Some(recurrence.stmt),
+            Plan::FetchedNest(nest) => Some(nest.stmt),
             _ => None,
         };
         if let Some(stmt) = counted {
@@ -3027,7 +3057,7 @@ impl<'a> Lowering<'a> {
             // nor the fetches of a loop that only reads (it sees no home).
             let unmodelled = match plan {
                 // The analysis cannot know where computed indices lead.
-                Plan::Owner { .. } | Plan::Scatter(_) | Plan::Recurrence(_) => true,
+                Plan::Owner { .. } | Plan::Scatter(_) | Plan::Recurrence(_) | Plan::FetchedNest(_) => true,
                 // The analysis follows TRANSPOSE, not the shifts.
                 Plan::Permute(permute) => !permute.is_transpose(),
                 Plan::Parallel(nest) => {
@@ -3058,6 +3088,7 @@ impl<'a> Lowering<'a> {
             Plan::Permute(permute) => self.emit_permute(out, permute),
             Plan::Scatter(scatter) => self.emit_scatter(out, scatter),
             Plan::Recurrence(recurrence) => self.emit_recurrence(out, recurrence),
+            Plan::FetchedNest(nest) => self.emit_fetched_nest(out, nest),
             Plan::Sequential { control, body } => {
                 let one_line = |range: TextRange| self.copy(range).replace(['&', '\n'], " ");
                 let step = control.step.as_ref().map_or(String::new(), |it| format!(", {}", one_line(it.range)));

@@ -178,6 +178,12 @@ pub const RULES: &[Rule] = &[
         test: "random_programs_print_what_the_sequential_program_prints",
     },
     Rule {
+        construct: "DO nest no other rule plans (inner loops, reads of other processes' elements)",
+        runs: Runs::Fetched,
+        example: "do i = 1, n; do step = 1, 2; c(i) = c(i) + u(n+1-i) * step; end do; end do",
+        test: "supported_corpus_programs_print_what_the_sequential_program_prints",
+    },
+    Rule {
         construct: "a section read at an element of a distributed array",
         runs: Runs::Rank0,
         example: "u(1:n) = u(k(1))",
@@ -279,6 +285,7 @@ mod tests {
                         "hpf_send_home",
                         "hpf_permute",
                         "hpf_shift",
+                        "hpf_nest_fetch",
                     ]
                     .iter()
                     .any(|it| calls(it))

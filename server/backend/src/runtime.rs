@@ -1550,6 +1550,9 @@ fn runtime_with(types: &[ElementType], wanted: impl Fn(&str) -> bool) -> String 
             res.push_str(&scan_start(suffix, fortran_type, mpi_type));
         }
         for rank in 1..=MAX_RANK {
+            if wanted(&format!("hpf_nest_fetch_{suffix}_{rank}(")) {
+                res.push_str(&nest_fetch(suffix, fortran_type, mpi_type, rank));
+            }
             for dim in 1..=rank {
                 let variant = format!("{suffix}_{rank}{dim}(");
                 if ["hpf_alloc_", "hpf_fetch_", "hpf_fetch_part_", "hpf_gather_", "hpf_scatter_"]
@@ -1668,5 +1671,92 @@ fn scan_start(suffix: &str, fortran_type: &str, mpi: &str) -> String {
     end do
   end subroutine hpf_scan_start_{suffix}
 "#
+    )
+}
+
+/// The fetch of the DO-nest fallback (`nest_fetch.rs`): `box` (allocated
+/// with the global bounds `blo:bhi`, empty when a lower bound exceeds its
+/// upper one) receives those elements of the array `a` of rank `rank` from
+/// their owners. `ds` are its descriptors and `dims` the dimensions they
+/// cut (`dims(2) = 0`: one). Every process knows every box (one
+/// `MPI_Allgather`), so each sends, in the box's column-major order, the
+/// elements it owns of every other's box, and one `MPI_Alltoallv` moves
+/// them; no index lists travel. The statistics count the values sent to
+/// other processes.
+fn nest_fetch(suffix: &str, fortran_type: &str, mpi: &str, rank: usize) -> String {
+    use std::fmt::Write as _;
+    let colons = vec![":"; rank].join(",");
+    let indices: Vec<String> = (1..=rank).map(|k| format!("i{k}")).collect();
+    let each = |lo: &str, hi: &str, body: &str| -> String {
+        let mut text = String::new();
+        for k in (1..=rank).rev() {
+            let _ = writeln!(
+                text,
+                "      do i{k} = {}, {}",
+                lo.replace('#', &k.to_string()),
+                hi.replace('#', &k.to_string())
+            );
+        }
+        for (k, index) in indices.iter().enumerate() {
+            let _ = writeln!(text, "        g({}) = {index}", k + 1);
+        }
+        let _ = writeln!(text, "        owner = hpf_owner(ds(1), g(dims(1)))");
+        let _ = writeln!(text, "        if (dims(2) > 0) owner = owner + hpf_np(ds(1)) * hpf_owner(ds(2), g(dims(2)))");
+        text.push_str(body);
+        for _ in 1..=rank {
+            text.push_str("      end do\n");
+        }
+        text
+    };
+    let local: Vec<String> = (1..=rank).map(|k| format!("l({k})")).collect();
+    let count_mine = each("all_lo(#, r)", "all_hi(#, r)", "        if (owner == hpf_rank) scount(r) = scount(r) + 1\n");
+    let count_theirs = each("blo(#)", "bhi(#)", "        rcount(owner) = rcount(owner) + 1\n");
+    let pack = each(
+        "all_lo(#, r)",
+        "all_hi(#, r)",
+        &format!(
+            "        if (owner == hpf_rank) then\n          l = g\n          l(dims(1)) = hpf_lx(ds(1), g(dims(1)))\n          if (dims(2) > 0) l(dims(2)) = hpf_lx(ds(2), g(dims(2)))\n          next(r) = next(r) + 1\n          sendbuf(next(r)) = a({})\n        end if\n",
+            local.join(", ")
+        ),
+    );
+    let unpack = each(
+        "blo(#)",
+        "bhi(#)",
+        &format!("        next(owner) = next(owner) + 1\n        box({}) = recvbuf(next(owner))\n", indices.join(", ")),
+    );
+    format!(
+        r#"
+  subroutine hpf_nest_fetch_{suffix}_{rank}(a, ds, dims, blo, bhi, box)
+    {fortran_type}, allocatable, intent(in) :: a({colons})
+    type(hpf_desc), intent(in) :: ds(2)
+    integer, intent(in) :: dims(2), blo({rank}), bhi({rank})
+    {fortran_type}, allocatable, intent(inout) :: box({colons})
+    integer :: all_lo({rank}, 0:hpf_nprocs - 1), all_hi({rank}, 0:hpf_nprocs - 1)
+    integer :: scount(0:hpf_nprocs - 1), rcount(0:hpf_nprocs - 1)
+    integer :: sdispl(0:hpf_nprocs - 1), rdispl(0:hpf_nprocs - 1), next(0:hpf_nprocs - 1)
+    integer :: g({rank}), l({rank}), r, owner, {}
+    {fortran_type}, allocatable :: sendbuf(:), recvbuf(:)
+    call MPI_Allgather(blo, {rank}, MPI_INTEGER, all_lo, {rank}, MPI_INTEGER, MPI_COMM_WORLD)
+    call MPI_Allgather(bhi, {rank}, MPI_INTEGER, all_hi, {rank}, MPI_INTEGER, MPI_COMM_WORLD)
+    scount = 0
+    rcount = 0
+    do r = 0, hpf_nprocs - 1
+{count_mine}    end do
+{count_theirs}    sdispl(0) = 0
+    rdispl(0) = 0
+    do r = 1, hpf_nprocs - 1
+      sdispl(r) = sdispl(r - 1) + scount(r - 1)
+      rdispl(r) = rdispl(r - 1) + rcount(r - 1)
+    end do
+    allocate (sendbuf(max(sum(scount), 1)), recvbuf(max(sum(rcount), 1)))
+    next = sdispl
+    do r = 0, hpf_nprocs - 1
+{pack}    end do
+    call MPI_Alltoallv(sendbuf, scount, sdispl, {mpi}, recvbuf, rcount, rdispl, {mpi}, MPI_COMM_WORLD)
+    next = rdispl
+{unpack}    call hpf_stat_sent(scount)
+  end subroutine hpf_nest_fetch_{suffix}_{rank}
+"#,
+        indices.join(", ")
     )
 }

@@ -751,7 +751,7 @@ fn what_a_grid_cannot_run_in_parallel_runs_on_rank_0() {
     assert_eq!(
         notes,
         [
-            "9: runs on one process: it reads its home a at other elements than it writes (a dependence may cross processes), and no statement of its body runs in parallel",
+            "9: runs on one process: it reads its home a at other elements than it writes (a dependence may cross processes), and an element assignment of its body would fetch by an all-to-all in every iteration",
             "14: runs on one process: it reads one element of b along a distributed dimension",
         ]
     );
@@ -792,7 +792,7 @@ end program c
     assert_eq!(
         notes,
         [
-            "15: runs on one process: it reads b at other elements than its home's (on a CYCLIC distribution they live on other processes), and no statement of its body runs in parallel",
+            "15: runs on every process: each assignment of this nest runs on the owner of its left side, after fetching what b(i + 1,j) read(s) by one all-to-all per reference (inspector/executor)",
             "20: runs on one process: a is distributed CYCLIC, and only whole arrays laid out alike are assigned in parallel on such arrays",
         ]
     );

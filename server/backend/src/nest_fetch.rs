@@ -1,0 +1,725 @@
+//! The distributed fallback for DO nests no other rule plans: owner-computes
+//! with an inspector/executor (issue 27, item 3).
+//!
+//! A nest qualifies when its statements are counted DO loops, IF constructs
+//! (and logical IFs) whose conditions and bounds read no distributed array,
+//! CONTINUE, and assignments to one element of a distributed array whose
+//! subscripts read no distributed array, or to replicated variables. Every
+//! process runs the nest's loops; each assignment to a distributed element
+//! runs on the owner of that element (an ownership test, placed at the
+//! outermost loop of the nest where every assignment below shares it and
+//! its variables are set: `DO J` / `IF (owns A(:,J))` / `DO I`); every
+//! process runs the assignments to replicated variables (`U(I) = G(I,5)`,
+//! `HIST(G(I,I)) = ...`), in every iteration, so they stay the same
+//! everywhere (what they read of distributed arrays is fetched for every
+//! iteration: memory O(what they read)). So that the result is the
+//! sequential one, the distributed values the nest reads must be those
+//! from before the nest, or the owner's own:
+//! - a read of an array the nest writes, at the very element its statement
+//!   assigns (`C(I,J) = C(I,J) + ...`), reads the owner's local copy, which
+//!   holds every earlier write (all writes to that element run there, in the
+//!   sequential order);
+//! - any other read of an array the nest writes must reach no element the
+//!   nest writes (`A(I,K)` while `A(I,J)` is written for `J = K+1, N`:
+//!   `disjoint`), and is fetched as a read of an array it does not write;
+//! - a read of any other distributed array is fetched: the inspector walks
+//!   the process's own iterations and records, per reference, the box of
+//!   global indices it reads; one all-to-all (`hpf_nest_fetch_*`, runtime)
+//!   fills each box from the elements' owners; the executor is the nest with
+//!   that reference renamed to its box, which keeps the global bounds, so
+//!   its subscripts stay as written.
+//!
+//! A box per reference (not per array) keeps the fetched data close to what
+//! is read (`A(I,K)` and `A(K,J)` of an LU step are a column and a row, not
+//! the trailing matrix); along a CYCLIC dimension the box still spans every
+//! index between the first and the last read, so memory is O(local part +
+//! boxes), not O(elements read). What does not qualify keeps the caller's
+//! path (rank 0 on gathered copies) with a typed reason, [`Refusal`].
+
+use std::fmt::Write;
+
+use analysis::model::SymbolId;
+use private::mentions_word;
+use syntax::{Expr, LoopControl, Stmt, StmtKind, Subscript, TextRange};
+
+use crate::{private, Lowering};
+
+/// Why a nest does not qualify for the fallback.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// A DO WHILE or an uncounted DO inside (or as) the nest.
+    UncountedLoop,
+    /// A statement other than DO, IF, an assignment or CONTINUE (a CALL,
+    /// I/O, a branch): its first word.
+    Statement(String),
+    /// It assigns one of its own loop indices.
+    AssignsLoopIndex(String),
+    /// A distributed array used whole, as a section, or with a subscript
+    /// count other than its rank.
+    NotAnElement(String),
+    /// A loop bound or an IF condition reads a distributed array.
+    DistributedControl,
+    /// A subscript reads a distributed array (`A(IDX(I))` with IDX distributed).
+    DistributedSubscript(String),
+    /// It reads an array it writes at another element than its own, which
+    /// a write of the nest may reach (a dependence).
+    ReadsWhatItWrites(String),
+}
+
+impl Refusal {
+    /// The refusal in words (the planner tests read it; the rank-0 note
+    /// keeps the earlier rules' reason).
+    #[cfg(test)]
+    pub(crate) fn message(&self) -> String {
+        match self {
+            Refusal::UncountedLoop => "it holds a loop that is not a counted DO".to_string(),
+            Refusal::Statement(word) => format!("it holds a `{word}` statement"),
+            Refusal::AssignsLoopIndex(name) => format!("it assigns its loop index {name}"),
+            Refusal::NotAnElement(name) => format!("it uses {name} otherwise than element by element"),
+            Refusal::DistributedControl => "a loop bound or an IF condition reads a distributed array".to_string(),
+            Refusal::DistributedSubscript(name) => format!("a subscript of {name} reads a distributed array"),
+            Refusal::ReadsWhatItWrites(name) => {
+                format!("it reads {name} at elements that its own writes may reach")
+            }
+        }
+    }
+}
+
+/// A reference whose values are fetched into a box before the nest.
+#[derive(Clone, Debug)]
+struct BoxRead {
+    array: SymbolId,
+    /// The array's name in the reference, renamed to the box.
+    name: TextRange,
+    subscripts: Vec<TextRange>,
+    /// The assignment it belongs to (its range's start).
+    stmt: usize,
+}
+
+/// An assignment of the nest, run by the owner of its left side's element.
+#[derive(Clone, Debug)]
+struct OwnedAssign {
+    stmt: usize,
+    /// The ownership test of the left side's element; `None` for a
+    /// replicated left side, which every process assigns.
+    guard: Option<String>,
+    /// The nest's loop variables (lower case) the test reads.
+    guard_vars: Vec<String>,
+    /// Its left side, and the reads of that same element, at local positions.
+    edits: Vec<(TextRange, String)>,
+    /// The CYCLIC dimensions of its array (stored compressed) and their descriptors.
+    cyclic_axes: Vec<(usize, String)>,
+}
+
+/// A DO nest run by every process, each assignment on its owner, after one
+/// all-to-all per fetched reference.
+pub(crate) struct FetchedNest<'a> {
+    pub(crate) stmt: &'a Stmt,
+    boxes: Vec<BoxRead>,
+    assigns: Vec<OwnedAssign>,
+}
+
+impl FetchedNest<'_> {
+    /// How many DO loops deep the nest is (0: one assignment).
+    pub(crate) fn depth(&self) -> usize {
+        fn depth(stmt: &Stmt) -> usize {
+            let inner = stmt.children().into_iter().map(depth).max().unwrap_or(0);
+            inner + usize::from(matches!(stmt.kind, StmtKind::Do { .. }))
+        }
+        depth(self.stmt)
+    }
+}
+
+/// A subscript as `base + offset` (blanks removed, lower case): `k+1` is
+/// (`k`, 1), `7` is (``, 7), `2*i` is (`2*i`, 0).
+fn split_offset(text: &str) -> (String, i64) {
+    let text: String = text.chars().filter(|it| !it.is_whitespace()).collect::<String>().to_ascii_lowercase();
+    if let Ok(value) = text.parse::<i64>() {
+        return (String::new(), value);
+    }
+    let digits = text.len() - text.trim_end_matches(|it: char| it.is_ascii_digit()).len();
+    if digits > 0 && digits < text.len() {
+        let sign_at = text.len() - digits - 1;
+        let sign = text.as_bytes()[sign_at];
+        // `a*i-1` is (`a*i`, -1); `a*3` and `(i+1)` keep their text.
+        if (sign == b'+' || sign == b'-') && sign_at > 0 {
+            let base = &text[..sign_at];
+            if let Ok(value) = text[sign_at + 1..].parse::<i64>() {
+                if top_level(base) {
+                    return (base.to_string(), if sign == b'+' { value } else { -value });
+                }
+            }
+        }
+    }
+    (text, 0)
+}
+
+/// Whether `base` ends outside parentheses and holds no operator binding
+/// tighter than `+` at its end (`2*i` qualifies: `2*i+1` is `(2*i)+1`).
+fn top_level(base: &str) -> bool {
+    let mut depth = 0i32;
+    for byte in base.bytes() {
+        match byte {
+            b'(' => depth += 1,
+            b')' => depth -= 1,
+            _ => {}
+        }
+        if depth < 0 {
+            return false;
+        }
+    }
+    depth == 0
+}
+
+/// One DO loop of the nest: its variable and bounds as `split_offset` gives them.
+struct LoopBounds {
+    var: String,
+    lo: (String, i64),
+    hi: (String, i64),
+    /// +1 or -1: the sign of a constant step (0: unknown).
+    step_sign: i64,
+}
+
+impl LoopBounds {
+    /// `v + c` compared with `b + k` for every value of `v`: `Some(true)`
+    /// when `v + c > b + k` always, `Some(false)` when `<` always.
+    fn compare(&self, c: i64, other: &(String, i64)) -> Option<bool> {
+        let (low, high) = match self.step_sign {
+            1 => (&self.lo, &self.hi),
+            -1 => (&self.hi, &self.lo),
+            _ => return None,
+        };
+        if low.0 == other.0 && low.1 + c > other.1 {
+            return Some(true);
+        }
+        if high.0 == other.0 && high.1 + c < other.1 {
+            return Some(false);
+        }
+        None
+    }
+}
+
+/// Whether a subscript `read` never equals `write` over the nest's
+/// iterations (`loops`): both invariant and different, or one a loop
+/// variable plus a constant whose bounds keep it away from the other.
+fn disjoint(read: &(String, i64), write: &(String, i64), loops: &[LoopBounds]) -> bool {
+    let varies = |base: &str| loops.iter().any(|it| mentions_word(base, &it.var));
+    if read.0 == write.0 && !varies(&read.0) {
+        return read.1 != write.1;
+    }
+    let apart = |moving: &(String, i64), fixed: &(String, i64)| {
+        if varies(&fixed.0) {
+            return false;
+        }
+        loops.iter().find(|it| it.var == moving.0).is_some_and(|it| it.compare(moving.1, fixed).is_some())
+    };
+    apart(write, read) || apart(read, write)
+}
+
+/// An element a statement writes: the array and its subscripts (`split_offset`).
+type Written = (SymbolId, Vec<(String, i64)>);
+
+/// The distributed dimensions of an array: (dimension, CYCLIC, descriptor).
+fn axes(distributed: &crate::Distributed) -> Vec<(usize, bool, String)> {
+    match &distributed.second {
+        None => vec![(distributed.dim, distributed.cyclic, format!("hpf_d_{}", distributed.name))],
+        Some(second) => vec![
+            (distributed.dim, distributed.cyclic, format!("hpf_d_{}(1)", distributed.name)),
+            (second.dim, second.cyclic, format!("hpf_d_{}(2)", distributed.name)),
+        ],
+    }
+}
+
+/// What the planner gathers while it walks the nest.
+#[derive(Default)]
+struct Walk<'s> {
+    loops: Vec<LoopBounds>,
+    assigns: Vec<(&'s Stmt, &'s Expr, &'s Expr)>,
+}
+
+impl Lowering<'_> {
+    /// The fallback plan of the DO nest `stmt`, or why it does not apply.
+    pub(crate) fn fetched_nest<'s>(&self, stmt: &'s Stmt) -> Result<FetchedNest<'s>, Refusal> {
+        let mut walk = Walk::default();
+        self.walk_nest(std::slice::from_ref(stmt), &mut walk)?;
+        // The left sides: elements of distributed arrays, subscripts free of
+        // them, run by their owners; or replicated variables, which every
+        // process assigns in every iteration.
+        let mut writes: Vec<Written> = Vec::new();
+        let mut assigns = Vec::new();
+        let mut owns: Vec<Option<Written>> = Vec::new();
+        for (assign, lhs, _) in &walk.assigns {
+            let Some((array, subscripts)) = self.element(lhs, &walk.loops)? else {
+                assigns.push(OwnedAssign {
+                    stmt: assign.range.start,
+                    guard: None,
+                    guard_vars: Vec::new(),
+                    edits: Vec::new(),
+                    cyclic_axes: Vec::new(),
+                });
+                owns.push(None);
+                continue;
+            };
+            let distributed = &self.distributed[&array];
+            let texts: Vec<String> = subscripts.iter().map(|it| self.one_line(*it).trim().to_string()).collect();
+            let mut tests = Vec::new();
+            let mut edits = Vec::new();
+            let mut cyclic_axes = Vec::new();
+            for (dim, cyclic, desc) in axes(distributed) {
+                tests.push(format!("hpf_owns({desc}, {})", texts[dim]));
+                if cyclic {
+                    edits.push((subscripts[dim], format!("hpf_lx({desc}, {})", texts[dim])));
+                    cyclic_axes.push((dim, desc));
+                }
+            }
+            // The test reads the subscripts along the distributed dimensions only.
+            let tested: Vec<&String> = axes(distributed).iter().map(|it| &texts[it.0]).collect();
+            let guard_vars = walk
+                .loops
+                .iter()
+                .filter(|it| tested.iter().any(|text| mentions_word(text, &it.var)))
+                .map(|it| it.var.clone());
+            assigns.push(OwnedAssign {
+                stmt: assign.range.start,
+                guard: Some(tests.join(" .and. ")),
+                guard_vars: guard_vars.collect(),
+                edits,
+                cyclic_axes,
+            });
+            let written: Vec<(String, i64)> = texts.iter().map(|it| split_offset(it)).collect();
+            writes.push((array, written.clone()));
+            owns.push(Some((array, written)));
+        }
+        // The reads: of the element the statement writes (local), or fetched.
+        let mut boxes = Vec::new();
+        for (((assign, lhs, rhs), owned), own) in walk.assigns.iter().zip(&mut assigns).zip(&owns) {
+            // A replicated left side's subscripts may read distributed arrays too.
+            let mut occurrences: Vec<(TextRange, SymbolId, &Expr)> =
+                self.distributed_occurrences(rhs.range).into_iter().map(|(name, array)| (name, array, *rhs)).collect();
+            if own.is_none() {
+                occurrences.extend(
+                    self.distributed_occurrences(lhs.range).into_iter().map(|(name, array)| (name, array, *lhs)),
+                );
+            }
+            for (name, array, expr) in occurrences {
+                let Some(args) = crate::assign::find_reference(expr, name) else {
+                    return Err(Refusal::NotAnElement(self.distributed[&array].name.clone()));
+                };
+                let subscripts = self.element_subscripts(array, args)?;
+                let read: Vec<(String, i64)> =
+                    subscripts.iter().map(|it| split_offset(self.one_line(*it).trim())).collect();
+                if own.as_ref().is_some_and(|(lhs_array, written)| *lhs_array == array && *written == read) {
+                    // Its own element: the owner's copy, at local positions.
+                    for (dim, desc) in &owned.cyclic_axes {
+                        let text = self.one_line(subscripts[*dim]);
+                        owned.edits.push((subscripts[*dim], format!("hpf_lx({desc}, {})", text.trim())));
+                    }
+                    continue;
+                }
+                // An array the nest does not write, aligned as the left side
+                // and read at its element along the distributed dimensions:
+                // on the owner too (`U(I,J,K)` for `W(I,J)`).
+                let read_distributed = &self.distributed[&array];
+                let aligned = own.as_ref().is_some_and(|(lhs_array, written)| {
+                    let lhs = &self.distributed[lhs_array];
+                    let dims = |it: &crate::Distributed| axes(it).into_iter().map(|axis| axis.0).collect::<Vec<_>>();
+                    read_distributed.same_blocks(lhs)
+                        && dims(read_distributed) == dims(lhs)
+                        && !writes.iter().any(|it| it.0 == array)
+                        && axes(lhs).iter().all(|(dim, _, _)| written[*dim] == read[*dim])
+                });
+                if aligned {
+                    for (dim, cyclic, desc) in axes(read_distributed) {
+                        if cyclic {
+                            let text = self.one_line(subscripts[dim]);
+                            owned.edits.push((subscripts[dim], format!("hpf_lx({desc}, {})", text.trim())));
+                        }
+                    }
+                    continue;
+                }
+                let apart = writes
+                    .iter()
+                    .filter(|it| it.0 == array)
+                    .all(|write| read.iter().zip(write.1.iter()).any(|(r, w)| disjoint(r, w, &walk.loops)));
+                if !apart {
+                    return Err(Refusal::ReadsWhatItWrites(self.distributed[&array].name.clone()));
+                }
+                boxes.push(BoxRead { array, name, subscripts, stmt: assign.range.start });
+            }
+        }
+        Ok(FetchedNest { stmt, boxes, assigns })
+    }
+
+    /// Checks the statements of a nest and gathers its loops and assignments.
+    fn walk_nest<'s>(&self, stmts: &'s [Stmt], walk: &mut Walk<'s>) -> Result<(), Refusal> {
+        for stmt in stmts {
+            match &stmt.kind {
+                StmtKind::Do { control: Some(control), body, .. } => {
+                    self.check_control(control)?;
+                    walk.loops.push(self.loop_bounds(control));
+                    self.walk_nest(body, walk)?;
+                }
+                StmtKind::Do { control: None, .. } | StmtKind::DoWhile { .. } => return Err(Refusal::UncountedLoop),
+                StmtKind::If { branches } => {
+                    for (cond, body) in branches {
+                        if cond.as_ref().is_some_and(|it| !self.distributed_occurrences(it.range).is_empty()) {
+                            return Err(Refusal::DistributedControl);
+                        }
+                        self.walk_nest(body, walk)?;
+                    }
+                }
+                StmtKind::Assign { lhs, rhs } => walk.assigns.push((stmt, lhs, rhs)),
+                StmtKind::Other { .. } if self.is_continue(stmt) => {}
+                _ => {
+                    let word = self.slice(stmt.header).split_whitespace().next().unwrap_or("").to_ascii_lowercase();
+                    return Err(Refusal::Statement(word));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn is_continue(&self, stmt: &Stmt) -> bool {
+        let text = self.slice(stmt.range).trim().trim_start_matches(|it: char| it.is_ascii_digit()).trim();
+        text.eq_ignore_ascii_case("continue")
+    }
+
+    fn check_control(&self, control: &LoopControl) -> Result<(), Refusal> {
+        let mut ranges = vec![control.lo.range, control.hi.range];
+        ranges.extend(control.step.as_ref().map(|it| it.range));
+        if ranges.iter().any(|it| !self.distributed_occurrences(*it).is_empty()) {
+            return Err(Refusal::DistributedControl);
+        }
+        Ok(())
+    }
+
+    fn loop_bounds(&self, control: &LoopControl) -> LoopBounds {
+        let step_sign = match &control.step {
+            None => 1,
+            Some(step) => match split_offset(&self.one_line(step.range)) {
+                (base, value) if base.is_empty() => value.signum(),
+                _ => 0,
+            },
+        };
+        LoopBounds {
+            var: control.var.key(),
+            lo: split_offset(&self.one_line(control.lo.range)),
+            hi: split_offset(&self.one_line(control.hi.range)),
+            step_sign,
+        }
+    }
+
+    /// The array and subscripts of a left side that is one element of a
+    /// distributed array; `None` for a replicated variable (not one of the
+    /// nest's loop indices).
+    fn element(&self, lhs: &Expr, loops: &[LoopBounds]) -> Result<Option<(SymbolId, Vec<TextRange>)>, Refusal> {
+        let name = match &lhs.kind {
+            syntax::ExprKind::Ref { name, .. } | syntax::ExprKind::Name(name) => name,
+            _ => return Err(Refusal::NotAnElement(self.slice(lhs.range).trim().to_string())),
+        };
+        if loops.iter().any(|it| it.var == name.key()) {
+            return Err(Refusal::AssignsLoopIndex(name.text.clone()));
+        }
+        let Some((_, array)) = self.distributed_occurrences(name.range).into_iter().next() else {
+            return Ok(None);
+        };
+        let syntax::ExprKind::Ref { args, .. } = &lhs.kind else {
+            return Err(Refusal::NotAnElement(name.text.clone()));
+        };
+        Ok(Some((array, self.element_subscripts(array, args)?)))
+    }
+
+    /// The subscripts of a reference to one element of `array`, none of
+    /// which reads a distributed array.
+    fn element_subscripts(&self, array: SymbolId, args: &[Subscript]) -> Result<Vec<TextRange>, Refusal> {
+        let distributed = &self.distributed[&array];
+        let name = distributed.name.clone();
+        if args.len() != distributed.lbs.len() {
+            return Err(Refusal::NotAnElement(name));
+        }
+        let mut subscripts = Vec::new();
+        for arg in args {
+            let Subscript::Expr(expr) = arg else { return Err(Refusal::NotAnElement(name)) };
+            if !self.distributed_occurrences(expr.range).is_empty() {
+                return Err(Refusal::DistributedSubscript(name));
+            }
+            subscripts.push(expr.range);
+        }
+        Ok(subscripts)
+    }
+
+    /// The note of a planned nest: what it fetches.
+    pub(crate) fn fetched_nest_note(&self, nest: &FetchedNest) -> String {
+        let refs: Vec<String> = nest
+            .boxes
+            .iter()
+            .map(|it| {
+                let subs: Vec<String> = it.subscripts.iter().map(|s| self.one_line(*s).trim().to_string()).collect();
+                format!("{}({})", self.distributed[&it.array].name, subs.join(","))
+            })
+            .collect();
+        let fetched = if refs.is_empty() {
+            "reading only its own elements".to_string()
+        } else {
+            format!(
+                "after fetching what {} read(s) by one all-to-all per reference (inspector/executor)",
+                refs.join(", ")
+            )
+        };
+        format!("runs on every process: each assignment of this nest runs on the owner of its left side, {fetched}")
+    }
+
+    pub(crate) fn emit_fetched_nest(&self, out: &mut String, nest: &FetchedNest) {
+        let _ =
+            writeln!(out, "  ! hpf-ls: owner computes this nest, its remote reads fetched first (inspector/executor)");
+        let _ = writeln!(out, "  block");
+        for (k, read) in nest.boxes.iter().enumerate() {
+            let k = k + 1;
+            let distributed = &self.distributed[&read.array];
+            let rank = distributed.lbs.len();
+            let fortran_type = distributed.suffix.declaration();
+            let _ = writeln!(out, "  integer :: hpf_bl_{k}({rank}), hpf_bh_{k}({rank})");
+            let _ = writeln!(out, "  {fortran_type}, allocatable :: hpf_box_{k}({})", distributed.colons());
+        }
+        for k in 1..=nest.boxes.len() {
+            let _ = writeln!(out, "  hpf_bl_{k} = huge(0)\n  hpf_bh_{k} = -huge(0)");
+        }
+        if !nest.boxes.is_empty() {
+            // The inspector: the box each reference reads on this process.
+            let _ = writeln!(out, "  ! hpf-ls: inspector");
+            self.emit_nest_walk(out, nest, std::slice::from_ref(nest.stmt), &mut Vec::new(), false, true);
+            for (k, read) in nest.boxes.iter().enumerate() {
+                let k = k + 1;
+                let distributed = &self.distributed[&read.array];
+                let bounds: Vec<String> =
+                    (1..=read.subscripts.len()).map(|d| format!("hpf_bl_{k}({d}):hpf_bh_{k}({d})")).collect();
+                let name = &distributed.name;
+                let (descs, dims) = match &distributed.second {
+                    None => (format!("[hpf_d_{name}, hpf_d_{name}]"), format!("[{}, 0]", distributed.dim + 1)),
+                    Some(second) => (format!("hpf_d_{name}"), format!("[{}, {}]", distributed.dim + 1, second.dim + 1)),
+                };
+                let _ = writeln!(out, "  allocate (hpf_box_{k}({}))", bounds.join(", "));
+                let _ = writeln!(
+                    out,
+                    "  call hpf_nest_fetch_{}_{}({name}, {descs}, {dims}, hpf_bl_{k}, hpf_bh_{k}, hpf_box_{k})",
+                    distributed.suffix,
+                    read.subscripts.len()
+                );
+            }
+        }
+        let _ = writeln!(out, "  ! hpf-ls: executor");
+        self.emit_nest_walk(out, nest, std::slice::from_ref(nest.stmt), &mut Vec::new(), false, false);
+        let _ = writeln!(out, "  end block");
+    }
+
+    /// The nest's statements, each assignment under its ownership test
+    /// (hoisted to a loop when every assignment below shares it); the
+    /// inspector (`inspect`) updates the boxes of the reads instead of
+    /// assigning, and skips what reads no box.
+    fn emit_nest_walk(
+        &self,
+        out: &mut String,
+        nest: &FetchedNest,
+        stmts: &[Stmt],
+        vars: &mut Vec<String>,
+        guarded: bool,
+        inspect: bool,
+    ) {
+        for stmt in stmts {
+            if inspect && !nest.boxes.iter().any(|it| stmt.range.contains_range(it.name)) {
+                continue;
+            }
+            match &stmt.kind {
+                StmtKind::Do { control: Some(control), body, .. } => {
+                    let step =
+                        control.step.as_ref().map_or(String::new(), |it| format!(", {}", self.one_line(it.range)));
+                    let _ = writeln!(
+                        out,
+                        "  do {} = {}, {}{step}",
+                        control.var.text,
+                        self.one_line(control.lo.range),
+                        self.one_line(control.hi.range)
+                    );
+                    vars.push(control.var.key());
+                    let below: Vec<&OwnedAssign> =
+                        nest.assigns.iter().filter(|it| stmt.range.contains(it.stmt)).collect();
+                    let shared = below.first().and_then(|first| {
+                        let shared = below.iter().all(|it| it.guard == first.guard)
+                            && first.guard_vars.iter().all(|it| vars.contains(it));
+                        first.guard.as_ref().filter(|_| shared)
+                    });
+                    match shared {
+                        Some(guard) if !guarded => {
+                            let _ = writeln!(out, "  if ({guard}) then");
+                            self.emit_nest_walk(out, nest, body, vars, true, inspect);
+                            let _ = writeln!(out, "  end if");
+                        }
+                        _ => self.emit_nest_walk(out, nest, body, vars, guarded, inspect),
+                    }
+                    vars.pop();
+                    let _ = writeln!(out, "  end do");
+                }
+                StmtKind::If { branches } => {
+                    for (idx, (cond, body)) in branches.iter().enumerate() {
+                        let keyword = if idx == 0 { "if" } else { "else if" };
+                        match cond {
+                            Some(cond) => {
+                                let _ = writeln!(out, "  {keyword} ({}) then", self.one_line(cond.range));
+                            }
+                            None => {
+                                let _ = writeln!(out, "  else");
+                            }
+                        }
+                        self.emit_nest_walk(out, nest, body, vars, guarded, inspect);
+                    }
+                    let _ = writeln!(out, "  end if");
+                }
+                StmtKind::Assign { .. } => {
+                    let Some(owned) = nest.assigns.iter().find(|it| it.stmt == stmt.range.start) else { continue };
+                    let guard = owned.guard.as_ref().filter(|_| !guarded);
+                    if let Some(guard) = guard {
+                        let _ = writeln!(out, "  if ({guard}) then");
+                    }
+                    if inspect {
+                        for (k, read) in nest.boxes.iter().enumerate().filter(|it| it.1.stmt == stmt.range.start) {
+                            let k = k + 1;
+                            for (d, subscript) in read.subscripts.iter().enumerate() {
+                                let d = d + 1;
+                                let text = self.one_line(*subscript);
+                                let text = text.trim();
+                                let _ = writeln!(out, "    hpf_bl_{k}({d}) = min(hpf_bl_{k}({d}), {text})");
+                                let _ = writeln!(out, "    hpf_bh_{k}({d}) = max(hpf_bh_{k}({d}), {text})");
+                            }
+                        }
+                    } else {
+                        let mut edits = owned.edits.clone();
+                        for (k, read) in nest.boxes.iter().enumerate().filter(|it| it.1.stmt == stmt.range.start) {
+                            edits.push((read.name, format!("hpf_box_{}", k + 1)));
+                        }
+                        let _ = writeln!(out, "    {}", self.edited(stmt.range, &edits).trim());
+                    }
+                    if guard.is_some() {
+                        let _ = writeln!(out, "  end if");
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use analysis::model::ModelConfig;
+    use syntax::{LineIndex, SourceForm};
+
+    /// The notes of a program as `line: message`, and the generated source.
+    fn lower(text: &str) -> (Vec<String>, String) {
+        let analysis = analysis::analyze(text, SourceForm::Free, ModelConfig { number_of_processors: None });
+        let generated = crate::lower(&analysis, text).unwrap_or_else(|errors| panic!("refused: {errors:?}"));
+        let index = LineIndex::new(text);
+        let notes = generated
+            .notes
+            .iter()
+            .map(|it| format!("{}: {}", index.line_col(text, it.range.start).0 + 1, it.message))
+            .collect();
+        (notes, generated.source)
+    }
+
+    /// A program over A (columns CYCLIC), X and Y aligned with its columns,
+    /// R (rows BLOCK) and the replicated V; `body` starts on line 12.
+    fn program(body: &str) -> String {
+        format!(
+            "program p\n  implicit none\n  integer, parameter :: n = 12\n  double precision :: a(n, n), x(n), y(n), r(n, n), v(n)\n  integer :: i, j, k\n!HPF$ DISTRIBUTE A(*, CYCLIC)\n!HPF$ ALIGN (:) WITH A(*, :) :: X, Y\n!HPF$ DISTRIBUTE R(BLOCK, *)\n  a = 1.0d0\n  x = 2.0d0\n  r = 3.0d0\n{body}  print *, sum(a), sum(y), sum(r), sum(v)\nend program p\n"
+        )
+    }
+
+    #[test]
+    fn refusals_say_why() {
+        assert_eq!(
+            Refusal::ReadsWhatItWrites("y".to_string()).message(),
+            "it reads y at elements that its own writes may reach"
+        );
+        assert_eq!(Refusal::Statement("goto".to_string()).message(), "it holds a `goto` statement");
+    }
+
+    fn fallback_lines(notes: &[String]) -> Vec<String> {
+        notes.iter().filter(|it| it.contains("runs on every process: each assignment")).cloned().collect()
+    }
+
+    #[test]
+    fn an_lu_update_runs_on_the_owners_of_its_columns_after_fetching_column_k_and_row_k() {
+        let (notes, source) = lower(&program(
+            "  do k = 1, n - 1\n    do j = k + 1, n\n      do i = k + 1, n\n        a(i, j) = a(i, j) - a(i, k) * a(k, j) + r(j, i)\n      end do\n    end do\n  end do\n",
+        ));
+        // The nest (line 13) is the fallback: the reads of column K and row K
+        // are apart from the columns K+1..N it writes; R is read transposed.
+        let fallback = fallback_lines(&notes);
+        assert_eq!(fallback.len(), 1, "{notes:?}");
+        assert!(fallback[0].starts_with("13: "), "{notes:?}");
+        assert!(fallback[0].contains("a(i,k), a(k,j), r(j,i)"), "{notes:?}");
+        assert!(!notes.iter().any(|it| it.contains("one process")), "{notes:?}");
+        // The ownership test sits in the J loop, not in the inner loop; the
+        // left side and its own read go to local positions.
+        assert!(source.contains("do j = k + 1, n\n  if (hpf_owns(hpf_d_a, j)) then\n  do i = k + 1, n"), "{source}");
+        assert!(source.contains("a(i, hpf_lx(hpf_d_a, j)) = a(i, hpf_lx(hpf_d_a, j)) - hpf_box_1(i, k)"), "{source}");
+        assert_eq!(source.matches("call hpf_nest_fetch_r8_2(").count(), 3, "{source}");
+    }
+
+    #[test]
+    fn a_triangular_solve_carries_a_dependence_and_stays_off_the_fallback() {
+        // Y(J) for J < I is written by earlier iterations of the same nest.
+        let (notes, _) = lower(&program(
+            "  do i = 1, n\n    y(i) = x(i)\n    do j = 1, n\n      if (j < i) y(i) = y(i) - a(i, j) * y(j)\n    end do\n  end do\n",
+        ));
+        assert!(notes.iter().any(|it| it.starts_with("12: ") && it.contains("runs on one process")), "{notes:?}");
+        assert!(fallback_lines(&notes).is_empty(), "{notes:?}");
+    }
+
+    #[test]
+    fn replicated_left_sides_run_on_every_process_from_fetched_values() {
+        let (notes, source) = lower(&program("  do i = 1, n\n    v(i) = a(i, 3) + y(n + 1 - i)\n  end do\n"));
+        let fallback = fallback_lines(&notes);
+        assert!(fallback.len() == 1 && fallback[0].starts_with("12: "), "{notes:?}");
+        // No ownership test: every process assigns V.
+        assert!(source.contains("    v(i) = hpf_box_1(i, 3) + hpf_box_2(n + 1 - i)"), "{source}");
+        assert!(!source.contains("hpf_owns(hpf_d_v"), "{source}");
+    }
+
+    #[test]
+    fn conditions_on_distributed_data_keep_the_nest_off_the_fallback() {
+        let (notes, _) = lower(&program(
+            "  do k = 1, 2\n    do i = 1, n\n      do j = 1, n\n        if (a(i, j) > 0.0d0) a(i, j) = a(i, j) + r(j, i)\n      end do\n    end do\n    y(k) = y(k) + 1.0d0\n  end do\n",
+        ));
+        assert!(notes.iter().any(|it| it.contains("runs on one process")), "{notes:?}");
+        assert!(fallback_lines(&notes).is_empty(), "{notes:?}");
+    }
+
+    fn bounds(var: &str, lo: &str, hi: &str) -> LoopBounds {
+        LoopBounds { var: var.to_string(), lo: split_offset(lo), hi: split_offset(hi), step_sign: 1 }
+    }
+
+    #[test]
+    fn subscripts_split_into_base_and_offset() {
+        assert_eq!(split_offset("K + 1"), ("k".to_string(), 1));
+        assert_eq!(split_offset("2*I-1"), ("2*i".to_string(), -1));
+        assert_eq!(split_offset("7"), (String::new(), 7));
+        assert_eq!(split_offset("(I+1)"), ("(i+1)".to_string(), 0));
+        assert_eq!(split_offset("N-I"), ("n-i".to_string(), 0));
+    }
+
+    #[test]
+    fn a_column_left_of_the_updated_ones_is_disjoint() {
+        // A(I,K) against A(I,J), J = K+1, N.
+        let loops = [bounds("j", "K+1", "N"), bounds("i", "K+1", "N")];
+        assert!(disjoint(&split_offset("K"), &split_offset("J"), &loops));
+        // A(I,K+1) may be written (J = K+1).
+        assert!(!disjoint(&split_offset("K+1"), &split_offset("J"), &loops));
+        // Two loop variables: no proof.
+        assert!(!disjoint(&split_offset("I"), &split_offset("J"), &loops));
+        // Invariant and different.
+        assert!(disjoint(&split_offset("K"), &split_offset("K+2"), &loops));
+        assert!(!disjoint(&split_offset("K"), &split_offset("K"), &loops));
+    }
+}
