@@ -54,6 +54,9 @@ impl Splitter<'_> {
     /// (`end do`, the INDEPENDENT directive if any, the loop's header), or
     /// `None` when the loop is not split.
     fn insertions(&self, stmt: &Stmt, line_end: &str) -> Option<Vec<(TextRange, String)>> {
+        if let StmtKind::Forall { .. } = stmt.kind {
+            return self.forall_insertions(stmt, line_end);
+        }
         let StmtKind::Do { control: Some(control), body, .. } = &stmt.kind else { return None };
         if body.len() < 2 {
             return None;
@@ -137,6 +140,76 @@ impl Splitter<'_> {
             let end = line_end_at(self.text, pair[0].range.end);
             let after = self.text[end..].find('\n').map_or(self.text.len(), |it| end + it + 1);
             // Each assignment on lines of its own.
+            if pair[1].range.start < after {
+                return None;
+            }
+            edits.push((TextRange::new(after, after), inserted.clone()));
+        }
+        Some(edits)
+    }
+
+    /// A FORALL construct whose assignments write arrays mapped differently
+    /// (no single home) becomes one FORALL per assignment: the standard
+    /// defines the construct as its statements run one after the other for
+    /// all index values, so the split means the same when the header (its
+    /// bounds and mask, evaluated again by each part) reads no array the
+    /// body writes. Inserted after each assignment but the last:
+    /// `end forall`, the INDEPENDENT directive if any, the header.
+    fn forall_insertions(&self, stmt: &Stmt, line_end: &str) -> Option<Vec<(TextRange, String)>> {
+        let StmtKind::Forall { specs, mask, body } = &stmt.kind else { return None };
+        if body.len() < 2 {
+            return None;
+        }
+        let header_start = line_start(self.text, stmt.range.start);
+        let header_line = &self.text[header_start..line_end_at(self.text, stmt.header.start)];
+        let header = header_line.trim_start().to_ascii_lowercase();
+        let closing = self.text[..stmt.range.end].trim_end().to_ascii_lowercase();
+        if !header.starts_with("forall") || !(closing.ends_with("end forall") || closing.ends_with("endforall")) {
+            return None;
+        }
+        if header_line.trim_end().ends_with('&') || body[0].range.start < header_start + header_line.len() {
+            return None;
+        }
+        let mut written = Vec::new();
+        let mut mappings = Vec::new();
+        for assignment in body {
+            let StmtKind::Assign { lhs, .. } = &assignment.kind else { return None };
+            let ExprKind::Ref { name, .. } = &lhs.kind else { return None };
+            let id = self.model.lookup(self.unit, &name.key())?;
+            self.model.distribution_of(id)?;
+            written.push(id);
+            mappings.push(self.model.resolve(id));
+        }
+        if mappings.iter().all(|it| *it == mappings[0]) {
+            return None;
+        }
+        let mut header_exprs: Vec<&Expr> = specs.iter().flat_map(|it| [&it.lo, &it.hi]).collect();
+        header_exprs.extend(specs.iter().filter_map(|it| it.step.as_ref()));
+        header_exprs.extend(mask.as_ref());
+        for expr in header_exprs {
+            if !self.only_variables_and_intrinsics(expr)
+                || self.arrays_in(expr.range).iter().any(|it| written.contains(it))
+            {
+                return None;
+            }
+        }
+        let indent: String = header_line.chars().take_while(|it| it.is_whitespace()).collect();
+        let indent = if matches!(self.analysis.file.form, SourceForm::Fixed { .. }) && indent.len() < 6 {
+            " ".repeat(6)
+        } else {
+            indent
+        };
+        let mut inserted = format!("{indent}end forall{line_end}");
+        if let Some(directive) = self.independent_line(header_start) {
+            inserted.push_str(directive);
+            inserted.push_str(line_end);
+        }
+        inserted.push_str(header_line.trim_end_matches(['\r', '\n']));
+        inserted.push_str(line_end);
+        let mut edits = Vec::new();
+        for pair in body.windows(2) {
+            let end = line_end_at(self.text, pair[0].range.end);
+            let after = self.text[end..].find('\n').map_or(self.text.len(), |it| end + it + 1);
             if pair[1].range.start < after {
                 return None;
             }

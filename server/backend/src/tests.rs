@@ -3252,3 +3252,34 @@ fn an_outer_loop_of_a_nest_refetches_what_its_sweeps_wrote() {
     let fetch = source.find("call hpf_fetch_r4_11(u, hpf_d_u,").expect("a halo fetch");
     assert!(sweeps < fetch, "{source}");
 }
+
+/// A FORALL construct whose assignments write arrays mapped differently
+/// becomes one FORALL per assignment (`split_loops.rs`), each run by the
+/// owners of its own left side; not when its mask reads an array it writes.
+#[test]
+fn forall_constructs_writing_arrays_mapped_differently_are_split() {
+    let program = |mask: &str| {
+        format!(
+            "program f
+  implicit none
+  integer, parameter :: n = 12
+  integer :: a(n, n), b(n, n), i, j
+!HPF$ DISTRIBUTE a(BLOCK, *)
+!HPF$ DISTRIBUTE b(*, CYCLIC)
+  a = 0
+  b = 0
+  forall (i = 1:n, j = 1:n{mask})
+    a(i, j) = i + 2*j
+    b(i, j) = 3*i - j
+  end forall
+  print *, sum(a), sum(b)
+end program f
+"
+        )
+    };
+    let (notes, source) = lower(&program(""));
+    assert!(notes.is_empty(), "{notes:?}");
+    assert!(source.contains("a(i, j) = i + 2*j\n  end forall\n"), "{source}");
+    let (notes, _) = lower(&program(", a(i, j) == 0"));
+    assert!(notes.iter().any(|it| it.contains("runs on one process")), "{notes:?}");
+}
