@@ -372,3 +372,31 @@ fn cli_run_past_its_timeout_kills_every_rank() {
     assert_eq!(build_dirs_left(&tmp), Vec::<String>::new());
     assert_nothing_executed(&dir);
 }
+
+/// `hpf.run` runs the program in the document's directory, as `hpf-ls run`
+/// runs it in the current one: the files it writes are there afterwards,
+/// and no build directory is left.
+#[test]
+fn the_editors_run_writes_its_files_next_to_the_document() {
+    if !toolchain_present() {
+        eprintln!("skipped: no MPI toolchain (and CI is not set)");
+        return;
+    }
+    let dir = scratch("safe-run-dir");
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let project = dir.join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let compiler = fake_compiler(&dir, "pwd\necho written > PROGRAM.out");
+    let mut client = start(&tmp, json!({"mpi": {"compiler": compiler}}));
+    let uri = uri_in(&project, "model.f90");
+    client.open(&uri, &SEED.replace("SEED", "model"));
+    let id = run(&mut client, &uri, 2);
+    let response = client.response(id);
+    let stdout = response["result"]["stdout"].as_str().unwrap_or_else(|| panic!("{response}"));
+    let canonical = project.canonicalize().unwrap();
+    assert!(stdout.lines().all(|it| Path::new(it) == canonical || Path::new(it) == project), "{stdout}");
+    assert_eq!(std::fs::read_to_string(project.join("model.out")).unwrap(), "written\n");
+    assert_eq!(build_dirs_left(&tmp), Vec::<String>::new());
+    client.shutdown();
+}

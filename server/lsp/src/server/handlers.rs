@@ -636,7 +636,10 @@ impl LanguageServer for Backend {
                         .map_or(settings.processes.unwrap_or(4), |it| it.clamp(1, 4096) as u32)
                 });
                 let token = params.work_done_progress_params.work_done_token.clone();
-                super::run::build_or_run(&self.client, &analysed, &settings, processes, token)
+                // The document's directory, as `hpf-ls run` runs in the current one.
+                let run_dir = uri.to_file_path().and_then(|it| it.parent().map(|dir| dir.to_path_buf()));
+                let run_dir = run_dir.filter(|it| it.is_dir());
+                super::run::build_or_run(&self.client, &analysed, &settings, processes, run_dir.as_deref(), token)
                     .await
                     .map(Some)
                     .map_err(failed)

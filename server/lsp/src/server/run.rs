@@ -75,16 +75,20 @@ async fn progress_begin(client: &Client, token: Option<ProgressToken>, title: &s
 }
 
 /// Builds (and with `processes`, runs) the document's program.
+/// `run_dir`: where the program runs (the document's directory, as `hpf-ls
+/// run` runs in the current one, so the files it writes and reads are
+/// there); `None` (an unsaved document) runs it in the build directory.
 pub async fn build_or_run(
     client: &Client,
     analysed: &Analysed,
     settings: &MpiSettings,
     processes: Option<u32>,
+    run_dir: Option<&std::path::Path>,
     token: Option<ProgressToken>,
 ) -> Result<Value, String> {
     let title = if processes.is_some() { "HPF: run" } else { "HPF: build" };
     let mut progress = progress_begin(client, token, title).await;
-    let result = build_or_run_steps(client, analysed, settings, processes, &mut progress).await;
+    let result = build_or_run_steps(client, analysed, settings, processes, run_dir, &mut progress).await;
     // A step that failed with `?` left the progress open: end it.
     if let Some(progress) = progress.take() {
         progress.finish_with_message("failed").await;
@@ -97,6 +101,7 @@ async fn build_or_run_steps(
     analysed: &Analysed,
     settings: &MpiSettings,
     processes: Option<u32>,
+    run_dir: Option<&std::path::Path>,
     progress: &mut Option<Progress>,
 ) -> Result<Value, String> {
     let (generated, notes) = generate(analysed, settings)?;
@@ -136,7 +141,7 @@ async fn build_or_run_steps(
         progress.report(format!("running on {processes} processes")).await;
     }
     let mut launch = launch_command(&prepared.executable, processes, &toolchain, &[])?;
-    launch.current_dir(&prepared.dir.path).stdout(Stdio::piped()).stderr(Stdio::piped());
+    launch.current_dir(run_dir.unwrap_or(&prepared.dir.path)).stdout(Stdio::piped()).stderr(Stdio::piped());
     let output = supervise(launch, &limits, Some(client))
         .await
         .map_err(|error| format!("cannot start the launcher: {error}"))?;
