@@ -121,31 +121,7 @@ impl Splitter<'_> {
         if !bound_exprs.iter().all(|it| self.only_variables_and_intrinsics(it)) {
             return None;
         }
-        let indent: String = header_line.chars().take_while(|it| it.is_whitespace()).collect();
-        let indent = if matches!(self.analysis.file.form, SourceForm::Fixed { .. }) && indent.len() < 6 {
-            " ".repeat(6)
-        } else {
-            indent
-        };
-        let directive = self.independent_line(header_start);
-        let mut inserted = format!("{indent}end do{line_end}");
-        if let Some(directive) = directive {
-            inserted.push_str(directive);
-            inserted.push_str(line_end);
-        }
-        inserted.push_str(header_line.trim_end_matches(['\r', '\n']));
-        inserted.push_str(line_end);
-        let mut edits = Vec::new();
-        for pair in body.windows(2) {
-            let end = line_end_at(self.text, pair[0].range.end);
-            let after = self.text[end..].find('\n').map_or(self.text.len(), |it| end + it + 1);
-            // Each assignment on lines of its own.
-            if pair[1].range.start < after {
-                return None;
-            }
-            edits.push((TextRange::new(after, after), inserted.clone()));
-        }
-        Some(edits)
+        self.between_parts(body, header_start, header_line, "end do", line_end)
     }
 
     /// A FORALL construct whose assignments write arrays mapped differently
@@ -193,13 +169,28 @@ impl Splitter<'_> {
                 return None;
             }
         }
+        self.between_parts(body, header_start, header_line, "end forall", line_end)
+    }
+
+    /// The insertions that split a construct after each statement of `body`
+    /// but the last: `closing` (`end do`), the INDEPENDENT directive before
+    /// the header if any, then the header line again; `None` when two
+    /// statements share a line.
+    fn between_parts(
+        &self,
+        body: &[Stmt],
+        header_start: usize,
+        header_line: &str,
+        closing: &str,
+        line_end: &str,
+    ) -> Option<Vec<(TextRange, String)>> {
         let indent: String = header_line.chars().take_while(|it| it.is_whitespace()).collect();
         let indent = if matches!(self.analysis.file.form, SourceForm::Fixed { .. }) && indent.len() < 6 {
             " ".repeat(6)
         } else {
             indent
         };
-        let mut inserted = format!("{indent}end forall{line_end}");
+        let mut inserted = format!("{indent}{closing}{line_end}");
         if let Some(directive) = self.independent_line(header_start) {
             inserted.push_str(directive);
             inserted.push_str(line_end);
@@ -210,6 +201,7 @@ impl Splitter<'_> {
         for pair in body.windows(2) {
             let end = line_end_at(self.text, pair[0].range.end);
             let after = self.text[end..].find('\n').map_or(self.text.len(), |it| end + it + 1);
+            // Each statement on lines of its own.
             if pair[1].range.start < after {
                 return None;
             }
