@@ -141,7 +141,9 @@ impl ElementType {
             (Base::Complex, 4) => "MPI_COMPLEX".to_string(),
             (Base::Complex, _) => "MPI_DOUBLE_COMPLEX".to_string(),
             (Base::Logical, 4) => "MPI_LOGICAL".to_string(),
-            (Base::Logical, kind) => format!("MPI_LOGICAL{kind}"),
+            // MPICH's `mpi_f08` has no MPI_LOGICAL1/2/8 (Open MPI's has):
+            // these only move (bit copies), as integers of their size.
+            (Base::Logical, kind) => format!("MPI_INTEGER{kind}"),
             (Base::Character, _) => format!("hpf_mpi_{self}()"),
         }
     }
@@ -281,7 +283,7 @@ mod tests {
             ("complex*16 a(4)", "c8", "complex(8)", "MPI_DOUBLE_COMPLEX"),
             ("complex(8) :: a(4)", "c8", "complex(8)", "MPI_DOUBLE_COMPLEX"),
             ("double complex :: a(4)", "c8", "complex(8)", "MPI_DOUBLE_COMPLEX"),
-            ("logical(1) :: a(4)", "l1", "logical(1)", "MPI_LOGICAL1"),
+            ("logical(1) :: a(4)", "l1", "logical(1)", "MPI_INTEGER1"),
             ("logical :: a(4)", "l4", "logical", "MPI_LOGICAL"),
             ("character(len=8) :: a(4)", "ch8", "character(len=8)", "hpf_mpi_ch8()"),
             ("character*3 a(4)", "ch3", "character(len=3)", "hpf_mpi_ch3()"),

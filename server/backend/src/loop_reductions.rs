@@ -131,7 +131,8 @@ impl Lowering<'_> {
         }
         // MAX and MIN need an order: not on COMPLEX.
         let fits = |it: ElementType| match op {
-            Op::Or | Op::And => it.allows(ReductionOp::Logical),
+            // MPI_LOR and MPI_LAND take MPI_LOGICAL: the default kind only.
+            Op::Or | Op::And => it == ElementType::L4,
             Op::Max | Op::Min => it.allows(ReductionOp::Order),
             _ => it.allows(ReductionOp::Arithmetic),
         };
