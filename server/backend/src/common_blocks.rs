@@ -226,23 +226,10 @@ impl Lowering<'_> {
                     let _ = writeln!(text, "  dimension {entity}");
                 }
             } else {
-                let kind = match (symbol.type_kind.as_str(), symbol.kind_value) {
-                    ("", _) => String::new(),
-                    (_, Some(kind)) if symbol.type_name != "character" => format!("({kind})"),
-                    (written, _)
-                        if symbol.type_name == "character"
-                            && written
-                                .trim_start_matches(['*', '('])
-                                .trim_start_matches("len=")
-                                .trim_end_matches(')')
-                                .chars()
-                                .all(|it| it.is_ascii_digit()) =>
-                    {
-                        written.to_string()
-                    }
-                    (written, _) => return Err(format!("the kind `{written}` of `{name}` does not fold")),
-                };
-                let _ = writeln!(text, "  {}{kind} :: {entity}", symbol.type_name);
+                // The declaration the backend gives local parts of this type.
+                let element =
+                    crate::element_type::ElementType::of_symbol(symbol).map_err(|why| format!("`{name}`: {why}"))?;
+                let _ = writeln!(text, "  {} :: {entity}", element.declaration());
             }
             names.push(name.clone());
         }
