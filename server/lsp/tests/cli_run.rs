@@ -414,3 +414,27 @@ end program fine
     assert_eq!(succeeded(&checked, "run --check"), succeeded(&plain, "run"));
     assert!(String::from_utf8_lossy(&checked.stderr).contains("to stderr"));
 }
+
+/// The derived datatypes the runtime makes for CHARACTER elements are freed
+/// before `MPI_Finalize`: MPICH otherwise ends such a program by printing
+/// `yaksa: N leaked handle pool objects` on stderr. Every toolchain found
+/// (MPICH in CI) runs a program that gathers and moves CHARACTER arrays.
+#[test]
+fn character_arrays_leave_no_leaked_mpi_handles() {
+    if !toolchain_present() {
+        return;
+    }
+    let dir = scratch("character-handles");
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus/label_gather.f90");
+    std::fs::copy(corpus, dir.join("label_gather.f90")).unwrap();
+    for toolchain in toolchains() {
+        let mut args = vec!["run", "--np", "3", "--timeout", "120"];
+        args.extend(&toolchain);
+        args.push("label_gather.f90");
+        let output = hpf_ls(&args, &dir);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{toolchain:?}: {stderr}");
+        assert!(!String::from_utf8_lossy(&output.stdout).trim().is_empty(), "{toolchain:?}: no output");
+        assert!(!stderr.contains("leaked handle"), "{toolchain:?}: {stderr}");
+    }
+}
