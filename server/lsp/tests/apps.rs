@@ -6,10 +6,15 @@
 //! their hpf-ls.toml names) prints on 1 to 4 processes what gfortran's
 //! sequential build of the same files prints. The runs need `mpif90` and
 //! `mpirun`; where `CI` is set their absence fails the test instead of
-//! skipping it.
+//! skipping it. The editor's `hpf.run` on any file of an app runs the
+//! same program, with the editor's text of the files open in it.
+
+mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use serde_json::json;
 
 fn apps() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/apps")
@@ -103,4 +108,41 @@ fn heat_runs_as_the_sequential_program() {
 #[test]
 fn relax_runs_as_the_sequential_program() {
     runs_as_sequential("relax", &["include"]);
+}
+
+/// `hpf.run` from the editor on a routine's file of an app builds the
+/// program its hpf-ls.toml names (what `hpf-ls run` runs there), with the
+/// text of the open documents, saved or not: run from `step.f`, it prints
+/// the sequential output; with `main.f` edited (unsaved) in the editor,
+/// the edited program's.
+#[test]
+fn the_editors_run_builds_the_apps_other_files() {
+    if !toolchain_present() {
+        return;
+    }
+    let app = apps().join("heat").canonicalize().unwrap();
+    let expected = sequential_output(&app, &[]);
+    let mut client = common::Client::builder()
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .root_uri(json!(format!("file://{}", app.display())))
+        .initialization_options(json!({"hpf": {"mpi": {"orderedReductions": true}}}))
+        .timeout(std::time::Duration::from_secs(240))
+        .start();
+    let uri = |name: &str| format!("file://{}", app.join(name).display());
+    let run = |client: &mut common::Client, name: &str| {
+        let arguments = json!([uri(name), 2]);
+        let response =
+            client.request("workspace/executeCommand", json!({"command": "hpf.run", "arguments": arguments}));
+        assert_eq!(response["exitCode"], 0, "{response}");
+        response["stdout"].as_str().unwrap_or_else(|| panic!("{response}")).to_string()
+    };
+    client.open(&uri("step.f"), &std::fs::read_to_string(app.join("step.f")).unwrap());
+    assert_eq!(run(&mut client, "step.f"), expected);
+
+    let edited = std::fs::read_to_string(app.join("main.f")).unwrap().replace("' heat'", "' HEAT'");
+    client.open(&uri("main.f"), &edited);
+    assert_eq!(run(&mut client, "step.f"), expected.replace(" heat", " HEAT"));
+    assert!(expected.contains(" heat"));
+    client.shutdown();
 }
