@@ -461,8 +461,21 @@ mod tests {
 /// every offset must stay the user's: directive lines and the lines of
 /// inactive `#if` regions become comments, and a macro is substituted only
 /// where its value fits in its name (padded with blanks); longer ones stay
-/// as written. `#include` is not followed. Also returns the inactive regions.
+/// as written. Active `#include` lines stay as written, for the caller to
+/// follow (`include::expand` with `cpp`: the masked text has no other
+/// directive). Also returns the inactive regions.
 pub fn mask(text: &str, form: crate::SourceForm, defines: &[String]) -> (String, Vec<crate::TextRange>) {
+    mask_with(text, form, defines, &|_| None)
+}
+
+/// [`mask`], with `header` giving the text of an `#include`d file by its
+/// name (`None`: not found): the macros it defines hold after the line.
+pub fn mask_with(
+    text: &str,
+    form: crate::SourceForm,
+    defines: &[String],
+    header: &dyn Fn(&str) -> Option<String>,
+) -> (String, Vec<crate::TextRange>) {
     let mut macros = Macros::predefined();
     for define in defines {
         macros.define_option(define);
@@ -506,6 +519,14 @@ pub fn mask(text: &str, form: crate::SourceForm, defines: &[String]) -> (String,
                     let _ = macros.define_directive(argument);
                 }
                 "undef" if active => macros.undefine(argument.trim()),
+                "include" if active => {
+                    if let Some(text) = include_name(argument).and_then(header) {
+                        define_from(&text, &mut macros, header, 1);
+                    }
+                    out.push_str(content);
+                    out.push_str(terminator);
+                    continue;
+                }
                 _ => {}
             }
             out.push_str(&commented(content));
@@ -542,6 +563,65 @@ pub fn mask(text: &str, form: crate::SourceForm, defines: &[String]) -> (String,
     }
     debug_assert_eq!(out.len(), text.len());
     (out, inactive)
+}
+
+/// The file an `#include` names (`"file"` or `<file>`).
+pub fn include_name(argument: &str) -> Option<&str> {
+    let argument = argument.trim();
+    argument
+        .strip_prefix('"')
+        .and_then(|it| it.split_once('"'))
+        .or_else(|| argument.strip_prefix('<').and_then(|it| it.split_once('>')))
+        .map(|(name, _)| name)
+}
+
+/// Runs the `#define`, `#undef` and `#include` lines of an included file's
+/// active regions on `macros`, as the preprocessor reading it would.
+fn define_from(text: &str, macros: &mut Macros, header: &dyn Fn(&str) -> Option<String>, depth: usize) {
+    // As deep as `include::expand` follows (a cycle stops there).
+    if depth > crate::include::MAX_INCLUDE_DEPTH {
+        return;
+    }
+    let mut groups: Vec<(bool, bool, bool)> = Vec::new();
+    for line in text.lines() {
+        let Some(directive) = line.trim_start().strip_prefix('#') else { continue };
+        let directive = directive.trim_start();
+        let keyword_len = directive.bytes().take_while(|it| it.is_ascii_alphabetic()).count();
+        let (keyword, argument) = directive.split_at(keyword_len);
+        let active = groups.last().is_none_or(|it| it.2);
+        match keyword {
+            "if" | "ifdef" | "ifndef" => {
+                let taken = active
+                    && match keyword {
+                        "if" => macros.evaluate(argument).is_ok_and(|it| it != 0),
+                        "ifdef" => macros.is_defined(argument.trim()),
+                        _ => !macros.is_defined(argument.trim()),
+                    };
+                groups.push((active, taken, taken));
+            }
+            "elif" | "else" => {
+                if let Some((outer, taken, current)) = groups.last_mut() {
+                    let take =
+                        *outer && !*taken && (keyword == "else" || macros.evaluate(argument).is_ok_and(|it| it != 0));
+                    *current = take;
+                    *taken |= take;
+                }
+            }
+            "endif" => {
+                groups.pop();
+            }
+            "define" if active => {
+                let _ = macros.define_directive(argument);
+            }
+            "undef" if active => macros.undefine(argument.trim()),
+            "include" if active => {
+                if let Some(text) = include_name(argument).and_then(header) {
+                    define_from(&text, macros, header, depth + 1);
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// A comment line of the same length: `!` in place of the first
@@ -582,5 +662,12 @@ mod mask_tests {
         assert_eq!(inactive, [crate::TextRange::new(45, 67)]);
         let (masked, inactive) = mask(text, crate::SourceForm::FIXED, &["DEBUG".to_string()]);
         assert!(masked.contains("      print *, 'debug'") && inactive.is_empty());
+    }
+
+    #[test]
+    fn active_includes_stay_for_the_caller_to_follow() {
+        let text = "#include \"a.h\"\n#ifdef B\n#include \"b.h\"\n#endif\n";
+        let (masked, _) = mask(text, crate::SourceForm::Free, &[]);
+        assert_eq!(masked, "#include \"a.h\"\n! fdef B\n! nclude \"b.h\"\n! ndif\n");
     }
 }
