@@ -98,6 +98,12 @@ pub fn load_for_backend_over(input: &Input, overlay: &dyn Fn(&Path) -> Option<St
     load_over(input, true, overlay, false)
 }
 
+/// [`load`] with `overlay` giving the text of files that have another
+/// text than the disk's (names as [`load`] gives them).
+pub fn load_over_disk(input: &Input, overlay: &dyn Fn(&Path) -> Option<String>) -> Result<Loaded, String> {
+    load_over(input, false, overlay, true)
+}
+
 fn load_with(input: &Input, common_headers_as_modules: bool) -> Result<Loaded, String> {
     load_over(input, common_headers_as_modules, &|_| None, true)
 }
