@@ -176,3 +176,37 @@ fn the_editors_run_builds_the_apps_other_files() {
     assert!(expected.contains(" heat"));
     client.shutdown();
 }
+
+/// Without an hpf-ls.toml, `hpf.run` on a file that holds no main program
+/// builds its directory's files with its extension when one of them holds
+/// the main program (`hpf-ls run *.f` there); with two main programs there
+/// it says what to do instead of guessing.
+#[test]
+fn the_editors_run_of_a_routines_file_builds_its_directorys_program() {
+    if !toolchain_present() {
+        return;
+    }
+    let dir = common::scratch("apps-directory-program");
+    let main = "      PROGRAM TWOF\n      REAL A(12)\n!HPF$ DISTRIBUTE A(BLOCK)\n      CALL FILL(A, 12)\n      PRINT '(F8.1)', SUM(A)\n      END\n";
+    let fill = "      SUBROUTINE FILL(A, N)\n      INTEGER N, I\n      REAL A(N)\n!HPF$ INHERIT A\n      DO 10 I = 1, N\n         A(I) = REAL(I * I)\n   10 CONTINUE\n      END\n";
+    std::fs::write(dir.join("main.f"), main).unwrap();
+    std::fs::write(dir.join("fill.f"), fill).unwrap();
+    let mut client = common::Client::builder()
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .timeout(std::time::Duration::from_secs(240))
+        .start();
+    let uri = format!("file://{}", dir.join("fill.f").display());
+    client.open(&uri, fill);
+    let response =
+        client.request("workspace/executeCommand", json!({"command": "hpf.run", "arguments": [uri.clone(), 2]}));
+    assert_eq!(response["exitCode"], 0, "{response}");
+    assert_eq!(response["stdout"].as_str().unwrap().trim(), "650.0", "{response}");
+
+    std::fs::write(dir.join("other.f"), "      PROGRAM OTHER\n      PRINT *, 1\n      END\n").unwrap();
+    let refused = client.call("workspace/executeCommand", json!({"command": "hpf.run", "arguments": [uri, 2]}));
+    let message = refused["error"]["message"].as_str().unwrap_or_else(|| panic!("{refused}"));
+    assert!(message.contains("holds no main program, and 2 files of its directory"), "{message}");
+    assert!(message.contains("[program] sources"), "{message}");
+    client.shutdown();
+}
