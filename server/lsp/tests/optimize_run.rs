@@ -235,3 +235,30 @@ fn optimize_proposes_no_change_to_the_apps() {
     assert!(table.contains("init.f: unit INIT:") && table.contains("sweep.f: unit SWEEP:"), "{table}");
     assert_eq!(table.matches("the declared alignments are already optimal").count(), 2, "{table}");
 }
+
+/// `--grow-templates` on a program whose TEMPLATE and ALIGN live in a
+/// header that two files include: the header is rewritten (the template
+/// grown, the array realigned), the files that include it are not.
+#[test]
+fn optimize_grows_a_template_of_a_header_in_the_header() {
+    let dir = scratch("grow-header");
+    std::fs::write(dir.join("hpf-ls.toml"), "[program]\nsources = [\"*.f\"]\n").unwrap();
+    let header = "      REAL A(16), B(16)\n      COMMON /F/ A, B\n!HPF$ PROCESSORS P(4)\n!HPF$ TEMPLATE T(16)\n!HPF$ DISTRIBUTE T(BLOCK) ONTO P\n!HPF$ ALIGN A(I) WITH T(I)\n!HPF$ ALIGN B(I) WITH T(I)\n";
+    let main =
+        "      PROGRAM G\n      INCLUDE 'map.h'\n      B = 1.0\n      CALL SH\n      PRINT *, SUM(A)\n      END\n";
+    let shift = "      SUBROUTINE SH\n      INCLUDE 'map.h'\n      INTEGER I\n      DO I = 2, 16\n        A(I) = B(I-1)\n      END DO\n      END\n";
+    std::fs::write(dir.join("map.h"), header).unwrap();
+    std::fs::write(dir.join("main.f"), main).unwrap();
+    std::fs::write(dir.join("sh.f"), shift).unwrap();
+    let written = stdout(&optimize_in(&dir, &["--grow-templates", "--write", "."]));
+    assert!(written.contains("grew TEMPLATE T(1:16) to T(1:17) and realigned B (--grow-templates)"), "{written}");
+    assert!(written.contains("wrote map.h") && !written.contains("wrote main.f"), "{written}");
+    let expected = header
+        .replace("TEMPLATE T(16)\n", "TEMPLATE T(17)\n")
+        .replace("ALIGN B(I) WITH T(I)\n", "ALIGN B(I) WITH T(I+1)\n");
+    assert_eq!(std::fs::read_to_string(dir.join("map.h")).unwrap(), expected);
+    assert_eq!(std::fs::read_to_string(dir.join("main.f")).unwrap(), main);
+    assert_eq!(std::fs::read_to_string(dir.join("sh.f")).unwrap(), shift);
+    let again = stdout(&optimize_in(&dir, &["."]));
+    assert!(!again.contains("proposal"), "{again}");
+}

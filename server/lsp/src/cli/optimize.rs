@@ -75,15 +75,8 @@ pub fn run(args: &OptimizeArgs, out: &mut String, err: &mut String) -> i32 {
     let file_of = |range: syntax::TextRange| map.file(map.locate(range.start).file).name.to_string();
     render_table(&display, &file_of, text, &analysis, &units, cost_config, grow_templates, &mut table);
     if grow_templates {
-        if map.is_identity() {
-            if let Some(grown) = grow(text, &analysis, cost_config, &mut table) {
-                edits = vec![TextEdit { range: syntax::TextRange::new(0, text.len()), new_text: grown }];
-            }
-        } else {
-            let _ = writeln!(
-                table,
-                "  (--grow-templates rewrites programs of one file without INCLUDE only: the proposals above are not carried out)"
-            );
+        if let Some(grown) = grow(text, &analysis, cost_config, &mut table) {
+            edits = line_edits(text, &grown);
         }
     }
     let changed = match edits_by_file(map, text, &edits) {
@@ -216,6 +209,30 @@ fn edits_by_file(
         .map(|(file, edits)| (file, analysis::ide::apply_edits(&map.file(file).text, &edits)))
         .filter(|(file, new_text)| *new_text != *map.file(*file).text)
         .collect())
+}
+
+/// The edits that make `new` of `old`, one per run of changed lines (so
+/// that each falls in the file its lines come from).
+fn line_edits(old: &str, new: &str) -> Vec<TextEdit> {
+    let diff = similar::TextDiff::from_lines(old, new);
+    let offsets = |text: &str| {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(at, _)| at + 1));
+        if *starts.last().unwrap_or(&0) != text.len() {
+            starts.push(text.len());
+        }
+        starts
+    };
+    let (old_lines, new_lines) = (offsets(old), offsets(new));
+    diff.ops()
+        .iter()
+        .filter(|op| !matches!(op, similar::DiffOp::Equal { .. }))
+        .map(|op| {
+            let (from, to) = (op.old_range(), op.new_range());
+            let range = syntax::TextRange::new(old_lines[from.start], old_lines[from.end]);
+            TextEdit { range, new_text: new[new_lines[to.start]..new_lines[to.end]].to_string() }
+        })
+        .collect()
 }
 
 /// Grows templates as `propose_growth` proposes, one at a time (each
