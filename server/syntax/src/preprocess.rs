@@ -465,16 +465,21 @@ mod tests {
 /// follow (`include::expand` with `cpp`: the masked text has no other
 /// directive). Also returns the inactive regions.
 pub fn mask(text: &str, form: crate::SourceForm, defines: &[String]) -> (String, Vec<crate::TextRange>) {
-    mask_with(text, form, defines, &|_| None)
+    mask_with(text, form, defines, &|_, _| None)
 }
 
-/// [`mask`], with `header` giving the text of an `#include`d file by its
-/// name (`None`: not found): the macros it defines hold after the line.
+/// Finds an `#include`d file for [`mask_with`]: (its name, the including
+/// file's name) -> (the name it was found by, its text).
+pub type FindHeader<'a> = dyn Fn(&str, &str) -> Option<(String, String)> + 'a;
+
+/// [`mask`], with `header` finding an `#include`d file (its name, and the
+/// name of the file that includes it, `""` for `text`) and giving its name
+/// and text (`None`: not found): the macros it defines hold after the line.
 pub fn mask_with(
     text: &str,
     form: crate::SourceForm,
     defines: &[String],
-    header: &dyn Fn(&str) -> Option<String>,
+    header: &FindHeader,
 ) -> (String, Vec<crate::TextRange>) {
     let mut macros = Macros::predefined();
     for define in defines {
@@ -520,8 +525,8 @@ pub fn mask_with(
                 }
                 "undef" if active => macros.undefine(argument.trim()),
                 "include" if active => {
-                    if let Some(text) = include_name(argument).and_then(header) {
-                        define_from(&text, &mut macros, header, 1);
+                    if let Some((name, text)) = include_name(argument).and_then(|it| header(it, "")) {
+                        define_from(&name, &text, &mut macros, header, 1);
                     }
                     out.push_str(content);
                     out.push_str(terminator);
@@ -577,7 +582,7 @@ pub fn include_name(argument: &str) -> Option<&str> {
 
 /// Runs the `#define`, `#undef` and `#include` lines of an included file's
 /// active regions on `macros`, as the preprocessor reading it would.
-fn define_from(text: &str, macros: &mut Macros, header: &dyn Fn(&str) -> Option<String>, depth: usize) {
+fn define_from(name: &str, text: &str, macros: &mut Macros, header: &FindHeader, depth: usize) {
     // As deep as `include::expand` follows (a cycle stops there).
     if depth > crate::include::MAX_INCLUDE_DEPTH {
         return;
@@ -615,8 +620,8 @@ fn define_from(text: &str, macros: &mut Macros, header: &dyn Fn(&str) -> Option<
             }
             "undef" if active => macros.undefine(argument.trim()),
             "include" if active => {
-                if let Some(text) = include_name(argument).and_then(header) {
-                    define_from(&text, macros, header, depth + 1);
+                if let Some((found, text)) = include_name(argument).and_then(|it| header(it, name)) {
+                    define_from(&found, &text, macros, header, depth + 1);
                 }
             }
             _ => {}
@@ -662,6 +667,19 @@ mod mask_tests {
         assert_eq!(inactive, [crate::TextRange::new(45, 67)]);
         let (masked, inactive) = mask(text, crate::SourceForm::FIXED, &["DEBUG".to_string()]);
         assert!(masked.contains("      print *, 'debug'") && inactive.is_empty());
+    }
+
+    #[test]
+    fn macros_of_included_files_hold_after_the_include() {
+        // b.h is found next to a.h, which includes it (not next to the document).
+        let header = |name: &str, from: &str| match (name, from) {
+            ("a.h", "") => Some(("inc/a.h".to_string(), "#include \"b.h\"\n".to_string())),
+            ("b.h", "inc/a.h") => Some(("inc/b.h".to_string(), "#ifndef N\n#define N 4\n#endif\n".to_string())),
+            _ => None,
+        };
+        let text = "      real x(N)\n#include \"a.h\"\n      real y(N)\n";
+        let (masked, _) = mask_with(text, crate::SourceForm::FIXED, &[], &header);
+        assert_eq!(masked, "      real x(N)\n#include \"a.h\"\n      real y(4)\n");
     }
 
     #[test]

@@ -277,8 +277,11 @@ impl Includes {
         let Some(path) = &self.path else { return syntax::preprocess::mask(text, form, &self.defines) };
         let overlay = |path: &std::path::Path| self.open_text(path);
         let loader = crate::sources::DiskLoader { dirs: &self.dirs, overlay: &overlay, relative_names: false };
-        let from = path.display().to_string();
-        let header = |name: &str| syntax::include::SourceLoader::load(&loader, name, &from).ok().map(|(_, text)| text);
+        let document = path.display().to_string();
+        let header = |name: &str, from: &str| {
+            let from = if from.is_empty() { &document } else { from };
+            syntax::include::SourceLoader::load(&loader, name, from).ok()
+        };
         syntax::preprocess::mask_with(text, form, &self.defines, &header)
     }
 
