@@ -495,44 +495,11 @@ pub fn mask_with(
         let terminator = &line[content.len()..];
         let active = groups.last().is_none_or(|it| it.2);
         if let Some(directive) = content.trim_start().strip_prefix('#') {
-            let directive = directive.trim_start();
-            let keyword_len = directive.bytes().take_while(|it| it.is_ascii_alphabetic()).count();
-            let (keyword, argument) = directive.split_at(keyword_len);
-            match keyword {
-                "if" | "ifdef" | "ifndef" => {
-                    let taken = active
-                        && match keyword {
-                            "if" => macros.evaluate(argument).is_ok_and(|it| it != 0),
-                            "ifdef" => macros.is_defined(argument.trim()),
-                            _ => !macros.is_defined(argument.trim()),
-                        };
-                    groups.push((active, taken, taken));
-                }
-                "elif" | "else" => {
-                    if let Some((outer, taken, current)) = groups.last_mut() {
-                        let take = *outer
-                            && !*taken
-                            && (keyword == "else" || macros.evaluate(argument).is_ok_and(|it| it != 0));
-                        *current = take;
-                        *taken |= take;
-                    }
-                }
-                "endif" => {
-                    groups.pop();
-                }
-                "define" if active => {
-                    let _ = macros.define_directive(argument);
-                }
-                "undef" if active => macros.undefine(argument.trim()),
-                "include" if active => {
-                    if let Some((name, text)) = include_name(argument).and_then(|it| header(it, "")) {
-                        define_from(&name, &text, &mut macros, header, 1);
-                    }
-                    out.push_str(content);
-                    out.push_str(terminator);
-                    continue;
-                }
-                _ => {}
+            if run_directive(directive, &mut groups, &mut macros, header, "", 0) {
+                // An active `#include`: the caller follows it.
+                out.push_str(content);
+                out.push_str(terminator);
+                continue;
             }
             out.push_str(&commented(content));
         } else if !active {
@@ -580,51 +547,68 @@ pub fn include_name(argument: &str) -> Option<&str> {
         .map(|(name, _)| name)
 }
 
-/// Runs the `#define`, `#undef` and `#include` lines of an included file's
-/// active regions on `macros`, as the preprocessor reading it would.
-fn define_from(name: &str, text: &str, macros: &mut Macros, header: &FindHeader, depth: usize) {
-    // As deep as `include::expand` follows (a cycle stops there).
-    if depth > crate::include::MAX_INCLUDE_DEPTH {
-        return;
+/// Runs one directive line (`directive` follows its `#`) on the open `#if`
+/// groups (per group: the lines before it were active, a branch was
+/// taken, this branch is active) and on `macros`, with the macros of an
+/// active `#include`d file (found from `from`, at `depth` includes down);
+/// returns whether it is an active `#include`.
+fn run_directive(
+    directive: &str,
+    groups: &mut Vec<(bool, bool, bool)>,
+    macros: &mut Macros,
+    header: &FindHeader,
+    from: &str,
+    depth: usize,
+) -> bool {
+    let directive = directive.trim_start();
+    let keyword_len = directive.bytes().take_while(|it| it.is_ascii_alphabetic()).count();
+    let (keyword, argument) = directive.split_at(keyword_len);
+    let active = groups.last().is_none_or(|it| it.2);
+    match keyword {
+        "if" | "ifdef" | "ifndef" => {
+            let taken = active
+                && match keyword {
+                    "if" => macros.evaluate(argument).is_ok_and(|it| it != 0),
+                    "ifdef" => macros.is_defined(argument.trim()),
+                    _ => !macros.is_defined(argument.trim()),
+                };
+            groups.push((active, taken, taken));
+        }
+        "elif" | "else" => {
+            if let Some((outer, taken, current)) = groups.last_mut() {
+                let take =
+                    *outer && !*taken && (keyword == "else" || macros.evaluate(argument).is_ok_and(|it| it != 0));
+                *current = take;
+                *taken |= take;
+            }
+        }
+        "endif" => {
+            groups.pop();
+        }
+        "define" if active => {
+            let _ = macros.define_directive(argument);
+        }
+        "undef" if active => macros.undefine(argument.trim()),
+        "include" if active => {
+            // As deep as `include::expand` follows (a cycle stops there).
+            let found = include_name(argument).and_then(|it| header(it, from));
+            if let Some((name, text)) = found.filter(|_| depth < crate::include::MAX_INCLUDE_DEPTH) {
+                define_from(&name, &text, macros, header, depth + 1);
+            }
+            return true;
+        }
+        _ => {}
     }
+    false
+}
+
+/// Runs the directive lines of an included file (`name`) on `macros`, as
+/// the preprocessor reading it would.
+fn define_from(name: &str, text: &str, macros: &mut Macros, header: &FindHeader, depth: usize) {
     let mut groups: Vec<(bool, bool, bool)> = Vec::new();
     for line in text.lines() {
-        let Some(directive) = line.trim_start().strip_prefix('#') else { continue };
-        let directive = directive.trim_start();
-        let keyword_len = directive.bytes().take_while(|it| it.is_ascii_alphabetic()).count();
-        let (keyword, argument) = directive.split_at(keyword_len);
-        let active = groups.last().is_none_or(|it| it.2);
-        match keyword {
-            "if" | "ifdef" | "ifndef" => {
-                let taken = active
-                    && match keyword {
-                        "if" => macros.evaluate(argument).is_ok_and(|it| it != 0),
-                        "ifdef" => macros.is_defined(argument.trim()),
-                        _ => !macros.is_defined(argument.trim()),
-                    };
-                groups.push((active, taken, taken));
-            }
-            "elif" | "else" => {
-                if let Some((outer, taken, current)) = groups.last_mut() {
-                    let take =
-                        *outer && !*taken && (keyword == "else" || macros.evaluate(argument).is_ok_and(|it| it != 0));
-                    *current = take;
-                    *taken |= take;
-                }
-            }
-            "endif" => {
-                groups.pop();
-            }
-            "define" if active => {
-                let _ = macros.define_directive(argument);
-            }
-            "undef" if active => macros.undefine(argument.trim()),
-            "include" if active => {
-                if let Some((found, text)) = include_name(argument).and_then(|it| header(it, name)) {
-                    define_from(&found, &text, macros, header, depth + 1);
-                }
-            }
-            _ => {}
+        if let Some(directive) = line.trim_start().strip_prefix('#') {
+            run_directive(directive, &mut groups, macros, header, name, depth);
         }
     }
 }
