@@ -3,7 +3,9 @@
 //! sequential run's), takes its arguments after `--` and compiler flags
 //! from `--fflags`, sees NUMBER_OF_PROCESSORS() as the process count, and
 //! `--emit-source DIR` builds on its own. Interrupting hpf-ls leaves no
-//! build directory behind.
+//! build directory behind. F77 sequence association runs as the
+//! sequential program (or is refused at its line), and programs with
+//! CHARACTER arrays leave no MPI handle behind (MPICH reports them).
 //!
 //! Needs gfortran, mpif90 and mpirun; skipped without them, failing when
 //! `CI` is set.
