@@ -28,6 +28,9 @@ module hpf_runtime
   ! that --stats counts what they send (the rank-0 path's gathers are not).
   logical :: hpf_stat_gathers = .false.
   integer(8), allocatable :: hpf_loop_stat(:,:)
+  ! The derived datatypes the runtime made (CHARACTER elements), freed
+  ! before MPI_Finalize (MPICH reports the ones left as leaked handles).
+  type(MPI_Datatype), allocatable :: hpf_made_types(:)
 
   ! A 1-D array aligned with offset `off` (stride `s`, below) to a template axis
   ! starting at `tl`, distributed in blocks of `m` over the ranks: one block
@@ -131,11 +134,18 @@ contains
 
   subroutine hpf_finalize()
     integer(8) :: totals(2)
+    integer :: made
     if (hpf_stats) then
       call MPI_Reduce([hpf_stat_messages, hpf_stat_elements], totals, 2, MPI_INTEGER8, MPI_SUM, 0, MPI_COMM_WORLD)
       if (hpf_rank == 0) then
         write (0, '(a,i0,a,i0,a)') 'hpf-ls stats: ', totals(1), ' message(s), ', totals(2), ' element(s) in total'
       end if
+    end if
+    if (allocated(hpf_made_types)) then
+      do made = size(hpf_made_types), 1, -1
+        call MPI_Type_free(hpf_made_types(made))
+      end do
+      deallocate (hpf_made_types)
     end if
     call MPI_Finalize()
   end subroutine hpf_finalize
@@ -1461,6 +1471,8 @@ fn character_datatype(len: u32) -> String {
     if (.not. ready) then
       call MPI_Type_contiguous({len}, MPI_CHARACTER, made)
       call MPI_Type_commit(made)
+      if (.not. allocated(hpf_made_types)) allocate (hpf_made_types(0))
+      hpf_made_types = [hpf_made_types, made]
       ready = .true.
     end if
     datatype = made

@@ -90,14 +90,41 @@ pub fn load_for_backend(input: &Input) -> Result<Loaded, String> {
     load_with(input, true)
 }
 
+/// [`load_for_backend`] with `overlay` giving the text of the files that
+/// have a newer one than the disk (the editor's open documents), roots
+/// and headers alike; file names as found (not relative to the working
+/// directory, which is not the program's for the server).
+pub fn load_for_backend_over(input: &Input, overlay: &dyn Fn(&Path) -> Option<String>) -> Result<Loaded, String> {
+    load_over(input, true, overlay, false)
+}
+
+/// [`load`] with `overlay` giving the text of files that have another
+/// text than the disk's (names as [`load`] gives them).
+pub fn load_over_disk(input: &Input, overlay: &dyn Fn(&Path) -> Option<String>) -> Result<Loaded, String> {
+    load_over(input, false, overlay, true)
+}
+
 fn load_with(input: &Input, common_headers_as_modules: bool) -> Result<Loaded, String> {
+    load_over(input, common_headers_as_modules, &|_| None, true)
+}
+
+fn load_over(
+    input: &Input,
+    common_headers_as_modules: bool,
+    overlay: &dyn Fn(&Path) -> Option<String>,
+    relative_names: bool,
+) -> Result<Loaded, String> {
     let mut roots = Vec::new();
     for path in &input.roots {
         let name = path.display().to_string();
         let cpp = input.cpp || include::preprocessed_by_name(&name);
-        roots.push(Root { name, text: read_text(path)?, cpp });
+        let text = match overlay(&clean(path)) {
+            Some(text) => text,
+            None => read_text(path)?,
+        };
+        roots.push(Root { name, text, cpp });
     }
-    let loader = DiskLoader { dirs: &input.include_dirs, overlay: &|_| None, relative_names: true };
+    let loader = DiskLoader { dirs: &input.include_dirs, overlay, relative_names };
     let options = ExpandOptions { form: input.form, defines: input.defines.clone(), common_headers_as_modules };
     Ok(Loaded { expanded: include::expand(&roots, &options, &loader) })
 }
@@ -139,6 +166,45 @@ pub fn program_sources(dir: &Path) -> Result<Option<Vec<PathBuf>>, String> {
     }
     found.sort();
     Ok(Some(found))
+}
+
+/// The program a file is part of, as `hpf-ls run` builds it, for the
+/// editor's `hpf.run`: the directory it runs in and the paths to give
+/// [`crate::cli::collect_inputs`]. The nearest hpf-ls.toml's `[program]
+/// sources` when they name `file` (run in its root); else, when `file`
+/// holds no main program, the files of its directory with its extension if
+/// exactly one of them holds one (as `hpf-ls run *.f` there). `None`: the
+/// file is a program of its own. `text`: the file's (the editor's) text.
+pub fn program_of(file: &Path, text: &str) -> Result<Option<(PathBuf, Vec<PathBuf>)>, String> {
+    let canonical = |path: &Path| std::fs::canonicalize(path).unwrap_or_else(|_| clean(path));
+    let config = Config::discover(file)?;
+    if let (Some(root), Some(_)) = (&config.root, &config.file.program) {
+        let sources = program_sources(root)?.unwrap_or_default();
+        let wanted = canonical(file);
+        if sources.iter().any(|it| canonical(it) == wanted) {
+            return Ok(Some((root.clone(), vec![root.clone()])));
+        }
+    }
+    let (Some(dir), Some(extension)) = (file.parent(), file.extension()) else { return Ok(None) };
+    if text.lines().any(is_program_statement) || !file.is_file() {
+        return Ok(None);
+    }
+    let mut siblings: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|error| format!("{}: {error}", dir.display()))?
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.extension() == Some(extension) && path.is_file())
+        .filter(|path| !path.file_name().is_some_and(|it| it.to_string_lossy().starts_with('.')))
+        .collect();
+    siblings.sort();
+    match main_programs(&siblings) {
+        1 => Ok(Some((dir.to_path_buf(), siblings))),
+        found => Err(format!(
+            "{} holds no main program, and {found} files of its directory with its extension hold one: \
+             name the program's files in hpf-ls.toml (`[program] sources = [...]`)",
+            file.display()
+        )),
+    }
 }
 
 /// Whether a line is a PROGRAM statement (a cheap scan; the parse decides).

@@ -3,7 +3,9 @@
 //! sequential run's), takes its arguments after `--` and compiler flags
 //! from `--fflags`, sees NUMBER_OF_PROCESSORS() as the process count, and
 //! `--emit-source DIR` builds on its own. Interrupting hpf-ls leaves no
-//! build directory behind.
+//! build directory behind. F77 sequence association runs as the
+//! sequential program (or is refused at its line), and programs with
+//! CHARACTER arrays leave no MPI handle behind (MPICH reports them).
 //!
 //! Needs gfortran, mpif90 and mpirun; skipped without them, failing when
 //! `CI` is set.
@@ -413,4 +415,95 @@ end program fine
     let checked = hpf_ls(&["run", "--check", "--np", "2", "fine.f90"], &dir);
     assert_eq!(succeeded(&checked, "run --check"), succeeded(&plain, "run"));
     assert!(String::from_utf8_lossy(&checked.stderr).contains("to stderr"));
+}
+
+/// The derived datatypes the runtime makes for CHARACTER elements are freed
+/// before `MPI_Finalize`: MPICH otherwise ends such a program by printing
+/// `yaksa: N leaked handle pool objects` on stderr. Every toolchain found
+/// (MPICH in CI) runs a program that gathers and moves CHARACTER arrays.
+#[test]
+fn character_arrays_leave_no_leaked_mpi_handles() {
+    if !toolchain_present() {
+        return;
+    }
+    let dir = scratch("character-handles");
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus/label_gather.f90");
+    std::fs::copy(corpus, dir.join("label_gather.f90")).unwrap();
+    for toolchain in toolchains() {
+        let mut args = vec!["run", "--np", "3", "--timeout", "120"];
+        args.extend(&toolchain);
+        args.push("label_gather.f90");
+        let output = hpf_ls(&args, &dir);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{toolchain:?}: {stderr}");
+        assert!(!String::from_utf8_lossy(&output.stdout).trim().is_empty(), "{toolchain:?}: no output");
+        assert!(!stderr.contains("leaked handle"), "{toolchain:?}: {stderr}");
+    }
+}
+
+/// F77 sequence association: an element passed as the start of an array
+/// dummy (`CALL S(A(1), N)`, `F(R(3), ...)`).
+const SEQUENCE_ASSOCIATION: &str = "      PROGRAM SEQA
+      INTEGER N
+      PARAMETER (N = 16)
+      REAL A(N), R(N), AMIN, RMIN, REDMIN
+      EXTERNAL REDMIN
+!HPF$ DISTRIBUTE A(BLOCK)
+      INTEGER I
+      DO 10 I = 1, N
+         A(I) = I
+         R(I) = 17 - I
+   10 CONTINUE
+      RMIN = REDMIN(R(3), 1, N - 2)
+      CALL SCALE(R(1), N)
+      CALL SCALE(A(1), N)
+      CALL SCALE(A(5), 4)
+      AMIN = REDMIN(A, 1, N)
+      PRINT '(4F8.1)', AMIN, RMIN, R(N), A(N)
+      PRINT '(8F6.1)', A
+      END
+      REAL FUNCTION REDMIN(X, LO, HI)
+      INTEGER LO, HI, I
+      REAL X(*)
+      REDMIN = X(LO)
+      DO 20 I = LO, HI
+         REDMIN = MIN(REDMIN, X(I))
+   20 CONTINUE
+      END
+      SUBROUTINE SCALE(Y, M)
+      INTEGER M, I
+      REAL Y(M)
+      DO 30 I = 1, M
+         Y(I) = 2 * Y(I)
+   30 CONTINUE
+      END
+";
+
+/// Sequence association runs as the sequential program for replicated and
+/// distributed arrays (a CALL with an element of a distributed array);
+/// where the backend cannot (a function reference with such an element)
+/// it refuses at the argument, and the compiler never sees a wrong call.
+#[test]
+fn sequence_association_runs_as_the_sequential_program_or_is_refused_at_its_line() {
+    if !toolchain_present() {
+        return;
+    }
+    let dir = scratch("sequence-association");
+    std::fs::write(dir.join("seqa.f"), SEQUENCE_ASSOCIATION).unwrap();
+    let compiled = Command::new("gfortran").args(["seqa.f", "-o", "sequential"]).current_dir(&dir).output().unwrap();
+    succeeded(&compiled, "gfortran");
+    let expected =
+        succeeded(&Command::new("./sequential").current_dir(&dir).output().unwrap(), "the sequential program");
+    for processes in ["1", "3", "4"] {
+        let output = hpf_ls(&["run", "--ordered-reductions", "--np", processes, "seqa.f"], &dir);
+        assert_eq!(succeeded(&output, "hpf-ls run"), expected, "on {processes}");
+    }
+
+    let refused = SEQUENCE_ASSOCIATION.replace("AMIN = REDMIN(A, 1, N)", "AMIN = REDMIN(A(2), 1, N - 1)");
+    std::fs::write(dir.join("refused.f"), refused).unwrap();
+    let output = hpf_ls(&["run", "--np", "2", "refused.f"], &dir);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("refused.f:16:21: error: `A(2)` is an element of the distributed array `A`"), "{stderr}");
+    assert!(!stderr.contains("internal error"), "{stderr}");
 }

@@ -8,6 +8,8 @@
 //! Needs `mpif90`; skipped without it, failing when `CI` is set. The random
 //! programs' generators are compiled the same way in `random_programs.rs`.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -108,6 +110,37 @@ fn a_rejected_generated_program_is_an_internal_error_naming_the_users_line() {
     // The generated line, then the user's line it comes from.
     assert!(stderr.contains("  program.f90:"), "{stderr}");
     assert!(stderr.contains("implicit.f90:5:3: total = sum(a)"), "{stderr}");
+}
+
+/// The editor's `hpf.build` tells the same internal error as `hpf-ls
+/// build` when the compiler rejects the generated program: the generated
+/// line and the user's line it comes from.
+#[test]
+fn the_editors_build_tells_a_rejected_generated_program_as_the_cli_does() {
+    if !mpif90_present() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("hpf-ls-generated-compiles-lsp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let source = "program implicit\n  real :: a(8)\n!hpf$ distribute a(block)\n  a = 1.0\n  total = sum(a)\n  print *, total\nend program implicit\n";
+    std::fs::write(dir.join("implicit.f90"), source).unwrap();
+    let uri = format!("file://{}", dir.join("implicit.f90").display());
+    let mut client = common::Client::builder()
+        .initialization_options(serde_json::json!({"hpf": {"mpi": {"extraArgs": ["-fimplicit-none"]}}}))
+        .timeout(std::time::Duration::from_secs(180))
+        .start();
+    client.open(&uri, source);
+    let response =
+        client.call("workspace/executeCommand", serde_json::json!({"command": "hpf.build", "arguments": [uri]}));
+    let _ = std::fs::remove_dir_all(&dir);
+    let message = response["error"]["message"].as_str().unwrap_or_else(|| panic!("{response}"));
+    assert!(
+        message.contains("hpf-ls: internal error: the MPI compiler rejects the program hpf-ls generated"),
+        "{message}"
+    );
+    assert!(message.contains("  program.f90:"), "{message}");
+    assert!(message.contains("implicit.f90:5:3: total = sum(a)"), "{message}");
+    client.shutdown();
 }
 
 /// Every routine of the runtime, for every element type, rank and

@@ -137,3 +137,62 @@ fn the_generated_program_inlines_the_headers() {
     assert!(source.contains("use hpf_runtime"), "{source}");
     client.shutdown();
 }
+
+/// `#include` in a preprocessed document is followed as `gfortran -cpp`
+/// (and `hpf-ls check`) follow it: a diagnostic inside the included file
+/// is published for that file, go to definition leads into it, the macros
+/// it defines hold in the document after the line, an `#include` in a
+/// region `#ifdef` leaves out is not read, and editing the open header
+/// analyses the document again.
+#[test]
+fn cpp_includes_are_followed_in_the_editor() {
+    let dir = scratch("cpp-include-protocol");
+    let header = "#define NSIZE 16\n      REAL A(NSIZE)\n!HPF$ DISTRIBUTE A(BLOCK)\n!HPF$ DISTRIBUTE A(CYCLIC)\n";
+    let text = "      PROGRAM P\n#include \"map.h\"\n#ifdef NOPE\n#include \"missing.h\"\n#endif\n      REAL B(NSIZE)\n!HPF$ ALIGN B(I) WITH A(I)\n      INTEGER I\n      DO I = 1, 16\n         A(I) = I\n      END DO\n      B = A\n      PRINT *, SUM(B)\n      END\n";
+    std::fs::write(dir.join("map.h"), header).unwrap();
+    std::fs::write(dir.join("prog.F"), text).unwrap();
+    let uri = format!("file://{}", dir.join("prog.F").display());
+    let header_uri = format!("file://{}", dir.join("map.h").display());
+    let mut client = Client::builder().root_uri(json!(format!("file://{}", dir.display()))).start();
+    client.open(&uri, text);
+
+    // The contradiction is the header's; the document has no error (nor a missing file).
+    let own = client.diagnostics(&uri, 1);
+    assert!(own.iter().all(|it| it["severity"] != 1), "{own:#?}");
+    let in_header = next_diagnostics(&mut client, &header_uri);
+    let twice = in_header.iter().find(|it| it["code"] == "HPF011").unwrap_or_else(|| panic!("{in_header:#?}"));
+    assert_eq!(twice["range"]["start"]["line"], 3, "{twice}");
+
+    let use_of_a = text.find("A(I) = I").unwrap();
+    let definition = client.request(
+        "textDocument/definition",
+        json!({"textDocument": {"uri": uri}, "position": position(text, use_of_a)}),
+    );
+    assert_eq!(definition["uri"], header_uri, "{definition}");
+
+    // NSIZE, defined in the header, sizes B.
+    let hover = client.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri}, "position": position(text, text.find("B = A").unwrap())}),
+    );
+    let shown = hover["contents"]["value"].as_str().unwrap_or_default().to_string();
+    assert!(shown.contains("16"), "{hover}");
+
+    let hover_a = |client: &mut Client| {
+        let hover = client
+            .request("textDocument/hover", json!({"textDocument": {"uri": uri}, "position": position(text, use_of_a)}));
+        hover["contents"]["value"].as_str().unwrap_or_default().to_ascii_uppercase()
+    };
+    assert!(hover_a(&mut client).contains("BLOCK"));
+    client.open(&header_uri, header);
+    let changed = "#define NSIZE 16\n      REAL A(NSIZE)\n!HPF$ DISTRIBUTE A(CYCLIC)\n";
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": header_uri, "version": 2}, "contentChanges": [{"text": changed}]}),
+    );
+    let republished = next_diagnostics(&mut client, &uri);
+    assert!(republished.iter().all(|it| it["severity"] != 1), "{republished:#?}");
+    let after = hover_a(&mut client);
+    assert!(after.contains("CYCLIC") && !after.contains("BLOCK"), "{after}");
+    client.shutdown();
+}

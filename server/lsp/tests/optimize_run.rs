@@ -163,3 +163,102 @@ fn optimised_programs_print_what_the_sequential_program_prints() {
     // The seed's example is realigned in both source forms; the test is not vacuous.
     assert!(changed.contains(&"seed_fig6.f90") && changed.contains(&"seed_fig6.f"), "{changed:?}");
 }
+
+/// `hpf-ls optimize ARGS` run in `dir`.
+fn optimize_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hpf-ls")).arg("optimize").args(args).current_dir(dir).output().unwrap()
+}
+
+const SHARED_HEADER: &str = "      REAL A(16), B(15)\n      COMMON /FIELDS/ A, B\n!HPF$ PROCESSORS P(4)\n!HPF$ DISTRIBUTE A(BLOCK) ONTO P\n!HPF$ ALIGN B(I) WITH A(I)\n";
+const SHARED_MAIN: &str = "      PROGRAM SEED\n      INCLUDE 'map.h'\n      INTEGER I\n      DO I = 1, 15\n        B(I) = REAL(10 * I)\n      END DO\n      CALL SHIFT\n      PRINT '(8F7.1)', A\n      END PROGRAM SEED\n";
+const SHARED_SHIFT: &str = "      SUBROUTINE SHIFT\n      INCLUDE 'map.h'\n      INTEGER I\n      A(1) = 0.0\n      DO I = 2, 16\n        A(I) = B(I-1)\n      END DO\n      END SUBROUTINE SHIFT\n";
+
+/// The seed's example written as F77 applications are: the mapping in a
+/// header both files INCLUDE, the loop in a subroutine of another file.
+fn shared_header_program(name: &str) -> PathBuf {
+    let dir = scratch(name);
+    std::fs::write(dir.join("hpf-ls.toml"), "[program]\nsources = [\"*.f\"]\n").unwrap();
+    std::fs::write(dir.join("map.h"), SHARED_HEADER).unwrap();
+    std::fs::write(dir.join("main.f"), SHARED_MAIN).unwrap();
+    std::fs::write(dir.join("shift.f"), SHARED_SHIFT).unwrap();
+    dir
+}
+
+/// A program in several files whose ALIGN lives in a header: `optimize`
+/// takes its files (or the directory of its hpf-ls.toml), names each unit
+/// with its own file, and rewrites the directive in the header, once, for
+/// every unit that includes it.
+#[test]
+fn optimize_rewrites_the_directives_of_a_header_in_the_header() {
+    let dir = shared_header_program("header");
+    let expected_diff = "--- a/map.h\n+++ b/map.h\n@@ -2,4 +2,4 @@\n       COMMON /FIELDS/ A, B\n !HPF$ PROCESSORS P(4)\n !HPF$ DISTRIBUTE A(BLOCK) ONTO P\n-!HPF$ ALIGN B(I) WITH A(I)\n+!HPF$ ALIGN B(I) WITH A(I+1)\n";
+    assert_eq!(stdout(&optimize_in(&dir, &["--diff", "."])), expected_diff);
+    assert_eq!(stdout(&optimize_in(&dir, &["--diff", "shift.f", "main.f"])), expected_diff);
+    let table = stdout(&optimize_in(&dir, &["."]));
+    assert!(table.contains("main.f: unit SEED:") && table.contains("shift.f: unit SHIFT:"), "{table}");
+    assert!(table.ends_with(expected_diff), "{table}");
+
+    let written = stdout(&optimize_in(&dir, &["--write", "."]));
+    assert!(written.contains("wrote map.h"), "{written}");
+    let header = std::fs::read_to_string(dir.join("map.h")).unwrap();
+    assert_eq!(header, SHARED_HEADER.replace("WITH A(I)\n", "WITH A(I+1)\n"));
+    assert_eq!(std::fs::read_to_string(dir.join("main.f")).unwrap(), SHARED_MAIN);
+    assert_eq!(std::fs::read_to_string(dir.join("shift.f")).unwrap(), SHARED_SHIFT);
+    assert_eq!(stdout(&optimize_in(&dir, &["--diff", "."])), "");
+}
+
+/// A header's ALIGN that one including unit wants changed and another
+/// wants as it is: no file is rewritten, and the table says why.
+#[test]
+fn optimize_keeps_a_header_its_units_want_different() {
+    let dir = shared_header_program("header-conflict");
+    let back = "      SUBROUTINE BACK\n      INCLUDE 'map.h'\n      INTEGER I\n      DO I = 1, 15\n        A(I) = A(I) + B(I) * 2.0\n      END DO\n      END SUBROUTINE BACK\n";
+    std::fs::write(dir.join("back.f"), back).unwrap();
+    assert_eq!(stdout(&optimize_in(&dir, &["--diff", "."])), "");
+    let table = stdout(&optimize_in(&dir, &["--write", "."]));
+    assert!(table.contains("not rewritten: the units that share the rewritten directives want different ones (unit BACK would move 3 elements instead of 0)"), "{table}");
+    assert_eq!(std::fs::read_to_string(dir.join("map.h")).unwrap(), SHARED_HEADER);
+}
+
+/// The applications of tests/apps: their declared alignments are already
+/// optimal (relax's stencil moves only its halo; heat's routines take
+/// their fields INHERITed, as dummies, which optimize does not realign), so
+/// optimize proposes no change, and reports each unit with its own file.
+#[test]
+fn optimize_proposes_no_change_to_the_apps() {
+    let apps = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/apps");
+    for app in ["heat", "relax"] {
+        let dir = apps.join(app);
+        assert_eq!(stdout(&optimize_in(&dir, &["--diff", "."])), "", "{app}");
+    }
+    let table = stdout(&optimize_in(&apps.join("relax"), &["--processors", "4", "."]));
+    assert!(table.contains("init.f: unit INIT:") && table.contains("sweep.f: unit SWEEP:"), "{table}");
+    assert_eq!(table.matches("the declared alignments are already optimal").count(), 2, "{table}");
+}
+
+/// `--grow-templates` on a program whose TEMPLATE and ALIGN live in a
+/// header that two files include: the header is rewritten (the template
+/// grown, the array realigned), the files that include it are not.
+#[test]
+fn optimize_grows_a_template_of_a_header_in_the_header() {
+    let dir = scratch("grow-header");
+    std::fs::write(dir.join("hpf-ls.toml"), "[program]\nsources = [\"*.f\"]\n").unwrap();
+    let header = "      REAL A(16), B(16)\n      COMMON /F/ A, B\n!HPF$ PROCESSORS P(4)\n!HPF$ TEMPLATE T(16)\n!HPF$ DISTRIBUTE T(BLOCK) ONTO P\n!HPF$ ALIGN A(I) WITH T(I)\n!HPF$ ALIGN B(I) WITH T(I)\n";
+    let main =
+        "      PROGRAM G\n      INCLUDE 'map.h'\n      B = 1.0\n      CALL SH\n      PRINT *, SUM(A)\n      END\n";
+    let shift = "      SUBROUTINE SH\n      INCLUDE 'map.h'\n      INTEGER I\n      DO I = 2, 16\n        A(I) = B(I-1)\n      END DO\n      END\n";
+    std::fs::write(dir.join("map.h"), header).unwrap();
+    std::fs::write(dir.join("main.f"), main).unwrap();
+    std::fs::write(dir.join("sh.f"), shift).unwrap();
+    let written = stdout(&optimize_in(&dir, &["--grow-templates", "--write", "."]));
+    assert!(written.contains("grew TEMPLATE T(1:16) to T(1:17) and realigned B (--grow-templates)"), "{written}");
+    assert!(written.contains("wrote map.h") && !written.contains("wrote main.f"), "{written}");
+    let expected = header
+        .replace("TEMPLATE T(16)\n", "TEMPLATE T(17)\n")
+        .replace("ALIGN B(I) WITH T(I)\n", "ALIGN B(I) WITH T(I+1)\n");
+    assert_eq!(std::fs::read_to_string(dir.join("map.h")).unwrap(), expected);
+    assert_eq!(std::fs::read_to_string(dir.join("main.f")).unwrap(), main);
+    assert_eq!(std::fs::read_to_string(dir.join("sh.f")).unwrap(), shift);
+    let again = stdout(&optimize_in(&dir, &["."]));
+    assert!(!again.contains("proposal"), "{again}");
+}

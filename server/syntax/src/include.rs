@@ -703,24 +703,16 @@ impl Expander<'_> {
             _ if !active => {}
             "define" => problem = macros.define_directive(argument).err(),
             "undef" => macros.undefine(argument.trim()),
-            "include" => {
-                let argument = argument.trim();
-                let name = argument
-                    .strip_prefix('"')
-                    .and_then(|it| it.split_once('"'))
-                    .or_else(|| argument.strip_prefix('<').and_then(|it| it.split_once('>')))
-                    .map(|(name, _)| name);
-                match name {
-                    None => problem = Some("`#include` needs a \"file\" or <file>".to_string()),
-                    Some(name) => {
-                        match self.include(file, name, Some(macros)) {
-                            Ok(()) => self.push_made("\n", file, line),
-                            Err(message) => self.diagnose_made_line(Code::IncludeNotFound, file, line, message),
-                        }
-                        return;
+            "include" => match crate::preprocess::include_name(argument) {
+                None => problem = Some("`#include` needs a \"file\" or <file>".to_string()),
+                Some(name) => {
+                    match self.include(file, name, Some(macros)) {
+                        Ok(()) => self.push_made("\n", file, line),
+                        Err(message) => self.diagnose_made_line(Code::IncludeNotFound, file, line, message),
                     }
+                    return;
                 }
-            }
+            },
             "error" => problem = Some(format!("#error{argument}")),
             // `#pragma`, `#line`, `#warning`, `#ident` and the null directive change nothing here.
             _ => {}

@@ -461,8 +461,26 @@ mod tests {
 /// every offset must stay the user's: directive lines and the lines of
 /// inactive `#if` regions become comments, and a macro is substituted only
 /// where its value fits in its name (padded with blanks); longer ones stay
-/// as written. `#include` is not followed. Also returns the inactive regions.
+/// as written. Active `#include` lines stay as written, for the caller to
+/// follow (`include::expand` with `cpp`: the masked text has no other
+/// directive). Also returns the inactive regions.
 pub fn mask(text: &str, form: crate::SourceForm, defines: &[String]) -> (String, Vec<crate::TextRange>) {
+    mask_with(text, form, defines, &|_, _| None)
+}
+
+/// Finds an `#include`d file for [`mask_with`]: (its name, the including
+/// file's name) -> (the name it was found by, its text).
+pub type FindHeader<'a> = dyn Fn(&str, &str) -> Option<(String, String)> + 'a;
+
+/// [`mask`], with `header` finding an `#include`d file (its name, and the
+/// name of the file that includes it, `""` for `text`) and giving its name
+/// and text (`None`: not found): the macros it defines hold after the line.
+pub fn mask_with(
+    text: &str,
+    form: crate::SourceForm,
+    defines: &[String],
+    header: &FindHeader,
+) -> (String, Vec<crate::TextRange>) {
     let mut macros = Macros::predefined();
     for define in defines {
         macros.define_option(define);
@@ -477,36 +495,11 @@ pub fn mask(text: &str, form: crate::SourceForm, defines: &[String]) -> (String,
         let terminator = &line[content.len()..];
         let active = groups.last().is_none_or(|it| it.2);
         if let Some(directive) = content.trim_start().strip_prefix('#') {
-            let directive = directive.trim_start();
-            let keyword_len = directive.bytes().take_while(|it| it.is_ascii_alphabetic()).count();
-            let (keyword, argument) = directive.split_at(keyword_len);
-            match keyword {
-                "if" | "ifdef" | "ifndef" => {
-                    let taken = active
-                        && match keyword {
-                            "if" => macros.evaluate(argument).is_ok_and(|it| it != 0),
-                            "ifdef" => macros.is_defined(argument.trim()),
-                            _ => !macros.is_defined(argument.trim()),
-                        };
-                    groups.push((active, taken, taken));
-                }
-                "elif" | "else" => {
-                    if let Some((outer, taken, current)) = groups.last_mut() {
-                        let take = *outer
-                            && !*taken
-                            && (keyword == "else" || macros.evaluate(argument).is_ok_and(|it| it != 0));
-                        *current = take;
-                        *taken |= take;
-                    }
-                }
-                "endif" => {
-                    groups.pop();
-                }
-                "define" if active => {
-                    let _ = macros.define_directive(argument);
-                }
-                "undef" if active => macros.undefine(argument.trim()),
-                _ => {}
+            if run_directive(directive, &mut groups, &mut macros, header, "", 0) {
+                // An active `#include`: the caller follows it.
+                out.push_str(content);
+                out.push_str(terminator);
+                continue;
             }
             out.push_str(&commented(content));
         } else if !active {
@@ -542,6 +535,82 @@ pub fn mask(text: &str, form: crate::SourceForm, defines: &[String]) -> (String,
     }
     debug_assert_eq!(out.len(), text.len());
     (out, inactive)
+}
+
+/// The file an `#include` names (`"file"` or `<file>`).
+pub fn include_name(argument: &str) -> Option<&str> {
+    let argument = argument.trim();
+    argument
+        .strip_prefix('"')
+        .and_then(|it| it.split_once('"'))
+        .or_else(|| argument.strip_prefix('<').and_then(|it| it.split_once('>')))
+        .map(|(name, _)| name)
+}
+
+/// Runs one directive line (`directive` follows its `#`) on the open `#if`
+/// groups (per group: the lines before it were active, a branch was
+/// taken, this branch is active) and on `macros`, with the macros of an
+/// active `#include`d file (found from `from`, at `depth` includes down);
+/// returns whether it is an active `#include`.
+fn run_directive(
+    directive: &str,
+    groups: &mut Vec<(bool, bool, bool)>,
+    macros: &mut Macros,
+    header: &FindHeader,
+    from: &str,
+    depth: usize,
+) -> bool {
+    let directive = directive.trim_start();
+    let keyword_len = directive.bytes().take_while(|it| it.is_ascii_alphabetic()).count();
+    let (keyword, argument) = directive.split_at(keyword_len);
+    let active = groups.last().is_none_or(|it| it.2);
+    match keyword {
+        "if" | "ifdef" | "ifndef" => {
+            let taken = active
+                && match keyword {
+                    "if" => macros.evaluate(argument).is_ok_and(|it| it != 0),
+                    "ifdef" => macros.is_defined(argument.trim()),
+                    _ => !macros.is_defined(argument.trim()),
+                };
+            groups.push((active, taken, taken));
+        }
+        "elif" | "else" => {
+            if let Some((outer, taken, current)) = groups.last_mut() {
+                let take =
+                    *outer && !*taken && (keyword == "else" || macros.evaluate(argument).is_ok_and(|it| it != 0));
+                *current = take;
+                *taken |= take;
+            }
+        }
+        "endif" => {
+            groups.pop();
+        }
+        "define" if active => {
+            let _ = macros.define_directive(argument);
+        }
+        "undef" if active => macros.undefine(argument.trim()),
+        "include" if active => {
+            // As deep as `include::expand` follows (a cycle stops there).
+            let found = include_name(argument).and_then(|it| header(it, from));
+            if let Some((name, text)) = found.filter(|_| depth < crate::include::MAX_INCLUDE_DEPTH) {
+                define_from(&name, &text, macros, header, depth + 1);
+            }
+            return true;
+        }
+        _ => {}
+    }
+    false
+}
+
+/// Runs the directive lines of an included file (`name`) on `macros`, as
+/// the preprocessor reading it would.
+fn define_from(name: &str, text: &str, macros: &mut Macros, header: &FindHeader, depth: usize) {
+    let mut groups: Vec<(bool, bool, bool)> = Vec::new();
+    for line in text.lines() {
+        if let Some(directive) = line.trim_start().strip_prefix('#') {
+            run_directive(directive, &mut groups, macros, header, name, depth);
+        }
+    }
 }
 
 /// A comment line of the same length: `!` in place of the first
@@ -582,5 +651,25 @@ mod mask_tests {
         assert_eq!(inactive, [crate::TextRange::new(45, 67)]);
         let (masked, inactive) = mask(text, crate::SourceForm::FIXED, &["DEBUG".to_string()]);
         assert!(masked.contains("      print *, 'debug'") && inactive.is_empty());
+    }
+
+    #[test]
+    fn macros_of_included_files_hold_after_the_include() {
+        // b.h is found next to a.h, which includes it (not next to the document).
+        let header = |name: &str, from: &str| match (name, from) {
+            ("a.h", "") => Some(("inc/a.h".to_string(), "#include \"b.h\"\n".to_string())),
+            ("b.h", "inc/a.h") => Some(("inc/b.h".to_string(), "#ifndef N\n#define N 4\n#endif\n".to_string())),
+            _ => None,
+        };
+        let text = "      real x(N)\n#include \"a.h\"\n      real y(N)\n";
+        let (masked, _) = mask_with(text, crate::SourceForm::FIXED, &[], &header);
+        assert_eq!(masked, "      real x(N)\n#include \"a.h\"\n      real y(4)\n");
+    }
+
+    #[test]
+    fn active_includes_stay_for_the_caller_to_follow() {
+        let text = "#include \"a.h\"\n#ifdef B\n#include \"b.h\"\n#endif\n";
+        let (masked, _) = mask(text, crate::SourceForm::Free, &[]);
+        assert_eq!(masked, "#include \"a.h\"\n! fdef B\n! nclude \"b.h\"\n! ndif\n");
     }
 }

@@ -171,9 +171,11 @@ pub struct OptimizeArgs {
     pub default_trips: Option<u64>,
     #[command(flatten)]
     pub source: SourceArgs,
-    /// The program's source file (its form from the extension, hpf-ls.toml or --form)
-    #[arg(value_name = "FILE")]
-    pub file: PathBuf,
+    /// The program's files (main program, procedures, modules, in any order), or a directory
+    /// whose hpf-ls.toml names them in `[program] sources`; directives in included files are
+    /// rewritten there
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -318,7 +320,7 @@ mod tests {
     fn values_are_parsed_by_type_before_the_file() {
         let cli = Cli::try_parse_from(["hpf-ls", "optimize", "--default-trips", "50", "prog.f90"]).unwrap();
         let Some(Command::Optimize(args)) = cli.command else { panic!("not optimize") };
-        assert_eq!((args.default_trips, args.file), (Some(50), PathBuf::from("prog.f90")));
+        assert_eq!((args.default_trips, args.files), (Some(50), vec![PathBuf::from("prog.f90")]));
         let error = Cli::try_parse_from(["hpf-ls", "optimize", "--default-trips", "0", "prog.f90"]).unwrap_err();
         assert_eq!(error.kind(), clap::error::ErrorKind::ValueValidation);
     }

@@ -249,8 +249,12 @@ impl Includes {
     /// same length), with its INCLUDE lines expanded.
     fn expand(&self, text: &str, preprocessed: Option<String>, form: SourceForm) -> Option<Expansion> {
         let source = preprocessed.as_deref().unwrap_or(text);
-        let has_includes =
-            self.path.is_some() && source.lines().any(|line| syntax::include::include_line(line, form).is_some());
+        // The preprocessed text keeps its active `#include` lines, and no other directive.
+        let hash_include =
+            |line: &str| line.trim_start().strip_prefix('#').is_some_and(|it| it.trim_start().starts_with("include"));
+        let cpp = preprocessed.is_some() && source.lines().any(hash_include);
+        let has_includes = self.path.is_some()
+            && (cpp || source.lines().any(|line| syntax::include::include_line(line, form).is_some()));
         if !has_includes {
             let source = preprocessed?;
             let map = syntax::include::SourceMap::identity("", &source);
@@ -259,10 +263,26 @@ impl Includes {
         let path = self.path.as_ref()?;
         let overlay = |path: &std::path::Path| self.open_text(path);
         let loader = crate::sources::DiskLoader { dirs: &self.dirs, overlay: &overlay, relative_names: false };
-        let root = syntax::include::Root { name: path.display().to_string(), text: source.to_string(), cpp: false };
-        let options = syntax::include::ExpandOptions { form, defines: Vec::new(), common_headers_as_modules: false };
+        let root = syntax::include::Root { name: path.display().to_string(), text: source.to_string(), cpp };
+        let defines = if cpp { self.defines.clone() } else { Vec::new() };
+        let options = syntax::include::ExpandOptions { form, defines, common_headers_as_modules: false };
         let expanded = syntax::include::expand(&[root], &options, &loader);
         Some(Expansion { text: expanded.text, map: expanded.map, problems: expanded.diagnostics, preprocessed })
+    }
+
+    /// The document's text as the preprocessor leaves it, offsets kept
+    /// (`syntax::preprocess::mask_with`): the macros its `#include`d files
+    /// define hold after them.
+    fn mask(&self, text: &str, form: SourceForm) -> (String, Vec<TextRange>) {
+        let Some(path) = &self.path else { return syntax::preprocess::mask(text, form, &self.defines) };
+        let overlay = |path: &std::path::Path| self.open_text(path);
+        let loader = crate::sources::DiskLoader { dirs: &self.dirs, overlay: &overlay, relative_names: false };
+        let document = path.display().to_string();
+        let header = |name: &str, from: &str| {
+            let from = if from.is_empty() { &document } else { from };
+            syntax::include::SourceLoader::load(&loader, name, from).ok()
+        };
+        syntax::preprocess::mask_with(text, form, &self.defines, &header)
     }
 
     /// Whether the files an expansion read still read the same.
@@ -1113,7 +1133,7 @@ pub fn analyse(
     let (preprocessed, inactive) = match includes.cpp && len <= syntax::MAX_ANALYSED_BYTES {
         true => {
             let whole = text.get_or_init(|| Arc::new(rope.to_string()));
-            let (masked, inactive) = syntax::preprocess::mask(whole, form, &includes.defines);
+            let (masked, inactive) = includes.mask(whole, form);
             (Some(masked), inactive)
         }
         false => (None, Vec::new()),

@@ -623,11 +623,6 @@ impl LanguageServer for Backend {
                 let settings = self.state.settings().mpi;
                 let failed =
                     |message: String| Error { code: ErrorCode::InternalError, message: message.into(), data: None };
-                if params.command == COMMAND_SHOW_GENERATED {
-                    let (generated, _) =
-                        guard("showGenerated", || super::run::generate(&analysed, &settings))?.map_err(failed)?;
-                    return Ok(Some(Value::String(generated.source)));
-                }
                 let processes = (params.command == COMMAND_RUN).then(|| {
                     params
                         .arguments
@@ -635,11 +630,26 @@ impl LanguageServer for Backend {
                         .and_then(Value::as_u64)
                         .map_or(settings.processes.unwrap_or(4), |it| it.clamp(1, 4096) as u32)
                 });
+                // The program's other files and headers are read with the editor's text of those open.
+                let open: Vec<(std::path::PathBuf, String)> = {
+                    let documents = self.state.documents.lock().expect("documents lock");
+                    documents
+                        .iter()
+                        .filter_map(|(uri, doc)| Some((uri.to_file_path()?.into_owned(), doc.rope.to_string())))
+                        .collect()
+                };
+                let path = uri.to_file_path();
+                let program = guard("program", || {
+                    super::run::program(&analysed, path.as_deref(), &open, processes.or(settings.processes))
+                })?
+                .map_err(failed)?;
+                if params.command == COMMAND_SHOW_GENERATED {
+                    let (generated, _) =
+                        guard("showGenerated", || super::run::generate(&program, &settings))?.map_err(failed)?;
+                    return Ok(Some(Value::String(generated.source)));
+                }
                 let token = params.work_done_progress_params.work_done_token.clone();
-                // The document's directory, as `hpf-ls run` runs in the current one.
-                let run_dir = uri.to_file_path().and_then(|it| it.parent().map(|dir| dir.to_path_buf()));
-                let run_dir = run_dir.filter(|it| it.is_dir());
-                super::run::build_or_run(&self.client, &analysed, &settings, processes, run_dir.as_deref(), token)
+                super::run::build_or_run(&self.client, &program, &settings, processes, token)
                     .await
                     .map(Some)
                     .map_err(failed)

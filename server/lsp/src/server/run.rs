@@ -5,8 +5,11 @@
 //! cancelled request, a timeout or too much output kills the whole session
 //! (the launcher and every rank), and the directory is removed.
 
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
+
+use analysis::FileAnalysis;
 
 use backend::driver::{
     grace_period, launch_command, new_session, prepare_build, Limits, SessionGuard, Toolchain,
@@ -19,6 +22,7 @@ use tower_lsp_server::Client;
 
 use super::settings::MpiSettings;
 use super::Analysed;
+use crate::cli::run_check::{explain_compile_failure, GeneratedPlaces};
 
 pub fn toolchain(settings: &MpiSettings) -> Toolchain {
     Toolchain {
@@ -29,25 +33,98 @@ pub fn toolchain(settings: &MpiSettings) -> Toolchain {
     }
 }
 
-/// The generated source and where its notes are (`line N` of the
-/// document, or `FILE:N` in a header), or the backend's errors as
-/// `line:col: message` lines (`FILE:line:col` in a header).
-pub fn generate(analysed: &Analysed, settings: &MpiSettings) -> Result<(backend::Generated, Vec<String>), String> {
-    let (analysis, expanded) = analysed.program();
-    let place = |range: syntax::TextRange| {
-        let at = expanded.map.locate_range(range);
-        let file = expanded.map.file(at.file);
-        let (line, column) = syntax::LineIndex::new(&file.text).line_col(&file.text, at.range.start);
-        let shown = if at.file == 0 { String::new() } else { format!("{}:", file.name) };
-        (shown, line + 1, column + 1)
+/// What `hpf.run`, `hpf.build` and `hpf.showGenerated` lower for a
+/// document: the program `hpf-ls run` builds there ([`program`]).
+pub struct Program {
+    pub analysis: FileAnalysis,
+    pub expanded: syntax::include::Expanded,
+    /// The document's name among the expansion's files (its places read `line N`).
+    document: String,
+    /// Where `hpf-ls run` would run it; `None` for an unsaved document.
+    pub dir: Option<PathBuf>,
+}
+
+/// The program of the document at `path` (`None`: unsaved): the files of
+/// its program when it is one of several ([`crate::sources::program_of`]:
+/// `[program] sources` of its hpf-ls.toml, or its directory's files when it
+/// holds no main program), with `open` (the editor's documents) in place of
+/// the disk's text; else the document alone. `processes`: the count
+/// NUMBER_OF_PROCESSORS() is, when hpf-ls.toml does not say.
+pub fn program(
+    analysed: &Analysed,
+    path: Option<&Path>,
+    open: &[(PathBuf, String)],
+    processes: Option<u32>,
+) -> Result<Program, String> {
+    let path = path.map(crate::sources::clean);
+    let found = match &path {
+        Some(path) => crate::sources::program_of(path, &analysed.text())?,
+        None => None,
     };
+    let Some((dir, paths)) = found else {
+        let (analysis, expanded) = analysed.program();
+        let document = expanded.map.file(0).name.to_string();
+        let dir = path.as_deref().and_then(Path::parent).filter(|it| it.is_dir()).map(Path::to_path_buf);
+        return Ok(Program { analysis, expanded, document, dir });
+    };
+    let options = crate::cli::InputOptions { paths, ..Default::default() };
+    let mut inputs = crate::cli::collect_inputs(&options)?;
+    if inputs.len() != 1 {
+        return Err(format!("{}: found {} programs where one was expected", dir.display(), inputs.len()));
+    }
+    let mut input = inputs.remove(0);
+    input.processors = input.processors.or(processes.map(i64::from));
+    let overlay = |wanted: &Path| {
+        let wanted = std::fs::canonicalize(wanted).unwrap_or_else(|_| wanted.to_path_buf());
+        open.iter()
+            .find(|(path, _)| std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()) == wanted)
+            .map(|(_, text)| text.clone())
+    };
+    let loaded = crate::sources::load_for_backend_over(&input, &overlay)?;
+    let config = analysis::ModelConfig { number_of_processors: input.processors };
+    let analysis = crate::modules::analyze_input(&input, &loaded, config);
+    let document = path.as_ref().map_or(String::new(), |it| {
+        let wanted = std::fs::canonicalize(it).unwrap_or_else(|_| it.clone());
+        let files = loaded.expanded.map.files();
+        files
+            .iter()
+            .map(|file| file.name.to_string())
+            .find(|name| std::fs::canonicalize(name).is_ok_and(|it| it == wanted))
+            .unwrap_or_default()
+    });
+    Ok(Program { analysis, expanded: loaded.expanded, document, dir: Some(dir) })
+}
+
+impl Program {
+    /// `(file, line, column)` of a range of the expanded text, 1-based;
+    /// `file` empty in the document itself, else relative to the program's directory.
+    fn place(&self, range: syntax::TextRange) -> (String, usize, usize) {
+        let map = &self.expanded.map;
+        let at = map.locate_range(range);
+        let file = map.file(at.file);
+        let (line, column) = syntax::LineIndex::new(&file.text).line_col(&file.text, at.range.start);
+        let shown = if *file.name == *self.document {
+            String::new()
+        } else {
+            let name = Path::new(&*file.name);
+            let relative = self.dir.as_deref().and_then(|dir| name.strip_prefix(dir).ok());
+            format!("{}:", relative.unwrap_or(name).display())
+        };
+        (shown, line + 1, column + 1)
+    }
+}
+
+/// The generated source and where its notes are (`line N` of the
+/// document, or `FILE:N` in another file of the program or a header), or
+/// the backend's errors as `line:col: message` lines (`FILE:line:col`).
+pub fn generate(program: &Program, settings: &MpiSettings) -> Result<(backend::Generated, Vec<String>), String> {
     let options = backend::LowerOptions { ordered_reductions: settings.ordered_reductions };
-    match backend::lower_with(&analysis, &expanded.text, &options) {
+    match backend::lower_with(&program.analysis, &program.expanded.text, &options) {
         Ok(generated) => {
             let notes = generated
                 .notes
                 .iter()
-                .map(|note| match place(note.range) {
+                .map(|note| match program.place(note.range) {
                     (file, line, _) if file.is_empty() => format!("line {line}: {}", note.message),
                     (file, line, _) => format!("{file}{line}: {}", note.message),
                 })
@@ -58,7 +135,7 @@ pub fn generate(analysed: &Analysed, settings: &MpiSettings) -> Result<(backend:
             let lines: Vec<String> = errors
                 .iter()
                 .map(|error| {
-                    let (file, line, column) = place(error.range);
+                    let (file, line, column) = program.place(error.range);
                     format!("{file}{line}:{column}: {}", error.message)
                 })
                 .collect();
@@ -74,21 +151,19 @@ async fn progress_begin(client: &Client, token: Option<ProgressToken>, title: &s
     Some(client.progress(token, title).with_message("translating").begin().await)
 }
 
-/// Builds (and with `processes`, runs) the document's program.
-/// `run_dir`: where the program runs (the document's directory, as `hpf-ls
-/// run` runs in the current one, so the files it writes and reads are
-/// there); `None` (an unsaved document) runs it in the build directory.
+/// Builds (and with `processes`, runs) the document's program. It runs in
+/// `program.dir` (where `hpf-ls run` would run it, so the files it writes
+/// and reads are there); an unsaved document's in the build directory.
 pub async fn build_or_run(
     client: &Client,
-    analysed: &Analysed,
+    program: &Program,
     settings: &MpiSettings,
     processes: Option<u32>,
-    run_dir: Option<&std::path::Path>,
     token: Option<ProgressToken>,
 ) -> Result<Value, String> {
     let title = if processes.is_some() { "HPF: run" } else { "HPF: build" };
     let mut progress = progress_begin(client, token, title).await;
-    let result = build_or_run_steps(client, analysed, settings, processes, run_dir, &mut progress).await;
+    let result = build_or_run_steps(client, program, settings, processes, &mut progress).await;
     // A step that failed with `?` left the progress open: end it.
     if let Some(progress) = progress.take() {
         progress.finish_with_message("failed").await;
@@ -98,13 +173,12 @@ pub async fn build_or_run(
 
 async fn build_or_run_steps(
     client: &Client,
-    analysed: &Analysed,
+    program: &Program,
     settings: &MpiSettings,
     processes: Option<u32>,
-    run_dir: Option<&std::path::Path>,
     progress: &mut Option<Progress>,
 ) -> Result<Value, String> {
-    let (generated, notes) = generate(analysed, settings)?;
+    let (generated, notes) = generate(program, settings)?;
     for note in notes {
         client.log_message(MessageType::INFO, format!("hpf-ls: {note}")).await;
     }
@@ -124,6 +198,12 @@ async fn build_or_run_steps(
     }
     if !output.status.is_some_and(|it| it.success()) {
         let message = format!("{compiler} failed on the generated program:\n{}{}", output.stdout, output.stderr);
+        // The compiler rejecting what hpf-ls generated is hpf-ls's bug: told as `hpf-ls build` tells it.
+        let places = GeneratedPlaces::new(&generated, &program.analysis, &program.expanded.map);
+        let message = match explain_compile_failure(&message, &places) {
+            Some(explained) => format!("{explained}hpf-ls: the compiler's output:\n{message}"),
+            None => message,
+        };
         if let Some(progress) = progress.take() {
             progress.finish_with_message("compilation failed").await;
         }
@@ -141,7 +221,10 @@ async fn build_or_run_steps(
         progress.report(format!("running on {processes} processes")).await;
     }
     let mut launch = launch_command(&prepared.executable, processes, &toolchain, &[])?;
-    launch.current_dir(run_dir.unwrap_or(&prepared.dir.path)).stdout(Stdio::piped()).stderr(Stdio::piped());
+    launch
+        .current_dir(program.dir.as_deref().unwrap_or(&prepared.dir.path))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let output = supervise(launch, &limits, Some(client))
         .await
         .map_err(|error| format!("cannot start the launcher: {error}"))?;
