@@ -2919,6 +2919,41 @@ end program lu
     assert!(!source.contains("hpf_bc_1"), "{source}");
 }
 
+/// The broadcast copy holds the rows the nest reads: their range follows
+/// the loop bounds (reversed by a negative coefficient), or is the whole
+/// column when a bound changes inside the nest (a triangle).
+#[test]
+fn broadcasts_send_the_rows_the_nest_reads() {
+    let program = |inner: &str, read: &str| {
+        format!(
+            "program lu
+  implicit none
+  integer, parameter :: n = 16
+  double precision :: a(n,n)
+  integer :: i, j, k
+!HPF$ DISTRIBUTE A(*, CYCLIC)
+  a = 1.0d0
+  do k = 1, n-1
+!HPF$ INDEPENDENT, NEW(I)
+    do j = k+1, n
+      do i = {inner}
+        a(i,j) = a(i,j) - {read} * a(k,j)
+      end do
+    end do
+  end do
+  print *, sum(a)
+end program lu
+"
+        )
+    };
+    let (notes, source) = lower(&program("k+1, n-1", "a(n+1-i,k)"));
+    assert!(notes.is_empty(), "{notes:?}");
+    assert!(source.contains("  allocate (hpf_bc_1(2:min(16, -k + 16)))\n"), "{source}");
+    let (notes, source) = lower(&program("j, n", "a(i,k)"));
+    assert!(notes.is_empty(), "{notes:?}");
+    assert!(source.contains("  allocate (hpf_bc_1(1:16))\n"), "{source}");
+}
+
 /// A loop run by one owner is copied into an IF block, so it must end with
 /// its own END DO or CONTINUE: one that shares its terminal label with the
 /// loop around it (`DO 10 K ... DO 10 I ... 10 CONTINUE`) keeps the
