@@ -8,13 +8,18 @@
 //! course: the inner loops index the array with a plain offset (no call per
 //! element) and vectorise as the sequential loop does.
 //!
+//! A DO loop its owner runs on one slice `A(I,K)` of a 1-D CYCLIC array
+//! (`A(I,K) = A(I,K) / PIVOT`) likewise computes `hpf_lx(d, K)` once
+//! before the loop.
+//!
 //! Only references on the course's own cells are rewritten (the
 //! owner-computes nests read no others locally; what they fetch is replaced
 //! before), with the loop index itself plus a constant as subscript.
 
 use std::fmt::Write;
 
-use syntax::TextRange;
+use analysis::model::SymbolId;
+use syntax::{Stmt, StmtKind, TextRange};
 
 use crate::Lowering;
 
@@ -71,6 +76,47 @@ impl Lowering<'_> {
             let _ = writeln!(open, "    {name} = hpf_lx({descriptor}, hpf_lo + ({offset})) - hpf_lo");
         }
         CourseShifts { open, close: "    end block\n" }
+    }
+}
+
+impl Lowering<'_> {
+    /// In a DO loop `stmt` that the owner of `array`'s slice at `index`
+    /// runs: rewrites in `edits` every `hpf_lx(hpf_d_A, index)` into
+    /// `hpf_cs_1`, computed once before the loop. Nothing for other
+    /// statements, or a labelled DO (a branch from outside may target it).
+    pub(crate) fn owner_slice_position(
+        &self,
+        (array, index): (SymbolId, &str),
+        stmt: &Stmt,
+        edits: &mut [(TextRange, String)],
+    ) -> CourseShifts {
+        let distributed = &self.distributed[&array];
+        let StmtKind::Do { control: Some(control), .. } = &stmt.kind else { return CourseShifts::none() };
+        let line_start = self.text[..stmt.range.start].rfind('\n').map_or(0, |it| it + 1);
+        let labelled = self.text[line_start..stmt.range.end].trim_start().starts_with(|it: char| it.is_ascii_digit());
+        if !distributed.cyclic
+            || distributed.second.is_some()
+            || labelled
+            || crate::private::mentions_word(index, &control.var.key())
+        {
+            return CourseShifts::none();
+        }
+        let normal = |text: &str| text.split_whitespace().collect::<String>().to_ascii_lowercase();
+        let position = format!("hpf_lx(hpf_d_{}, {})", distributed.name, index.trim());
+        let mut rewritten = false;
+        for (_, text) in edits.iter_mut() {
+            if normal(text) == normal(&position) {
+                *text = "hpf_cs_1".to_string();
+                rewritten = true;
+            }
+        }
+        if !rewritten {
+            return CourseShifts::none();
+        }
+        CourseShifts {
+            open: format!("    block\n    integer :: hpf_cs_1\n    hpf_cs_1 = {position}\n"),
+            close: "    end block\n",
+        }
     }
 }
 

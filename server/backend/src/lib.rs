@@ -3222,9 +3222,15 @@ impl<'a> Lowering<'a> {
                     edits.extend(self.emit_fetched_reads(out, "hpf_i", 1, remote));
                     let _ = writeln!(out, "  hpf_i = hpf_lo");
                 }
+                let position = self.owner_slice_position((*array, &index), stmt, &mut edits);
                 let _ = writeln!(out, "  if (hpf_owns(hpf_d_{name}, {index})) then");
-                let _ = writeln!(out, "{}", self.edited_statement(stmt, &edits));
-                let _ = writeln!(out, "  end if");
+                let _ = writeln!(
+                    out,
+                    "{}{}\n{}  end if",
+                    position.open,
+                    self.edited_statement(stmt, &edits),
+                    position.close
+                );
                 // A loop its owner ran: the others set its index as it leaves.
                 if let StmtKind::Do { control: Some(control), .. } = &stmt.kind {
                     let _ = writeln!(out, "  {} = {}", control.var.text, self.final_value(control));

@@ -2896,7 +2896,7 @@ end program lu
     assert!(plain.contains("- hpf_bc_1(i) * a(k,j + hpf_cs_1)"), "{plain}");
     assert!(
         source.contains(
-            "  if (hpf_owns(hpf_d_a, k)) then\n    do i = k+1, n\n      a(i,hpf_lx(hpf_d_a, k)) = a(i,hpf_lx(hpf_d_a, k)) / a(k,hpf_lx(hpf_d_a, k))\n    end do\n  end if\n  i = hpf_final((k+1), (n), 1)\n"
+            "  if (hpf_owns(hpf_d_a, k)) then\n    block\n    integer :: hpf_cs_1\n    hpf_cs_1 = hpf_lx(hpf_d_a, k)\n    do i = k+1, n\n      a(i,hpf_cs_1) = a(i,hpf_cs_1) / a(k,hpf_cs_1)\n    end do\n    end block\n  end if\n  i = hpf_final((k+1), (n), 1)\n"
         ),
         "{source}"
     );
@@ -2984,7 +2984,10 @@ end program sh
     let (_, source) = lower(&program(
         "  do k = 1, n-1\n    s = s + 1.0d0\n    do 10 i = k+1, n\n      a(i,k) = a(i,k) / a(k,k) + s\n10  continue\n  end do\n",
     ));
-    assert!(source.contains("if (hpf_owns(hpf_d_a, k)) then\n    do 10 i = k+1, n\n"), "{source}");
+    assert!(
+        source.contains("if (hpf_owns(hpf_d_a, k)) then\n    block\n    integer :: hpf_cs_1\n    hpf_cs_1 = hpf_lx(hpf_d_a, k)\n    do 10 i = k+1, n\n"),
+        "{source}"
+    );
 }
 
 /// An owner-computes loop that shares its terminal label with the time

@@ -88,9 +88,13 @@ PROGRAM LUCYC
   ! hpf-ls: every process runs this loop
   do K = 1, N-1
   if (hpf_owns(hpf_d_A, K)) then
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_A, K)
          DO 30 I = K+1, N
-            A(I,hpf_lx(hpf_d_A, K)) = A(I,hpf_lx(hpf_d_A, K)) / A(K,hpf_lx(hpf_d_A, K))
+            A(I,hpf_cs_1) = A(I,hpf_cs_1) / A(K,hpf_cs_1)
    30    CONTINUE
+    end block
   end if
   I = hpf_final((K+1), (N), 1)
   call hpf_stat_begin()
