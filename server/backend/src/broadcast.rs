@@ -9,6 +9,11 @@
 //! The copy holds the values before the nest: the nest must not write that
 //! array, unless the distributing loop is INDEPENDENT, HPF's assertion that
 //! no iteration writes what another reads.
+//!
+//! Only the section the nest reads moves: along each other dimension, the
+//! range its subscript runs over, from the bounds of the nest's loops when
+//! they are affine in scalars the nest does not assign (`A(K+1:N, K)` for
+//! `DO I = K+1, N`, once per K), else the declared bounds.
 
 use std::fmt::Write;
 
@@ -27,6 +32,9 @@ pub(crate) struct BroadcastRead {
     range: TextRange,
     /// Its subscripts as written, one per dimension.
     subscripts: Vec<String>,
+    /// Per dimension: the first and last values its subscript takes in the
+    /// nest (`None`: the declared bounds, and along the distributed one).
+    extents: Vec<Option<(String, String)>>,
 }
 
 impl BroadcastRead {
@@ -86,7 +94,57 @@ impl Lowering<'_> {
         {
             return None;
         }
-        Some(BroadcastRead { array: access.array, range: access.range, subscripts })
+        let mut unknown = own.clone();
+        unknown.extend(assigned.iter().cloned());
+        let extents = (0..subscripts.len())
+            .map(|dim| {
+                let form = access.subscripts.get(dim)?;
+                (dim != distributed.dim)
+                    .then(|| self.subscript_extent(form, &subscripts[dim], (report, loops), &unknown))?
+            })
+            .collect();
+        Some(BroadcastRead { array: access.array, range: access.range, subscripts, extents })
+    }
+
+    /// The first and last values (lowest, highest) of a subscript `text` of
+    /// form `form` over the nest, as Fortran expressions evaluated before it,
+    /// or `None` when they are not known there. `unknown`: the names whose
+    /// values change in the nest (its loop indices, the scalars it assigns).
+    fn subscript_extent(
+        &self,
+        form: &SubscriptForm,
+        text: &str,
+        (report, loops): (&LoopReport, &[&Stmt]),
+        unknown: &[String],
+    ) -> Option<(String, String)> {
+        let fixed = |text: &str| {
+            !text.contains(['(', '%']) && !unknown.iter().any(|key| crate::private::mentions_word(text, key))
+        };
+        match form {
+            SubscriptForm::Constant(value) => Some((value.to_string(), value.to_string())),
+            SubscriptForm::Variable(_) => fixed(text).then(|| (text.to_string(), text.to_string())),
+            SubscriptForm::Affine { index, coef, offset } => {
+                let index = report.nest.get(*index)?;
+                let control = loops.iter().find_map(|it| match &it.kind {
+                    StmtKind::Do { control: Some(control), .. } if control.var.key() == index.key => Some(control),
+                    _ => None,
+                });
+                let Some(control) = control else {
+                    // An index of a loop around the nest: one value in it.
+                    return fixed(text).then(|| (text.to_string(), text.to_string()));
+                };
+                let step = index.step.filter(|it| *it != 0)?;
+                let (first, last) = (self.linear_of(&control.lo)?, self.linear_of(&control.hi)?);
+                if first.coefs.keys().chain(last.coefs.keys()).any(|key| unknown.contains(key)) {
+                    return None;
+                }
+                // The subscript's values at the lowest and highest index.
+                let (low, high) = if step > 0 { (first, last) } else { (last, first) };
+                let at = |bound: &Linear| fortran_of(&scaled(bound, *coef, *offset));
+                Some(if *coef > 0 { (at(&low), at(&high)) } else { (at(&high), at(&low)) })
+            }
+            _ => None,
+        }
     }
 
     /// Whether no write of the nest (its loop report `report`, whose own
@@ -176,16 +234,18 @@ impl Lowering<'_> {
             let distributed = &self.distributed[array];
             let name = &distributed.name;
             let copy = format!("hpf_bc_{}", k + 1);
+            let readers: Vec<&BroadcastRead> =
+                reads.iter().filter(|it| slice_of(it) == (*array, index.clone())).collect();
             let bounds: Vec<String> = (0..distributed.lbs.len())
                 .filter(|it| *it != distributed.dim)
-                .map(|it| bounds_of(distributed, it))
+                .map(|it| read_bounds(distributed, it, &readers))
                 .collect();
             if !bounds.is_empty() {
                 let _ = writeln!(out, "  allocate ({copy}({}))", bounds.join(", "));
             }
             let local = if distributed.cyclic { format!("hpf_lx(hpf_d_{name}, {index})") } else { index.clone() };
             let slice: Vec<String> = (0..distributed.lbs.len())
-                .map(|it| if it == distributed.dim { local.clone() } else { bounds_of(distributed, it) })
+                .map(|it| if it == distributed.dim { local.clone() } else { read_bounds(distributed, it, &readers) })
                 .collect();
             let size = if bounds.is_empty() { "1".to_string() } else { format!("size({copy})") };
             let _ = writeln!(out, "  if (hpf_owns(hpf_d_{name}, {index})) {copy} = {name}({})", slice.join(", "));
@@ -217,7 +277,56 @@ impl Lowering<'_> {
     }
 }
 
-/// The declared bounds `lb:ub` of dimension `dim`.
-fn bounds_of(distributed: &crate::Distributed, dim: usize) -> String {
-    format!("{}:{}", distributed.lbs[dim], distributed.ubs[dim])
+/// The bounds `lo:hi` along dimension `dim` of what `readers` read: the
+/// lowest and highest of their extents, within the declared bounds; the
+/// declared bounds when one extent is not known.
+fn read_bounds(distributed: &crate::Distributed, dim: usize, readers: &[&BroadcastRead]) -> String {
+    let (lb, ub) = (distributed.lbs[dim], distributed.ubs[dim]);
+    let extents: Option<Vec<&(String, String)>> =
+        readers.iter().map(|it| it.extents.get(dim).and_then(Option::as_ref)).collect();
+    let Some(extents) = extents.filter(|it| !it.is_empty()) else { return format!("{lb}:{ub}") };
+    let lows: Vec<&str> = extents.iter().map(|it| it.0.as_str()).collect();
+    let highs: Vec<&str> = extents.iter().map(|it| it.1.as_str()).collect();
+    format!("{}:{}", clamped("max", lb, &lows), clamped("min", ub, &highs))
+}
+
+/// `max(lb, e1, e2, ...)` (or `min`), folded when every `e` is a literal.
+fn clamped(which: &str, bound: i64, values: &[&str]) -> String {
+    let literals: Option<Vec<i64>> = values.iter().map(|it| it.parse::<i64>().ok()).collect();
+    match literals {
+        Some(literals) if which == "max" => literals.into_iter().fold(bound, i64::max).to_string(),
+        Some(literals) => literals.into_iter().fold(bound, i64::min).to_string(),
+        None => format!("{which}({bound}, {})", values.join(", ")),
+    }
+}
+
+/// `coef * value + offset`.
+fn scaled(value: &Linear, coef: i64, offset: i64) -> Linear {
+    Linear {
+        coefs: value.coefs.iter().map(|(key, it)| (key.clone(), it * coef)).filter(|it| it.1 != 0).collect(),
+        constant: value.constant * coef + offset,
+    }
+}
+
+/// `value` as a Fortran integer expression (`k + 1`, `2*m - 3`).
+fn fortran_of(value: &Linear) -> String {
+    let mut text = String::new();
+    for (key, coef) in &value.coefs {
+        let sign = if *coef < 0 {
+            "-"
+        } else if text.is_empty() {
+            ""
+        } else {
+            "+"
+        };
+        let magnitude = coef.unsigned_abs();
+        let term = if magnitude == 1 { key.clone() } else { format!("{magnitude}*{key}") };
+        text = if text.is_empty() { format!("{sign}{term}") } else { format!("{text} {sign} {term}") };
+    }
+    match (text.is_empty(), value.constant) {
+        (true, constant) => constant.to_string(),
+        (false, 0) => text,
+        (false, constant) if constant < 0 => format!("{text} - {}", constant.unsigned_abs()),
+        (false, constant) => format!("{text} + {constant}"),
+    }
 }

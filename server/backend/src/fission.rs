@@ -116,15 +116,20 @@ impl<'a> Lowering<'a> {
             let distributed = &self.distributed[&part.array];
             let name = &distributed.name;
             let offset = part.offset;
-            let text = self.edited(part.stmt.range, &part.edits).replace(['&', '\n'], " ");
             if distributed.cyclic {
+                let mut edits = part.edits.clone();
+                let shifts = self.course_shifts(var, &mut edits);
+                let text = self.edited(part.stmt.range, &edits).replace(['&', '\n'], " ");
                 let _ = writeln!(out, "  do hpf_c = 0, hpf_courses(hpf_d_{name}) - 1");
                 let _ = writeln!(
                     out,
                     "  call hpf_course_bounds(hpf_d_{name}, {offset}, ({lo}), ({hi}), {step}, hpf_c, hpf_lo, hpf_hi)"
                 );
-                let _ = writeln!(out, "  do {var} = hpf_lo, hpf_hi, {step}\n  {text}\n  end do\n  end do");
+                let _ = write!(out, "{}", shifts.open);
+                let _ =
+                    writeln!(out, "  do {var} = hpf_lo, hpf_hi, {step}\n  {text}\n  end do\n{}  end do", shifts.close);
             } else {
+                let text = self.edited(part.stmt.range, &part.edits).replace(['&', '\n'], " ");
                 let _ = writeln!(
                     out,
                     "  call hpf_local_bounds(hpf_d_{name}, {offset}, ({lo}), ({hi}), {step}, hpf_lo, hpf_hi)"

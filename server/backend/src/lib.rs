@@ -72,7 +72,8 @@
 //!   the distributing one and whose distributed references all lie on the
 //!   home's template cell, run course by course (one block of `m` cells per
 //!   course) with every distributed subscript `e` rewritten to
-//!   `hpf_lx(d, e)` (a single DO of assignments over a rank-1 home may
+//!   `hpf_lx(d, e)`, or to `v + s` for `e = v + c`, `s` computed once per
+//!   course (`courses.rs`) (a single DO of assignments over a rank-1 home may
 //!   also read at other cells, `B(I+1)`, `A(I+2)` while writing `A(I)`:
 //!   those reads are fetched by the inspector/executor before the courses,
 //!   `remap.rs`); whole arrays set to a constant (each process its
@@ -171,6 +172,7 @@ mod block_sizes;
 mod broadcast;
 mod call_remap;
 mod common_blocks;
+mod courses;
 pub mod driver;
 mod element_type;
 mod embed;
@@ -3149,8 +3151,18 @@ impl<'a> Lowering<'a> {
                     "  call hpf_course_bounds(hpf_d_{name}, {home_offset}, ({lo}), ({hi}), {step}, hpf_c, hpf_lo, hpf_hi)"
                 );
                 let mut edits = edits.clone();
+                let shifts = match &stmt.kind {
+                    // The index whose triplet the courses replace.
+                    StmtKind::Forall { specs, .. } => match specs.iter().find(|it| control.contains_range(it.lo.range))
+                    {
+                        Some(spec) => self.course_shifts(&spec.var.text, &mut edits),
+                        None => courses::CourseShifts::none(),
+                    },
+                    _ => courses::CourseShifts::none(),
+                };
                 edits.push((*control, format!("hpf_lo:hpf_hi:{step}")));
-                let _ = writeln!(out, "{}\n  end do", self.edited_statement(stmt, &edits));
+                let _ =
+                    writeln!(out, "{}{}\n{}  end do", shifts.open, self.edited_statement(stmt, &edits), shifts.close);
             }
             Plan::Forall { stmt, home, home_offset, lo, hi, step, control, reads, remote, cyclic_edits: None } => {
                 let name = &self.distributed[home].name;
@@ -3210,9 +3222,15 @@ impl<'a> Lowering<'a> {
                     edits.extend(self.emit_fetched_reads(out, "hpf_i", 1, remote));
                     let _ = writeln!(out, "  hpf_i = hpf_lo");
                 }
+                let position = self.owner_slice_position((*array, &index), stmt, &mut edits);
                 let _ = writeln!(out, "  if (hpf_owns(hpf_d_{name}, {index})) then");
-                let _ = writeln!(out, "{}", self.edited_statement(stmt, &edits));
-                let _ = writeln!(out, "  end if");
+                let _ = writeln!(
+                    out,
+                    "{}{}\n{}  end if",
+                    position.open,
+                    self.edited_statement(stmt, &edits),
+                    position.close
+                );
                 // A loop its owner ran: the others set its index as it leaves.
                 if let StmtKind::Do { control: Some(control), .. } = &stmt.kind {
                     let _ = writeln!(out, "  {} = {}", control.var.text, self.final_value(control));
@@ -3368,6 +3386,7 @@ impl<'a> Lowering<'a> {
                 edits.retain(|(range, _)| !nest.remote.iter().any(|it| it.range().contains_range(*range)));
                 edits.extend(fetched);
             }
+            let shifts = self.course_shifts(var, &mut edits);
             edits.push(control_edit);
             self.emit_reduction_starts(out, &nest.reductions, step);
             let _ = writeln!(out, "{courses}");
@@ -3378,7 +3397,9 @@ impl<'a> Lowering<'a> {
                     "    if ((hpf_hi - hpf_lo) * ({step}) >= 0) hpf_k = (hpf_hi - hpf_lo) / ({step}) + 1"
                 );
             }
+            out.push_str(&shifts.open);
             let _ = writeln!(out, "{}", assign::close_shared_label(self.edited(nest_range, &edits)));
+            out.push_str(shifts.close);
             if !nest.remote.is_empty() {
                 let _ = writeln!(out, "    hpf_m = hpf_m + hpf_k");
             }

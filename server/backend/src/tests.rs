@@ -431,7 +431,13 @@ end program c
     assert!(source.contains("hpf_d_a = hpf_make_desc(1, 20, 0, 1, 20, 2, 1)"), "{source}");
     assert!(source.contains("  do hpf_c = 0, hpf_courses(hpf_d_a) - 1\n"), "{source}");
     assert!(source.contains("call hpf_course_bounds(hpf_d_a, 0, (n), (1), -1, hpf_c, hpf_lo, hpf_hi)"), "{source}");
-    assert!(source.contains("  do i = hpf_lo, hpf_hi, -1\n    a(hpf_lx(hpf_d_a, i)) = b(hpf_lx(hpf_d_b, i)) * 2.0\n"));
+    // Local positions from one shift per array and course, no call per element.
+    assert!(
+        source.contains(
+            "    hpf_cs_1 = hpf_lx(hpf_d_a, hpf_lo + (0)) - hpf_lo\n    hpf_cs_2 = hpf_lx(hpf_d_b, hpf_lo + (0)) - hpf_lo\n  do i = hpf_lo, hpf_hi, -1\n    a(i + hpf_cs_1) = b(i + hpf_cs_2) * 2.0\n"
+        ),
+        "{source}"
+    );
     // Nothing is fetched along a CYCLIC dimension: the rest runs on gathered copies.
     assert!(!source.contains("hpf_fetch"), "{source}");
     assert!(source.contains("call hpf_gather_r4_11(a, hpf_d_a, hpf_g_a, [1], [20])"), "{source}");
@@ -476,14 +482,11 @@ end program c
     assert!(source.contains("call hpf_remote_read_r4(a, hpf_d_a, hpf_gi_2, hpf_gv_2)"), "{source}");
     assert!(
         source.contains(
-            "    a(hpf_lx(hpf_d_a, i)) = hpf_gv_1(hpf_m + (i - hpf_lo) / (1) + 1) - hpf_gv_2(hpf_m + (i - hpf_lo) / (1) + 1)\n"
+            "    a(i + hpf_cs_1) = hpf_gv_1(hpf_m + (i - hpf_lo) / (1) + 1) - hpf_gv_2(hpf_m + (i - hpf_lo) / (1) + 1)\n"
         ),
         "{source}"
     );
-    assert!(
-        source.contains("    a(hpf_lx(hpf_d_a, i)) = hpf_gv_1(hpf_m + (i - hpf_lo) / (-1) + 1) * 0.5\n"),
-        "{source}"
-    );
+    assert!(source.contains("    a(i + hpf_cs_1) = hpf_gv_1(hpf_m + (i - hpf_lo) / (-1) + 1) * 0.5\n"), "{source}");
 }
 
 /// Compiles the runtime (with the routines `uses` asks for) and a Fortran
@@ -1395,7 +1398,13 @@ fn cyclic_sections_run_course_by_course_when_their_reads_are_on_the_same_cells()
     assert!(
         source.contains(
             "  call hpf_course_bounds(hpf_d_a, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
-  forall (i = hpf_lo:hpf_hi:1, k(hpf_lx(hpf_d_k, i)) > 0) a(hpf_lx(hpf_d_a, i)) = b(hpf_lx(hpf_d_b, i+1)) - a(hpf_lx(hpf_d_a, i))
+    block
+    integer :: hpf_cs_1, hpf_cs_2, hpf_cs_3
+    hpf_cs_1 = hpf_lx(hpf_d_k, hpf_lo + (0)) - hpf_lo
+    hpf_cs_2 = hpf_lx(hpf_d_a, hpf_lo + (0)) - hpf_lo
+    hpf_cs_3 = hpf_lx(hpf_d_b, hpf_lo + (1)) - hpf_lo
+  forall (i = hpf_lo:hpf_hi:1, k(i + hpf_cs_1) > 0) a(i + hpf_cs_2) = b(i + hpf_cs_3) - a(i + hpf_cs_2)
+    end block
   end do
 "
         ),
@@ -2164,7 +2173,7 @@ end program p
 ",
     );
     assert_eq!(notes, Vec::<String>::new());
-    assert!(source.contains("    if (k(hpf_lx(hpf_d_k, i)) > i) then\n      k(hpf_lx(hpf_d_k, i)) = 0"), "{source}");
+    assert!(source.contains("    if (k(i + hpf_cs_1) > i) then\n      k(i + hpf_cs_1) = 0"), "{source}");
 }
 
 /// A DO loop that updates several arrays on the home element's template
@@ -2257,7 +2266,7 @@ end program s
     assert!(notes.is_empty(), "{notes:?}");
     assert_eq!(source.matches("! hpf-ls: owner computes do i = 1, n\n").count(), 2, "{source}");
     assert!(source.contains("  do i = hpf_lo, hpf_hi, 1\n    a(i) = 2 * i\n  end do\n"), "{source}");
-    assert!(source.contains("  do i = hpf_lo, hpf_hi, 1\n    c(hpf_lx(hpf_d_c, i)) = n - i\n  end do\n"), "{source}");
+    assert!(source.contains("  do i = hpf_lo, hpf_hi, 1\n    c(i + hpf_cs_1) = n - i\n  end do\n"), "{source}");
     // A loop ended by a labelled CONTINUE is split by the lowering (`fission.rs`).
     let (notes, source) = lower(&text("  do 10 i = 1, n\n    a(i) = 2 * i\n    c(i) = n - i\n10 continue\n"));
     assert!(notes.is_empty(), "{notes:?}");
@@ -2269,9 +2278,13 @@ end program s
   end do
   do hpf_c = 0, hpf_courses(hpf_d_c) - 1
   call hpf_course_bounds(hpf_d_c, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_c, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-  c(hpf_lx(hpf_d_c, i)) = n - i
+  c(i + hpf_cs_1) = n - i
   end do
+    end block
   end do
   i = hpf_final((1), (n), 1)
 "
@@ -2880,28 +2893,65 @@ end program lu
     assert!(notes.is_empty(), "{notes:?}");
     let (plain_notes, plain) = lower(&program("", "k+1"));
     assert!(plain_notes.is_empty(), "{plain_notes:?}");
-    assert!(plain.contains("- hpf_bc_1(i) * a(k,hpf_lx(hpf_d_a, j))"), "{plain}");
+    assert!(plain.contains("- hpf_bc_1(i) * a(k,j + hpf_cs_1)"), "{plain}");
     assert!(
         source.contains(
-            "  if (hpf_owns(hpf_d_a, k)) then\n    do i = k+1, n\n      a(i,hpf_lx(hpf_d_a, k)) = a(i,hpf_lx(hpf_d_a, k)) / a(k,hpf_lx(hpf_d_a, k))\n    end do\n  end if\n  i = hpf_final((k+1), (n), 1)\n"
+            "  if (hpf_owns(hpf_d_a, k)) then\n    block\n    integer :: hpf_cs_1\n    hpf_cs_1 = hpf_lx(hpf_d_a, k)\n    do i = k+1, n\n      a(i,hpf_cs_1) = a(i,hpf_cs_1) / a(k,hpf_cs_1)\n    end do\n    end block\n  end if\n  i = hpf_final((k+1), (n), 1)\n"
         ),
         "{source}"
     );
-    assert!(source.contains("  if (hpf_owns(hpf_d_a, k)) hpf_bc_1 = a(1:16, hpf_lx(hpf_d_a, k))\n"), "{source}");
+    // Only rows k+1..n of column k move, the rows the update reads.
+    assert!(source.contains("  allocate (hpf_bc_1(max(1, k + 1):16))\n"), "{source}");
+    assert!(
+        source.contains("  if (hpf_owns(hpf_d_a, k)) hpf_bc_1 = a(max(1, k + 1):16, hpf_lx(hpf_d_a, k))\n"),
+        "{source}"
+    );
     assert!(
         source.contains(
             "  call MPI_Bcast(hpf_bc_1, size(hpf_bc_1), MPI_DOUBLE_PRECISION, hpf_owner(hpf_d_a, k), MPI_COMM_WORLD)\n"
         ),
         "{source}"
     );
-    assert!(
-        source.contains("a(i,hpf_lx(hpf_d_a, j)) = a(i,hpf_lx(hpf_d_a, j)) - hpf_bc_1(i) * a(k,hpf_lx(hpf_d_a, j))"),
-        "{source}"
-    );
+    assert!(source.contains("a(i,j + hpf_cs_1) = a(i,j + hpf_cs_1) - hpf_bc_1(i) * a(k,j + hpf_cs_1)"), "{source}");
     let (notes, source) = lower(&program("", "k"));
     assert_eq!(notes.len(), 1, "{notes:?}");
     assert!(notes[0].starts_with("8: runs on one process"), "{notes:?}");
     assert!(!source.contains("hpf_bc_1"), "{source}");
+}
+
+/// The broadcast copy holds the rows the nest reads: their range follows
+/// the loop bounds (reversed by a negative coefficient), or is the whole
+/// column when a bound changes inside the nest (a triangle).
+#[test]
+fn broadcasts_send_the_rows_the_nest_reads() {
+    let program = |inner: &str, read: &str| {
+        format!(
+            "program lu
+  implicit none
+  integer, parameter :: n = 16
+  double precision :: a(n,n)
+  integer :: i, j, k
+!HPF$ DISTRIBUTE A(*, CYCLIC)
+  a = 1.0d0
+  do k = 1, n-1
+!HPF$ INDEPENDENT, NEW(I)
+    do j = k+1, n
+      do i = {inner}
+        a(i,j) = a(i,j) - {read} * a(k,j)
+      end do
+    end do
+  end do
+  print *, sum(a)
+end program lu
+"
+        )
+    };
+    let (notes, source) = lower(&program("k+1, n-1", "a(n+1-i,k)"));
+    assert!(notes.is_empty(), "{notes:?}");
+    assert!(source.contains("  allocate (hpf_bc_1(2:min(16, -k + 16)))\n"), "{source}");
+    let (notes, source) = lower(&program("j, n", "a(i,k)"));
+    assert!(notes.is_empty(), "{notes:?}");
+    assert!(source.contains("  allocate (hpf_bc_1(1:16))\n"), "{source}");
 }
 
 /// A loop run by one owner is copied into an IF block, so it must end with
@@ -2934,7 +2984,10 @@ end program sh
     let (_, source) = lower(&program(
         "  do k = 1, n-1\n    s = s + 1.0d0\n    do 10 i = k+1, n\n      a(i,k) = a(i,k) / a(k,k) + s\n10  continue\n  end do\n",
     ));
-    assert!(source.contains("if (hpf_owns(hpf_d_a, k)) then\n    do 10 i = k+1, n\n"), "{source}");
+    assert!(
+        source.contains("if (hpf_owns(hpf_d_a, k)) then\n    block\n    integer :: hpf_cs_1\n    hpf_cs_1 = hpf_lx(hpf_d_a, k)\n    do 10 i = k+1, n\n"),
+        "{source}"
+    );
 }
 
 /// An owner-computes loop that shares its terminal label with the time

@@ -44,9 +44,13 @@ program cyclic_basic
   ! hpf-ls: owner computes do i = 1, n
   do hpf_c = 0, hpf_courses(hpf_d_a) - 1
     call hpf_course_bounds(hpf_d_a, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_a, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-    a(hpf_lx(hpf_d_a, i)) = real(i) / 8.0
+    a(i + hpf_cs_1) = real(i) / 8.0
   end do
+    end block
   end do
   i = hpf_final((1), (n), 1)
   call hpf_stat_end(1)
@@ -55,9 +59,13 @@ program cyclic_basic
   ! hpf-ls: owner computes do i = n, 1, -1
   do hpf_c = 0, hpf_courses(hpf_d_k) - 1
     call hpf_course_bounds(hpf_d_k, 0, (n), (1), -1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_k, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, -1
-    k(hpf_lx(hpf_d_k, i)) = mod(5 * i, 11) - 4
+    k(i + hpf_cs_1) = mod(5 * i, 11) - 4
   end do
+    end block
   end do
   i = hpf_final((n), (1), -1)
   call hpf_stat_end(2)
@@ -65,9 +73,13 @@ program cyclic_basic
   ! hpf-ls: owner computes do i = n, 1, -1
   do hpf_c = 0, hpf_courses(hpf_d_d) - 1
     call hpf_course_bounds(hpf_d_d, 0, (n), (1), -1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_d, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, -1
-    d(hpf_lx(hpf_d_d, i)) = 1.0d0 / dble(i)
+    d(i + hpf_cs_1) = 1.0d0 / dble(i)
   end do
+    end block
   end do
   i = hpf_final((n), (1), -1)
   call hpf_stat_end(3)
@@ -75,9 +87,14 @@ program cyclic_basic
   ! hpf-ls: owner computes do i = 2, n, 3
   do hpf_c = 0, hpf_courses(hpf_d_b) - 1
     call hpf_course_bounds(hpf_d_b, 0, (2), (n), 3, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1, hpf_cs_2
+    hpf_cs_1 = hpf_lx(hpf_d_b, hpf_lo + (0)) - hpf_lo
+    hpf_cs_2 = hpf_lx(hpf_d_a, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 3
-    b(hpf_lx(hpf_d_b, i)) = a(hpf_lx(hpf_d_a, i)) * a(hpf_lx(hpf_d_a, i)) + 1.0
+    b(i + hpf_cs_1) = a(i + hpf_cs_2) * a(i + hpf_cs_2) + 1.0
   end do
+    end block
   end do
   i = hpf_final((2), (n), 3)
   call hpf_stat_end(4)
@@ -85,9 +102,13 @@ program cyclic_basic
   ! hpf-ls: owner computes do i = n - 1, 1, -4
   do hpf_c = 0, hpf_courses(hpf_d_k) - 1
     call hpf_course_bounds(hpf_d_k, 0, (n - 1), (1), -4, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_k, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, -4
-    k(hpf_lx(hpf_d_k, i)) = k(hpf_lx(hpf_d_k, i)) * 2
+    k(i + hpf_cs_1) = k(i + hpf_cs_1) * 2
   end do
+    end block
   end do
   i = hpf_final((n - 1), (1), -4)
   call hpf_stat_end(5)
@@ -95,9 +116,14 @@ program cyclic_basic
   ! hpf-ls: owner computes do i = 1, n - 1
   do hpf_c = 0, hpf_courses(hpf_d_d) - 1
     call hpf_course_bounds(hpf_d_d, 0, (1), (n - 1), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1, hpf_cs_2
+    hpf_cs_1 = hpf_lx(hpf_d_d, hpf_lo + (0)) - hpf_lo
+    hpf_cs_2 = hpf_lx(hpf_d_k, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-    d(hpf_lx(hpf_d_d, i)) = d(hpf_lx(hpf_d_d, i)) + dble(k(hpf_lx(hpf_d_k, i)))
+    d(i + hpf_cs_1) = d(i + hpf_cs_1) + dble(k(i + hpf_cs_2))
   end do
+    end block
   end do
   i = hpf_final((1), (n - 1), 1)
   call hpf_stat_end(6)
@@ -131,9 +157,13 @@ program cyclic_basic
     call hpf_course_bounds(hpf_d_a, 0, (1), (n - 1), 1, hpf_c, hpf_lo, hpf_hi)
     hpf_k = 0
     if ((hpf_hi - hpf_lo) * (1) >= 0) hpf_k = (hpf_hi - hpf_lo) / (1) + 1
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_a, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-    a(hpf_lx(hpf_d_a, i)) = hpf_gv_1(hpf_m + (i - hpf_lo) / (1) + 1) - a(hpf_lx(hpf_d_a, i))
+    a(i + hpf_cs_1) = hpf_gv_1(hpf_m + (i - hpf_lo) / (1) + 1) - a(i + hpf_cs_1)
   end do
+    end block
     hpf_m = hpf_m + hpf_k
   end do
   end block

@@ -73,10 +73,15 @@ program cyclic_sections
   ! hpf-ls: owner computes do i = 0, n
   do hpf_c = 0, hpf_courses(hpf_d_k) - 1
     call hpf_course_bounds(hpf_d_k, 0, (0), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1, hpf_cs_2
+    hpf_cs_1 = hpf_lx(hpf_d_k, hpf_lo + (0)) - hpf_lo
+    hpf_cs_2 = hpf_lx(hpf_d_a, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-    k(hpf_lx(hpf_d_k, i)) = mod(7 * i, 11) - 4
-    a(hpf_lx(hpf_d_a, i)) = real(i) / 4.0
+    k(i + hpf_cs_1) = mod(7 * i, 11) - 4
+    a(i + hpf_cs_2) = real(i) / 4.0
   end do
+    end block
   end do
   i = hpf_final((0), (n), 1)
   call hpf_stat_end(1)
@@ -150,21 +155,35 @@ program cyclic_sections
   ! hpf-ls: owner computes forall (i = 1:n) b(i) = b(i) + a(i-1)
   do hpf_c = 0, hpf_courses(hpf_d_b) - 1
   call hpf_course_bounds(hpf_d_b, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
-  forall (i = hpf_lo:hpf_hi:1) b(hpf_lx(hpf_d_b, i)) = b(hpf_lx(hpf_d_b, i)) + a(hpf_lx(hpf_d_a, i-1))
+    block
+    integer :: hpf_cs_1, hpf_cs_2
+    hpf_cs_1 = hpf_lx(hpf_d_b, hpf_lo + (0)) - hpf_lo
+    hpf_cs_2 = hpf_lx(hpf_d_a, hpf_lo + (-1)) - hpf_lo
+  forall (i = hpf_lo:hpf_hi:1) b(i + hpf_cs_1) = b(i + hpf_cs_1) + a(i + hpf_cs_2)
+    end block
   end do
   call hpf_stat_end(2)
   call hpf_stat_begin()
   ! hpf-ls: owner computes forall (i = n:0:-3, k(i) > 0) k(i) = -k(i)
   do hpf_c = 0, hpf_courses(hpf_d_k) - 1
   call hpf_course_bounds(hpf_d_k, 0, (n), (0), -3, hpf_c, hpf_lo, hpf_hi)
-  forall (i = hpf_lo:hpf_hi:-3, k(hpf_lx(hpf_d_k, i)) > 0) k(hpf_lx(hpf_d_k, i)) = -k(hpf_lx(hpf_d_k, i))
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_k, hpf_lo + (0)) - hpf_lo
+  forall (i = hpf_lo:hpf_hi:-3, k(i + hpf_cs_1) > 0) k(i + hpf_cs_1) = -k(i + hpf_cs_1)
+    end block
   end do
   call hpf_stat_end(3)
   call hpf_stat_begin()
   ! hpf-ls: owner computes forall (i = 1:n) c(i) = c(i) + d(i) * i
   do hpf_c = 0, hpf_courses(hpf_d_c) - 1
   call hpf_course_bounds(hpf_d_c, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
-  forall (i = hpf_lo:hpf_hi:1) c(hpf_lx(hpf_d_c, i)) = c(hpf_lx(hpf_d_c, i)) + d(hpf_lx(hpf_d_d, i)) * i
+    block
+    integer :: hpf_cs_1, hpf_cs_2
+    hpf_cs_1 = hpf_lx(hpf_d_c, hpf_lo + (0)) - hpf_lo
+    hpf_cs_2 = hpf_lx(hpf_d_d, hpf_lo + (0)) - hpf_lo
+  forall (i = hpf_lo:hpf_hi:1) c(i + hpf_cs_1) = c(i + hpf_cs_1) + d(i + hpf_cs_2) * i
+    end block
   end do
   call hpf_stat_end(4)
   ! hpf-ls: owner computes pos = k > 0

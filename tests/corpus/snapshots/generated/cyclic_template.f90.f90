@@ -47,10 +47,15 @@ program cyclic_template
   ! hpf-ls: owner computes do i = 0, n + 1
   do hpf_c = 0, hpf_courses(hpf_d_u) - 1
     call hpf_course_bounds(hpf_d_u, 0, (0), (n + 1), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1, hpf_cs_2
+    hpf_cs_1 = hpf_lx(hpf_d_u, hpf_lo + (0)) - hpf_lo
+    hpf_cs_2 = hpf_lx(hpf_d_w, hpf_lo + (1)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-    u(hpf_lx(hpf_d_u, i)) = real(mod(3 * i, 7))
-    w(hpf_lx(hpf_d_w, i + 1)) = u(hpf_lx(hpf_d_u, i)) * 0.5
+    u(i + hpf_cs_1) = real(mod(3 * i, 7))
+    w(i + hpf_cs_2) = u(i + hpf_cs_1) * 0.5
   end do
+    end block
   end do
   i = hpf_final((0), (n + 1), 1)
   call hpf_stat_end(1)
@@ -58,11 +63,15 @@ program cyclic_template
   ! hpf-ls: owner computes do j = 1, n
   do hpf_c = 0, hpf_courses(hpf_d_g) - 1
     call hpf_course_bounds(hpf_d_g, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_g, hpf_lo + (0)) - hpf_lo
   do j = hpf_lo, hpf_hi, 1
     do i = 1, m
-      g(i, hpf_lx(hpf_d_g, j)) = i * 100 + j
+      g(i, j + hpf_cs_1) = i * 100 + j
     end do
   end do
+    end block
   end do
   j = hpf_final((1), (n), 1)
   if (((n) - (1)) * (1) >= 0) i = hpf_final((1), (m), 1)
@@ -71,11 +80,15 @@ program cyclic_template
   ! hpf-ls: owner computes do j = n, 1, -2
   do hpf_c = 0, hpf_courses(hpf_d_g) - 1
     call hpf_course_bounds(hpf_d_g, 0, (n), (1), -2, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_g, hpf_lo + (0)) - hpf_lo
   do j = hpf_lo, hpf_hi, -2
     do i = 2, m
-      g(i, hpf_lx(hpf_d_g, j)) = g(i, hpf_lx(hpf_d_g, j)) - g(i - 1, hpf_lx(hpf_d_g, j))
+      g(i, j + hpf_cs_1) = g(i, j + hpf_cs_1) - g(i - 1, j + hpf_cs_1)
     end do
   end do
+    end block
   end do
   j = hpf_final((n), (1), -2)
   if (((1) - (n)) * (-2) >= 0) i = hpf_final((2), (m), 1)
@@ -113,9 +126,14 @@ program cyclic_template
     call hpf_course_bounds(hpf_d_v, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
     hpf_k = 0
     if ((hpf_hi - hpf_lo) * (1) >= 0) hpf_k = (hpf_hi - hpf_lo) / (1) + 1
+    block
+    integer :: hpf_cs_1, hpf_cs_2
+    hpf_cs_1 = hpf_lx(hpf_d_v, hpf_lo + (0)) - hpf_lo
+    hpf_cs_2 = hpf_lx(hpf_d_u, hpf_lo + (0)) - hpf_lo
     do i = hpf_lo, hpf_hi, 1
-      v(hpf_lx(hpf_d_v, i)) = u(hpf_lx(hpf_d_u, i)) + 0.25 * (hpf_gv_1(hpf_m + (i - hpf_lo) / (1) + 1) - 2.0 * u(hpf_lx(hpf_d_u, i)) + hpf_gv_1(1 * hpf_n + hpf_m + (i - hpf_lo) / (1) + 1))
+      v(i + hpf_cs_1) = u(i + hpf_cs_2) + 0.25 * (hpf_gv_1(hpf_m + (i - hpf_lo) / (1) + 1) - 2.0 * u(i + hpf_cs_2) + hpf_gv_1(1 * hpf_n + hpf_m + (i - hpf_lo) / (1) + 1))
     end do
+    end block
     hpf_m = hpf_m + hpf_k
   end do
   end block
@@ -125,9 +143,15 @@ program cyclic_template
   ! hpf-ls: owner computes do i = 1, n
   do hpf_c = 0, hpf_courses(hpf_d_u) - 1
     call hpf_course_bounds(hpf_d_u, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1, hpf_cs_2, hpf_cs_3
+    hpf_cs_1 = hpf_lx(hpf_d_u, hpf_lo + (0)) - hpf_lo
+    hpf_cs_2 = hpf_lx(hpf_d_v, hpf_lo + (0)) - hpf_lo
+    hpf_cs_3 = hpf_lx(hpf_d_w, hpf_lo + (1)) - hpf_lo
     do i = hpf_lo, hpf_hi, 1
-      u(hpf_lx(hpf_d_u, i)) = v(hpf_lx(hpf_d_v, i)) + w(hpf_lx(hpf_d_w, i + 1))
+      u(i + hpf_cs_1) = v(i + hpf_cs_2) + w(i + hpf_cs_3)
     end do
+    end block
   end do
   i = hpf_final((1), (n), 1)
   call hpf_stat_end(5)
@@ -136,9 +160,15 @@ program cyclic_template
   ! hpf-ls: owner computes do i = 0, n
   do hpf_c = 0, hpf_courses(hpf_d_v) - 1
     call hpf_course_bounds(hpf_d_v, 0, (0), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1, hpf_cs_2, hpf_cs_3
+    hpf_cs_1 = hpf_lx(hpf_d_v, hpf_lo + (0)) - hpf_lo
+    hpf_cs_2 = hpf_lx(hpf_d_u, hpf_lo + (0)) - hpf_lo
+    hpf_cs_3 = hpf_lx(hpf_d_w, hpf_lo + (1)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-    v(hpf_lx(hpf_d_v, i)) = u(hpf_lx(hpf_d_u, i)) * 2.0 - w(hpf_lx(hpf_d_w, i + 1))
+    v(i + hpf_cs_1) = u(i + hpf_cs_2) * 2.0 - w(i + hpf_cs_3)
   end do
+    end block
   end do
   i = hpf_final((0), (n), 1)
   call hpf_stat_end(6)

@@ -45,9 +45,13 @@ program gather_particles
   ! hpf-ls: owner computes do p = 1, np
   do hpf_c = 0, hpf_courses(hpf_d_cell) - 1
     call hpf_course_bounds(hpf_d_cell, 0, (1), (np), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_cell, hpf_lo + (0)) - hpf_lo
   do p = hpf_lo, hpf_hi, 1
-    cell(hpf_lx(hpf_d_cell, p)) = mod(7 * p, ng) + 1
+    cell(p + hpf_cs_1) = mod(7 * p, ng) + 1
   end do
+    end block
   end do
   p = hpf_final((1), (np), 1)
   call hpf_stat_end(1)
@@ -55,9 +59,13 @@ program gather_particles
   ! hpf-ls: owner computes do p = 1, np
   do hpf_c = 0, hpf_courses(hpf_d_vel) - 1
     call hpf_course_bounds(hpf_d_vel, 0, (1), (np), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_vel, hpf_lo + (0)) - hpf_lo
   do p = hpf_lo, hpf_hi, 1
-    vel(hpf_lx(hpf_d_vel, p)) = mod(p, 3) - 1
+    vel(p + hpf_cs_1) = mod(p, 3) - 1
   end do
+    end block
   end do
   p = hpf_final((1), (np), 1)
   call hpf_stat_end(2)
@@ -101,9 +109,13 @@ program gather_particles
     call hpf_course_bounds(hpf_d_force, 0, (1), (np), 1, hpf_c, hpf_lo, hpf_hi)
     hpf_k = 0
     if ((hpf_hi - hpf_lo) * (1) >= 0) hpf_k = (hpf_hi - hpf_lo) / (1) + 1
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_force, hpf_lo + (0)) - hpf_lo
     do p = hpf_lo, hpf_hi, 1
-      force(hpf_lx(hpf_d_force, p)) = hpf_gv_1(hpf_m + (p - hpf_lo) / (1) + 1)        ! gather
+      force(p + hpf_cs_1) = hpf_gv_1(hpf_m + (p - hpf_lo) / (1) + 1)        ! gather
     end do
+    end block
     hpf_m = hpf_m + hpf_k
   end do
   end block
@@ -113,10 +125,16 @@ program gather_particles
   ! hpf-ls: owner computes do p = 1, np
   do hpf_c = 0, hpf_courses(hpf_d_vel) - 1
     call hpf_course_bounds(hpf_d_vel, 0, (1), (np), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1, hpf_cs_2, hpf_cs_3
+    hpf_cs_1 = hpf_lx(hpf_d_vel, hpf_lo + (0)) - hpf_lo
+    hpf_cs_2 = hpf_lx(hpf_d_force, hpf_lo + (0)) - hpf_lo
+    hpf_cs_3 = hpf_lx(hpf_d_cell, hpf_lo + (0)) - hpf_lo
     do p = hpf_lo, hpf_hi, 1
-      vel(hpf_lx(hpf_d_vel, p)) = max(-2, min(2, vel(hpf_lx(hpf_d_vel, p)) + force(hpf_lx(hpf_d_force, p))))
-      cell(hpf_lx(hpf_d_cell, p)) = modulo(cell(hpf_lx(hpf_d_cell, p)) - 1 + vel(hpf_lx(hpf_d_vel, p)), ng) + 1
+      vel(p + hpf_cs_1) = max(-2, min(2, vel(p + hpf_cs_1) + force(p + hpf_cs_2)))
+      cell(p + hpf_cs_3) = modulo(cell(p + hpf_cs_3) - 1 + vel(p + hpf_cs_1), ng) + 1
     end do
+    end block
   end do
   p = hpf_final((1), (np), 1)
   call hpf_stat_end(5)

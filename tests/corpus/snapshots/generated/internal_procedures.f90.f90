@@ -101,9 +101,13 @@ program internal_procedures
     call hpf_course_bounds(hpf_d_w, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
     hpf_k = 0
     if ((hpf_hi - hpf_lo) * (1) >= 0) hpf_k = (hpf_hi - hpf_lo) / (1) + 1
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_w, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-    w(hpf_lx(hpf_d_w, i)) = hpf_gv_1(hpf_m + (i - hpf_lo) / (1) + 1) * i
+    w(i + hpf_cs_1) = hpf_gv_1(hpf_m + (i - hpf_lo) / (1) + 1) * i
   end do
+    end block
     hpf_m = hpf_m + hpf_k
   end do
   end block
@@ -244,9 +248,13 @@ subroutine halve(x, m)
   ! hpf-ls: owner computes do j = 1, m
   do hpf_c = 0, hpf_courses(hpf_d_x) - 1
     call hpf_course_bounds(hpf_d_x, 0, (1), (m), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_x, hpf_lo + (0)) - hpf_lo
     do j = hpf_lo, hpf_hi, 1
-      x(hpf_lx(hpf_d_x, j)) = x(hpf_lx(hpf_d_x, j)) / 2.0d0
+      x(j + hpf_cs_1) = x(j + hpf_cs_1) / 2.0d0
     end do
+    end block
   end do
   j = hpf_final((1), (m), 1)
   call hpf_stat_end(1)

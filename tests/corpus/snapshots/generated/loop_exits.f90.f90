@@ -293,9 +293,13 @@ program loop_exits
   ! hpf-ls: owner computes do i = 1, n
   do hpf_c = 0, hpf_courses(hpf_d_e) - 1
     call hpf_course_bounds(hpf_d_e, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_e, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-    e(hpf_lx(hpf_d_e, i)) = mod(5 * i, 13)
+    e(i + hpf_cs_1) = mod(5 * i, 13)
   end do
+    end block
   end do
   i = hpf_final((1), (n), 1)
   call hpf_stat_end(13)
@@ -303,9 +307,13 @@ program loop_exits
   ! hpf-ls: owner computes do i = 1, n
   do hpf_c = 0, hpf_courses(hpf_d_f) - 1
     call hpf_course_bounds(hpf_d_f, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_f, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-    f(hpf_lx(hpf_d_f, i)) = i
+    f(i + hpf_cs_1) = i
   end do
+    end block
   end do
   i = hpf_final((1), (n), 1)
   call hpf_stat_end(14)
@@ -326,11 +334,16 @@ program loop_exits
   if (hpf_rank /= 0) total = 0
   do hpf_c = 0, hpf_courses(hpf_d_f) - 1
     call hpf_course_bounds(hpf_d_f, 0, (n), merge(hpf_exit_at, (1), hpf_exit_at /= -huge(hpf_exit_at)), -1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1, hpf_cs_2
+    hpf_cs_1 = hpf_lx(hpf_d_f, hpf_lo + (0)) - hpf_lo
+    hpf_cs_2 = hpf_lx(hpf_d_e, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, -1
-    f(hpf_lx(hpf_d_f, i)) = f(hpf_lx(hpf_d_f, i)) + e(hpf_lx(hpf_d_e, i))
-    if (e(hpf_lx(hpf_d_e, i)) == 1) exit
-    total = total + e(hpf_lx(hpf_d_e, i)) * i
+    f(i + hpf_cs_1) = f(i + hpf_cs_1) + e(i + hpf_cs_2)
+    if (e(i + hpf_cs_2) == 1) exit
+    total = total + e(i + hpf_cs_2) * i
   end do
+    end block
   end do
   call MPI_Allreduce(MPI_IN_PLACE, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
   i = hpf_final((n), (1), -1)
@@ -354,11 +367,16 @@ program loop_exits
   call MPI_Allreduce(MPI_IN_PLACE, hpf_exit_at, 1, MPI_INTEGER, MPI_MIN, MPI_COMM_WORLD)
   do hpf_c = 0, hpf_courses(hpf_d_f) - 1
     call hpf_course_bounds(hpf_d_f, 0, (2), merge(hpf_exit_at, (n), hpf_exit_at /= huge(hpf_exit_at)), 2, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1, hpf_cs_2
+    hpf_cs_1 = hpf_lx(hpf_d_e, hpf_lo + (0)) - hpf_lo
+    hpf_cs_2 = hpf_lx(hpf_d_f, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 2
-    if (e(hpf_lx(hpf_d_e, i)) > 10) cycle
-    if (e(hpf_lx(hpf_d_e, i)) == 0) exit
-    f(hpf_lx(hpf_d_f, i)) = -f(hpf_lx(hpf_d_f, i))
+    if (e(i + hpf_cs_1) > 10) cycle
+    if (e(i + hpf_cs_1) == 0) exit
+    f(i + hpf_cs_2) = -f(i + hpf_cs_2)
   end do
+    end block
   end do
   i = hpf_final((2), (n), 2)
   if (hpf_exit_at /= huge(hpf_exit_at)) i = hpf_exit_at

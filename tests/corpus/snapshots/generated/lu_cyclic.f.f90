@@ -41,11 +41,15 @@ PROGRAM LUCYC
   ! hpf-ls: owner computes DO 10 J = 1, N
   do hpf_c = 0, hpf_courses(hpf_d_A) - 1
     call hpf_course_bounds(hpf_d_A, 0, (1), (N), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_A, hpf_lo + (0)) - hpf_lo
       DO 10 J = hpf_lo, hpf_hi, 1
       DO 10 I = 1, N
-         A(I,hpf_lx(hpf_d_A, J)) = 1.0D0 / DBLE(I + J)
-         IF (I .EQ. J) A(I,hpf_lx(hpf_d_A, J)) = A(I,hpf_lx(hpf_d_A, J)) + DBLE(N)
+         A(I,J + hpf_cs_1) = 1.0D0 / DBLE(I + J)
+         IF (I .EQ. J) A(I,J + hpf_cs_1) = A(I,J + hpf_cs_1) + DBLE(N)
    10 CONTINUE
+    end block
   end do
   J = hpf_final((1), (N), 1)
   if (((N) - (1)) * (1) >= 0) I = hpf_final((1), (N), 1)
@@ -84,17 +88,21 @@ PROGRAM LUCYC
   ! hpf-ls: every process runs this loop
   do K = 1, N-1
   if (hpf_owns(hpf_d_A, K)) then
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_A, K)
          DO 30 I = K+1, N
-            A(I,hpf_lx(hpf_d_A, K)) = A(I,hpf_lx(hpf_d_A, K)) / A(K,hpf_lx(hpf_d_A, K))
+            A(I,hpf_cs_1) = A(I,hpf_cs_1) / A(K,hpf_cs_1)
    30    CONTINUE
+    end block
   end if
   I = hpf_final((K+1), (N), 1)
   call hpf_stat_begin()
   ! hpf-ls: owner computes DO 40 J = K+1, N
   block
   DOUBLE PRECISION, allocatable :: hpf_bc_1(:)
-  allocate (hpf_bc_1(1:16))
-  if (hpf_owns(hpf_d_A, k)) hpf_bc_1 = A(1:16, hpf_lx(hpf_d_A, k))
+  allocate (hpf_bc_1(max(1, k + 1):16))
+  if (hpf_owns(hpf_d_A, k)) hpf_bc_1 = A(max(1, k + 1):16, hpf_lx(hpf_d_A, k))
   call MPI_Bcast(hpf_bc_1, size(hpf_bc_1), MPI_DOUBLE_PRECISION, hpf_owner(hpf_d_A, k), MPI_COMM_WORLD)
   if (hpf_stats .and. hpf_owns(hpf_d_A, k)) then
     hpf_stat_messages = hpf_stat_messages + (hpf_nprocs - 1)
@@ -102,10 +110,14 @@ PROGRAM LUCYC
   end if
   do hpf_c = 0, hpf_courses(hpf_d_A) - 1
     call hpf_course_bounds(hpf_d_A, 0, (K+1), (N), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_A, hpf_lo + (0)) - hpf_lo
          DO 40 J = hpf_lo, hpf_hi, 1
             DO 40 I = K+1, N
-               A(I,hpf_lx(hpf_d_A, J)) = A(I,hpf_lx(hpf_d_A, J)) - hpf_bc_1(I) * A(K,hpf_lx(hpf_d_A, J))
+               A(I,J + hpf_cs_1) = A(I,J + hpf_cs_1) - hpf_bc_1(I) * A(K,J + hpf_cs_1)
    40    CONTINUE
+    end block
   end do
   J = hpf_final((K+1), (N), 1)
   if (((N) - (K+1)) * (1) >= 0) I = hpf_final((K+1), (N), 1)

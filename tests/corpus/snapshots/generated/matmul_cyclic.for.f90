@@ -35,10 +35,14 @@ PROGRAM GRAMCY
   ! hpf-ls: owner computes DO 10 J = 1, N
   do hpf_c = 0, hpf_courses(hpf_d_A) - 1
     call hpf_course_bounds(hpf_d_A, 0, (1), (N), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_A, hpf_lo + (0)) - hpf_lo
       DO 10 J = hpf_lo, hpf_hi, 1
       DO 10 I = 1, M
-         A(I,hpf_lx(hpf_d_A, J)) = MOD(I * J + 3, 7) - 3
+         A(I,J + hpf_cs_1) = MOD(I * J + 3, 7) - 3
    10 CONTINUE
+    end block
   end do
   J = hpf_final((1), (N), 1)
   if (((N) - (1)) * (1) >= 0) I = hpf_final((1), (M), 1)

@@ -188,7 +188,11 @@ program maxloc_pivot
   ! hpf-ls: owner computes forall (i = 1:6, j = 1:5) c(i, j) = mod(i * 5 + j * 3, 7) - 3.d0
   do hpf_c = 0, hpf_courses(hpf_d_c) - 1
   call hpf_course_bounds(hpf_d_c, 0, (1), (5), 1, hpf_c, hpf_lo, hpf_hi)
-  forall (i = 1:6, j = hpf_lo:hpf_hi:1) c(i, hpf_lx(hpf_d_c, j)) = mod(i * 5 + j * 3, 7) - 3.d0
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_c, hpf_lo + (0)) - hpf_lo
+  forall (i = 1:6, j = hpf_lo:hpf_hi:1) c(i, j + hpf_cs_1) = mod(i * 5 + j * 3, 7) - 3.d0
+    end block
   end do
   call hpf_stat_end(5)
   ! hpf-ls: every process runs this loop

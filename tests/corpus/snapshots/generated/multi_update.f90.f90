@@ -174,10 +174,15 @@ program multi_update
   ! hpf-ls: owner computes do i = 1, n
   do hpf_c = 0, hpf_courses(hpf_d_c) - 1
     call hpf_course_bounds(hpf_d_c, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1, hpf_cs_2
+    hpf_cs_1 = hpf_lx(hpf_d_c, hpf_lo + (0)) - hpf_lo
+    hpf_cs_2 = hpf_lx(hpf_d_d, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-    c(hpf_lx(hpf_d_c, i)) = i * 5
-    d(hpf_lx(hpf_d_d, i)) = c(hpf_lx(hpf_d_c, i)) - i
+    c(i + hpf_cs_1) = i * 5
+    d(i + hpf_cs_2) = c(i + hpf_cs_1) - i
   end do
+    end block
   end do
   i = hpf_final((1), (n), 1)
   call hpf_stat_end(3)

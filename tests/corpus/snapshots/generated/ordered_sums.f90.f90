@@ -126,9 +126,13 @@ call hpf_local_bounds(hpf_d_grid(1), 0, (1), (n), 1, hpf_lo, hpf_hi)
   ! hpf-ls: owner computes do i = 1, nc
   do hpf_c = 0, hpf_courses(hpf_d_x) - 1
     call hpf_course_bounds(hpf_d_x, 0, (1), (nc), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_x, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-    x(hpf_lx(hpf_d_x, i)) = 1.0d0 / dble(i) + dble(mod(i, 9)) * 1.0d7
+    x(i + hpf_cs_1) = 1.0d0 / dble(i) + dble(mod(i, 9)) * 1.0d7
   end do
+    end block
   end do
   i = hpf_final((1), (nc), 1)
   call hpf_stat_end(5)
@@ -136,9 +140,13 @@ call hpf_local_bounds(hpf_d_grid(1), 0, (1), (n), 1, hpf_lo, hpf_hi)
   ! hpf-ls: owner computes do i = 1, nc
   do hpf_c = 0, hpf_courses(hpf_d_y) - 1
     call hpf_course_bounds(hpf_d_y, 0, (1), (nc), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_y, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-    y(hpf_lx(hpf_d_y, i)) = dble(mod(3 * i, 11)) - 5.0d0
+    y(i + hpf_cs_1) = dble(mod(3 * i, 11)) - 5.0d0
   end do
+    end block
   end do
   i = hpf_final((1), (nc), 1)
   call hpf_stat_end(6)

@@ -187,15 +187,19 @@ program private_scalars
   ! hpf-ls: owner computes do i = 1, n
   do hpf_c = 0, hpf_courses(hpf_d_k) - 1
     call hpf_course_bounds(hpf_d_k, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_k, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
     if (mod(i, 3) == 0) then
-      k(hpf_lx(hpf_d_k, i)) = i * i
+      k(i + hpf_cs_1) = i * i
     else if (mod(i, 3) == 1) then
-      k(hpf_lx(hpf_d_k, i)) = -i
+      k(i + hpf_cs_1) = -i
     else
-      k(hpf_lx(hpf_d_k, i)) = 2 * i + 1
+      k(i + hpf_cs_1) = 2 * i + 1
     end if
   end do
+    end block
   end do
   i = hpf_final((1), (n), 1)
   call hpf_stat_end(8)
@@ -294,9 +298,13 @@ program private_scalars
   if (hpf_rank /= 0) rk = 0
   do hpf_c = 0, hpf_courses(hpf_d_k) - 1
     call hpf_course_bounds(hpf_d_k, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_k, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-    rk = rk + real(k(hpf_lx(hpf_d_k, i))) / 3.0
+    rk = rk + real(k(i + hpf_cs_1)) / 3.0
   end do
+    end block
   end do
   call hpf_combine_r4(rk, .false.)
   i = hpf_final((1), (n), 1)

@@ -288,9 +288,13 @@ program redistribute_sweeps
     call hpf_course_bounds(hpf_d_w, 0, (2), (n), 1, hpf_c, hpf_lo, hpf_hi)
     hpf_k = 0
     if ((hpf_hi - hpf_lo) * (1) >= 0) hpf_k = (hpf_hi - hpf_lo) / (1) + 1
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_w, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-    w(hpf_lx(hpf_d_w, i)) = w(hpf_lx(hpf_d_w, i)) + hpf_gv_1(hpf_m + (i - hpf_lo) / (1) + 1)
+    w(i + hpf_cs_1) = w(i + hpf_cs_1) + hpf_gv_1(hpf_m + (i - hpf_lo) / (1) + 1)
   end do
+    end block
     hpf_m = hpf_m + hpf_k
   end do
   end block

@@ -79,10 +79,14 @@ program reductions
   if (hpf_rank /= 0) s = 0
   do hpf_c = 0, hpf_courses(hpf_d_k) - 1
     call hpf_course_bounds(hpf_d_k, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_k, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-    x = k(hpf_lx(hpf_d_k, i)) * k(hpf_lx(hpf_d_k, i))
+    x = k(i + hpf_cs_1) * k(i + hpf_cs_1)
     s = s + x
   end do
+    end block
   end do
   call MPI_Allreduce(MPI_IN_PLACE, s, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
   i = hpf_final((1), (n), 1)

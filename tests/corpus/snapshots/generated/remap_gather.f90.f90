@@ -84,9 +84,13 @@ program remap_gather
   ! hpf-ls: owner computes do i = 1, n
   do hpf_c = 0, hpf_courses(hpf_d_rc) - 1
     call hpf_course_bounds(hpf_d_rc, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_rc, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-    rc(hpf_lx(hpf_d_rc, i)) = 0.25 * i
+    rc(i + hpf_cs_1) = 0.25 * i
   end do
+    end block
   end do
   i = hpf_final((1), (n), 1)
   call hpf_stat_end(4)
@@ -94,9 +98,13 @@ program remap_gather
   ! hpf-ls: owner computes do i = 1, n
   do hpf_c = 0, hpf_courses(hpf_d_ra) - 1
     call hpf_course_bounds(hpf_d_ra, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_ra, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-    ra(hpf_lx(hpf_d_ra, i)) = 1.5 * i - 4.0
+    ra(i + hpf_cs_1) = 1.5 * i - 4.0
   end do
+    end block
   end do
   i = hpf_final((1), (n), 1)
   call hpf_stat_end(5)

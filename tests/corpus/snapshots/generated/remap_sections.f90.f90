@@ -71,9 +71,13 @@ program remap_sections
   ! hpf-ls: owner computes do i = 1, n
   do hpf_c = 0, hpf_courses(hpf_d_b) - 1
     call hpf_course_bounds(hpf_d_b, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_b, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-    b(hpf_lx(hpf_d_b, i)) = mod(7 * i, 11) - 5
+    b(i + hpf_cs_1) = mod(7 * i, 11) - 5
   end do
+    end block
   end do
   i = hpf_final((1), (n), 1)
   call hpf_stat_end(1)
@@ -89,9 +93,13 @@ program remap_sections
   ! hpf-ls: owner computes do i = 1, n
   do hpf_c = 0, hpf_courses(hpf_d_y) - 1
     call hpf_course_bounds(hpf_d_y, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_y, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-    y(hpf_lx(hpf_d_y, i)) = real(i) / 8.0
+    y(i + hpf_cs_1) = real(i) / 8.0
   end do
+    end block
   end do
   i = hpf_final((1), (n), 1)
   call hpf_stat_end(3)

@@ -65,9 +65,13 @@ program replicated_reads
   ! hpf-ls: owner computes do i = 1, n
   do hpf_c = 0, hpf_courses(hpf_d_e) - 1
     call hpf_course_bounds(hpf_d_e, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_e, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-    e(hpf_lx(hpf_d_e, i)) = 1.0 / i
+    e(i + hpf_cs_1) = 1.0 / i
   end do
+    end block
   end do
   i = hpf_final((1), (n), 1)
   call hpf_stat_end(3)

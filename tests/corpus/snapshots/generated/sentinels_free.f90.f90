@@ -43,10 +43,15 @@ program sentinels_free
   ! hpf-ls: owner computes do i = 1, n
   do hpf_c = 0, hpf_courses(hpf_d_x) - 1
     call hpf_course_bounds(hpf_d_x, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1, hpf_cs_2
+    hpf_cs_1 = hpf_lx(hpf_d_x, hpf_lo + (0)) - hpf_lo
+    hpf_cs_2 = hpf_lx(hpf_d_y, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-    x(hpf_lx(hpf_d_x, i)) = real(i)
-    y(hpf_lx(hpf_d_y, i)) = real(n - i)
+    x(i + hpf_cs_1) = real(i)
+    y(i + hpf_cs_2) = real(n - i)
   end do
+    end block
   end do
   i = hpf_final((1), (n), 1)
   call hpf_stat_end(1)
@@ -54,10 +59,16 @@ program sentinels_free
   ! hpf-ls: owner computes do i = 1, n
   do hpf_c = 0, hpf_courses(hpf_d_z) - 1
     call hpf_course_bounds(hpf_d_z, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1, hpf_cs_2, hpf_cs_3
+    hpf_cs_1 = hpf_lx(hpf_d_x, hpf_lo + (0)) - hpf_lo
+    hpf_cs_2 = hpf_lx(hpf_d_y, hpf_lo + (0)) - hpf_lo
+    hpf_cs_3 = hpf_lx(hpf_d_z, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-    tmp = x(hpf_lx(hpf_d_x, i)) * y(hpf_lx(hpf_d_y, i))
-    z(hpf_lx(hpf_d_z, i)) = tmp + 1.0
+    tmp = x(i + hpf_cs_1) * y(i + hpf_cs_2)
+    z(i + hpf_cs_3) = tmp + 1.0
   end do
+    end block
   end do
   i = hpf_final((1), (n), 1)
   call hpf_stat_end(2)
@@ -67,9 +78,13 @@ program sentinels_free
   if (hpf_rank /= 0) s = 0
   do hpf_c = 0, hpf_courses(hpf_d_z) - 1
     call hpf_course_bounds(hpf_d_z, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_z, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-    s = s + z(hpf_lx(hpf_d_z, i))
+    s = s + z(i + hpf_cs_1)
   end do
+    end block
   end do
   call hpf_combine_r4(s, .false.)
   i = hpf_final((1), (n), 1)

@@ -22,9 +22,13 @@ contains
   ! hpf-ls: owner computes do i = 1, len
   do hpf_c = 0, hpf_courses(hpf_d_x) - 1
     call hpf_course_bounds(hpf_d_x, 0, (1), (len), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_x, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-    x(hpf_lx(hpf_d_x, i)) = x(hpf_lx(hpf_d_x, i)) * 0.5 + shift * real(mod(i, 4))
+    x(i + hpf_cs_1) = x(i + hpf_cs_1) * 0.5 + shift * real(mod(i, 4))
   end do
+    end block
   end do
   i = hpf_final((1), (len), 1)
   call hpf_stat_end(1)
@@ -113,9 +117,13 @@ contains
   ! hpf-ls: owner computes do i = 1, len
   do hpf_c = 0, hpf_courses(hpf_d_z) - 1
     call hpf_course_bounds(hpf_d_z, 0, (1), (len), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_z, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-    z(hpf_lx(hpf_d_z, i)) = z(hpf_lx(hpf_d_z, i)) * w + dble(i * i) / 3.0d0
+    z(i + hpf_cs_1) = z(i + hpf_cs_1) * w + dble(i * i) / 3.0d0
   end do
+    end block
   end do
   i = hpf_final((1), (len), 1)
   call hpf_stat_end(4)
@@ -137,9 +145,13 @@ contains
   ! hpf-ls: owner computes do i = 1, len
   do hpf_c = 0, hpf_courses(hpf_d_z) - 1
     call hpf_course_bounds(hpf_d_z, 0, (1), (len), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_z, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-    z(hpf_lx(hpf_d_z, i)) = z(hpf_lx(hpf_d_z, i)) * w + dble(i * i) / 3.0d0
+    z(i + hpf_cs_1) = z(i + hpf_cs_1) * w + dble(i * i) / 3.0d0
   end do
+    end block
   end do
   i = hpf_final((1), (len), 1)
   call hpf_stat_end(5)
@@ -162,9 +174,13 @@ contains
   ! hpf-ls: owner computes do i = 1, len
   do hpf_c = 0, hpf_courses(hpf_d_x) - 1
     call hpf_course_bounds(hpf_d_x, 0, (1), (len), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_x, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-    x(hpf_lx(hpf_d_x, i)) = x(hpf_lx(hpf_d_x, i)) * 0.5 + shift * real(mod(i, 4))
+    x(i + hpf_cs_1) = x(i + hpf_cs_1) * 0.5 + shift * real(mod(i, 4))
   end do
+    end block
   end do
   i = hpf_final((1), (len), 1)
   call hpf_stat_end(6)
@@ -184,9 +200,13 @@ contains
   ! hpf-ls: owner computes do i = 1, len
   do hpf_c = 0, hpf_courses(hpf_d_v) - 1
     call hpf_course_bounds(hpf_d_v, 0, (1), (len), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_v, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-    v(hpf_lx(hpf_d_v, i)) = v(hpf_lx(hpf_d_v, i)) + 100 * i
+    v(i + hpf_cs_1) = v(i + hpf_cs_1) + 100 * i
   end do
+    end block
   end do
   i = hpf_final((1), (len), 1)
   call hpf_stat_end(7)
@@ -208,9 +228,13 @@ contains
   ! hpf-ls: owner computes do i = 1, len
   do hpf_c = 0, hpf_courses(hpf_d_v) - 1
     call hpf_course_bounds(hpf_d_v, 0, (1), (len), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_v, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-    v(hpf_lx(hpf_d_v, i)) = v(hpf_lx(hpf_d_v, i)) * 10 + i
+    v(i + hpf_cs_1) = v(i + hpf_cs_1) * 10 + i
   end do
+    end block
   end do
   i = hpf_final((1), (len), 1)
   call hpf_stat_end(8)
@@ -325,11 +349,15 @@ contains
   ! hpf-ls: owner computes do j = 1, m2
   do hpf_c = 0, hpf_courses(hpf_d_y) - 1
     call hpf_course_bounds(hpf_d_y, 0, (1), (m2), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_y, hpf_lo + (0)) - hpf_lo
   do j = hpf_lo, hpf_hi, 1
     do i = 1, m1
-      y(i, hpf_lx(hpf_d_y, j)) = y(i, hpf_lx(hpf_d_y, j)) * real(j) - real(i)
+      y(i, j + hpf_cs_1) = y(i, j + hpf_cs_1) * real(j) - real(i)
     end do
   end do
+    end block
   end do
   j = hpf_final((1), (m2), 1)
   if (((m2) - (1)) * (1) >= 0) i = hpf_final((1), (m1), 1)
@@ -430,9 +458,13 @@ program subroutine_remap
   ! hpf-ls: owner computes do i = 1, n
   do hpf_c = 0, hpf_courses(hpf_d_c) - 1
     call hpf_course_bounds(hpf_d_c, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_c, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-    c(hpf_lx(hpf_d_c, i)) = dble(i) / 7.0d0
+    c(i + hpf_cs_1) = dble(i) / 7.0d0
   end do
+    end block
   end do
   i = hpf_final((1), (n), 1)
   call hpf_stat_end(14)
@@ -440,9 +472,13 @@ program subroutine_remap
   ! hpf-ls: owner computes do i = 1, n
   do hpf_c = 0, hpf_courses(hpf_d_k) - 1
     call hpf_course_bounds(hpf_d_k, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_k, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-    k(hpf_lx(hpf_d_k, i)) = mod(i * i, 13)
+    k(i + hpf_cs_1) = mod(i * i, 13)
   end do
+    end block
   end do
   i = hpf_final((1), (n), 1)
   call hpf_stat_end(15)

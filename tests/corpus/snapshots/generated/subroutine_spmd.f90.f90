@@ -196,9 +196,13 @@ call hpf_local_bounds(hpf_d_b(1), 0, (2), (len - 1), 1, hpf_lo, hpf_hi)
   ! hpf-ls: owner computes do i = 1, len
   do hpf_c = 0, hpf_courses(hpf_d_c) - 1
     call hpf_course_bounds(hpf_d_c, 0, (1), (len), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_c, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-    c(hpf_lx(hpf_d_c, i)) = mod(i * i, 17)
+    c(i + hpf_cs_1) = mod(i * i, 17)
   end do
+    end block
   end do
   i = hpf_final((1), (len), 1)
   call hpf_stat_end(7)
@@ -304,9 +308,13 @@ call hpf_local_bounds(hpf_d_b(1), 0, (2), (len - 1), 1, hpf_lo, hpf_hi)
   ! hpf-ls: owner computes do i = 1, len
   do hpf_c = 0, hpf_courses(hpf_d_x) - 1
     call hpf_course_bounds(hpf_d_x, 0, (1), (len), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_x, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-    x(hpf_lx(hpf_d_x, i)) = x(hpf_lx(hpf_d_x, i)) - 1.0
+    x(i + hpf_cs_1) = x(i + hpf_cs_1) - 1.0
   end do
+    end block
   end do
   i = hpf_final((1), (len), 1)
   call hpf_stat_end(10)

@@ -50,14 +50,22 @@ program triangular_nest
   ! hpf-ls: owner computes forall (i = 1:n, j = 1:n) l(i, j) = 1.0d0 / dble(i + j - 1)
   do hpf_c = 0, hpf_courses(hpf_d_l) - 1
   call hpf_course_bounds(hpf_d_l, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
-  forall (i = 1:n, j = hpf_lo:hpf_hi:1) l(i, hpf_lx(hpf_d_l, j)) = 1.0d0 / dble(i + j - 1)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_l, hpf_lo + (0)) - hpf_lo
+  forall (i = 1:n, j = hpf_lo:hpf_hi:1) l(i, j + hpf_cs_1) = 1.0d0 / dble(i + j - 1)
+    end block
   end do
   call hpf_stat_end(1)
   call hpf_stat_begin()
   ! hpf-ls: owner computes forall (i = 1:n) x(i) = dble(mod(3 * i, 7)) - 2.0d0
   do hpf_c = 0, hpf_courses(hpf_d_x) - 1
   call hpf_course_bounds(hpf_d_x, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
-  forall (i = hpf_lo:hpf_hi:1) x(hpf_lx(hpf_d_x, i)) = dble(mod(3 * i, 7)) - 2.0d0
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_x, hpf_lo + (0)) - hpf_lo
+  forall (i = hpf_lo:hpf_hi:1) x(i + hpf_cs_1) = dble(mod(3 * i, 7)) - 2.0d0
+    end block
   end do
   call hpf_stat_end(2)
   call hpf_stat_begin()
