@@ -37,6 +37,7 @@ const SUPPORTED: &[&str] = &[
     "grid3d_reduce.f90",
     "grid3d_star_block_block.f90",
     "grid_branches.f90",
+    "grid_cyclic_offsets.f90",
     "heat_seqnum.f",
     "inherit_dummies.f90",
     "irregular_gather2d.f90",
