@@ -24,10 +24,23 @@
 //!   `disjoint`), and is fetched as a read of an array it does not write;
 //! - a read of any other distributed array is fetched: the inspector walks
 //!   the process's own iterations and records, per reference, the box of
-//!   global indices it reads; one all-to-all (`hpf_nest_fetch_*`, runtime)
-//!   fills each box from the elements' owners; the executor is the nest with
-//!   that reference renamed to its box, which keeps the global bounds, so
-//!   its subscripts stay as written.
+//!   global indices it reads; a schedule (`hpf_nest_schedule_*`, runtime)
+//!   lists what each process sends of its elements and where each box
+//!   element arrives, and one all-to-all (`hpf_nest_move_*`) fills each box
+//!   from the elements' owners; the executor is the nest with that
+//!   reference renamed to its box, which keeps the global bounds, so its
+//!   subscripts stay as written.
+//! - a read of another array cut alike counts as the owner's own when it
+//!   sits on the left side's template cell (`same_cells`: `B(I+1,J)` for
+//!   `A(I,J)` when A is aligned one cell further), not merely at the same
+//!   indices.
+//!
+//! In a loop every process runs (a time loop), a nest whose boxes depend on
+//! nothing the loop assigns (`reuse_schedules`: no CALL, no REDISTRIBUTE,
+//! none of the variables the inspector reads, such as `IDX` of
+//! `C(IDX(I),J)`) keeps its boxes and schedule in a block around the loop:
+//! the inspector runs in the loop's first iteration, the values move in
+//! every one.
 //!
 //! A box per reference (not per array) keeps the fetched data close to what
 //! is read (`A(I,K)` and `A(K,J)` of an LU step are a column and a row, not
@@ -64,6 +77,10 @@ pub(crate) enum Refusal {
     /// It reads an array it writes at another element than its own, which
     /// a write of the nest may reach (a dependence).
     ReadsWhatItWrites(String),
+    /// A loop bound, a condition or a subscript that decides what is
+    /// fetched reads a variable the nest assigns (`K = IDX(I)` then
+    /// `B(K)`): the inspector, which runs before the nest, cannot know it.
+    InspectorReadsAssigned(String),
 }
 
 impl Refusal {
@@ -80,6 +97,9 @@ impl Refusal {
             Refusal::DistributedSubscript(name) => format!("a subscript of {name} reads a distributed array"),
             Refusal::ReadsWhatItWrites(name) => {
                 format!("it reads {name} at elements that its own writes may reach")
+            }
+            Refusal::InspectorReadsAssigned(name) => {
+                format!("what it fetches depends on {name}, which it assigns")
             }
         }
     }
@@ -117,9 +137,17 @@ pub(crate) struct FetchedNest<'a> {
     pub(crate) stmt: &'a Stmt,
     boxes: Vec<BoxRead>,
     assigns: Vec<OwnedAssign>,
+    /// The number of its schedule among those computed once for the
+    /// enclosing loop (`reuse_schedules`); `None`: computed on each run.
+    reuse: Option<usize>,
 }
 
 impl FetchedNest<'_> {
+    /// Whether its schedule is computed once for the enclosing loop.
+    pub(crate) fn reuses_schedule(&self) -> bool {
+        self.reuse.is_some()
+    }
+
     /// How many DO loops deep the nest is (0: one assignment).
     pub(crate) fn depth(&self) -> usize {
         fn depth(stmt: &Stmt) -> usize {
@@ -259,6 +287,23 @@ fn same_cells(
     })
 }
 
+/// The suffix of the names of the nest's `k`-th fetched reference: `k`,
+/// or `loop<schedule>_k` for a schedule kept for the enclosing loop.
+fn box_tag(nest: &FetchedNest, k: usize) -> String {
+    match nest.reuse {
+        None => k.to_string(),
+        Some(id) => format!("loop{id}_{k}"),
+    }
+}
+
+/// The names a Fortran text mentions, in lower case.
+fn identifiers(text: &str) -> Vec<String> {
+    text.split(|it: char| !(it.is_ascii_alphanumeric() || it == '_'))
+        .filter(|it| it.starts_with(|first: char| first.is_ascii_alphabetic()))
+        .map(str::to_ascii_lowercase)
+        .collect()
+}
+
 /// What the planner gathers while it walks the nest.
 #[derive(Default)]
 struct Walk<'s> {
@@ -376,7 +421,78 @@ impl Lowering<'_> {
                 boxes.push(BoxRead { array, name, subscripts, stmt: assign.range.start });
             }
         }
-        Ok(FetchedNest { stmt, boxes, assigns })
+        let nest = FetchedNest { stmt, boxes, assigns, reuse: None };
+        let assigned: Vec<String> = self.written(stmt).1.into_iter().map(|it| it.0.to_ascii_lowercase()).collect();
+        if let Some(name) = self.inspector_reads(&nest).into_iter().find(|it| assigned.contains(it)) {
+            return Err(Refusal::InspectorReadsAssigned(name));
+        }
+        Ok(nest)
+    }
+
+    /// The variables (lower case) that decide what the inspector records:
+    /// those its loop bounds, IF conditions, ownership tests and fetched
+    /// subscripts read, but the nest's own loop indices (it sets them).
+    fn inspector_reads(&self, nest: &FetchedNest) -> Vec<String> {
+        let mut texts: Vec<String> = Vec::new();
+        let mut indices: Vec<String> = Vec::new();
+        let mut stack = vec![nest.stmt];
+        while let Some(stmt) = stack.pop() {
+            match &stmt.kind {
+                StmtKind::Do { control: Some(control), .. } => {
+                    indices.push(control.var.key());
+                    texts.push(self.one_line(control.lo.range));
+                    texts.push(self.one_line(control.hi.range));
+                    texts.extend(control.step.as_ref().map(|it| self.one_line(it.range)));
+                }
+                StmtKind::If { branches } => {
+                    texts.extend(branches.iter().filter_map(|it| it.0.as_ref()).map(|it| self.one_line(it.range)));
+                }
+                _ => {}
+            }
+            stack.extend(stmt.children());
+        }
+        texts.extend(nest.assigns.iter().filter_map(|it| it.guard.clone()));
+        texts.extend(nest.boxes.iter().flat_map(|it| it.subscripts.iter().map(|s| self.one_line(*s))));
+        let mut names: Vec<String> = texts.iter().flat_map(|it| identifiers(it)).collect();
+        names.retain(|it| !indices.contains(it));
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// Marks the fetched nests among `body` (the statements of `outer`, a
+    /// loop every process runs) whose schedules can be computed once for
+    /// the whole loop: what decides their boxes is not assigned in it (no
+    /// CALL, no REDISTRIBUTE or REALIGN, none of the variables the
+    /// inspector reads), so every iteration fetches the same elements and
+    /// only their values move again (a time loop pays for the inspector once).
+    pub(crate) fn reuse_schedules(&mut self, outer: &Stmt, body: &mut [&mut FetchedNest]) {
+        let mut stack = vec![outer];
+        while let Some(stmt) = stack.pop() {
+            if matches!(stmt.kind, StmtKind::Call { .. }) {
+                return;
+            }
+            stack.extend(stmt.children());
+        }
+        let text = self.slice(outer.range).to_ascii_lowercase();
+        if text.contains("redistribute") || text.contains("realign") {
+            return;
+        }
+        let written: Vec<String> = self.written(outer).1.into_iter().map(|it| it.0.to_ascii_lowercase()).collect();
+        let mut count = 0;
+        for nest in body.iter_mut() {
+            if nest.boxes.is_empty() || self.inspector_reads(nest).iter().any(|it| written.contains(it)) {
+                continue;
+            }
+            count += 1;
+            nest.reuse = Some(count);
+            let header = nest.stmt.header;
+            if let Some(note) = self.notes.iter_mut().rev().find(|it| it.range == header) {
+                note.message.push_str(
+                    ", its schedule computed once for the enclosing loop (what decides it is not assigned there)",
+                );
+            }
+        }
     }
 
     /// Checks the statements of a nest and gathers its loops and assignments.
@@ -501,44 +617,104 @@ impl Lowering<'_> {
     pub(crate) fn emit_fetched_nest(&self, out: &mut String, nest: &FetchedNest) {
         let _ =
             writeln!(out, "  ! hpf-ls: owner computes this nest, its remote reads fetched first (inspector/executor)");
-        let _ = writeln!(out, "  block");
-        for (k, read) in nest.boxes.iter().enumerate() {
-            let k = k + 1;
-            let distributed = &self.distributed[&read.array];
-            let rank = distributed.lbs.len();
-            let fortran_type = distributed.suffix.declaration();
-            let _ = writeln!(out, "  integer :: hpf_bl_{k}({rank}), hpf_bh_{k}({rank})");
-            let _ = writeln!(out, "  {fortran_type}, allocatable :: hpf_box_{k}({})", distributed.colons());
-        }
-        for k in 1..=nest.boxes.len() {
-            let _ = writeln!(out, "  hpf_bl_{k} = huge(0)\n  hpf_bh_{k} = -huge(0)");
-        }
-        if !nest.boxes.is_empty() {
-            // The inspector: the box each reference reads on this process.
-            let _ = writeln!(out, "  ! hpf-ls: inspector");
-            self.emit_nest_walk(out, nest, std::slice::from_ref(nest.stmt), &mut Vec::new(), false, true);
-            for (k, read) in nest.boxes.iter().enumerate() {
-                let k = k + 1;
-                let distributed = &self.distributed[&read.array];
-                let bounds: Vec<String> =
-                    (1..=read.subscripts.len()).map(|d| format!("hpf_bl_{k}({d}):hpf_bh_{k}({d})")).collect();
-                let name = &distributed.name;
-                let (descs, dims) = match &distributed.second {
-                    None => (format!("[hpf_d_{name}, hpf_d_{name}]"), format!("[{}, 0]", distributed.dim + 1)),
-                    Some(second) => (format!("hpf_d_{name}"), format!("[{}, {}]", distributed.dim + 1, second.dim + 1)),
-                };
-                let _ = writeln!(out, "  allocate (hpf_box_{k}({}))", bounds.join(", "));
-                let _ = writeln!(
-                    out,
-                    "  call hpf_nest_fetch_{}_{}({name}, {descs}, {dims}, hpf_bl_{k}, hpf_bh_{k}, hpf_box_{k})",
-                    distributed.suffix,
-                    read.subscripts.len()
-                );
+        match nest.reuse {
+            None => {
+                let _ = writeln!(out, "  block");
+                self.emit_box_declarations(out, nest);
+                if !nest.boxes.is_empty() {
+                    self.emit_inspection(out, nest);
+                }
             }
+            Some(id) => {
+                // The schedule of the enclosing loop's first run of the nest.
+                let _ = writeln!(out, "  if (.not. hpf_inspected_{id}) then");
+                self.emit_inspection(out, nest);
+                let _ = writeln!(out, "  hpf_inspected_{id} = .true.\n  end if");
+            }
+        }
+        for (k, read) in nest.boxes.iter().enumerate() {
+            let tag = box_tag(nest, k + 1);
+            let distributed = &self.distributed[&read.array];
+            let _ = writeln!(
+                out,
+                "  call hpf_nest_move_{}_{}({}, hpf_fs_{tag}, hpf_box_{tag})",
+                distributed.suffix,
+                read.subscripts.len(),
+                distributed.name
+            );
         }
         let _ = writeln!(out, "  ! hpf-ls: executor");
         self.emit_nest_walk(out, nest, std::slice::from_ref(nest.stmt), &mut Vec::new(), false, false);
-        let _ = writeln!(out, "  end block");
+        if nest.reuse.is_none() {
+            let _ = writeln!(out, "  end block");
+        }
+    }
+
+    /// Before a loop every process runs: the boxes and schedules of the
+    /// fetched nests of its body that reuse them (`reuse_schedules`), in a
+    /// block around the loop, none computed yet.
+    pub(crate) fn emit_reused_schedules_open(&self, out: &mut String, nests: &[&FetchedNest]) {
+        if nests.is_empty() {
+            return;
+        }
+        let _ = writeln!(out, "  block");
+        for nest in nests {
+            self.emit_box_declarations(out, nest);
+        }
+        for id in nests.iter().filter_map(|it| it.reuse) {
+            let _ = writeln!(out, "  logical :: hpf_inspected_{id}");
+        }
+        for id in nests.iter().filter_map(|it| it.reuse) {
+            let _ = writeln!(out, "  hpf_inspected_{id} = .false.");
+        }
+    }
+
+    /// After that loop: the end of `emit_reused_schedules_open`'s block.
+    pub(crate) fn emit_reused_schedules_close(&self, out: &mut String, nests: &[&FetchedNest]) {
+        if !nests.is_empty() {
+            let _ = writeln!(out, "  end block");
+        }
+    }
+
+    /// The box bounds, schedule and box of each fetched reference.
+    fn emit_box_declarations(&self, out: &mut String, nest: &FetchedNest) {
+        for (k, read) in nest.boxes.iter().enumerate() {
+            let tag = box_tag(nest, k + 1);
+            let distributed = &self.distributed[&read.array];
+            let rank = distributed.lbs.len();
+            let fortran_type = distributed.suffix.declaration();
+            let _ = writeln!(out, "  integer :: hpf_bl_{tag}({rank}), hpf_bh_{tag}({rank})");
+            let _ = writeln!(out, "  type(hpf_schedule) :: hpf_fs_{tag}");
+            let _ = writeln!(out, "  {fortran_type}, allocatable :: hpf_box_{tag}({})", distributed.colons());
+        }
+    }
+
+    /// The inspector: the box each reference reads on this process, its
+    /// schedule, and the box allocated with those global bounds.
+    fn emit_inspection(&self, out: &mut String, nest: &FetchedNest) {
+        for k in 1..=nest.boxes.len() {
+            let tag = box_tag(nest, k);
+            let _ = writeln!(out, "  hpf_bl_{tag} = huge(0)\n  hpf_bh_{tag} = -huge(0)");
+        }
+        let _ = writeln!(out, "  ! hpf-ls: inspector");
+        self.emit_nest_walk(out, nest, std::slice::from_ref(nest.stmt), &mut Vec::new(), false, true);
+        for (k, read) in nest.boxes.iter().enumerate() {
+            let tag = box_tag(nest, k + 1);
+            let distributed = &self.distributed[&read.array];
+            let bounds: Vec<String> =
+                (1..=read.subscripts.len()).map(|d| format!("hpf_bl_{tag}({d}):hpf_bh_{tag}({d})")).collect();
+            let name = &distributed.name;
+            let (descs, dims) = match &distributed.second {
+                None => (format!("[hpf_d_{name}, hpf_d_{name}]"), format!("[{}, 0]", distributed.dim + 1)),
+                Some(second) => (format!("hpf_d_{name}"), format!("[{}, {}]", distributed.dim + 1, second.dim + 1)),
+            };
+            let _ = writeln!(
+                out,
+                "  call hpf_nest_schedule_{}({descs}, {dims}, hpf_bl_{tag}, hpf_bh_{tag}, hpf_fs_{tag})",
+                read.subscripts.len()
+            );
+            let _ = writeln!(out, "  allocate (hpf_box_{tag}({}))", bounds.join(", "));
+        }
     }
 
     /// The nest's statements, each assignment under its ownership test
@@ -611,19 +787,19 @@ impl Lowering<'_> {
                     }
                     if inspect {
                         for (k, read) in nest.boxes.iter().enumerate().filter(|it| it.1.stmt == stmt.range.start) {
-                            let k = k + 1;
+                            let tag = box_tag(nest, k + 1);
                             for (d, subscript) in read.subscripts.iter().enumerate() {
                                 let d = d + 1;
                                 let text = self.one_line(*subscript);
                                 let text = text.trim();
-                                let _ = writeln!(out, "    hpf_bl_{k}({d}) = min(hpf_bl_{k}({d}), {text})");
-                                let _ = writeln!(out, "    hpf_bh_{k}({d}) = max(hpf_bh_{k}({d}), {text})");
+                                let _ = writeln!(out, "    hpf_bl_{tag}({d}) = min(hpf_bl_{tag}({d}), {text})");
+                                let _ = writeln!(out, "    hpf_bh_{tag}({d}) = max(hpf_bh_{tag}({d}), {text})");
                             }
                         }
                     } else {
                         let mut edits = owned.edits.clone();
                         for (k, read) in nest.boxes.iter().enumerate().filter(|it| it.1.stmt == stmt.range.start) {
-                            edits.push((read.name, format!("hpf_box_{}", k + 1)));
+                            edits.push((read.name, format!("hpf_box_{}", box_tag(nest, k + 1))));
                         }
                         let _ = writeln!(out, "    {}", self.edited(stmt.range, &edits).trim());
                     }
@@ -693,7 +869,8 @@ mod tests {
         // left side and its own read go to local positions.
         assert!(source.contains("do j = k + 1, n\n  if (hpf_owns(hpf_d_a, j)) then\n  do i = k + 1, n"), "{source}");
         assert!(source.contains("a(i, hpf_lx(hpf_d_a, j)) = a(i, hpf_lx(hpf_d_a, j)) - hpf_box_1(i, k)"), "{source}");
-        assert_eq!(source.matches("call hpf_nest_fetch_r8_2(").count(), 3, "{source}");
+        assert_eq!(source.matches("call hpf_nest_schedule_2(").count(), 3, "{source}");
+        assert_eq!(source.matches("call hpf_nest_move_r8_2(").count(), 3, "{source}");
     }
 
     #[test]
@@ -736,6 +913,58 @@ mod tests {
         assert!(
             source.contains("+ hpf_box_1(i, j) + b(i + 1, hpf_lx(hpf_d_b(2), j)) + hpf_box_2(i, j - 2)"),
             "{source}"
+        );
+    }
+
+    /// A time loop around the LU-shaped update of `program` (line 13 on),
+    /// with `extra` at the end of its body.
+    fn time_loop(extra: &str) -> String {
+        program(&format!(
+            "  do k = 1, 3\n    do j = 2, n\n      do i = 1, n\n        a(i, j) = a(i, j) - r(j, i) * x(j)\n      end do\n    end do\n{extra}  end do\n"
+        ))
+    }
+
+    #[test]
+    fn a_time_loop_computes_the_schedule_once_while_what_decides_it_is_unchanged() {
+        let (notes, source) = lower(&time_loop("    r = r + 1.0d0\n"));
+        let fallback = fallback_lines(&notes);
+        assert!(fallback.len() == 1 && fallback[0].starts_with("13: "), "{notes:?}");
+        assert!(
+            fallback[0]
+                .ends_with("its schedule computed once for the enclosing loop (what decides it is not assigned there)"),
+            "{notes:?}"
+        );
+        // Declared around the loop, inspected in its first iteration, moved in each.
+        let around = source.find("  logical :: hpf_inspected_1\n  hpf_inspected_1 = .false.").expect(&source);
+        let time_loop = source.find("do k = 1, 3").unwrap();
+        let inspect = source.find("if (.not. hpf_inspected_1) then").expect(&source);
+        let schedule = source.find("call hpf_nest_schedule_2([hpf_d_r, hpf_d_r], ").expect(&source);
+        let moved = source.find("call hpf_nest_move_r8_2(r, hpf_fs_loop1_1, hpf_box_loop1_1)").expect(&source);
+        assert!(around < time_loop && time_loop < inspect && inspect < schedule && schedule < moved, "{source}");
+    }
+
+    #[test]
+    fn a_time_loop_that_may_change_what_decides_the_schedule_inspects_every_iteration() {
+        // The nest's bounds read V(1), which the loop assigns; a CALL may assign anything.
+        for extra in ["    v(1) = 0.0d0\n", "    call report(i)\n"] {
+            let text = time_loop(extra).replace("do j = 2, n", "do j = 2, n - int(v(1))");
+            let (notes, source) = lower(&text);
+            let fallback = fallback_lines(&notes);
+            assert!(fallback.len() == 1 && !fallback[0].contains("schedule computed once"), "{extra}: {notes:?}");
+            assert!(!source.contains("hpf_inspected_"), "{extra}: {source}");
+        }
+        let (notes, _) = lower(&time_loop("    v(1) = 0.0d0\n"));
+        assert!(fallback_lines(&notes)[0].contains("schedule computed once"), "{notes:?}");
+    }
+
+    #[test]
+    fn a_subscript_the_nest_assigns_keeps_it_off_the_fallback() {
+        // K = ... then R(K, I): the inspector would record a stale K.
+        let (notes, _) = lower(&program("  do i = 1, n\n    k = mod(i, 3) + 1\n    y(i) = r(k, i)\n  end do\n"));
+        assert!(fallback_lines(&notes).is_empty(), "{notes:?}");
+        assert_eq!(
+            Refusal::InspectorReadsAssigned("k".to_string()).message(),
+            "what it fetches depends on k, which it assigns"
         );
     }
 

@@ -207,6 +207,7 @@ end do
   ! hpf-ls: owner computes this nest, its remote reads fetched first (inspector/executor)
   block
   integer :: hpf_bl_1(2), hpf_bh_1(2)
+  type(hpf_schedule) :: hpf_fs_1
   integer, allocatable :: hpf_box_1(:,:)
   hpf_bl_1 = huge(0)
   hpf_bh_1 = -huge(0)
@@ -221,8 +222,9 @@ end do
   end if
   end do
   end do
+  call hpf_nest_schedule_2(hpf_d_a, [1, 2], hpf_bl_1, hpf_bh_1, hpf_fs_1)
   allocate (hpf_box_1(hpf_bl_1(1):hpf_bh_1(1), hpf_bl_1(2):hpf_bh_1(2)))
-  call hpf_nest_fetch_i4_2(a, hpf_d_a, [1, 2], hpf_bl_1, hpf_bh_1, hpf_box_1)
+  call hpf_nest_move_i4_2(a, hpf_fs_1, hpf_box_1)
   ! hpf-ls: executor
   do j = 1, m
   do i = 1, n - 1

@@ -43,6 +43,7 @@ program grid3d_reduce
   ! hpf-ls: owner computes this nest, its remote reads fetched first (inspector/executor)
   block
   integer :: hpf_bl_1(3), hpf_bh_1(3)
+  type(hpf_schedule) :: hpf_fs_1
   real, allocatable :: hpf_box_1(:,:,:)
   hpf_bl_1 = huge(0)
   hpf_bh_1 = -huge(0)
@@ -59,8 +60,9 @@ program grid3d_reduce
   end do
   end if
   end do
+  call hpf_nest_schedule_3(hpf_d_u, [1, 2], hpf_bl_1, hpf_bh_1, hpf_fs_1)
   allocate (hpf_box_1(hpf_bl_1(1):hpf_bh_1(1), hpf_bl_1(2):hpf_bh_1(2), hpf_bl_1(3):hpf_bh_1(3)))
-  call hpf_nest_fetch_r4_3(u, hpf_d_u, [1, 2], hpf_bl_1, hpf_bh_1, hpf_box_1)
+  call hpf_nest_move_r4_3(u, hpf_fs_1, hpf_box_1)
   ! hpf-ls: executor
   do i = 1, n
   if (hpf_owns(hpf_d_w(1), i) .and. hpf_owns(hpf_d_w(2), j)) then

@@ -79,10 +79,13 @@ program grid_cyclic_offsets
   ! hpf-ls: owner computes this nest, its remote reads fetched first (inspector/executor)
   block
   integer :: hpf_bl_1(2), hpf_bh_1(2)
+  type(hpf_schedule) :: hpf_fs_1
   integer, allocatable :: hpf_box_1(:,:)
   integer :: hpf_bl_2(2), hpf_bh_2(2)
+  type(hpf_schedule) :: hpf_fs_2
   integer, allocatable :: hpf_box_2(:,:)
   integer :: hpf_bl_3(2), hpf_bh_3(2)
+  type(hpf_schedule) :: hpf_fs_3
   integer, allocatable :: hpf_box_3(:,:)
   hpf_bl_1 = huge(0)
   hpf_bh_1 = -huge(0)
@@ -109,12 +112,15 @@ program grid_cyclic_offsets
   end if
   end do
   end do
+  call hpf_nest_schedule_2(hpf_d_b, [1, 2], hpf_bl_1, hpf_bh_1, hpf_fs_1)
   allocate (hpf_box_1(hpf_bl_1(1):hpf_bh_1(1), hpf_bl_1(2):hpf_bh_1(2)))
-  call hpf_nest_fetch_i4_2(b, hpf_d_b, [1, 2], hpf_bl_1, hpf_bh_1, hpf_box_1)
+  call hpf_nest_schedule_2(hpf_d_b, [1, 2], hpf_bl_2, hpf_bh_2, hpf_fs_2)
   allocate (hpf_box_2(hpf_bl_2(1):hpf_bh_2(1), hpf_bl_2(2):hpf_bh_2(2)))
-  call hpf_nest_fetch_i4_2(b, hpf_d_b, [1, 2], hpf_bl_2, hpf_bh_2, hpf_box_2)
+  call hpf_nest_schedule_2(hpf_d_b, [1, 2], hpf_bl_3, hpf_bh_3, hpf_fs_3)
   allocate (hpf_box_3(hpf_bl_3(1):hpf_bh_3(1), hpf_bl_3(2):hpf_bh_3(2)))
-  call hpf_nest_fetch_i4_2(b, hpf_d_b, [1, 2], hpf_bl_3, hpf_bh_3, hpf_box_3)
+  call hpf_nest_move_i4_2(b, hpf_fs_1, hpf_box_1)
+  call hpf_nest_move_i4_2(b, hpf_fs_2, hpf_box_2)
+  call hpf_nest_move_i4_2(b, hpf_fs_3, hpf_box_3)
   ! hpf-ls: executor
   do j = 3, m, 3
   do i = 2, n, 2
@@ -146,10 +152,13 @@ end do
   ! hpf-ls: owner computes this nest, its remote reads fetched first (inspector/executor)
   block
   integer :: hpf_bl_1(2), hpf_bh_1(2)
+  type(hpf_schedule) :: hpf_fs_1
   integer, allocatable :: hpf_box_1(:,:)
   integer :: hpf_bl_2(2), hpf_bh_2(2)
+  type(hpf_schedule) :: hpf_fs_2
   integer, allocatable :: hpf_box_2(:,:)
   integer :: hpf_bl_3(2), hpf_bh_3(2)
+  type(hpf_schedule) :: hpf_fs_3
   integer, allocatable :: hpf_box_3(:,:)
   hpf_bl_1 = huge(0)
   hpf_bh_1 = -huge(0)
@@ -176,12 +185,15 @@ end do
   end if
   end do
   end do
+  call hpf_nest_schedule_2(hpf_d_a, [1, 2], hpf_bl_1, hpf_bh_1, hpf_fs_1)
   allocate (hpf_box_1(hpf_bl_1(1):hpf_bh_1(1), hpf_bl_1(2):hpf_bh_1(2)))
-  call hpf_nest_fetch_i4_2(a, hpf_d_a, [1, 2], hpf_bl_1, hpf_bh_1, hpf_box_1)
+  call hpf_nest_schedule_2(hpf_d_a, [1, 2], hpf_bl_2, hpf_bh_2, hpf_fs_2)
   allocate (hpf_box_2(hpf_bl_2(1):hpf_bh_2(1), hpf_bl_2(2):hpf_bh_2(2)))
-  call hpf_nest_fetch_i4_2(a, hpf_d_a, [1, 2], hpf_bl_2, hpf_bh_2, hpf_box_2)
+  call hpf_nest_schedule_2(hpf_d_a, [1, 2], hpf_bl_3, hpf_bh_3, hpf_fs_3)
   allocate (hpf_box_3(hpf_bl_3(1):hpf_bh_3(1), hpf_bl_3(2):hpf_bh_3(2)))
-  call hpf_nest_fetch_i4_2(a, hpf_d_a, [1, 2], hpf_bl_3, hpf_bh_3, hpf_box_3)
+  call hpf_nest_move_i4_2(a, hpf_fs_1, hpf_box_1)
+  call hpf_nest_move_i4_2(a, hpf_fs_2, hpf_box_2)
+  call hpf_nest_move_i4_2(a, hpf_fs_3, hpf_box_3)
   ! hpf-ls: executor
   do j = 2, m
   do i = 2, n

@@ -57,8 +57,10 @@ program irregular_gather2d
   ! hpf-ls: owner computes this nest, its remote reads fetched first (inspector/executor)
   block
   integer :: hpf_bl_1(2), hpf_bh_1(2)
+  type(hpf_schedule) :: hpf_fs_1
   real, allocatable :: hpf_box_1(:,:)
   integer :: hpf_bl_2(2), hpf_bh_2(2)
+  type(hpf_schedule) :: hpf_fs_2
   real, allocatable :: hpf_box_2(:,:)
   hpf_bl_1 = huge(0)
   hpf_bh_1 = -huge(0)
@@ -79,10 +81,12 @@ program irregular_gather2d
   end if
   end do
   end do
+  call hpf_nest_schedule_2(hpf_d_c, [1, 2], hpf_bl_1, hpf_bh_1, hpf_fs_1)
   allocate (hpf_box_1(hpf_bl_1(1):hpf_bh_1(1), hpf_bl_1(2):hpf_bh_1(2)))
-  call hpf_nest_fetch_r4_2(c, hpf_d_c, [1, 2], hpf_bl_1, hpf_bh_1, hpf_box_1)
+  call hpf_nest_schedule_2(hpf_d_c, [1, 2], hpf_bl_2, hpf_bh_2, hpf_fs_2)
   allocate (hpf_box_2(hpf_bl_2(1):hpf_bh_2(1), hpf_bl_2(2):hpf_bh_2(2)))
-  call hpf_nest_fetch_r4_2(c, hpf_d_c, [1, 2], hpf_bl_2, hpf_bh_2, hpf_box_2)
+  call hpf_nest_move_r4_2(c, hpf_fs_1, hpf_box_1)
+  call hpf_nest_move_r4_2(c, hpf_fs_2, hpf_box_2)
   ! hpf-ls: executor
   do j = 1, m
   do i = 1, n

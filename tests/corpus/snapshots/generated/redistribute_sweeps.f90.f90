@@ -398,6 +398,7 @@ call hpf_local_bounds(hpf_d_g(1), 0, (2), (m-1), 1, hpf_lo, hpf_hi)
   ! hpf-ls: owner computes this nest, its remote reads fetched first (inspector/executor)
   block
   integer :: hpf_bl_1(2), hpf_bh_1(2)
+  type(hpf_schedule) :: hpf_fs_1
   double precision, allocatable :: hpf_box_1(:,:)
   hpf_bl_1 = huge(0)
   hpf_bh_1 = -huge(0)
@@ -412,8 +413,9 @@ call hpf_local_bounds(hpf_d_g(1), 0, (2), (m-1), 1, hpf_lo, hpf_hi)
   end if
   end do
   end do
+  call hpf_nest_schedule_2(hpf_d_g, [1, 2], hpf_bl_1, hpf_bh_1, hpf_fs_1)
   allocate (hpf_box_1(hpf_bl_1(1):hpf_bh_1(1), hpf_bl_1(2):hpf_bh_1(2)))
-  call hpf_nest_fetch_r8_2(g, hpf_d_g, [1, 2], hpf_bl_1, hpf_bh_1, hpf_box_1)
+  call hpf_nest_move_r8_2(g, hpf_fs_1, hpf_box_1)
   ! hpf-ls: executor
   do j = 2, m-1
   do i = 2, m-1
