@@ -120,11 +120,10 @@ struct BoxRead {
 #[derive(Clone, Debug)]
 struct OwnedAssign {
     stmt: usize,
-    /// The ownership test of the left side's element; `None` for a
-    /// replicated left side, which every process assigns.
-    guard: Option<String>,
-    /// The nest's loop variables (lower case) the test reads.
-    guard_vars: Vec<String>,
+    /// The ownership test of the left side's element, one test per
+    /// distributed dimension with the nest's loop variables (lower case) it
+    /// reads; none for a replicated left side, which every process assigns.
+    guards: Vec<(String, Vec<String>)>,
     /// Its left side, and the reads of that same element, at local positions.
     edits: Vec<(TextRange, String)>,
     /// The CYCLIC dimensions of its array (stored compressed) and their descriptors.
@@ -326,8 +325,7 @@ impl Lowering<'_> {
             let Some((array, subscripts)) = self.element(lhs, &walk.loops)? else {
                 assigns.push(OwnedAssign {
                     stmt: assign.range.start,
-                    guard: None,
-                    guard_vars: Vec::new(),
+                    guards: Vec::new(),
                     edits: Vec::new(),
                     cyclic_axes: Vec::new(),
                 });
@@ -336,30 +334,18 @@ impl Lowering<'_> {
             };
             let distributed = &self.distributed[&array];
             let texts: Vec<String> = subscripts.iter().map(|it| self.one_line(*it).trim().to_string()).collect();
-            let mut tests = Vec::new();
+            let mut guards = Vec::new();
             let mut edits = Vec::new();
             let mut cyclic_axes = Vec::new();
             for (dim, cyclic, desc) in axes(distributed) {
-                tests.push(format!("hpf_owns({desc}, {})", texts[dim]));
+                let vars = walk.loops.iter().filter(|it| mentions_word(&texts[dim], &it.var)).map(|it| it.var.clone());
+                guards.push((format!("hpf_owns({desc}, {})", texts[dim]), vars.collect()));
                 if cyclic {
                     edits.push((subscripts[dim], format!("hpf_lx({desc}, {})", texts[dim])));
                     cyclic_axes.push((dim, desc));
                 }
             }
-            // The test reads the subscripts along the distributed dimensions only.
-            let tested: Vec<&String> = axes(distributed).iter().map(|it| &texts[it.0]).collect();
-            let guard_vars = walk
-                .loops
-                .iter()
-                .filter(|it| tested.iter().any(|text| mentions_word(text, &it.var)))
-                .map(|it| it.var.clone());
-            assigns.push(OwnedAssign {
-                stmt: assign.range.start,
-                guard: Some(tests.join(" .and. ")),
-                guard_vars: guard_vars.collect(),
-                edits,
-                cyclic_axes,
-            });
+            assigns.push(OwnedAssign { stmt: assign.range.start, guards, edits, cyclic_axes });
             let written: Vec<(String, i64)> = texts.iter().map(|it| split_offset(it)).collect();
             writes.push((array, written.clone()));
             owns.push(Some((array, written)));
@@ -451,7 +437,7 @@ impl Lowering<'_> {
             }
             stack.extend(stmt.children());
         }
-        texts.extend(nest.assigns.iter().filter_map(|it| it.guard.clone()));
+        texts.extend(nest.assigns.iter().flat_map(|it| it.guards.iter().map(|guard| guard.0.clone())));
         texts.extend(nest.boxes.iter().flat_map(|it| it.subscripts.iter().map(|s| self.one_line(*s))));
         let mut names: Vec<String> = texts.iter().flat_map(|it| identifiers(it)).collect();
         names.retain(|it| !indices.contains(it));
@@ -644,7 +630,7 @@ impl Lowering<'_> {
             );
         }
         let _ = writeln!(out, "  ! hpf-ls: executor");
-        self.emit_nest_walk(out, nest, std::slice::from_ref(nest.stmt), &mut Vec::new(), false, false);
+        self.emit_nest_walk(out, nest, std::slice::from_ref(nest.stmt), &mut Vec::new(), &mut Vec::new(), false);
         if nest.reuse.is_none() {
             let _ = writeln!(out, "  end block");
         }
@@ -697,7 +683,7 @@ impl Lowering<'_> {
             let _ = writeln!(out, "  hpf_bl_{tag} = huge(0)\n  hpf_bh_{tag} = -huge(0)");
         }
         let _ = writeln!(out, "  ! hpf-ls: inspector");
-        self.emit_nest_walk(out, nest, std::slice::from_ref(nest.stmt), &mut Vec::new(), false, true);
+        self.emit_nest_walk(out, nest, std::slice::from_ref(nest.stmt), &mut Vec::new(), &mut Vec::new(), true);
         for (k, read) in nest.boxes.iter().enumerate() {
             let tag = box_tag(nest, k + 1);
             let distributed = &self.distributed[&read.array];
@@ -717,17 +703,20 @@ impl Lowering<'_> {
         }
     }
 
-    /// The nest's statements, each assignment under its ownership test
-    /// (hoisted to a loop when every assignment below shares it); the
-    /// inspector (`inspect`) updates the boxes of the reads instead of
-    /// assigning, and skips what reads no box.
+    /// The nest's statements, each assignment under its ownership test;
+    /// each test of one distributed dimension sits at the outermost loop
+    /// that sets its variables where every assignment below shares it
+    /// (`DO J` / `IF (owns column J)` / `DO I` / `IF (owns row I)`), so the
+    /// inner loop tests only what it must; `placed` are the tests of the
+    /// enclosing IFs. The inspector (`inspect`) updates the boxes of the
+    /// reads instead of assigning, and skips what reads no box.
     fn emit_nest_walk(
         &self,
         out: &mut String,
         nest: &FetchedNest,
         stmts: &[Stmt],
         vars: &mut Vec<String>,
-        guarded: bool,
+        placed: &mut Vec<String>,
         inspect: bool,
     ) {
         for stmt in stmts {
@@ -748,18 +737,27 @@ impl Lowering<'_> {
                     vars.push(control.var.key());
                     let below: Vec<&OwnedAssign> =
                         nest.assigns.iter().filter(|it| stmt.range.contains(it.stmt)).collect();
-                    let shared = below.first().and_then(|first| {
-                        let shared = below.iter().all(|it| it.guard == first.guard)
-                            && first.guard_vars.iter().all(|it| vars.contains(it));
-                        first.guard.as_ref().filter(|_| shared)
+                    let shared: Vec<String> = below.first().map_or(Vec::new(), |first| {
+                        first
+                            .guards
+                            .iter()
+                            .filter(|(test, test_vars)| {
+                                !placed.contains(test)
+                                    && test_vars.iter().all(|it| vars.contains(it))
+                                    && below.iter().all(|it| it.guards.iter().any(|guard| guard.0 == *test))
+                            })
+                            .map(|it| it.0.clone())
+                            .collect()
                     });
-                    match shared {
-                        Some(guard) if !guarded => {
-                            let _ = writeln!(out, "  if ({guard}) then");
-                            self.emit_nest_walk(out, nest, body, vars, true, inspect);
-                            let _ = writeln!(out, "  end if");
-                        }
-                        _ => self.emit_nest_walk(out, nest, body, vars, guarded, inspect),
+                    if shared.is_empty() {
+                        self.emit_nest_walk(out, nest, body, vars, placed, inspect);
+                    } else {
+                        let _ = writeln!(out, "  if ({}) then", shared.join(" .and. "));
+                        let depth = placed.len();
+                        placed.extend(shared);
+                        self.emit_nest_walk(out, nest, body, vars, placed, inspect);
+                        placed.truncate(depth);
+                        let _ = writeln!(out, "  end if");
                     }
                     vars.pop();
                     let _ = writeln!(out, "  end do");
@@ -775,14 +773,20 @@ impl Lowering<'_> {
                                 let _ = writeln!(out, "  else");
                             }
                         }
-                        self.emit_nest_walk(out, nest, body, vars, guarded, inspect);
+                        self.emit_nest_walk(out, nest, body, vars, placed, inspect);
                     }
                     let _ = writeln!(out, "  end if");
                 }
                 StmtKind::Assign { .. } => {
                     let Some(owned) = nest.assigns.iter().find(|it| it.stmt == stmt.range.start) else { continue };
-                    let guard = owned.guard.as_ref().filter(|_| !guarded);
-                    if let Some(guard) = guard {
+                    let tests: Vec<&str> = owned
+                        .guards
+                        .iter()
+                        .map(|it| it.0.as_str())
+                        .filter(|it| !placed.iter().any(|p| p == it))
+                        .collect();
+                    let guard = (!tests.is_empty()).then(|| tests.join(" .and. "));
+                    if let Some(guard) = &guard {
                         let _ = writeln!(out, "  if ({guard}) then");
                     }
                     if inspect {

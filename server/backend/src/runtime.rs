@@ -1788,25 +1788,46 @@ fn nest_schedule(rank: usize) -> String {
 /// receives them from the owners of the array `a` of rank `rank`, by one
 /// `MPI_Alltoallv`. The statistics count the values sent to other processes.
 fn nest_move(suffix: &str, fortran_type: &str, mpi: &str, rank: usize) -> String {
+    use std::fmt::Write as _;
     let colons = vec![":"; rank].join(",");
     let sent: Vec<String> = (1..=rank).map(|d| format!("s%sidx({d}, k)")).collect();
+    let indices: Vec<String> = (1..=rank).map(|d| format!("i{d}")).collect();
+    // The box in column-major order, each element from its place in what arrived.
+    let mut unpack = String::new();
+    for d in (1..=rank).rev() {
+        let _ = writeln!(unpack, "    do i{d} = lbound(box, {d}), ubound(box, {d})");
+    }
+    let _ = writeln!(unpack, "      k = k + 1\n      box({}) = recvbuf(s%rpos(k))", indices.join(", "));
+    for _ in 1..=rank {
+        unpack.push_str("    end do\n");
+    }
     format!(
         r#"
   subroutine hpf_nest_move_{suffix}_{rank}(a, s, box)
     {fortran_type}, allocatable, intent(in) :: a({colons})
     type(hpf_schedule), intent(in) :: s
     {fortran_type}, allocatable, intent(inout) :: box({colons})
-    {fortran_type}, allocatable :: sendbuf(:), recvbuf(:)
-    integer :: k
-    allocate (sendbuf(max(size(s%sidx, 2), 1)), recvbuf(max(sum(s%rcount), 1)))
+    ! Kept between calls: a time loop moves the same amounts every step.
+    {fortran_type}, allocatable, save :: sendbuf(:), recvbuf(:)
+    integer :: k, {}
+    if (.not. allocated(sendbuf)) allocate (sendbuf(1), recvbuf(1))
+    if (size(sendbuf) < size(s%sidx, 2)) then
+      deallocate (sendbuf)
+      allocate (sendbuf(size(s%sidx, 2)))
+    end if
+    if (size(recvbuf) < sum(s%rcount)) then
+      deallocate (recvbuf)
+      allocate (recvbuf(sum(s%rcount)))
+    end if
     do k = 1, size(s%sidx, 2)
       sendbuf(k) = a({})
     end do
     call MPI_Alltoallv(sendbuf, s%scount, s%sdispl, {mpi}, recvbuf, s%rcount, s%rdispl, {mpi}, MPI_COMM_WORLD)
-    if (size(s%rpos) > 0) box = reshape(recvbuf(s%rpos), shape(box))
-    call hpf_stat_sent(s%scount)
+    k = 0
+{unpack}    call hpf_stat_sent(s%scount)
   end subroutine hpf_nest_move_{suffix}_{rank}
 "#,
+        indices.join(", "),
         sent.join(", ")
     )
 }

@@ -73,14 +73,16 @@ program gather_time_loop
   hpf_bh_loop1_1 = -huge(0)
   ! hpf-ls: inspector
   do j = 1, m
+  if (hpf_owns(hpf_d_b(2), j)) then
   do i = 1, n
-  if (hpf_owns(hpf_d_b(1), i) .and. hpf_owns(hpf_d_b(2), j)) then
+  if (hpf_owns(hpf_d_b(1), i)) then
     hpf_bl_loop1_1(1) = min(hpf_bl_loop1_1(1), idx(i))
     hpf_bh_loop1_1(1) = max(hpf_bh_loop1_1(1), idx(i))
     hpf_bl_loop1_1(2) = min(hpf_bl_loop1_1(2), j)
     hpf_bh_loop1_1(2) = max(hpf_bh_loop1_1(2), j)
   end if
   end do
+  end if
   end do
   call hpf_nest_schedule_2(hpf_d_c, [1, 2], hpf_bl_loop1_1, hpf_bh_loop1_1, hpf_fs_loop1_1)
   allocate (hpf_box_loop1_1(hpf_bl_loop1_1(1):hpf_bh_loop1_1(1), hpf_bl_loop1_1(2):hpf_bh_loop1_1(2)))
@@ -89,11 +91,13 @@ program gather_time_loop
   call hpf_nest_move_r4_2(c, hpf_fs_loop1_1, hpf_box_loop1_1)
   ! hpf-ls: executor
   do j = 1, m
+  if (hpf_owns(hpf_d_b(2), j)) then
   do i = 1, n
-  if (hpf_owns(hpf_d_b(1), i) .and. hpf_owns(hpf_d_b(2), j)) then
+  if (hpf_owns(hpf_d_b(1), i)) then
     b(i, j) = 0.5 * b(i, j) + a(i, j) + 0.125 * hpf_box_loop1_1(idx(i), j)
   end if
   end do
+  end if
   end do
   call hpf_stat_end(3)
   ! hpf-ls: each process assigns its box
@@ -114,25 +118,29 @@ program gather_time_loop
   hpf_bh_1 = -huge(0)
   ! hpf-ls: inspector
   do j = 1, m
+  if (hpf_owns(hpf_d_a(2), j)) then
   do i = 1, n
-  if (hpf_owns(hpf_d_a(1), i) .and. hpf_owns(hpf_d_a(2), j)) then
+  if (hpf_owns(hpf_d_a(1), i)) then
     hpf_bl_1(1) = min(hpf_bl_1(1), perm(i))
     hpf_bh_1(1) = max(hpf_bh_1(1), perm(i))
     hpf_bl_1(2) = min(hpf_bl_1(2), m + 1 - j)
     hpf_bh_1(2) = max(hpf_bh_1(2), m + 1 - j)
   end if
   end do
+  end if
   end do
   call hpf_nest_schedule_2(hpf_d_c, [1, 2], hpf_bl_1, hpf_bh_1, hpf_fs_1)
   allocate (hpf_box_1(hpf_bl_1(1):hpf_bh_1(1), hpf_bl_1(2):hpf_bh_1(2)))
   call hpf_nest_move_r4_2(c, hpf_fs_1, hpf_box_1)
   ! hpf-ls: executor
   do j = 1, m
+  if (hpf_owns(hpf_d_a(2), j)) then
   do i = 1, n
-  if (hpf_owns(hpf_d_a(1), i) .and. hpf_owns(hpf_d_a(2), j)) then
+  if (hpf_owns(hpf_d_a(1), i)) then
     a(i, j) = 0.75 * a(i, j) + 0.25 * hpf_box_1(perm(i), m + 1 - j)
   end if
   end do
+  end if
   end do
   end block
   call hpf_stat_end(4)
@@ -163,14 +171,16 @@ program gather_time_loop
   hpf_bh_loop1_1 = -huge(0)
   ! hpf-ls: inspector
   do j = 2, m
+  if (hpf_owns(hpf_d_b(2), j)) then
   do i = 1, n
-  if (hpf_owns(hpf_d_b(1), i) .and. hpf_owns(hpf_d_b(2), j)) then
+  if (hpf_owns(hpf_d_b(1), i)) then
     hpf_bl_loop1_1(1) = min(hpf_bl_loop1_1(1), idx(n + 1 - i))
     hpf_bh_loop1_1(1) = max(hpf_bh_loop1_1(1), idx(n + 1 - i))
     hpf_bl_loop1_1(2) = min(hpf_bl_loop1_1(2), j - 1)
     hpf_bh_loop1_1(2) = max(hpf_bh_loop1_1(2), j - 1)
   end if
   end do
+  end if
   end do
   call hpf_nest_schedule_2(hpf_d_c, [1, 2], hpf_bl_loop1_1, hpf_bh_loop1_1, hpf_fs_loop1_1)
   allocate (hpf_box_loop1_1(hpf_bl_loop1_1(1):hpf_bh_loop1_1(1), hpf_bl_loop1_1(2):hpf_bh_loop1_1(2)))
@@ -179,11 +189,13 @@ program gather_time_loop
   call hpf_nest_move_r4_2(c, hpf_fs_loop1_1, hpf_box_loop1_1)
   ! hpf-ls: executor
   do j = 2, m
+  if (hpf_owns(hpf_d_b(2), j)) then
   do i = 1, n
-  if (hpf_owns(hpf_d_b(1), i) .and. hpf_owns(hpf_d_b(2), j)) then
+  if (hpf_owns(hpf_d_b(1), i)) then
     b(i, j) = b(i, j) - 0.5 * hpf_box_loop1_1(idx(n + 1 - i), j - 1)
   end if
   end do
+  end if
   end do
   call hpf_stat_end(5)
   ! hpf-ls: each process assigns its box

@@ -95,8 +95,9 @@ program grid_cyclic_offsets
   hpf_bh_3 = -huge(0)
   ! hpf-ls: inspector
   do j = 3, m, 3
+  if (hpf_owns(hpf_d_a(2), j)) then
   do i = 2, n, 2
-  if (hpf_owns(hpf_d_a(1), i) .and. hpf_owns(hpf_d_a(2), j)) then
+  if (hpf_owns(hpf_d_a(1), i)) then
     hpf_bl_1(1) = min(hpf_bl_1(1), i - 1)
     hpf_bh_1(1) = max(hpf_bh_1(1), i - 1)
     hpf_bl_1(2) = min(hpf_bl_1(2), j - 1)
@@ -111,6 +112,7 @@ program grid_cyclic_offsets
     hpf_bh_3(2) = max(hpf_bh_3(2), j - 2)
   end if
   end do
+  end if
   end do
   call hpf_nest_schedule_2(hpf_d_b, [1, 2], hpf_bl_1, hpf_bh_1, hpf_fs_1)
   allocate (hpf_box_1(hpf_bl_1(1):hpf_bh_1(1), hpf_bl_1(2):hpf_bh_1(2)))
@@ -123,11 +125,13 @@ program grid_cyclic_offsets
   call hpf_nest_move_i4_2(b, hpf_fs_3, hpf_box_3)
   ! hpf-ls: executor
   do j = 3, m, 3
+  if (hpf_owns(hpf_d_a(2), j)) then
   do i = 2, n, 2
-  if (hpf_owns(hpf_d_a(1), i) .and. hpf_owns(hpf_d_a(2), j)) then
+  if (hpf_owns(hpf_d_a(1), i)) then
     a(i, hpf_lx(hpf_d_a(2), j)) = mod(a(i, hpf_lx(hpf_d_a(2), j)) + hpf_box_1(i - 1, j - 1) + hpf_box_2(i, j) + hpf_box_3(i, j - 2), 101)
   end if
   end do
+  end if
   end do
   end block
   call hpf_stat_end(3)
@@ -168,8 +172,9 @@ end do
   hpf_bh_3 = -huge(0)
   ! hpf-ls: inspector
   do j = 2, m
+  if (hpf_owns(hpf_d_b(2), j)) then
   do i = 2, n
-  if (hpf_owns(hpf_d_b(1), i) .and. hpf_owns(hpf_d_b(2), j)) then
+  if (hpf_owns(hpf_d_b(1), i)) then
     hpf_bl_1(1) = min(hpf_bl_1(1), i)
     hpf_bh_1(1) = max(hpf_bh_1(1), i)
     hpf_bl_1(2) = min(hpf_bl_1(2), j)
@@ -184,6 +189,7 @@ end do
     hpf_bh_3(2) = max(hpf_bh_3(2), 1)
   end if
   end do
+  end if
   end do
   call hpf_nest_schedule_2(hpf_d_a, [1, 2], hpf_bl_1, hpf_bh_1, hpf_fs_1)
   allocate (hpf_box_1(hpf_bl_1(1):hpf_bh_1(1), hpf_bl_1(2):hpf_bh_1(2)))
@@ -196,11 +202,13 @@ end do
   call hpf_nest_move_i4_2(a, hpf_fs_3, hpf_box_3)
   ! hpf-ls: executor
   do j = 2, m
+  if (hpf_owns(hpf_d_b(2), j)) then
   do i = 2, n
-  if (hpf_owns(hpf_d_b(1), i) .and. hpf_owns(hpf_d_b(2), j)) then
+  if (hpf_owns(hpf_d_b(1), i)) then
     b(i, hpf_lx(hpf_d_b(2), j)) = mod(b(i, hpf_lx(hpf_d_b(2), j)) + a(i - 1, hpf_lx(hpf_d_a(2), j)) + hpf_box_1(i, j) + hpf_box_2(1, j - 1) + hpf_box_3(i, 1), 97)
   end if
   end do
+  end if
   end do
   end block
   call hpf_stat_end(5)

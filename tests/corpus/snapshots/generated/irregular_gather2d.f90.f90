@@ -68,8 +68,9 @@ program irregular_gather2d
   hpf_bh_2 = -huge(0)
   ! hpf-ls: inspector
   do j = 1, m
+  if (hpf_owns(hpf_d_b(2), j)) then
   do i = 1, n
-  if (hpf_owns(hpf_d_b(1), i) .and. hpf_owns(hpf_d_b(2), j)) then
+  if (hpf_owns(hpf_d_b(1), i)) then
     hpf_bl_1(1) = min(hpf_bl_1(1), idx(i))
     hpf_bh_1(1) = max(hpf_bh_1(1), idx(i))
     hpf_bl_1(2) = min(hpf_bl_1(2), j)
@@ -80,6 +81,7 @@ program irregular_gather2d
     hpf_bh_2(2) = max(hpf_bh_2(2), m + 1 - j)
   end if
   end do
+  end if
   end do
   call hpf_nest_schedule_2(hpf_d_c, [1, 2], hpf_bl_1, hpf_bh_1, hpf_fs_1)
   allocate (hpf_box_1(hpf_bl_1(1):hpf_bh_1(1), hpf_bl_1(2):hpf_bh_1(2)))
@@ -89,11 +91,13 @@ program irregular_gather2d
   call hpf_nest_move_r4_2(c, hpf_fs_2, hpf_box_2)
   ! hpf-ls: executor
   do j = 1, m
+  if (hpf_owns(hpf_d_b(2), j)) then
   do i = 1, n
-  if (hpf_owns(hpf_d_b(1), i) .and. hpf_owns(hpf_d_b(2), j)) then
+  if (hpf_owns(hpf_d_b(1), i)) then
     b(i, j) = a(i, j) + 0.5 * hpf_box_1(idx(i), j) - hpf_box_2(idx(n + 1 - i), m + 1 - j)
   end if
   end do
+  end if
   end do
   end block
   call hpf_stat_end(3)

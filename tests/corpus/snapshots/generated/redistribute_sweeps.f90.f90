@@ -404,25 +404,29 @@ call hpf_local_bounds(hpf_d_g(1), 0, (2), (m-1), 1, hpf_lo, hpf_hi)
   hpf_bh_1 = -huge(0)
   ! hpf-ls: inspector
   do j = 2, m-1
+  if (hpf_owns(hpf_d_h(2), j)) then
   do i = 2, m-1
-  if (hpf_owns(hpf_d_h(1), i) .and. hpf_owns(hpf_d_h(2), j)) then
+  if (hpf_owns(hpf_d_h(1), i)) then
     hpf_bl_1(1) = min(hpf_bl_1(1), i-1)
     hpf_bh_1(1) = max(hpf_bh_1(1), i-1)
     hpf_bl_1(2) = min(hpf_bl_1(2), j)
     hpf_bh_1(2) = max(hpf_bh_1(2), j)
   end if
   end do
+  end if
   end do
   call hpf_nest_schedule_2(hpf_d_g, [1, 2], hpf_bl_1, hpf_bh_1, hpf_fs_1)
   allocate (hpf_box_1(hpf_bl_1(1):hpf_bh_1(1), hpf_bl_1(2):hpf_bh_1(2)))
   call hpf_nest_move_r8_2(g, hpf_fs_1, hpf_box_1)
   ! hpf-ls: executor
   do j = 2, m-1
+  if (hpf_owns(hpf_d_h(2), j)) then
   do i = 2, m-1
-  if (hpf_owns(hpf_d_h(1), i) .and. hpf_owns(hpf_d_h(2), j)) then
+  if (hpf_owns(hpf_d_h(1), i)) then
     h(hpf_lx(hpf_d_h(1), i), j) = g(hpf_lx(hpf_d_g(1), i), j) - 0.5d0 * hpf_box_1(i-1, j)
   end if
   end do
+  end if
   end do
   end block
   call hpf_stat_end(16)
