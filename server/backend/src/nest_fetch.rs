@@ -123,11 +123,23 @@ struct OwnedAssign {
     /// The ownership test of the left side's element, one test per
     /// distributed dimension with the nest's loop variables (lower case) it
     /// reads; none for a replicated left side, which every process assigns.
-    guards: Vec<(String, Vec<String>)>,
+    guards: Vec<Guard>,
     /// Its left side, and the reads of that same element, at local positions.
     edits: Vec<(TextRange, String)>,
     /// The CYCLIC dimensions of its array (stored compressed) and their descriptors.
     cyclic_axes: Vec<(usize, String)>,
+}
+
+/// The ownership test of one distributed dimension of a left side.
+#[derive(Clone, Debug)]
+struct Guard {
+    test: String,
+    /// The nest's loop variables (lower case) it reads.
+    vars: Vec<String>,
+    /// Along a BLOCK dimension whose subscript is one loop variable: that
+    /// variable and the descriptor (the loop's bounds can then be cut to
+    /// the owned range instead of testing every iteration).
+    owned_range: Option<(String, String)>,
 }
 
 /// A DO nest run by every process, each assignment on its owner, after one
@@ -338,8 +350,15 @@ impl Lowering<'_> {
             let mut edits = Vec::new();
             let mut cyclic_axes = Vec::new();
             for (dim, cyclic, desc) in axes(distributed) {
-                let vars = walk.loops.iter().filter(|it| mentions_word(&texts[dim], &it.var)).map(|it| it.var.clone());
-                guards.push((format!("hpf_owns({desc}, {})", texts[dim]), vars.collect()));
+                let vars: Vec<String> = walk
+                    .loops
+                    .iter()
+                    .filter(|it| mentions_word(&texts[dim], &it.var))
+                    .map(|it| it.var.clone())
+                    .collect();
+                let subscript = texts[dim].to_ascii_lowercase();
+                let owned_range = (!cyclic && vars.contains(&subscript)).then(|| (subscript, desc.clone()));
+                guards.push(Guard { test: format!("hpf_owns({desc}, {})", texts[dim]), vars, owned_range });
                 if cyclic {
                     edits.push((subscripts[dim], format!("hpf_lx({desc}, {})", texts[dim])));
                     cyclic_axes.push((dim, desc));
@@ -437,7 +456,7 @@ impl Lowering<'_> {
             }
             stack.extend(stmt.children());
         }
-        texts.extend(nest.assigns.iter().flat_map(|it| it.guards.iter().map(|guard| guard.0.clone())));
+        texts.extend(nest.assigns.iter().flat_map(|it| it.guards.iter().map(|guard| guard.test.clone())));
         texts.extend(nest.boxes.iter().flat_map(|it| it.subscripts.iter().map(|s| self.one_line(*s))));
         let mut names: Vec<String> = texts.iter().flat_map(|it| identifiers(it)).collect();
         names.retain(|it| !indices.contains(it));
@@ -725,30 +744,48 @@ impl Lowering<'_> {
             }
             match &stmt.kind {
                 StmtKind::Do { control: Some(control), body, .. } => {
-                    let step =
-                        control.step.as_ref().map_or(String::new(), |it| format!(", {}", self.one_line(it.range)));
-                    let _ = writeln!(
-                        out,
-                        "  do {} = {}, {}{step}",
-                        control.var.text,
-                        self.one_line(control.lo.range),
-                        self.one_line(control.hi.range)
-                    );
                     vars.push(control.var.key());
                     let below: Vec<&OwnedAssign> =
                         nest.assigns.iter().filter(|it| stmt.range.contains(it.stmt)).collect();
-                    let shared: Vec<String> = below.first().map_or(Vec::new(), |first| {
+                    let mut shared: Vec<&Guard> = below.first().map_or(Vec::new(), |first| {
                         first
                             .guards
                             .iter()
-                            .filter(|(test, test_vars)| {
-                                !placed.contains(test)
-                                    && test_vars.iter().all(|it| vars.contains(it))
-                                    && below.iter().all(|it| it.guards.iter().any(|guard| guard.0 == *test))
+                            .filter(|guard| {
+                                !placed.contains(&guard.test)
+                                    && guard.vars.iter().all(|it| vars.contains(it))
+                                    && below.iter().all(|it| it.guards.iter().any(|other| other.test == guard.test))
                             })
-                            .map(|it| it.0.clone())
                             .collect()
                     });
+                    let (lo, hi) = (self.one_line(control.lo.range), self.one_line(control.hi.range));
+                    // A unit-step loop over the BLOCK subscript of every
+                    // assignment below runs the owned range only, and leaves
+                    // its variable as the whole loop would.
+                    let cut = shared.iter().position(|guard| {
+                        control.step.is_none()
+                            && guard.owned_range.as_ref().is_some_and(|(var, _)| *var == control.var.key())
+                    });
+                    let cut = cut.map(|at| shared.remove(at));
+                    match cut.and_then(|it| it.owned_range.as_ref()) {
+                        Some((_, desc)) => {
+                            let _ = writeln!(
+                                out,
+                                "  do {} = max({lo}, hpf_owned_lo({desc})), min({hi}, hpf_owned_hi({desc}))",
+                                control.var.text
+                            );
+                        }
+                        None => {
+                            let step = control
+                                .step
+                                .as_ref()
+                                .map_or(String::new(), |it| format!(", {}", self.one_line(it.range)));
+                            let _ = writeln!(out, "  do {} = {lo}, {hi}{step}", control.var.text);
+                        }
+                    }
+                    let depth = placed.len();
+                    placed.extend(cut.map(|it| it.test.clone()));
+                    let shared: Vec<String> = shared.into_iter().map(|it| it.test.clone()).collect();
                     if shared.is_empty() {
                         self.emit_nest_walk(out, nest, body, vars, placed, inspect);
                     } else {
@@ -759,8 +796,12 @@ impl Lowering<'_> {
                         placed.truncate(depth);
                         let _ = writeln!(out, "  end if");
                     }
+                    placed.truncate(depth);
                     vars.pop();
                     let _ = writeln!(out, "  end do");
+                    if cut.is_some() {
+                        let _ = writeln!(out, "  {} = max({lo}, {hi} + 1)", control.var.text);
+                    }
                 }
                 StmtKind::If { branches } => {
                     for (idx, (cond, body)) in branches.iter().enumerate() {
@@ -782,7 +823,7 @@ impl Lowering<'_> {
                     let tests: Vec<&str> = owned
                         .guards
                         .iter()
-                        .map(|it| it.0.as_str())
+                        .map(|it| it.test.as_str())
                         .filter(|it| !placed.iter().any(|p| p == it))
                         .collect();
                     let guard = (!tests.is_empty()).then(|| tests.join(" .and. "));
@@ -970,6 +1011,16 @@ mod tests {
             Refusal::InspectorReadsAssigned("k".to_string()).message(),
             "what it fetches depends on k, which it assigns"
         );
+    }
+
+    #[test]
+    fn a_loop_over_the_block_subscript_runs_the_owned_range_and_ends_as_the_whole_loop() {
+        // B is (BLOCK, BLOCK): no ownership test in the loops, each cut to the owned range.
+        let text = "program p\n  implicit none\n  integer, parameter :: n = 12, m = 5\n  real :: b(n, m), c(n, m)\n  integer :: idx(n), i, j\n!HPF$ PROCESSORS P(2, 2)\n!HPF$ DISTRIBUTE B(BLOCK, BLOCK) ONTO P\n!HPF$ DISTRIBUTE C(CYCLIC, BLOCK) ONTO P\n  idx = 3\n  c = 1.0\n  b = 0.0\n  do j = 1, m\n    do i = 2, n\n      b(i, j) = b(i, j) + c(idx(i), j)\n    end do\n  end do\n  print *, b, i, j\nend program p\n";
+        let (notes, source) = lower(text);
+        assert_eq!(fallback_lines(&notes).len(), 1, "{notes:?}");
+        assert!(source.contains("  ! hpf-ls: executor\n  do j = max(1, hpf_owned_lo(hpf_d_b(2))), min(m, hpf_owned_hi(hpf_d_b(2)))\n  do i = max(2, hpf_owned_lo(hpf_d_b(1))), min(n, hpf_owned_hi(hpf_d_b(1)))\n    b(i, j) = b(i, j) + hpf_box_1(idx(i), j)\n  end do\n  i = max(2, n + 1)\n  end do\n  j = max(1, m + 1)\n"), "{source}");
+        assert!(!source.contains("hpf_owns(hpf_d_b"), "{source}");
     }
 
     fn bounds(var: &str, lo: &str, hi: &str) -> LoopBounds {

@@ -387,6 +387,20 @@ contains
     end if
   end subroutine hpf_owned
 
+  ! The first and last element this process owns along a BLOCK dimension
+  ! (hpf_owned), as functions for loop bounds.
+  pure integer function hpf_owned_lo(d)
+    type(hpf_desc), intent(in) :: d
+    integer :: hi
+    call hpf_owned(d, hpf_me(d), hpf_owned_lo, hi)
+  end function hpf_owned_lo
+
+  pure integer function hpf_owned_hi(d)
+    type(hpf_desc), intent(in) :: d
+    integer :: lo
+    call hpf_owned(d, hpf_me(d), lo, hpf_owned_hi)
+  end function hpf_owned_hi
+
   ! floor(a / b) and ceiling(a / b) for b /= 0 of either sign.
   pure integer function hpf_floor_div(a, b)
     integer, intent(in) :: a, b

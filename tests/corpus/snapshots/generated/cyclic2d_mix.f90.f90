@@ -212,8 +212,7 @@ end do
   hpf_bl_1 = huge(0)
   hpf_bh_1 = -huge(0)
   ! hpf-ls: inspector
-  do j = 1, m
-  if (hpf_owns(hpf_d_b(2), j)) then
+  do j = max(1, hpf_owned_lo(hpf_d_b(2))), min(m, hpf_owned_hi(hpf_d_b(2)))
   do i = 1, n - 1
   if (hpf_owns(hpf_d_b(1), i)) then
     hpf_bl_1(1) = min(hpf_bl_1(1), i + 1)
@@ -222,21 +221,20 @@ end do
     hpf_bh_1(2) = max(hpf_bh_1(2), j)
   end if
   end do
-  end if
   end do
+  j = max(1, m + 1)
   call hpf_nest_schedule_2(hpf_d_a, [1, 2], hpf_bl_1, hpf_bh_1, hpf_fs_1)
   allocate (hpf_box_1(hpf_bl_1(1):hpf_bh_1(1), hpf_bl_1(2):hpf_bh_1(2)))
   call hpf_nest_move_i4_2(a, hpf_fs_1, hpf_box_1)
   ! hpf-ls: executor
-  do j = 1, m
-  if (hpf_owns(hpf_d_b(2), j)) then
+  do j = max(1, hpf_owned_lo(hpf_d_b(2))), min(m, hpf_owned_hi(hpf_d_b(2)))
   do i = 1, n - 1
   if (hpf_owns(hpf_d_b(1), i)) then
     b(hpf_lx(hpf_d_b(1), i), j) = hpf_box_1(i + 1, j) - b(hpf_lx(hpf_d_b(1), i), j)
   end if
   end do
-  end if
   end do
+  j = max(1, m + 1)
   end block
   call hpf_stat_end(5)
   ! hpf-ls: SUM in parallel (on a 2-D grid)

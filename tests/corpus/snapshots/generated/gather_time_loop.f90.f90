@@ -72,33 +72,29 @@ program gather_time_loop
   hpf_bl_loop1_1 = huge(0)
   hpf_bh_loop1_1 = -huge(0)
   ! hpf-ls: inspector
-  do j = 1, m
-  if (hpf_owns(hpf_d_b(2), j)) then
-  do i = 1, n
-  if (hpf_owns(hpf_d_b(1), i)) then
+  do j = max(1, hpf_owned_lo(hpf_d_b(2))), min(m, hpf_owned_hi(hpf_d_b(2)))
+  do i = max(1, hpf_owned_lo(hpf_d_b(1))), min(n, hpf_owned_hi(hpf_d_b(1)))
     hpf_bl_loop1_1(1) = min(hpf_bl_loop1_1(1), idx(i))
     hpf_bh_loop1_1(1) = max(hpf_bh_loop1_1(1), idx(i))
     hpf_bl_loop1_1(2) = min(hpf_bl_loop1_1(2), j)
     hpf_bh_loop1_1(2) = max(hpf_bh_loop1_1(2), j)
-  end if
   end do
-  end if
+  i = max(1, n + 1)
   end do
+  j = max(1, m + 1)
   call hpf_nest_schedule_2(hpf_d_c, [1, 2], hpf_bl_loop1_1, hpf_bh_loop1_1, hpf_fs_loop1_1)
   allocate (hpf_box_loop1_1(hpf_bl_loop1_1(1):hpf_bh_loop1_1(1), hpf_bl_loop1_1(2):hpf_bh_loop1_1(2)))
   hpf_inspected_1 = .true.
   end if
   call hpf_nest_move_r4_2(c, hpf_fs_loop1_1, hpf_box_loop1_1)
   ! hpf-ls: executor
-  do j = 1, m
-  if (hpf_owns(hpf_d_b(2), j)) then
-  do i = 1, n
-  if (hpf_owns(hpf_d_b(1), i)) then
+  do j = max(1, hpf_owned_lo(hpf_d_b(2))), min(m, hpf_owned_hi(hpf_d_b(2)))
+  do i = max(1, hpf_owned_lo(hpf_d_b(1))), min(n, hpf_owned_hi(hpf_d_b(1)))
     b(i, j) = 0.5 * b(i, j) + a(i, j) + 0.125 * hpf_box_loop1_1(idx(i), j)
-  end if
   end do
-  end if
+  i = max(1, n + 1)
   end do
+  j = max(1, m + 1)
   call hpf_stat_end(3)
   ! hpf-ls: each process assigns its box
   call hpf_box_r4_212(hpf_d_c, hpf_rank, hpf_bl, hpf_bh)
@@ -117,31 +113,27 @@ program gather_time_loop
   hpf_bl_1 = huge(0)
   hpf_bh_1 = -huge(0)
   ! hpf-ls: inspector
-  do j = 1, m
-  if (hpf_owns(hpf_d_a(2), j)) then
-  do i = 1, n
-  if (hpf_owns(hpf_d_a(1), i)) then
+  do j = max(1, hpf_owned_lo(hpf_d_a(2))), min(m, hpf_owned_hi(hpf_d_a(2)))
+  do i = max(1, hpf_owned_lo(hpf_d_a(1))), min(n, hpf_owned_hi(hpf_d_a(1)))
     hpf_bl_1(1) = min(hpf_bl_1(1), perm(i))
     hpf_bh_1(1) = max(hpf_bh_1(1), perm(i))
     hpf_bl_1(2) = min(hpf_bl_1(2), m + 1 - j)
     hpf_bh_1(2) = max(hpf_bh_1(2), m + 1 - j)
-  end if
   end do
-  end if
+  i = max(1, n + 1)
   end do
+  j = max(1, m + 1)
   call hpf_nest_schedule_2(hpf_d_c, [1, 2], hpf_bl_1, hpf_bh_1, hpf_fs_1)
   allocate (hpf_box_1(hpf_bl_1(1):hpf_bh_1(1), hpf_bl_1(2):hpf_bh_1(2)))
   call hpf_nest_move_r4_2(c, hpf_fs_1, hpf_box_1)
   ! hpf-ls: executor
-  do j = 1, m
-  if (hpf_owns(hpf_d_a(2), j)) then
-  do i = 1, n
-  if (hpf_owns(hpf_d_a(1), i)) then
+  do j = max(1, hpf_owned_lo(hpf_d_a(2))), min(m, hpf_owned_hi(hpf_d_a(2)))
+  do i = max(1, hpf_owned_lo(hpf_d_a(1))), min(n, hpf_owned_hi(hpf_d_a(1)))
     a(i, j) = 0.75 * a(i, j) + 0.25 * hpf_box_1(perm(i), m + 1 - j)
-  end if
   end do
-  end if
+  i = max(1, n + 1)
   end do
+  j = max(1, m + 1)
   end block
   call hpf_stat_end(4)
   if (hpf_owns(hpf_d_b(1), 1) .and. hpf_owns(hpf_d_b(2), 1)) hpf_r1 = b(1, 1)
@@ -170,33 +162,29 @@ program gather_time_loop
   hpf_bl_loop1_1 = huge(0)
   hpf_bh_loop1_1 = -huge(0)
   ! hpf-ls: inspector
-  do j = 2, m
-  if (hpf_owns(hpf_d_b(2), j)) then
-  do i = 1, n
-  if (hpf_owns(hpf_d_b(1), i)) then
+  do j = max(2, hpf_owned_lo(hpf_d_b(2))), min(m, hpf_owned_hi(hpf_d_b(2)))
+  do i = max(1, hpf_owned_lo(hpf_d_b(1))), min(n, hpf_owned_hi(hpf_d_b(1)))
     hpf_bl_loop1_1(1) = min(hpf_bl_loop1_1(1), idx(n + 1 - i))
     hpf_bh_loop1_1(1) = max(hpf_bh_loop1_1(1), idx(n + 1 - i))
     hpf_bl_loop1_1(2) = min(hpf_bl_loop1_1(2), j - 1)
     hpf_bh_loop1_1(2) = max(hpf_bh_loop1_1(2), j - 1)
-  end if
   end do
-  end if
+  i = max(1, n + 1)
   end do
+  j = max(2, m + 1)
   call hpf_nest_schedule_2(hpf_d_c, [1, 2], hpf_bl_loop1_1, hpf_bh_loop1_1, hpf_fs_loop1_1)
   allocate (hpf_box_loop1_1(hpf_bl_loop1_1(1):hpf_bh_loop1_1(1), hpf_bl_loop1_1(2):hpf_bh_loop1_1(2)))
   hpf_inspected_1 = .true.
   end if
   call hpf_nest_move_r4_2(c, hpf_fs_loop1_1, hpf_box_loop1_1)
   ! hpf-ls: executor
-  do j = 2, m
-  if (hpf_owns(hpf_d_b(2), j)) then
-  do i = 1, n
-  if (hpf_owns(hpf_d_b(1), i)) then
+  do j = max(2, hpf_owned_lo(hpf_d_b(2))), min(m, hpf_owned_hi(hpf_d_b(2)))
+  do i = max(1, hpf_owned_lo(hpf_d_b(1))), min(n, hpf_owned_hi(hpf_d_b(1)))
     b(i, j) = b(i, j) - 0.5 * hpf_box_loop1_1(idx(n + 1 - i), j - 1)
-  end if
   end do
-  end if
+  i = max(1, n + 1)
   end do
+  j = max(2, m + 1)
   call hpf_stat_end(5)
   ! hpf-ls: each process assigns its box
   call hpf_box_r4_212(hpf_d_c, hpf_rank, hpf_bl, hpf_bh)

@@ -173,8 +173,7 @@ end do
   ! hpf-ls: inspector
   do j = 2, m
   if (hpf_owns(hpf_d_b(2), j)) then
-  do i = 2, n
-  if (hpf_owns(hpf_d_b(1), i)) then
+  do i = max(2, hpf_owned_lo(hpf_d_b(1))), min(n, hpf_owned_hi(hpf_d_b(1)))
     hpf_bl_1(1) = min(hpf_bl_1(1), i)
     hpf_bh_1(1) = max(hpf_bh_1(1), i)
     hpf_bl_1(2) = min(hpf_bl_1(2), j)
@@ -187,8 +186,8 @@ end do
     hpf_bh_3(1) = max(hpf_bh_3(1), i)
     hpf_bl_3(2) = min(hpf_bl_3(2), 1)
     hpf_bh_3(2) = max(hpf_bh_3(2), 1)
-  end if
   end do
+  i = max(2, n + 1)
   end if
   end do
   call hpf_nest_schedule_2(hpf_d_a, [1, 2], hpf_bl_1, hpf_bh_1, hpf_fs_1)
@@ -203,11 +202,10 @@ end do
   ! hpf-ls: executor
   do j = 2, m
   if (hpf_owns(hpf_d_b(2), j)) then
-  do i = 2, n
-  if (hpf_owns(hpf_d_b(1), i)) then
+  do i = max(2, hpf_owned_lo(hpf_d_b(1))), min(n, hpf_owned_hi(hpf_d_b(1)))
     b(i, hpf_lx(hpf_d_b(2), j)) = mod(b(i, hpf_lx(hpf_d_b(2), j)) + a(i - 1, hpf_lx(hpf_d_a(2), j)) + hpf_box_1(i, j) + hpf_box_2(1, j - 1) + hpf_box_3(i, 1), 97)
-  end if
   end do
+  i = max(2, n + 1)
   end if
   end do
   end block

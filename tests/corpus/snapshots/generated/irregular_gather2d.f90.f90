@@ -67,10 +67,8 @@ program irregular_gather2d
   hpf_bl_2 = huge(0)
   hpf_bh_2 = -huge(0)
   ! hpf-ls: inspector
-  do j = 1, m
-  if (hpf_owns(hpf_d_b(2), j)) then
-  do i = 1, n
-  if (hpf_owns(hpf_d_b(1), i)) then
+  do j = max(1, hpf_owned_lo(hpf_d_b(2))), min(m, hpf_owned_hi(hpf_d_b(2)))
+  do i = max(1, hpf_owned_lo(hpf_d_b(1))), min(n, hpf_owned_hi(hpf_d_b(1)))
     hpf_bl_1(1) = min(hpf_bl_1(1), idx(i))
     hpf_bh_1(1) = max(hpf_bh_1(1), idx(i))
     hpf_bl_1(2) = min(hpf_bl_1(2), j)
@@ -79,10 +77,10 @@ program irregular_gather2d
     hpf_bh_2(1) = max(hpf_bh_2(1), idx(n + 1 - i))
     hpf_bl_2(2) = min(hpf_bl_2(2), m + 1 - j)
     hpf_bh_2(2) = max(hpf_bh_2(2), m + 1 - j)
-  end if
   end do
-  end if
+  i = max(1, n + 1)
   end do
+  j = max(1, m + 1)
   call hpf_nest_schedule_2(hpf_d_c, [1, 2], hpf_bl_1, hpf_bh_1, hpf_fs_1)
   allocate (hpf_box_1(hpf_bl_1(1):hpf_bh_1(1), hpf_bl_1(2):hpf_bh_1(2)))
   call hpf_nest_schedule_2(hpf_d_c, [1, 2], hpf_bl_2, hpf_bh_2, hpf_fs_2)
@@ -90,15 +88,13 @@ program irregular_gather2d
   call hpf_nest_move_r4_2(c, hpf_fs_1, hpf_box_1)
   call hpf_nest_move_r4_2(c, hpf_fs_2, hpf_box_2)
   ! hpf-ls: executor
-  do j = 1, m
-  if (hpf_owns(hpf_d_b(2), j)) then
-  do i = 1, n
-  if (hpf_owns(hpf_d_b(1), i)) then
+  do j = max(1, hpf_owned_lo(hpf_d_b(2))), min(m, hpf_owned_hi(hpf_d_b(2)))
+  do i = max(1, hpf_owned_lo(hpf_d_b(1))), min(n, hpf_owned_hi(hpf_d_b(1)))
     b(i, j) = a(i, j) + 0.5 * hpf_box_1(idx(i), j) - hpf_box_2(idx(n + 1 - i), m + 1 - j)
-  end if
   end do
-  end if
+  i = max(1, n + 1)
   end do
+  j = max(1, m + 1)
   end block
   call hpf_stat_end(3)
   call hpf_gather_r4_212(b, hpf_d_b, hpf_g_b, [1, 1], [24, 6])

@@ -403,8 +403,7 @@ call hpf_local_bounds(hpf_d_g(1), 0, (2), (m-1), 1, hpf_lo, hpf_hi)
   hpf_bl_1 = huge(0)
   hpf_bh_1 = -huge(0)
   ! hpf-ls: inspector
-  do j = 2, m-1
-  if (hpf_owns(hpf_d_h(2), j)) then
+  do j = max(2, hpf_owned_lo(hpf_d_h(2))), min(m-1, hpf_owned_hi(hpf_d_h(2)))
   do i = 2, m-1
   if (hpf_owns(hpf_d_h(1), i)) then
     hpf_bl_1(1) = min(hpf_bl_1(1), i-1)
@@ -413,21 +412,20 @@ call hpf_local_bounds(hpf_d_g(1), 0, (2), (m-1), 1, hpf_lo, hpf_hi)
     hpf_bh_1(2) = max(hpf_bh_1(2), j)
   end if
   end do
-  end if
   end do
+  j = max(2, m-1 + 1)
   call hpf_nest_schedule_2(hpf_d_g, [1, 2], hpf_bl_1, hpf_bh_1, hpf_fs_1)
   allocate (hpf_box_1(hpf_bl_1(1):hpf_bh_1(1), hpf_bl_1(2):hpf_bh_1(2)))
   call hpf_nest_move_r8_2(g, hpf_fs_1, hpf_box_1)
   ! hpf-ls: executor
-  do j = 2, m-1
-  if (hpf_owns(hpf_d_h(2), j)) then
+  do j = max(2, hpf_owned_lo(hpf_d_h(2))), min(m-1, hpf_owned_hi(hpf_d_h(2)))
   do i = 2, m-1
   if (hpf_owns(hpf_d_h(1), i)) then
     h(hpf_lx(hpf_d_h(1), i), j) = g(hpf_lx(hpf_d_g(1), i), j) - 0.5d0 * hpf_box_1(i-1, j)
   end if
   end do
-  end if
   end do
+  j = max(2, m-1 + 1)
   end block
   call hpf_stat_end(16)
   if (hpf_owns(hpf_d_g(1), 6) .and. hpf_owns(hpf_d_g(2), 7)) hpf_r6 = g(hpf_lx(hpf_d_g(1), 6), 7)
