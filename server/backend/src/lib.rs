@@ -656,6 +656,26 @@ enum Plan<'a> {
     FetchedNest(nest_fetch::FetchedNest<'a>),
 }
 
+/// The fetched nests (`nest_fetch.rs`) among a loop's body statements.
+fn fetched_nests<'p, 'a>(body: &'p mut [Plan<'a>]) -> Vec<&'p mut nest_fetch::FetchedNest<'a>> {
+    body.iter_mut()
+        .filter_map(|it| match it {
+            Plan::FetchedNest(nest) => Some(nest),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Those whose schedules are computed once for the loop.
+fn reused_schedules<'p, 'a>(body: &'p [Plan<'a>]) -> Vec<&'p nest_fetch::FetchedNest<'a>> {
+    body.iter()
+        .filter_map(|it| match it {
+            Plan::FetchedNest(nest) if nest.reuses_schedule() => Some(nest),
+            _ => None,
+        })
+        .collect()
+}
+
 impl Plan<'_> {
     /// Whether some of the work runs on every process (not only rank 0).
     fn runs_in_parallel(&self) -> bool {
@@ -1641,7 +1661,10 @@ impl<'a> Lowering<'a> {
             return Ok(Plan::If { branches: planned });
         }
         match planned.into_iter().next() {
-            Some((cond, body)) => Ok(Plan::While { cond, body }),
+            Some((cond, mut body)) => {
+                self.reuse_schedules(stmt, &mut fetched_nests(&mut body));
+                Ok(Plan::While { cond, body })
+            }
             None => Err("its condition was not understood".to_string()),
         }
     }
@@ -1683,7 +1706,7 @@ impl<'a> Lowering<'a> {
             return Err("its bounds read distributed arrays".to_string());
         }
         let stmts = body;
-        let body: Vec<Plan<'s>> = stmts.iter().map(|it| self.plan(it)).collect();
+        let mut body: Vec<Plan<'s>> = stmts.iter().map(|it| self.plan(it)).collect();
         if let Some(branch) = self.unshared_branch(stmts, &body) {
             return Err(format!(
                 "its body branches (`{}`)",
@@ -1701,6 +1724,7 @@ impl<'a> Lowering<'a> {
         if body.iter().any(Plan::fetches_elements) && !body.iter().any(Plan::runs_in_bulk) {
             return Err("an element assignment of its body would fetch by an all-to-all in every iteration".to_string());
         }
+        self.reuse_schedules(stmt, &mut fetched_nests(&mut body));
         Ok(Plan::Sequential { control, body })
     }
 
@@ -3094,6 +3118,8 @@ impl<'a> Lowering<'a> {
             Plan::Sequential { control, body } => {
                 let one_line = |range: TextRange| self.copy(range).replace(['&', '\n'], " ");
                 let step = control.step.as_ref().map_or(String::new(), |it| format!(", {}", one_line(it.range)));
+                let reused = reused_schedules(body);
+                self.emit_reused_schedules_open(out, &reused);
                 let _ = writeln!(out, "  ! hpf-ls: every process runs this loop");
                 let _ = writeln!(
                     out,
@@ -3106,8 +3132,11 @@ impl<'a> Lowering<'a> {
                     self.emit_plan(out, plan);
                 }
                 let _ = writeln!(out, "  end do");
+                self.emit_reused_schedules_close(out, &reused);
             }
             Plan::While { cond, body } => {
+                let reused = reused_schedules(body);
+                self.emit_reused_schedules_open(out, &reused);
                 let _ = writeln!(out, "  ! hpf-ls: every process runs this loop");
                 match cond {
                     Some(cond) => {
@@ -3121,6 +3150,7 @@ impl<'a> Lowering<'a> {
                     self.emit_plan(out, plan);
                 }
                 let _ = writeln!(out, "  end do");
+                self.emit_reused_schedules_close(out, &reused);
             }
             Plan::If { branches } => {
                 for (idx, (cond, body)) in branches.iter().enumerate() {

@@ -24,10 +24,23 @@
 //!   `disjoint`), and is fetched as a read of an array it does not write;
 //! - a read of any other distributed array is fetched: the inspector walks
 //!   the process's own iterations and records, per reference, the box of
-//!   global indices it reads; one all-to-all (`hpf_nest_fetch_*`, runtime)
-//!   fills each box from the elements' owners; the executor is the nest with
-//!   that reference renamed to its box, which keeps the global bounds, so
-//!   its subscripts stay as written.
+//!   global indices it reads; a schedule (`hpf_nest_schedule_*`, runtime)
+//!   lists what each process sends of its elements and where each box
+//!   element arrives, and one all-to-all (`hpf_nest_move_*`) fills each box
+//!   from the elements' owners; the executor is the nest with that
+//!   reference renamed to its box, which keeps the global bounds, so its
+//!   subscripts stay as written.
+//! - a read of another array cut alike counts as the owner's own when it
+//!   sits on the left side's template cell (`same_cells`: `B(I+1,J)` for
+//!   `A(I,J)` when A is aligned one cell further), not merely at the same
+//!   indices.
+//!
+//! In a loop every process runs (a time loop), a nest whose boxes depend on
+//! nothing the loop assigns (`reuse_schedules`: no CALL, no REDISTRIBUTE,
+//! none of the variables the inspector reads, such as `IDX` of
+//! `C(IDX(I),J)`) keeps its boxes and schedule in a block around the loop:
+//! the inspector runs in the loop's first iteration, the values move in
+//! every one.
 //!
 //! A box per reference (not per array) keeps the fetched data close to what
 //! is read (`A(I,K)` and `A(K,J)` of an LU step are a column and a row, not
@@ -64,10 +77,10 @@ pub(crate) enum Refusal {
     /// It reads an array it writes at another element than its own, which
     /// a write of the nest may reach (a dependence).
     ReadsWhatItWrites(String),
-    /// An array on a 2-D grid of processes with a CYCLIC dimension: a random
-    /// grid program (`tests/grid_fuzz.py` seed 4, `(BLOCK, CYCLIC(2))` on
-    /// `P(2, 2)` run on 3 processes) printed other values, not yet explained.
-    CyclicGrid(String),
+    /// A loop bound, a condition or a subscript that decides what is
+    /// fetched reads a variable the nest assigns (`K = IDX(I)` then
+    /// `B(K)`): the inspector, which runs before the nest, cannot know it.
+    InspectorReadsAssigned(String),
 }
 
 impl Refusal {
@@ -85,7 +98,9 @@ impl Refusal {
             Refusal::ReadsWhatItWrites(name) => {
                 format!("it reads {name} at elements that its own writes may reach")
             }
-            Refusal::CyclicGrid(name) => format!("{name} is on a 2-D grid with a CYCLIC dimension"),
+            Refusal::InspectorReadsAssigned(name) => {
+                format!("what it fetches depends on {name}, which it assigns")
+            }
         }
     }
 }
@@ -105,15 +120,26 @@ struct BoxRead {
 #[derive(Clone, Debug)]
 struct OwnedAssign {
     stmt: usize,
-    /// The ownership test of the left side's element; `None` for a
-    /// replicated left side, which every process assigns.
-    guard: Option<String>,
-    /// The nest's loop variables (lower case) the test reads.
-    guard_vars: Vec<String>,
+    /// The ownership test of the left side's element, one test per
+    /// distributed dimension with the nest's loop variables (lower case) it
+    /// reads; none for a replicated left side, which every process assigns.
+    guards: Vec<Guard>,
     /// Its left side, and the reads of that same element, at local positions.
     edits: Vec<(TextRange, String)>,
     /// The CYCLIC dimensions of its array (stored compressed) and their descriptors.
     cyclic_axes: Vec<(usize, String)>,
+}
+
+/// The ownership test of one distributed dimension of a left side.
+#[derive(Clone, Debug)]
+struct Guard {
+    test: String,
+    /// The nest's loop variables (lower case) it reads.
+    vars: Vec<String>,
+    /// Along a BLOCK dimension whose subscript is one loop variable: that
+    /// variable and the descriptor (the loop's bounds can then be cut to
+    /// the owned range instead of testing every iteration).
+    owned_range: Option<(String, String)>,
 }
 
 /// A DO nest run by every process, each assignment on its owner, after one
@@ -122,9 +148,17 @@ pub(crate) struct FetchedNest<'a> {
     pub(crate) stmt: &'a Stmt,
     boxes: Vec<BoxRead>,
     assigns: Vec<OwnedAssign>,
+    /// The number of its schedule among those computed once for the
+    /// enclosing loop (`reuse_schedules`); `None`: computed on each run.
+    reuse: Option<usize>,
 }
 
 impl FetchedNest<'_> {
+    /// Whether its schedule is computed once for the enclosing loop.
+    pub(crate) fn reuses_schedule(&self) -> bool {
+        self.reuse.is_some()
+    }
+
     /// How many DO loops deep the nest is (0: one assignment).
     pub(crate) fn depth(&self) -> usize {
         fn depth(stmt: &Stmt) -> usize {
@@ -235,6 +269,52 @@ fn axes(distributed: &crate::Distributed) -> Vec<(usize, bool, String)> {
     }
 }
 
+/// Each distributed dimension: (dimension, alignment stride, alignment
+/// offset): element `i` sits on template cell `stride * i + offset`.
+fn cells(distributed: &crate::Distributed) -> Vec<(usize, i64, i64)> {
+    let mut cells = vec![(distributed.dim, distributed.stride, distributed.offset)];
+    cells.extend(distributed.second.as_ref().map(|second| (second.dim, second.stride, second.offset)));
+    cells
+}
+
+/// Whether the element `read` of `reader` sits on the template cell of the
+/// element `written` of `home` along every distributed dimension (both
+/// cut alike, `same_blocks`): the same subscript base, the offsets
+/// compensated by the alignments (`B(I-1,J)` for `A(I,J)` when B is aligned
+/// one cell further than A), so it lives on the owner that assigns.
+fn same_cells(
+    home: &crate::Distributed,
+    written: &[(String, i64)],
+    reader: &crate::Distributed,
+    read: &[(String, i64)],
+) -> bool {
+    cells(home).into_iter().zip(cells(reader)).all(|((dim, stride, offset), (read_dim, read_stride, read_offset))| {
+        let (base, c) = &written[dim];
+        let (read_base, read_c) = &read[read_dim];
+        dim == read_dim
+            && stride == read_stride
+            && base == read_base
+            && stride * c + offset == read_stride * read_c + read_offset
+    })
+}
+
+/// The suffix of the names of the nest's `k`-th fetched reference: `k`,
+/// or `loop<schedule>_k` for a schedule kept for the enclosing loop.
+fn box_tag(nest: &FetchedNest, k: usize) -> String {
+    match nest.reuse {
+        None => k.to_string(),
+        Some(id) => format!("loop{id}_{k}"),
+    }
+}
+
+/// The names a Fortran text mentions, in lower case.
+fn identifiers(text: &str) -> Vec<String> {
+    text.split(|it: char| !(it.is_ascii_alphanumeric() || it == '_'))
+        .filter(|it| it.starts_with(|first: char| first.is_ascii_alphabetic()))
+        .map(str::to_ascii_lowercase)
+        .collect()
+}
+
 /// What the planner gathers while it walks the nest.
 #[derive(Default)]
 struct Walk<'s> {
@@ -247,12 +327,6 @@ impl Lowering<'_> {
     pub(crate) fn fetched_nest<'s>(&self, stmt: &'s Stmt) -> Result<FetchedNest<'s>, Refusal> {
         let mut walk = Walk::default();
         self.walk_nest(std::slice::from_ref(stmt), &mut walk)?;
-        for (_, array) in self.distributed_occurrences(stmt.range) {
-            let distributed = &self.distributed[&array];
-            if distributed.second.as_ref().is_some_and(|second| second.cyclic || distributed.cyclic) {
-                return Err(Refusal::CyclicGrid(distributed.name.clone()));
-            }
-        }
         // The left sides: elements of distributed arrays, subscripts free of
         // them, run by their owners; or replicated variables, which every
         // process assigns in every iteration.
@@ -263,8 +337,7 @@ impl Lowering<'_> {
             let Some((array, subscripts)) = self.element(lhs, &walk.loops)? else {
                 assigns.push(OwnedAssign {
                     stmt: assign.range.start,
-                    guard: None,
-                    guard_vars: Vec::new(),
+                    guards: Vec::new(),
                     edits: Vec::new(),
                     cyclic_axes: Vec::new(),
                 });
@@ -273,30 +346,25 @@ impl Lowering<'_> {
             };
             let distributed = &self.distributed[&array];
             let texts: Vec<String> = subscripts.iter().map(|it| self.one_line(*it).trim().to_string()).collect();
-            let mut tests = Vec::new();
+            let mut guards = Vec::new();
             let mut edits = Vec::new();
             let mut cyclic_axes = Vec::new();
             for (dim, cyclic, desc) in axes(distributed) {
-                tests.push(format!("hpf_owns({desc}, {})", texts[dim]));
+                let vars: Vec<String> = walk
+                    .loops
+                    .iter()
+                    .filter(|it| mentions_word(&texts[dim], &it.var))
+                    .map(|it| it.var.clone())
+                    .collect();
+                let subscript = texts[dim].to_ascii_lowercase();
+                let owned_range = (!cyclic && vars.contains(&subscript)).then(|| (subscript, desc.clone()));
+                guards.push(Guard { test: format!("hpf_owns({desc}, {})", texts[dim]), vars, owned_range });
                 if cyclic {
                     edits.push((subscripts[dim], format!("hpf_lx({desc}, {})", texts[dim])));
                     cyclic_axes.push((dim, desc));
                 }
             }
-            // The test reads the subscripts along the distributed dimensions only.
-            let tested: Vec<&String> = axes(distributed).iter().map(|it| &texts[it.0]).collect();
-            let guard_vars = walk
-                .loops
-                .iter()
-                .filter(|it| tested.iter().any(|text| mentions_word(text, &it.var)))
-                .map(|it| it.var.clone());
-            assigns.push(OwnedAssign {
-                stmt: assign.range.start,
-                guard: Some(tests.join(" .and. ")),
-                guard_vars: guard_vars.collect(),
-                edits,
-                cyclic_axes,
-            });
+            assigns.push(OwnedAssign { stmt: assign.range.start, guards, edits, cyclic_axes });
             let written: Vec<(String, i64)> = texts.iter().map(|it| split_offset(it)).collect();
             writes.push((array, written.clone()));
             owns.push(Some((array, written)));
@@ -327,9 +395,9 @@ impl Lowering<'_> {
                     }
                     continue;
                 }
-                // An array the nest does not write, aligned as the left side
-                // and read at its element along the distributed dimensions:
-                // on the owner too (`U(I,J,K)` for `W(I,J)`).
+                // An array the nest does not write, cut as the left side and
+                // read on its element's template cell along the distributed
+                // dimensions: on the owner too (`U(I,J,K)` for `W(I,J)`).
                 let read_distributed = &self.distributed[&array];
                 let aligned = own.as_ref().is_some_and(|(lhs_array, written)| {
                     let lhs = &self.distributed[lhs_array];
@@ -337,7 +405,7 @@ impl Lowering<'_> {
                     read_distributed.same_blocks(lhs)
                         && dims(read_distributed) == dims(lhs)
                         && !writes.iter().any(|it| it.0 == array)
-                        && axes(lhs).iter().all(|(dim, _, _)| written[*dim] == read[*dim])
+                        && same_cells(lhs, written, read_distributed, &read)
                 });
                 if aligned {
                     for (dim, cyclic, desc) in axes(read_distributed) {
@@ -358,7 +426,78 @@ impl Lowering<'_> {
                 boxes.push(BoxRead { array, name, subscripts, stmt: assign.range.start });
             }
         }
-        Ok(FetchedNest { stmt, boxes, assigns })
+        let nest = FetchedNest { stmt, boxes, assigns, reuse: None };
+        let assigned: Vec<String> = self.written(stmt).1.into_iter().map(|it| it.0.to_ascii_lowercase()).collect();
+        if let Some(name) = self.inspector_reads(&nest).into_iter().find(|it| assigned.contains(it)) {
+            return Err(Refusal::InspectorReadsAssigned(name));
+        }
+        Ok(nest)
+    }
+
+    /// The variables (lower case) that decide what the inspector records:
+    /// those its loop bounds, IF conditions, ownership tests and fetched
+    /// subscripts read, but the nest's own loop indices (it sets them).
+    fn inspector_reads(&self, nest: &FetchedNest) -> Vec<String> {
+        let mut texts: Vec<String> = Vec::new();
+        let mut indices: Vec<String> = Vec::new();
+        let mut stack = vec![nest.stmt];
+        while let Some(stmt) = stack.pop() {
+            match &stmt.kind {
+                StmtKind::Do { control: Some(control), .. } => {
+                    indices.push(control.var.key());
+                    texts.push(self.one_line(control.lo.range));
+                    texts.push(self.one_line(control.hi.range));
+                    texts.extend(control.step.as_ref().map(|it| self.one_line(it.range)));
+                }
+                StmtKind::If { branches } => {
+                    texts.extend(branches.iter().filter_map(|it| it.0.as_ref()).map(|it| self.one_line(it.range)));
+                }
+                _ => {}
+            }
+            stack.extend(stmt.children());
+        }
+        texts.extend(nest.assigns.iter().flat_map(|it| it.guards.iter().map(|guard| guard.test.clone())));
+        texts.extend(nest.boxes.iter().flat_map(|it| it.subscripts.iter().map(|s| self.one_line(*s))));
+        let mut names: Vec<String> = texts.iter().flat_map(|it| identifiers(it)).collect();
+        names.retain(|it| !indices.contains(it));
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// Marks the fetched nests among `body` (the statements of `outer`, a
+    /// loop every process runs) whose schedules can be computed once for
+    /// the whole loop: what decides their boxes is not assigned in it (no
+    /// CALL, no REDISTRIBUTE or REALIGN, none of the variables the
+    /// inspector reads), so every iteration fetches the same elements and
+    /// only their values move again (a time loop pays for the inspector once).
+    pub(crate) fn reuse_schedules(&mut self, outer: &Stmt, body: &mut [&mut FetchedNest]) {
+        let mut stack = vec![outer];
+        while let Some(stmt) = stack.pop() {
+            if matches!(stmt.kind, StmtKind::Call { .. }) {
+                return;
+            }
+            stack.extend(stmt.children());
+        }
+        let text = self.slice(outer.range).to_ascii_lowercase();
+        if text.contains("redistribute") || text.contains("realign") {
+            return;
+        }
+        let written: Vec<String> = self.written(outer).1.into_iter().map(|it| it.0.to_ascii_lowercase()).collect();
+        let mut count = 0;
+        for nest in body.iter_mut() {
+            if nest.boxes.is_empty() || self.inspector_reads(nest).iter().any(|it| written.contains(it)) {
+                continue;
+            }
+            count += 1;
+            nest.reuse = Some(count);
+            let header = nest.stmt.header;
+            if let Some(note) = self.notes.iter_mut().rev().find(|it| it.range == header) {
+                note.message.push_str(
+                    ", its schedule computed once for the enclosing loop (what decides it is not assigned there)",
+                );
+            }
+        }
     }
 
     /// Checks the statements of a nest and gathers its loops and assignments.
@@ -483,57 +622,120 @@ impl Lowering<'_> {
     pub(crate) fn emit_fetched_nest(&self, out: &mut String, nest: &FetchedNest) {
         let _ =
             writeln!(out, "  ! hpf-ls: owner computes this nest, its remote reads fetched first (inspector/executor)");
-        let _ = writeln!(out, "  block");
+        match nest.reuse {
+            None => {
+                let _ = writeln!(out, "  block");
+                self.emit_box_declarations(out, nest);
+                if !nest.boxes.is_empty() {
+                    self.emit_inspection(out, nest);
+                }
+            }
+            Some(id) => {
+                // The schedule of the enclosing loop's first run of the nest.
+                let _ = writeln!(out, "  if (.not. hpf_inspected_{id}) then");
+                self.emit_inspection(out, nest);
+                let _ = writeln!(out, "  hpf_inspected_{id} = .true.\n  end if");
+            }
+        }
         for (k, read) in nest.boxes.iter().enumerate() {
-            let k = k + 1;
+            let tag = box_tag(nest, k + 1);
+            let distributed = &self.distributed[&read.array];
+            let _ = writeln!(
+                out,
+                "  call hpf_nest_move_{}_{}({}, hpf_fs_{tag}, hpf_box_{tag})",
+                distributed.suffix,
+                read.subscripts.len(),
+                distributed.name
+            );
+        }
+        let _ = writeln!(out, "  ! hpf-ls: executor");
+        self.emit_nest_walk(out, nest, std::slice::from_ref(nest.stmt), &mut Vec::new(), &mut Vec::new(), false);
+        if nest.reuse.is_none() {
+            let _ = writeln!(out, "  end block");
+        }
+    }
+
+    /// Before a loop every process runs: the boxes and schedules of the
+    /// fetched nests of its body that reuse them (`reuse_schedules`), in a
+    /// block around the loop, none computed yet.
+    pub(crate) fn emit_reused_schedules_open(&self, out: &mut String, nests: &[&FetchedNest]) {
+        if nests.is_empty() {
+            return;
+        }
+        let _ = writeln!(out, "  block");
+        for nest in nests {
+            self.emit_box_declarations(out, nest);
+        }
+        for id in nests.iter().filter_map(|it| it.reuse) {
+            let _ = writeln!(out, "  logical :: hpf_inspected_{id}");
+        }
+        for id in nests.iter().filter_map(|it| it.reuse) {
+            let _ = writeln!(out, "  hpf_inspected_{id} = .false.");
+        }
+    }
+
+    /// After that loop: the end of `emit_reused_schedules_open`'s block.
+    pub(crate) fn emit_reused_schedules_close(&self, out: &mut String, nests: &[&FetchedNest]) {
+        if !nests.is_empty() {
+            let _ = writeln!(out, "  end block");
+        }
+    }
+
+    /// The box bounds, schedule and box of each fetched reference.
+    fn emit_box_declarations(&self, out: &mut String, nest: &FetchedNest) {
+        for (k, read) in nest.boxes.iter().enumerate() {
+            let tag = box_tag(nest, k + 1);
             let distributed = &self.distributed[&read.array];
             let rank = distributed.lbs.len();
             let fortran_type = distributed.suffix.declaration();
-            let _ = writeln!(out, "  integer :: hpf_bl_{k}({rank}), hpf_bh_{k}({rank})");
-            let _ = writeln!(out, "  {fortran_type}, allocatable :: hpf_box_{k}({})", distributed.colons());
+            let _ = writeln!(out, "  integer :: hpf_bl_{tag}({rank}), hpf_bh_{tag}({rank})");
+            let _ = writeln!(out, "  type(hpf_schedule) :: hpf_fs_{tag}");
+            let _ = writeln!(out, "  {fortran_type}, allocatable :: hpf_box_{tag}({})", distributed.colons());
         }
-        for k in 1..=nest.boxes.len() {
-            let _ = writeln!(out, "  hpf_bl_{k} = huge(0)\n  hpf_bh_{k} = -huge(0)");
-        }
-        if !nest.boxes.is_empty() {
-            // The inspector: the box each reference reads on this process.
-            let _ = writeln!(out, "  ! hpf-ls: inspector");
-            self.emit_nest_walk(out, nest, std::slice::from_ref(nest.stmt), &mut Vec::new(), false, true);
-            for (k, read) in nest.boxes.iter().enumerate() {
-                let k = k + 1;
-                let distributed = &self.distributed[&read.array];
-                let bounds: Vec<String> =
-                    (1..=read.subscripts.len()).map(|d| format!("hpf_bl_{k}({d}):hpf_bh_{k}({d})")).collect();
-                let name = &distributed.name;
-                let (descs, dims) = match &distributed.second {
-                    None => (format!("[hpf_d_{name}, hpf_d_{name}]"), format!("[{}, 0]", distributed.dim + 1)),
-                    Some(second) => (format!("hpf_d_{name}"), format!("[{}, {}]", distributed.dim + 1, second.dim + 1)),
-                };
-                let _ = writeln!(out, "  allocate (hpf_box_{k}({}))", bounds.join(", "));
-                let _ = writeln!(
-                    out,
-                    "  call hpf_nest_fetch_{}_{}({name}, {descs}, {dims}, hpf_bl_{k}, hpf_bh_{k}, hpf_box_{k})",
-                    distributed.suffix,
-                    read.subscripts.len()
-                );
-            }
-        }
-        let _ = writeln!(out, "  ! hpf-ls: executor");
-        self.emit_nest_walk(out, nest, std::slice::from_ref(nest.stmt), &mut Vec::new(), false, false);
-        let _ = writeln!(out, "  end block");
     }
 
-    /// The nest's statements, each assignment under its ownership test
-    /// (hoisted to a loop when every assignment below shares it); the
-    /// inspector (`inspect`) updates the boxes of the reads instead of
-    /// assigning, and skips what reads no box.
+    /// The inspector: the box each reference reads on this process, its
+    /// schedule, and the box allocated with those global bounds.
+    fn emit_inspection(&self, out: &mut String, nest: &FetchedNest) {
+        for k in 1..=nest.boxes.len() {
+            let tag = box_tag(nest, k);
+            let _ = writeln!(out, "  hpf_bl_{tag} = huge(0)\n  hpf_bh_{tag} = -huge(0)");
+        }
+        let _ = writeln!(out, "  ! hpf-ls: inspector");
+        self.emit_nest_walk(out, nest, std::slice::from_ref(nest.stmt), &mut Vec::new(), &mut Vec::new(), true);
+        for (k, read) in nest.boxes.iter().enumerate() {
+            let tag = box_tag(nest, k + 1);
+            let distributed = &self.distributed[&read.array];
+            let bounds: Vec<String> =
+                (1..=read.subscripts.len()).map(|d| format!("hpf_bl_{tag}({d}):hpf_bh_{tag}({d})")).collect();
+            let name = &distributed.name;
+            let (descs, dims) = match &distributed.second {
+                None => (format!("[hpf_d_{name}, hpf_d_{name}]"), format!("[{}, 0]", distributed.dim + 1)),
+                Some(second) => (format!("hpf_d_{name}"), format!("[{}, {}]", distributed.dim + 1, second.dim + 1)),
+            };
+            let _ = writeln!(
+                out,
+                "  call hpf_nest_schedule_{}({descs}, {dims}, hpf_bl_{tag}, hpf_bh_{tag}, hpf_fs_{tag})",
+                read.subscripts.len()
+            );
+            let _ = writeln!(out, "  allocate (hpf_box_{tag}({}))", bounds.join(", "));
+        }
+    }
+
+    /// The nest's statements, each assignment under its ownership test;
+    /// each test of one distributed dimension sits at the outermost loop
+    /// that sets its variables where every assignment below shares it
+    /// (`DO J` / `IF (owns column J)` / `DO I` / `IF (owns row I)`), so the
+    /// inner loop tests only what it must; `placed` are the tests of the
+    /// enclosing IFs. The inspector (`inspect`) updates the boxes of the
+    /// reads instead of assigning, and skips what reads no box.
     fn emit_nest_walk(
         &self,
         out: &mut String,
         nest: &FetchedNest,
         stmts: &[Stmt],
         vars: &mut Vec<String>,
-        guarded: bool,
+        placed: &mut Vec<String>,
         inspect: bool,
     ) {
         for stmt in stmts {
@@ -542,33 +744,64 @@ impl Lowering<'_> {
             }
             match &stmt.kind {
                 StmtKind::Do { control: Some(control), body, .. } => {
-                    let step =
-                        control.step.as_ref().map_or(String::new(), |it| format!(", {}", self.one_line(it.range)));
-                    let _ = writeln!(
-                        out,
-                        "  do {} = {}, {}{step}",
-                        control.var.text,
-                        self.one_line(control.lo.range),
-                        self.one_line(control.hi.range)
-                    );
                     vars.push(control.var.key());
                     let below: Vec<&OwnedAssign> =
                         nest.assigns.iter().filter(|it| stmt.range.contains(it.stmt)).collect();
-                    let shared = below.first().and_then(|first| {
-                        let shared = below.iter().all(|it| it.guard == first.guard)
-                            && first.guard_vars.iter().all(|it| vars.contains(it));
-                        first.guard.as_ref().filter(|_| shared)
+                    let mut shared: Vec<&Guard> = below.first().map_or(Vec::new(), |first| {
+                        first
+                            .guards
+                            .iter()
+                            .filter(|guard| {
+                                !placed.contains(&guard.test)
+                                    && guard.vars.iter().all(|it| vars.contains(it))
+                                    && below.iter().all(|it| it.guards.iter().any(|other| other.test == guard.test))
+                            })
+                            .collect()
                     });
-                    match shared {
-                        Some(guard) if !guarded => {
-                            let _ = writeln!(out, "  if ({guard}) then");
-                            self.emit_nest_walk(out, nest, body, vars, true, inspect);
-                            let _ = writeln!(out, "  end if");
+                    let (lo, hi) = (self.one_line(control.lo.range), self.one_line(control.hi.range));
+                    // A unit-step loop over the BLOCK subscript of every
+                    // assignment below runs the owned range only, and leaves
+                    // its variable as the whole loop would.
+                    let cut = shared.iter().position(|guard| {
+                        control.step.is_none()
+                            && guard.owned_range.as_ref().is_some_and(|(var, _)| *var == control.var.key())
+                    });
+                    let cut = cut.map(|at| shared.remove(at));
+                    match cut.and_then(|it| it.owned_range.as_ref()) {
+                        Some((_, desc)) => {
+                            let _ = writeln!(
+                                out,
+                                "  do {} = max({lo}, hpf_owned_lo({desc})), min({hi}, hpf_owned_hi({desc}))",
+                                control.var.text
+                            );
                         }
-                        _ => self.emit_nest_walk(out, nest, body, vars, guarded, inspect),
+                        None => {
+                            let step = control
+                                .step
+                                .as_ref()
+                                .map_or(String::new(), |it| format!(", {}", self.one_line(it.range)));
+                            let _ = writeln!(out, "  do {} = {lo}, {hi}{step}", control.var.text);
+                        }
                     }
+                    let depth = placed.len();
+                    placed.extend(cut.map(|it| it.test.clone()));
+                    let shared: Vec<String> = shared.into_iter().map(|it| it.test.clone()).collect();
+                    if shared.is_empty() {
+                        self.emit_nest_walk(out, nest, body, vars, placed, inspect);
+                    } else {
+                        let _ = writeln!(out, "  if ({}) then", shared.join(" .and. "));
+                        let depth = placed.len();
+                        placed.extend(shared);
+                        self.emit_nest_walk(out, nest, body, vars, placed, inspect);
+                        placed.truncate(depth);
+                        let _ = writeln!(out, "  end if");
+                    }
+                    placed.truncate(depth);
                     vars.pop();
                     let _ = writeln!(out, "  end do");
+                    if cut.is_some() {
+                        let _ = writeln!(out, "  {} = max({lo}, {hi} + 1)", control.var.text);
+                    }
                 }
                 StmtKind::If { branches } => {
                     for (idx, (cond, body)) in branches.iter().enumerate() {
@@ -581,31 +814,37 @@ impl Lowering<'_> {
                                 let _ = writeln!(out, "  else");
                             }
                         }
-                        self.emit_nest_walk(out, nest, body, vars, guarded, inspect);
+                        self.emit_nest_walk(out, nest, body, vars, placed, inspect);
                     }
                     let _ = writeln!(out, "  end if");
                 }
                 StmtKind::Assign { .. } => {
                     let Some(owned) = nest.assigns.iter().find(|it| it.stmt == stmt.range.start) else { continue };
-                    let guard = owned.guard.as_ref().filter(|_| !guarded);
-                    if let Some(guard) = guard {
+                    let tests: Vec<&str> = owned
+                        .guards
+                        .iter()
+                        .map(|it| it.test.as_str())
+                        .filter(|it| !placed.iter().any(|p| p == it))
+                        .collect();
+                    let guard = (!tests.is_empty()).then(|| tests.join(" .and. "));
+                    if let Some(guard) = &guard {
                         let _ = writeln!(out, "  if ({guard}) then");
                     }
                     if inspect {
                         for (k, read) in nest.boxes.iter().enumerate().filter(|it| it.1.stmt == stmt.range.start) {
-                            let k = k + 1;
+                            let tag = box_tag(nest, k + 1);
                             for (d, subscript) in read.subscripts.iter().enumerate() {
                                 let d = d + 1;
                                 let text = self.one_line(*subscript);
                                 let text = text.trim();
-                                let _ = writeln!(out, "    hpf_bl_{k}({d}) = min(hpf_bl_{k}({d}), {text})");
-                                let _ = writeln!(out, "    hpf_bh_{k}({d}) = max(hpf_bh_{k}({d}), {text})");
+                                let _ = writeln!(out, "    hpf_bl_{tag}({d}) = min(hpf_bl_{tag}({d}), {text})");
+                                let _ = writeln!(out, "    hpf_bh_{tag}({d}) = max(hpf_bh_{tag}({d}), {text})");
                             }
                         }
                     } else {
                         let mut edits = owned.edits.clone();
                         for (k, read) in nest.boxes.iter().enumerate().filter(|it| it.1.stmt == stmt.range.start) {
-                            edits.push((read.name, format!("hpf_box_{}", k + 1)));
+                            edits.push((read.name, format!("hpf_box_{}", box_tag(nest, k + 1))));
                         }
                         let _ = writeln!(out, "    {}", self.edited(stmt.range, &edits).trim());
                     }
@@ -675,7 +914,8 @@ mod tests {
         // left side and its own read go to local positions.
         assert!(source.contains("do j = k + 1, n\n  if (hpf_owns(hpf_d_a, j)) then\n  do i = k + 1, n"), "{source}");
         assert!(source.contains("a(i, hpf_lx(hpf_d_a, j)) = a(i, hpf_lx(hpf_d_a, j)) - hpf_box_1(i, k)"), "{source}");
-        assert_eq!(source.matches("call hpf_nest_fetch_r8_2(").count(), 3, "{source}");
+        assert_eq!(source.matches("call hpf_nest_schedule_2(").count(), 3, "{source}");
+        assert_eq!(source.matches("call hpf_nest_move_r8_2(").count(), 3, "{source}");
     }
 
     #[test]
@@ -705,6 +945,82 @@ mod tests {
         ));
         assert!(notes.iter().any(|it| it.contains("runs on one process")), "{notes:?}");
         assert!(fallback_lines(&notes).is_empty(), "{notes:?}");
+    }
+
+    #[test]
+    fn a_read_on_another_template_cell_is_fetched_and_one_on_the_same_cell_is_local() {
+        // A(I,J) sits on T(I+1,J), B(I,J) on T(I,J): B(I,J) lives one cell
+        // left of A(I,J) (on another process at a block edge), B(I+1,J) on it.
+        let text = "program p\n  implicit none\n  integer :: a(8, 8), b(8, 8), i, j\n!HPF$ PROCESSORS P(2, 2)\n!HPF$ TEMPLATE T(9, 8)\n!HPF$ DISTRIBUTE T(BLOCK, CYCLIC(2)) ONTO P\n!HPF$ ALIGN A(I, J) WITH T(I + 1, J)\n!HPF$ ALIGN B(I, J) WITH T(I, J)\n  a = 1\n  b = 2\n  do j = 3, 8, 3\n    do i = 2, 8, 2\n      a(i, j) = a(i, j) + b(i, j) + b(i + 1, j) + b(i, j - 2)\n    end do\n  end do\n  print *, a\nend program p\n";
+        let (notes, source) = lower(text);
+        let fallback = fallback_lines(&notes);
+        assert!(fallback.len() == 1 && fallback[0].contains("fetching what b(i,j), b(i,j - 2) read(s)"), "{notes:?}");
+        assert!(
+            source.contains("+ hpf_box_1(i, j) + b(i + 1, hpf_lx(hpf_d_b(2), j)) + hpf_box_2(i, j - 2)"),
+            "{source}"
+        );
+    }
+
+    /// A time loop around the LU-shaped update of `program` (line 13 on),
+    /// with `extra` at the end of its body.
+    fn time_loop(extra: &str) -> String {
+        program(&format!(
+            "  do k = 1, 3\n    do j = 2, n\n      do i = 1, n\n        a(i, j) = a(i, j) - r(j, i) * x(j)\n      end do\n    end do\n{extra}  end do\n"
+        ))
+    }
+
+    #[test]
+    fn a_time_loop_computes_the_schedule_once_while_what_decides_it_is_unchanged() {
+        let (notes, source) = lower(&time_loop("    r = r + 1.0d0\n"));
+        let fallback = fallback_lines(&notes);
+        assert!(fallback.len() == 1 && fallback[0].starts_with("13: "), "{notes:?}");
+        assert!(
+            fallback[0]
+                .ends_with("its schedule computed once for the enclosing loop (what decides it is not assigned there)"),
+            "{notes:?}"
+        );
+        // Declared around the loop, inspected in its first iteration, moved in each.
+        let around = source.find("  logical :: hpf_inspected_1\n  hpf_inspected_1 = .false.").expect(&source);
+        let time_loop = source.find("do k = 1, 3").unwrap();
+        let inspect = source.find("if (.not. hpf_inspected_1) then").expect(&source);
+        let schedule = source.find("call hpf_nest_schedule_2([hpf_d_r, hpf_d_r], ").expect(&source);
+        let moved = source.find("call hpf_nest_move_r8_2(r, hpf_fs_loop1_1, hpf_box_loop1_1)").expect(&source);
+        assert!(around < time_loop && time_loop < inspect && inspect < schedule && schedule < moved, "{source}");
+    }
+
+    #[test]
+    fn a_time_loop_that_may_change_what_decides_the_schedule_inspects_every_iteration() {
+        // The nest's bounds read V(1), which the loop assigns; a CALL may assign anything.
+        for extra in ["    v(1) = 0.0d0\n", "    call report(i)\n"] {
+            let text = time_loop(extra).replace("do j = 2, n", "do j = 2, n - int(v(1))");
+            let (notes, source) = lower(&text);
+            let fallback = fallback_lines(&notes);
+            assert!(fallback.len() == 1 && !fallback[0].contains("schedule computed once"), "{extra}: {notes:?}");
+            assert!(!source.contains("hpf_inspected_"), "{extra}: {source}");
+        }
+        let (notes, _) = lower(&time_loop("    v(1) = 0.0d0\n"));
+        assert!(fallback_lines(&notes)[0].contains("schedule computed once"), "{notes:?}");
+    }
+
+    #[test]
+    fn a_subscript_the_nest_assigns_keeps_it_off_the_fallback() {
+        // K = ... then R(K, I): the inspector would record a stale K.
+        let (notes, _) = lower(&program("  do i = 1, n\n    k = mod(i, 3) + 1\n    y(i) = r(k, i)\n  end do\n"));
+        assert!(fallback_lines(&notes).is_empty(), "{notes:?}");
+        assert_eq!(
+            Refusal::InspectorReadsAssigned("k".to_string()).message(),
+            "what it fetches depends on k, which it assigns"
+        );
+    }
+
+    #[test]
+    fn a_loop_over_the_block_subscript_runs_the_owned_range_and_ends_as_the_whole_loop() {
+        // B is (BLOCK, BLOCK): no ownership test in the loops, each cut to the owned range.
+        let text = "program p\n  implicit none\n  integer, parameter :: n = 12, m = 5\n  real :: b(n, m), c(n, m)\n  integer :: idx(n), i, j\n!HPF$ PROCESSORS P(2, 2)\n!HPF$ DISTRIBUTE B(BLOCK, BLOCK) ONTO P\n!HPF$ DISTRIBUTE C(CYCLIC, BLOCK) ONTO P\n  idx = 3\n  c = 1.0\n  b = 0.0\n  do j = 1, m\n    do i = 2, n\n      b(i, j) = b(i, j) + c(idx(i), j)\n    end do\n  end do\n  print *, b, i, j\nend program p\n";
+        let (notes, source) = lower(text);
+        assert_eq!(fallback_lines(&notes).len(), 1, "{notes:?}");
+        assert!(source.contains("  ! hpf-ls: executor\n  do j = max(1, hpf_owned_lo(hpf_d_b(2))), min(m, hpf_owned_hi(hpf_d_b(2)))\n  do i = max(2, hpf_owned_lo(hpf_d_b(1))), min(n, hpf_owned_hi(hpf_d_b(1)))\n    b(i, j) = b(i, j) + hpf_box_1(idx(i), j)\n  end do\n  i = max(2, n + 1)\n  end do\n  j = max(1, m + 1)\n"), "{source}");
+        assert!(!source.contains("hpf_owns(hpf_d_b"), "{source}");
     }
 
     fn bounds(var: &str, lo: &str, hi: &str) -> LoopBounds {

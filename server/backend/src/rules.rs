@@ -285,7 +285,7 @@ mod tests {
                         "hpf_send_home",
                         "hpf_permute",
                         "hpf_shift",
-                        "hpf_nest_fetch",
+                        "hpf_nest_move",
                     ]
                     .iter()
                     .any(|it| calls(it))

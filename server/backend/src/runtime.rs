@@ -24,6 +24,8 @@ module hpf_runtime
   logical :: hpf_stats = .false.
   integer(8) :: hpf_stat_messages = 0, hpf_stat_elements = 0
   integer(8) :: hpf_stat_mark(2) = 0
+  ! --stats: how many schedules the fetches of DO nests computed (inspector runs).
+  integer(8) :: hpf_stat_inspections = 0
   ! Set around the gathers of arrays replicated before a parallel loop, so
   ! that --stats counts what they send (the rank-0 path's gathers are not).
   logical :: hpf_stat_gathers = .false.
@@ -52,6 +54,15 @@ module hpf_runtime
     integer :: np = 0, me = 0
     integer :: s = 1
   end type hpf_desc
+
+  ! The schedule of a fetch of the DO-nest fallback (`hpf_nest_schedule_*`):
+  ! the all-to-all's counts and displacements, the local indices of the
+  ! elements this process sends (in its receivers' order), and for each
+  ! element of its box, in column-major order, its place in what arrives.
+  type hpf_schedule
+    integer, allocatable :: scount(:), rcount(:), sdispl(:), rdispl(:)
+    integer, allocatable :: sidx(:,:), rpos(:)
+  end type hpf_schedule
 
 contains
 
@@ -139,6 +150,9 @@ contains
       call MPI_Reduce([hpf_stat_messages, hpf_stat_elements], totals, 2, MPI_INTEGER8, MPI_SUM, 0, MPI_COMM_WORLD)
       if (hpf_rank == 0) then
         write (0, '(a,i0,a,i0,a)') 'hpf-ls stats: ', totals(1), ' message(s), ', totals(2), ' element(s) in total'
+        if (hpf_stat_inspections > 0) then
+          write (0, '(a,i0,a)') 'hpf-ls stats: ', hpf_stat_inspections, ' inspector run(s) of fetched DO nests'
+        end if
       end if
     end if
     if (allocated(hpf_made_types)) then
@@ -382,6 +396,20 @@ contains
       hi = min(d%ub, hpf_floor_div(first, d%s))
     end if
   end subroutine hpf_owned
+
+  ! The first and last element this process owns along a BLOCK dimension
+  ! (hpf_owned), as functions for loop bounds.
+  pure integer function hpf_owned_lo(d)
+    type(hpf_desc), intent(in) :: d
+    integer :: hi
+    call hpf_owned(d, hpf_me(d), hpf_owned_lo, hi)
+  end function hpf_owned_lo
+
+  pure integer function hpf_owned_hi(d)
+    type(hpf_desc), intent(in) :: d
+    integer :: lo
+    call hpf_owned(d, hpf_me(d), lo, hpf_owned_hi)
+  end function hpf_owned_hi
 
   ! floor(a / b) and ceiling(a / b) for b /= 0 of either sign.
   pure integer function hpf_floor_div(a, b)
@@ -1562,8 +1590,8 @@ fn runtime_with(types: &[ElementType], wanted: impl Fn(&str) -> bool) -> String 
             res.push_str(&scan_start(suffix, fortran_type, mpi_type));
         }
         for rank in 1..=MAX_RANK {
-            if wanted(&format!("hpf_nest_fetch_{suffix}_{rank}(")) {
-                res.push_str(&nest_fetch(suffix, fortran_type, mpi_type, rank));
+            if wanted(&format!("hpf_nest_move_{suffix}_{rank}(")) {
+                res.push_str(&nest_move(suffix, fortran_type, mpi_type, rank));
             }
             for dim in 1..=rank {
                 let variant = format!("{suffix}_{rank}{dim}(");
@@ -1583,6 +1611,11 @@ fn runtime_with(types: &[ElementType], wanted: impl Fn(&str) -> bool) -> String 
                     res.push_str(&per_grid(suffix, fortran_type, mpi_type, rank, da, db));
                 }
             }
+        }
+    }
+    for rank in 1..=MAX_RANK {
+        if wanted(&format!("hpf_nest_schedule_{rank}(")) {
+            res.push_str(&nest_schedule(rank));
         }
     }
     res.push_str(FOOTER);
@@ -1686,18 +1719,16 @@ fn scan_start(suffix: &str, fortran_type: &str, mpi: &str) -> String {
     )
 }
 
-/// The fetch of the DO-nest fallback (`nest_fetch.rs`): `box` (allocated
-/// with the global bounds `blo:bhi`, empty when a lower bound exceeds its
-/// upper one) receives those elements of the array `a` of rank `rank` from
-/// their owners. `ds` are its descriptors and `dims` the dimensions they
-/// cut (`dims(2) = 0`: one). Every process knows every box (one
-/// `MPI_Allgather`), so each sends, in the box's column-major order, the
-/// elements it owns of every other's box, and one `MPI_Alltoallv` moves
-/// them; no index lists travel. The statistics count the values sent to
-/// other processes.
-fn nest_fetch(suffix: &str, fortran_type: &str, mpi: &str, rank: usize) -> String {
+/// The schedule of a fetch of the DO-nest fallback (`nest_fetch.rs`):
+/// the box `blo:bhi` (empty when a lower bound exceeds its upper one) of
+/// global indices of an array of rank `rank` that this process reads, from
+/// their owners. `ds` are the array's descriptors and `dims` the dimensions
+/// they cut (`dims(2) = 0`: one). Every process knows every box (one
+/// `MPI_Allgather`), so each lists, in the box's column-major order, the
+/// elements it owns of every other's box; no index lists travel. Computed
+/// once, it serves every `hpf_nest_move_*` while the boxes stay the same.
+fn nest_schedule(rank: usize) -> String {
     use std::fmt::Write as _;
-    let colons = vec![":"; rank].join(",");
     let indices: Vec<String> = (1..=rank).map(|k| format!("i{k}")).collect();
     let each = |lo: &str, hi: &str, body: &str| -> String {
         let mut text = String::new();
@@ -1720,55 +1751,109 @@ fn nest_fetch(suffix: &str, fortran_type: &str, mpi: &str, rank: usize) -> Strin
         }
         text
     };
-    let local: Vec<String> = (1..=rank).map(|k| format!("l({k})")).collect();
-    let count_mine = each("all_lo(#, r)", "all_hi(#, r)", "        if (owner == hpf_rank) scount(r) = scount(r) + 1\n");
-    let count_theirs = each("blo(#)", "bhi(#)", "        rcount(owner) = rcount(owner) + 1\n");
-    let pack = each(
+    let count_mine =
+        each("all_lo(#, r)", "all_hi(#, r)", "        if (owner == hpf_rank) s%scount(r) = s%scount(r) + 1\n");
+    let count_theirs = each("blo(#)", "bhi(#)", "        s%rcount(owner) = s%rcount(owner) + 1\n");
+    let list_sent = each(
         "all_lo(#, r)",
         "all_hi(#, r)",
-        &format!(
-            "        if (owner == hpf_rank) then\n          l = g\n          l(dims(1)) = hpf_lx(ds(1), g(dims(1)))\n          if (dims(2) > 0) l(dims(2)) = hpf_lx(ds(2), g(dims(2)))\n          next(r) = next(r) + 1\n          sendbuf(next(r)) = a({})\n        end if\n",
-            local.join(", ")
-        ),
+        "        if (owner == hpf_rank) then\n          next(r) = next(r) + 1\n          s%sidx(:, next(r)) = g\n          s%sidx(dims(1), next(r)) = hpf_lx(ds(1), g(dims(1)))\n          if (dims(2) > 0) s%sidx(dims(2), next(r)) = hpf_lx(ds(2), g(dims(2)))\n        end if\n",
     );
-    let unpack = each(
+    let place_received = each(
         "blo(#)",
         "bhi(#)",
-        &format!("        next(owner) = next(owner) + 1\n        box({}) = recvbuf(next(owner))\n", indices.join(", ")),
+        "        next(owner) = next(owner) + 1\n        k = k + 1\n        s%rpos(k) = next(owner)\n",
     );
     format!(
         r#"
-  subroutine hpf_nest_fetch_{suffix}_{rank}(a, ds, dims, blo, bhi, box)
-    {fortran_type}, allocatable, intent(in) :: a({colons})
+  subroutine hpf_nest_schedule_{rank}(ds, dims, blo, bhi, s)
     type(hpf_desc), intent(in) :: ds(2)
     integer, intent(in) :: dims(2), blo({rank}), bhi({rank})
-    {fortran_type}, allocatable, intent(inout) :: box({colons})
+    type(hpf_schedule), intent(out) :: s
     integer :: all_lo({rank}, 0:hpf_nprocs - 1), all_hi({rank}, 0:hpf_nprocs - 1)
-    integer :: scount(0:hpf_nprocs - 1), rcount(0:hpf_nprocs - 1)
-    integer :: sdispl(0:hpf_nprocs - 1), rdispl(0:hpf_nprocs - 1), next(0:hpf_nprocs - 1)
-    integer :: g({rank}), l({rank}), r, owner, {}
-    {fortran_type}, allocatable :: sendbuf(:), recvbuf(:)
+    integer :: next(0:hpf_nprocs - 1)
+    integer :: g({rank}), r, owner, k, boxed, {}
+    if (hpf_stats) hpf_stat_inspections = hpf_stat_inspections + 1
     call MPI_Allgather(blo, {rank}, MPI_INTEGER, all_lo, {rank}, MPI_INTEGER, MPI_COMM_WORLD)
     call MPI_Allgather(bhi, {rank}, MPI_INTEGER, all_hi, {rank}, MPI_INTEGER, MPI_COMM_WORLD)
-    scount = 0
-    rcount = 0
+    allocate (s%scount(0:hpf_nprocs - 1), s%rcount(0:hpf_nprocs - 1))
+    allocate (s%sdispl(0:hpf_nprocs - 1), s%rdispl(0:hpf_nprocs - 1))
+    s%scount = 0
+    s%rcount = 0
     do r = 0, hpf_nprocs - 1
 {count_mine}    end do
-{count_theirs}    sdispl(0) = 0
-    rdispl(0) = 0
+{count_theirs}    s%sdispl(0) = 0
+    s%rdispl(0) = 0
     do r = 1, hpf_nprocs - 1
-      sdispl(r) = sdispl(r - 1) + scount(r - 1)
-      rdispl(r) = rdispl(r - 1) + rcount(r - 1)
+      s%sdispl(r) = s%sdispl(r - 1) + s%scount(r - 1)
+      s%rdispl(r) = s%rdispl(r - 1) + s%rcount(r - 1)
     end do
-    allocate (sendbuf(max(sum(scount), 1)), recvbuf(max(sum(rcount), 1)))
-    next = sdispl
+    ! The box's element count (no arithmetic on an empty box's huge bounds).
+    boxed = 1
+    do k = 1, {rank}
+      if (bhi(k) < blo(k)) then
+        boxed = 0
+      else
+        boxed = boxed * (bhi(k) - blo(k) + 1)
+      end if
+    end do
+    allocate (s%sidx({rank}, sum(s%scount)), s%rpos(boxed))
+    next = s%sdispl
     do r = 0, hpf_nprocs - 1
-{pack}    end do
-    call MPI_Alltoallv(sendbuf, scount, sdispl, {mpi}, recvbuf, rcount, rdispl, {mpi}, MPI_COMM_WORLD)
-    next = rdispl
-{unpack}    call hpf_stat_sent(scount)
-  end subroutine hpf_nest_fetch_{suffix}_{rank}
+{list_sent}    end do
+    next = s%rdispl
+    k = 0
+{place_received}  end subroutine hpf_nest_schedule_{rank}
 "#,
         indices.join(", ")
+    )
+}
+
+/// The values of a fetch of the DO-nest fallback by its schedule
+/// (`hpf_nest_schedule_*`): `box` (allocated with the box's global bounds)
+/// receives them from the owners of the array `a` of rank `rank`, by one
+/// `MPI_Alltoallv`. The statistics count the values sent to other processes.
+fn nest_move(suffix: &str, fortran_type: &str, mpi: &str, rank: usize) -> String {
+    use std::fmt::Write as _;
+    let colons = vec![":"; rank].join(",");
+    let sent: Vec<String> = (1..=rank).map(|d| format!("s%sidx({d}, k)")).collect();
+    let indices: Vec<String> = (1..=rank).map(|d| format!("i{d}")).collect();
+    // The box in column-major order, each element from its place in what arrived.
+    let mut unpack = String::new();
+    for d in (1..=rank).rev() {
+        let _ = writeln!(unpack, "    do i{d} = lbound(box, {d}), ubound(box, {d})");
+    }
+    let _ = writeln!(unpack, "      k = k + 1\n      box({}) = recvbuf(s%rpos(k))", indices.join(", "));
+    for _ in 1..=rank {
+        unpack.push_str("    end do\n");
+    }
+    format!(
+        r#"
+  subroutine hpf_nest_move_{suffix}_{rank}(a, s, box)
+    {fortran_type}, allocatable, intent(in) :: a({colons})
+    type(hpf_schedule), intent(in) :: s
+    {fortran_type}, allocatable, intent(inout) :: box({colons})
+    ! Kept between calls: a time loop moves the same amounts every step.
+    {fortran_type}, allocatable, save :: sendbuf(:), recvbuf(:)
+    integer :: k, {}
+    if (.not. allocated(sendbuf)) allocate (sendbuf(1), recvbuf(1))
+    if (size(sendbuf) < size(s%sidx, 2)) then
+      deallocate (sendbuf)
+      allocate (sendbuf(size(s%sidx, 2)))
+    end if
+    if (size(recvbuf) < sum(s%rcount)) then
+      deallocate (recvbuf)
+      allocate (recvbuf(sum(s%rcount)))
+    end if
+    do k = 1, size(s%sidx, 2)
+      sendbuf(k) = a({})
+    end do
+    call MPI_Alltoallv(sendbuf, s%scount, s%sdispl, {mpi}, recvbuf, s%rcount, s%rdispl, {mpi}, MPI_COMM_WORLD)
+    k = 0
+{unpack}    call hpf_stat_sent(s%scount)
+  end subroutine hpf_nest_move_{suffix}_{rank}
+"#,
+        indices.join(", "),
+        sent.join(", ")
     )
 }

@@ -795,8 +795,7 @@ end program c
     assert_eq!(
         notes,
         [
-            // The fallback of nest_fetch.rs is not taken on grids with a CYCLIC dimension (yet).
-            "15: runs on one process: it reads b at other elements than its home's (on a CYCLIC distribution they live on other processes), and no statement of its body runs in parallel",
+            "15: runs on every process: each assignment of this nest runs on the owner of its left side, after fetching what b(i + 1,j) read(s) by one all-to-all per reference (inspector/executor)",
             "20: runs on one process: a is distributed CYCLIC, and only whole arrays laid out alike are assigned in parallel on such arrays",
         ]
     );

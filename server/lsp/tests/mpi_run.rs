@@ -34,9 +34,11 @@ const SUPPORTED: &[&str] = &[
     "external_calls.f90",
     "game_of_life.f90",
     "gather_particles.f90",
+    "gather_time_loop.f90",
     "grid3d_reduce.f90",
     "grid3d_star_block_block.f90",
     "grid_branches.f90",
+    "grid_cyclic_offsets.f90",
     "heat_seqnum.f",
     "inherit_dummies.f90",
     "irregular_gather2d.f90",
@@ -1311,6 +1313,33 @@ end program cyclic_shift
 /// a time loop that sets one element from another process's element per
 /// step (BLOCK and CYCLIC), on 1 to 5 processes against gfortran; every
 /// owner-computes loop moves what the analysis predicts.
+/// The gathers of corpus `gather_time_loop.f90` run in parallel on 1 to 5
+/// processes and print what the sequential program prints; a gather whose
+/// index array the time loop does not assign computes its schedule once
+/// (the inspector runs once for 5 steps, once for the uncounted loop's 3),
+/// the one whose index array rotates every step inspects in each: 7 runs.
+#[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
+fn gathers_in_time_loops_inspect_once_while_their_index_arrays_stay_unchanged() {
+    require_toolchain();
+    let name = "gather_time_loop.f90";
+    let dir = scratch("gather_time_loop");
+    let executable = dir.join("gather_time_loop");
+    let build = hpf_ls_build(&corpus().join(name), &executable);
+    let stderr = String::from_utf8_lossy(&build.stderr);
+    assert!(build.status.success(), "{stderr}");
+    assert!(!stderr.contains("runs on one process"), "{stderr}");
+    assert_eq!(stderr.matches("its schedule computed once for the enclosing loop").count(), 2, "{stderr}");
+    let expected = std::fs::read(corpus().join(format!("expected/{name}.out"))).unwrap();
+    for processes in 1..=5 {
+        let output = mpirun_with(name, &executable, processes, true);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "on {processes}: {stderr}");
+        assert_eq!(String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&expected), "on {processes}");
+        assert!(stderr.contains("hpf-ls stats: 7 inspector run(s) of fetched DO nests"), "on {processes}: {stderr}");
+    }
+}
+
 #[test]
 #[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
 fn strided_homes_split_loops_and_element_fetches_run_in_parallel() {

@@ -50,6 +50,7 @@ program embed_constant
   ! hpf-ls: owner computes this nest, its remote reads fetched first (inspector/executor)
   block
   integer :: hpf_bl_1(2), hpf_bh_1(2)
+  type(hpf_schedule) :: hpf_fs_1
   integer, allocatable :: hpf_box_1(:,:)
   hpf_bl_1 = huge(0)
   hpf_bh_1 = -huge(0)
@@ -60,8 +61,9 @@ program embed_constant
     hpf_bl_1(2) = min(hpf_bl_1(2), 5)
     hpf_bh_1(2) = max(hpf_bh_1(2), 5)
   end do
+  call hpf_nest_schedule_2(hpf_d_g, [1, 2], hpf_bl_1, hpf_bh_1, hpf_fs_1)
   allocate (hpf_box_1(hpf_bl_1(1):hpf_bh_1(1), hpf_bl_1(2):hpf_bh_1(2)))
-  call hpf_nest_fetch_i4_2(g, hpf_d_g, [1, 2], hpf_bl_1, hpf_bh_1, hpf_box_1)
+  call hpf_nest_move_i4_2(g, hpf_fs_1, hpf_box_1)
   ! hpf-ls: executor
   do i = 1, n
     u(i) = hpf_box_1(i, 5)
@@ -72,6 +74,7 @@ program embed_constant
   ! hpf-ls: owner computes this nest, its remote reads fetched first (inspector/executor)
   block
   integer :: hpf_bl_1(2), hpf_bh_1(2)
+  type(hpf_schedule) :: hpf_fs_1
   integer, allocatable :: hpf_box_1(:,:)
   hpf_bl_1 = huge(0)
   hpf_bh_1 = -huge(0)
@@ -82,8 +85,9 @@ program embed_constant
     hpf_bl_1(2) = min(hpf_bl_1(2), j)
     hpf_bh_1(2) = max(hpf_bh_1(2), j)
   end do
+  call hpf_nest_schedule_2(hpf_d_g, [1, 2], hpf_bl_1, hpf_bh_1, hpf_fs_1)
   allocate (hpf_box_1(hpf_bl_1(1):hpf_bh_1(1), hpf_bl_1(2):hpf_bh_1(2)))
-  call hpf_nest_fetch_i4_2(g, hpf_d_g, [1, 2], hpf_bl_1, hpf_bh_1, hpf_box_1)
+  call hpf_nest_move_i4_2(g, hpf_fs_1, hpf_box_1)
   ! hpf-ls: executor
   do j = 1, n
     v(j) = hpf_box_1(n/2, j)
@@ -120,8 +124,10 @@ call hpf_local_bounds(hpf_d_g(1), 0, (1), (n), 1, hpf_lo, hpf_hi)
   ! hpf-ls: owner computes this nest, its remote reads fetched first (inspector/executor)
   block
   integer :: hpf_bl_1(2), hpf_bh_1(2)
+  type(hpf_schedule) :: hpf_fs_1
   integer, allocatable :: hpf_box_1(:,:)
   integer :: hpf_bl_2(2), hpf_bh_2(2)
+  type(hpf_schedule) :: hpf_fs_2
   integer, allocatable :: hpf_box_2(:,:)
   hpf_bl_1 = huge(0)
   hpf_bh_1 = -huge(0)
@@ -138,10 +144,12 @@ call hpf_local_bounds(hpf_d_g(1), 0, (1), (n), 1, hpf_lo, hpf_hi)
     hpf_bl_2(2) = min(hpf_bl_2(2), i)
     hpf_bh_2(2) = max(hpf_bh_2(2), i)
   end do
+  call hpf_nest_schedule_2(hpf_d_g, [1, 2], hpf_bl_1, hpf_bh_1, hpf_fs_1)
   allocate (hpf_box_1(hpf_bl_1(1):hpf_bh_1(1), hpf_bl_1(2):hpf_bh_1(2)))
-  call hpf_nest_fetch_i4_2(g, hpf_d_g, [1, 2], hpf_bl_1, hpf_bh_1, hpf_box_1)
+  call hpf_nest_schedule_2(hpf_d_g, [1, 2], hpf_bl_2, hpf_bh_2, hpf_fs_2)
   allocate (hpf_box_2(hpf_bl_2(1):hpf_bh_2(1), hpf_bl_2(2):hpf_bh_2(2)))
-  call hpf_nest_fetch_i4_2(g, hpf_d_g, [1, 2], hpf_bl_2, hpf_bh_2, hpf_box_2)
+  call hpf_nest_move_i4_2(g, hpf_fs_1, hpf_box_1)
+  call hpf_nest_move_i4_2(g, hpf_fs_2, hpf_box_2)
   ! hpf-ls: executor
   do i = 1, n
     hist(mod(abs(hpf_box_2(i, i)), 4) + 1) = hist(mod(abs(hpf_box_1(i, i)), 4) + 1) + 1

@@ -127,6 +127,7 @@ program embed_rank_change
   ! hpf-ls: owner computes this nest, its remote reads fetched first (inspector/executor)
   block
   integer :: hpf_bl_1(2), hpf_bh_1(2)
+  type(hpf_schedule) :: hpf_fs_1
   integer, allocatable :: hpf_box_1(:,:)
   hpf_bl_1 = huge(0)
   hpf_bh_1 = -huge(0)
@@ -137,8 +138,9 @@ program embed_rank_change
     hpf_bl_1(2) = min(hpf_bl_1(2), j)
     hpf_bh_1(2) = max(hpf_bh_1(2), j)
   end do
+  call hpf_nest_schedule_2([hpf_d_s, hpf_d_s], [1, 0], hpf_bl_1, hpf_bh_1, hpf_fs_1)
   allocate (hpf_box_1(hpf_bl_1(1):hpf_bh_1(1), hpf_bl_1(2):hpf_bh_1(2)))
-  call hpf_nest_fetch_i4_2(s, [hpf_d_s, hpf_d_s], [1, 0], hpf_bl_1, hpf_bh_1, hpf_box_1)
+  call hpf_nest_move_i4_2(s, hpf_fs_1, hpf_box_1)
   ! hpf-ls: executor
   do j = 1, m
     w(j) = hpf_box_1(5, j) + x(j)

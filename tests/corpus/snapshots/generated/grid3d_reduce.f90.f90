@@ -43,12 +43,13 @@ program grid3d_reduce
   ! hpf-ls: owner computes this nest, its remote reads fetched first (inspector/executor)
   block
   integer :: hpf_bl_1(3), hpf_bh_1(3)
+  type(hpf_schedule) :: hpf_fs_1
   real, allocatable :: hpf_box_1(:,:,:)
   hpf_bl_1 = huge(0)
   hpf_bh_1 = -huge(0)
   ! hpf-ls: inspector
-  do i = 1, n
-  if (hpf_owns(hpf_d_w(1), i) .and. hpf_owns(hpf_d_w(2), j)) then
+  do i = max(1, hpf_owned_lo(hpf_d_w(1))), min(n, hpf_owned_hi(hpf_d_w(1)))
+  if (hpf_owns(hpf_d_w(2), j)) then
   do k = 1, nz
     hpf_bl_1(1) = min(hpf_bl_1(1), n + 1 - i)
     hpf_bh_1(1) = max(hpf_bh_1(1), n + 1 - i)
@@ -59,16 +60,19 @@ program grid3d_reduce
   end do
   end if
   end do
+  i = max(1, n + 1)
+  call hpf_nest_schedule_3(hpf_d_u, [1, 2], hpf_bl_1, hpf_bh_1, hpf_fs_1)
   allocate (hpf_box_1(hpf_bl_1(1):hpf_bh_1(1), hpf_bl_1(2):hpf_bh_1(2), hpf_bl_1(3):hpf_bh_1(3)))
-  call hpf_nest_fetch_r4_3(u, hpf_d_u, [1, 2], hpf_bl_1, hpf_bh_1, hpf_box_1)
+  call hpf_nest_move_r4_3(u, hpf_fs_1, hpf_box_1)
   ! hpf-ls: executor
-  do i = 1, n
-  if (hpf_owns(hpf_d_w(1), i) .and. hpf_owns(hpf_d_w(2), j)) then
+  do i = max(1, hpf_owned_lo(hpf_d_w(1))), min(n, hpf_owned_hi(hpf_d_w(1)))
+  if (hpf_owns(hpf_d_w(2), j)) then
   do k = 1, nz
     w(i, j) = w(i, j) + u(i, j, k) * hpf_box_1(n + 1 - i, n + 1 - j, k)
   end do
   end if
   end do
+  i = max(1, n + 1)
   end block
   call hpf_stat_end(2)
   end do

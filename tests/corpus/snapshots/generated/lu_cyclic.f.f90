@@ -58,6 +58,7 @@ PROGRAM LUCYC
   ! hpf-ls: owner computes this nest, its remote reads fetched first (inspector/executor)
   block
   integer :: hpf_bl_1(2), hpf_bh_1(2)
+  type(hpf_schedule) :: hpf_fs_1
   double precision, allocatable :: hpf_box_1(:,:)
   hpf_bl_1 = huge(0)
   hpf_bh_1 = -huge(0)
@@ -72,8 +73,9 @@ PROGRAM LUCYC
   end do
   end if
   end do
+  call hpf_nest_schedule_2([hpf_d_A, hpf_d_A], [2, 0], hpf_bl_1, hpf_bh_1, hpf_fs_1)
   allocate (hpf_box_1(hpf_bl_1(1):hpf_bh_1(1), hpf_bl_1(2):hpf_bh_1(2)))
-  call hpf_nest_fetch_r8_2(A, [hpf_d_A, hpf_d_A], [2, 0], hpf_bl_1, hpf_bh_1, hpf_box_1)
+  call hpf_nest_move_r8_2(A, hpf_fs_1, hpf_box_1)
   ! hpf-ls: executor
   do I = 1, N
   if (hpf_owns(hpf_d_B, I)) then

@@ -78,8 +78,10 @@ program triangular_nest
   ! hpf-ls: owner computes this nest, its remote reads fetched first (inspector/executor)
   block
   integer :: hpf_bl_1(2), hpf_bh_1(2)
+  type(hpf_schedule) :: hpf_fs_1
   double precision, allocatable :: hpf_box_1(:,:)
   integer :: hpf_bl_2(1), hpf_bh_2(1)
+  type(hpf_schedule) :: hpf_fs_2
   double precision, allocatable :: hpf_box_2(:)
   hpf_bl_1 = huge(0)
   hpf_bh_1 = -huge(0)
@@ -98,10 +100,12 @@ program triangular_nest
   end do
   end if
   end do
+  call hpf_nest_schedule_2([hpf_d_l, hpf_d_l], [2, 0], hpf_bl_1, hpf_bh_1, hpf_fs_1)
   allocate (hpf_box_1(hpf_bl_1(1):hpf_bh_1(1), hpf_bl_1(2):hpf_bh_1(2)))
-  call hpf_nest_fetch_r8_2(l, [hpf_d_l, hpf_d_l], [2, 0], hpf_bl_1, hpf_bh_1, hpf_box_1)
+  call hpf_nest_schedule_1([hpf_d_x, hpf_d_x], [1, 0], hpf_bl_2, hpf_bh_2, hpf_fs_2)
   allocate (hpf_box_2(hpf_bl_2(1):hpf_bh_2(1)))
-  call hpf_nest_fetch_r8_1(x, [hpf_d_x, hpf_d_x], [1, 0], hpf_bl_2, hpf_bh_2, hpf_box_2)
+  call hpf_nest_move_r8_2(l, hpf_fs_1, hpf_box_1)
+  call hpf_nest_move_r8_1(x, hpf_fs_2, hpf_box_2)
   ! hpf-ls: executor
   do i = 1, n
   if (hpf_owns(hpf_d_y, i)) then
@@ -117,6 +121,7 @@ program triangular_nest
   ! hpf-ls: owner computes this nest, its remote reads fetched first (inspector/executor)
   block
   integer :: hpf_bl_1(2), hpf_bh_1(2)
+  type(hpf_schedule) :: hpf_fs_1
   double precision, allocatable :: hpf_box_1(:,:)
   hpf_bl_1 = huge(0)
   hpf_bh_1 = -huge(0)
@@ -131,8 +136,9 @@ program triangular_nest
   end do
   end if
   end do
+  call hpf_nest_schedule_2([hpf_d_t, hpf_d_t], [2, 0], hpf_bl_1, hpf_bh_1, hpf_fs_1)
   allocate (hpf_box_1(hpf_bl_1(1):hpf_bh_1(1), hpf_bl_1(2):hpf_bh_1(2)))
-  call hpf_nest_fetch_r8_2(t, [hpf_d_t, hpf_d_t], [2, 0], hpf_bl_1, hpf_bh_1, hpf_box_1)
+  call hpf_nest_move_r8_2(t, hpf_fs_1, hpf_box_1)
   ! hpf-ls: executor
   do i = 1, n
   if (hpf_owns(hpf_d_s, i)) then

@@ -139,6 +139,7 @@ call hpf_local_bounds(hpf_d_U0(1), 0, (2), (N-1), 1, hpf_lo, hpf_hi)
   ! hpf-ls: owner computes this nest, its remote reads fetched first (inspector/executor)
   block
   integer :: hpf_bl_1(2), hpf_bh_1(2)
+  type(hpf_schedule) :: hpf_fs_1
   real, allocatable :: hpf_box_1(:,:)
   hpf_bl_1 = huge(0)
   hpf_bh_1 = -huge(0)
@@ -149,8 +150,9 @@ call hpf_local_bounds(hpf_d_U0(1), 0, (2), (N-1), 1, hpf_lo, hpf_hi)
     hpf_bl_1(2) = min(hpf_bl_1(2), I)
     hpf_bh_1(2) = max(hpf_bh_1(2), I)
   end do
+  call hpf_nest_schedule_2(hpf_d_U1, [1, 2], hpf_bl_1, hpf_bh_1, hpf_fs_1)
   allocate (hpf_box_1(hpf_bl_1(1):hpf_bh_1(1), hpf_bl_1(2):hpf_bh_1(2)))
-  call hpf_nest_fetch_r4_2(U1, hpf_d_U1, [1, 2], hpf_bl_1, hpf_bh_1, hpf_box_1)
+  call hpf_nest_move_r4_2(U1, hpf_fs_1, hpf_box_1)
   ! hpf-ls: executor
   do I = 1, N
     PROBE(I) = hpf_box_1(N/2,I)
