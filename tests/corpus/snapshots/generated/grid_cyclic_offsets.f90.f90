@@ -59,9 +59,13 @@ program grid_cyclic_offsets
   ! hpf-ls: owner computes do k = 1, 20
   do hpf_c = 0, hpf_courses(hpf_d_x) - 1
     call hpf_course_bounds(hpf_d_x, 0, (1), (20), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_x, hpf_lo + (0)) - hpf_lo
   do k = hpf_lo, hpf_hi, 1
-    x(hpf_lx(hpf_d_x, k)) = mod(k * 7, 11)
+    x(k + hpf_cs_1) = mod(k * 7, 11)
   end do
+    end block
   end do
   k = hpf_final((1), (20), 1)
   call hpf_stat_end(1)
@@ -69,9 +73,13 @@ program grid_cyclic_offsets
   ! hpf-ls: owner computes do k = 1, 20
   do hpf_c = 0, hpf_courses(hpf_d_y) - 1
     call hpf_course_bounds(hpf_d_y, 0, (1), (20), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_y, hpf_lo + (0)) - hpf_lo
   do k = hpf_lo, hpf_hi, 1
-    y(hpf_lx(hpf_d_y, k)) = mod(k * 3, 5) - 2
+    y(k + hpf_cs_1) = mod(k * 3, 5) - 2
   end do
+    end block
   end do
   k = hpf_final((1), (20), 1)
   call hpf_stat_end(2)
@@ -240,9 +248,14 @@ end do
     call hpf_course_bounds(hpf_d_x, 0, (1), (18), 1, hpf_c, hpf_lo, hpf_hi)
     hpf_k = 0
     if ((hpf_hi - hpf_lo) * (1) >= 0) hpf_k = (hpf_hi - hpf_lo) / (1) + 1
+    block
+    integer :: hpf_cs_1, hpf_cs_2
+    hpf_cs_1 = hpf_lx(hpf_d_x, hpf_lo + (0)) - hpf_lo
+    hpf_cs_2 = hpf_lx(hpf_d_y, hpf_lo + (2)) - hpf_lo
   do k = hpf_lo, hpf_hi, 1
-    x(hpf_lx(hpf_d_x, k)) = x(hpf_lx(hpf_d_x, k)) + 3 * y(hpf_lx(hpf_d_y, k + 2)) - hpf_gv_1(hpf_m + (k - hpf_lo) / (1) + 1)
+    x(k + hpf_cs_1) = x(k + hpf_cs_1) + 3 * y(k + hpf_cs_2) - hpf_gv_1(hpf_m + (k - hpf_lo) / (1) + 1)
   end do
+    end block
     hpf_m = hpf_m + hpf_k
   end do
   end block
@@ -278,9 +291,14 @@ end do
     call hpf_course_bounds(hpf_d_y, 0, (20), (3), -1, hpf_c, hpf_lo, hpf_hi)
     hpf_k = 0
     if ((hpf_hi - hpf_lo) * (-1) >= 0) hpf_k = (hpf_hi - hpf_lo) / (-1) + 1
+    block
+    integer :: hpf_cs_1, hpf_cs_2
+    hpf_cs_1 = hpf_lx(hpf_d_y, hpf_lo + (0)) - hpf_lo
+    hpf_cs_2 = hpf_lx(hpf_d_x, hpf_lo + (-2)) - hpf_lo
   do k = hpf_lo, hpf_hi, -1
-    y(hpf_lx(hpf_d_y, k)) = y(hpf_lx(hpf_d_y, k)) - x(hpf_lx(hpf_d_x, k - 2)) + 2 * hpf_gv_1(hpf_m + (k - hpf_lo) / (-1) + 1)
+    y(k + hpf_cs_1) = y(k + hpf_cs_1) - x(k + hpf_cs_2) + 2 * hpf_gv_1(hpf_m + (k - hpf_lo) / (-1) + 1)
   end do
+    end block
     hpf_m = hpf_m + hpf_k
   end do
   end block
