@@ -6,7 +6,13 @@
 //! runs as one all-to-all), and the statement reads the temporary. The
 //! temporary is aligned with the statement's left side when it has the
 //! left side's shape (the statement then reads it on its own elements),
-//! else with the array shifted. The rewritten program is analysed again and
+//! else with the array shifted. Equal shifts share one temporary, so one
+//! exchange: in one statement, and in the statements after it in its list
+//! up to one that assigns the array shifted or a name in the shift (or is
+//! not an assignment or output statement); a chain of CSHIFTs along
+//! different dimensions shifts the distributed dimensions first (they
+//! commute), so `cshift(cshift(p, -1, 1), -1, 2)` is a local shift of the
+//! temporary of `cshift(p, -1, 2)`. The rewritten program is analysed again and
 //! lowered in place of the user's; the notes, errors and `--stats` lines
 //! are mapped back to the user's text.
 //!
@@ -103,12 +109,51 @@ enum Kind {
 
 /// One call to hoist.
 struct Call {
-    range: TextRange,
-    /// The call hoisted out of its array argument.
-    inner: Option<usize>,
     temp: String,
+    /// The right side of the temporary's assignment.
+    assignment: String,
     /// The shape and type of the result.
     shape: Shape,
+    /// What the temporary is aligned with.
+    align_with: String,
+    /// For a chain of shifts of a named array: the array and the shifts in
+    /// the order applied (`p|cshift:-1:2|cshift:-1:1`, lower case, no
+    /// blanks), by which equal shifts share one temporary.
+    key: Option<String>,
+}
+
+/// One CSHIFT or EOSHIFT of a chain: the intrinsic, the text of SHIFT and
+/// BOUNDARY, the shifted dimension (0-based).
+#[derive(Clone)]
+struct ShiftOp {
+    intrinsic: &'static str,
+    shift: String,
+    boundary: Option<String>,
+    dim: usize,
+    /// The user's text of the call before and after its array argument,
+    /// when it is on one line.
+    written: Option<(String, String)>,
+}
+
+impl ShiftOp {
+    fn key(&self) -> String {
+        let squeeze = |it: &str| it.chars().filter(|c| !c.is_whitespace()).collect::<String>().to_ascii_lowercase();
+        let boundary = self.boundary.as_deref().map(squeeze).unwrap_or_default();
+        format!("|{}:{}:{}:{}", self.intrinsic, squeeze(&self.shift), boundary, self.dim + 1)
+    }
+
+    /// The call on `array`: as the user wrote it, else with DIM written out.
+    fn call(&self, array: &str) -> String {
+        if let Some((before, after)) = &self.written {
+            return format!("{before}{array}{after}");
+        }
+        let dim = self.dim + 1;
+        match (&self.boundary, self.intrinsic) {
+            (Some(boundary), _) => format!("eoshift({array}, {}, {boundary}, {dim})", self.shift),
+            (None, "eoshift") => format!("eoshift({array}, {}, dim={dim})", self.shift),
+            (None, _) => format!("cshift({array}, {}, {dim})", self.shift),
+        }
+    }
 }
 
 /// The declared shape and type of an array (or of a temporary).
@@ -134,8 +179,15 @@ struct Hoister<'a> {
     declarations: Vec<String>,
     /// Lines inserted before statements: (offset of the line, lines).
     before: Vec<(usize, String)>,
-    /// The outermost hoisted calls of every statement, replaced by their temporaries.
-    replaced: Vec<usize>,
+    /// The outermost hoisted calls of every statement (their text, the
+    /// call), replaced by their temporaries.
+    replaced: Vec<(TextRange, usize)>,
+    /// Shift temporaries the statement at `next_statement` may read as they
+    /// are: assigned before an earlier statement of its list, and nothing
+    /// since assigns what they read.
+    available: Vec<usize>,
+    /// The start of the statement after the one last looked at, in its list.
+    next_statement: Option<usize>,
     /// Text replaced as it stands: IF conditions by logical temporaries,
     /// function references by scalar ones, statements whole (FORALLs).
     replacements: Vec<(TextRange, String)>,
@@ -325,6 +377,8 @@ fn hoist(analysis: &FileAnalysis, text: &str) -> Option<HoistPass> {
         declarations: Vec::new(),
         before: Vec::new(),
         replaced: Vec::new(),
+        available: Vec::new(),
+        next_statement: None,
         replacements: Vec::new(),
         line_end: if text.contains("\r\n") { "\r\n" } else { "\n" },
         functions: functions_using_distributed(analysis, text),
@@ -332,18 +386,30 @@ fn hoist(analysis: &FileAnalysis, text: &str) -> Option<HoistPass> {
     };
     // Statement lists, depth first (each statement of a list may get lines before it).
     // With the indices of the DO loops around them.
-    let mut stack: Vec<(&Stmt, Vec<String>)> = unit.body.iter().rev().map(|it| (it, Vec::new())).collect();
-    while let Some((stmt, indices)) = stack.pop() {
+    // With the start of the next statement of the same list.
+    type Pending<'s> = (&'s Stmt, Vec<String>, Option<usize>);
+    fn list<'s>(body: &'s [Stmt], indices: &[String]) -> Vec<Pending<'s>> {
+        let next = |at: usize| body.get(at + 1).map(|it| it.range.start);
+        body.iter().enumerate().rev().map(|(at, it)| (it, indices.to_vec(), next(at))).collect()
+    }
+    let mut stack: Vec<Pending> = list(&unit.body, &[]);
+    while let Some((stmt, indices, next)) = stack.pop() {
+        if hoister.next_statement != Some(stmt.range.start) || !hoister.begins_line(stmt) {
+            hoister.available.clear();
+        }
         hoister.statement(stmt, &indices);
+        hoister.after(stmt, next);
         match &stmt.kind {
             StmtKind::Do { body, control, .. } => {
                 let mut inner = indices.clone();
                 inner.extend(control.as_ref().map(|it| it.var.key()));
-                stack.extend(body.iter().rev().map(|it| (it, inner.clone())));
+                stack.extend(list(body, &inner));
             }
-            StmtKind::DoWhile { body, .. } => stack.extend(body.iter().rev().map(|it| (it, indices.clone()))),
+            StmtKind::DoWhile { body, .. } => stack.extend(list(body, &indices)),
             StmtKind::If { branches } => {
-                stack.extend(branches.iter().rev().flat_map(|it| it.1.iter().rev()).map(|it| (it, indices.clone())))
+                for branch in branches.iter().rev() {
+                    stack.extend(list(&branch.1, &indices));
+                }
             }
             _ => {}
         }
@@ -361,10 +427,40 @@ impl Hoister<'_> {
 
     /// The calls of `stmt` to hoist before it, when it begins its line;
     /// `indices`: those of the DO loops around it.
+    fn begins_line(&self, stmt: &Stmt) -> bool {
+        let line_start = self.text[..stmt.range.start].rfind('\n').map_or(0, |it| it + 1);
+        self.text[line_start..stmt.range.start].chars().all(|it| it == ' ' || it == '\t')
+    }
+
+    /// The shift temporaries still available after `stmt` to the statement
+    /// starting at `next`: an assignment keeps those that do not read what
+    /// it assigns, an output statement all, anything else none (it may
+    /// assign anything or branch); a directive in between (a remap) too.
+    fn after(&mut self, stmt: &Stmt, next: Option<usize>) {
+        match &stmt.kind {
+            StmtKind::Assign { lhs, .. } => {
+                let assigned = base_name(lhs).unwrap_or("").to_ascii_lowercase();
+                let calls = &self.calls;
+                self.available.retain(|it| {
+                    calls[*it].key.as_deref().is_some_and(|key| {
+                        !key.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).any(|it| it == assigned)
+                    })
+                });
+            }
+            StmtKind::Output { .. } => {}
+            _ => self.available.clear(),
+        }
+        let between = next.and_then(|next| self.text.get(stmt.range.end..next)).unwrap_or("");
+        if between.to_ascii_lowercase().contains("!hpf$") {
+            self.available.clear();
+        }
+        self.next_statement = next;
+    }
+
     fn statement(&mut self, stmt: &Stmt, indices: &[String]) {
         let line_start = self.text[..stmt.range.start].rfind('\n').map_or(0, |it| it + 1);
         let indent = &self.text[line_start..stmt.range.start];
-        if !indent.chars().all(|it| it == ' ' || it == '\t') {
+        if !self.begins_line(stmt) {
             return;
         }
         // The expressions evaluated once, before anything the statement assigns.
@@ -426,19 +522,10 @@ impl Hoister<'_> {
             let top = whole_right_side == Some(expr.range);
             let first = self.calls.len();
             if let Some(index) = self.find_calls(expr, target.as_ref(), top) {
-                self.replaced.push(index);
+                self.replaced.push((expr.range, index));
             }
             for call in &self.calls[first..] {
-                let mut text = String::new();
-                let mut at = call.range.start;
-                if let Some(inner) = call.inner {
-                    let inner = &self.calls[inner];
-                    text.push_str(&self.text[at..inner.range.start]);
-                    text.push_str(&inner.temp);
-                    at = inner.range.end;
-                }
-                text.push_str(&self.text[at..call.range.end]);
-                lines.push_str(&format!("{indent}{} = {text}{line_end}", call.temp));
+                lines.push_str(&format!("{indent}{} = {}{line_end}", call.temp, call.assignment));
             }
         }
         // Functions that use distributed arrays by host or use association,
@@ -453,8 +540,7 @@ impl Hoister<'_> {
                         Subscript::Expr(value) | Subscript::Keyword { value, .. } => !self.reads_distributed(value),
                         _ => false,
                     });
-                    let inside_replaced =
-                        self.replaced.iter().any(|it| expr.range.contains_range(self.calls[*it].range));
+                    let inside_replaced = self.replaced.iter().any(|it| expr.range.contains_range(it.0));
                     if let Some((_, type_spec)) =
                         function.filter(|_| args_replicated && !inside_replaced && self.single_line(expr.range))
                     {
@@ -479,19 +565,16 @@ impl Hoister<'_> {
                 if !self.reads_distributed(cond) || self.reads_any(cond, indices) || !self.single_line(cond.range) {
                     continue;
                 }
-                let inside: Vec<usize> = self
-                    .replaced
-                    .iter()
-                    .copied()
-                    .filter(|it| cond.range.contains_range(self.calls[*it].range))
-                    .collect();
+                let mut inside: Vec<(TextRange, usize)> =
+                    self.replaced.iter().copied().filter(|it| cond.range.contains_range(it.0)).collect();
+                inside.sort_by_key(|it| it.0.start);
                 self.replaced.retain(|it| !inside.contains(it));
                 let mut text = String::new();
                 let mut at = cond.range.start;
-                for call in inside.iter().map(|it| &self.calls[*it]) {
-                    text.push_str(&self.text[at..call.range.start]);
-                    text.push_str(&call.temp);
-                    at = call.range.end;
+                for (range, call) in &inside {
+                    text.push_str(&self.text[at..range.start]);
+                    text.push_str(&self.calls[*call].temp);
+                    at = range.end;
                 }
                 text.push_str(&self.text[at..cond.range.end]);
                 let temp = self.fresh_name("hpf_b", self.replacements.len());
@@ -620,11 +703,14 @@ impl Hoister<'_> {
             push_children(expr, &mut children);
             for child in children.into_iter().rev() {
                 if let Some(index) = self.find_calls(child, target, false) {
-                    self.replaced.push(index);
+                    self.replaced.push((child.range, index));
                 }
             }
             return None;
         };
+        if let Some((base, ops)) = self.shift_chain(expr) {
+            return self.hoist_chain(&base, ops, array, target, top);
+        }
         // The array argument: a whole distributed array, or a call hoisted first.
         let (shape, inner) = match &array.kind {
             ExprKind::Name(name) => (self.distributed_shape(&name.key()), None),
@@ -650,22 +736,178 @@ impl Hoister<'_> {
                 _ => None,
             },
         });
+        let inner_replaced = inner.map(|it| (array.range, it));
         let (Some(result), Some(align_with)) = (result, align_with) else {
-            self.replaced.extend(inner);
+            self.replaced.extend(inner_replaced);
             return None;
         };
         if top || !self.single_line(expr.range) {
-            self.replaced.extend(inner);
+            self.replaced.extend(inner_replaced);
             return None;
         }
+        let assignment = match inner {
+            Some(inner) => format!(
+                "{}{}{}",
+                &self.text[expr.range.start..array.range.start],
+                self.calls[inner].temp,
+                &self.text[array.range.end..expr.range.end]
+            ),
+            None => self.slice(expr.range).to_string(),
+        };
+        Some(self.new_temporary(assignment, result, align_with, None))
+    }
+
+    /// Declares a temporary assigned `assignment`.
+    fn new_temporary(&mut self, assignment: String, result: Shape, align_with: String, key: Option<String>) -> usize {
         let temp = self.fresh_name("hpf_t", self.calls.len());
         let colons = vec![":"; result.bounds.len()].join(",");
         let bounds: Vec<String> = result.bounds.iter().map(|(lo, hi)| format!("{lo}:{hi}")).collect();
         let indent = if matches!(self.form, SourceForm::Fixed { .. }) { "      " } else { "  " };
         self.declarations.push(format!("{indent}{} :: {temp}({})", result.type_spec, bounds.join(", ")));
         self.declarations.push(format!("!HPF$ ALIGN {temp}({colons}) WITH {align_with}({colons})"));
-        self.calls.push(Call { range: expr.range, inner, temp, shape: result });
-        Some(self.calls.len() - 1)
+        self.calls.push(Call { temp, assignment, shape: result, align_with, key });
+        self.calls.len() - 1
+    }
+
+    /// Per dimension of the distributed array `name`: whether it is distributed.
+    fn distributed_dims(&self, name: &str) -> Vec<bool> {
+        let Some(id) = self.model.lookup(self.unit, &name.to_ascii_lowercase()) else { return Vec::new() };
+        let (Some(resolved), Some((_, distribution))) = (self.model.resolve(id), self.model.distribution_of(id)) else {
+            return Vec::new();
+        };
+        (0..self.model.symbol(id).rank())
+            .map(|dim| {
+                resolved.axis_of(dim).is_some_and(|(target_dim, _, _)| {
+                    distribution.formats.get(target_dim).is_some_and(|it| *it != analysis::model::Format::Collapsed)
+                })
+            })
+            .collect()
+    }
+
+    /// Whether the arrays (or temporaries) `a` and `b` are laid out alike:
+    /// the same name, or the same alignment with targets distributed alike.
+    fn laid_out_alike(&self, a: &str, b: &str) -> bool {
+        if a.eq_ignore_ascii_case(b) {
+            return true;
+        }
+        let lookup = |name: &str| self.model.lookup(self.unit, &name.to_ascii_lowercase());
+        let (Some(a), Some(b)) = (lookup(a), lookup(b)) else { return false };
+        let (Some(x), Some(y)) = (self.model.resolve(a), self.model.resolve(b)) else { return false };
+        let (Some((_, dx)), Some((_, dy))) = (self.model.distribution_of(a), self.model.distribution_of(b)) else {
+            return false;
+        };
+        let (tx, ty) = (self.model.symbol(x.target), self.model.symbol(y.target));
+        x.axes == y.axes
+            && dx.formats == dy.formats
+            && dx.onto == dy.onto
+            && tx.shape.len() == ty.shape.len()
+            && tx
+                .shape
+                .iter()
+                .zip(&ty.shape)
+                .all(|(p, q)| p.lo.known().is_some() && p.lo.known() == q.lo.known() && p.hi.known() == q.hi.known())
+    }
+
+    /// `expr` as CSHIFTs and EOSHIFTs applied to a named array, when every
+    /// argument but the array is on one line: the array's name and the
+    /// shifts in the order applied.
+    fn shift_chain(&self, expr: &Expr) -> Option<(String, Vec<ShiftOp>)> {
+        let mut ops = Vec::new();
+        let mut expr = expr;
+        loop {
+            match &expr.kind {
+                ExprKind::Name(name) => {
+                    ops.reverse();
+                    return Some((name.text.clone(), ops));
+                }
+                ExprKind::Ref { name, args } => {
+                    let (Kind::Shift, array, dim) = self.intrinsic(expr)? else { return None };
+                    let (_, keywords) = crate::permute::permute_intrinsic(&name.key())?;
+                    let values = crate::permute::intrinsic_arguments(args, keywords)?;
+                    let text =
+                        |it: &Expr| Some(self.slice(it.range).to_string()).filter(|_| self.single_line(it.range));
+                    let boundary = match keywords.len() {
+                        4 => values[2].map(text),
+                        _ => None,
+                    };
+                    ops.push(ShiftOp {
+                        intrinsic: if keywords.len() == 4 { "eoshift" } else { "cshift" },
+                        shift: text(values[1]?)?,
+                        boundary: boundary.map(|it| it.ok_or(())).transpose().ok()?,
+                        dim,
+                        written: Some((
+                            self.text[expr.range.start..array.range.start].to_string(),
+                            self.text[array.range.end..expr.range.end].to_string(),
+                        ))
+                        .filter(|(before, after)| !format!("{before}{after}").contains(['\n', '\r', '&'])),
+                    });
+                    expr = array;
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// Hoists the chain `ops` of shifts of `base` (the call `expr` is the
+    /// last one, its array argument `array`): one temporary per prefix of
+    /// the chain, each shared with an equal one the statement may read (see
+    /// `available`). CSHIFTs along different dimensions commute: such a
+    /// chain shifts the distributed dimensions first, so that
+    /// `cshift(cshift(p, -1, 1), -1, 2)` reuses the halo of `cshift(p, -1, 2)`.
+    fn hoist_chain(
+        &mut self,
+        base: &str,
+        mut ops: Vec<ShiftOp>,
+        array: &Expr,
+        target: Option<&(String, Shape)>,
+        top: bool,
+    ) -> Option<usize> {
+        let shape = self.distributed_shape(&base.to_ascii_lowercase())?;
+        if ops.iter().any(|it| it.dim >= shape.bounds.len()) {
+            return None;
+        }
+        let align_with = match target {
+            Some((name, target_shape)) if target_shape.extents() == shape.extents() => name.clone(),
+            _ => base.to_string(),
+        };
+        // `X = CSHIFT(Y, ...)` is `permute.rs`'s as it is: only its array argument is hoisted.
+        let hoisted = if top { ops.len() - 1 } else { ops.len() };
+        let commute = {
+            let dims: Vec<usize> = ops[..hoisted].iter().map(|it| it.dim).collect();
+            ops[..hoisted].iter().all(|it| it.intrinsic == "cshift")
+                && dims.iter().enumerate().all(|(at, dim)| !dims[..at].contains(dim))
+        };
+        if commute {
+            let distributed = self.distributed_dims(base);
+            ops[..hoisted].sort_by_key(|it| (!distributed.get(it.dim).copied().unwrap_or(false), it.dim));
+        }
+        let mut key = base.to_ascii_lowercase();
+        let mut current: Option<usize> = None;
+        for op in &ops[..hoisted] {
+            key.push_str(&op.key());
+            let reusable = self.available.iter().copied().find(|it| {
+                let call = &self.calls[*it];
+                call.key.as_deref() == Some(key.as_str()) && self.laid_out_alike(&call.align_with, &align_with)
+            });
+            let index = match reusable {
+                Some(index) => index,
+                None => {
+                    let array = current.map_or(base.to_string(), |it| self.calls[it].temp.clone());
+                    let index =
+                        self.new_temporary(op.call(&array), shape.clone(), align_with.clone(), Some(key.clone()));
+                    self.available.push(index);
+                    index
+                }
+            };
+            current = Some(index);
+        }
+        if top {
+            if let Some(inner) = current {
+                self.replaced.push((array.range, inner));
+            }
+            return None;
+        }
+        current
     }
 
     /// `expr` as a TRANSPOSE, CSHIFT or EOSHIFT of the intrinsic, with its
@@ -778,9 +1020,8 @@ impl Hoister<'_> {
         for (at, lines) in &self.before {
             edits.push((TextRange::empty(*at), lines.clone()));
         }
-        for &call in &self.replaced {
-            let call = &self.calls[call];
-            edits.push((call.range, call.temp.clone()));
+        for &(range, call) in &self.replaced {
+            edits.push((range, self.calls[call].temp.clone()));
         }
         edits.extend(self.replacements.iter().cloned());
         edits.sort_by_key(|it| (it.0.start, it.0.end));

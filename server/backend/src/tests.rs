@@ -3284,3 +3284,39 @@ end program f
     let (notes, _) = lower(&program(", a(i, j) == 0"));
     assert!(notes.iter().any(|it| it.contains("runs on one process")), "{notes:?}");
 }
+
+/// Equal shifts of an array in one statement and in the statements after it
+/// share one temporary (one exchange) until the array is assigned; a CSHIFT
+/// along both dimensions shifts the distributed one first and so reuses
+/// that temporary; EOSHIFTs keep their order.
+#[test]
+fn equal_shifts_share_one_temporary_until_their_array_is_assigned() {
+    let text = "program p
+  implicit none
+  integer, parameter :: n = 8
+  real :: a(n, n), b(n, n), c(n, n)
+!HPF$ DISTRIBUTE (*, BLOCK) :: a, b, c
+  a = 1.0
+  b = a + cshift(a, -1, 2) + cshift(cshift(a, -1, 1), -1, 2)
+  c = cshift(a, -1, 2) * b
+  a = c
+  c = cshift(a, -1, 2) + eoshift(eoshift(a, 1, 2.0, 1), -1, 3.0, 2)
+  print *, c(1, 1)
+end program p
+";
+    let (_, source) = lower(text);
+    let shifts: Vec<&str> = source.lines().filter(|it| it.contains("! hpf-ls: hpf_t")).collect();
+    let expected = [
+        "hpf_t1 = cshift(a, -1, 2)",
+        "hpf_t2 = cshift(hpf_t1, -1, 1)",
+        // The right operand first.
+        "hpf_t3 = eoshift(a, 1, 2.0, 1)",
+        "hpf_t4 = eoshift(hpf_t3, -1, 3.0, 2)",
+        "hpf_t5 = cshift(a, -1, 2)",
+    ];
+    assert_eq!(shifts.len(), expected.len(), "{source}");
+    for (line, expected) in shifts.iter().zip(expected) {
+        assert!(line.contains(expected), "{line} is not {expected}:\n{source}");
+    }
+    assert!(source.contains("c(:, hpf_lo:hpf_hi:1) = hpf_t1(:, hpf_lo:hpf_hi:1) * b(:, hpf_lo:hpf_hi:1)"), "{source}");
+}
