@@ -12,7 +12,11 @@
 //! not an assignment or output statement); a chain of CSHIFTs along
 //! different dimensions shifts the distributed dimensions first (they
 //! commute), so `cshift(cshift(p, -1, 1), -1, 2)` is a local shift of the
-//! temporary of `cshift(p, -1, 2)`. The rewritten program is analysed again and
+//! temporary of `cshift(p, -1, 2)`. A temporary that no later statement
+//! reads is assigned anew by the next one that needs one of its shape and
+//! layout (a first pass finds the last reads), so a time step's
+//! temporaries take the memory of the most that one statement holds. The
+//! rewritten program is analysed again and
 //! lowered in place of the user's; the notes, errors and `--stats` lines
 //! are mapped back to the user's text.
 //!
@@ -188,6 +192,13 @@ struct Hoister<'a> {
     available: Vec<usize>,
     /// The start of the statement after the one last looked at, in its list.
     next_statement: Option<usize>,
+    /// Per call: the last statement (`statement_count` then) that reads
+    /// its temporary.
+    reads: Vec<usize>,
+    /// `reads` of a first pass: the temporaries free for reuse.
+    last_reads: Option<Vec<usize>>,
+    /// How many statements have been looked at.
+    statement_count: usize,
     /// Text replaced as it stands: IF conditions by logical temporaries,
     /// function references by scalar ones, statements whole (FORALLs).
     replacements: Vec<(TextRange, String)>,
@@ -368,7 +379,8 @@ fn hoist(analysis: &FileAnalysis, text: &str) -> Option<HoistPass> {
     let unit = file.units.iter().map(|it| &**it).find(|it| it.kind == UnitKind::Program)?;
     let unit_id = analysis::model::flatten_units(file).iter().position(|(it, _)| std::ptr::eq(*it, unit))?;
     let model = &analysis.model;
-    let mut hoister = Hoister {
+    let functions = functions_using_distributed(analysis, text);
+    let new = |last_reads: Option<Vec<usize>>| Hoister {
         model,
         unit: unit_id,
         text,
@@ -379,45 +391,60 @@ fn hoist(analysis: &FileAnalysis, text: &str) -> Option<HoistPass> {
         replaced: Vec::new(),
         available: Vec::new(),
         next_statement: None,
+        reads: Vec::new(),
+        last_reads,
+        statement_count: 0,
         replacements: Vec::new(),
         line_end: if text.contains("\r\n") { "\r\n" } else { "\n" },
-        functions: functions_using_distributed(analysis, text),
+        functions: functions.clone(),
         results: 0,
     };
-    // Statement lists, depth first (each statement of a list may get lines before it).
-    // With the indices of the DO loops around them.
-    // With the start of the next statement of the same list.
-    type Pending<'s> = (&'s Stmt, Vec<String>, Option<usize>);
-    fn list<'s>(body: &'s [Stmt], indices: &[String]) -> Vec<Pending<'s>> {
-        let next = |at: usize| body.get(at + 1).map(|it| it.range.start);
-        body.iter().enumerate().rev().map(|(at, it)| (it, indices.to_vec(), next(at))).collect()
-    }
-    let mut stack: Vec<Pending> = list(&unit.body, &[]);
-    while let Some((stmt, indices, next)) = stack.pop() {
-        if hoister.next_statement != Some(stmt.range.start) || !hoister.begins_line(stmt) {
-            hoister.available.clear();
-        }
-        hoister.statement(stmt, &indices);
-        hoister.after(stmt, next);
-        match &stmt.kind {
-            StmtKind::Do { body, control, .. } => {
-                let mut inner = indices.clone();
-                inner.extend(control.as_ref().map(|it| it.var.key()));
-                stack.extend(list(body, &inner));
-            }
-            StmtKind::DoWhile { body, .. } => stack.extend(list(body, &indices)),
-            StmtKind::If { branches } => {
-                for branch in branches.iter().rev() {
-                    stack.extend(list(&branch.1, &indices));
-                }
-            }
-            _ => {}
-        }
-    }
+    // A first pass finds where each temporary is read last; the second
+    // assigns temporaries that nothing reads any more anew.
+    let mut first = new(None);
+    first.hoist_statements(unit);
+    let mut hoister = new(Some(first.reads));
+    hoister.hoist_statements(unit);
     if hoister.calls.is_empty() && hoister.replacements.is_empty() {
         return None;
     }
     hoister.rewrite(unit)
+}
+
+impl Hoister<'_> {
+    fn hoist_statements(&mut self, unit: &syntax::Unit) {
+        // Statement lists, depth first (each statement of a list may get lines before it).
+        // With the indices of the DO loops around them.
+        // With the start of the next statement of the same list.
+        type Pending<'s> = (&'s Stmt, Vec<String>, Option<usize>);
+        fn list<'s>(body: &'s [Stmt], indices: &[String]) -> Vec<Pending<'s>> {
+            let next = |at: usize| body.get(at + 1).map(|it| it.range.start);
+            body.iter().enumerate().rev().map(|(at, it)| (it, indices.to_vec(), next(at))).collect()
+        }
+        let mut stack: Vec<Pending> = list(&unit.body, &[]);
+        while let Some((stmt, indices, next)) = stack.pop() {
+            if self.next_statement != Some(stmt.range.start) || !self.begins_line(stmt) {
+                self.available.clear();
+            }
+            self.statement_count += 1;
+            self.statement(stmt, &indices);
+            self.after(stmt, next);
+            match &stmt.kind {
+                StmtKind::Do { body, control, .. } => {
+                    let mut inner = indices.clone();
+                    inner.extend(control.as_ref().map(|it| it.var.key()));
+                    stack.extend(list(body, &inner));
+                }
+                StmtKind::DoWhile { body, .. } => stack.extend(list(body, &indices)),
+                StmtKind::If { branches } => {
+                    for branch in branches.iter().rev() {
+                        stack.extend(list(&branch.1, &indices));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
 }
 
 impl Hoister<'_> {
@@ -759,6 +786,27 @@ impl Hoister<'_> {
 
     /// Declares a temporary assigned `assignment`.
     fn new_temporary(&mut self, assignment: String, result: Shape, align_with: String, key: Option<String>) -> usize {
+        // A temporary of the same shape and layout that nothing reads any
+        // more (not available to later statements, not read by this one) is
+        // assigned anew: the memory of a step's temporaries is that of the
+        // most that one statement reads.
+        let read_later = |temp: &str| {
+            let last_reads = self.last_reads.as_deref().unwrap_or_default();
+            self.calls.iter().zip(last_reads).any(|(call, last)| call.temp == temp && *last >= self.statement_count)
+        };
+        let free = self.calls.iter().find(|call| {
+            self.last_reads.is_some()
+                && call.shape.type_spec == result.type_spec
+                && call.shape.bounds == result.bounds
+                && self.laid_out_alike(&call.align_with, &align_with)
+                && !read_later(&call.temp)
+        });
+        self.reads.push(self.statement_count);
+        if let Some(free) = free {
+            let (temp, align_with) = (free.temp.clone(), free.align_with.clone());
+            self.calls.push(Call { temp, assignment, shape: result, align_with, key });
+            return self.calls.len() - 1;
+        }
         let temp = self.fresh_name("hpf_t", self.calls.len());
         let colons = vec![":"; result.bounds.len()].join(",");
         let bounds: Vec<String> = result.bounds.iter().map(|(lo, hi)| format!("{lo}:{hi}")).collect();
@@ -890,7 +938,10 @@ impl Hoister<'_> {
                 call.key.as_deref() == Some(key.as_str()) && self.laid_out_alike(&call.align_with, &align_with)
             });
             let index = match reusable {
-                Some(index) => index,
+                Some(index) => {
+                    self.reads[index] = self.statement_count;
+                    index
+                }
                 None => {
                     let array = current.map_or(base.to_string(), |it| self.calls[it].temp.clone());
                     let index =
@@ -1036,7 +1087,8 @@ impl Hoister<'_> {
             return None;
         }
         let (text, mapped) = apply(self.text, edits);
-        let temporaries = self.calls.iter().map(|it| it.temp.clone()).collect();
+        let mut temporaries: Vec<String> = self.calls.iter().map(|it| it.temp.clone()).collect();
+        temporaries.dedup();
         Some((text, mapped, temporaries))
     }
 }

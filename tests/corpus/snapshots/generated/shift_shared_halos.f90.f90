@@ -15,23 +15,7 @@ program shift_shared_halos
   
 !HPF$ ALIGN hpf_t2(:,:) WITH a(:,:)
   
-!HPF$ ALIGN hpf_t3(:,:) WITH c(:,:)
-  
-!HPF$ ALIGN hpf_t4(:,:) WITH c(:,:)
-  
-!HPF$ ALIGN hpf_t5(:,:) WITH c(:,:)
-  
-!HPF$ ALIGN hpf_t6(:,:) WITH c(:,:)
-  
-!HPF$ ALIGN hpf_t7(:,:) WITH c(:,:)
-  
-!HPF$ ALIGN hpf_t8(:,:) WITH a(:,:)
-  
-!HPF$ ALIGN hpf_t9(:,:) WITH a(:,:)
-  
 !HPF$ ALIGN hpf_t10(:,:) WITH a(:,:)
-  
-!HPF$ ALIGN hpf_t11(:,:) WITH c(:,:)
   
 !HPF$ ALIGN hpf_t12(:) WITH y(:)
   
@@ -55,24 +39,8 @@ program shift_shared_halos
   type(hpf_desc) :: hpf_d_hpf_t1
   double precision, allocatable :: hpf_t2(:,:), hpf_g_hpf_t2(:,:)
   type(hpf_desc) :: hpf_d_hpf_t2
-  double precision, allocatable :: hpf_t3(:,:), hpf_g_hpf_t3(:,:)
-  type(hpf_desc) :: hpf_d_hpf_t3
-  double precision, allocatable :: hpf_t4(:,:), hpf_g_hpf_t4(:,:)
-  type(hpf_desc) :: hpf_d_hpf_t4
-  double precision, allocatable :: hpf_t5(:,:), hpf_g_hpf_t5(:,:)
-  type(hpf_desc) :: hpf_d_hpf_t5
-  double precision, allocatable :: hpf_t6(:,:), hpf_g_hpf_t6(:,:)
-  type(hpf_desc) :: hpf_d_hpf_t6
-  double precision, allocatable :: hpf_t7(:,:), hpf_g_hpf_t7(:,:)
-  type(hpf_desc) :: hpf_d_hpf_t7
-  double precision, allocatable :: hpf_t8(:,:), hpf_g_hpf_t8(:,:)
-  type(hpf_desc) :: hpf_d_hpf_t8
-  double precision, allocatable :: hpf_t9(:,:), hpf_g_hpf_t9(:,:)
-  type(hpf_desc) :: hpf_d_hpf_t9
   double precision, allocatable :: hpf_t10(:,:), hpf_g_hpf_t10(:,:)
   type(hpf_desc) :: hpf_d_hpf_t10
-  double precision, allocatable :: hpf_t11(:,:), hpf_g_hpf_t11(:,:)
-  type(hpf_desc) :: hpf_d_hpf_t11
   double precision, allocatable :: hpf_t12(:), hpf_g_hpf_t12(:)
   type(hpf_desc) :: hpf_d_hpf_t12
   double precision, allocatable :: hpf_t13(:), hpf_g_hpf_t13(:)
@@ -106,33 +74,9 @@ program shift_shared_halos
   hpf_d_hpf_t2 = hpf_make_desc(1, 13, 0, 1, 13, 0, 0)
   call hpf_alloc_bounds(hpf_d_hpf_t2, 0, 0, hpf_lo, hpf_hi)
   allocate (hpf_t2(1:9, hpf_lo:hpf_hi))
-  hpf_d_hpf_t3 = hpf_make_desc(1, 13, 0, 1, 13, 0, 0)
-  call hpf_alloc_bounds(hpf_d_hpf_t3, 0, 0, hpf_lo, hpf_hi)
-  allocate (hpf_t3(1:9, hpf_lo:hpf_hi))
-  hpf_d_hpf_t4 = hpf_make_desc(1, 13, 0, 1, 13, 0, 0)
-  call hpf_alloc_bounds(hpf_d_hpf_t4, 0, 0, hpf_lo, hpf_hi)
-  allocate (hpf_t4(1:9, hpf_lo:hpf_hi))
-  hpf_d_hpf_t5 = hpf_make_desc(1, 13, 0, 1, 13, 0, 0)
-  call hpf_alloc_bounds(hpf_d_hpf_t5, 0, 0, hpf_lo, hpf_hi)
-  allocate (hpf_t5(1:9, hpf_lo:hpf_hi))
-  hpf_d_hpf_t6 = hpf_make_desc(1, 13, 0, 1, 13, 0, 0)
-  call hpf_alloc_bounds(hpf_d_hpf_t6, 0, 0, hpf_lo, hpf_hi)
-  allocate (hpf_t6(1:9, hpf_lo:hpf_hi))
-  hpf_d_hpf_t7 = hpf_make_desc(1, 13, 0, 1, 13, 0, 0)
-  call hpf_alloc_bounds(hpf_d_hpf_t7, 0, 0, hpf_lo, hpf_hi)
-  allocate (hpf_t7(1:9, hpf_lo:hpf_hi))
-  hpf_d_hpf_t8 = hpf_make_desc(1, 13, 0, 1, 13, 0, 0)
-  call hpf_alloc_bounds(hpf_d_hpf_t8, 0, 0, hpf_lo, hpf_hi)
-  allocate (hpf_t8(1:9, hpf_lo:hpf_hi))
-  hpf_d_hpf_t9 = hpf_make_desc(1, 13, 0, 1, 13, 0, 0)
-  call hpf_alloc_bounds(hpf_d_hpf_t9, 0, 0, hpf_lo, hpf_hi)
-  allocate (hpf_t9(1:9, hpf_lo:hpf_hi))
   hpf_d_hpf_t10 = hpf_make_desc(1, 13, 0, 1, 13, 0, 0)
   call hpf_alloc_bounds(hpf_d_hpf_t10, 0, 0, hpf_lo, hpf_hi)
   allocate (hpf_t10(1:9, hpf_lo:hpf_hi))
-  hpf_d_hpf_t11 = hpf_make_desc(1, 13, 0, 1, 13, 0, 0)
-  call hpf_alloc_bounds(hpf_d_hpf_t11, 0, 0, hpf_lo, hpf_hi)
-  allocate (hpf_t11(1:9, hpf_lo:hpf_hi))
   hpf_d_hpf_t12 = hpf_make_desc(1, 13, 0, 1, 13, 0, 0)
   call hpf_alloc_bounds(hpf_d_hpf_t12, 0, 0, hpf_lo, hpf_hi)
   allocate (hpf_t12(hpf_lo:hpf_hi))
@@ -179,74 +123,74 @@ program shift_shared_halos
   call hpf_local_bounds(hpf_d_b, 0, (1), (13), 1, hpf_lo, hpf_hi)
     b(:, hpf_lo:hpf_hi:1) = hpf_t1(:, hpf_lo:hpf_hi:1) * u(:, hpf_lo:hpf_hi:1) - hpf_t2(:, hpf_lo:hpf_hi:1)
   call hpf_stat_begin()
-  ! hpf-ls: hpf_t3 = cshift(u, 1, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
-  call hpf_shift_r8(u, lbound(u), ubound(u), hpf_t3, lbound(hpf_t3), ubound(hpf_t3), &
-    [hpf_d_hpf_t3], [2], 2, 1, 2, 1, 13, 0.0d0)
+  ! hpf-ls: hpf_t1 = cshift(u, 1, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
+  call hpf_shift_r8(u, lbound(u), ubound(u), hpf_t1, lbound(hpf_t1), ubound(hpf_t1), &
+    [hpf_d_hpf_t1], [2], 2, 1, 2, 1, 13, 0.0d0)
   call hpf_stat_end(5)
   call hpf_stat_begin()
-  ! hpf-ls: hpf_t4 = cshift(hpf_t3, 1, 1) (the halo the shift crosses from the neighbours, the rest copied locally)
-  call hpf_shift_r8(hpf_t3, lbound(hpf_t3), ubound(hpf_t3), hpf_t4, lbound(hpf_t4), ubound(hpf_t4), &
-    [hpf_d_hpf_t4], [2], 2, 1, 1, 1, 9, 0.0d0)
+  ! hpf-ls: hpf_t2 = cshift(hpf_t1, 1, 1) (the halo the shift crosses from the neighbours, the rest copied locally)
+  call hpf_shift_r8(hpf_t1, lbound(hpf_t1), ubound(hpf_t1), hpf_t2, lbound(hpf_t2), ubound(hpf_t2), &
+    [hpf_d_hpf_t2], [2], 2, 1, 1, 1, 9, 0.0d0)
   call hpf_stat_end(6)
-  ! hpf-ls: owner computes c = hpf_t3 + hpf_t4
+  ! hpf-ls: owner computes c = hpf_t1 + hpf_t2
   call hpf_local_bounds(hpf_d_c, 0, (1), (13), 1, hpf_lo, hpf_hi)
-    c(:, hpf_lo:hpf_hi:1) = hpf_t3(:, hpf_lo:hpf_hi:1) + hpf_t4(:, hpf_lo:hpf_hi:1)
+    c(:, hpf_lo:hpf_hi:1) = hpf_t1(:, hpf_lo:hpf_hi:1) + hpf_t2(:, hpf_lo:hpf_hi:1)
   ! hpf-ls: owner computes u = u + 0.125d0 * (a - b)
   call hpf_local_bounds(hpf_d_u, 0, (1), (13), 1, hpf_lo, hpf_hi)
     u(:, hpf_lo:hpf_hi:1) = u(:, hpf_lo:hpf_hi:1) + 0.125d0 * (a(:, hpf_lo:hpf_hi:1) - b(:, hpf_lo:hpf_hi:1))
   call hpf_stat_begin()
-  ! hpf-ls: hpf_t5 = cshift(p, s, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
-  call hpf_shift_r8(p, lbound(p), ubound(p), hpf_t5, lbound(hpf_t5), ubound(hpf_t5), &
-    [hpf_d_hpf_t5], [2], 2, s, 2, 1, 13, 0.0d0)
+  ! hpf-ls: hpf_t1 = cshift(p, s, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
+  call hpf_shift_r8(p, lbound(p), ubound(p), hpf_t1, lbound(hpf_t1), ubound(hpf_t1), &
+    [hpf_d_hpf_t1], [2], 2, s, 2, 1, 13, 0.0d0)
   call hpf_stat_end(7)
   call hpf_stat_begin()
-  ! hpf-ls: hpf_t6 = cshift(u, 1, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
-  call hpf_shift_r8(u, lbound(u), ubound(u), hpf_t6, lbound(hpf_t6), ubound(hpf_t6), &
-    [hpf_d_hpf_t6], [2], 2, 1, 2, 1, 13, 0.0d0)
+  ! hpf-ls: hpf_t2 = cshift(u, 1, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
+  call hpf_shift_r8(u, lbound(u), ubound(u), hpf_t2, lbound(hpf_t2), ubound(hpf_t2), &
+    [hpf_d_hpf_t2], [2], 2, 1, 2, 1, 13, 0.0d0)
   call hpf_stat_end(8)
-  ! hpf-ls: owner computes c = c - hpf_t6 + hpf_t5
+  ! hpf-ls: owner computes c = c - hpf_t2 + hpf_t1
   call hpf_local_bounds(hpf_d_c, 0, (1), (13), 1, hpf_lo, hpf_hi)
-    c(:, hpf_lo:hpf_hi:1) = c(:, hpf_lo:hpf_hi:1) - hpf_t6(:, hpf_lo:hpf_hi:1) + hpf_t5(:, hpf_lo:hpf_hi:1)
+    c(:, hpf_lo:hpf_hi:1) = c(:, hpf_lo:hpf_hi:1) - hpf_t2(:, hpf_lo:hpf_hi:1) + hpf_t1(:, hpf_lo:hpf_hi:1)
     s = s + 1
   call hpf_stat_begin()
-  ! hpf-ls: hpf_t7 = cshift(p, s, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
-  call hpf_shift_r8(p, lbound(p), ubound(p), hpf_t7, lbound(hpf_t7), ubound(hpf_t7), &
-    [hpf_d_hpf_t7], [2], 2, s, 2, 1, 13, 0.0d0)
+  ! hpf-ls: hpf_t1 = cshift(p, s, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
+  call hpf_shift_r8(p, lbound(p), ubound(p), hpf_t1, lbound(hpf_t1), ubound(hpf_t1), &
+    [hpf_d_hpf_t1], [2], 2, s, 2, 1, 13, 0.0d0)
   call hpf_stat_end(9)
-  ! hpf-ls: owner computes c = c + hpf_t7
+  ! hpf-ls: owner computes c = c + hpf_t1
   call hpf_local_bounds(hpf_d_c, 0, (1), (13), 1, hpf_lo, hpf_hi)
-    c(:, hpf_lo:hpf_hi:1) = c(:, hpf_lo:hpf_hi:1) + hpf_t7(:, hpf_lo:hpf_hi:1)
+    c(:, hpf_lo:hpf_hi:1) = c(:, hpf_lo:hpf_hi:1) + hpf_t1(:, hpf_lo:hpf_hi:1)
   call hpf_stat_begin()
-  ! hpf-ls: hpf_t8 = eoshift(p, -2, -1.0d0, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
-  call hpf_shift_r8(p, lbound(p), ubound(p), hpf_t8, lbound(hpf_t8), ubound(hpf_t8), &
-    [hpf_d_hpf_t8], [2], 3, -2, 2, 1, 13, dble(-1.0d0))
+  ! hpf-ls: hpf_t1 = eoshift(p, -2, -1.0d0, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
+  call hpf_shift_r8(p, lbound(p), ubound(p), hpf_t1, lbound(hpf_t1), ubound(hpf_t1), &
+    [hpf_d_hpf_t1], [2], 3, -2, 2, 1, 13, dble(-1.0d0))
   call hpf_stat_end(10)
   call hpf_stat_begin()
-  ! hpf-ls: hpf_t9 = eoshift(p, 1, 2.0d0, 1) (the halo the shift crosses from the neighbours, the rest copied locally)
-  call hpf_shift_r8(p, lbound(p), ubound(p), hpf_t9, lbound(hpf_t9), ubound(hpf_t9), &
-    [hpf_d_hpf_t9], [2], 3, 1, 1, 1, 9, dble(2.0d0))
+  ! hpf-ls: hpf_t2 = eoshift(p, 1, 2.0d0, 1) (the halo the shift crosses from the neighbours, the rest copied locally)
+  call hpf_shift_r8(p, lbound(p), ubound(p), hpf_t2, lbound(hpf_t2), ubound(hpf_t2), &
+    [hpf_d_hpf_t2], [2], 3, 1, 1, 1, 9, dble(2.0d0))
   call hpf_stat_end(11)
   call hpf_stat_begin()
-  ! hpf-ls: hpf_t10 = eoshift(hpf_t9, -2, -1.0d0, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
-  call hpf_shift_r8(hpf_t9, lbound(hpf_t9), ubound(hpf_t9), hpf_t10, lbound(hpf_t10), ubound(hpf_t10), &
+  ! hpf-ls: hpf_t10 = eoshift(hpf_t2, -2, -1.0d0, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
+  call hpf_shift_r8(hpf_t2, lbound(hpf_t2), ubound(hpf_t2), hpf_t10, lbound(hpf_t10), ubound(hpf_t10), &
     [hpf_d_hpf_t10], [2], 3, -2, 2, 1, 13, dble(-1.0d0))
   call hpf_stat_end(12)
-  ! hpf-ls: owner computes a = hpf_t10 + hpf_t8
+  ! hpf-ls: owner computes a = hpf_t10 + hpf_t1
   call hpf_local_bounds(hpf_d_a, 0, (1), (13), 1, hpf_lo, hpf_hi)
-    a(:, hpf_lo:hpf_hi:1) = hpf_t10(:, hpf_lo:hpf_hi:1) + hpf_t8(:, hpf_lo:hpf_hi:1)
+    a(:, hpf_lo:hpf_hi:1) = hpf_t10(:, hpf_lo:hpf_hi:1) + hpf_t1(:, hpf_lo:hpf_hi:1)
   call hpf_stat_begin()
-  ! hpf-ls: b = eoshift(hpf_t8, 1, 2.0d0, 1) (the halo the shift crosses from the neighbours, the rest copied locally)
-  call hpf_shift_r8(hpf_t8, lbound(hpf_t8), ubound(hpf_t8), b, lbound(b), ubound(b), &
+  ! hpf-ls: b = eoshift(hpf_t1, 1, 2.0d0, 1) (the halo the shift crosses from the neighbours, the rest copied locally)
+  call hpf_shift_r8(hpf_t1, lbound(hpf_t1), ubound(hpf_t1), b, lbound(b), ubound(b), &
     [hpf_d_b], [2], 3, 1, 1, 1, 9, dble(2.0d0))
   call hpf_stat_end(13)
   call hpf_stat_begin()
-  ! hpf-ls: hpf_t11 = cshift(a, 1, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
-  call hpf_shift_r8(a, lbound(a), ubound(a), hpf_t11, lbound(hpf_t11), ubound(hpf_t11), &
-    [hpf_d_hpf_t11], [2], 2, 1, 2, 1, 13, 0.0d0)
+  ! hpf-ls: hpf_t1 = cshift(a, 1, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
+  call hpf_shift_r8(a, lbound(a), ubound(a), hpf_t1, lbound(hpf_t1), ubound(hpf_t1), &
+    [hpf_d_hpf_t1], [2], 2, 1, 2, 1, 13, 0.0d0)
   call hpf_stat_end(14)
-  ! hpf-ls: owner computes where (hpf_t11 > b) c = c + hpf_t11
+  ! hpf-ls: owner computes where (hpf_t1 > b) c = c + hpf_t1
   call hpf_local_bounds(hpf_d_c, 0, (1), (13), 1, hpf_lo, hpf_hi)
-    where (hpf_t11(:, hpf_lo:hpf_hi:1) > b(:, hpf_lo:hpf_hi:1)) c(:, hpf_lo:hpf_hi:1) = c(:, hpf_lo:hpf_hi:1) + hpf_t11(:, hpf_lo:hpf_hi:1)
+    where (hpf_t1(:, hpf_lo:hpf_hi:1) > b(:, hpf_lo:hpf_hi:1)) c(:, hpf_lo:hpf_hi:1) = c(:, hpf_lo:hpf_hi:1) + hpf_t1(:, hpf_lo:hpf_hi:1)
   call hpf_stat_begin()
   ! hpf-ls: hpf_t12 = cshift(x, 3) (the halo the shift crosses from the neighbours, the rest copied locally)
   call hpf_shift_r8(x, lbound(x), ubound(x), hpf_t12, lbound(hpf_t12), ubound(hpf_t12), &
