@@ -4,12 +4,16 @@
 ! reuses the shift along the distributed one, and an assignment to a shifted
 ! array (or to a shift amount) in between makes the next statement shift
 ! anew. EOSHIFTs with different boundaries are applied in the order written.
+! CSHIFTs by constants along the dimension that is not distributed are read
+! in sections (wrapping around at both ends, with scalars and
+! elemental intrinsics around them), unless the array assigned is shifted.
 program shift_shared_halos
   implicit none
   integer, parameter :: n = 9, m = 13
   real(8) :: p(n, m), u(n, m), a(n, m), b(n, m), c(n, m)
   real(8) :: x(m), y(m)
   integer :: i, j, k, s
+  integer, parameter :: two = 2
 !HPF$ PROCESSORS PR(NUMBER_OF_PROCESSORS())
 !HPF$ DISTRIBUTE (*, BLOCK) ONTO PR :: p, u, a, b, c
 !HPF$ DISTRIBUTE (BLOCK) ONTO PR :: x, y
@@ -39,6 +43,9 @@ program shift_shared_halos
     y = cshift(x, 3) - eoshift(x, -1) + cshift(x, 3) * 0.5d0
     x = y
     p = p + 0.01d0 * c
+    b = 0.5d0 * (cshift(p, 1, 1) - cshift(p, -two, 1)) + max(u, cshift(cshift(u, 1, 2), -1, 1)) + s
+    a = abs(cshift(b, n - 1, 1)) + sqrt(abs(cshift(cshift(c, -3, 1), 2, 2))) * dble(k)
+    u = u - 0.25d0 * cshift(u, 1, 1)
   end do
   print '(9f11.4)', p
   print '(9f11.4)', u

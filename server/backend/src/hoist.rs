@@ -15,7 +15,12 @@
 //! temporary of `cshift(p, -1, 2)`. A temporary that no later statement
 //! reads is assigned anew by the next one that needs one of its shape and
 //! layout (a first pass finds the last reads), so a time step's
-//! temporaries take the memory of the most that one statement holds. The
+//! temporaries take the memory of the most that one statement holds. An
+//! assignment to a whole array whose CSHIFTs by constants go along a
+//! dimension it does not distribute becomes the assignments of its sections
+//! between the points where a shift wraps around, reading the arrays
+//! shifted in place (`local_shift_sections`): only the shifts along
+//! distributed dimensions need temporaries (their halos). The
 //! rewritten program is analysed again and
 //! lowered in place of the user's; the notes, errors and `--stats` lines
 //! are mapped back to the user's text.
@@ -134,6 +139,8 @@ struct ShiftOp {
     shift: String,
     boundary: Option<String>,
     dim: usize,
+    /// SHIFT's value when it is a constant.
+    value: Option<i64>,
     /// The user's text of the call before and after its array argument,
     /// when it is on one line.
     written: Option<(String, String)>,
@@ -499,7 +506,24 @@ impl Hoister<'_> {
         let mut exprs: Vec<(&Expr, Option<&Expr>)> = Vec::new();
         // `X = CSHIFT(Y, ...)` is `permute.rs`'s as it is.
         let mut whole_right_side = None;
+        let first_call = self.calls.len();
         match &stmt.kind {
+            StmtKind::Assign { lhs, rhs } if self.form == SourceForm::Free => {
+                if let Some(statements) = self.local_shift_sections(lhs, rhs) {
+                    let lines: String = self.calls[first_call..]
+                        .iter()
+                        .map(|call| format!("{indent}{} = {}{}", call.temp, call.assignment, self.line_end))
+                        .collect();
+                    if !lines.is_empty() {
+                        self.before.push((line_start, lines));
+                    }
+                    let separator = format!("{}{indent}", self.line_end);
+                    self.replacements.push((stmt.range, statements.join(&separator)));
+                    return;
+                }
+                exprs.push((rhs, Some(lhs)));
+                whole_right_side = matches!(lhs.kind, ExprKind::Name(_)).then_some(rhs.range);
+            }
             StmtKind::Assign { lhs, rhs } => {
                 exprs.push((rhs, Some(lhs)));
                 whole_right_side = matches!(lhs.kind, ExprKind::Name(_)).then_some(rhs.range);
@@ -883,6 +907,8 @@ impl Hoister<'_> {
                         shift: text(values[1]?)?,
                         boundary: boundary.map(|it| it.ok_or(())).transpose().ok()?,
                         dim,
+                        value: analysis::eval::eval_int(values[1]?, &Constants { model: self.model, unit: self.unit })
+                            .ok(),
                         written: Some((
                             self.text[expr.range.start..array.range.start].to_string(),
                             self.text[array.range.end..expr.range.end].to_string(),
@@ -929,13 +955,26 @@ impl Hoister<'_> {
             let distributed = self.distributed_dims(base);
             ops[..hoisted].sort_by_key(|it| (!distributed.get(it.dim).copied().unwrap_or(false), it.dim));
         }
+        let current = self.materialize(base, &ops[..hoisted], &shape, &align_with);
+        if top {
+            if let Some(inner) = current {
+                self.replaced.push((array.range, inner));
+            }
+            return None;
+        }
+        current
+    }
+
+    /// The temporaries of the prefixes of the chain `ops` of shifts of
+    /// `base`, each shared with an equal one still available: the last one.
+    fn materialize(&mut self, base: &str, ops: &[ShiftOp], shape: &Shape, align_with: &str) -> Option<usize> {
         let mut key = base.to_ascii_lowercase();
         let mut current: Option<usize> = None;
-        for op in &ops[..hoisted] {
+        for op in ops {
             key.push_str(&op.key());
             let reusable = self.available.iter().copied().find(|it| {
                 let call = &self.calls[*it];
-                call.key.as_deref() == Some(key.as_str()) && self.laid_out_alike(&call.align_with, &align_with)
+                call.key.as_deref() == Some(key.as_str()) && self.laid_out_alike(&call.align_with, align_with)
             });
             let index = match reusable {
                 Some(index) => {
@@ -945,20 +984,182 @@ impl Hoister<'_> {
                 None => {
                     let array = current.map_or(base.to_string(), |it| self.calls[it].temp.clone());
                     let index =
-                        self.new_temporary(op.call(&array), shape.clone(), align_with.clone(), Some(key.clone()));
+                        self.new_temporary(op.call(&array), shape.clone(), align_with.to_string(), Some(key.clone()));
                     self.available.push(index);
                     index
                 }
             };
             current = Some(index);
         }
-        if top {
-            if let Some(inner) = current {
-                self.replaced.push((array.range, inner));
-            }
-            return None;
-        }
         current
+    }
+
+    /// `X = e`, X a whole distributed array, where `e` reads CSHIFTs by
+    /// constants along one dimension of X that is not distributed (their
+    /// shifts along distributed dimensions first, into temporaries): the
+    /// assignments of the sections of X between the points where one of
+    /// the shifts wraps around, each reading the arrays at the section
+    /// shifted (`cu = p + cshift(p, -1, 1)` is `cu(2:n, :) = p(2:n, :) +
+    /// p(1:n-1, :)` and `cu(1:1, :) = p(1:1, :) + p(n:n, :)`): no
+    /// temporary and no copy. `e` may hold whole arrays of X's bounds,
+    /// scalars and elemental intrinsics; X itself is not shifted. Returns
+    /// the statements (the temporaries are hoisted).
+    fn local_shift_sections(&mut self, lhs: &Expr, rhs: &Expr) -> Option<Vec<String>> {
+        enum Read {
+            Whole,
+            /// The array or temporary read, the shift along the dimension.
+            Shifted(i64),
+        }
+        let ExprKind::Name(target) = &lhs.kind else { return None };
+        let bounds = self.distributed_shape(&target.key())?.bounds;
+        let target_distributed = self.distributed_dims(&target.text);
+        let mut reads: Vec<(TextRange, String, Read)> = Vec::new();
+        let mut chains: Vec<(TextRange, String, Vec<ShiftOp>)> = Vec::new();
+        let mut dim: Option<usize> = None;
+        let mut stack = vec![rhs];
+        while let Some(expr) = stack.pop() {
+            match &expr.kind {
+                ExprKind::Int(_) | ExprKind::Literal(_) => {}
+                ExprKind::Name(name) => {
+                    let symbol = self.model.symbol(self.model.lookup(self.unit, &name.key())?);
+                    if symbol.rank() == 0 {
+                        continue;
+                    }
+                    let shape: Vec<(i64, i64)> =
+                        symbol.shape.iter().map(|it| Some((it.lo.known()?, it.hi.known()?))).collect::<Option<_>>()?;
+                    if shape != bounds {
+                        return None;
+                    }
+                    reads.push((expr.range, name.text.clone(), Read::Whole));
+                }
+                ExprKind::Ref { name, args } => {
+                    if let Some((Kind::Shift, _, _)) = self.intrinsic(expr) {
+                        let (base, mut ops) = self.shift_chain(expr)?;
+                        let dims: Vec<usize> = ops.iter().map(|it| it.dim).collect();
+                        if base.eq_ignore_ascii_case(&target.text)
+                            || self.distributed_shape(&base.to_ascii_lowercase())?.bounds != bounds
+                            || ops.iter().any(|it| it.intrinsic != "cshift" || it.dim >= bounds.len())
+                            || dims.iter().enumerate().any(|(at, it)| dims[..at].contains(it))
+                        {
+                            return None;
+                        }
+                        let distributed = self.distributed_dims(&base);
+                        ops.sort_by_key(|it| (!distributed.get(it.dim).copied().unwrap_or(false), it.dim));
+                        // At most one shift along a dimension neither array distributes, the last.
+                        let local = |it: &ShiftOp| {
+                            !distributed.get(it.dim).copied().unwrap_or(true)
+                                && !target_distributed.get(it.dim).copied().unwrap_or(true)
+                        };
+                        if ops.iter().rev().skip(1).any(local) {
+                            return None;
+                        }
+                        if ops.last().is_some_and(local) {
+                            let last = ops.last()?;
+                            if dim.is_some_and(|it| it != last.dim) {
+                                return None;
+                            }
+                            dim = Some(last.dim);
+                        }
+                        chains.push((expr.range, base, ops));
+                        continue;
+                    }
+                    match self.model.lookup(self.unit, &name.key()) {
+                        // Elements of distributed arrays keep the statement on one process.
+                        Some(_) => return None,
+                        None => {
+                            const ELEMENTAL: [&str; 26] = [
+                                "abs", "sqrt", "exp", "log", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
+                                "atan2", "sinh", "cosh", "tanh", "max", "min", "mod", "modulo", "sign", "dble", "real",
+                                "int", "nint", "aint", "anint",
+                            ];
+                            if !ELEMENTAL.contains(&name.key().as_str()) {
+                                return None;
+                            }
+                            for arg in args {
+                                let Subscript::Expr(arg) = arg else { return None };
+                                stack.push(arg);
+                            }
+                        }
+                    }
+                }
+                ExprKind::Unary { operand, .. } => stack.push(operand),
+                ExprKind::Binary { lhs, rhs, .. } => {
+                    stack.push(lhs);
+                    stack.push(rhs);
+                }
+                ExprKind::Paren(inner) => stack.push(inner),
+                ExprKind::Other(_) => return None,
+            }
+        }
+        let dim = dim?;
+        let (lb, hi) = bounds[dim];
+        let n = hi - lb + 1;
+        // The shift along `dim` of each chain, the rest hoisted.
+        let mut shifts = Vec::new();
+        for (_, _, ops) in &chains {
+            let shift = match ops.last() {
+                Some(last) if last.dim == dim => {
+                    let value = last.value?;
+                    if value.abs() >= n {
+                        return None;
+                    }
+                    value
+                }
+                _ => 0,
+            };
+            shifts.push(shift);
+        }
+        let shape = self.distributed_shape(&target.key())?;
+        for ((range, base, ops), shift) in chains.into_iter().zip(&shifts) {
+            let hoisted =
+                if *shift != 0 || ops.last().is_some_and(|it| it.dim == dim) { ops.len() - 1 } else { ops.len() };
+            let read = match self.materialize(&base, &ops[..hoisted], &shape, &target.text) {
+                Some(index) => self.calls[index].temp.clone(),
+                None => base,
+            };
+            reads.push((range, read, Read::Shifted(*shift)));
+        }
+        // The sections between the points where a shift wraps around.
+        let mut points: Vec<i64> = vec![lb, lb + n];
+        for shift in &shifts {
+            points.push(if *shift > 0 { lb + n - shift } else { lb - shift });
+        }
+        points.sort_unstable();
+        points.dedup();
+        reads.sort_by_key(|it| it.0.start);
+        let section = |from: i64, to: i64| {
+            (0..bounds.len())
+                .map(|it| if it == dim { format!("{from}:{to}") } else { ":".to_string() })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut statements = Vec::new();
+        for piece in points.windows(2) {
+            let (from, to) = (piece[0], piece[1] - 1);
+            let mut text = format!("{}({}) = ", target.text, section(from, to));
+            let mut at = rhs.range.start;
+            for (range, name, read) in &reads {
+                text.push_str(&self.text[at..range.start]);
+                let offset = match read {
+                    Read::Whole => 0,
+                    Read::Shifted(shift) => {
+                        let k = from - lb + shift;
+                        if k >= n {
+                            shift - n
+                        } else if k < 0 {
+                            shift + n
+                        } else {
+                            *shift
+                        }
+                    }
+                };
+                text.push_str(&format!("{name}({})", section(from + offset, to + offset)));
+                at = range.end;
+            }
+            text.push_str(&self.text[at..rhs.range.end]);
+            statements.push(text);
+        }
+        Some(statements)
     }
 
     /// `expr` as a TRANSPOSE, CSHIFT or EOSHIFT of the intrinsic, with its

@@ -7,19 +7,20 @@ program shift_shared_halos
   
   
   integer :: i, j, k, s
+  integer, parameter :: two = 2
 !HPF$ PROCESSORS PR(NUMBER_OF_PROCESSORS())
 !HPF$ DISTRIBUTE (*, BLOCK) ONTO PR :: p, u, a, b, c
 !HPF$ DISTRIBUTE (BLOCK) ONTO PR :: x, y
   
 !HPF$ ALIGN hpf_t1(:,:) WITH a(:,:)
   
-!HPF$ ALIGN hpf_t2(:,:) WITH a(:,:)
+!HPF$ ALIGN hpf_t4(:,:) WITH c(:,:)
   
-!HPF$ ALIGN hpf_t10(:,:) WITH a(:,:)
+!HPF$ ALIGN hpf_t8(:,:) WITH a(:,:)
   
-!HPF$ ALIGN hpf_t12(:) WITH y(:)
+!HPF$ ALIGN hpf_t10(:) WITH y(:)
   
-!HPF$ ALIGN hpf_t13(:) WITH y(:)
+!HPF$ ALIGN hpf_t11(:) WITH y(:)
   ! hpf-ls: local parts of the distributed arrays (global indices, with shadow areas)
   double precision, allocatable :: p(:,:), hpf_g_p(:,:)
   type(hpf_desc) :: hpf_d_p
@@ -37,14 +38,14 @@ program shift_shared_halos
   type(hpf_desc) :: hpf_d_y
   double precision, allocatable :: hpf_t1(:,:), hpf_g_hpf_t1(:,:)
   type(hpf_desc) :: hpf_d_hpf_t1
-  double precision, allocatable :: hpf_t2(:,:), hpf_g_hpf_t2(:,:)
-  type(hpf_desc) :: hpf_d_hpf_t2
-  double precision, allocatable :: hpf_t10(:,:), hpf_g_hpf_t10(:,:)
+  double precision, allocatable :: hpf_t4(:,:), hpf_g_hpf_t4(:,:)
+  type(hpf_desc) :: hpf_d_hpf_t4
+  double precision, allocatable :: hpf_t8(:,:), hpf_g_hpf_t8(:,:)
+  type(hpf_desc) :: hpf_d_hpf_t8
+  double precision, allocatable :: hpf_t10(:), hpf_g_hpf_t10(:)
   type(hpf_desc) :: hpf_d_hpf_t10
-  double precision, allocatable :: hpf_t12(:), hpf_g_hpf_t12(:)
-  type(hpf_desc) :: hpf_d_hpf_t12
-  double precision, allocatable :: hpf_t13(:), hpf_g_hpf_t13(:)
-  type(hpf_desc) :: hpf_d_hpf_t13
+  double precision, allocatable :: hpf_t11(:), hpf_g_hpf_t11(:)
+  type(hpf_desc) :: hpf_d_hpf_t11
   integer :: hpf_lo, hpf_hi, hpf_i, hpf_c, hpf_jump, hpf_exit_at
   call hpf_init()
   hpf_d_p = hpf_make_desc(1, 13, 0, 1, 13, 0, 0)
@@ -71,18 +72,18 @@ program shift_shared_halos
   hpf_d_hpf_t1 = hpf_make_desc(1, 13, 0, 1, 13, 0, 0)
   call hpf_alloc_bounds(hpf_d_hpf_t1, 0, 0, hpf_lo, hpf_hi)
   allocate (hpf_t1(1:9, hpf_lo:hpf_hi))
-  hpf_d_hpf_t2 = hpf_make_desc(1, 13, 0, 1, 13, 0, 0)
-  call hpf_alloc_bounds(hpf_d_hpf_t2, 0, 0, hpf_lo, hpf_hi)
-  allocate (hpf_t2(1:9, hpf_lo:hpf_hi))
+  hpf_d_hpf_t4 = hpf_make_desc(1, 13, 0, 1, 13, 0, 0)
+  call hpf_alloc_bounds(hpf_d_hpf_t4, 0, 0, hpf_lo, hpf_hi)
+  allocate (hpf_t4(1:9, hpf_lo:hpf_hi))
+  hpf_d_hpf_t8 = hpf_make_desc(1, 13, 0, 1, 13, 0, 0)
+  call hpf_alloc_bounds(hpf_d_hpf_t8, 0, 0, hpf_lo, hpf_hi)
+  allocate (hpf_t8(1:9, hpf_lo:hpf_hi))
   hpf_d_hpf_t10 = hpf_make_desc(1, 13, 0, 1, 13, 0, 0)
   call hpf_alloc_bounds(hpf_d_hpf_t10, 0, 0, hpf_lo, hpf_hi)
-  allocate (hpf_t10(1:9, hpf_lo:hpf_hi))
-  hpf_d_hpf_t12 = hpf_make_desc(1, 13, 0, 1, 13, 0, 0)
-  call hpf_alloc_bounds(hpf_d_hpf_t12, 0, 0, hpf_lo, hpf_hi)
-  allocate (hpf_t12(hpf_lo:hpf_hi))
-  hpf_d_hpf_t13 = hpf_make_desc(1, 13, 0, 1, 13, 0, 0)
-  call hpf_alloc_bounds(hpf_d_hpf_t13, 0, 0, hpf_lo, hpf_hi)
-  allocate (hpf_t13(hpf_lo:hpf_hi))
+  allocate (hpf_t10(hpf_lo:hpf_hi))
+  hpf_d_hpf_t11 = hpf_make_desc(1, 13, 0, 1, 13, 0, 0)
+  call hpf_alloc_bounds(hpf_d_hpf_t11, 0, 0, hpf_lo, hpf_hi)
+  allocate (hpf_t11(hpf_lo:hpf_hi))
   call hpf_stat_begin()
   ! hpf-ls: owner computes do j = 1, m
   call hpf_local_bounds(hpf_d_p, 0, (1), (m), 1, hpf_lo, hpf_hi)
@@ -111,30 +112,29 @@ program shift_shared_halos
   call hpf_shift_r8(p, lbound(p), ubound(p), hpf_t1, lbound(hpf_t1), ubound(hpf_t1), &
     [hpf_d_hpf_t1], [2], 2, -1, 2, 1, 13, 0.0d0)
   call hpf_stat_end(3)
-  call hpf_stat_begin()
-  ! hpf-ls: hpf_t2 = cshift(hpf_t1, -1, 1) (the halo the shift crosses from the neighbours, the rest copied locally)
-  call hpf_shift_r8(hpf_t1, lbound(hpf_t1), ubound(hpf_t1), hpf_t2, lbound(hpf_t2), ubound(hpf_t2), &
-    [hpf_d_hpf_t2], [2], 2, -1, 1, 1, 9, 0.0d0)
-  call hpf_stat_end(4)
-  ! hpf-ls: owner computes a = p + hpf_t1 + hpf_t2
+  ! hpf-ls: owner computes a(1:1, :) = p(1:1, :) + hpf_t1(1:1, :) + hpf_t1(9:9, :)
   call hpf_local_bounds(hpf_d_a, 0, (1), (13), 1, hpf_lo, hpf_hi)
-    a(:, hpf_lo:hpf_hi:1) = p(:, hpf_lo:hpf_hi:1) + hpf_t1(:, hpf_lo:hpf_hi:1) + hpf_t2(:, hpf_lo:hpf_hi:1)
-  ! hpf-ls: owner computes b = hpf_t1 * u - hpf_t2
+    a(1:1, hpf_lo:hpf_hi:1) = p(1:1, hpf_lo:hpf_hi:1) + hpf_t1(1:1, hpf_lo:hpf_hi:1) + hpf_t1(9:9, hpf_lo:hpf_hi:1)
+  ! hpf-ls: owner computes a(2:9, :) = p(2:9, :) + hpf_t1(2:9, :) + hpf_t1(1:8, :)
+  call hpf_local_bounds(hpf_d_a, 0, (1), (13), 1, hpf_lo, hpf_hi)
+    a(2:9, hpf_lo:hpf_hi:1) = p(2:9, hpf_lo:hpf_hi:1) + hpf_t1(2:9, hpf_lo:hpf_hi:1) + hpf_t1(1:8, hpf_lo:hpf_hi:1)
+  ! hpf-ls: owner computes b(1:1, :) = hpf_t1(1:1, :) * u(1:1, :) - hpf_t1(9:9, :)
   call hpf_local_bounds(hpf_d_b, 0, (1), (13), 1, hpf_lo, hpf_hi)
-    b(:, hpf_lo:hpf_hi:1) = hpf_t1(:, hpf_lo:hpf_hi:1) * u(:, hpf_lo:hpf_hi:1) - hpf_t2(:, hpf_lo:hpf_hi:1)
+    b(1:1, hpf_lo:hpf_hi:1) = hpf_t1(1:1, hpf_lo:hpf_hi:1) * u(1:1, hpf_lo:hpf_hi:1) - hpf_t1(9:9, hpf_lo:hpf_hi:1)
+  ! hpf-ls: owner computes b(2:9, :) = hpf_t1(2:9, :) * u(2:9, :) - hpf_t1(1:8, :)
+  call hpf_local_bounds(hpf_d_b, 0, (1), (13), 1, hpf_lo, hpf_hi)
+    b(2:9, hpf_lo:hpf_hi:1) = hpf_t1(2:9, hpf_lo:hpf_hi:1) * u(2:9, hpf_lo:hpf_hi:1) - hpf_t1(1:8, hpf_lo:hpf_hi:1)
   call hpf_stat_begin()
   ! hpf-ls: hpf_t1 = cshift(u, 1, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
   call hpf_shift_r8(u, lbound(u), ubound(u), hpf_t1, lbound(hpf_t1), ubound(hpf_t1), &
     [hpf_d_hpf_t1], [2], 2, 1, 2, 1, 13, 0.0d0)
-  call hpf_stat_end(5)
-  call hpf_stat_begin()
-  ! hpf-ls: hpf_t2 = cshift(hpf_t1, 1, 1) (the halo the shift crosses from the neighbours, the rest copied locally)
-  call hpf_shift_r8(hpf_t1, lbound(hpf_t1), ubound(hpf_t1), hpf_t2, lbound(hpf_t2), ubound(hpf_t2), &
-    [hpf_d_hpf_t2], [2], 2, 1, 1, 1, 9, 0.0d0)
-  call hpf_stat_end(6)
-  ! hpf-ls: owner computes c = hpf_t1 + hpf_t2
+  call hpf_stat_end(4)
+  ! hpf-ls: owner computes c(1:8, :) = hpf_t1(1:8, :) + hpf_t1(2:9, :)
   call hpf_local_bounds(hpf_d_c, 0, (1), (13), 1, hpf_lo, hpf_hi)
-    c(:, hpf_lo:hpf_hi:1) = hpf_t1(:, hpf_lo:hpf_hi:1) + hpf_t2(:, hpf_lo:hpf_hi:1)
+    c(1:8, hpf_lo:hpf_hi:1) = hpf_t1(1:8, hpf_lo:hpf_hi:1) + hpf_t1(2:9, hpf_lo:hpf_hi:1)
+  ! hpf-ls: owner computes c(9:9, :) = hpf_t1(9:9, :) + hpf_t1(1:1, :)
+  call hpf_local_bounds(hpf_d_c, 0, (1), (13), 1, hpf_lo, hpf_hi)
+    c(9:9, hpf_lo:hpf_hi:1) = hpf_t1(9:9, hpf_lo:hpf_hi:1) + hpf_t1(1:1, hpf_lo:hpf_hi:1)
   ! hpf-ls: owner computes u = u + 0.125d0 * (a - b)
   call hpf_local_bounds(hpf_d_u, 0, (1), (13), 1, hpf_lo, hpf_hi)
     u(:, hpf_lo:hpf_hi:1) = u(:, hpf_lo:hpf_hi:1) + 0.125d0 * (a(:, hpf_lo:hpf_hi:1) - b(:, hpf_lo:hpf_hi:1))
@@ -142,21 +142,21 @@ program shift_shared_halos
   ! hpf-ls: hpf_t1 = cshift(p, s, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
   call hpf_shift_r8(p, lbound(p), ubound(p), hpf_t1, lbound(hpf_t1), ubound(hpf_t1), &
     [hpf_d_hpf_t1], [2], 2, s, 2, 1, 13, 0.0d0)
-  call hpf_stat_end(7)
+  call hpf_stat_end(5)
   call hpf_stat_begin()
-  ! hpf-ls: hpf_t2 = cshift(u, 1, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
-  call hpf_shift_r8(u, lbound(u), ubound(u), hpf_t2, lbound(hpf_t2), ubound(hpf_t2), &
-    [hpf_d_hpf_t2], [2], 2, 1, 2, 1, 13, 0.0d0)
-  call hpf_stat_end(8)
-  ! hpf-ls: owner computes c = c - hpf_t2 + hpf_t1
+  ! hpf-ls: hpf_t4 = cshift(u, 1, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
+  call hpf_shift_r8(u, lbound(u), ubound(u), hpf_t4, lbound(hpf_t4), ubound(hpf_t4), &
+    [hpf_d_hpf_t4], [2], 2, 1, 2, 1, 13, 0.0d0)
+  call hpf_stat_end(6)
+  ! hpf-ls: owner computes c = c - hpf_t4 + hpf_t1
   call hpf_local_bounds(hpf_d_c, 0, (1), (13), 1, hpf_lo, hpf_hi)
-    c(:, hpf_lo:hpf_hi:1) = c(:, hpf_lo:hpf_hi:1) - hpf_t2(:, hpf_lo:hpf_hi:1) + hpf_t1(:, hpf_lo:hpf_hi:1)
+    c(:, hpf_lo:hpf_hi:1) = c(:, hpf_lo:hpf_hi:1) - hpf_t4(:, hpf_lo:hpf_hi:1) + hpf_t1(:, hpf_lo:hpf_hi:1)
     s = s + 1
   call hpf_stat_begin()
   ! hpf-ls: hpf_t1 = cshift(p, s, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
   call hpf_shift_r8(p, lbound(p), ubound(p), hpf_t1, lbound(hpf_t1), ubound(hpf_t1), &
     [hpf_d_hpf_t1], [2], 2, s, 2, 1, 13, 0.0d0)
-  call hpf_stat_end(9)
+  call hpf_stat_end(7)
   ! hpf-ls: owner computes c = c + hpf_t1
   call hpf_local_bounds(hpf_d_c, 0, (1), (13), 1, hpf_lo, hpf_hi)
     c(:, hpf_lo:hpf_hi:1) = c(:, hpf_lo:hpf_hi:1) + hpf_t1(:, hpf_lo:hpf_hi:1)
@@ -164,52 +164,91 @@ program shift_shared_halos
   ! hpf-ls: hpf_t1 = eoshift(p, -2, -1.0d0, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
   call hpf_shift_r8(p, lbound(p), ubound(p), hpf_t1, lbound(hpf_t1), ubound(hpf_t1), &
     [hpf_d_hpf_t1], [2], 3, -2, 2, 1, 13, dble(-1.0d0))
+  call hpf_stat_end(8)
+  call hpf_stat_begin()
+  ! hpf-ls: hpf_t4 = eoshift(p, 1, 2.0d0, 1) (the halo the shift crosses from the neighbours, the rest copied locally)
+  call hpf_shift_r8(p, lbound(p), ubound(p), hpf_t4, lbound(hpf_t4), ubound(hpf_t4), &
+    [hpf_d_hpf_t4], [2], 3, 1, 1, 1, 9, dble(2.0d0))
+  call hpf_stat_end(9)
+  call hpf_stat_begin()
+  ! hpf-ls: hpf_t8 = eoshift(hpf_t4, -2, -1.0d0, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
+  call hpf_shift_r8(hpf_t4, lbound(hpf_t4), ubound(hpf_t4), hpf_t8, lbound(hpf_t8), ubound(hpf_t8), &
+    [hpf_d_hpf_t8], [2], 3, -2, 2, 1, 13, dble(-1.0d0))
   call hpf_stat_end(10)
-  call hpf_stat_begin()
-  ! hpf-ls: hpf_t2 = eoshift(p, 1, 2.0d0, 1) (the halo the shift crosses from the neighbours, the rest copied locally)
-  call hpf_shift_r8(p, lbound(p), ubound(p), hpf_t2, lbound(hpf_t2), ubound(hpf_t2), &
-    [hpf_d_hpf_t2], [2], 3, 1, 1, 1, 9, dble(2.0d0))
-  call hpf_stat_end(11)
-  call hpf_stat_begin()
-  ! hpf-ls: hpf_t10 = eoshift(hpf_t2, -2, -1.0d0, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
-  call hpf_shift_r8(hpf_t2, lbound(hpf_t2), ubound(hpf_t2), hpf_t10, lbound(hpf_t10), ubound(hpf_t10), &
-    [hpf_d_hpf_t10], [2], 3, -2, 2, 1, 13, dble(-1.0d0))
-  call hpf_stat_end(12)
-  ! hpf-ls: owner computes a = hpf_t10 + hpf_t1
+  ! hpf-ls: owner computes a = hpf_t8 + hpf_t1
   call hpf_local_bounds(hpf_d_a, 0, (1), (13), 1, hpf_lo, hpf_hi)
-    a(:, hpf_lo:hpf_hi:1) = hpf_t10(:, hpf_lo:hpf_hi:1) + hpf_t1(:, hpf_lo:hpf_hi:1)
+    a(:, hpf_lo:hpf_hi:1) = hpf_t8(:, hpf_lo:hpf_hi:1) + hpf_t1(:, hpf_lo:hpf_hi:1)
   call hpf_stat_begin()
   ! hpf-ls: b = eoshift(hpf_t1, 1, 2.0d0, 1) (the halo the shift crosses from the neighbours, the rest copied locally)
   call hpf_shift_r8(hpf_t1, lbound(hpf_t1), ubound(hpf_t1), b, lbound(b), ubound(b), &
     [hpf_d_b], [2], 3, 1, 1, 1, 9, dble(2.0d0))
-  call hpf_stat_end(13)
+  call hpf_stat_end(11)
   call hpf_stat_begin()
   ! hpf-ls: hpf_t1 = cshift(a, 1, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
   call hpf_shift_r8(a, lbound(a), ubound(a), hpf_t1, lbound(hpf_t1), ubound(hpf_t1), &
     [hpf_d_hpf_t1], [2], 2, 1, 2, 1, 13, 0.0d0)
-  call hpf_stat_end(14)
+  call hpf_stat_end(12)
   ! hpf-ls: owner computes where (hpf_t1 > b) c = c + hpf_t1
   call hpf_local_bounds(hpf_d_c, 0, (1), (13), 1, hpf_lo, hpf_hi)
     where (hpf_t1(:, hpf_lo:hpf_hi:1) > b(:, hpf_lo:hpf_hi:1)) c(:, hpf_lo:hpf_hi:1) = c(:, hpf_lo:hpf_hi:1) + hpf_t1(:, hpf_lo:hpf_hi:1)
   call hpf_stat_begin()
-  ! hpf-ls: hpf_t12 = cshift(x, 3) (the halo the shift crosses from the neighbours, the rest copied locally)
-  call hpf_shift_r8(x, lbound(x), ubound(x), hpf_t12, lbound(hpf_t12), ubound(hpf_t12), &
-    [hpf_d_hpf_t12], [1], 2, 3, 1, 1, 13, 0.0d0)
-  call hpf_stat_end(15)
+  ! hpf-ls: hpf_t10 = cshift(x, 3) (the halo the shift crosses from the neighbours, the rest copied locally)
+  call hpf_shift_r8(x, lbound(x), ubound(x), hpf_t10, lbound(hpf_t10), ubound(hpf_t10), &
+    [hpf_d_hpf_t10], [1], 2, 3, 1, 1, 13, 0.0d0)
+  call hpf_stat_end(13)
   call hpf_stat_begin()
-  ! hpf-ls: hpf_t13 = eoshift(x, -1) (the halo the shift crosses from the neighbours, the rest copied locally)
-  call hpf_shift_r8(x, lbound(x), ubound(x), hpf_t13, lbound(hpf_t13), ubound(hpf_t13), &
-    [hpf_d_hpf_t13], [1], 3, -1, 1, 1, 13, 0.0d0)
-  call hpf_stat_end(16)
-  ! hpf-ls: owner computes y = hpf_t12 - hpf_t13 + hpf_t12 * 0.5d0
+  ! hpf-ls: hpf_t11 = eoshift(x, -1) (the halo the shift crosses from the neighbours, the rest copied locally)
+  call hpf_shift_r8(x, lbound(x), ubound(x), hpf_t11, lbound(hpf_t11), ubound(hpf_t11), &
+    [hpf_d_hpf_t11], [1], 3, -1, 1, 1, 13, 0.0d0)
+  call hpf_stat_end(14)
+  ! hpf-ls: owner computes y = hpf_t10 - hpf_t11 + hpf_t10 * 0.5d0
   call hpf_local_bounds(hpf_d_y, 0, (1), (13), 1, hpf_lo, hpf_hi)
-    y(hpf_lo:hpf_hi:1) = hpf_t12(hpf_lo:hpf_hi:1) - hpf_t13(hpf_lo:hpf_hi:1) + hpf_t12(hpf_lo:hpf_hi:1) * 0.5d0
+    y(hpf_lo:hpf_hi:1) = hpf_t10(hpf_lo:hpf_hi:1) - hpf_t11(hpf_lo:hpf_hi:1) + hpf_t10(hpf_lo:hpf_hi:1) * 0.5d0
   ! hpf-ls: owner computes x = y
   call hpf_local_bounds(hpf_d_x, 0, (1), (13), 1, hpf_lo, hpf_hi)
     x(hpf_lo:hpf_hi:1) = y(hpf_lo:hpf_hi:1)
   ! hpf-ls: owner computes p = p + 0.01d0 * c
   call hpf_local_bounds(hpf_d_p, 0, (1), (13), 1, hpf_lo, hpf_hi)
     p(:, hpf_lo:hpf_hi:1) = p(:, hpf_lo:hpf_hi:1) + 0.01d0 * c(:, hpf_lo:hpf_hi:1)
+  call hpf_stat_begin()
+  ! hpf-ls: hpf_t1 = cshift(u, 1, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
+  call hpf_shift_r8(u, lbound(u), ubound(u), hpf_t1, lbound(hpf_t1), ubound(hpf_t1), &
+    [hpf_d_hpf_t1], [2], 2, 1, 2, 1, 13, 0.0d0)
+  call hpf_stat_end(15)
+  ! hpf-ls: owner computes b(1:1, :) = 0.5d0 * (p(2:2, :) - p(8:8, :)) + max(u(1:1, :), hpf_t1(9:9, :)) + s
+  call hpf_local_bounds(hpf_d_b, 0, (1), (13), 1, hpf_lo, hpf_hi)
+    b(1:1, hpf_lo:hpf_hi:1) = 0.5d0 * (p(2:2, hpf_lo:hpf_hi:1) - p(8:8, hpf_lo:hpf_hi:1)) + max(u(1:1, hpf_lo:hpf_hi:1), hpf_t1(9:9, hpf_lo:hpf_hi:1)) + s
+  ! hpf-ls: owner computes b(2:2, :) = 0.5d0 * (p(3:3, :) - p(9:9, :)) + max(u(2:2, :), hpf_t1(1:1, :)) + s
+  call hpf_local_bounds(hpf_d_b, 0, (1), (13), 1, hpf_lo, hpf_hi)
+    b(2:2, hpf_lo:hpf_hi:1) = 0.5d0 * (p(3:3, hpf_lo:hpf_hi:1) - p(9:9, hpf_lo:hpf_hi:1)) + max(u(2:2, hpf_lo:hpf_hi:1), hpf_t1(1:1, hpf_lo:hpf_hi:1)) + s
+  ! hpf-ls: owner computes b(3:8, :) = 0.5d0 * (p(4:9, :) - p(1:6, :)) + max(u(3:8, :), hpf_t1(2:7, :)) + s
+  call hpf_local_bounds(hpf_d_b, 0, (1), (13), 1, hpf_lo, hpf_hi)
+    b(3:8, hpf_lo:hpf_hi:1) = 0.5d0 * (p(4:9, hpf_lo:hpf_hi:1) - p(1:6, hpf_lo:hpf_hi:1)) + max(u(3:8, hpf_lo:hpf_hi:1), hpf_t1(2:7, hpf_lo:hpf_hi:1)) + s
+  ! hpf-ls: owner computes b(9:9, :) = 0.5d0 * (p(1:1, :) - p(7:7, :)) + max(u(9:9, :), hpf_t1(8:8, :)) + s
+  call hpf_local_bounds(hpf_d_b, 0, (1), (13), 1, hpf_lo, hpf_hi)
+    b(9:9, hpf_lo:hpf_hi:1) = 0.5d0 * (p(1:1, hpf_lo:hpf_hi:1) - p(7:7, hpf_lo:hpf_hi:1)) + max(u(9:9, hpf_lo:hpf_hi:1), hpf_t1(8:8, hpf_lo:hpf_hi:1)) + s
+  call hpf_stat_begin()
+  ! hpf-ls: hpf_t1 = cshift(c, 2, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
+  call hpf_shift_r8(c, lbound(c), ubound(c), hpf_t1, lbound(hpf_t1), ubound(hpf_t1), &
+    [hpf_d_hpf_t1], [2], 2, 2, 2, 1, 13, 0.0d0)
+  call hpf_stat_end(16)
+  ! hpf-ls: owner computes a(1:1, :) = abs(b(9:9, :)) + sqrt(abs(hpf_t1(7:7, :))) * dble(k)
+  call hpf_local_bounds(hpf_d_a, 0, (1), (13), 1, hpf_lo, hpf_hi)
+    a(1:1, hpf_lo:hpf_hi:1) = abs(b(9:9, hpf_lo:hpf_hi:1)) + sqrt(abs(hpf_t1(7:7, hpf_lo:hpf_hi:1))) * dble(k)
+  ! hpf-ls: owner computes a(2:3, :) = abs(b(1:2, :)) + sqrt(abs(hpf_t1(8:9, :))) * dble(k)
+  call hpf_local_bounds(hpf_d_a, 0, (1), (13), 1, hpf_lo, hpf_hi)
+    a(2:3, hpf_lo:hpf_hi:1) = abs(b(1:2, hpf_lo:hpf_hi:1)) + sqrt(abs(hpf_t1(8:9, hpf_lo:hpf_hi:1))) * dble(k)
+  ! hpf-ls: owner computes a(4:9, :) = abs(b(3:8, :)) + sqrt(abs(hpf_t1(1:6, :))) * dble(k)
+  call hpf_local_bounds(hpf_d_a, 0, (1), (13), 1, hpf_lo, hpf_hi)
+    a(4:9, hpf_lo:hpf_hi:1) = abs(b(3:8, hpf_lo:hpf_hi:1)) + sqrt(abs(hpf_t1(1:6, hpf_lo:hpf_hi:1))) * dble(k)
+  call hpf_stat_begin()
+  ! hpf-ls: hpf_t1 = cshift(u, 1, 1) (the halo the shift crosses from the neighbours, the rest copied locally)
+  call hpf_shift_r8(u, lbound(u), ubound(u), hpf_t1, lbound(hpf_t1), ubound(hpf_t1), &
+    [hpf_d_hpf_t1], [2], 2, 1, 1, 1, 9, 0.0d0)
+  call hpf_stat_end(17)
+  ! hpf-ls: owner computes u = u - 0.25d0 * hpf_t1
+  call hpf_local_bounds(hpf_d_u, 0, (1), (13), 1, hpf_lo, hpf_hi)
+    u(:, hpf_lo:hpf_hi:1) = u(:, hpf_lo:hpf_hi:1) - 0.25d0 * hpf_t1(:, hpf_lo:hpf_hi:1)
   end do
   call hpf_gather_r8_22(p, hpf_d_p, hpf_g_p, [1, 1], [9, 13])
   if (hpf_rank == 0) then
@@ -242,22 +281,23 @@ program shift_shared_halos
   end if
   if (allocated(hpf_g_y)) deallocate (hpf_g_y)
   call hpf_stat_report([ &
-    16, &
-    22, &
-    27, &
-    27, &
-    29, &
-    29, &
-    32, &
-    32, &
-    35, &
+    20, &
+    26, &
+    31, &
+    33, &
     36, &
     36, &
-    36, &
-    37, &
-    38, &
     39, &
-    39], &
+    40, &
+    40, &
+    40, &
+    41, &
+    42, &
+    43, &
+    43, &
+    46, &
+    47, &
+    48], &
     reshape([integer(8) :: &
     0_8, 0_8, &
     0_8, 0_8, &
@@ -274,6 +314,7 @@ program shift_shared_halos
     -1_8, -1_8, &
     -1_8, -1_8, &
     -1_8, -1_8, &
-    -1_8, -1_8], [2, 16]))
+    -1_8, -1_8, &
+    -1_8, -1_8], [2, 17]))
   call hpf_finalize()
 end program shift_shared_halos
