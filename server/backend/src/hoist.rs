@@ -1111,8 +1111,7 @@ impl Hoister<'_> {
         }
         let shape = self.distributed_shape(&target.key())?;
         for ((range, base, ops), shift) in chains.into_iter().zip(&shifts) {
-            let hoisted =
-                if *shift != 0 || ops.last().is_some_and(|it| it.dim == dim) { ops.len() - 1 } else { ops.len() };
+            let hoisted = if ops.last().is_some_and(|it| it.dim == dim) { ops.len() - 1 } else { ops.len() };
             let read = match self.materialize(&base, &ops[..hoisted], &shape, &target.text) {
                 Some(index) => self.calls[index].temp.clone(),
                 None => base,
