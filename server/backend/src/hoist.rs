@@ -6,7 +6,22 @@
 //! runs as one all-to-all), and the statement reads the temporary. The
 //! temporary is aligned with the statement's left side when it has the
 //! left side's shape (the statement then reads it on its own elements),
-//! else with the array shifted. The rewritten program is analysed again and
+//! else with the array shifted. Equal shifts share one temporary, so one
+//! exchange: in one statement, and in the statements after it in its list
+//! up to one that assigns the array shifted or a name in the shift (or is
+//! not an assignment or output statement); a chain of CSHIFTs along
+//! different dimensions shifts the distributed dimensions first (they
+//! commute), so `cshift(cshift(p, -1, 1), -1, 2)` is a local shift of the
+//! temporary of `cshift(p, -1, 2)`. A temporary that no later statement
+//! reads is assigned anew by the next one that needs one of its shape and
+//! layout (a first pass finds the last reads), so a time step's
+//! temporaries take the memory of the most that one statement holds. An
+//! assignment to a whole array whose CSHIFTs by constants go along a
+//! dimension it does not distribute becomes the assignments of its sections
+//! between the points where a shift wraps around, reading the arrays
+//! shifted in place (`local_shift_sections`): only the shifts along
+//! distributed dimensions need temporaries (their halos). The
+//! rewritten program is analysed again and
 //! lowered in place of the user's; the notes, errors and `--stats` lines
 //! are mapped back to the user's text.
 //!
@@ -103,12 +118,53 @@ enum Kind {
 
 /// One call to hoist.
 struct Call {
-    range: TextRange,
-    /// The call hoisted out of its array argument.
-    inner: Option<usize>,
     temp: String,
+    /// The right side of the temporary's assignment.
+    assignment: String,
     /// The shape and type of the result.
     shape: Shape,
+    /// What the temporary is aligned with.
+    align_with: String,
+    /// For a chain of shifts of a named array: the array and the shifts in
+    /// the order applied (`p|cshift:-1:2|cshift:-1:1`, lower case, no
+    /// blanks), by which equal shifts share one temporary.
+    key: Option<String>,
+}
+
+/// One CSHIFT or EOSHIFT of a chain: the intrinsic, the text of SHIFT and
+/// BOUNDARY, the shifted dimension (0-based).
+#[derive(Clone)]
+struct ShiftOp {
+    intrinsic: &'static str,
+    shift: String,
+    boundary: Option<String>,
+    dim: usize,
+    /// SHIFT's value when it is a constant.
+    value: Option<i64>,
+    /// The user's text of the call before and after its array argument,
+    /// when it is on one line.
+    written: Option<(String, String)>,
+}
+
+impl ShiftOp {
+    fn key(&self) -> String {
+        let squeeze = |it: &str| it.chars().filter(|c| !c.is_whitespace()).collect::<String>().to_ascii_lowercase();
+        let boundary = self.boundary.as_deref().map(squeeze).unwrap_or_default();
+        format!("|{}:{}:{}:{}", self.intrinsic, squeeze(&self.shift), boundary, self.dim + 1)
+    }
+
+    /// The call on `array`: as the user wrote it, else with DIM written out.
+    fn call(&self, array: &str) -> String {
+        if let Some((before, after)) = &self.written {
+            return format!("{before}{array}{after}");
+        }
+        let dim = self.dim + 1;
+        match (&self.boundary, self.intrinsic) {
+            (Some(boundary), _) => format!("eoshift({array}, {}, {boundary}, {dim})", self.shift),
+            (None, "eoshift") => format!("eoshift({array}, {}, dim={dim})", self.shift),
+            (None, _) => format!("cshift({array}, {}, {dim})", self.shift),
+        }
+    }
 }
 
 /// The declared shape and type of an array (or of a temporary).
@@ -134,8 +190,22 @@ struct Hoister<'a> {
     declarations: Vec<String>,
     /// Lines inserted before statements: (offset of the line, lines).
     before: Vec<(usize, String)>,
-    /// The outermost hoisted calls of every statement, replaced by their temporaries.
-    replaced: Vec<usize>,
+    /// The outermost hoisted calls of every statement (their text, the
+    /// call), replaced by their temporaries.
+    replaced: Vec<(TextRange, usize)>,
+    /// Shift temporaries the statement at `next_statement` may read as they
+    /// are: assigned before an earlier statement of its list, and nothing
+    /// since assigns what they read.
+    available: Vec<usize>,
+    /// The start of the statement after the one last looked at, in its list.
+    next_statement: Option<usize>,
+    /// Per call: the last statement (`statement_count` then) that reads
+    /// its temporary.
+    reads: Vec<usize>,
+    /// `reads` of a first pass: the temporaries free for reuse.
+    last_reads: Option<Vec<usize>>,
+    /// How many statements have been looked at.
+    statement_count: usize,
     /// Text replaced as it stands: IF conditions by logical temporaries,
     /// function references by scalar ones, statements whole (FORALLs).
     replacements: Vec<(TextRange, String)>,
@@ -316,7 +386,8 @@ fn hoist(analysis: &FileAnalysis, text: &str) -> Option<HoistPass> {
     let unit = file.units.iter().map(|it| &**it).find(|it| it.kind == UnitKind::Program)?;
     let unit_id = analysis::model::flatten_units(file).iter().position(|(it, _)| std::ptr::eq(*it, unit))?;
     let model = &analysis.model;
-    let mut hoister = Hoister {
+    let functions = functions_using_distributed(analysis, text);
+    let new = |last_reads: Option<Vec<usize>>| Hoister {
         model,
         unit: unit_id,
         text,
@@ -325,33 +396,62 @@ fn hoist(analysis: &FileAnalysis, text: &str) -> Option<HoistPass> {
         declarations: Vec::new(),
         before: Vec::new(),
         replaced: Vec::new(),
+        available: Vec::new(),
+        next_statement: None,
+        reads: Vec::new(),
+        last_reads,
+        statement_count: 0,
         replacements: Vec::new(),
         line_end: if text.contains("\r\n") { "\r\n" } else { "\n" },
-        functions: functions_using_distributed(analysis, text),
+        functions: functions.clone(),
         results: 0,
     };
-    // Statement lists, depth first (each statement of a list may get lines before it).
-    // With the indices of the DO loops around them.
-    let mut stack: Vec<(&Stmt, Vec<String>)> = unit.body.iter().rev().map(|it| (it, Vec::new())).collect();
-    while let Some((stmt, indices)) = stack.pop() {
-        hoister.statement(stmt, &indices);
-        match &stmt.kind {
-            StmtKind::Do { body, control, .. } => {
-                let mut inner = indices.clone();
-                inner.extend(control.as_ref().map(|it| it.var.key()));
-                stack.extend(body.iter().rev().map(|it| (it, inner.clone())));
-            }
-            StmtKind::DoWhile { body, .. } => stack.extend(body.iter().rev().map(|it| (it, indices.clone()))),
-            StmtKind::If { branches } => {
-                stack.extend(branches.iter().rev().flat_map(|it| it.1.iter().rev()).map(|it| (it, indices.clone())))
-            }
-            _ => {}
-        }
-    }
+    // A first pass finds where each temporary is read last; the second
+    // assigns temporaries that nothing reads any more anew.
+    let mut first = new(None);
+    first.hoist_statements(unit);
+    let mut hoister = new(Some(first.reads));
+    hoister.hoist_statements(unit);
     if hoister.calls.is_empty() && hoister.replacements.is_empty() {
         return None;
     }
     hoister.rewrite(unit)
+}
+
+impl Hoister<'_> {
+    fn hoist_statements(&mut self, unit: &syntax::Unit) {
+        // Statement lists, depth first (each statement of a list may get lines before it).
+        // With the indices of the DO loops around them.
+        // With the start of the next statement of the same list.
+        type Pending<'s> = (&'s Stmt, Vec<String>, Option<usize>);
+        fn list<'s>(body: &'s [Stmt], indices: &[String]) -> Vec<Pending<'s>> {
+            let next = |at: usize| body.get(at + 1).map(|it| it.range.start);
+            body.iter().enumerate().rev().map(|(at, it)| (it, indices.to_vec(), next(at))).collect()
+        }
+        let mut stack: Vec<Pending> = list(&unit.body, &[]);
+        while let Some((stmt, indices, next)) = stack.pop() {
+            if self.next_statement != Some(stmt.range.start) || !self.begins_line(stmt) {
+                self.available.clear();
+            }
+            self.statement_count += 1;
+            self.statement(stmt, &indices);
+            self.after(stmt, next);
+            match &stmt.kind {
+                StmtKind::Do { body, control, .. } => {
+                    let mut inner = indices.clone();
+                    inner.extend(control.as_ref().map(|it| it.var.key()));
+                    stack.extend(list(body, &inner));
+                }
+                StmtKind::DoWhile { body, .. } => stack.extend(list(body, &indices)),
+                StmtKind::If { branches } => {
+                    for branch in branches.iter().rev() {
+                        stack.extend(list(&branch.1, &indices));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
 }
 
 impl Hoister<'_> {
@@ -361,10 +461,40 @@ impl Hoister<'_> {
 
     /// The calls of `stmt` to hoist before it, when it begins its line;
     /// `indices`: those of the DO loops around it.
+    fn begins_line(&self, stmt: &Stmt) -> bool {
+        let line_start = self.text[..stmt.range.start].rfind('\n').map_or(0, |it| it + 1);
+        self.text[line_start..stmt.range.start].chars().all(|it| it == ' ' || it == '\t')
+    }
+
+    /// The shift temporaries still available after `stmt` to the statement
+    /// starting at `next`: an assignment keeps those that do not read what
+    /// it assigns, an output statement all, anything else none (it may
+    /// assign anything or branch); a directive in between (a remap) too.
+    fn after(&mut self, stmt: &Stmt, next: Option<usize>) {
+        match &stmt.kind {
+            StmtKind::Assign { lhs, .. } => {
+                let assigned = base_name(lhs).unwrap_or("").to_ascii_lowercase();
+                let calls = &self.calls;
+                self.available.retain(|it| {
+                    calls[*it].key.as_deref().is_some_and(|key| {
+                        !key.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).any(|it| it == assigned)
+                    })
+                });
+            }
+            StmtKind::Output { .. } => {}
+            _ => self.available.clear(),
+        }
+        let between = next.and_then(|next| self.text.get(stmt.range.end..next)).unwrap_or("");
+        if between.to_ascii_lowercase().contains("!hpf$") {
+            self.available.clear();
+        }
+        self.next_statement = next;
+    }
+
     fn statement(&mut self, stmt: &Stmt, indices: &[String]) {
         let line_start = self.text[..stmt.range.start].rfind('\n').map_or(0, |it| it + 1);
         let indent = &self.text[line_start..stmt.range.start];
-        if !indent.chars().all(|it| it == ' ' || it == '\t') {
+        if !self.begins_line(stmt) {
             return;
         }
         // The expressions evaluated once, before anything the statement assigns.
@@ -376,7 +506,24 @@ impl Hoister<'_> {
         let mut exprs: Vec<(&Expr, Option<&Expr>)> = Vec::new();
         // `X = CSHIFT(Y, ...)` is `permute.rs`'s as it is.
         let mut whole_right_side = None;
+        let first_call = self.calls.len();
         match &stmt.kind {
+            StmtKind::Assign { lhs, rhs } if self.form == SourceForm::Free => {
+                if let Some(statements) = self.local_shift_sections(lhs, rhs) {
+                    let lines: String = self.calls[first_call..]
+                        .iter()
+                        .map(|call| format!("{indent}{} = {}{}", call.temp, call.assignment, self.line_end))
+                        .collect();
+                    if !lines.is_empty() {
+                        self.before.push((line_start, lines));
+                    }
+                    let separator = format!("{}{indent}", self.line_end);
+                    self.replacements.push((stmt.range, statements.join(&separator)));
+                    return;
+                }
+                exprs.push((rhs, Some(lhs)));
+                whole_right_side = matches!(lhs.kind, ExprKind::Name(_)).then_some(rhs.range);
+            }
             StmtKind::Assign { lhs, rhs } => {
                 exprs.push((rhs, Some(lhs)));
                 whole_right_side = matches!(lhs.kind, ExprKind::Name(_)).then_some(rhs.range);
@@ -426,19 +573,10 @@ impl Hoister<'_> {
             let top = whole_right_side == Some(expr.range);
             let first = self.calls.len();
             if let Some(index) = self.find_calls(expr, target.as_ref(), top) {
-                self.replaced.push(index);
+                self.replaced.push((expr.range, index));
             }
             for call in &self.calls[first..] {
-                let mut text = String::new();
-                let mut at = call.range.start;
-                if let Some(inner) = call.inner {
-                    let inner = &self.calls[inner];
-                    text.push_str(&self.text[at..inner.range.start]);
-                    text.push_str(&inner.temp);
-                    at = inner.range.end;
-                }
-                text.push_str(&self.text[at..call.range.end]);
-                lines.push_str(&format!("{indent}{} = {text}{line_end}", call.temp));
+                lines.push_str(&format!("{indent}{} = {}{line_end}", call.temp, call.assignment));
             }
         }
         // Functions that use distributed arrays by host or use association,
@@ -453,8 +591,7 @@ impl Hoister<'_> {
                         Subscript::Expr(value) | Subscript::Keyword { value, .. } => !self.reads_distributed(value),
                         _ => false,
                     });
-                    let inside_replaced =
-                        self.replaced.iter().any(|it| expr.range.contains_range(self.calls[*it].range));
+                    let inside_replaced = self.replaced.iter().any(|it| expr.range.contains_range(it.0));
                     if let Some((_, type_spec)) =
                         function.filter(|_| args_replicated && !inside_replaced && self.single_line(expr.range))
                     {
@@ -479,19 +616,16 @@ impl Hoister<'_> {
                 if !self.reads_distributed(cond) || self.reads_any(cond, indices) || !self.single_line(cond.range) {
                     continue;
                 }
-                let inside: Vec<usize> = self
-                    .replaced
-                    .iter()
-                    .copied()
-                    .filter(|it| cond.range.contains_range(self.calls[*it].range))
-                    .collect();
+                let mut inside: Vec<(TextRange, usize)> =
+                    self.replaced.iter().copied().filter(|it| cond.range.contains_range(it.0)).collect();
+                inside.sort_by_key(|it| it.0.start);
                 self.replaced.retain(|it| !inside.contains(it));
                 let mut text = String::new();
                 let mut at = cond.range.start;
-                for call in inside.iter().map(|it| &self.calls[*it]) {
-                    text.push_str(&self.text[at..call.range.start]);
-                    text.push_str(&call.temp);
-                    at = call.range.end;
+                for (range, call) in &inside {
+                    text.push_str(&self.text[at..range.start]);
+                    text.push_str(&self.calls[*call].temp);
+                    at = range.end;
                 }
                 text.push_str(&self.text[at..cond.range.end]);
                 let temp = self.fresh_name("hpf_b", self.replacements.len());
@@ -620,11 +754,14 @@ impl Hoister<'_> {
             push_children(expr, &mut children);
             for child in children.into_iter().rev() {
                 if let Some(index) = self.find_calls(child, target, false) {
-                    self.replaced.push(index);
+                    self.replaced.push((child.range, index));
                 }
             }
             return None;
         };
+        if let Some((base, ops)) = self.shift_chain(expr) {
+            return self.hoist_chain(&base, ops, array, target, top);
+        }
         // The array argument: a whole distributed array, or a call hoisted first.
         let (shape, inner) = match &array.kind {
             ExprKind::Name(name) => (self.distributed_shape(&name.key()), None),
@@ -650,13 +787,49 @@ impl Hoister<'_> {
                 _ => None,
             },
         });
+        let inner_replaced = inner.map(|it| (array.range, it));
         let (Some(result), Some(align_with)) = (result, align_with) else {
-            self.replaced.extend(inner);
+            self.replaced.extend(inner_replaced);
             return None;
         };
         if top || !self.single_line(expr.range) {
-            self.replaced.extend(inner);
+            self.replaced.extend(inner_replaced);
             return None;
+        }
+        let assignment = match inner {
+            Some(inner) => format!(
+                "{}{}{}",
+                &self.text[expr.range.start..array.range.start],
+                self.calls[inner].temp,
+                &self.text[array.range.end..expr.range.end]
+            ),
+            None => self.slice(expr.range).to_string(),
+        };
+        Some(self.new_temporary(assignment, result, align_with, None))
+    }
+
+    /// Declares a temporary assigned `assignment`.
+    fn new_temporary(&mut self, assignment: String, result: Shape, align_with: String, key: Option<String>) -> usize {
+        // A temporary of the same shape and layout that nothing reads any
+        // more (not available to later statements, not read by this one) is
+        // assigned anew: the memory of a step's temporaries is that of the
+        // most that one statement reads.
+        let read_later = |temp: &str| {
+            let last_reads = self.last_reads.as_deref().unwrap_or_default();
+            self.calls.iter().zip(last_reads).any(|(call, last)| call.temp == temp && *last >= self.statement_count)
+        };
+        let free = self.calls.iter().find(|call| {
+            self.last_reads.is_some()
+                && call.shape.type_spec == result.type_spec
+                && call.shape.bounds == result.bounds
+                && self.laid_out_alike(&call.align_with, &align_with)
+                && !read_later(&call.temp)
+        });
+        self.reads.push(self.statement_count);
+        if let Some(free) = free {
+            let (temp, align_with) = (free.temp.clone(), free.align_with.clone());
+            self.calls.push(Call { temp, assignment, shape: result, align_with, key });
+            return self.calls.len() - 1;
         }
         let temp = self.fresh_name("hpf_t", self.calls.len());
         let colons = vec![":"; result.bounds.len()].join(",");
@@ -664,8 +837,328 @@ impl Hoister<'_> {
         let indent = if matches!(self.form, SourceForm::Fixed { .. }) { "      " } else { "  " };
         self.declarations.push(format!("{indent}{} :: {temp}({})", result.type_spec, bounds.join(", ")));
         self.declarations.push(format!("!HPF$ ALIGN {temp}({colons}) WITH {align_with}({colons})"));
-        self.calls.push(Call { range: expr.range, inner, temp, shape: result });
-        Some(self.calls.len() - 1)
+        self.calls.push(Call { temp, assignment, shape: result, align_with, key });
+        self.calls.len() - 1
+    }
+
+    /// Per dimension of the distributed array `name`: whether it is distributed.
+    fn distributed_dims(&self, name: &str) -> Vec<bool> {
+        let Some(id) = self.model.lookup(self.unit, &name.to_ascii_lowercase()) else { return Vec::new() };
+        let (Some(resolved), Some((_, distribution))) = (self.model.resolve(id), self.model.distribution_of(id)) else {
+            return Vec::new();
+        };
+        (0..self.model.symbol(id).rank())
+            .map(|dim| {
+                resolved.axis_of(dim).is_some_and(|(target_dim, _, _)| {
+                    distribution.formats.get(target_dim).is_some_and(|it| *it != analysis::model::Format::Collapsed)
+                })
+            })
+            .collect()
+    }
+
+    /// Whether the arrays (or temporaries) `a` and `b` are laid out alike:
+    /// the same name, or the same alignment with targets distributed alike.
+    fn laid_out_alike(&self, a: &str, b: &str) -> bool {
+        if a.eq_ignore_ascii_case(b) {
+            return true;
+        }
+        let lookup = |name: &str| self.model.lookup(self.unit, &name.to_ascii_lowercase());
+        let (Some(a), Some(b)) = (lookup(a), lookup(b)) else { return false };
+        let (Some(x), Some(y)) = (self.model.resolve(a), self.model.resolve(b)) else { return false };
+        let (Some((_, dx)), Some((_, dy))) = (self.model.distribution_of(a), self.model.distribution_of(b)) else {
+            return false;
+        };
+        let (tx, ty) = (self.model.symbol(x.target), self.model.symbol(y.target));
+        x.axes == y.axes
+            && dx.formats == dy.formats
+            && dx.onto == dy.onto
+            && tx.shape.len() == ty.shape.len()
+            && tx
+                .shape
+                .iter()
+                .zip(&ty.shape)
+                .all(|(p, q)| p.lo.known().is_some() && p.lo.known() == q.lo.known() && p.hi.known() == q.hi.known())
+    }
+
+    /// `expr` as CSHIFTs and EOSHIFTs applied to a named array, when every
+    /// argument but the array is on one line: the array's name and the
+    /// shifts in the order applied.
+    fn shift_chain(&self, expr: &Expr) -> Option<(String, Vec<ShiftOp>)> {
+        let mut ops = Vec::new();
+        let mut expr = expr;
+        loop {
+            match &expr.kind {
+                ExprKind::Name(name) => {
+                    ops.reverse();
+                    return Some((name.text.clone(), ops));
+                }
+                ExprKind::Ref { name, args } => {
+                    let (Kind::Shift, array, dim) = self.intrinsic(expr)? else { return None };
+                    let (_, keywords) = crate::permute::permute_intrinsic(&name.key())?;
+                    let values = crate::permute::intrinsic_arguments(args, keywords)?;
+                    let text =
+                        |it: &Expr| Some(self.slice(it.range).to_string()).filter(|_| self.single_line(it.range));
+                    let boundary = match keywords.len() {
+                        4 => values[2].map(text),
+                        _ => None,
+                    };
+                    ops.push(ShiftOp {
+                        intrinsic: if keywords.len() == 4 { "eoshift" } else { "cshift" },
+                        shift: text(values[1]?)?,
+                        boundary: boundary.map(|it| it.ok_or(())).transpose().ok()?,
+                        dim,
+                        value: analysis::eval::eval_int(values[1]?, &Constants { model: self.model, unit: self.unit })
+                            .ok(),
+                        written: Some((
+                            self.text[expr.range.start..array.range.start].to_string(),
+                            self.text[array.range.end..expr.range.end].to_string(),
+                        ))
+                        .filter(|(before, after)| !format!("{before}{after}").contains(['\n', '\r', '&'])),
+                    });
+                    expr = array;
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// Hoists the chain `ops` of shifts of `base` (the call `expr` is the
+    /// last one, its array argument `array`): one temporary per prefix of
+    /// the chain, each shared with an equal one the statement may read (see
+    /// `available`). CSHIFTs along different dimensions commute: such a
+    /// chain shifts the distributed dimensions first, so that
+    /// `cshift(cshift(p, -1, 1), -1, 2)` reuses the halo of `cshift(p, -1, 2)`.
+    fn hoist_chain(
+        &mut self,
+        base: &str,
+        mut ops: Vec<ShiftOp>,
+        array: &Expr,
+        target: Option<&(String, Shape)>,
+        top: bool,
+    ) -> Option<usize> {
+        let shape = self.distributed_shape(&base.to_ascii_lowercase())?;
+        if ops.iter().any(|it| it.dim >= shape.bounds.len()) {
+            return None;
+        }
+        let align_with = match target {
+            Some((name, target_shape)) if target_shape.extents() == shape.extents() => name.clone(),
+            _ => base.to_string(),
+        };
+        // `X = CSHIFT(Y, ...)` is `permute.rs`'s as it is: only its array argument is hoisted.
+        let hoisted = if top { ops.len() - 1 } else { ops.len() };
+        let commute = {
+            let dims: Vec<usize> = ops[..hoisted].iter().map(|it| it.dim).collect();
+            ops[..hoisted].iter().all(|it| it.intrinsic == "cshift")
+                && dims.iter().enumerate().all(|(at, dim)| !dims[..at].contains(dim))
+        };
+        if commute {
+            let distributed = self.distributed_dims(base);
+            ops[..hoisted].sort_by_key(|it| (!distributed.get(it.dim).copied().unwrap_or(false), it.dim));
+        }
+        let current = self.materialize(base, &ops[..hoisted], &shape, &align_with);
+        if top {
+            if let Some(inner) = current {
+                self.replaced.push((array.range, inner));
+            }
+            return None;
+        }
+        current
+    }
+
+    /// The temporaries of the prefixes of the chain `ops` of shifts of
+    /// `base`, each shared with an equal one still available: the last one.
+    fn materialize(&mut self, base: &str, ops: &[ShiftOp], shape: &Shape, align_with: &str) -> Option<usize> {
+        let mut key = base.to_ascii_lowercase();
+        let mut current: Option<usize> = None;
+        for op in ops {
+            key.push_str(&op.key());
+            let reusable = self.available.iter().copied().find(|it| {
+                let call = &self.calls[*it];
+                call.key.as_deref() == Some(key.as_str()) && self.laid_out_alike(&call.align_with, align_with)
+            });
+            let index = match reusable {
+                Some(index) => {
+                    self.reads[index] = self.statement_count;
+                    index
+                }
+                None => {
+                    let array = current.map_or(base.to_string(), |it| self.calls[it].temp.clone());
+                    let index =
+                        self.new_temporary(op.call(&array), shape.clone(), align_with.to_string(), Some(key.clone()));
+                    self.available.push(index);
+                    index
+                }
+            };
+            current = Some(index);
+        }
+        current
+    }
+
+    /// `X = e`, X a whole distributed array, where `e` reads CSHIFTs by
+    /// constants along one dimension of X that is not distributed (their
+    /// shifts along distributed dimensions first, into temporaries): the
+    /// assignments of the sections of X between the points where one of
+    /// the shifts wraps around, each reading the arrays at the section
+    /// shifted (`cu = p + cshift(p, -1, 1)` is `cu(2:n, :) = p(2:n, :) +
+    /// p(1:n-1, :)` and `cu(1:1, :) = p(1:1, :) + p(n:n, :)`): no
+    /// temporary and no copy. `e` may hold whole arrays of X's bounds,
+    /// scalars and elemental intrinsics; X itself is not shifted. Returns
+    /// the statements (the temporaries are hoisted).
+    fn local_shift_sections(&mut self, lhs: &Expr, rhs: &Expr) -> Option<Vec<String>> {
+        enum Read {
+            Whole,
+            /// The array or temporary read, the shift along the dimension.
+            Shifted(i64),
+        }
+        let ExprKind::Name(target) = &lhs.kind else { return None };
+        let bounds = self.distributed_shape(&target.key())?.bounds;
+        let target_distributed = self.distributed_dims(&target.text);
+        let mut reads: Vec<(TextRange, String, Read)> = Vec::new();
+        let mut chains: Vec<(TextRange, String, Vec<ShiftOp>)> = Vec::new();
+        let mut dim: Option<usize> = None;
+        let mut stack = vec![rhs];
+        while let Some(expr) = stack.pop() {
+            match &expr.kind {
+                ExprKind::Int(_) | ExprKind::Literal(_) => {}
+                ExprKind::Name(name) => {
+                    let symbol = self.model.symbol(self.model.lookup(self.unit, &name.key())?);
+                    if symbol.rank() == 0 {
+                        continue;
+                    }
+                    let shape: Vec<(i64, i64)> =
+                        symbol.shape.iter().map(|it| Some((it.lo.known()?, it.hi.known()?))).collect::<Option<_>>()?;
+                    if shape != bounds {
+                        return None;
+                    }
+                    reads.push((expr.range, name.text.clone(), Read::Whole));
+                }
+                ExprKind::Ref { name, args } => {
+                    if let Some((Kind::Shift, _, _)) = self.intrinsic(expr) {
+                        let (base, mut ops) = self.shift_chain(expr)?;
+                        let dims: Vec<usize> = ops.iter().map(|it| it.dim).collect();
+                        if base.eq_ignore_ascii_case(&target.text)
+                            || self.distributed_shape(&base.to_ascii_lowercase())?.bounds != bounds
+                            || ops.iter().any(|it| it.intrinsic != "cshift" || it.dim >= bounds.len())
+                            || dims.iter().enumerate().any(|(at, it)| dims[..at].contains(it))
+                        {
+                            return None;
+                        }
+                        let distributed = self.distributed_dims(&base);
+                        ops.sort_by_key(|it| (!distributed.get(it.dim).copied().unwrap_or(false), it.dim));
+                        // At most one shift along a dimension neither array distributes, the last.
+                        let local = |it: &ShiftOp| {
+                            !distributed.get(it.dim).copied().unwrap_or(true)
+                                && !target_distributed.get(it.dim).copied().unwrap_or(true)
+                        };
+                        if ops.iter().rev().skip(1).any(local) {
+                            return None;
+                        }
+                        if ops.last().is_some_and(local) {
+                            let last = ops.last()?;
+                            if dim.is_some_and(|it| it != last.dim) {
+                                return None;
+                            }
+                            dim = Some(last.dim);
+                        }
+                        chains.push((expr.range, base, ops));
+                        continue;
+                    }
+                    match self.model.lookup(self.unit, &name.key()) {
+                        // Elements of distributed arrays keep the statement on one process.
+                        Some(_) => return None,
+                        None => {
+                            const ELEMENTAL: [&str; 26] = [
+                                "abs", "sqrt", "exp", "log", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
+                                "atan2", "sinh", "cosh", "tanh", "max", "min", "mod", "modulo", "sign", "dble", "real",
+                                "int", "nint", "aint", "anint",
+                            ];
+                            if !ELEMENTAL.contains(&name.key().as_str()) {
+                                return None;
+                            }
+                            for arg in args {
+                                let Subscript::Expr(arg) = arg else { return None };
+                                stack.push(arg);
+                            }
+                        }
+                    }
+                }
+                ExprKind::Unary { operand, .. } => stack.push(operand),
+                ExprKind::Binary { lhs, rhs, .. } => {
+                    stack.push(lhs);
+                    stack.push(rhs);
+                }
+                ExprKind::Paren(inner) => stack.push(inner),
+                ExprKind::Other(_) => return None,
+            }
+        }
+        let dim = dim?;
+        let (lb, hi) = bounds[dim];
+        let n = hi - lb + 1;
+        // The shift along `dim` of each chain, the rest hoisted.
+        let mut shifts = Vec::new();
+        for (_, _, ops) in &chains {
+            let shift = match ops.last() {
+                Some(last) if last.dim == dim => {
+                    let value = last.value?;
+                    if value.abs() >= n {
+                        return None;
+                    }
+                    value
+                }
+                _ => 0,
+            };
+            shifts.push(shift);
+        }
+        let shape = self.distributed_shape(&target.key())?;
+        for ((range, base, ops), shift) in chains.into_iter().zip(&shifts) {
+            let hoisted = if ops.last().is_some_and(|it| it.dim == dim) { ops.len() - 1 } else { ops.len() };
+            let read = match self.materialize(&base, &ops[..hoisted], &shape, &target.text) {
+                Some(index) => self.calls[index].temp.clone(),
+                None => base,
+            };
+            reads.push((range, read, Read::Shifted(*shift)));
+        }
+        // The sections between the points where a shift wraps around.
+        let mut points: Vec<i64> = vec![lb, lb + n];
+        for shift in &shifts {
+            points.push(if *shift > 0 { lb + n - shift } else { lb - shift });
+        }
+        points.sort_unstable();
+        points.dedup();
+        reads.sort_by_key(|it| it.0.start);
+        let section = |from: i64, to: i64| {
+            (0..bounds.len())
+                .map(|it| if it == dim { format!("{from}:{to}") } else { ":".to_string() })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut statements = Vec::new();
+        for piece in points.windows(2) {
+            let (from, to) = (piece[0], piece[1] - 1);
+            let mut text = format!("{}({}) = ", target.text, section(from, to));
+            let mut at = rhs.range.start;
+            for (range, name, read) in &reads {
+                text.push_str(&self.text[at..range.start]);
+                let offset = match read {
+                    Read::Whole => 0,
+                    Read::Shifted(shift) => {
+                        let k = from - lb + shift;
+                        if k >= n {
+                            shift - n
+                        } else if k < 0 {
+                            shift + n
+                        } else {
+                            *shift
+                        }
+                    }
+                };
+                text.push_str(&format!("{name}({})", section(from + offset, to + offset)));
+                at = range.end;
+            }
+            text.push_str(&self.text[at..rhs.range.end]);
+            statements.push(text);
+        }
+        Some(statements)
     }
 
     /// `expr` as a TRANSPOSE, CSHIFT or EOSHIFT of the intrinsic, with its
@@ -778,9 +1271,8 @@ impl Hoister<'_> {
         for (at, lines) in &self.before {
             edits.push((TextRange::empty(*at), lines.clone()));
         }
-        for &call in &self.replaced {
-            let call = &self.calls[call];
-            edits.push((call.range, call.temp.clone()));
+        for &(range, call) in &self.replaced {
+            edits.push((range, self.calls[call].temp.clone()));
         }
         edits.extend(self.replacements.iter().cloned());
         edits.sort_by_key(|it| (it.0.start, it.0.end));
@@ -795,7 +1287,8 @@ impl Hoister<'_> {
             return None;
         }
         let (text, mapped) = apply(self.text, edits);
-        let temporaries = self.calls.iter().map(|it| it.temp.clone()).collect();
+        let mut temporaries: Vec<String> = self.calls.iter().map(|it| it.temp.clone()).collect();
+        temporaries.dedup();
         Some((text, mapped, temporaries))
     }
 }

@@ -1821,8 +1821,10 @@ fn shifts_inside_expressions_become_temporaries() {
         ),
         "{source}"
     );
-    assert!(source.contains("  ! hpf-ls: hpf_t2 = eoshift(u, 2, boundary=-1.0) (the halo the shift"), "{source}");
-    assert!(source.contains("  ! hpf-ls: hpf_t3 = cshift(u, step + 1) (the halo the shift"), "{source}");
+    // Each read by its statement alone: one temporary, assigned anew (u and un are laid out alike).
+    assert!(source.contains("  ! hpf-ls: hpf_t1 = eoshift(u, 2, boundary=-1.0) (the halo the shift"), "{source}");
+    assert!(source.contains("  ! hpf-ls: hpf_t1 = cshift(u, step + 1) (the halo the shift"), "{source}");
+    assert!(!source.contains("hpf_t2"), "{source}");
     assert!(
         source.contains(
             "un(hpf_lo:hpf_hi:1) = un(hpf_lo:hpf_hi:1) - 0.5 * (un(hpf_lo:hpf_hi:1) - hpf_t1(hpf_lo:hpf_hi:1))"
@@ -3335,4 +3337,48 @@ end program f
     assert!(source.contains("a(i, j) = i + 2*j\n  end forall\n"), "{source}");
     let (notes, _) = lower(&program(", a(i, j) == 0"));
     assert!(notes.iter().any(|it| it.contains("runs on one process")), "{notes:?}");
+}
+
+/// Equal shifts of an array in one statement and in the statements after it
+/// share one temporary (one exchange) until the array is assigned; a CSHIFT
+/// along both dimensions shifts the distributed one first and so reuses
+/// that temporary, then reads it in sections along the dimension that is
+/// not distributed (no temporary); EOSHIFTs keep their order; temporaries
+/// nothing reads any more are assigned anew (three arrays).
+#[test]
+fn equal_shifts_share_one_temporary_until_their_array_is_assigned() {
+    let text = "program p
+  implicit none
+  integer, parameter :: n = 8
+  real :: a(n, n), b(n, n), c(n, n)
+!HPF$ DISTRIBUTE (*, BLOCK) :: a, b, c
+  a = 1.0
+  b = a + cshift(a, -1, 2) + cshift(cshift(a, -1, 1), -1, 2)
+  c = cshift(a, -1, 2) * b
+  a = c
+  c = cshift(a, -1, 2) + eoshift(eoshift(a, 1, 2.0, 1), -1, 3.0, 2)
+  print *, c(1, 1)
+end program p
+";
+    let (_, source) = lower(text);
+    let shifts: Vec<&str> = source.lines().filter(|it| it.contains("! hpf-ls: hpf_t")).collect();
+    let expected = [
+        "hpf_t1 = cshift(a, -1, 2)",
+        // The right operand first, once c = cshift(a, -1, 2) * b has read hpf_t1.
+        "hpf_t1 = eoshift(a, 1, 2.0, 1)",
+        "hpf_t3 = eoshift(hpf_t1, -1, 3.0, 2)",
+        "hpf_t4 = cshift(a, -1, 2)",
+    ];
+    for piece in [
+        "owner computes b(1:1, :) = a(1:1, :) + hpf_t1(1:1, :) + hpf_t1(8:8, :)",
+        "owner computes b(2:8, :) = a(2:8, :) + hpf_t1(2:8, :) + hpf_t1(1:7, :)",
+    ] {
+        assert!(source.contains(piece), "{source}");
+    }
+    assert_eq!(source.matches("allocate (hpf_t").count(), 3, "{source}");
+    assert_eq!(shifts.len(), expected.len(), "{source}");
+    for (line, expected) in shifts.iter().zip(expected) {
+        assert!(line.contains(expected), "{line} is not {expected}:\n{source}");
+    }
+    assert!(source.contains("c(:, hpf_lo:hpf_hi:1) = hpf_t1(:, hpf_lo:hpf_hi:1) * b(:, hpf_lo:hpf_hi:1)"), "{source}");
 }

@@ -79,6 +79,7 @@ const SUPPORTED: &[&str] = &[
     "seed_optimal.f90",
     "sentinels_free.f90",
     "shift_advection.hpf",
+    "shift_shared_halos.f90",
     "shift_stencil_block_block.f90",
     "short_masks.f90",
     "sor_starhpf.f",

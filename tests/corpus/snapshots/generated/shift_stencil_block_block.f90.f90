@@ -19,14 +19,6 @@ program shift_stencil_block_block
   
 !HPF$ ALIGN hpf_t4(:,:) WITH tnew(:,:)
   
-!HPF$ ALIGN hpf_t5(:,:) WITH tnew(:,:)
-  
-!HPF$ ALIGN hpf_t6(:,:) WITH tnew(:,:)
-  
-!HPF$ ALIGN hpf_t7(:,:) WITH tnew(:,:)
-  
-!HPF$ ALIGN hpf_t8(:,:) WITH tnew(:,:)
-  
 !HPF$ ALIGN hpf_t9(:,:) WITH k(:,:)
   
 !HPF$ ALIGN hpf_t10(:,:) WITH k(:,:)
@@ -34,10 +26,6 @@ program shift_stencil_block_block
 !HPF$ ALIGN hpf_t11(:,:) WITH kk(:,:)
   
 !HPF$ ALIGN hpf_t12(:,:) WITH kk(:,:)
-  
-!HPF$ ALIGN hpf_t13(:,:) WITH kk(:,:)
-  
-!HPF$ ALIGN hpf_t14(:,:) WITH kk(:,:)
   
 !HPF$ ALIGN hpf_t15(:,:) WITH kk(:,:)
   ! hpf-ls: local parts of the distributed arrays (global indices, with shadow areas)
@@ -59,14 +47,6 @@ program shift_stencil_block_block
   type(hpf_desc) :: hpf_d_hpf_t3(2)
   double precision, allocatable :: hpf_t4(:,:), hpf_g_hpf_t4(:,:)
   type(hpf_desc) :: hpf_d_hpf_t4(2)
-  double precision, allocatable :: hpf_t5(:,:), hpf_g_hpf_t5(:,:)
-  type(hpf_desc) :: hpf_d_hpf_t5(2)
-  double precision, allocatable :: hpf_t6(:,:), hpf_g_hpf_t6(:,:)
-  type(hpf_desc) :: hpf_d_hpf_t6(2)
-  double precision, allocatable :: hpf_t7(:,:), hpf_g_hpf_t7(:,:)
-  type(hpf_desc) :: hpf_d_hpf_t7(2)
-  double precision, allocatable :: hpf_t8(:,:), hpf_g_hpf_t8(:,:)
-  type(hpf_desc) :: hpf_d_hpf_t8(2)
   logical, allocatable :: hpf_t9(:,:), hpf_g_hpf_t9(:,:)
   type(hpf_desc) :: hpf_d_hpf_t9(2)
   logical, allocatable :: hpf_t10(:,:), hpf_g_hpf_t10(:,:)
@@ -75,10 +55,6 @@ program shift_stencil_block_block
   type(hpf_desc) :: hpf_d_hpf_t11(2)
   integer, allocatable :: hpf_t12(:,:), hpf_g_hpf_t12(:,:)
   type(hpf_desc) :: hpf_d_hpf_t12(2)
-  integer, allocatable :: hpf_t13(:,:), hpf_g_hpf_t13(:,:)
-  type(hpf_desc) :: hpf_d_hpf_t13(2)
-  integer, allocatable :: hpf_t14(:,:), hpf_g_hpf_t14(:,:)
-  type(hpf_desc) :: hpf_d_hpf_t14(2)
   integer, allocatable :: hpf_t15(:,:), hpf_g_hpf_t15(:,:)
   type(hpf_desc) :: hpf_d_hpf_t15(2)
   integer :: hpf_lo, hpf_hi, hpf_i, hpf_c, hpf_jump, hpf_exit_at
@@ -112,18 +88,6 @@ program shift_stencil_block_block
   hpf_d_hpf_t4(1) = hpf_make_grid_desc(1, 12, 0, 1, 12, 0, 0, 1, 2, 2)
   hpf_d_hpf_t4(2) = hpf_make_grid_desc(1, 10, 0, 1, 10, 0, 0, 2, 2, 2)
   call hpf_alloc_r8_212(hpf_t4, hpf_d_hpf_t4, [0, 0], [0, 0], [1, 1], [12, 10])
-  hpf_d_hpf_t5(1) = hpf_make_grid_desc(1, 12, 0, 1, 12, 0, 0, 1, 2, 2)
-  hpf_d_hpf_t5(2) = hpf_make_grid_desc(1, 10, 0, 1, 10, 0, 0, 2, 2, 2)
-  call hpf_alloc_r8_212(hpf_t5, hpf_d_hpf_t5, [0, 0], [0, 0], [1, 1], [12, 10])
-  hpf_d_hpf_t6(1) = hpf_make_grid_desc(1, 12, 0, 1, 12, 0, 0, 1, 2, 2)
-  hpf_d_hpf_t6(2) = hpf_make_grid_desc(1, 10, 0, 1, 10, 0, 0, 2, 2, 2)
-  call hpf_alloc_r8_212(hpf_t6, hpf_d_hpf_t6, [0, 0], [0, 0], [1, 1], [12, 10])
-  hpf_d_hpf_t7(1) = hpf_make_grid_desc(1, 12, 0, 1, 12, 0, 0, 1, 2, 2)
-  hpf_d_hpf_t7(2) = hpf_make_grid_desc(1, 10, 0, 1, 10, 0, 0, 2, 2, 2)
-  call hpf_alloc_r8_212(hpf_t7, hpf_d_hpf_t7, [0, 0], [0, 0], [1, 1], [12, 10])
-  hpf_d_hpf_t8(1) = hpf_make_grid_desc(1, 12, 0, 1, 12, 0, 0, 1, 2, 2)
-  hpf_d_hpf_t8(2) = hpf_make_grid_desc(1, 10, 0, 1, 10, 0, 0, 2, 2, 2)
-  call hpf_alloc_r8_212(hpf_t8, hpf_d_hpf_t8, [0, 0], [0, 0], [1, 1], [12, 10])
   hpf_d_hpf_t9(1) = hpf_make_grid_desc(1, 12, 0, 1, 12, 0, 0, 1, 2, 2)
   hpf_d_hpf_t9(2) = hpf_make_grid_desc(1, 10, 0, 1, 10, 0, 0, 2, 2, 2)
   call hpf_alloc_l4_212(hpf_t9, hpf_d_hpf_t9, [0, 0], [0, 0], [1, 1], [12, 10])
@@ -136,12 +100,6 @@ program shift_stencil_block_block
   hpf_d_hpf_t12(1) = hpf_make_grid_desc(1, 12, 0, 1, 12, 0, 0, 1, 2, 2)
   hpf_d_hpf_t12(2) = hpf_make_grid_desc(1, 10, 0, 1, 10, 0, 0, 2, 2, 2)
   call hpf_alloc_i4_212(hpf_t12, hpf_d_hpf_t12, [0, 0], [0, 0], [1, 1], [12, 10])
-  hpf_d_hpf_t13(1) = hpf_make_grid_desc(1, 12, 0, 1, 12, 0, 0, 1, 2, 2)
-  hpf_d_hpf_t13(2) = hpf_make_grid_desc(1, 10, 0, 1, 10, 0, 0, 2, 2, 2)
-  call hpf_alloc_i4_212(hpf_t13, hpf_d_hpf_t13, [0, 0], [0, 0], [1, 1], [12, 10])
-  hpf_d_hpf_t14(1) = hpf_make_grid_desc(1, 12, 0, 1, 12, 0, 0, 1, 2, 2)
-  hpf_d_hpf_t14(2) = hpf_make_grid_desc(1, 10, 0, 1, 10, 0, 0, 2, 2, 2)
-  call hpf_alloc_i4_212(hpf_t14, hpf_d_hpf_t14, [0, 0], [0, 0], [1, 1], [12, 10])
   hpf_d_hpf_t15(1) = hpf_make_grid_desc(1, 12, 0, 1, 12, 0, 0, 1, 2, 2)
   hpf_d_hpf_t15(2) = hpf_make_grid_desc(1, 10, 0, 1, 10, 0, 0, 2, 2, 2)
   call hpf_alloc_i4_212(hpf_t15, hpf_d_hpf_t15, [0, 0], [0, 0], [1, 1], [12, 10])
@@ -184,28 +142,28 @@ program shift_stencil_block_block
     tnew(hpf_bl(1):hpf_bh(1),hpf_bl(2):hpf_bh(2)) = 0.5d0 * t(hpf_bl(1):hpf_bh(1),hpf_bl(2):hpf_bh(2)) + 0.125d0 * (hpf_t4(hpf_bl(1):hpf_bh(1),hpf_bl(2):hpf_bh(2)) + hpf_t3(hpf_bl(1):hpf_bh(1),hpf_bl(2):hpf_bh(2)) &
       + hpf_t2(hpf_bl(1):hpf_bh(1),hpf_bl(2):hpf_bh(2)) + hpf_t1(hpf_bl(1):hpf_bh(1),hpf_bl(2):hpf_bh(2)))
   call hpf_stat_begin()
-  ! hpf-ls: hpf_t5 = cshift(t, -1, 1) (the halo the shift crosses from the neighbours, the rest copied locally)
-  call hpf_shift_r8(t, lbound(t), ubound(t), hpf_t5, lbound(hpf_t5), ubound(hpf_t5), &
-    hpf_d_hpf_t5, [1, 2], 2, -1, 1, 1, 12, 0.0d0)
+  ! hpf-ls: hpf_t1 = cshift(t, -1, 1) (the halo the shift crosses from the neighbours, the rest copied locally)
+  call hpf_shift_r8(t, lbound(t), ubound(t), hpf_t1, lbound(hpf_t1), ubound(hpf_t1), &
+    hpf_d_hpf_t1, [1, 2], 2, -1, 1, 1, 12, 0.0d0)
   call hpf_stat_end(7)
   call hpf_stat_begin()
-  ! hpf-ls: hpf_t6 = cshift(hpf_t5, 1, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
-  call hpf_shift_r8(hpf_t5, lbound(hpf_t5), ubound(hpf_t5), hpf_t6, lbound(hpf_t6), ubound(hpf_t6), &
-    hpf_d_hpf_t6, [1, 2], 2, 1, 2, 1, 10, 0.0d0)
+  ! hpf-ls: hpf_t2 = cshift(hpf_t1, 1, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
+  call hpf_shift_r8(hpf_t1, lbound(hpf_t1), ubound(hpf_t1), hpf_t2, lbound(hpf_t2), ubound(hpf_t2), &
+    hpf_d_hpf_t2, [1, 2], 2, 1, 2, 1, 10, 0.0d0)
   call hpf_stat_end(8)
   call hpf_stat_begin()
-  ! hpf-ls: hpf_t7 = cshift(t, 1, 1) (the halo the shift crosses from the neighbours, the rest copied locally)
-  call hpf_shift_r8(t, lbound(t), ubound(t), hpf_t7, lbound(hpf_t7), ubound(hpf_t7), &
-    hpf_d_hpf_t7, [1, 2], 2, 1, 1, 1, 12, 0.0d0)
+  ! hpf-ls: hpf_t3 = cshift(t, 1, 1) (the halo the shift crosses from the neighbours, the rest copied locally)
+  call hpf_shift_r8(t, lbound(t), ubound(t), hpf_t3, lbound(hpf_t3), ubound(hpf_t3), &
+    hpf_d_hpf_t3, [1, 2], 2, 1, 1, 1, 12, 0.0d0)
   call hpf_stat_end(9)
   call hpf_stat_begin()
-  ! hpf-ls: hpf_t8 = cshift(hpf_t7, -1, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
-  call hpf_shift_r8(hpf_t7, lbound(hpf_t7), ubound(hpf_t7), hpf_t8, lbound(hpf_t8), ubound(hpf_t8), &
-    hpf_d_hpf_t8, [1, 2], 2, -1, 2, 1, 10, 0.0d0)
+  ! hpf-ls: hpf_t4 = cshift(hpf_t3, -1, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
+  call hpf_shift_r8(hpf_t3, lbound(hpf_t3), ubound(hpf_t3), hpf_t4, lbound(hpf_t4), ubound(hpf_t4), &
+    hpf_d_hpf_t4, [1, 2], 2, -1, 2, 1, 10, 0.0d0)
   call hpf_stat_end(10)
   ! hpf-ls: each process assigns its box
   call hpf_box_r8_212(hpf_d_tnew, hpf_rank, hpf_bl, hpf_bh)
-    tnew(hpf_bl(1):hpf_bh(1),hpf_bl(2):hpf_bh(2)) = tnew(hpf_bl(1):hpf_bh(1),hpf_bl(2):hpf_bh(2)) + 0.01d0 * (hpf_t8(hpf_bl(1):hpf_bh(1),hpf_bl(2):hpf_bh(2)) - hpf_t6(hpf_bl(1):hpf_bh(1),hpf_bl(2):hpf_bh(2)))
+    tnew(hpf_bl(1):hpf_bh(1),hpf_bl(2):hpf_bh(2)) = tnew(hpf_bl(1):hpf_bh(1),hpf_bl(2):hpf_bh(2)) + 0.01d0 * (hpf_t4(hpf_bl(1):hpf_bh(1),hpf_bl(2):hpf_bh(2)) - hpf_t2(hpf_bl(1):hpf_bh(1),hpf_bl(2):hpf_bh(2)))
   ! hpf-ls: each process assigns its box
   call hpf_box_r8_212(hpf_d_t, hpf_rank, hpf_bl, hpf_bh)
     t(hpf_bl(1):hpf_bh(1),hpf_bl(2):hpf_bh(2)) = tnew(hpf_bl(1):hpf_bh(1),hpf_bl(2):hpf_bh(2))
@@ -263,14 +221,14 @@ program shift_stencil_block_block
   if (allocated(hpf_g_kk)) deallocate (hpf_g_kk)
   end do
   call hpf_stat_begin()
-  ! hpf-ls: hpf_t13 = cshift(k, 5, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
-  call hpf_shift_i4(k, lbound(k), ubound(k), hpf_t13, lbound(hpf_t13), ubound(hpf_t13), &
-    hpf_d_hpf_t13, [1, 2], 2, 5, 2, 1, 10, 0)
+  ! hpf-ls: hpf_t11 = cshift(k, 5, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
+  call hpf_shift_i4(k, lbound(k), ubound(k), hpf_t11, lbound(hpf_t11), ubound(hpf_t11), &
+    hpf_d_hpf_t11, [1, 2], 2, 5, 2, 1, 10, 0)
   call hpf_stat_end(15)
   call hpf_stat_begin()
-  ! hpf-ls: hpf_t14 = eoshift(hpf_t13, -3, 0, 1) (the halo the shift crosses from the neighbours, the rest copied locally)
-  call hpf_shift_i4(hpf_t13, lbound(hpf_t13), ubound(hpf_t13), hpf_t14, lbound(hpf_t14), ubound(hpf_t14), &
-    hpf_d_hpf_t14, [1, 2], 3, -3, 1, 1, 12, int(0))
+  ! hpf-ls: hpf_t12 = eoshift(hpf_t11, -3, 0, 1) (the halo the shift crosses from the neighbours, the rest copied locally)
+  call hpf_shift_i4(hpf_t11, lbound(hpf_t11), ubound(hpf_t11), hpf_t12, lbound(hpf_t12), ubound(hpf_t12), &
+    hpf_d_hpf_t12, [1, 2], 3, -3, 1, 1, 12, int(0))
   call hpf_stat_end(16)
   call hpf_stat_begin()
   ! hpf-ls: hpf_t15 = cshift(k, -5, 1) (the halo the shift crosses from the neighbours, the rest copied locally)
@@ -280,7 +238,7 @@ program shift_stencil_block_block
   ! hpf-ls: each process assigns its box
   call hpf_box_i4_212(hpf_d_kk, hpf_rank, hpf_bl, hpf_bh)
   where (k(hpf_bl(1):hpf_bh(1),hpf_bl(2):hpf_bh(2)) > 0)
-    kk(hpf_bl(1):hpf_bh(1),hpf_bl(2):hpf_bh(2)) = hpf_t14(hpf_bl(1):hpf_bh(1),hpf_bl(2):hpf_bh(2))
+    kk(hpf_bl(1):hpf_bh(1),hpf_bl(2):hpf_bh(2)) = hpf_t12(hpf_bl(1):hpf_bh(1),hpf_bl(2):hpf_bh(2))
   elsewhere
     kk(hpf_bl(1):hpf_bh(1),hpf_bl(2):hpf_bh(2)) = hpf_t15(hpf_bl(1):hpf_bh(1),hpf_bl(2):hpf_bh(2))
   end where
