@@ -5,7 +5,10 @@
 //! map of the intrinsic, from X's global indices), and one all-to-all of
 //! the indices and one of the values bring them (`hpf_permute_*`, the
 //! exchange of `hpf_copy_nd_*` with an index map); EOSHIFT's vacated
-//! elements take the boundary value without asking. SHIFT and BOUNDARY
+//! elements take the boundary value without asking. TRANSPOSE needs no
+//! indices: each process sends the elements of Y it owns to the owners of
+//! their places in X in an order both sides derive (`hpf_transpose_*`, one
+//! `MPI_Alltoallv` of values, counts computed on each side). SHIFT and BOUNDARY
 //! are replicated scalars every process evaluates. Nothing is gathered,
 //! and no element moves twice.
 //!
@@ -194,7 +197,21 @@ impl<'a> Lowering<'a> {
             temp
         });
         let x = temp.as_ref().unwrap_or(x);
-        let _ = writeln!(
+        if permute.kind == PermuteKind::Transpose {
+            let _ = writeln!(
+                out,
+                "  call hpf_transpose_{suffix}({from}, lbound({from}), ubound({from}), {from_desc}, [{from_lbs}], [{from_extents}], &\n    {to}, lbound({to}), ubound({to}), {to_desc}, [{to_lbs}])",
+                suffix = x.suffix,
+                from = y.name,
+                from_desc = descriptors(y),
+                from_lbs = ints(&y.lbs),
+                from_extents = ints(&extents),
+                to = x.name,
+                to_desc = descriptors(x),
+                to_lbs = ints(&x.lbs),
+            );
+        } else {
+            let _ = writeln!(
             out,
             "  call hpf_permute_{suffix}({from}, lbound({from}), ubound({from}), {from_desc}, [{from_lbs}], [{from_extents}], &\n    {to}, lbound({to}), ubound({to}), {to_desc}, [{to_lbs}], &\n    {kind}, {shift}, {dim}, {fill})",
             suffix = x.suffix,
@@ -208,6 +225,7 @@ impl<'a> Lowering<'a> {
             kind = permute.kind as i32,
             dim = permute.dim + 1,
         );
+        }
         if let Some(temp) = &temp {
             crate::emit_move_temp(out, &temp.name, &y.name);
             let _ = writeln!(out, "  end block");
@@ -375,6 +393,123 @@ pub(crate) fn runtime(suffix: &str, fortran_type: &str, mpi: &str) -> String {
     end do
     call hpf_stat_sent(rcount)
   end subroutine hpf_permute_{suffix}
+"#
+    )
+}
+
+/// The runtime routine of TRANSPOSE between two distributed matrices.
+pub(crate) fn transpose_runtime(suffix: &str, fortran_type: &str, mpi: &str) -> String {
+    format!(
+        r#"
+  ! x = transpose(y), both distributed (arguments as for hpf_permute_{suffix}):
+  ! one MPI_Alltoallv of the values and nothing else. Each process sends
+  ! the elements of y it owns to the owners of their places in x, walking
+  ! y by rows; each receiver walks its part of x by columns, which meets
+  ! the elements of each sender in the same order (local indices grow with
+  ! global ones), so no index travels and both sides count for themselves.
+  ! Where a part is held by several processes (an array replicated along a
+  ! grid axis), the general exchange runs instead.
+  subroutine hpf_transpose_{suffix}(y, ylo, yhi, dy, ydim, yg, ye, x, xlo, xhi, dx, xdim, xg)
+    {fortran_type}, intent(in) :: y(*)
+    {fortran_type}, intent(inout) :: x(*)
+    integer, intent(in) :: ylo(2), yhi(2), ydim(:), yg(2), ye(2), xlo(2), xhi(2), xdim(:), xg(2)
+    type(hpf_desc), intent(in) :: dy(:), dx(:)
+    integer :: scount(0:hpf_nprocs - 1), rcount(0:hpf_nprocs - 1)
+    integer :: sdispl(0:hpf_nprocs - 1), rdispl(0:hpf_nprocs - 1), next(0:hpf_nprocs - 1)
+    integer :: lo(2), hi(2), g(2), k, i1, i2, r, n
+    integer, allocatable :: dest(:)
+    {fortran_type}, allocatable :: sendbuf(:), recvbuf(:)
+    if (product([(hpf_np(dy(k)), k = 1, size(dy))]) /= hpf_nprocs .or. &
+        product([(hpf_np(dx(k)), k = 1, size(dx))]) /= hpf_nprocs) then
+      call hpf_permute_{suffix}(y, ylo, yhi, dy, ydim, yg, ye, x, xlo, xhi, dx, xdim, xg, 1, 0, 1)
+      return
+    end if
+    ! Send: y's owned box by rows, each element to the owner of x(j, i).
+    lo = ylo
+    hi = yhi
+    do k = 1, size(ydim)
+      call hpf_owned_local(dy(k), hpf_me(dy(k)), lo(ydim(k)), hi(ydim(k)))
+    end do
+    allocate (dest(max(0, hi(1) - lo(1) + 1) * max(0, hi(2) - lo(2) + 1)))
+    scount = 0
+    n = 0
+    do i1 = lo(1), hi(1)
+      do i2 = lo(2), hi(2)
+        g = [i1, i2]
+        do k = 1, size(ydim)
+          g(ydim(k)) = hpf_gx(dy(k), hpf_me(dy(k)), g(ydim(k)))
+        end do
+        ! The place in x, as global indices of x.
+        g = [xg(1) + g(2) - yg(2), xg(2) + g(1) - yg(1)]
+        n = n + 1
+        dest(n) = owner(dx, xdim, g)
+        scount(dest(n)) = scount(dest(n)) + 1
+      end do
+    end do
+    sdispl(0) = 0
+    do r = 1, hpf_nprocs - 1
+      sdispl(r) = sdispl(r - 1) + scount(r - 1)
+    end do
+    allocate (sendbuf(max(1, n)))
+    next = sdispl
+    n = 0
+    do i1 = lo(1), hi(1)
+      do i2 = lo(2), hi(2)
+        n = n + 1
+        next(dest(n)) = next(dest(n)) + 1
+        sendbuf(next(dest(n))) = y(1 + (i1 - ylo(1)) + (yhi(1) - ylo(1) + 1) * (i2 - ylo(2)))
+      end do
+    end do
+    ! Receive: x's owned box by columns, each element from the owner of y(j, i).
+    lo = xlo
+    hi = xhi
+    do k = 1, size(xdim)
+      call hpf_owned_local(dx(k), hpf_me(dx(k)), lo(xdim(k)), hi(xdim(k)))
+    end do
+    rcount = 0
+    do i2 = lo(2), hi(2)
+      do i1 = lo(1), hi(1)
+        r = source(i1, i2)
+        rcount(r) = rcount(r) + 1
+      end do
+    end do
+    rdispl(0) = 0
+    do r = 1, hpf_nprocs - 1
+      rdispl(r) = rdispl(r - 1) + rcount(r - 1)
+    end do
+    allocate (recvbuf(max(1, sum(rcount))))
+    call MPI_Alltoallv(sendbuf, scount, sdispl, {mpi}, recvbuf, rcount, rdispl, {mpi}, MPI_COMM_WORLD)
+    next = rdispl
+    do i2 = lo(2), hi(2)
+      do i1 = lo(1), hi(1)
+        r = source(i1, i2)
+        next(r) = next(r) + 1
+        x(1 + (i1 - xlo(1)) + (xhi(1) - xlo(1) + 1) * (i2 - xlo(2))) = recvbuf(next(r))
+      end do
+    end do
+    call hpf_stat_sent(scount)
+
+  contains
+
+    ! The rank owning global element q of an array with descriptors d along dims.
+    pure integer function owner(d, dims, q)
+      type(hpf_desc), intent(in) :: d(:)
+      integer, intent(in) :: dims(:), q(2)
+      owner = hpf_owner(d(1), q(dims(1)))
+      if (size(d) > 1) owner = owner + hpf_owner(d(2), q(dims(2))) * hpf_np(d(1))
+    end function owner
+
+    ! The rank owning the element of y that goes to local x(i1, i2).
+    integer function source(i1, i2)
+      integer, intent(in) :: i1, i2
+      integer :: q(2), j
+      q = [i1, i2]
+      do j = 1, size(xdim)
+        q(xdim(j)) = hpf_gx(dx(j), hpf_me(dx(j)), q(xdim(j)))
+      end do
+      source = owner(dy, ydim, [yg(1) + q(2) - xg(2), yg(2) + q(1) - xg(1)])
+    end function source
+  end subroutine hpf_transpose_{suffix}
 "#
     )
 }
