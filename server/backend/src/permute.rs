@@ -183,11 +183,12 @@ impl<'a> Lowering<'a> {
             }
             return;
         }
-        let _ = writeln!(
-            out,
-            "  ! hpf-ls: {} (each process asks for the elements its part needs)",
-            one_line(permute.stmt.range).trim()
-        );
+        let how = if permute.kind == PermuteKind::Transpose {
+            "each process sends what it owns to where it goes"
+        } else {
+            "each process asks for the elements its part needs"
+        };
+        let _ = writeln!(out, "  ! hpf-ls: {} ({how})", one_line(permute.stmt.range).trim());
         // Into a temporary laid out as X when X is also Y, then in X's place.
         let temp = (permute.to == permute.from).then(|| {
             let mut temp = x.clone();
