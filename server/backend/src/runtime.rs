@@ -1523,6 +1523,9 @@ fn runtime_with(types: &[ElementType], wanted: impl Fn(&str) -> bool) -> String 
         if transposes {
             res.push_str(&crate::permute::transpose_runtime(suffix, fortran_type, mpi_type));
         }
+        if element.is_numeric() && wanted(&format!("hpf_matmul_{suffix}(")) {
+            res.push_str(&crate::matmul::runtime(suffix, fortran_type, mpi_type));
+        }
         if *suffix != "l4" && wanted(&format!("hpf_location_{suffix}(")) {
             res.push_str(&location(suffix, fortran_type));
         }
