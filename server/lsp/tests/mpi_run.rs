@@ -65,6 +65,7 @@ const SUPPORTED: &[&str] = &[
     "on_home.f90",
     "ordered_sums.f90",
     "private_scalars.f90",
+    "quad_complex.f90",
     "read_input.f90",
     "red_black_sor.f90",
     "redistribute_sweeps.f90",
@@ -242,14 +243,15 @@ fn check_supported_corpus(
 
 /// The corpus programs over distributed arrays of other types and kinds
 /// (INTEGER(8) seeds, COMPLEX(8) amplitudes, INTEGER(2) and LOGICAL(1)
-/// masks, CHARACTER(len=8) labels) run in parallel, with no statement on
+/// masks, CHARACTER(len=8) labels, COMPLEX(16) halos, sums and products) run in parallel, with no statement on
 /// one process, and print what the sequential program prints on 1 to 5 processes.
 #[test]
 #[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
 fn distributed_arrays_of_every_type_and_kind_run_in_parallel() {
     require_toolchain();
     let dir = scratch("every_type_and_kind");
-    for name in ["monte_carlo_seeds.f90", "complex_wave.f90", "short_masks.f90", "label_gather.f90"] {
+    for name in ["monte_carlo_seeds.f90", "complex_wave.f90", "short_masks.f90", "label_gather.f90", "quad_complex.f90"]
+    {
         let source = corpus().join(name);
         let build = hpf_ls_build(&source, &dir.join(name.replace('.', "_")));
         let stderr = String::from_utf8_lossy(&build.stderr);
