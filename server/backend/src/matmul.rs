@@ -2,7 +2,8 @@
 //! (`y = MATMUL(A, x)`, `y = MATMUL(x, A)`), where any of C, A and B is
 //! distributed (BLOCK, CYCLIC, CYCLIC(m), over 1-D or 2-D grids) and the
 //! others replicated. Every process computes the elements of C it owns:
-//! the inner dimension is walked in panels of columns of A and rows of B,
+//! the inner dimension is walked in panels (as wide as one process's share
+//! of it, at least 128) of columns of A and rows of B,
 //! each panel gathered from its owners by one `MPI_Allgatherv`
 //! (`hpf_matmul_*` in the runtime), so a process holds its part of C and
 //! one panel of each operand, never a whole distributed operand. An operand
@@ -207,57 +208,81 @@ pub(crate) fn runtime(suffix: &str, fortran_type: &str, mpi: &str) -> String {
     integer, intent(in) :: clo(2), chi(2), cdims(:), cg(2), m, n, kk
     type(hpf_desc), intent(in) :: da(:), db(:), dc(:)
     logical, intent(in) :: ordered
-    integer, parameter :: nb = 128
-    integer, allocatable :: rloc(:), rows(:), cloc(:), cols(:)
+    integer, allocatable :: rloc(:), rows(:), cloc(:), cols(:), arow(:), bcol(:)
     integer :: acoords(2, 0:hpf_nprocs - 1), bcoords(2, 0:hpf_nprocs - 1)
-    {fortran_type}, allocatable :: acc(:, :), apan(:, :), bpan(:, :)
-    {fortran_type} :: bkj
+    {fortran_type}, allocatable :: acc(:, :), apan(:, :), bpan(:, :), ablk(:, :), bblk(:, :)
     logical :: in_place(2)
-    integer :: k0, k1, w, i, j, k
+    integer :: nb, k0, k1, w, i, j, k, lda
 
     call axis(dc, cdims, me(dc), 1, clo, chi, cg, rloc, rows)
     call axis(dc, cdims, me(dc), 2, clo, chi, cg, cloc, cols)
     in_place = [holds(da, adims, alo, ahi, ag, 1, rows, m), holds(db, bdims, blo, bhi, bg, 2, cols, n)]
     call MPI_Allreduce(MPI_IN_PLACE, in_place, 2, MPI_LOGICAL, MPI_LAND, MPI_COMM_WORLD)
-    if (.not. in_place(1)) call MPI_Allgather(me(da), 2, MPI_INTEGER, acoords, 2, MPI_INTEGER, MPI_COMM_WORLD)
-    if (.not. in_place(2)) call MPI_Allgather(me(db), 2, MPI_INTEGER, bcoords, 2, MPI_INTEGER, MPI_COMM_WORLD)
-    allocate (acc(size(rows), size(cols)), apan(m, nb), bpan(nb, n))
+    ! Panels as wide as a process's share of the inner dimension: about the
+    ! size of a local part, and few collectives.
+    nb = max(128, (kk + hpf_nprocs - 1) / hpf_nprocs)
+    allocate (acc(size(rows), size(cols)), ablk(size(rows), nb), bblk(nb, size(cols)))
+    if (in_place(1)) then
+      ! Where row i of c starts in a(*), whose inner dimension is not cut.
+      lda = ahi(1) - alo(1) + 1
+      allocate (arow(size(rows)))
+      do i = 1, size(rows)
+        arow(i) = at(alo, ahi, local(da, adims, 1, ag(1) + rows(i) - 1), ag(2))
+      end do
+    else
+      allocate (apan(m, nb))
+      call MPI_Allgather(me(da), 2, MPI_INTEGER, acoords, 2, MPI_INTEGER, MPI_COMM_WORLD)
+    end if
+    if (in_place(2)) then
+      allocate (bcol(size(cols)))
+      do j = 1, size(cols)
+        bcol(j) = at(blo, bhi, bg(1), local(db, bdims, 2, bg(2) + cols(j) - 1))
+      end do
+    else
+      allocate (bpan(nb, n))
+      call MPI_Allgather(me(db), 2, MPI_INTEGER, bcoords, 2, MPI_INTEGER, MPI_COMM_WORLD)
+    end if
     acc = 0
     do k0 = 1, kk, nb
       k1 = min(kk, k0 + nb - 1)
       w = k1 - k0 + 1
       if (in_place(1)) then
-        do k = k0, k1
+        do k = 1, w
           do i = 1, size(rows)
-            apan(rows(i), k - k0 + 1) = a(at(alo, ahi, local(da, adims, 1, ag(1) + rows(i) - 1), &
-              local(da, adims, 2, ag(2) + k - 1)))
+            ablk(i, k) = a(arow(i) + (k0 + k - 2) * lda)
           end do
         end do
       else
         call gather(a, alo, ahi, da, adims, ag, acoords, 2, k0, k1, apan)
+        if (size(rows) /= m) ablk(:, 1:w) = apan(rows, 1:w)
       end if
       if (in_place(2)) then
         do j = 1, size(cols)
-          do k = k0, k1
-            bpan(k - k0 + 1, cols(j)) = b(at(blo, bhi, local(db, bdims, 1, bg(1) + k - 1), &
-              local(db, bdims, 2, bg(2) + cols(j) - 1)))
-          end do
+          bblk(1:w, j) = b(bcol(j) + k0 - 1:bcol(j) + k1 - 1)
         end do
       else
         call gather(b, blo, bhi, db, bdims, bg, bcoords, 1, k0, k1, bpan)
+        if (size(cols) /= n) bblk(1:w, :) = bpan(1:w, cols)
       end if
+      ! Every row of c here (its rows are not cut): the gathered panel of a
+      ! as it is, rows in order; likewise every column and b's panel.
+      if (.not. in_place(1) .and. size(rows) == m) call move_alloc(apan, ablk)
+      if (.not. in_place(2) .and. size(cols) == n) call move_alloc(bpan, bblk)
       if (ordered) then
         do j = 1, size(cols)
           do k = 1, w
-            bkj = bpan(k, cols(j))
             do i = 1, size(rows)
-              acc(i, j) = acc(i, j) + apan(rows(i), k) * bkj
+              acc(i, j) = acc(i, j) + ablk(i, k) * bblk(k, j)
             end do
           end do
         end do
+      else if (k0 == 1) then
+        acc = matmul(ablk(:, 1:w), bblk(1:w, :))
       else
-        acc = acc + matmul(apan(rows, 1:w), bpan(1:w, cols))
+        acc = acc + matmul(ablk(:, 1:w), bblk(1:w, :))
       end if
+      if (.not. in_place(1) .and. size(rows) == m) call move_alloc(ablk, apan)
+      if (.not. in_place(2) .and. size(cols) == n) call move_alloc(bblk, bpan)
     end do
     do j = 1, size(cols)
       do i = 1, size(rows)
