@@ -210,14 +210,22 @@ pub(crate) fn runtime(suffix: &str, fortran_type: &str, mpi: &str) -> String {
     logical, intent(in) :: ordered
     integer, allocatable :: rloc(:), rows(:), cloc(:), cols(:), arow(:), bcol(:)
     integer :: acoords(2, 0:hpf_nprocs - 1), bcoords(2, 0:hpf_nprocs - 1)
+    integer :: mine(6), everyone(6, 0:hpf_nprocs - 1)
     {fortran_type}, allocatable :: acc(:, :), apan(:, :), bpan(:, :), ablk(:, :), bblk(:, :)
     logical :: in_place(2)
     integer :: nb, k0, k1, w, i, j, k, lda
 
     call axis(dc, cdims, me(dc), 1, clo, chi, cg, rloc, rows)
     call axis(dc, cdims, me(dc), 2, clo, chi, cg, cloc, cols)
-    in_place = [holds(da, adims, alo, ahi, ag, 1, rows, m), holds(db, bdims, blo, bhi, bg, 2, cols, n)]
-    call MPI_Allreduce(MPI_IN_PLACE, in_place, 2, MPI_LOGICAL, MPI_LAND, MPI_COMM_WORLD)
+    ! One collective tells every process where the others sit along a's and
+    ! b's descriptors and whether each holds what it needs of them.
+    mine = [me(da), me(db), 0, 0]
+    if (holds(da, adims, alo, ahi, ag, 1, rows, m)) mine(5) = 1
+    if (holds(db, bdims, blo, bhi, bg, 2, cols, n)) mine(6) = 1
+    call MPI_Allgather(mine, 6, MPI_INTEGER, everyone, 6, MPI_INTEGER, MPI_COMM_WORLD)
+    acoords = everyone(1:2, :)
+    bcoords = everyone(3:4, :)
+    in_place = [all(everyone(5, :) == 1), all(everyone(6, :) == 1)]
     ! Panels as wide as a process's share of the inner dimension: about the
     ! size of a local part, and few collectives.
     nb = max(128, (kk + hpf_nprocs - 1) / hpf_nprocs)
@@ -231,7 +239,6 @@ pub(crate) fn runtime(suffix: &str, fortran_type: &str, mpi: &str) -> String {
       end do
     else
       allocate (apan(m, nb))
-      call MPI_Allgather(me(da), 2, MPI_INTEGER, acoords, 2, MPI_INTEGER, MPI_COMM_WORLD)
     end if
     if (in_place(2)) then
       allocate (bcol(size(cols)))
@@ -240,7 +247,6 @@ pub(crate) fn runtime(suffix: &str, fortran_type: &str, mpi: &str) -> String {
       end do
     else
       allocate (bpan(nb, n))
-      call MPI_Allgather(me(db), 2, MPI_INTEGER, bcoords, 2, MPI_INTEGER, MPI_COMM_WORLD)
     end if
     acc = 0
     do k0 = 1, kk, nb
