@@ -417,8 +417,8 @@ pub(crate) fn transpose_runtime(suffix: &str, fortran_type: &str, mpi: &str) -> 
     type(hpf_desc), intent(in) :: dy(:), dx(:)
     integer :: scount(0:hpf_nprocs - 1), rcount(0:hpf_nprocs - 1)
     integer :: sdispl(0:hpf_nprocs - 1), rdispl(0:hpf_nprocs - 1), next(0:hpf_nprocs - 1)
-    integer :: lo(2), hi(2), g(2), k, i1, i2, r, n
-    integer, allocatable :: dest(:)
+    integer :: lo(2), hi(2), k, i1, i2, r
+    integer, allocatable :: by_row(:), by_col(:)
     {fortran_type}, allocatable :: sendbuf(:), recvbuf(:)
     if (product([(hpf_np(dy(k)), k = 1, size(dy))]) /= hpf_nprocs .or. &
         product([(hpf_np(dx(k)), k = 1, size(dx))]) /= hpf_nprocs) then
@@ -426,39 +426,34 @@ pub(crate) fn transpose_runtime(suffix: &str, fortran_type: &str, mpi: &str) -> 
       return
     end if
     ! Send: y's owned box by rows, each element to the owner of x(j, i).
+    ! An owner's rank is a sum of one term per dimension, each a function
+    ! of one index: the terms are computed once per row and per column.
     lo = ylo
     hi = yhi
     do k = 1, size(ydim)
       call hpf_owned_local(dy(k), hpf_me(dy(k)), lo(ydim(k)), hi(ydim(k)))
     end do
-    allocate (dest(max(0, hi(1) - lo(1) + 1) * max(0, hi(2) - lo(2) + 1)))
+    ! y's column i2 is x's row, y's row i1 is x's column.
+    call terms(dy, ydim, 2, lo(2), hi(2), dx, xdim, 1, xg(1) - yg(2), by_col)
+    call terms(dy, ydim, 1, lo(1), hi(1), dx, xdim, 2, xg(2) - yg(1), by_row)
     scount = 0
-    n = 0
     do i1 = lo(1), hi(1)
       do i2 = lo(2), hi(2)
-        g = [i1, i2]
-        do k = 1, size(ydim)
-          g(ydim(k)) = hpf_gx(dy(k), hpf_me(dy(k)), g(ydim(k)))
-        end do
-        ! The place in x, as global indices of x.
-        g = [xg(1) + g(2) - yg(2), xg(2) + g(1) - yg(1)]
-        n = n + 1
-        dest(n) = owner(dx, xdim, g)
-        scount(dest(n)) = scount(dest(n)) + 1
+        r = by_row(i1) + by_col(i2)
+        scount(r) = scount(r) + 1
       end do
     end do
     sdispl(0) = 0
     do r = 1, hpf_nprocs - 1
       sdispl(r) = sdispl(r - 1) + scount(r - 1)
     end do
-    allocate (sendbuf(max(1, n)))
+    allocate (sendbuf(max(1, sum(scount))))
     next = sdispl
-    n = 0
     do i1 = lo(1), hi(1)
       do i2 = lo(2), hi(2)
-        n = n + 1
-        next(dest(n)) = next(dest(n)) + 1
-        sendbuf(next(dest(n))) = y(1 + (i1 - ylo(1)) + (yhi(1) - ylo(1) + 1) * (i2 - ylo(2)))
+        r = by_row(i1) + by_col(i2)
+        next(r) = next(r) + 1
+        sendbuf(next(r)) = y(1 + (i1 - ylo(1)) + (yhi(1) - ylo(1) + 1) * (i2 - ylo(2)))
       end do
     end do
     ! Receive: x's owned box by columns, each element from the owner of y(j, i).
@@ -467,10 +462,12 @@ pub(crate) fn transpose_runtime(suffix: &str, fortran_type: &str, mpi: &str) -> 
     do k = 1, size(xdim)
       call hpf_owned_local(dx(k), hpf_me(dx(k)), lo(xdim(k)), hi(xdim(k)))
     end do
+    call terms(dx, xdim, 2, lo(2), hi(2), dy, ydim, 1, yg(1) - xg(2), by_col)
+    call terms(dx, xdim, 1, lo(1), hi(1), dy, ydim, 2, yg(2) - xg(1), by_row)
     rcount = 0
     do i2 = lo(2), hi(2)
       do i1 = lo(1), hi(1)
-        r = source(i1, i2)
+        r = by_row(i1) + by_col(i2)
         rcount(r) = rcount(r) + 1
       end do
     end do
@@ -483,7 +480,7 @@ pub(crate) fn transpose_runtime(suffix: &str, fortran_type: &str, mpi: &str) -> 
     next = rdispl
     do i2 = lo(2), hi(2)
       do i1 = lo(1), hi(1)
-        r = source(i1, i2)
+        r = by_row(i1) + by_col(i2)
         next(r) = next(r) + 1
         x(1 + (i1 - xlo(1)) + (xhi(1) - xlo(1) + 1) * (i2 - xlo(2))) = recvbuf(next(r))
       end do
@@ -492,24 +489,32 @@ pub(crate) fn transpose_runtime(suffix: &str, fortran_type: &str, mpi: &str) -> 
 
   contains
 
-    ! The rank owning global element q of an array with descriptors d along dims.
-    pure integer function owner(d, dims, q)
-      type(hpf_desc), intent(in) :: d(:)
-      integer, intent(in) :: dims(:), q(2)
-      owner = hpf_owner(d(1), q(dims(1)))
-      if (size(d) > 1) owner = owner + hpf_owner(d(2), q(dims(2))) * hpf_np(d(1))
-    end function owner
-
-    ! The rank owning the element of y that goes to local x(i1, i2).
-    integer function source(i1, i2)
-      integer, intent(in) :: i1, i2
-      integer :: q(2), j
-      q = [i1, i2]
-      do j = 1, size(xdim)
-        q(xdim(j)) = hpf_gx(dx(j), hpf_me(dx(j)), q(xdim(j)))
+    ! For local indices plo..phi along dimension pdim of the array walked
+    ! (descriptors dp along pdims), the term of the owner's rank that the
+    ! other array's dimension odim contributes (descriptors d_o along odims),
+    ! where that dimension's global index is the walked one's plus shift.
+    subroutine terms(dp, pdims, pdim, plo, phi, d_o, odims, odim, shift, term)
+      type(hpf_desc), intent(in) :: dp(:), d_o(:)
+      integer, intent(in) :: pdims(:), pdim, plo, phi, odims(:), odim, shift
+      integer, allocatable, intent(out) :: term(:)
+      integer :: p, g, j
+      allocate (term(plo:phi))
+      do p = plo, phi
+        g = p
+        do j = 1, size(pdims)
+          if (pdims(j) == pdim) g = hpf_gx(dp(j), hpf_me(dp(j)), p)
+        end do
+        term(p) = 0
+        do j = 1, size(odims)
+          if (odims(j) /= odim) cycle
+          if (j == 1) then
+            term(p) = term(p) + hpf_owner(d_o(1), g + shift)
+          else
+            term(p) = term(p) + hpf_owner(d_o(2), g + shift) * hpf_np(d_o(1))
+          end if
+        end do
       end do
-      source = owner(dy, ydim, [yg(1) + q(2) - xg(2), yg(2) + q(1) - xg(1)])
-    end function source
+    end subroutine terms
   end subroutine hpf_transpose_{suffix}
 "#
     )
