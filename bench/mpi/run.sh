@@ -44,12 +44,14 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 # dot products per iteration move partial sums, which --stats does not count)
 # (gather2d: the rows of C each process reads that the others own, 4000 / np
 # rows of 400 per process and step, (np - 1) / np of them remote)
+# (matmul: each sweep brings every process the columns of A it does not own)
 benches=("shift1d 20 $((2 * 20 * (np - 1)))" "jacobi2d 100 $((2 * 4000 * 100 * (np - 1)))" "histogram 10 $((10 * 1000 * (np - 1)))"
   "shallow_water 100 $((100 * 2049 * (14 * (np - 1) + 7)))"
   "swm_cshift 100 $((np > 1 ? 100 * 7 * 512 * np : 0))"
   "gauss 1199 $(((np - 1) * (1200 * 1201 / 2 - 1)))"
   "cg 200 $((200 * 2 * (np - 1)))"
-  "gather2d 50 $((50 * 4000 * 400 * (np - 1) / np))")
+  "gather2d 50 $((50 * 4000 * 400 * (np - 1) / np))"
+  "matmul 5 $((5 * 1200 * 1200 * (np - 1)))")
 
 echo "| program | variant | kernel ms (median of $repeats) | ratio to hand-written | peak RSS per process MB | ratio to sequential | elements moved (minimum) |"
 echo "|---|---|---|---|---|---|---|"

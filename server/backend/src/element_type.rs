@@ -45,11 +45,12 @@ impl ElementType {
     pub const L4: ElementType = ElementType { base: Base::Logical, kind: 4 };
 
     /// The kinds gfortran on x86-64 has and `mpi_f08` can move (REAL(10)
-    /// has no MPI datatype, so it is refused).
+    /// has no MPI datatype, so it is refused; REAL(16) and COMPLEX(16) are
+    /// gfortran's software quad).
     const KINDS: &'static [(Base, &'static [u32])] = &[
         (Base::Integer, &[1, 2, 4, 8]),
         (Base::Real, &[4, 8, 16]),
-        (Base::Complex, &[4, 8]),
+        (Base::Complex, &[4, 8, 16]),
         (Base::Logical, &[1, 2, 4, 8]),
     ];
 
@@ -139,7 +140,13 @@ impl ElementType {
             (Base::Real, 8) => "MPI_DOUBLE_PRECISION".to_string(),
             (Base::Real, kind) => format!("MPI_REAL{kind}"),
             (Base::Complex, 4) => "MPI_COMPLEX".to_string(),
-            (Base::Complex, _) => "MPI_DOUBLE_COMPLEX".to_string(),
+            (Base::Complex, 8) => "MPI_DOUBLE_COMPLEX".to_string(),
+            // Two REAL(16) (gfortran's quad, 32 bytes): Open MPI and MPICH
+            // both move it, size 32; neither sums it right (Open MPI adds
+            // it as long double, MPICH refuses), so its sums and products
+            // are folded by the runtime (`hpf_combine_c16`), as every
+            // floating-point one is.
+            (Base::Complex, kind) => format!("MPI_COMPLEX{}", 2 * kind),
             (Base::Logical, 4) => "MPI_LOGICAL".to_string(),
             // MPICH's `mpi_f08` has no MPI_LOGICAL1/2/8 (Open MPI's has):
             // these only move (bit copies), as integers of their size.
@@ -283,6 +290,8 @@ mod tests {
             ("complex*16 a(4)", "c8", "complex(8)", "MPI_DOUBLE_COMPLEX"),
             ("complex(8) :: a(4)", "c8", "complex(8)", "MPI_DOUBLE_COMPLEX"),
             ("double complex :: a(4)", "c8", "complex(8)", "MPI_DOUBLE_COMPLEX"),
+            ("complex(16) :: a(4)", "c16", "complex(16)", "MPI_COMPLEX32"),
+            ("complex*32 a(4)", "c16", "complex(16)", "MPI_COMPLEX32"),
             ("logical(1) :: a(4)", "l1", "logical(1)", "MPI_INTEGER1"),
             ("logical :: a(4)", "l4", "logical", "MPI_LOGICAL"),
             ("character(len=8) :: a(4)", "ch8", "character(len=8)", "hpf_mpi_ch8()"),

@@ -120,7 +120,11 @@
 //! - `X = TRANSPOSE(Y)`, `X = CSHIFT(Y, ...)`, `X = EOSHIFT(Y, ...)` of
 //!   whole distributed arrays: a shift between arrays laid out alike as
 //!   the halo it crosses plus local copies (`shift.rs`), else one
-//!   all-to-all with the intrinsic's index map (`permute.rs`); such calls inside expressions, and IF conditions
+//!   all-to-all with the intrinsic's index map (`permute.rs`; TRANSPOSE
+//!   moves values only); `C = MATMUL(A, B)` and matrix-vector products
+//!   of whole arrays, distributed or replicated: each process computes its
+//!   part of C from panels of A and B gathered from their owners
+//!   (`matmul.rs`); such calls inside expressions, and IF conditions
 //!   that read distributed arrays, first go into temporaries assigned
 //!   right before their statement, and implied-DO constructors assigned to
 //!   whole arrays become FORALLs, and LBOUND, UBOUND and SIZE of
@@ -182,6 +186,7 @@ mod grid;
 mod hoist;
 mod line_map;
 mod loop_reductions;
+mod matmul;
 mod module_arrays;
 mod nest_fetch;
 mod ordered_chain;
@@ -644,6 +649,8 @@ enum Plan<'a> {
     Call(procedures::SpmdCall<'a>),
     /// `X = TRANSPOSE(Y)`, `CSHIFT`, `EOSHIFT` by one all-to-all (`permute.rs`).
     Permute(permute::Permute<'a>),
+    /// `C = MATMUL(A, B)` with panels of the operands gathered (`matmul.rs`).
+    Matmul(matmul::Matmul<'a>),
     /// A loop updating elements through computed indices (`scatter.rs`).
     Scatter(scatter::Scatter<'a>),
     /// `y(i) = y(i-1) + x(i)` as a parallel prefix (`scan.rs`).
@@ -689,6 +696,7 @@ impl Plan<'_> {
             | Plan::Grid(_)
             | Plan::Call(_)
             | Plan::Permute(_)
+            | Plan::Matmul(_)
             | Plan::Scatter(_)
             | Plan::Recurrence(_)
             | Plan::SliceCopy(_)
@@ -1413,6 +1421,9 @@ impl<'a> Lowering<'a> {
         }
         if let Some(permute) = self.permute_plan(stmt) {
             return Plan::Permute(permute);
+        }
+        if let Some(matmul) = self.matmul_plan(stmt) {
+            return Plan::Matmul(matmul);
         }
         if self.is_read(stmt) {
             // Rank 0 reads (the launcher gives it the standard input), then
@@ -3069,6 +3080,7 @@ impl<'a> Lowering<'a> {
                 grid::cyclic::CyclicPlan::Nest { stmt, .. } | grid::cyclic::CyclicPlan::Forall { stmt, .. },
             )) => Some(*stmt),
             Plan::Permute(permute) => Some(permute.stmt),
+            Plan::Matmul(matmul) => Some(matmul.stmt),
             Plan::Scatter(scatter) => Some(scatter.stmt),
             Plan::Recurrence(recurrence) => Some(recurrence.stmt),
             Plan::FetchedNest(nest) => Some(nest.stmt),
@@ -3083,7 +3095,11 @@ impl<'a> Lowering<'a> {
             // nor the fetches of a loop that only reads (it sees no home).
             let unmodelled = match plan {
                 // The analysis cannot know where computed indices lead.
-                Plan::Owner { .. } | Plan::Scatter(_) | Plan::Recurrence(_) | Plan::FetchedNest(_) => true,
+                Plan::Owner { .. }
+                | Plan::Scatter(_)
+                | Plan::Recurrence(_)
+                | Plan::FetchedNest(_)
+                | Plan::Matmul(_) => true,
                 // The analysis follows TRANSPOSE, not the shifts.
                 Plan::Permute(permute) => !permute.is_transpose(),
                 Plan::Parallel(nest) => {
@@ -3112,6 +3128,7 @@ impl<'a> Lowering<'a> {
             Plan::Parallel(nest) => self.emit_parallel(out, nest),
             Plan::Split(split) => self.emit_split(out, split),
             Plan::Permute(permute) => self.emit_permute(out, permute),
+            Plan::Matmul(matmul) => self.emit_matmul(out, matmul),
             Plan::Scatter(scatter) => self.emit_scatter(out, scatter),
             Plan::Recurrence(recurrence) => self.emit_recurrence(out, recurrence),
             Plan::FetchedNest(nest) => self.emit_fetched_nest(out, nest),

@@ -5,7 +5,10 @@
 //! map of the intrinsic, from X's global indices), and one all-to-all of
 //! the indices and one of the values bring them (`hpf_permute_*`, the
 //! exchange of `hpf_copy_nd_*` with an index map); EOSHIFT's vacated
-//! elements take the boundary value without asking. SHIFT and BOUNDARY
+//! elements take the boundary value without asking. TRANSPOSE needs no
+//! indices: each process sends the elements of Y it owns to the owners of
+//! their places in X in an order both sides derive (`hpf_transpose_*`, one
+//! `MPI_Alltoallv` of values, counts computed on each side). SHIFT and BOUNDARY
 //! are replicated scalars every process evaluates. Nothing is gathered,
 //! and no element moves twice.
 //!
@@ -180,11 +183,12 @@ impl<'a> Lowering<'a> {
             }
             return;
         }
-        let _ = writeln!(
-            out,
-            "  ! hpf-ls: {} (each process asks for the elements its part needs)",
-            one_line(permute.stmt.range).trim()
-        );
+        let how = if permute.kind == PermuteKind::Transpose {
+            "each process sends what it owns to where it goes"
+        } else {
+            "each process asks for the elements its part needs"
+        };
+        let _ = writeln!(out, "  ! hpf-ls: {} ({how})", one_line(permute.stmt.range).trim());
         // Into a temporary laid out as X when X is also Y, then in X's place.
         let temp = (permute.to == permute.from).then(|| {
             let mut temp = x.clone();
@@ -194,7 +198,21 @@ impl<'a> Lowering<'a> {
             temp
         });
         let x = temp.as_ref().unwrap_or(x);
-        let _ = writeln!(
+        if permute.kind == PermuteKind::Transpose {
+            let _ = writeln!(
+                out,
+                "  call hpf_transpose_{suffix}({from}, lbound({from}), ubound({from}), {from_desc}, [{from_lbs}], [{from_extents}], &\n    {to}, lbound({to}), ubound({to}), {to_desc}, [{to_lbs}])",
+                suffix = x.suffix,
+                from = y.name,
+                from_desc = descriptors(y),
+                from_lbs = ints(&y.lbs),
+                from_extents = ints(&extents),
+                to = x.name,
+                to_desc = descriptors(x),
+                to_lbs = ints(&x.lbs),
+            );
+        } else {
+            let _ = writeln!(
             out,
             "  call hpf_permute_{suffix}({from}, lbound({from}), ubound({from}), {from_desc}, [{from_lbs}], [{from_extents}], &\n    {to}, lbound({to}), ubound({to}), {to_desc}, [{to_lbs}], &\n    {kind}, {shift}, {dim}, {fill})",
             suffix = x.suffix,
@@ -208,6 +226,7 @@ impl<'a> Lowering<'a> {
             kind = permute.kind as i32,
             dim = permute.dim + 1,
         );
+        }
         if let Some(temp) = &temp {
             crate::emit_move_temp(out, &temp.name, &y.name);
             let _ = writeln!(out, "  end block");
@@ -375,6 +394,128 @@ pub(crate) fn runtime(suffix: &str, fortran_type: &str, mpi: &str) -> String {
     end do
     call hpf_stat_sent(rcount)
   end subroutine hpf_permute_{suffix}
+"#
+    )
+}
+
+/// The runtime routine of TRANSPOSE between two distributed matrices.
+pub(crate) fn transpose_runtime(suffix: &str, fortran_type: &str, mpi: &str) -> String {
+    format!(
+        r#"
+  ! x = transpose(y), both distributed (arguments as for hpf_permute_{suffix}):
+  ! one MPI_Alltoallv of the values and nothing else. Each process sends
+  ! the elements of y it owns to the owners of their places in x, walking
+  ! y by rows; each receiver walks its part of x by columns, which meets
+  ! the elements of each sender in the same order (local indices grow with
+  ! global ones), so no index travels and both sides count for themselves.
+  ! Where a part is held by several processes (an array replicated along a
+  ! grid axis), the general exchange runs instead.
+  subroutine hpf_transpose_{suffix}(y, ylo, yhi, dy, ydim, yg, ye, x, xlo, xhi, dx, xdim, xg)
+    {fortran_type}, intent(in) :: y(*)
+    {fortran_type}, intent(inout) :: x(*)
+    integer, intent(in) :: ylo(2), yhi(2), ydim(:), yg(2), ye(2), xlo(2), xhi(2), xdim(:), xg(2)
+    type(hpf_desc), intent(in) :: dy(:), dx(:)
+    integer :: scount(0:hpf_nprocs - 1), rcount(0:hpf_nprocs - 1)
+    integer :: sdispl(0:hpf_nprocs - 1), rdispl(0:hpf_nprocs - 1), next(0:hpf_nprocs - 1)
+    integer :: lo(2), hi(2), k, i1, i2, r
+    integer, allocatable :: by_row(:), by_col(:)
+    {fortran_type}, allocatable :: sendbuf(:), recvbuf(:)
+    if (product([(hpf_np(dy(k)), k = 1, size(dy))]) /= hpf_nprocs .or. &
+        product([(hpf_np(dx(k)), k = 1, size(dx))]) /= hpf_nprocs) then
+      call hpf_permute_{suffix}(y, ylo, yhi, dy, ydim, yg, ye, x, xlo, xhi, dx, xdim, xg, 1, 0, 1)
+      return
+    end if
+    ! Send: y's owned box by rows, each element to the owner of x(j, i).
+    ! An owner's rank is a sum of one term per dimension, each a function
+    ! of one index: the terms are computed once per row and per column.
+    lo = ylo
+    hi = yhi
+    do k = 1, size(ydim)
+      call hpf_owned_local(dy(k), hpf_me(dy(k)), lo(ydim(k)), hi(ydim(k)))
+    end do
+    ! y's column i2 is x's row, y's row i1 is x's column.
+    call terms(dy, ydim, 2, lo(2), hi(2), dx, xdim, 1, xg(1) - yg(2), by_col)
+    call terms(dy, ydim, 1, lo(1), hi(1), dx, xdim, 2, xg(2) - yg(1), by_row)
+    scount = 0
+    do i1 = lo(1), hi(1)
+      do i2 = lo(2), hi(2)
+        r = by_row(i1) + by_col(i2)
+        scount(r) = scount(r) + 1
+      end do
+    end do
+    sdispl(0) = 0
+    do r = 1, hpf_nprocs - 1
+      sdispl(r) = sdispl(r - 1) + scount(r - 1)
+    end do
+    allocate (sendbuf(max(1, sum(scount))))
+    next = sdispl
+    do i1 = lo(1), hi(1)
+      do i2 = lo(2), hi(2)
+        r = by_row(i1) + by_col(i2)
+        next(r) = next(r) + 1
+        sendbuf(next(r)) = y(1 + (i1 - ylo(1)) + (yhi(1) - ylo(1) + 1) * (i2 - ylo(2)))
+      end do
+    end do
+    ! Receive: x's owned box by columns, each element from the owner of y(j, i).
+    lo = xlo
+    hi = xhi
+    do k = 1, size(xdim)
+      call hpf_owned_local(dx(k), hpf_me(dx(k)), lo(xdim(k)), hi(xdim(k)))
+    end do
+    call terms(dx, xdim, 2, lo(2), hi(2), dy, ydim, 1, yg(1) - xg(2), by_col)
+    call terms(dx, xdim, 1, lo(1), hi(1), dy, ydim, 2, yg(2) - xg(1), by_row)
+    rcount = 0
+    do i2 = lo(2), hi(2)
+      do i1 = lo(1), hi(1)
+        r = by_row(i1) + by_col(i2)
+        rcount(r) = rcount(r) + 1
+      end do
+    end do
+    rdispl(0) = 0
+    do r = 1, hpf_nprocs - 1
+      rdispl(r) = rdispl(r - 1) + rcount(r - 1)
+    end do
+    allocate (recvbuf(max(1, sum(rcount))))
+    call MPI_Alltoallv(sendbuf, scount, sdispl, {mpi}, recvbuf, rcount, rdispl, {mpi}, MPI_COMM_WORLD)
+    next = rdispl
+    do i2 = lo(2), hi(2)
+      do i1 = lo(1), hi(1)
+        r = by_row(i1) + by_col(i2)
+        next(r) = next(r) + 1
+        x(1 + (i1 - xlo(1)) + (xhi(1) - xlo(1) + 1) * (i2 - xlo(2))) = recvbuf(next(r))
+      end do
+    end do
+    call hpf_stat_sent(scount)
+
+  contains
+
+    ! For local indices plo..phi along dimension pdim of the array walked
+    ! (descriptors dp along pdims), the term of the owner's rank that the
+    ! other array's dimension odim contributes (descriptors d_o along odims),
+    ! where that dimension's global index is the walked one's plus shift.
+    subroutine terms(dp, pdims, pdim, plo, phi, d_o, odims, odim, shift, term)
+      type(hpf_desc), intent(in) :: dp(:), d_o(:)
+      integer, intent(in) :: pdims(:), pdim, plo, phi, odims(:), odim, shift
+      integer, allocatable, intent(out) :: term(:)
+      integer :: p, g, j
+      allocate (term(plo:phi))
+      do p = plo, phi
+        g = p
+        do j = 1, size(pdims)
+          if (pdims(j) == pdim) g = hpf_gx(dp(j), hpf_me(dp(j)), p)
+        end do
+        term(p) = 0
+        do j = 1, size(odims)
+          if (odims(j) /= odim) cycle
+          if (j == 1) then
+            term(p) = term(p) + hpf_owner(d_o(1), g + shift)
+          else
+            term(p) = term(p) + hpf_owner(d_o(2), g + shift) * hpf_np(d_o(1))
+          end if
+        end do
+      end do
+    end subroutine terms
+  end subroutine hpf_transpose_{suffix}
 "#
     )
 }

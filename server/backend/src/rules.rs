@@ -60,16 +60,18 @@ pub struct Rule {
 }
 
 /// The declarations every example is written against: `u`, `v`, `w` and
-/// the integer `k` are BLOCK over one template, `c` is CYCLIC, `idx` is
-/// replicated.
+/// the integer `k` are BLOCK over one template, as are the rows of the
+/// matrix `mat`; `c` is CYCLIC, `idx` is replicated.
 pub const EXAMPLE_DECLARATIONS: &str = "\
   integer, parameter :: n = 20
   real :: u(0:n+1), v(0:n+1), w(n), c(n), s
   integer :: k(n), idx(n), i, step
+  real :: mat(n, n)
 !HPF$ TEMPLATE t(0:n+1)
 !HPF$ DISTRIBUTE t(BLOCK)
 !HPF$ ALIGN (i) WITH t(i) :: u, v
 !HPF$ ALIGN w(i) WITH t(i)
+!HPF$ ALIGN mat(i, *) WITH t(i)
 !HPF$ ALIGN k(i) WITH t(i)
 !HPF$ DISTRIBUTE c(CYCLIC)
 ";
@@ -77,14 +79,14 @@ pub const EXAMPLE_DECLARATIONS: &str = "\
 /// A rule's example as a whole program (its statements on [`EXAMPLE_LINE`]).
 pub fn example_program(rule: &Rule) -> String {
     format!(
-        "program example\n  implicit none\n{EXAMPLE_DECLARATIONS}  u = 1.0; v = 2.0; w = 3.0; c = 4.0; k = 1\n  \
+        "program example\n  implicit none\n{EXAMPLE_DECLARATIONS}  u = 1.0; v = 2.0; w = 3.0; c = 4.0; k = 1; mat = 0.5\n  \
          idx = [(mod(7 * i, n) + 1, i = 1, n)]\n{}\n  print *, sum(u), sum(w), sum(k), s\nend program example\n",
         rule.example
     )
 }
 
 /// The line of [`example_program`] that holds the rule's statements.
-pub const EXAMPLE_LINE: usize = 14;
+pub const EXAMPLE_LINE: usize = 16;
 
 pub const RULES: &[Rule] = &[
     Rule {
@@ -170,6 +172,12 @@ pub const RULES: &[Rule] = &[
         runs: Runs::Fetched,
         example: "w = cshift(w, 3)",
         test: "transposes_and_shifts_of_whole_arrays_run_in_parallel",
+    },
+    Rule {
+        construct: "MATMUL of whole arrays (matrix by matrix or by vector)",
+        runs: Runs::Fetched,
+        example: "w = matmul(mat, c)",
+        test: "matrix_products_of_distributed_arrays_run_in_parallel",
     },
     Rule {
         construct: "DO or IF around parallel statements",
@@ -284,6 +292,8 @@ mod tests {
                         "hpf_send_to_owners",
                         "hpf_send_home",
                         "hpf_permute",
+                        "hpf_transpose",
+                        "hpf_matmul",
                         "hpf_shift",
                         "hpf_nest_move",
                     ]

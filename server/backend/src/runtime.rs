@@ -1556,8 +1556,15 @@ fn runtime_with(types: &[ElementType], wanted: impl Fn(&str) -> bool) -> String 
             res.push_str(&crate::call_remap::copy_in_out(suffix, fortran_type));
         }
         let copies = wanted(&format!("hpf_copy_nd_{suffix}("));
-        if copies || wanted(&format!("hpf_permute_{suffix}(")) {
+        let transposes = wanted(&format!("hpf_transpose_{suffix}("));
+        if copies || transposes || wanted(&format!("hpf_permute_{suffix}(")) {
             res.push_str(&crate::permute::runtime(suffix, fortran_type, mpi_type));
+        }
+        if transposes {
+            res.push_str(&crate::permute::transpose_runtime(suffix, fortran_type, mpi_type));
+        }
+        if element.is_numeric() && wanted(&format!("hpf_matmul_{suffix}(")) {
+            res.push_str(&crate::matmul::runtime(suffix, fortran_type, mpi_type));
         }
         if *suffix != "l4" && wanted(&format!("hpf_location_{suffix}(")) {
             res.push_str(&location(suffix, fortran_type));

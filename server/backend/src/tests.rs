@@ -1917,7 +1917,8 @@ end program life
         ),
         "{source}"
     );
-    assert!(source.contains("  ! hpf-ls: hpf_t3 = transpose(a) (each process asks"), "{source}");
+    assert!(source.contains("  ! hpf-ls: hpf_t3 = transpose(a) (each process sends what it owns"), "{source}");
+    assert!(source.contains("call hpf_transpose_i4(a, "), "{source}");
     assert!(!source.contains("call hpf_permute_l4"), "{source}");
     assert!(!source.contains("hpf_gather"), "{source}");
 }

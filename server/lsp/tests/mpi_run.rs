@@ -51,6 +51,8 @@ const SUPPORTED: &[&str] = &[
     "loop_exits.f90",
     "lu_cyclic.f",
     "matmul_cyclic.for",
+    "matmul_cyclic_rows.f90",
+    "matmul_grid_block.f90",
     "matvec_replicated.f90",
     "maxloc_pivot.f90",
     "module_arrays.f90",
@@ -65,6 +67,7 @@ const SUPPORTED: &[&str] = &[
     "on_home.f90",
     "ordered_sums.f90",
     "private_scalars.f90",
+    "quad_complex.f90",
     "read_input.f90",
     "red_black_sor.f90",
     "redistribute_sweeps.f90",
@@ -243,14 +246,15 @@ fn check_supported_corpus(
 
 /// The corpus programs over distributed arrays of other types and kinds
 /// (INTEGER(8) seeds, COMPLEX(8) amplitudes, INTEGER(2) and LOGICAL(1)
-/// masks, CHARACTER(len=8) labels) run in parallel, with no statement on
+/// masks, CHARACTER(len=8) labels, COMPLEX(16) halos, sums and products) run in parallel, with no statement on
 /// one process, and print what the sequential program prints on 1 to 5 processes.
 #[test]
 #[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
 fn distributed_arrays_of_every_type_and_kind_run_in_parallel() {
     require_toolchain();
     let dir = scratch("every_type_and_kind");
-    for name in ["monte_carlo_seeds.f90", "complex_wave.f90", "short_masks.f90", "label_gather.f90"] {
+    for name in ["monte_carlo_seeds.f90", "complex_wave.f90", "short_masks.f90", "label_gather.f90", "quad_complex.f90"]
+    {
         let source = corpus().join(name);
         let build = hpf_ls_build(&source, &dir.join(name.replace('.', "_")));
         let stderr = String::from_utf8_lossy(&build.stderr);
@@ -259,6 +263,69 @@ fn distributed_arrays_of_every_type_and_kind_run_in_parallel() {
         let expected = std::fs::read(corpus().join(format!("expected/{name}.out"))).expect("an expected output");
         runs_print_on(&source, &expected, &["1", "2", "3", "4", "5"]);
     }
+}
+
+/// MATMUL of distributed matrices and vectors (2-D BLOCK grids, CYCLIC(m)
+/// rows and columns, replicated operands and results, INTEGER, REAL(8),
+/// COMPLEX(8)) runs on every process, no statement on one process, and
+/// prints what the sequential program prints on 1 to 5 processes. With
+/// `--ordered-reductions` each element is summed over k in order by its
+/// owner: bit for bit what gfortran's MATMUL gives when it is inlined as
+/// loops (`-finline-matmul-limit`, as gfortran does for small matrices),
+/// on values whose sums round.
+#[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
+fn matrix_products_of_distributed_arrays_run_in_parallel() {
+    require_toolchain();
+    let dir = scratch("matmul");
+    for name in ["matmul_grid_block.f90", "matmul_cyclic_rows.f90"] {
+        let source = corpus().join(name);
+        let build = hpf_ls_build(&source, &dir.join(name.replace('.', "_")));
+        let stderr = String::from_utf8_lossy(&build.stderr);
+        assert!(build.status.success(), "{name}: {stderr}");
+        assert!(!stderr.contains("one process"), "{name}: {stderr}");
+        let expected = std::fs::read(corpus().join(format!("expected/{name}.out"))).expect("an expected output");
+        runs_print_on(&source, &expected, &["1", "2", "3", "4", "5"]);
+    }
+    let (dir, source) = scratch_program(
+        "matmul_rounding",
+        "program matmul_rounding
+  implicit none
+  integer, parameter :: m = 37, k = 300, n = 29
+  double precision :: a(m, k), b(k, n), c(m, n), x(k), y(m)
+  integer :: i, j
+!HPF$ PROCESSORS G(2, 2)
+!HPF$ DISTRIBUTE (CYCLIC(3), BLOCK) ONTO G :: a, b, c
+!HPF$ DISTRIBUTE x(CYCLIC)
+  do j = 1, k
+    do i = 1, m
+      a(i, j) = 1.0d0 / dble(i * 7 + j)
+    end do
+    x(j) = 1.0d0 / dble(j + 2)
+  end do
+  do j = 1, n
+    do i = 1, k
+      b(i, j) = 1.0d0 / dble(i + 3 * j)
+    end do
+  end do
+  c = matmul(a, b)
+  y = matmul(a, x)
+  print '(4ES25.17)', c
+  print '(4ES25.17)', y
+end program matmul_rounding
+",
+    );
+    let sequential = dir.join("sequential");
+    let compiled = Command::new("gfortran")
+        .args(["-ffrontend-optimize", "-finline-matmul-limit=1000000"])
+        .arg(&source)
+        .arg("-o")
+        .arg(&sequential)
+        .output()
+        .unwrap();
+    assert!(compiled.status.success(), "{}", String::from_utf8_lossy(&compiled.stderr));
+    let expected = Command::new(&sequential).output().unwrap().stdout;
+    runs_print_on(&source, &expected, &["1", "2", "3", "4", "5"]);
 }
 
 /// REAL(16), INTEGER(1), LOGICAL(8) and COMPLEX(4) arrays, BLOCK and

@@ -2387,8 +2387,8 @@ fn the_generator_is_deterministic() {
     assert!(scatters >= 15, "{scatters} programs with updates through computed indices in seeds 1000..1200");
 }
 
-/// A program with one mapping the backend does not lower (a COMPLEX(16)
-/// array, a REAL(10) one (no MPI datatype), an alignment of stride 2 on a CYCLIC
+/// A program with one mapping the backend does not lower (a COMPLEX(10)
+/// array, a REAL(10) one (x87 extended precision: no MPI datatype), an alignment of stride 2 on a CYCLIC
 /// template, a block size of no constant value, a rank-4 array), and the
 /// line of the directive (or declaration) it must name.
 fn generate_refused(seed: u64) -> (String, usize) {
@@ -2403,7 +2403,7 @@ fn generate_refused(seed: u64) -> (String, usize) {
     let name = *rng.pick(&["a", "w", "big"]);
     let kind = rng.below(5);
     let (decl, directives, bad): (String, Vec<String>, usize) = match kind {
-        0 => (format!("  complex(16) :: {name}(n)"), vec![format!("!HPF$ DISTRIBUTE {name}(BLOCK) ONTO P")], 0),
+        0 => (format!("  complex(10) :: {name}(n)"), vec![format!("!HPF$ DISTRIBUTE {name}(BLOCK) ONTO P")], 0),
         1 => {
             // x87 extended precision has no MPI datatype.
             let kind = *rng.pick(&["real(10)", "real(kind=10)"]);

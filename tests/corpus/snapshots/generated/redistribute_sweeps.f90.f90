@@ -162,10 +162,9 @@ program redistribute_sweeps
   end block
   call hpf_stat_end(5)
   call hpf_stat_begin()
-  ! hpf-ls: hpf_t1 = transpose(a) (each process asks for the elements its part needs)
-  call hpf_permute_i4(a, lbound(a), ubound(a), [hpf_d_a], [1], [1, 1], [16, 16], &
-    hpf_t1, lbound(hpf_t1), ubound(hpf_t1), [hpf_d_hpf_t1], [1], [1, 1], &
-    1, 0, 1, 0)
+  ! hpf-ls: hpf_t1 = transpose(a) (each process sends what it owns to where it goes)
+  call hpf_transpose_i4(a, lbound(a), ubound(a), [hpf_d_a], [1], [1, 1], [16, 16], &
+    hpf_t1, lbound(hpf_t1), ubound(hpf_t1), [hpf_d_hpf_t1], [1], [1, 1])
   call hpf_stat_end(6)
   ! hpf-ls: owner computes b = hpf_t1 - a
   do hpf_c = 0, hpf_courses(hpf_d_b) - 1

@@ -62,10 +62,9 @@ call hpf_local_bounds(hpf_d_e(1), 0, (1), (n), 1, hpf_lo, hpf_hi)
   forall (i = hpf_lo2:hpf_hi2:1, j = hpf_lo:hpf_hi:1) c(i, j) = e(j, i)
   call hpf_stat_end(2)
   call hpf_stat_begin()
-  ! hpf-ls: d = transpose(e) (each process asks for the elements its part needs)
-  call hpf_permute_i4(e, lbound(e), ubound(e), hpf_d_e, [1, 2], [1, 1], [16, 16], &
-    d, lbound(d), ubound(d), hpf_d_d, [2, 1], [1, 1], &
-    1, 0, 1, 0)
+  ! hpf-ls: d = transpose(e) (each process sends what it owns to where it goes)
+  call hpf_transpose_i4(e, lbound(e), ubound(e), hpf_d_e, [1, 2], [1, 1], [16, 16], &
+    d, lbound(d), ubound(d), hpf_d_d, [2, 1], [1, 1])
   call hpf_stat_end(3)
   ! hpf-ls: each process assigns its box
   call hpf_box_i4_221(hpf_d_f, hpf_rank, hpf_bl, hpf_bh)
