@@ -56,9 +56,13 @@ program quad_complex
   end do
   do hpf_c = 0, hpf_courses(hpf_d_v) - 1
   call hpf_course_bounds(hpf_d_v, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_v, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-  v(hpf_lx(hpf_d_v, i)) = cmplx(1, i, qp)
+  v(i + hpf_cs_1) = cmplx(1, i, qp)
   end do
+    end block
   end do
   i = hpf_final((1), (n), 1)
   call hpf_stat_begin()
@@ -97,9 +101,13 @@ program quad_complex
     call hpf_course_bounds(hpf_d_w, 0, (2), (n - 1), 1, hpf_c, hpf_lo, hpf_hi)
     hpf_k = 0
     if ((hpf_hi - hpf_lo) * (1) >= 0) hpf_k = (hpf_hi - hpf_lo) / (1) + 1
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_lx(hpf_d_w, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
-    w(hpf_lx(hpf_d_w, i)) = hpf_gv_1(hpf_m + (i - hpf_lo) / (1) + 1) + hpf_gv_1(1 * hpf_n + hpf_m + (i - hpf_lo) / (1) + 1) - hpf_gv_2(hpf_m + (i - hpf_lo) / (1) + 1)
+    w(i + hpf_cs_1) = hpf_gv_1(hpf_m + (i - hpf_lo) / (1) + 1) + hpf_gv_1(1 * hpf_n + hpf_m + (i - hpf_lo) / (1) + 1) - hpf_gv_2(hpf_m + (i - hpf_lo) / (1) + 1)
   end do
+    end block
     hpf_m = hpf_m + hpf_k
   end do
   end block
