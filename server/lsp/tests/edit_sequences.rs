@@ -15,7 +15,8 @@
 //! application of `did_change` and the incremental reparse and analysis of
 //! the document store), then through the real binary over stdio for fewer
 //! sequences. `HPF_EDIT_SEQUENCES=N` bounds the long (ignored) versions:
-//! `cargo test --release -p hpf-ls --test edit_sequences -- --ignored`.
+//! `cargo test --release -p hpf-ls --test edit_sequences -- --ignored`;
+//! `HPF_EDIT_FIRST=K` starts the in-process one at sequence K.
 
 mod common;
 
@@ -458,10 +459,17 @@ fn sequences(default: u64) -> u64 {
     std::env::var("HPF_EDIT_SEQUENCES").ok().and_then(|it| it.parse().ok()).unwrap_or(default)
 }
 
-fn in_process(count: u64) {
+/// The first sequence of the long versions: `HPF_EDIT_FIRST` (0 by default),
+/// to rerun one failure without the sequences before it.
+fn first_sequence() -> u64 {
+    std::env::var("HPF_EDIT_FIRST").ok().and_then(|it| it.parse().ok()).unwrap_or(0)
+}
+
+fn in_process(seeds: std::ops::Range<u64>) {
     let corpus = corpus();
+    let count = seeds.end - seeds.start;
     let (mut changes, mut panicked) = (0, 0);
-    for seed in 0..count {
+    for seed in seeds {
         match run_sequence(seed, &corpus) {
             Ok(outcome) => {
                 changes += outcome.changes;
@@ -481,7 +489,7 @@ fn in_process(count: u64) {
 
 #[test]
 fn edit_sequences_end_like_a_fresh_open() {
-    in_process(FAST_SEQUENCES);
+    in_process(0..FAST_SEQUENCES);
 }
 
 /// Found by the long version: from `red_black_sor.f90`, six batches of edits
@@ -502,7 +510,7 @@ fn error_recovery_after_edits_is_that_of_a_fresh_parse() {
 #[test]
 #[ignore = "long: run with --ignored, bounded by HPF_EDIT_SEQUENCES"]
 fn many_edit_sequences_end_like_a_fresh_open() {
-    in_process(sequences(10_000));
+    in_process(first_sequence()..sequences(10_000));
 }
 
 // Over stdio: the real binary, its `did_change`, scheduling and coalescing.

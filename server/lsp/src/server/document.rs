@@ -1138,6 +1138,13 @@ pub fn analyse(
         let host_name: Arc<str> = format!("{name}#host-{:016x}", text_hash(&host_text)).into();
         host_texts.insert(idx, (host_text, host_name));
     }
+    // A procedure's host's name among the siblings, which names its text.
+    let host_name_of = |idx: usize| {
+        host_of[idx]
+            .filter(|_| kinds[idx] == syntax::ChunkKind::Procedure)
+            .and_then(|host| host_texts.get(&host))
+            .map(|it| &it.1)
+    };
     let context_of = |idx: usize, own_text: &str| {
         let procedure = kinds[idx] == syntax::ChunkKind::Procedure;
         if !procedure && !hosts(idx) {
@@ -1205,7 +1212,9 @@ pub fn analyse(
         } else if let Some(chunk_text) = texts[idx].take() {
             jobs.push((idx, Job::LowerAndAnalyse(chunk_text)));
         } else if chunk_modules().same_as(&kept_of(idx).lookups)
-            && host_of[idx].is_none_or(|host| !changed.contains(&host))
+            // The same host text: an edit elsewhere may give a procedure another host
+            // (an END made a statement keeps the unit before it open).
+            && kept_of(idx).context.as_ref().and_then(|it| it.host.as_ref()) == host_name_of(idx)
             && kept_of(idx).context.as_ref().map(|it| it.text.len() == it.own.end)
                 == (kinds[idx] == syntax::ChunkKind::Procedure || hosts(idx)).then_some(!hosts(idx))
             && kept_of(idx).expansion.as_ref().is_none_or(|it| includes.unchanged(it))
@@ -1490,6 +1499,43 @@ mod tests {
             let starts = |it: &Analysed| it.chunks.iter().map(|it| (it.start, it.kind)).collect::<Vec<_>>();
             assert_eq!(starts(&edited), starts(&fresh), "{from:?}");
         }
+    }
+
+    /// Found by the long edit-sequence test (sequence 2417): an edit that
+    /// makes an END a statement (`end( subroutine shift`) leaves the module
+    /// open, so the main program and its procedures become procedures of the
+    /// module; `twice`, after the edit and with the same text, now has the
+    /// module's part as its host and is analysed again with it.
+    #[test]
+    fn a_procedure_whose_host_an_edit_changes_is_analysed_with_the_new_host() {
+        let text = HOSTS.replace(
+            "  end subroutine fill\n",
+            "  end subroutine fill\n  integer function twice(k)\n    integer :: k\n    twice = 2 * k + c(1)\n  end function\n",
+        );
+        let opened = open(&text, SourceForm::Free);
+        let edited_text = text.replacen("end subroutine shift", "end( subroutine shift", 1).replacen(
+            "contains\n  subroutine fill",
+            "contai  subroutine fill",
+            1,
+        );
+        let (settings, modules) = (settings(), analysis::model::NoModules);
+        let edited = analyse(
+            2,
+            Rope::from_str(&edited_text),
+            SourceForm::Free,
+            &opened.name,
+            Some(&opened),
+            &settings,
+            Outside { modules: &modules, includes: &Includes::default() },
+        );
+        let fresh = open(&edited_text, SourceForm::Free);
+        let starts = |it: &Analysed| it.chunks.iter().map(|it| (it.start, it.kind, it.host)).collect::<Vec<_>>();
+        assert_eq!(starts(&edited), starts(&fresh));
+        let units = |it: &Analysed| {
+            it.chunks.iter().map(|placed| format!("{:?}", it.analysis_of(placed).file.units)).collect::<Vec<_>>()
+        };
+        assert_eq!(units(&edited), units(&fresh));
+        assert_eq!(edited.diagnostics(), fresh.diagnostics());
     }
 
     const UNITS: &str = "module m\n  integer, parameter :: n = 8\nend module m\n\nsubroutine s1\n  use m\n  real :: x(n)\n  x = 1.0\nend subroutine s1\n\nsubroutine s2\n  real :: y(4)\n  y = 2.0\nend subroutine s2\n";
