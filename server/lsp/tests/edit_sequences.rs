@@ -506,6 +506,56 @@ fn error_recovery_after_edits_is_that_of_a_fresh_parse() {
     }
 }
 
+/// Edits of a host's specification part, one after the other, each
+/// analysed from the last: what no procedure mentions (comments, blank
+/// lines, a new array, the alignment of an array one procedure uses) keeps
+/// the other procedures' analyses, moved onto the new host text; what they
+/// may all see (IMPLICIT, USE, PROCESSORS, a parameter) analyses them all.
+/// Each ends as a fresh open does.
+#[test]
+fn host_specification_edits_end_like_a_fresh_open() {
+    let host = "module field\n  integer, parameter :: n = 32\n!HPF$ PROCESSORS procs(4)\n!HPF$ TEMPLATE grid(n)\n!HPF$ DISTRIBUTE grid(BLOCK) ONTO procs\n  real :: u(n), v(n)\n  real :: w(n)\n!HPF$ ALIGN u(i) WITH grid(i)\n!HPF$ ALIGN v(i) WITH grid(i+1)\n!HPF$ ALIGN w(i) WITH grid(i)\ncontains\n";
+    let bodies = ["u(i) = v(i-1)", "w(i) = 0.5 * w(i+1)", "v(i) = u(i+1)", "x = 1.0\n    y(i) = x"];
+    let mut text = host.to_string();
+    for (idx, body) in bodies.iter().enumerate() {
+        text.push_str(&format!(
+            "  subroutine kernel{idx}(steps)\n    integer :: steps, i\n    real :: y(n)\n!HPF$ ALIGN y(i) WITH grid(i)\n    do i = 2, n - 1\n      {body}\n    end do\n  end subroutine kernel{idx}\n"
+        ));
+    }
+    text.push_str("end module field\n");
+    // (from, to, how many chunks at most the edit analyses)
+    let edits: [(&str, &str, usize); 10] = [
+        ("  real :: w(n)\n", "  ! the weights\n\n  real :: w(n)\n", 1),
+        ("  real :: w(n)\n", "  real :: w(n)\n  real :: spare(n)\n", 1),
+        ("ALIGN w(i) WITH grid(i)", "ALIGN w(i) WITH grid(i+2)", 2),
+        ("!HPF$ ALIGN v(i) WITH grid(i+1)\n", "", 3),
+        ("  real :: u(n), v(n)\n", "  real :: u(n), v(n), x\n", 4),
+        ("DISTRIBUTE grid(BLOCK)", "DISTRIBUTE grid(CYCLIC)", 5),
+        ("procs(4)", "procs(2)", 5),
+        ("contains\n", "  implicit none\ncontains\n", 5),
+        ("n = 32", "n = 16", 5),
+        ("  ! the weights\n", "", 1),
+    ];
+    let settings = settings();
+    let mut previous: Parse = analyse(Rope::from_str(&text), SourceForm::Free, None, &settings);
+    let mut random = Random::new(30);
+    for (from, to, at_most) in edits {
+        assert!(text.contains(from), "{from:?}");
+        text = text.replacen(from, to, 1);
+        let edited = analyse(Rope::from_str(&text), SourceForm::Free, Some(previous), &settings);
+        let fresh = analyse(Rope::from_str(&text), SourceForm::Free, None, &settings);
+        assert!(edited.computed_chunks <= at_most, "{from:?} -> {to:?}: {} chunks analysed", edited.computed_chunks);
+        let probes = probes(&text, &fresh, &mut random);
+        let (seen, fresh_seen) = (observe(&edited, &probes), observe(&fresh, &probes));
+        for (idx, (a, b)) in seen.iter().zip(&fresh_seen).enumerate() {
+            let what =
+                LABELS.get(idx).map_or_else(|| format!("hover at {}", probes[idx - LABELS.len()]), |it| it.to_string());
+            assert_eq!(a, b, "{from:?} -> {to:?}: the {what} differs");
+        }
+        previous = edited;
+    }
+}
+
 /// The long version: `HPF_EDIT_SEQUENCES` sequences (10,000 by default).
 #[test]
 #[ignore = "long: run with --ignored, bounded by HPF_EDIT_SEQUENCES"]

@@ -13,7 +13,9 @@
 //! the same, and their positions, relative to their start, did not move),
 //! and so do their converted diagnostics (`publish_frame`), as long as their
 //! first line did not move either. An edit of a host's part up to CONTAINS
-//! reanalyses its procedures. A unit USEs the modules the other chunks
+//! reanalyses the procedures that mention a name it changed
+//! ([`super::host_spec`]); the others keep their analysis, moved onto the
+//! new host text (`Chunk::rebased`). A unit USEs the modules the other chunks
 //! define as it USEs those of other files (`ExternalFile`); a chunk is
 //! analysed again when a module it looked up changed.
 //!
@@ -87,6 +89,9 @@ pub struct Chunk {
     /// A procedure's: where its host unit ends in its text, when it does
     /// (the host's END is in its last procedure's chunk).
     pub host_end: Option<usize>,
+    /// A procedure's: the names its text mentions (lower case), to tell
+    /// whether an edit of its host changed what it sees ([`host_spec`]).
+    names: Option<Arc<std::collections::HashSet<Box<str>>>>,
 }
 
 /// A stored range of a host's chunk (folds, symbols) that ends where its
@@ -334,6 +339,10 @@ impl Chunk {
         let mut header_diagnostics = Vec::new();
         let mut programs: Vec<usize> = programs;
         let mut host_end = None;
+        let names = context
+            .as_ref()
+            .filter(|it| it.host.is_some())
+            .map(|it| Arc::new(super::host_spec::names(&it.text[it.own.start..it.own.end])));
         if expansion.is_some() || context.is_some() {
             let frame = Frame { expansion: expansion.as_deref(), context: context.as_ref() };
             let host_name = context.as_ref().and_then(|it| it.host.clone());
@@ -427,7 +436,47 @@ impl Chunk {
             header_diagnostics,
             context,
             host_end,
+            names,
         }
+    }
+
+    /// This procedure's chunk on a new text of its host, which changed no
+    /// name it mentions: its analysis is the same but for the ranges in the
+    /// host, which `host_range` moves (`None` if one of them cannot be).
+    fn rebased(&self, context: Context, host_range: impl Fn(TextRange) -> Option<TextRange>) -> Option<Chunk> {
+        let old_host = self.context.as_ref()?.host.clone()?;
+        let mut diagnostics = self.diagnostics.clone();
+        for related in diagnostics.iter_mut().flat_map(|it| it.related.iter_mut()) {
+            if related.file.as_ref() == Some(&old_host) {
+                related.range = host_range(related.range)?;
+                related.file = context.host.clone();
+            }
+        }
+        Some(Chunk {
+            text: self.text.clone(),
+            diagnostics,
+            semantic_tokens: self.semantic_tokens.clone(),
+            folding_ranges: self.folding_ranges.clone(),
+            symbols: self.symbols.clone(),
+            inlay_hints: self.inlay_hints.clone(),
+            programs: self.programs.clone(),
+            unknown_modules: self.unknown_modules.clone(),
+            form: self.form,
+            config: self.config,
+            severities: self.severities.clone(),
+            // Its ranges are those of the old context: made again when asked.
+            full: Mutex::new(None),
+            used: std::sync::atomic::AtomicU64::new(USES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)),
+            lookups: self.lookups.clone(),
+            provides: self.provides.clone(),
+            tree: Mutex::new(None),
+            published: Mutex::new(None),
+            expansion: self.expansion.clone(),
+            header_diagnostics: self.header_diagnostics.clone(),
+            context: Some(context),
+            host_end: self.host_end,
+            names: self.names.clone(),
+        })
     }
 
     /// How the ranges of its analysis map to its text.
@@ -1199,6 +1248,45 @@ pub fn analyse(
         provides.push(provided);
     }
 
+    // A procedure whose host changed, but no name it mentions: moved onto
+    // the new host text. What changed is computed once per old and new host.
+    let mut host_changes: HashMap<(Arc<str>, usize), Option<std::collections::HashSet<String>>> = HashMap::new();
+    let mut rebase = |idx: usize, kept: &Chunk| -> Option<Chunk> {
+        let host = host_of[idx].filter(|_| kinds[idx] == syntax::ChunkKind::Procedure)?;
+        let (new_host, new_name) = host_texts.get(&host)?;
+        let old = kept.context.as_ref()?;
+        let old_name = old.host.clone()?;
+        if kept.expansion.is_some() {
+            return None;
+        }
+        let old_host = &old.text[..old.own.start];
+        let changed = host_changes
+            .entry((old_name, host))
+            .or_insert_with(|| super::host_spec::changed_names(old_host, new_host, form))
+            .as_ref()?;
+        if changed.iter().any(|name| kept.names.as_ref().is_none_or(|it| it.contains(name.as_str()))) {
+            return None;
+        }
+        // Ranges of the old host text before or after what differs in the new one.
+        let prefix = old_host.bytes().zip(new_host.bytes()).take_while(|(a, b)| a == b).count();
+        let max_suffix = old_host.len().min(new_host.len()) - prefix;
+        let suffix =
+            old_host.bytes().rev().zip(new_host.bytes().rev()).take(max_suffix).take_while(|(a, b)| a == b).count();
+        let old_after = old_host.len() - suffix;
+        let host_range = |range: TextRange| {
+            if range.end <= prefix {
+                Some(range)
+            } else if range.start >= old_after {
+                let moved = |at: usize| at - old_after + (new_host.len() - suffix);
+                Some(TextRange::new(moved(range.start), moved(range.end)))
+            } else {
+                None
+            }
+        };
+        let closed = old.text.len() == old.own.end;
+        let context = Context::new(&kept.text, Some((new_host, new_name.clone())), closed, form);
+        kept.rebased(context, host_range)
+    };
     let severities = Arc::new(settings.severities());
     // Full analyses are kept for an edit's chunks, not for all of an open's.
     let keep = changed.len() <= KEEP_ANALYSES;
@@ -1212,9 +1300,6 @@ pub fn analyse(
         } else if let Some(chunk_text) = texts[idx].take() {
             jobs.push((idx, Job::LowerAndAnalyse(chunk_text)));
         } else if chunk_modules().same_as(&kept_of(idx).lookups)
-            // The same host text: an edit elsewhere may give a procedure another host
-            // (an END made a statement keeps the unit before it open).
-            && kept_of(idx).context.as_ref().and_then(|it| it.host.as_ref()) == host_name_of(idx)
             && kept_of(idx).context.as_ref().map(|it| it.text.len() == it.own.end)
                 == (kinds[idx] == syntax::ChunkKind::Procedure || hosts(idx)).then_some(!hosts(idx))
             && kept_of(idx).expansion.as_ref().is_none_or(|it| includes.unchanged(it))
@@ -1222,10 +1307,19 @@ pub fn analyse(
                 == preprocessed_chunk(idx).as_ref()
         {
             let kept = kept_of(idx);
-            // Only the chunks being edited keep a tree (134 MB for all at 100k lines).
-            kept.tree.lock().unwrap_or_else(|it| it.into_inner()).take();
-            chunks.push(Some(kept.clone()));
-            continue;
+            // The same host text; an edit elsewhere may also give a procedure
+            // another host (an END made a statement keeps the unit before it open).
+            if kept.context.as_ref().and_then(|it| it.host.as_ref()) == host_name_of(idx) {
+                // Only the chunks being edited keep a tree (134 MB for all at 100k lines).
+                kept.tree.lock().unwrap_or_else(|it| it.into_inner()).take();
+                chunks.push(Some(kept.clone()));
+                continue;
+            }
+            if let Some(rebased) = rebase(idx, kept) {
+                chunks.push(Some(Arc::new(rebased)));
+                continue;
+            }
+            jobs.push((idx, Job::Reanalyse(kept.clone())));
         } else {
             // A module it USEs, or a file it includes, changed: analysed again.
             jobs.push((idx, Job::Reanalyse(kept_of(idx).clone())));
@@ -1480,11 +1574,29 @@ mod tests {
         let edited = edit(&opened, "a(i) = b(i-1)", "a(i) = b(i-2)");
         assert_eq!(edited.computed_chunks, 1);
         assert_like_whole(&edited, "inside shift");
-        // The host's specification part: the host, its procedures, and the
-        // program that USEs the module, with its internal procedure.
+        // The host's specification part: the host, the procedure that
+        // mentions what changed (`shift`, not `remap`), and the program that
+        // USEs the module, with its internal procedure.
         let host = edit(&edited, "ALIGN b(i) WITH t(i)", "ALIGN b(i) WITH t(i+1)");
-        assert_eq!(host.computed_chunks, 5);
+        assert_eq!(host.computed_chunks, 4);
         assert_like_whole(&host, "host");
+        // A comment and a line in the host: no procedure of it (the program
+        // that USEs the module and its procedure are, as for any edit of a
+        // module); `remap` keeps its related declaration of `t`, moved.
+        let comment = edit(&host, "!HPF$ TEMPLATE t(n)\n", "! the grid\n\n!HPF$ TEMPLATE t(n)\n");
+        assert_eq!(comment.computed_chunks, 3);
+        assert_like_whole(&comment, "comment");
+        let remap = comment.diagnostics().into_iter().find(|it| it.code == syntax::Code::NotDynamic).expect("HPF026");
+        assert_eq!(&comment.text()[remap.related[0].range.to_range()], "t");
+        // A name no procedure mentions: no procedure of it.
+        let unused = edit(&comment, "  real :: a(n), b(n)\n", "  real :: a(n), b(n)\n  real :: spare(n)\n");
+        assert_eq!(unused.computed_chunks, 3);
+        assert_like_whole(&unused, "unused");
+        // Its template's distribution: every procedure that mentions it or an array aligned with it.
+        let all = edit(&unused, "t(BLOCK)", "t(CYCLIC)");
+        assert_eq!(all.computed_chunks, 5);
+        assert_like_whole(&all, "distribution");
+        let host = edit(&all, "t(CYCLIC)", "t(BLOCK)");
         // The main program's part: it and its procedure.
         let main = edit(&host, "real :: c(n)", "real :: c(n+1)");
         assert_eq!(main.computed_chunks, 2);
