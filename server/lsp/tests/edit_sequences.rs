@@ -514,8 +514,8 @@ fn error_recovery_after_edits_is_that_of_a_fresh_parse() {
 /// Each ends as a fresh open does.
 #[test]
 fn host_specification_edits_end_like_a_fresh_open() {
-    let host = "module field\n  integer, parameter :: n = 32\n!HPF$ PROCESSORS procs(4)\n!HPF$ TEMPLATE grid(n)\n!HPF$ DISTRIBUTE grid(BLOCK) ONTO procs\n  real :: u(n), v(n)\n  real :: w(n)\n!HPF$ ALIGN u(i) WITH grid(i)\n!HPF$ ALIGN v(i) WITH grid(i+1)\n!HPF$ ALIGN w(i) WITH grid(i)\ncontains\n";
-    let bodies = ["u(i) = v(i-1)", "w(i) = 0.5 * w(i+1)", "v(i) = u(i+1)", "x = 1.0\n    y(i) = x"];
+    let host = "module field\n  integer, parameter :: n = 32\n!HPF$ PROCESSORS procs(4)\n!HPF$ TEMPLATE grid(n)\n!HPF$ DISTRIBUTE grid(BLOCK) ONTO procs\n  real :: u(n), v(n)\n  real :: w(n)\n!HPF$ ALIGN u(i) WITH grid(i)\n!HPF$ ALIGN v(i) WITH grid(i+1)\n!HPF$ ALIGN w(i) WITH grid(i)\n  type pair\n    real :: first\n  end type pair\n  interface\n    subroutine ext(a)\n      real :: a(:)\n    end subroutine\n  end interface\ncontains\n";
+    let bodies = ["u(i) = v(i-1)", "w(i) = 0.5 * w(i+1)", "v(i) = u(i+1)", "x = 1.0\n    y(i) = x", "call ext(y)"];
     let mut text = host.to_string();
     for (idx, body) in bodies.iter().enumerate() {
         text.push_str(&format!(
@@ -524,16 +524,19 @@ fn host_specification_edits_end_like_a_fresh_open() {
     }
     text.push_str("end module field\n");
     // (from, to, how many chunks at most the edit analyses)
-    let edits: [(&str, &str, usize); 10] = [
+    let edits: [(&str, &str, usize); 12] = [
+        // A type no procedure uses; the interface one procedure calls.
+        ("    real :: first\n", "    real :: first, second\n", 1),
+        ("      real :: a(:)\n", "      real :: a(*)\n", 2),
         ("  real :: w(n)\n", "  ! the weights\n\n  real :: w(n)\n", 1),
         ("  real :: w(n)\n", "  real :: w(n)\n  real :: spare(n)\n", 1),
         ("ALIGN w(i) WITH grid(i)", "ALIGN w(i) WITH grid(i+2)", 2),
         ("!HPF$ ALIGN v(i) WITH grid(i+1)\n", "", 3),
         ("  real :: u(n), v(n)\n", "  real :: u(n), v(n), x\n", 4),
-        ("DISTRIBUTE grid(BLOCK)", "DISTRIBUTE grid(CYCLIC)", 5),
-        ("procs(4)", "procs(2)", 5),
-        ("contains\n", "  implicit none\ncontains\n", 5),
-        ("n = 32", "n = 16", 5),
+        ("DISTRIBUTE grid(BLOCK)", "DISTRIBUTE grid(CYCLIC)", 6),
+        ("procs(4)", "procs(2)", 6),
+        ("contains\n", "  implicit none\ncontains\n", 6),
+        ("n = 32", "n = 16", 6),
         ("  ! the weights\n", "", 1),
     ];
     let settings = settings();

@@ -12,9 +12,13 @@
 //! distribution changed, arrays sized by a changed parameter). Comments and
 //! blank lines are no statements: editing them changes nothing.
 //!
+//! A derived type definition is one statement that declares the type's
+//! name; an interface body one that declares its procedure's name and the
+//! generic name of its interface block.
+//!
 //! Everything changes (every procedure is analysed again) when a statement
 //! the scan does not read is added or removed (USE, IMPLICIT, executable
-//! statements, a derived type or interface body, ...), when a PROCESSORS
+//! statements, an operator's interface, ...), when a PROCESSORS
 //! directive changes (a mapping without ONTO uses the processors the host
 //! declares, by no name), and for fixed form, where blanks do not separate
 //! names.
@@ -103,10 +107,134 @@ fn lower_words(text: &str) -> Vec<String> {
 /// The statements of a free-form host text (its header to its CONTAINS).
 fn statements(text: &str) -> Vec<Statement> {
     let mut res = Vec::new();
+    // A derived type definition, or an interface body, being read: one statement.
+    let mut block: Option<Block> = None;
+    // Inside an interface block: its generic name (empty if none), or `None`
+    // for an operator or assignment, which no name tells who uses.
+    let mut interface: Option<Option<String>> = None;
+    for Piece { text, directive, mixed } in pieces(text) {
+        let lower = text.to_ascii_lowercase();
+        let compact: String = lower.chars().filter(|it| !it.is_whitespace()).collect();
+        if let Some(open) = block.as_mut() {
+            open.texts.push(text);
+            let ends = match open.kind {
+                BlockKind::Type => compact.starts_with("endtype"),
+                BlockKind::Body => {
+                    compact == "end" || compact.starts_with("endsubroutine") || compact.starts_with("endfunction")
+                }
+            };
+            if ends && !directive {
+                let open = block.take().expect("open");
+                let mut names = open.names;
+                if let Some(Some(generic)) = &interface {
+                    names.push(generic.clone());
+                }
+                let everything = matches!(interface, Some(None)) && open.kind == BlockKind::Body;
+                res.push(statement(open.texts.join("\n"), if everything { None } else { Some(names) }));
+            }
+            continue;
+        }
+        if mixed {
+            res.push(statement(text, None));
+            continue;
+        }
+        if directive {
+            let declares = directive_declares(&lower);
+            res.push(Statement { mentions: mentions(&text, &declares), text: format!("!HPF$ {text}"), declares });
+            continue;
+        }
+        if let Some(generic) = interface.clone() {
+            if compact.starts_with("endinterface") {
+                interface = None;
+                res.push(statement(text, generic.map(|it| vec![it])));
+                continue;
+            }
+            if let Some(name) = procedure_name(&lower) {
+                block = Some(Block { kind: BlockKind::Body, texts: vec![text], names: vec![name] });
+                continue;
+            }
+            // `MODULE PROCEDURE a, b`, `PROCEDURE a`: the generic and what it names.
+            let named = lower_words(&lower).into_iter().filter(|it| it != "module" && it != "procedure");
+            let names = generic.map(|generic| std::iter::once(generic).chain(named).collect());
+            res.push(statement(text, names));
+            continue;
+        }
+        let words: Vec<&str> = lower.split_whitespace().collect();
+        if matches!(words.first(), Some(&"interface")) || words.starts_with(&["abstract", "interface"]) {
+            let generic = match words.as_slice() {
+                ["interface"] | ["abstract", "interface"] => Some(String::new()),
+                ["interface", name] if name.bytes().all(|it| it.is_ascii_alphanumeric() || it == b'_') => {
+                    Some(name.to_string())
+                }
+                _ => None,
+            };
+            res.push(statement(text, generic.clone().map(|it| vec![it])));
+            interface = Some(generic);
+            continue;
+        }
+        if opens_type(&lower) {
+            let name = type_name(&lower);
+            block = Some(Block { kind: BlockKind::Type, texts: vec![text], names: name.into_iter().collect() });
+            continue;
+        }
+        let declares = declaration_declares(&lower);
+        res.push(Statement { mentions: mentions(&text, &declares), text, declares });
+    }
+    // A block or interface not closed: not read.
+    if let Some(open) = block {
+        res.push(statement(open.texts.join("\n"), None));
+    }
+    res
+}
+
+/// A statement that declares `names` (everything if `None`).
+fn statement(text: String, names: Option<Vec<String>>) -> Statement {
+    let declares = match names {
+        Some(names) if !names.is_empty() && names.iter().all(|it| !it.is_empty()) => Declares::Names(names),
+        Some(names) if names.iter().any(|it| !it.is_empty()) => {
+            Declares::Names(names.into_iter().filter(|it| !it.is_empty()).collect())
+        }
+        // No name: an unnamed interface line, declaring nothing of its own.
+        Some(_) => Declares::Names(Vec::new()),
+        None => Declares::Everything,
+    };
+    Statement { mentions: mentions(&text, &declares), text, declares }
+}
+
+/// Its declarations depend on what else it mentions (`a(n)` on `n`).
+fn mentions(text: &str, declares: &Declares) -> Vec<String> {
+    let mut mentions = lower_words(text);
+    if let Declares::Names(names) = declares {
+        mentions.retain(|it| !names.contains(it));
+    }
+    mentions
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum BlockKind {
+    Type,
+    Body,
+}
+
+struct Block {
+    kind: BlockKind,
+    texts: Vec<String>,
+    /// The type's name, or the interface body's procedure's.
+    names: Vec<String>,
+}
+
+/// One statement of the text: continuation lines joined, comments gone.
+struct Piece {
+    text: String,
+    directive: bool,
+    /// A directive continued by a statement, or the reverse: not read.
+    mixed: bool,
+}
+
+fn pieces(text: &str) -> Vec<Piece> {
+    let mut res = Vec::new();
     // The statement being continued, and whether it is a directive.
     let mut pending: Option<(String, bool)> = None;
-    // Inside a derived type definition or an interface block: not read.
-    let mut nested = 0usize;
     let mut continues_mixed = false;
     for line in text.lines() {
         let trimmed = line.trim();
@@ -132,7 +260,6 @@ fn statements(text: &str) -> Vec<Statement> {
             None => (body, false),
         };
         let body = body.strip_prefix('&').unwrap_or(body).trim_start();
-        // A directive continued by a statement, or the reverse: not read.
         let (mut joined, mixed) = match pending.take() {
             Some((joined, was_directive)) => (joined, was_directive != directive),
             None => (String::new(), false),
@@ -145,44 +272,37 @@ fn statements(text: &str) -> Vec<Statement> {
             continue;
         }
         let mixed = std::mem::take(&mut continues_mixed) || mixed;
-        let pieces: Vec<String> =
+        let texts: Vec<String> =
             if directive { vec![joined] } else { split_semicolons(&joined).map(str::to_string).collect() };
-        for piece in pieces {
-            let piece = piece.trim().to_string();
-            if piece.is_empty() {
-                continue;
+        for text in texts {
+            let text = text.trim().to_string();
+            if !text.is_empty() {
+                res.push(Piece { text, directive, mixed });
             }
-            let lower = piece.to_ascii_lowercase();
-            let opens = !directive && opens_nested(&lower);
-            let closes = !directive
-                && ["end type", "endtype", "end interface", "endinterface"].iter().any(|it| lower.starts_with(it));
-            let declares = if mixed || nested > 0 || opens || closes {
-                Declares::Everything
-            } else if directive {
-                directive_declares(&lower)
-            } else {
-                declaration_declares(&lower)
-            };
-            if opens {
-                nested += 1;
-            }
-            if closes {
-                nested = nested.saturating_sub(1);
-            }
-            // Its declarations depend on what else it mentions (`a(n)` on `n`).
-            let mut mentions = lower_words(&piece);
-            if let Declares::Names(names) = &declares {
-                mentions.retain(|it| !names.iter().any(|name| name.eq_ignore_ascii_case(it)));
-            }
-            let text = if directive { format!("!HPF$ {piece}") } else { piece };
-            res.push(Statement { text, declares, mentions });
         }
     }
-    if let Some((joined, _)) = pending {
-        let mentions = lower_words(&joined);
-        res.push(Statement { text: joined, declares: Declares::Everything, mentions });
+    if let Some((text, directive)) = pending {
+        res.push(Piece { text, directive, mixed: true });
     }
     res
+}
+
+/// The name of the procedure a `[prefixes] SUBROUTINE name` or `... FUNCTION name` statement begins.
+fn procedure_name(lower: &str) -> Option<String> {
+    let words: Vec<&str> =
+        lower.split(|ch: char| ch.is_whitespace() || ch == '(').filter(|it| !it.is_empty()).collect();
+    let at = words.iter().position(|it| *it == "subroutine" || *it == "function")?;
+    let name = words.get(at + 1)?;
+    name.starts_with(|ch: char| ch.is_ascii_alphabetic()).then(|| name.to_string())
+}
+
+/// The name a derived type definition defines.
+fn type_name(lower: &str) -> Option<String> {
+    let after = match lower.split_once("::") {
+        Some((_, after)) => after,
+        None => lower.trim_start().strip_prefix("type")?,
+    };
+    words(after).next().map(str::to_string)
 }
 
 /// The text of an HPF directive line after its sentinel.
@@ -229,12 +349,10 @@ fn split_semicolons(line: &str) -> impl Iterator<Item = &str> {
     cuts.windows(2).map(move |it| &line[it[0]..it[1] - 1]).collect::<Vec<_>>().into_iter()
 }
 
-/// A derived type definition (`type name`, `type, ... :: name`) or an interface block begins.
-fn opens_nested(lower: &str) -> bool {
+/// A derived type definition (`type name`, `type, ... :: name`) begins.
+fn opens_type(lower: &str) -> bool {
     let words: Vec<&str> = lower.split_whitespace().collect();
     match words.as_slice() {
-        [first, ..] if *first == "interface" || first.starts_with("interface(") => true,
-        ["abstract", "interface", ..] => true,
         [first, second, ..] if *first == "type" => !second.starts_with('(') && *second != "is",
         [first, ..] => first.starts_with("type,") || first.starts_with("type::"),
         [] => false,
@@ -409,12 +527,44 @@ mod tests {
             ("contains\n", "  implicit none\ncontains\n"),
             ("module grid\n", "module grid\n  use other\n"),
             ("PROCESSORS p(4)", "PROCESSORS p(8)"),
-            ("  real :: c(m)\n", "  type pair\n    real :: x\n  end type\n"),
-            ("  real :: c(m)\n", "  interface\n    subroutine e\n    end subroutine\n  end interface\n"),
+            (
+                "  real :: c(m)\n",
+                "  interface operator(+)\n    function add(x, y)\n    end function\n  end interface\n",
+            ),
+            ("  real :: c(m)\n", "  real :: c(m)\n  type broken\n"),
         ] {
             assert_eq!(changed(from, to), None, "{to:?}");
         }
         assert_eq!(changed_names(HOST, HOST, SourceForm::Fixed { line_length: 72 }), None);
+    }
+
+    #[test]
+    fn a_type_definition_or_an_interface_body_changes_its_name() {
+        let pair = "  type pair\n    real :: x\n  contains\n    procedure :: norm\n  end type pair\n";
+        assert_eq!(changed("  real :: c(m)\n", pair), Some(vec!["c".into(), "pair".into()]));
+        let with_pair = HOST.replacen("contains\n", &format!("{pair}  type(pair) :: origin\ncontains\n"), 1);
+        let names = |text: &str| {
+            let mut res: Vec<String> =
+                changed_names(&with_pair, text, SourceForm::Free).expect("names").into_iter().collect();
+            res.sort();
+            res
+        };
+        // A component: the type, and the host's variables of that type.
+        assert_eq!(names(&with_pair.replacen("real :: x", "real :: x, y", 1)), ["origin", "pair"]);
+        let interface = "  interface swap\n    subroutine swap_real(x, y)\n      real :: x, y\n    end subroutine\n    subroutine swap_int(i, j)\n      integer :: i, j\n    end subroutine swap_int\n  end interface\n";
+        let with_interface = HOST.replacen("contains\n", &format!("{interface}contains\n"), 1);
+        let names = |text: &str| {
+            let mut res: Vec<String> =
+                changed_names(&with_interface, text, SourceForm::Free).expect("names").into_iter().collect();
+            res.sort();
+            res
+        };
+        // A dummy of one body: that procedure and the generic name.
+        assert_eq!(names(&with_interface.replacen("integer :: i, j", "integer(8) :: i, j", 1)), ["swap", "swap_int"]);
+        assert_eq!(
+            names(&with_interface.replacen("  end interface\n", "    module procedure other\n  end interface\n", 1)),
+            ["other", "swap"]
+        );
     }
 
     #[test]
