@@ -350,8 +350,17 @@ impl Chunk {
             // the diagnostics inside headers are published for the headers,
             // those in the host by the host's chunk.
             let mut own = Vec::new();
+            // A procedure's: where its own text begins in the expansion. A
+            // header included before it, in the host's text, is the host chunk's.
+            let own_expanded = context.as_ref().filter(|it| it.host.is_some()).and_then(|context| {
+                let expansion = expansion.as_ref()?;
+                expansion.map.to_expanded(0, context.own.start)
+            });
             for mut diagnostic in diagnostics {
                 if let Some((name, _, range)) = expansion.as_ref().and_then(|it| it.in_header(diagnostic.range)) {
+                    if own_expanded.is_some_and(|start| diagnostic.range.start < start) {
+                        continue;
+                    }
                     let expansion = expansion.as_ref().expect("in a header");
                     let name: Arc<str> = name.into();
                     diagnostic.range = range;
@@ -373,8 +382,8 @@ impl Chunk {
                     match frame.own(related.range) {
                         Some(range) => related.range = range,
                         None => {
-                            // In the host's chunk, a sibling of this one.
-                            related.range = frame.host(related.range).expect("kept above");
+                            // In the host's chunk, a sibling of this one: a range of
+                            // its analysis, which read the same text (and headers) up to here.
                             related.file = host_name.clone();
                         }
                     }
@@ -1558,6 +1567,72 @@ mod tests {
         let opened = open(fixed, SourceForm::Fixed { line_length: 72 });
         assert_eq!(opened.chunks.len(), 2);
         assert_like_whole(&opened, "fixed form");
+    }
+
+    /// A host whose specification part INCLUDEs a header is split too; its
+    /// procedures see the header's arrays, and what the analysis finds in
+    /// the header is published once, as when the host is one chunk (a
+    /// preprocessed document, which is not split, is the reference).
+    #[test]
+    fn a_host_that_includes_a_header_is_split_and_analysed_as_one_chunk_is() {
+        let dir = std::env::temp_dir().join(format!("hpf-ls-host-include-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("scratch directory");
+        std::fs::write(
+            dir.join("decl.h"),
+            "  real :: a(8), b(8)\n!HPF$ DISTRIBUTE a(BLOCK)\n!HPF$ ALIGN q(i) WITH a(i)\n",
+        )
+        .expect("header");
+        let text = "module grid\n  include 'decl.h'\n!HPF$ ALIGN b(i) WITH a(i)\ncontains\n  subroutine shift\n    integer :: i\n    do i = 2, 8\n      a(i) = b(i-1)\n    end do\n  end subroutine shift\n  subroutine remap\n!HPF$ REDISTRIBUTE a(CYCLIC)\n  end subroutine remap\nend module grid\n";
+        let analysed = |text: &str, cpp: bool, previous: Option<&Analysed>| {
+            let includes = Includes { path: Some(dir.join("main.f90")), cpp, ..Includes::default() };
+            analyse(
+                previous.map_or(1, |it| it.version + 1),
+                Rope::from_str(text),
+                SourceForm::Free,
+                "file:///main.f90",
+                previous,
+                &settings(),
+                Outside { modules: &analysis::model::NoModules, includes: &includes },
+            )
+        };
+        let seen = |it: &Analysed| {
+            let mut headers: Vec<String> = it
+                .chunks
+                .iter()
+                .flat_map(|it| &it.chunk.header_diagnostics)
+                .map(|(name, it)| format!("{name}: {:?} {}", it.range, it.message))
+                .collect();
+            headers.sort();
+            (format!("{:?}", it.diagnostics()), headers)
+        };
+        let split = analysed(text, false, None);
+        assert_eq!(split.chunks.len(), 3);
+        let whole = analysed(text, true, None);
+        assert_eq!(whole.chunks.len(), 1);
+        assert_eq!(seen(&split), seen(&whole));
+        assert!(!seen(&split).1.is_empty(), "the header's undeclared q is reported in it");
+        // An edit inside a procedure: that procedure only.
+        let edited_text = text.replacen("b(i-1)", "b(i-2)", 1);
+        let edited = analysed(&edited_text, false, Some(&split));
+        assert_eq!(edited.computed_chunks, 1);
+        assert_eq!(seen(&edited), seen(&analysed(&edited_text, true, None)));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A derived type with type-bound procedures (its own CONTAINS) in the
+    /// host's specification part: the host's CONTAINS after it still splits.
+    #[test]
+    fn a_host_with_a_type_with_contains_is_split_after_its_own_contains() {
+        use syntax::ChunkKind::{Procedure, Unit};
+        let text = "module shapes\n  type :: box\n    real :: side(8)\n  contains\n    procedure :: area\n  end type box\n  real :: a(8)\n!HPF$ DISTRIBUTE a(BLOCK)\ncontains\n  real function area(self)\n    class(box), intent(in) :: self\n    area = self%side(1) ** 2\n  end function area\n  subroutine shift\n    integer :: i\n    do i = 2, 8\n      a(i) = a(i-1)\n    end do\n  end subroutine shift\nend module shapes\n";
+        let opened = open(text, SourceForm::Free);
+        let kinds: Vec<_> = opened.chunks.iter().map(|it| it.kind).collect();
+        assert_eq!(kinds, [Unit, Procedure, Procedure]);
+        assert_like_whole(&opened, "type with contains");
+        // A component: the host and `area`, which names the type; `shift` keeps its analysis.
+        let edited = edit(&opened, "real :: side(8)", "real :: side(8), depth");
+        assert_eq!(edited.computed_chunks, 2);
+        assert_like_whole(&edited, "component");
     }
 
     #[test]
