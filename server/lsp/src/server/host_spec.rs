@@ -6,8 +6,8 @@
 //! statement declares some names and mentions others. A type declaration or
 //! an HPF mapping directive (ALIGN, DISTRIBUTE, TEMPLATE, DYNAMIC, INHERIT)
 //! declares its entities; a statement the scan does not read declares every
-//! name it mentions. The changed names are those the added or removed
-//! statements declare, and then, again and again, those of any statement
+//! name it mentions. The changed names are those the statements between
+//! the common first and last statements of the two texts declare, and then, again and again, those of any statement
 //! that mentions a changed name (an array aligned with a template whose
 //! distribution changed, arrays sized by a changed parameter). Comments and
 //! blank lines are no statements: editing them changes nothing.
@@ -23,7 +23,7 @@
 //! declares, by no name), and for fixed form, where blanks do not separate
 //! names.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use syntax::SourceForm;
 
@@ -52,15 +52,14 @@ pub fn changed_names(old: &str, new: &str, form: SourceForm) -> Option<HashSet<S
         return None;
     }
     let (old, new) = (statements(old), statements(new));
-    let mut counts: HashMap<&str, isize> = HashMap::new();
-    for it in &old {
-        *counts.entry(&it.text).or_default() += 1;
-    }
-    for it in &new {
-        *counts.entry(&it.text).or_default() -= 1;
-    }
+    // The statements between the common first and last ones changed (in
+    // order: a statement moved is a change, as order may matter).
+    let same = |(a, b): (&Statement, &Statement)| a.text == b.text;
+    let prefix = old.iter().zip(&new).take_while(|it| same(*it)).count();
+    let max_suffix = old.len().min(new.len()) - prefix;
+    let suffix = old.iter().rev().zip(new.iter().rev()).take(max_suffix).take_while(|it| same(*it)).count();
     let mut changed = HashSet::new();
-    for statement in old.iter().chain(&new).filter(|it| counts[it.text.as_str()] != 0) {
+    for statement in old[prefix..old.len() - suffix].iter().chain(&new[prefix..new.len() - suffix]) {
         match &statement.declares {
             Declares::Names(names) => changed.extend(names.iter().cloned()),
             Declares::Everything => return None,
@@ -517,6 +516,11 @@ mod tests {
             assert!(everything.contains(&name.to_string()), "{name}: {everything:?}");
         }
         assert!(!everything.contains(&"c".to_string()));
+        // Two statements swapped: both, as order may matter.
+        assert_eq!(
+            changed("  real :: a(n), b(n)\n  real :: c(m)\n", "  real :: c(m)\n  real :: a(n), b(n)\n"),
+            Some(vec!["a".into(), "b".into(), "c".into()])
+        );
         // F77 declarations and continuation lines.
         assert_eq!(changed("real :: c(m)", "REAL*8 C(M), &\n    E"), Some(vec!["c".into(), "e".into()]));
     }
