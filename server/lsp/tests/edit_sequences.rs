@@ -506,14 +506,10 @@ fn error_recovery_after_edits_is_that_of_a_fresh_parse() {
     }
 }
 
-/// Edits of a host's specification part, one after the other, each
-/// analysed from the last: what no procedure mentions (comments, blank
-/// lines, a new array, the alignment of an array one procedure uses) keeps
-/// the other procedures' analyses, moved onto the new host text; what they
-/// may all see (IMPLICIT, USE, PROCESSORS, a parameter) analyses them all.
-/// Each ends as a fresh open does.
-#[test]
-fn host_specification_edits_end_like_a_fresh_open() {
+/// A module whose procedures use different names of its host, and edits of
+/// its host's specification part: (from, to, how many chunks at most the
+/// edit analyses).
+fn host_document() -> (String, Vec<(&'static str, &'static str, usize)>) {
     let host = "module field\n  integer, parameter :: n = 32\n!HPF$ PROCESSORS procs(4)\n!HPF$ TEMPLATE grid(n)\n!HPF$ DISTRIBUTE grid(BLOCK) ONTO procs\n  real :: u(n), v(n)\n  real :: w(n)\n!HPF$ ALIGN u(i) WITH grid(i)\n!HPF$ ALIGN v(i) WITH grid(i+1)\n!HPF$ ALIGN w(i) WITH grid(i)\n  type pair\n    real :: first\n  end type pair\n  interface\n    subroutine ext(a)\n      real :: a(:)\n    end subroutine\n  end interface\ncontains\n";
     let bodies = ["u(i) = v(i-1)", "w(i) = 0.5 * w(i+1)", "v(i) = u(i+1)", "x = 1.0\n    y(i) = x", "call ext(y)"];
     let mut text = host.to_string();
@@ -524,7 +520,7 @@ fn host_specification_edits_end_like_a_fresh_open() {
     }
     text.push_str("end module field\n");
     // (from, to, how many chunks at most the edit analyses)
-    let edits: [(&str, &str, usize); 12] = [
+    let edits = vec![
         // A type no procedure uses; the interface one procedure calls.
         ("    real :: first\n", "    real :: first, second\n", 1),
         ("      real :: a(:)\n", "      real :: a(*)\n", 2),
@@ -539,6 +535,18 @@ fn host_specification_edits_end_like_a_fresh_open() {
         ("n = 32", "n = 16", 6),
         ("  ! the weights\n", "", 1),
     ];
+    (text, edits)
+}
+
+/// Edits of a host's specification part, one after the other, each
+/// analysed from the last: what no procedure mentions (comments, blank
+/// lines, a new array, the alignment of an array one procedure uses) keeps
+/// the other procedures' analyses, moved onto the new host text; what they
+/// may all see (IMPLICIT, USE, PROCESSORS, a parameter) analyses them all.
+/// Each ends as a fresh open does.
+#[test]
+fn host_specification_edits_end_like_a_fresh_open() {
+    let (mut text, edits) = host_document();
     let settings = settings();
     let mut previous: Parse = analyse(Rope::from_str(&text), SourceForm::Free, None, &settings);
     let mut random = Random::new(30);
@@ -667,6 +675,34 @@ fn over_stdio(count: u64) {
 #[test]
 fn edit_sequences_over_stdio_end_like_a_fresh_open() {
     over_stdio(FAST_STDIO_SEQUENCES);
+}
+
+/// The host edits of [`host_document`] over stdio, one `didChange` each:
+/// the published diagnostics (whose JSON a procedure moved onto its new
+/// host keeps when nothing it points at in the host moved) are those of a fresh open.
+#[test]
+fn host_specification_edits_over_stdio_publish_what_a_fresh_open_does() {
+    let (mut text, edits) = host_document();
+    let mut client = start(true);
+    let uri = "file:///hpf-ls-edits/host/edited.f90";
+    client.open(uri, &text);
+    diagnostics(&mut client, uri, 1);
+    for (version, (from, to, _)) in (2..).zip(edits) {
+        text = text.replacen(from, to, 1);
+        client.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]}),
+        );
+        let edited = diagnostics(&mut client, uri, version);
+        let fresh_uri = format!("file:///hpf-ls-edits/host/fresh-{version}.f90");
+        client.open(&fresh_uri, &text);
+        let fresh = diagnostics(&mut client, &fresh_uri, 1);
+        let edited = serde_json::to_string(&edited).expect("JSON").replace(uri, "DOCUMENT");
+        let fresh = serde_json::to_string(&fresh).expect("JSON").replace(&fresh_uri, "DOCUMENT");
+        assert_eq!(edited, fresh, "{from:?} -> {to:?}");
+        client.notify("textDocument/didClose", json!({"textDocument": {"uri": fresh_uri}}));
+    }
+    client.shutdown();
 }
 
 /// The long version over stdio: `HPF_EDIT_SEQUENCES / 20` sequences per encoding.

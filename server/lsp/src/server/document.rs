@@ -451,16 +451,26 @@ impl Chunk {
 
     /// This procedure's chunk on a new text of its host, which changed no
     /// name it mentions: its analysis is the same but for the ranges in the
-    /// host, which `host_range` moves (`None` if one of them cannot be).
-    fn rebased(&self, context: Context, host_range: impl Fn(TextRange) -> Option<TextRange>) -> Option<Chunk> {
+    /// host, which `host_range` moves (`None` if one of them cannot be; and
+    /// whether it lies before what changed).
+    fn rebased(&self, context: Context, host_range: impl Fn(TextRange) -> Option<(TextRange, bool)>) -> Option<Chunk> {
         let old_host = self.context.as_ref()?.host.clone()?;
         let mut diagnostics = self.diagnostics.clone();
+        let mut moved = false;
         for related in diagnostics.iter_mut().flat_map(|it| it.related.iter_mut()) {
             if related.file.as_ref() == Some(&old_host) {
-                related.range = host_range(related.range)?;
+                let (range, before_the_edit) = host_range(related.range)?;
+                moved |= !before_the_edit;
+                related.range = range;
                 related.file = context.host.clone();
             }
         }
+        // Its diagnostics' JSON reads the same when every place in the host is
+        // before what the edit changed (the key checks the chunks' lines).
+        let published = match moved {
+            true => None,
+            false => self.published.lock().unwrap_or_else(|it| it.into_inner()).clone(),
+        };
         Some(Chunk {
             text: self.text.clone(),
             diagnostics,
@@ -479,7 +489,7 @@ impl Chunk {
             lookups: self.lookups.clone(),
             provides: self.provides.clone(),
             tree: Mutex::new(None),
-            published: Mutex::new(None),
+            published: Mutex::new(published),
             expansion: self.expansion.clone(),
             header_diagnostics: self.header_diagnostics.clone(),
             context: Some(context),
@@ -1284,10 +1294,10 @@ pub fn analyse(
         let old_after = old_host.len() - suffix;
         let host_range = |range: TextRange| {
             if range.end <= prefix {
-                Some(range)
+                Some((range, true))
             } else if range.start >= old_after {
                 let moved = |at: usize| at - old_after + (new_host.len() - suffix);
-                Some(TextRange::new(moved(range.start), moved(range.end)))
+                Some((TextRange::new(moved(range.start), moved(range.end)), false))
             } else {
                 None
             }
