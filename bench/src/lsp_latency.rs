@@ -238,6 +238,9 @@ struct Spots {
     edit: (usize, usize),
     /// The `v` of `u(i, j) = v(i, j) + w(j, i)` in several kernels spread over the file.
     hovers: Vec<(usize, usize)>,
+    /// In a host's specification part (module and program shapes): the `1`
+    /// of `ALIGN s(i) WITH tt(i, 1)`, an array few procedures use.
+    host_edit: Option<(usize, usize)>,
 }
 
 fn spots(text: &str) -> Spots {
@@ -256,7 +259,8 @@ fn spots(text: &str) -> Spots {
             (line, lines[line].find("v(").expect("a reference to v"))
         })
         .collect();
-    Spots { edit, hovers }
+    let host_edit = lines.iter().position(|it| it.starts_with(HOST_EDIT_LINE)).map(|line| (line, HOST_EDIT_LINE.len()));
+    Spots { edit, hovers, host_edit }
 }
 
 struct Figures {
@@ -270,6 +274,8 @@ struct Figures {
     open_accepted: Vec<Duration>,
     open_server: Vec<Duration>,
     edit: Vec<Duration>,
+    /// Edits of the host's specification part that one procedure in [`USES_OF_S`] sees.
+    host_edit: Vec<Duration>,
     hover: Vec<Duration>,
     /// Send to the first byte of the diagnostics, and their transfer, per edit.
     edit_server: Vec<Duration>,
@@ -369,6 +375,21 @@ fn measure(binary: &PathBuf, target_lines: usize, shape: Shape) -> Figures {
         rss_during_edits_kb.push(client.memory_kb("VmRSS"));
     }
 
+    // The host's specification part: `s`'s alignment, `1` ↔ `2`.
+    let mut host_edit_times = Vec::new();
+    for round in 0..spots.host_edit.map_or(0, |_| edits) {
+        let (line, column) = spots.host_edit.expect("a host");
+        let version = 2 + (edits + round) as i32;
+        let digit = if round % 2 == 0 { "2" } else { "1" };
+        let change = json!({"range": {"start": {"line": line, "character": column}, "end": {"line": line, "character": column + 1}},
+                            "text": digit});
+        let start = client.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]}),
+        );
+        host_edit_times.push(client.diagnostics(&uri, version).at - start);
+    }
+
     let mut hover_times = Vec::new();
     let mut hover_answered = 0;
     for round in 0..hovers {
@@ -402,6 +423,7 @@ fn measure(binary: &PathBuf, target_lines: usize, shape: Shape) -> Figures {
         open_accepted,
         open_server,
         edit: edit_times,
+        host_edit: host_edit_times,
         hover: hover_times,
         edit_server,
         edit_transfer,
@@ -445,18 +467,29 @@ const HOST_SPECIFICATION: &str = "  integer, parameter :: n = 256
   real, dimension(0:n+1, 0:n+1) :: u, v
 !HPF$ ALIGN u(i, j) WITH tt(i, j)
 !HPF$ ALIGN v(:, :) WITH tt(:, :)
+  real :: s(0:n+1)
+!HPF$ ALIGN s(i) WITH tt(i, 1)
 ";
 
+/// The line of [`HOST_SPECIFICATION`] the host edits change, up to the
+/// character they change (`1` ↔ `2`).
+const HOST_EDIT_LINE: &str = "!HPF$ ALIGN s(i) WITH tt(i, ";
+
+/// One procedure in this many uses the host's `s`.
+const USES_OF_S: usize = 1000;
+
 /// One procedure after a host's CONTAINS: a stencil on the host's arrays
-/// and a local array aligned with the host's template (about 22 lines).
+/// and a local array aligned with the host's template (about 22 lines);
+/// one in [`USES_OF_S`] also copies a row into the host's `s`.
 fn contained(idx: usize) -> String {
+    let uses_s = if idx.is_multiple_of(USES_OF_S) { "  s(1:n) = u(1:n, 1)\n" } else { "" };
     format!(
         "subroutine kernel{idx}(m)
   integer, intent(in) :: m
   real :: w(n, n)
   integer :: i, j, k
 !HPF$ ALIGN w(i, j) WITH tt(j, i)
-  do k = 1, m
+{uses_s}  do k = 1, m
 !HPF$ INDEPENDENT, NEW(j)
     do i = 1, n
       do j = 1, n
@@ -490,7 +523,7 @@ fn generate_text(target_lines: usize, shape: Shape) -> String {
             "end program main\n",
         ),
     };
-    let per_procedure = contained(0).lines().count();
+    let per_procedure = contained(1).lines().count();
     let mut text = head;
     let mut lines = text.lines().count() + tail.lines().count();
     let mut idx = 0;
@@ -690,15 +723,22 @@ pub fn run(args: &[String]) {
     }
     println!();
     println!(
-        "| shape | lines | MB | diagnostics (message MB) | open→diagnostics median / p95 (n) | edit→diagnostics median / p95 (n) | hover median / p95 (n) | RSS: peak after 1st open / after opens / peak at end |"
+        "| shape | lines | MB | diagnostics (message MB) | open→diagnostics median / p95 (n) | edit→diagnostics median / p95 (n) | host-spec edit→diagnostics median / p95 (n) | hover median / p95 (n) | RSS: peak after 1st open / after opens / peak at end |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for it in &all {
         let (open_median, open_p95) = median_p95(&it.open);
         let (edit_median, edit_p95) = median_p95(&it.edit);
         let (hover_median, hover_p95) = median_p95(&it.hover);
+        let host_edit = match it.host_edit.is_empty() {
+            true => "–".to_string(),
+            false => {
+                let (median, p95) = median_p95(&it.host_edit);
+                format!("{median:.1} / {p95:.1} ms ({})", it.host_edit.len())
+            }
+        };
         println!(
-            "| {} | {} | {:.2} | {} ({:.2}) | {open_median:.1} / {open_p95:.1} ms ({}) | {edit_median:.1} / {edit_p95:.1} ms ({}) | {hover_median:.2} / {hover_p95:.2} ms ({}, {} answered) | {} / {} / {} |",
+            "| {} | {} | {:.2} | {} ({:.2}) | {open_median:.1} / {open_p95:.1} ms ({}) | {edit_median:.1} / {edit_p95:.1} ms ({}) | {host_edit} | {hover_median:.2} / {hover_p95:.2} ms ({}, {} answered) | {} / {} / {} |",
             it.shape.name(),
             it.lines,
             it.bytes as f64 / 1e6,
@@ -758,6 +798,8 @@ struct Chunked {
     resident_kb: Option<u64>,
     /// An edit of the module every unit USEs: every chunk is analysed again.
     module_edit: Duration,
+    /// An edit of the host's specification part few procedures see, and the chunks it computed.
+    host_edit: Option<(Duration, usize)>,
 }
 
 fn chunked(target_lines: usize, shape: Shape) -> Chunked {
@@ -801,8 +843,27 @@ fn chunked(target_lines: usize, shape: Shape) -> Chunked {
         );
         previous = analysed;
     }
+    // `s`'s alignment: the host, the procedures that use `s` (and the main program that USEs the module).
+    let spots = spots(&original);
+    let host_edit = spots.host_edit.map(|(line, column)| {
+        let at = original.lines().take(line).map(|it| it.len() + 1).sum::<usize>() + column;
+        let mut edited = original.clone();
+        edited.replace_range(at..at + 1, "2");
+        let host_ropes = [ropey::Rope::from_str(&edited), ropes[1].clone()];
+        let (mut times, mut computed) = (Vec::new(), 0);
+        for round in 0..10 {
+            let start = Instant::now();
+            let analysed =
+                hpf_ls::server::hooks::analyse(host_ropes[round % 2].clone(), form, Some(previous.clone()), &settings);
+            times.push(start.elapsed());
+            computed = analysed.computed_chunks;
+            previous = analysed;
+        }
+        (median(&mut times), computed)
+    });
     Chunked {
         shape,
+        host_edit,
         module_edit: median(&mut module_edit),
         lines: original.lines().count(),
         chunks: previous.chunks.len(),
@@ -816,12 +877,12 @@ fn chunked(target_lines: usize, shape: Shape) -> Chunked {
 
 fn print_breakdowns(sizes: &[usize], shapes: &[Shape]) {
     println!("In-process, the server's chunked analysis of one edit (medians of 20; `hooks::analyse` from the previous analysis, then the publishDiagnostics frame, then a hover):");
-    println!("| shape | lines | chunks (computed per edit) | analyse | frame | hover | RSS of one document's analysis | an edit of the module (host) all units USE |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("| shape | lines | chunks (computed per edit) | analyse | frame | hover | RSS of one document's analysis | an edit of the module (host) all units USE | a host-spec edit few procedures see (computed) |");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for (&shape, &lines) in shapes.iter().flat_map(|shape| sizes.iter().map(move |lines| (shape, lines))) {
         let it = chunked(lines, shape);
         println!(
-            "| {} | {} | {} ({}) | {:.2} ms | {:.2} ms | {:.2} ms | {} | {:.1} ms |",
+            "| {} | {} | {} ({}) | {:.2} ms | {:.2} ms | {:.2} ms | {} | {:.1} ms | {} |",
             it.shape.name(),
             it.lines,
             it.chunks,
@@ -830,7 +891,8 @@ fn print_breakdowns(sizes: &[usize], shapes: &[Shape]) {
             ms(it.frame),
             ms(it.hover),
             mb(it.resident_kb),
-            ms(it.module_edit)
+            ms(it.module_edit),
+            it.host_edit.map_or("–".to_string(), |(time, computed)| format!("{:.1} ms ({computed})", ms(time))),
         );
     }
     println!();

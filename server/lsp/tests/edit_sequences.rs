@@ -15,7 +15,8 @@
 //! application of `did_change` and the incremental reparse and analysis of
 //! the document store), then through the real binary over stdio for fewer
 //! sequences. `HPF_EDIT_SEQUENCES=N` bounds the long (ignored) versions:
-//! `cargo test --release -p hpf-ls --test edit_sequences -- --ignored`.
+//! `cargo test --release -p hpf-ls --test edit_sequences -- --ignored`;
+//! `HPF_EDIT_FIRST=K` starts the in-process one at sequence K.
 
 mod common;
 
@@ -458,10 +459,17 @@ fn sequences(default: u64) -> u64 {
     std::env::var("HPF_EDIT_SEQUENCES").ok().and_then(|it| it.parse().ok()).unwrap_or(default)
 }
 
-fn in_process(count: u64) {
+/// The first sequence of the long versions: `HPF_EDIT_FIRST` (0 by default),
+/// to rerun one failure without the sequences before it.
+fn first_sequence() -> u64 {
+    std::env::var("HPF_EDIT_FIRST").ok().and_then(|it| it.parse().ok()).unwrap_or(0)
+}
+
+fn in_process(seeds: std::ops::Range<u64>) {
     let corpus = corpus();
+    let count = seeds.end - seeds.start;
     let (mut changes, mut panicked) = (0, 0);
-    for seed in 0..count {
+    for seed in seeds {
         match run_sequence(seed, &corpus) {
             Ok(outcome) => {
                 changes += outcome.changes;
@@ -481,7 +489,7 @@ fn in_process(count: u64) {
 
 #[test]
 fn edit_sequences_end_like_a_fresh_open() {
-    in_process(FAST_SEQUENCES);
+    in_process(0..FAST_SEQUENCES);
 }
 
 /// Found by the long version: from `red_black_sor.f90`, six batches of edits
@@ -498,11 +506,72 @@ fn error_recovery_after_edits_is_that_of_a_fresh_parse() {
     }
 }
 
+/// A module whose procedures use different names of its host, and edits of
+/// its host's specification part: (from, to, how many chunks at most the
+/// edit analyses).
+fn host_document() -> (String, Vec<(&'static str, &'static str, usize)>) {
+    let host = "module field\n  integer, parameter :: n = 32\n!HPF$ PROCESSORS procs(4)\n!HPF$ TEMPLATE grid(n)\n!HPF$ DISTRIBUTE grid(BLOCK) ONTO procs\n  real :: u(n), v(n)\n  real :: w(n)\n!HPF$ ALIGN u(i) WITH grid(i)\n!HPF$ ALIGN v(i) WITH grid(i+1)\n!HPF$ ALIGN w(i) WITH grid(i)\n  type pair\n    real :: first\n  end type pair\n  interface\n    subroutine ext(a)\n      real :: a(:)\n    end subroutine\n  end interface\ncontains\n";
+    let bodies = ["u(i) = v(i-1)", "w(i) = 0.5 * w(i+1)", "v(i) = u(i+1)", "x = 1.0\n    y(i) = x", "call ext(y)"];
+    let mut text = host.to_string();
+    for (idx, body) in bodies.iter().enumerate() {
+        text.push_str(&format!(
+            "  subroutine kernel{idx}(steps)\n    integer :: steps, i\n    real :: y(n)\n!HPF$ ALIGN y(i) WITH grid(i)\n    do i = 2, n - 1\n      {body}\n    end do\n  end subroutine kernel{idx}\n"
+        ));
+    }
+    text.push_str("end module field\n");
+    // (from, to, how many chunks at most the edit analyses)
+    let edits = vec![
+        // A type no procedure uses; the interface one procedure calls.
+        ("    real :: first\n", "    real :: first, second\n", 1),
+        ("      real :: a(:)\n", "      real :: a(*)\n", 2),
+        ("  real :: w(n)\n", "  ! the weights\n\n  real :: w(n)\n", 1),
+        ("  real :: w(n)\n", "  real :: w(n)\n  real :: spare(n)\n", 1),
+        ("ALIGN w(i) WITH grid(i)", "ALIGN w(i) WITH grid(i+2)", 2),
+        ("!HPF$ ALIGN v(i) WITH grid(i+1)\n", "", 3),
+        ("  real :: u(n), v(n)\n", "  real :: u(n), v(n), x\n", 4),
+        ("DISTRIBUTE grid(BLOCK)", "DISTRIBUTE grid(CYCLIC)", 6),
+        ("procs(4)", "procs(2)", 6),
+        ("contains\n", "  implicit none\ncontains\n", 6),
+        ("n = 32", "n = 16", 6),
+        ("  ! the weights\n", "", 1),
+    ];
+    (text, edits)
+}
+
+/// Edits of a host's specification part, one after the other, each
+/// analysed from the last: what no procedure mentions (comments, blank
+/// lines, a new array, the alignment of an array one procedure uses) keeps
+/// the other procedures' analyses, moved onto the new host text; what they
+/// may all see (IMPLICIT, USE, PROCESSORS, a parameter) analyses them all.
+/// Each ends as a fresh open does.
+#[test]
+fn host_specification_edits_end_like_a_fresh_open() {
+    let (mut text, edits) = host_document();
+    let settings = settings();
+    let mut previous: Parse = analyse(Rope::from_str(&text), SourceForm::Free, None, &settings);
+    let mut random = Random::new(30);
+    for (from, to, at_most) in edits {
+        assert!(text.contains(from), "{from:?}");
+        text = text.replacen(from, to, 1);
+        let edited = analyse(Rope::from_str(&text), SourceForm::Free, Some(previous), &settings);
+        let fresh = analyse(Rope::from_str(&text), SourceForm::Free, None, &settings);
+        assert!(edited.computed_chunks <= at_most, "{from:?} -> {to:?}: {} chunks analysed", edited.computed_chunks);
+        let probes = probes(&text, &fresh, &mut random);
+        let (seen, fresh_seen) = (observe(&edited, &probes), observe(&fresh, &probes));
+        for (idx, (a, b)) in seen.iter().zip(&fresh_seen).enumerate() {
+            let what =
+                LABELS.get(idx).map_or_else(|| format!("hover at {}", probes[idx - LABELS.len()]), |it| it.to_string());
+            assert_eq!(a, b, "{from:?} -> {to:?}: the {what} differs");
+        }
+        previous = edited;
+    }
+}
+
 /// The long version: `HPF_EDIT_SEQUENCES` sequences (10,000 by default).
 #[test]
 #[ignore = "long: run with --ignored, bounded by HPF_EDIT_SEQUENCES"]
 fn many_edit_sequences_end_like_a_fresh_open() {
-    in_process(sequences(10_000));
+    in_process(first_sequence()..sequences(10_000));
 }
 
 // Over stdio: the real binary, its `did_change`, scheduling and coalescing.
@@ -606,6 +675,34 @@ fn over_stdio(count: u64) {
 #[test]
 fn edit_sequences_over_stdio_end_like_a_fresh_open() {
     over_stdio(FAST_STDIO_SEQUENCES);
+}
+
+/// The host edits of [`host_document`] over stdio, one `didChange` each:
+/// the published diagnostics (whose JSON a procedure moved onto its new
+/// host keeps when nothing it points at in the host moved) are those of a fresh open.
+#[test]
+fn host_specification_edits_over_stdio_publish_what_a_fresh_open_does() {
+    let (mut text, edits) = host_document();
+    let mut client = start(true);
+    let uri = "file:///hpf-ls-edits/host/edited.f90";
+    client.open(uri, &text);
+    diagnostics(&mut client, uri, 1);
+    for (version, (from, to, _)) in (2..).zip(edits) {
+        text = text.replacen(from, to, 1);
+        client.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]}),
+        );
+        let edited = diagnostics(&mut client, uri, version);
+        let fresh_uri = format!("file:///hpf-ls-edits/host/fresh-{version}.f90");
+        client.open(&fresh_uri, &text);
+        let fresh = diagnostics(&mut client, &fresh_uri, 1);
+        let edited = serde_json::to_string(&edited).expect("JSON").replace(uri, "DOCUMENT");
+        let fresh = serde_json::to_string(&fresh).expect("JSON").replace(&fresh_uri, "DOCUMENT");
+        assert_eq!(edited, fresh, "{from:?} -> {to:?}");
+        client.notify("textDocument/didClose", json!({"textDocument": {"uri": fresh_uri}}));
+    }
+    client.shutdown();
 }
 
 /// The long version over stdio: `HPF_EDIT_SEQUENCES / 20` sequences per encoding.

@@ -17,9 +17,12 @@
 //! between units or procedures (comments) goes with the one after it.
 //! Text it cannot read (a header without its END, statements split oddly)
 //! only makes chunks larger, never splits a unit: a boundary needs a unit
-//! end (or a CONTAINS) followed by a header. A host whose specification
-//! part INCLUDEs a file is not split (its procedures would read text the
-//! scan does not see), nor is a CONTAINS of a derived type a host's.
+//! end (or a CONTAINS) followed by a header. A CONTAINS of a derived type
+//! is not a host's. A host whose specification part INCLUDEs a file is
+//! split like any other: its procedures are analysed with the host's text,
+//! INCLUDE lines and all, which the server expands for each of them (a
+//! header with a CONTAINS or an END of its own would be misread, as it is
+//! by the compilers' own line scanners).
 
 use crate::SourceForm;
 
@@ -77,8 +80,8 @@ pub fn chunks_from(
     let mut pending: Option<ChunkStart> = (from.at > 0 || resumed_in_host).then_some(from);
     // The top-level unit is a host whose procedures are being cut.
     let mut in_contains = resumed_in_host;
-    // A derived type definition (its CONTAINS is not the host's), an INCLUDE before CONTAINS.
-    let (mut in_type, mut includes) = (false, false);
+    // A derived type definition (its CONTAINS is not the host's).
+    let mut in_type = false;
     let mut continued = false;
     let mut line_start = from.at;
     let bytes = parser_text.as_bytes();
@@ -101,9 +104,6 @@ pub fn chunks_from(
         let mut pieces = [""; MAX_STATEMENTS_PER_LINE];
         let (count, continues) = statements(line, &mut pieces);
         continued = continues;
-        if !was_continued && depth == 1 && !in_contains && crate::include::include_line(line, form).is_some() {
-            includes = true;
-        }
         if !was_continued {
             for statement in &pieces[..count] {
                 match classify(statement, form) {
@@ -125,7 +125,7 @@ pub fn chunks_from(
                         if depth <= 1 {
                             depth = 0;
                             pending = Some(ChunkStart { at: next_line, kind: ChunkKind::Unit });
-                            (in_contains, in_type, includes) = (false, false, false);
+                            (in_contains, in_type) = (false, false);
                         } else {
                             depth -= 1;
                             if depth == 1 && in_contains {
@@ -134,7 +134,7 @@ pub fn chunks_from(
                         }
                     }
                     Statement::Contains => {
-                        if procedures && depth == 1 && !in_contains && !in_type && !includes {
+                        if procedures && depth == 1 && !in_contains && !in_type {
                             in_contains = true;
                             pending = Some(ChunkStart { at: next_line, kind: ChunkKind::Procedure });
                         }
@@ -576,7 +576,7 @@ mod tests {
         // Without procedures split, and a host whose specification part INCLUDEs a file.
         assert_eq!(unit_chunks(text, SourceForm::Free).len(), 2);
         let included = "module m\n  include 'decl.h'\ncontains\n  subroutine g\n  end\nend module\n";
-        assert_eq!(procedure_chunks(included, SourceForm::Free).len(), 1);
+        assert_eq!(procedure_chunks(included, SourceForm::Free).len(), 2);
         // A CONTAINS with nothing after it, and SELECT TYPE guards, split nothing.
         let text = "program p\n  select type (x)\n  type is (integer)\n  end select\ncontains\nend program\n";
         assert_eq!(procedure_chunks(text, SourceForm::Free).len(), 1);

@@ -13,7 +13,9 @@
 //! the same, and their positions, relative to their start, did not move),
 //! and so do their converted diagnostics (`publish_frame`), as long as their
 //! first line did not move either. An edit of a host's part up to CONTAINS
-//! reanalyses its procedures. A unit USEs the modules the other chunks
+//! reanalyses the procedures that mention a name it changed
+//! ([`super::host_spec`]); the others keep their analysis, moved onto the
+//! new host text (`Chunk::rebased`). A unit USEs the modules the other chunks
 //! define as it USEs those of other files (`ExternalFile`); a chunk is
 //! analysed again when a module it looked up changed.
 //!
@@ -87,6 +89,9 @@ pub struct Chunk {
     /// A procedure's: where its host unit ends in its text, when it does
     /// (the host's END is in its last procedure's chunk).
     pub host_end: Option<usize>,
+    /// A procedure's: the names its text mentions (lower case), to tell
+    /// whether an edit of its host changed what it sees ([`host_spec`]).
+    names: Option<Arc<std::collections::HashSet<Box<str>>>>,
 }
 
 /// A stored range of a host's chunk (folds, symbols) that ends where its
@@ -354,6 +359,10 @@ impl Chunk {
         let mut header_diagnostics = Vec::new();
         let mut programs: Vec<usize> = programs;
         let mut host_end = None;
+        let names = context
+            .as_ref()
+            .filter(|it| it.host.is_some())
+            .map(|it| Arc::new(super::host_spec::names(&it.text[it.own.start..it.own.end])));
         if expansion.is_some() || context.is_some() {
             let frame = Frame { expansion: expansion.as_deref(), context: context.as_ref() };
             let host_name = context.as_ref().and_then(|it| it.host.clone());
@@ -361,8 +370,17 @@ impl Chunk {
             // the diagnostics inside headers are published for the headers,
             // those in the host by the host's chunk.
             let mut own = Vec::new();
+            // A procedure's: where its own text begins in the expansion. A
+            // header included before it, in the host's text, is the host chunk's.
+            let own_expanded = context.as_ref().filter(|it| it.host.is_some()).and_then(|context| {
+                let expansion = expansion.as_ref()?;
+                expansion.map.to_expanded(0, context.own.start)
+            });
             for mut diagnostic in diagnostics {
                 if let Some((name, _, range)) = expansion.as_ref().and_then(|it| it.in_header(diagnostic.range)) {
+                    if own_expanded.is_some_and(|start| diagnostic.range.start < start) {
+                        continue;
+                    }
                     let expansion = expansion.as_ref().expect("in a header");
                     let name: Arc<str> = name.into();
                     diagnostic.range = range;
@@ -384,8 +402,8 @@ impl Chunk {
                     match frame.own(related.range) {
                         Some(range) => related.range = range,
                         None => {
-                            // In the host's chunk, a sibling of this one.
-                            related.range = frame.host(related.range).expect("kept above");
+                            // In the host's chunk, a sibling of this one: a range of
+                            // its analysis, which read the same text (and headers) up to here.
                             related.file = host_name.clone();
                         }
                     }
@@ -447,7 +465,57 @@ impl Chunk {
             header_diagnostics,
             context,
             host_end,
+            names,
         }
+    }
+
+    /// This procedure's chunk on a new text of its host, which changed no
+    /// name it mentions: its analysis is the same but for the ranges in the
+    /// host, which `host_range` moves (`None` if one of them cannot be; and
+    /// whether it lies before what changed).
+    fn rebased(&self, context: Context, host_range: impl Fn(TextRange) -> Option<(TextRange, bool)>) -> Option<Chunk> {
+        let old_host = self.context.as_ref()?.host.clone()?;
+        let mut diagnostics = self.diagnostics.clone();
+        let mut moved = false;
+        for related in diagnostics.iter_mut().flat_map(|it| it.related.iter_mut()) {
+            if related.file.as_ref() == Some(&old_host) {
+                let (range, before_the_edit) = host_range(related.range)?;
+                moved |= !before_the_edit;
+                related.range = range;
+                related.file = context.host.clone();
+            }
+        }
+        // Its diagnostics' JSON reads the same when every place in the host is
+        // before what the edit changed (the key checks the chunks' lines).
+        let published = match moved {
+            true => None,
+            false => self.published.lock().unwrap_or_else(|it| it.into_inner()).clone(),
+        };
+        Some(Chunk {
+            text: self.text.clone(),
+            diagnostics,
+            semantic_tokens: self.semantic_tokens.clone(),
+            folding_ranges: self.folding_ranges.clone(),
+            symbols: self.symbols.clone(),
+            inlay_hints: self.inlay_hints.clone(),
+            programs: self.programs.clone(),
+            unknown_modules: self.unknown_modules.clone(),
+            form: self.form,
+            config: self.config,
+            severities: self.severities.clone(),
+            // Its ranges are those of the old context: made again when asked.
+            full: Mutex::new(None),
+            used: std::sync::atomic::AtomicU64::new(USES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)),
+            lookups: self.lookups.clone(),
+            provides: self.provides.clone(),
+            tree: Mutex::new(None),
+            published: Mutex::new(published),
+            expansion: self.expansion.clone(),
+            header_diagnostics: self.header_diagnostics.clone(),
+            context: Some(context),
+            host_end: self.host_end,
+            names: self.names.clone(),
+        })
     }
 
     /// How the ranges of its analysis map to its text.
@@ -1158,6 +1226,13 @@ pub fn analyse(
         let host_name: Arc<str> = format!("{name}#host-{:016x}", text_hash(&host_text)).into();
         host_texts.insert(idx, (host_text, host_name));
     }
+    // A procedure's host's name among the siblings, which names its text.
+    let host_name_of = |idx: usize| {
+        host_of[idx]
+            .filter(|_| kinds[idx] == syntax::ChunkKind::Procedure)
+            .and_then(|host| host_texts.get(&host))
+            .map(|it| &it.1)
+    };
     let context_of = |idx: usize, own_text: &str| {
         let procedure = kinds[idx] == syntax::ChunkKind::Procedure;
         if !procedure && !hosts(idx) {
@@ -1212,6 +1287,45 @@ pub fn analyse(
         provides.push(provided);
     }
 
+    // A procedure whose host changed, but no name it mentions: moved onto
+    // the new host text. What changed is computed once per old and new host.
+    let mut host_changes: HashMap<(Arc<str>, usize), Option<std::collections::HashSet<String>>> = HashMap::new();
+    let mut rebase = |idx: usize, kept: &Chunk| -> Option<Chunk> {
+        let host = host_of[idx].filter(|_| kinds[idx] == syntax::ChunkKind::Procedure)?;
+        let (new_host, new_name) = host_texts.get(&host)?;
+        let old = kept.context.as_ref()?;
+        let old_name = old.host.clone()?;
+        if kept.expansion.is_some() {
+            return None;
+        }
+        let old_host = &old.text[..old.own.start];
+        let changed = host_changes
+            .entry((old_name, host))
+            .or_insert_with(|| super::host_spec::changed_names(old_host, new_host, form))
+            .as_ref()?;
+        if changed.iter().any(|name| kept.names.as_ref().is_none_or(|it| it.contains(name.as_str()))) {
+            return None;
+        }
+        // Ranges of the old host text before or after what differs in the new one.
+        let prefix = old_host.bytes().zip(new_host.bytes()).take_while(|(a, b)| a == b).count();
+        let max_suffix = old_host.len().min(new_host.len()) - prefix;
+        let suffix =
+            old_host.bytes().rev().zip(new_host.bytes().rev()).take(max_suffix).take_while(|(a, b)| a == b).count();
+        let old_after = old_host.len() - suffix;
+        let host_range = |range: TextRange| {
+            if range.end <= prefix {
+                Some((range, true))
+            } else if range.start >= old_after {
+                let moved = |at: usize| at - old_after + (new_host.len() - suffix);
+                Some((TextRange::new(moved(range.start), moved(range.end)), false))
+            } else {
+                None
+            }
+        };
+        let closed = old.text.len() == old.own.end;
+        let context = Context::new(&kept.text, Some((new_host, new_name.clone())), closed, form);
+        kept.rebased(context, host_range)
+    };
     let severities = Arc::new(settings.severities());
     // Full analyses are kept for an edit's chunks, not for all of an open's.
     let keep = changed.len() <= KEEP_ANALYSES;
@@ -1225,7 +1339,6 @@ pub fn analyse(
         } else if let Some(chunk_text) = texts[idx].take() {
             jobs.push((idx, Job::LowerAndAnalyse(chunk_text)));
         } else if chunk_modules().same_as(&kept_of(idx).lookups)
-            && host_of[idx].is_none_or(|host| !changed.contains(&host))
             && kept_of(idx).context.as_ref().map(|it| it.text.len() == it.own.end)
                 == (kinds[idx] == syntax::ChunkKind::Procedure || hosts(idx)).then_some(!hosts(idx))
             && kept_of(idx).expansion.as_ref().is_none_or(|it| includes.unchanged(it))
@@ -1233,10 +1346,19 @@ pub fn analyse(
                 == preprocessed_chunk(idx).as_ref()
         {
             let kept = kept_of(idx);
-            // Only the chunks being edited keep a tree (134 MB for all at 100k lines).
-            kept.tree.lock().unwrap_or_else(|it| it.into_inner()).take();
-            chunks.push(Some(kept.clone()));
-            continue;
+            // The same host text; an edit elsewhere may also give a procedure
+            // another host (an END made a statement keeps the unit before it open).
+            if kept.context.as_ref().and_then(|it| it.host.as_ref()) == host_name_of(idx) {
+                // Only the chunks being edited keep a tree (134 MB for all at 100k lines).
+                kept.tree.lock().unwrap_or_else(|it| it.into_inner()).take();
+                chunks.push(Some(kept.clone()));
+                continue;
+            }
+            if let Some(rebased) = rebase(idx, kept) {
+                chunks.push(Some(Arc::new(rebased)));
+                continue;
+            }
+            jobs.push((idx, Job::Reanalyse(kept.clone())));
         } else {
             // A module it USEs, or a file it includes, changed: analysed again.
             jobs.push((idx, Job::Reanalyse(kept_of(idx).clone())));
@@ -1477,6 +1599,72 @@ mod tests {
         assert_like_whole(&opened, "fixed form");
     }
 
+    /// A host whose specification part INCLUDEs a header is split too; its
+    /// procedures see the header's arrays, and what the analysis finds in
+    /// the header is published once, as when the host is one chunk (a
+    /// preprocessed document, which is not split, is the reference).
+    #[test]
+    fn a_host_that_includes_a_header_is_split_and_analysed_as_one_chunk_is() {
+        let dir = std::env::temp_dir().join(format!("hpf-ls-host-include-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("scratch directory");
+        std::fs::write(
+            dir.join("decl.h"),
+            "  real :: a(8), b(8)\n!HPF$ DISTRIBUTE a(BLOCK)\n!HPF$ ALIGN q(i) WITH a(i)\n",
+        )
+        .expect("header");
+        let text = "module grid\n  include 'decl.h'\n!HPF$ ALIGN b(i) WITH a(i)\ncontains\n  subroutine shift\n    integer :: i\n    do i = 2, 8\n      a(i) = b(i-1)\n    end do\n  end subroutine shift\n  subroutine remap\n!HPF$ REDISTRIBUTE a(CYCLIC)\n  end subroutine remap\nend module grid\n";
+        let analysed = |text: &str, cpp: bool, previous: Option<&Analysed>| {
+            let includes = Includes { path: Some(dir.join("main.f90")), cpp, ..Includes::default() };
+            analyse(
+                previous.map_or(1, |it| it.version + 1),
+                Rope::from_str(text),
+                SourceForm::Free,
+                "file:///main.f90",
+                previous,
+                &settings(),
+                Outside { modules: &analysis::model::NoModules, includes: &includes },
+            )
+        };
+        let seen = |it: &Analysed| {
+            let mut headers: Vec<String> = it
+                .chunks
+                .iter()
+                .flat_map(|it| &it.chunk.header_diagnostics)
+                .map(|(name, it)| format!("{name}: {:?} {}", it.range, it.message))
+                .collect();
+            headers.sort();
+            (format!("{:?}", it.diagnostics()), headers)
+        };
+        let split = analysed(text, false, None);
+        assert_eq!(split.chunks.len(), 3);
+        let whole = analysed(text, true, None);
+        assert_eq!(whole.chunks.len(), 1);
+        assert_eq!(seen(&split), seen(&whole));
+        assert!(!seen(&split).1.is_empty(), "the header's undeclared q is reported in it");
+        // An edit inside a procedure: that procedure only.
+        let edited_text = text.replacen("b(i-1)", "b(i-2)", 1);
+        let edited = analysed(&edited_text, false, Some(&split));
+        assert_eq!(edited.computed_chunks, 1);
+        assert_eq!(seen(&edited), seen(&analysed(&edited_text, true, None)));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A derived type with type-bound procedures (its own CONTAINS) in the
+    /// host's specification part: the host's CONTAINS after it still splits.
+    #[test]
+    fn a_host_with_a_type_with_contains_is_split_after_its_own_contains() {
+        use syntax::ChunkKind::{Procedure, Unit};
+        let text = "module shapes\n  type :: box\n    real :: side(8)\n  contains\n    procedure :: area\n  end type box\n  real :: a(8)\n!HPF$ DISTRIBUTE a(BLOCK)\ncontains\n  real function area(self)\n    class(box), intent(in) :: self\n    area = self%side(1) ** 2\n  end function area\n  subroutine shift\n    integer :: i\n    do i = 2, 8\n      a(i) = a(i-1)\n    end do\n  end subroutine shift\nend module shapes\n";
+        let opened = open(text, SourceForm::Free);
+        let kinds: Vec<_> = opened.chunks.iter().map(|it| it.kind).collect();
+        assert_eq!(kinds, [Unit, Procedure, Procedure]);
+        assert_like_whole(&opened, "type with contains");
+        // A component: the host and `area`, which names the type; `shift` keeps its analysis.
+        let edited = edit(&opened, "real :: side(8)", "real :: side(8), depth");
+        assert_eq!(edited.computed_chunks, 2);
+        assert_like_whole(&edited, "component");
+    }
+
     #[test]
     fn procedures_are_chunks_analysed_with_their_host() {
         use syntax::ChunkKind::{Procedure, Unit};
@@ -1491,11 +1679,29 @@ mod tests {
         let edited = edit(&opened, "a(i) = b(i-1)", "a(i) = b(i-2)");
         assert_eq!(edited.computed_chunks, 1);
         assert_like_whole(&edited, "inside shift");
-        // The host's specification part: the host, its procedures, and the
-        // program that USEs the module, with its internal procedure.
+        // The host's specification part: the host, the procedure that
+        // mentions what changed (`shift`, not `remap`), and the program that
+        // USEs the module, with its internal procedure.
         let host = edit(&edited, "ALIGN b(i) WITH t(i)", "ALIGN b(i) WITH t(i+1)");
-        assert_eq!(host.computed_chunks, 5);
+        assert_eq!(host.computed_chunks, 4);
         assert_like_whole(&host, "host");
+        // A comment and a line in the host: no procedure of it (the program
+        // that USEs the module and its procedure are, as for any edit of a
+        // module); `remap` keeps its related declaration of `t`, moved.
+        let comment = edit(&host, "!HPF$ TEMPLATE t(n)\n", "! the grid\n\n!HPF$ TEMPLATE t(n)\n");
+        assert_eq!(comment.computed_chunks, 3);
+        assert_like_whole(&comment, "comment");
+        let remap = comment.diagnostics().into_iter().find(|it| it.code == syntax::Code::NotDynamic).expect("HPF026");
+        assert_eq!(&comment.text()[remap.related[0].range.to_range()], "t");
+        // A name no procedure mentions: no procedure of it.
+        let unused = edit(&comment, "  real :: a(n), b(n)\n", "  real :: a(n), b(n)\n  real :: spare(n)\n");
+        assert_eq!(unused.computed_chunks, 3);
+        assert_like_whole(&unused, "unused");
+        // Its template's distribution: every procedure that mentions it or an array aligned with it.
+        let all = edit(&unused, "t(BLOCK)", "t(CYCLIC)");
+        assert_eq!(all.computed_chunks, 5);
+        assert_like_whole(&all, "distribution");
+        let host = edit(&all, "t(CYCLIC)", "t(BLOCK)");
         // The main program's part: it and its procedure.
         let main = edit(&host, "real :: c(n)", "real :: c(n+1)");
         assert_eq!(main.computed_chunks, 2);
@@ -1510,6 +1716,43 @@ mod tests {
             let starts = |it: &Analysed| it.chunks.iter().map(|it| (it.start, it.kind)).collect::<Vec<_>>();
             assert_eq!(starts(&edited), starts(&fresh), "{from:?}");
         }
+    }
+
+    /// Found by the long edit-sequence test (sequence 2417): an edit that
+    /// makes an END a statement (`end( subroutine shift`) leaves the module
+    /// open, so the main program and its procedures become procedures of the
+    /// module; `twice`, after the edit and with the same text, now has the
+    /// module's part as its host and is analysed again with it.
+    #[test]
+    fn a_procedure_whose_host_an_edit_changes_is_analysed_with_the_new_host() {
+        let text = HOSTS.replace(
+            "  end subroutine fill\n",
+            "  end subroutine fill\n  integer function twice(k)\n    integer :: k\n    twice = 2 * k + c(1)\n  end function\n",
+        );
+        let opened = open(&text, SourceForm::Free);
+        let edited_text = text.replacen("end subroutine shift", "end( subroutine shift", 1).replacen(
+            "contains\n  subroutine fill",
+            "contai  subroutine fill",
+            1,
+        );
+        let (settings, modules) = (settings(), analysis::model::NoModules);
+        let edited = analyse(
+            2,
+            Rope::from_str(&edited_text),
+            SourceForm::Free,
+            &opened.name,
+            Some(&opened),
+            &settings,
+            Outside { modules: &modules, includes: &Includes::default() },
+        );
+        let fresh = open(&edited_text, SourceForm::Free);
+        let starts = |it: &Analysed| it.chunks.iter().map(|it| (it.start, it.kind, it.host)).collect::<Vec<_>>();
+        assert_eq!(starts(&edited), starts(&fresh));
+        let units = |it: &Analysed| {
+            it.chunks.iter().map(|placed| format!("{:?}", it.analysis_of(placed).file.units)).collect::<Vec<_>>()
+        };
+        assert_eq!(units(&edited), units(&fresh));
+        assert_eq!(edited.diagnostics(), fresh.diagnostics());
     }
 
     const UNITS: &str = "module m\n  integer, parameter :: n = 8\nend module m\n\nsubroutine s1\n  use m\n  real :: x(n)\n  x = 1.0\nend subroutine s1\n\nsubroutine s2\n  real :: y(4)\n  y = 2.0\nend subroutine s2\n";

@@ -12,6 +12,7 @@
 
 mod document;
 mod handlers;
+mod host_spec;
 pub mod position;
 mod proto;
 mod run;
