@@ -12,7 +12,7 @@ program grid_cyclic_offsets
 !HPF$ DISTRIBUTE T(BLOCK, CYCLIC(2)) ONTO P
 !HPF$ ALIGN A(I, J) WITH T(I + 1, J)
 !HPF$ ALIGN B(I, J) WITH T(I, J)
-!HPF$ PROCESSORS Q(3)
+!HPF$ PROCESSORS Q(4)
 !HPF$ TEMPLATE U(24)
 !HPF$ DISTRIBUTE U(CYCLIC(3)) ONTO Q
 !HPF$ ALIGN X(I) WITH U(I + 2)
@@ -338,7 +338,7 @@ end do
     -1_8, -1_8, &
     0_8, 0_8, &
     -1_8, -1_8, &
-    3_8, 12_8, &
-    3_8, 12_8], [2, 7]))
+    4_8, 12_8, &
+    4_8, 12_8], [2, 7]))
   call hpf_finalize()
 end program grid_cyclic_offsets
