@@ -52,16 +52,18 @@ pub struct Chunk {
     /// Its text as the user wrote it.
     pub text: String,
     /// Positions relative to the chunk's start, as in the full analysis.
-    pub diagnostics: Vec<syntax::Diagnostic>,
-    pub semantic_tokens: Vec<analysis::ide::SemanticToken>,
-    pub folding_ranges: Vec<analysis::ide::FoldingRange>,
-    pub symbols: Vec<analysis::ide::DocumentSymbol>,
+    /// Shared (`Arc`) with the chunks made from it when its host's text
+    /// changes ([`Chunk::rebased`]): thousands of them per host edit.
+    pub diagnostics: Arc<Vec<syntax::Diagnostic>>,
+    pub semantic_tokens: Arc<Vec<analysis::ide::SemanticToken>>,
+    pub folding_ranges: Arc<Vec<analysis::ide::FoldingRange>>,
+    pub symbols: Arc<Vec<analysis::ide::DocumentSymbol>>,
     /// Every inlay hint of both kinds (a client may ask for the whole document).
-    pub inlay_hints: Vec<analysis::ide::InlayHint>,
+    pub inlay_hints: Arc<Vec<analysis::ide::InlayHint>>,
     /// Where its main programs begin.
-    pub programs: Vec<usize>,
+    pub programs: Arc<Vec<usize>>,
     /// The modules it USEs that were found nowhere (lower case).
-    unknown_modules: Vec<String>,
+    unknown_modules: Arc<Vec<String>>,
     /// How it was analysed, to analyse it again.
     form: SourceForm,
     config: ModelConfig,
@@ -71,7 +73,7 @@ pub struct Chunk {
     /// When it was last asked for (a tick of `USES`).
     used: std::sync::atomic::AtomicU64,
     /// The modules its analysis looked for outside the chunk, and what it found.
-    lookups: Vec<(String, Option<Arc<ExternalFile>>)>,
+    lookups: Arc<Vec<(String, Option<Arc<ExternalFile>>)>>,
     /// What the other chunks USE of it, when it defines a module.
     provides: Option<Arc<ExternalFile>>,
     /// Its parser text and tree, for an incremental reparse at its next edit.
@@ -83,7 +85,7 @@ pub struct Chunk {
     pub expansion: Option<Arc<Expansion>>,
     /// The diagnostics of its analysis inside the files it includes:
     /// (the file's path, the diagnostic with a range of that file).
-    pub header_diagnostics: Vec<(Arc<str>, syntax::Diagnostic)>,
+    pub header_diagnostics: Arc<Vec<(Arc<str>, syntax::Diagnostic)>>,
     /// The text it is analysed in, when it is part of a host unit.
     pub context: Option<Context>,
     /// A procedure's: where its host unit ends in its text, when it does
@@ -444,25 +446,25 @@ impl Chunk {
             }
         }
         Chunk {
-            diagnostics,
-            semantic_tokens,
-            folding_ranges,
-            symbols,
-            inlay_hints,
-            programs,
-            unknown_modules: super::unknown_modules(&analysis),
+            diagnostics: Arc::new(diagnostics),
+            semantic_tokens: Arc::new(semantic_tokens),
+            folding_ranges: Arc::new(folding_ranges),
+            symbols: Arc::new(symbols),
+            inlay_hints: Arc::new(inlay_hints),
+            programs: Arc::new(programs),
+            unknown_modules: Arc::new(super::unknown_modules(&analysis)),
             form: analysis.file.form,
             config: analysis.model.config,
             severities: Arc::new(Vec::new()),
             full: Mutex::new(keep.then_some(analysis)),
             used: std::sync::atomic::AtomicU64::new(USES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)),
             text,
-            lookups,
+            lookups: Arc::new(lookups),
             provides,
             tree: Mutex::new(tree),
             published: Mutex::new(None),
             expansion,
-            header_diagnostics,
+            header_diagnostics: Arc::new(header_diagnostics),
             context,
             host_end,
             names,
@@ -477,12 +479,16 @@ impl Chunk {
         let old_host = self.context.as_ref()?.host.clone()?;
         let mut diagnostics = self.diagnostics.clone();
         let mut moved = false;
-        for related in diagnostics.iter_mut().flat_map(|it| it.related.iter_mut()) {
-            if related.file.as_ref() == Some(&old_host) {
-                let (range, before_the_edit) = host_range(related.range)?;
-                moved |= !before_the_edit;
-                related.range = range;
-                related.file = context.host.clone();
+        // Copied only when one of them points into the host (few do).
+        let points_to_host = |it: &syntax::Diagnostic| it.related.iter().any(|it| it.file.as_ref() == Some(&old_host));
+        if diagnostics.iter().any(points_to_host) {
+            for related in Arc::make_mut(&mut diagnostics).iter_mut().flat_map(|it| it.related.iter_mut()) {
+                if related.file.as_ref() == Some(&old_host) {
+                    let (range, before_the_edit) = host_range(related.range)?;
+                    moved |= !before_the_edit;
+                    related.range = range;
+                    related.file = context.host.clone();
+                }
             }
         }
         // Its diagnostics' JSON reads the same when every place in the host is
@@ -746,7 +752,7 @@ impl Analysed {
     pub fn diagnostics(&self) -> Vec<syntax::Diagnostic> {
         let mut res = Vec::new();
         for placed in &self.chunks {
-            for diagnostic in &placed.chunk.diagnostics {
+            for diagnostic in placed.chunk.diagnostics.iter() {
                 let mut diagnostic = diagnostic.clone();
                 diagnostic.range = placed.shift(diagnostic.range);
                 for related in &mut diagnostic.related {
@@ -811,7 +817,7 @@ impl Analysed {
         // The host's symbol, while its procedures' chunks follow.
         let mut host: Option<usize> = None;
         for (idx, placed) in self.chunks.iter().enumerate() {
-            let mut symbols = placed.chunk.symbols.clone();
+            let mut symbols = placed.chunk.symbols.to_vec();
             symbols.iter_mut().for_each(|it| shift(it, self, idx));
             match host {
                 Some(at) if placed.kind == syntax::ChunkKind::Procedure => {
@@ -1395,11 +1401,12 @@ pub fn analyse(
         // The regions `#if` leaves out fold.
         let (start, end) = ranges[idx];
         let left_out = inactive.iter().filter(|it| it.start >= start && it.end <= end);
-        chunk.folding_ranges.extend(left_out.map(|it| analysis::ide::FoldingRange {
+        let folds = Arc::make_mut(&mut chunk.folding_ranges);
+        folds.extend(left_out.map(|it| analysis::ide::FoldingRange {
             range: TextRange::new(it.start - start, it.end - start),
             kind: analysis::ide::FoldKind::Region,
         }));
-        chunk.folding_ranges.sort_by_key(|it| (it.range.start, it.range.end));
+        folds.sort_by_key(|it| (it.range.start, it.range.end));
         chunk.severities = severities.clone();
         (idx, Arc::new(chunk))
     };
@@ -1450,7 +1457,8 @@ pub fn analyse(
         .collect();
     let analysed_at = started.elapsed();
     evict_analyses(&chunks);
-    let mut unknown_modules: Vec<String> = chunks.iter().flat_map(|it| it.chunk.unknown_modules.clone()).collect();
+    let mut unknown_modules: Vec<String> =
+        chunks.iter().flat_map(|it| it.chunk.unknown_modules.iter().cloned()).collect();
     unknown_modules.sort();
     unknown_modules.dedup();
     tracing::debug!(
@@ -1629,7 +1637,7 @@ mod tests {
             let mut headers: Vec<String> = it
                 .chunks
                 .iter()
-                .flat_map(|it| &it.chunk.header_diagnostics)
+                .flat_map(|it| it.chunk.header_diagnostics.iter())
                 .map(|(name, it)| format!("{name}: {:?} {}", it.range, it.message))
                 .collect();
             headers.sort();
