@@ -49,8 +49,8 @@ const KEEP_ANALYSES: usize = 32;
 /// request needs is kept (diagnostics, semantic tokens, symbols, folds);
 /// the full analysis only while it is in use (see [`Chunk::analysis`]).
 pub struct Chunk {
-    /// Its text as the user wrote it.
-    pub text: String,
+    /// Its text as the user wrote it (shared with its rebased chunks).
+    pub text: Arc<str>,
     /// Positions relative to the chunk's start, as in the full analysis.
     /// Shared (`Arc`) with the chunks made from it when its host's text
     /// changes ([`Chunk::rebased`]): thousands of them per host edit.
@@ -458,7 +458,7 @@ impl Chunk {
             severities: Arc::new(Vec::new()),
             full: Mutex::new(keep.then_some(analysis)),
             used: std::sync::atomic::AtomicU64::new(USES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)),
-            text,
+            text: text.into(),
             lookups: Arc::new(lookups),
             provides,
             tree: Mutex::new(tree),
@@ -1227,7 +1227,7 @@ pub fn analyse(
                 None => rope.byte_slice(start..end).to_string().into(),
             }
         } else {
-            kept_of(idx).text.as_str().into()
+            kept_of(idx).text.as_ref().into()
         };
         let host_name: Arc<str> = format!("{name}#host-{:016x}", text_hash(&host_text)).into();
         host_texts.insert(idx, (host_text, host_name));
@@ -1295,7 +1295,9 @@ pub fn analyse(
 
     // A procedure whose host changed, but no name it mentions: moved onto
     // the new host text. What changed is computed once per old and new host.
-    let mut host_changes: HashMap<(Arc<str>, usize), Option<std::collections::HashSet<String>>> = HashMap::new();
+    // Also the lengths of the old and new host texts' common prefix and suffix.
+    type HostChange = Option<(std::collections::HashSet<String>, usize, usize)>;
+    let mut host_changes: HashMap<(Arc<str>, usize), HostChange> = HashMap::new();
     let mut rebase = |idx: usize, kept: &Chunk| -> Option<Chunk> {
         let host = host_of[idx].filter(|_| kinds[idx] == syntax::ChunkKind::Procedure)?;
         let (new_host, new_name) = host_texts.get(&host)?;
@@ -1305,18 +1307,27 @@ pub fn analyse(
             return None;
         }
         let old_host = &old.text[..old.own.start];
-        let changed = host_changes
+        let (changed, prefix, suffix) = host_changes
             .entry((old_name, host))
-            .or_insert_with(|| super::host_spec::changed_names(old_host, new_host, form))
+            .or_insert_with(|| {
+                let changed = super::host_spec::changed_names(old_host, new_host, form)?;
+                // Ranges of the old host text before or after what differs in the new one.
+                let prefix = old_host.bytes().zip(new_host.bytes()).take_while(|(a, b)| a == b).count();
+                let max_suffix = old_host.len().min(new_host.len()) - prefix;
+                let suffix = old_host
+                    .bytes()
+                    .rev()
+                    .zip(new_host.bytes().rev())
+                    .take(max_suffix)
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                Some((changed, prefix, suffix))
+            })
             .as_ref()?;
+        let (prefix, suffix) = (*prefix, *suffix);
         if changed.iter().any(|name| kept.names.as_ref().is_none_or(|it| it.contains(name.as_str()))) {
             return None;
         }
-        // Ranges of the old host text before or after what differs in the new one.
-        let prefix = old_host.bytes().zip(new_host.bytes()).take_while(|(a, b)| a == b).count();
-        let max_suffix = old_host.len().min(new_host.len()) - prefix;
-        let suffix =
-            old_host.bytes().rev().zip(new_host.bytes().rev()).take(max_suffix).take_while(|(a, b)| a == b).count();
         let old_after = old_host.len() - suffix;
         let host_range = |range: TextRange| {
             if range.end <= prefix {
@@ -1380,7 +1391,7 @@ pub fn analyse(
             Job::Reanalyse(kept) => {
                 let context = context_of(idx, &kept.text);
                 let lowered =
-                    lower_chunk(kept.text.clone(), context, form, None, false, includes, preprocessed_chunk(idx));
+                    lower_chunk(kept.text.to_string(), context, form, None, false, includes, preprocessed_chunk(idx));
                 // A host's module, lowered again, is what its users find.
                 let provided = match (&kept.provides, hosts(idx)) {
                     (Some(provided), true) => Some(Arc::new(ExternalFile {
