@@ -15,7 +15,8 @@
 //! first line did not move either. An edit of a host's part up to CONTAINS
 //! reanalyses the procedures that mention a name it changed
 //! ([`super::host_spec`]); the others keep their analysis, moved onto the
-//! new host text (`Chunk::rebased`). A unit USEs the modules the other chunks
+//! new host text (`Chunk::rebased`: what they stored is shared behind
+//! `Arc`, only diagnostics pointing into the host are copied). A unit USEs the modules the other chunks
 //! define as it USEs those of other files (`ExternalFile`); a chunk is
 //! analysed again when a module it looked up changed.
 //!
