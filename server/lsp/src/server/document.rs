@@ -15,7 +15,8 @@
 //! first line did not move either. An edit of a host's part up to CONTAINS
 //! reanalyses the procedures that mention a name it changed
 //! ([`super::host_spec`]); the others keep their analysis, moved onto the
-//! new host text (`Chunk::rebased`). A unit USEs the modules the other chunks
+//! new host text (`Chunk::rebased`: what they stored is shared behind
+//! `Arc`, only diagnostics pointing into the host are copied). A unit USEs the modules the other chunks
 //! define as it USEs those of other files (`ExternalFile`); a chunk is
 //! analysed again when a module it looked up changed.
 //!
@@ -49,19 +50,21 @@ const KEEP_ANALYSES: usize = 32;
 /// request needs is kept (diagnostics, semantic tokens, symbols, folds);
 /// the full analysis only while it is in use (see [`Chunk::analysis`]).
 pub struct Chunk {
-    /// Its text as the user wrote it.
-    pub text: String,
+    /// Its text as the user wrote it (shared with its rebased chunks).
+    pub text: Arc<str>,
     /// Positions relative to the chunk's start, as in the full analysis.
-    pub diagnostics: Vec<syntax::Diagnostic>,
-    pub semantic_tokens: Vec<analysis::ide::SemanticToken>,
-    pub folding_ranges: Vec<analysis::ide::FoldingRange>,
-    pub symbols: Vec<analysis::ide::DocumentSymbol>,
+    /// Shared (`Arc`) with the chunks made from it when its host's text
+    /// changes ([`Chunk::rebased`]): thousands of them per host edit.
+    pub diagnostics: Arc<Vec<syntax::Diagnostic>>,
+    pub semantic_tokens: Arc<Vec<analysis::ide::SemanticToken>>,
+    pub folding_ranges: Arc<Vec<analysis::ide::FoldingRange>>,
+    pub symbols: Arc<Vec<analysis::ide::DocumentSymbol>>,
     /// Every inlay hint of both kinds (a client may ask for the whole document).
-    pub inlay_hints: Vec<analysis::ide::InlayHint>,
+    pub inlay_hints: Arc<Vec<analysis::ide::InlayHint>>,
     /// Where its main programs begin.
-    pub programs: Vec<usize>,
+    pub programs: Arc<Vec<usize>>,
     /// The modules it USEs that were found nowhere (lower case).
-    unknown_modules: Vec<String>,
+    unknown_modules: Arc<Vec<String>>,
     /// How it was analysed, to analyse it again.
     form: SourceForm,
     config: ModelConfig,
@@ -71,7 +74,7 @@ pub struct Chunk {
     /// When it was last asked for (a tick of `USES`).
     used: std::sync::atomic::AtomicU64,
     /// The modules its analysis looked for outside the chunk, and what it found.
-    lookups: Vec<(String, Option<Arc<ExternalFile>>)>,
+    lookups: Arc<Vec<(String, Option<Arc<ExternalFile>>)>>,
     /// What the other chunks USE of it, when it defines a module.
     provides: Option<Arc<ExternalFile>>,
     /// Its parser text and tree, for an incremental reparse at its next edit.
@@ -83,7 +86,7 @@ pub struct Chunk {
     pub expansion: Option<Arc<Expansion>>,
     /// The diagnostics of its analysis inside the files it includes:
     /// (the file's path, the diagnostic with a range of that file).
-    pub header_diagnostics: Vec<(Arc<str>, syntax::Diagnostic)>,
+    pub header_diagnostics: Arc<Vec<(Arc<str>, syntax::Diagnostic)>>,
     /// The text it is analysed in, when it is part of a host unit.
     pub context: Option<Context>,
     /// A procedure's: where its host unit ends in its text, when it does
@@ -444,25 +447,25 @@ impl Chunk {
             }
         }
         Chunk {
-            diagnostics,
-            semantic_tokens,
-            folding_ranges,
-            symbols,
-            inlay_hints,
-            programs,
-            unknown_modules: super::unknown_modules(&analysis),
+            diagnostics: Arc::new(diagnostics),
+            semantic_tokens: Arc::new(semantic_tokens),
+            folding_ranges: Arc::new(folding_ranges),
+            symbols: Arc::new(symbols),
+            inlay_hints: Arc::new(inlay_hints),
+            programs: Arc::new(programs),
+            unknown_modules: Arc::new(super::unknown_modules(&analysis)),
             form: analysis.file.form,
             config: analysis.model.config,
             severities: Arc::new(Vec::new()),
             full: Mutex::new(keep.then_some(analysis)),
             used: std::sync::atomic::AtomicU64::new(USES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)),
-            text,
-            lookups,
+            text: text.into(),
+            lookups: Arc::new(lookups),
             provides,
             tree: Mutex::new(tree),
             published: Mutex::new(None),
             expansion,
-            header_diagnostics,
+            header_diagnostics: Arc::new(header_diagnostics),
             context,
             host_end,
             names,
@@ -477,12 +480,16 @@ impl Chunk {
         let old_host = self.context.as_ref()?.host.clone()?;
         let mut diagnostics = self.diagnostics.clone();
         let mut moved = false;
-        for related in diagnostics.iter_mut().flat_map(|it| it.related.iter_mut()) {
-            if related.file.as_ref() == Some(&old_host) {
-                let (range, before_the_edit) = host_range(related.range)?;
-                moved |= !before_the_edit;
-                related.range = range;
-                related.file = context.host.clone();
+        // Copied only when one of them points into the host (few do).
+        let points_to_host = |it: &syntax::Diagnostic| it.related.iter().any(|it| it.file.as_ref() == Some(&old_host));
+        if diagnostics.iter().any(points_to_host) {
+            for related in Arc::make_mut(&mut diagnostics).iter_mut().flat_map(|it| it.related.iter_mut()) {
+                if related.file.as_ref() == Some(&old_host) {
+                    let (range, before_the_edit) = host_range(related.range)?;
+                    moved |= !before_the_edit;
+                    related.range = range;
+                    related.file = context.host.clone();
+                }
             }
         }
         // Its diagnostics' JSON reads the same when every place in the host is
@@ -746,7 +753,7 @@ impl Analysed {
     pub fn diagnostics(&self) -> Vec<syntax::Diagnostic> {
         let mut res = Vec::new();
         for placed in &self.chunks {
-            for diagnostic in &placed.chunk.diagnostics {
+            for diagnostic in placed.chunk.diagnostics.iter() {
                 let mut diagnostic = diagnostic.clone();
                 diagnostic.range = placed.shift(diagnostic.range);
                 for related in &mut diagnostic.related {
@@ -811,7 +818,7 @@ impl Analysed {
         // The host's symbol, while its procedures' chunks follow.
         let mut host: Option<usize> = None;
         for (idx, placed) in self.chunks.iter().enumerate() {
-            let mut symbols = placed.chunk.symbols.clone();
+            let mut symbols = placed.chunk.symbols.to_vec();
             symbols.iter_mut().for_each(|it| shift(it, self, idx));
             match host {
                 Some(at) if placed.kind == syntax::ChunkKind::Procedure => {
@@ -1221,7 +1228,7 @@ pub fn analyse(
                 None => rope.byte_slice(start..end).to_string().into(),
             }
         } else {
-            kept_of(idx).text.as_str().into()
+            kept_of(idx).text.as_ref().into()
         };
         let host_name: Arc<str> = format!("{name}#host-{:016x}", text_hash(&host_text)).into();
         host_texts.insert(idx, (host_text, host_name));
@@ -1289,7 +1296,9 @@ pub fn analyse(
 
     // A procedure whose host changed, but no name it mentions: moved onto
     // the new host text. What changed is computed once per old and new host.
-    let mut host_changes: HashMap<(Arc<str>, usize), Option<std::collections::HashSet<String>>> = HashMap::new();
+    // Also the lengths of the old and new host texts' common prefix and suffix.
+    type HostChange = Option<(std::collections::HashSet<String>, usize, usize)>;
+    let mut host_changes: HashMap<(Arc<str>, usize), HostChange> = HashMap::new();
     let mut rebase = |idx: usize, kept: &Chunk| -> Option<Chunk> {
         let host = host_of[idx].filter(|_| kinds[idx] == syntax::ChunkKind::Procedure)?;
         let (new_host, new_name) = host_texts.get(&host)?;
@@ -1299,18 +1308,27 @@ pub fn analyse(
             return None;
         }
         let old_host = &old.text[..old.own.start];
-        let changed = host_changes
+        let (changed, prefix, suffix) = host_changes
             .entry((old_name, host))
-            .or_insert_with(|| super::host_spec::changed_names(old_host, new_host, form))
+            .or_insert_with(|| {
+                let changed = super::host_spec::changed_names(old_host, new_host, form)?;
+                // Ranges of the old host text before or after what differs in the new one.
+                let prefix = old_host.bytes().zip(new_host.bytes()).take_while(|(a, b)| a == b).count();
+                let max_suffix = old_host.len().min(new_host.len()) - prefix;
+                let suffix = old_host
+                    .bytes()
+                    .rev()
+                    .zip(new_host.bytes().rev())
+                    .take(max_suffix)
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                Some((changed, prefix, suffix))
+            })
             .as_ref()?;
+        let (prefix, suffix) = (*prefix, *suffix);
         if changed.iter().any(|name| kept.names.as_ref().is_none_or(|it| it.contains(name.as_str()))) {
             return None;
         }
-        // Ranges of the old host text before or after what differs in the new one.
-        let prefix = old_host.bytes().zip(new_host.bytes()).take_while(|(a, b)| a == b).count();
-        let max_suffix = old_host.len().min(new_host.len()) - prefix;
-        let suffix =
-            old_host.bytes().rev().zip(new_host.bytes().rev()).take(max_suffix).take_while(|(a, b)| a == b).count();
         let old_after = old_host.len() - suffix;
         let host_range = |range: TextRange| {
             if range.end <= prefix {
@@ -1374,7 +1392,7 @@ pub fn analyse(
             Job::Reanalyse(kept) => {
                 let context = context_of(idx, &kept.text);
                 let lowered =
-                    lower_chunk(kept.text.clone(), context, form, None, false, includes, preprocessed_chunk(idx));
+                    lower_chunk(kept.text.to_string(), context, form, None, false, includes, preprocessed_chunk(idx));
                 // A host's module, lowered again, is what its users find.
                 let provided = match (&kept.provides, hosts(idx)) {
                     (Some(provided), true) => Some(Arc::new(ExternalFile {
@@ -1395,11 +1413,12 @@ pub fn analyse(
         // The regions `#if` leaves out fold.
         let (start, end) = ranges[idx];
         let left_out = inactive.iter().filter(|it| it.start >= start && it.end <= end);
-        chunk.folding_ranges.extend(left_out.map(|it| analysis::ide::FoldingRange {
+        let folds = Arc::make_mut(&mut chunk.folding_ranges);
+        folds.extend(left_out.map(|it| analysis::ide::FoldingRange {
             range: TextRange::new(it.start - start, it.end - start),
             kind: analysis::ide::FoldKind::Region,
         }));
-        chunk.folding_ranges.sort_by_key(|it| (it.range.start, it.range.end));
+        folds.sort_by_key(|it| (it.range.start, it.range.end));
         chunk.severities = severities.clone();
         (idx, Arc::new(chunk))
     };
@@ -1450,7 +1469,8 @@ pub fn analyse(
         .collect();
     let analysed_at = started.elapsed();
     evict_analyses(&chunks);
-    let mut unknown_modules: Vec<String> = chunks.iter().flat_map(|it| it.chunk.unknown_modules.clone()).collect();
+    let mut unknown_modules: Vec<String> =
+        chunks.iter().flat_map(|it| it.chunk.unknown_modules.iter().cloned()).collect();
     unknown_modules.sort();
     unknown_modules.dedup();
     tracing::debug!(
@@ -1629,7 +1649,7 @@ mod tests {
             let mut headers: Vec<String> = it
                 .chunks
                 .iter()
-                .flat_map(|it| &it.chunk.header_diagnostics)
+                .flat_map(|it| it.chunk.header_diagnostics.iter())
                 .map(|(name, it)| format!("{name}: {:?} {}", it.range, it.message))
                 .collect();
             headers.sort();

@@ -135,7 +135,7 @@ pub fn header_frames(analysed: &Analysed, encoding: PositionEncoding) -> Vec<Vec
         let diagnostics = analysed
             .chunks
             .iter()
-            .flat_map(|it| &it.chunk.header_diagnostics)
+            .flat_map(|it| it.chunk.header_diagnostics.iter())
             .filter(|(header, _)| &**header == name)
             .map(|(_, it)| ls_types::Diagnostic {
                 range: range(&rope, it.range, encoding),
@@ -174,7 +174,7 @@ pub fn publish_frame(uri: &Uri, analysed: &Analysed, encoding: PositionEncoding)
                 // Each diagnostic after a comma: the pieces are written one after the other.
                 let positions = ChunkPositions::new(analysed, placed, encoding);
                 let mut bytes = Vec::new();
-                for it in &placed.chunk.diagnostics {
+                for it in placed.chunk.diagnostics.iter() {
                     bytes.push(b',');
                     let converted = diagnostic(uri, analysed, placed, it, &positions);
                     serde_json::to_writer(&mut bytes, &converted).expect("diagnostics serialise to JSON");
