@@ -37,9 +37,11 @@
 //!
 //! IF conditions that read distributed arrays (`if (maxval(abs(un - u)) <
 //! tol) exit`) are hoisted the same way into a logical scalar
-//! (`hpf_b1 = ...`, a reduction every process gets), unless they read the
-//! index of a DO loop around them: the IF then runs on every process alike
-//! and does not keep its time loop on rank 0.
+//! (`hpf_b1 = ...`, a reduction every process gets), unless they read an
+//! element of a distributed array at a subscript that reads the index of a
+//! DO loop around them (`x(i)`, which its owner evaluates in an
+//! owner-computes nest; `maxloc(x(lo:n), 1)` is hoisted): the IF then runs
+//! on every process alike and does not keep its time loop on rank 0.
 //!
 //! Before the temporaries, DO loops whose assignments write arrays on
 //! different template cells are split into one loop per assignment
@@ -613,7 +615,10 @@ impl Hoister<'_> {
         // from their owners), so the IF runs on every process alike.
         if let StmtKind::If { branches } = &stmt.kind {
             for cond in branches.iter().filter_map(|it| it.0.as_ref()) {
-                if !self.reads_distributed(cond) || self.reads_any(cond, indices) || !self.single_line(cond.range) {
+                if !self.reads_distributed(cond)
+                    || self.reads_index_in_distributed_element(cond, indices)
+                    || !self.single_line(cond.range)
+                {
                     continue;
                 }
                 let mut inside: Vec<(TextRange, usize)> =
@@ -701,6 +706,28 @@ impl Hoister<'_> {
             if let ExprKind::Name(name) | ExprKind::Ref { name, .. } = &expr.kind {
                 let id = self.model.lookup(self.unit, &name.key());
                 if id.is_some_and(|id| self.model.symbol(id).is_array() && self.model.distribution_of(id).is_some()) {
+                    return true;
+                }
+            }
+            push_children(expr, &mut stack);
+        }
+        false
+    }
+
+    /// Whether `expr` reads an element of a distributed array at a subscript
+    /// that reads one of `indices` (`x(i)` in a loop over `i`): its owner
+    /// evaluates it in an owner-computes nest, which a temporary assigned
+    /// before the IF would prevent. A loop index in a section's bounds
+    /// (`maxloc(x(lo:n), 1)`) reads across processes anyway.
+    fn reads_index_in_distributed_element(&self, expr: &Expr, indices: &[String]) -> bool {
+        let mut stack = vec![expr];
+        while let Some(expr) = stack.pop() {
+            if let ExprKind::Ref { name, args } = &expr.kind {
+                let id = self.model.lookup(self.unit, &name.key());
+                let distributed =
+                    id.is_some_and(|id| self.model.symbol(id).is_array() && self.model.distribution_of(id).is_some());
+                if distributed && args.iter().any(|it| matches!(it, Subscript::Expr(at) if self.reads_any(at, indices)))
+                {
                     return true;
                 }
             }

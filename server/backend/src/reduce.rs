@@ -234,13 +234,23 @@ impl<'a> Lowering<'a> {
     {
         let (exprs, output): (Vec<&'s Expr>, bool) = match &stmt.kind {
             StmtKind::Assign { lhs, rhs } => {
-                let ExprKind::Name(name) = &lhs.kind else {
-                    return Err("its left side is not a scalar".to_string());
-                };
-                if let Some(id) = self.lookup(&name.key()) {
-                    if self.analysis.model.symbol(id).is_array() {
-                        return Err(format!("it assigns the array {} as a whole", name.text));
+                match &lhs.kind {
+                    ExprKind::Name(name) => {
+                        if let Some(id) = self.lookup(&name.key()) {
+                            if self.analysis.model.symbol(id).is_array() {
+                                return Err(format!("it assigns the array {} as a whole", name.text));
+                            }
+                        }
                     }
+                    // An element of a replicated array (`found(j) = maxloc(a(:, j), 1)`):
+                    // every process holds the combined value and assigns it alike.
+                    // Subscripts that read distributed data are left uncovered below.
+                    ExprKind::Ref { name, args }
+                        if args.iter().all(|it| matches!(it, Subscript::Expr(_)))
+                            && self.lookup(&name.key()).is_some_and(|id| {
+                                !self.distributed.contains_key(&id) && self.analysis.model.symbol(id).is_array()
+                            }) => {}
+                    _ => return Err("its left side is not a scalar or an element of a replicated array".to_string()),
                 }
                 (vec![rhs], false)
             }
@@ -253,6 +263,14 @@ impl<'a> Lowering<'a> {
         }
         if calls.is_empty() {
             return Err("it reads distributed elements outside reductions".to_string());
+        }
+        // An element of a replicated array takes reductions only: an element
+        // read from its owner in every iteration of a loop over the array is
+        // the distributed fallback's (`nest_fetch.rs`), fetched at once.
+        if matches!(&stmt.kind, StmtKind::Assign { lhs, .. } if matches!(lhs.kind, ExprKind::Ref { .. }))
+            && calls.iter().any(|it| it.1 == Kind::Element)
+        {
+            return Err("it assigns an element of a replicated array from distributed elements".to_string());
         }
         // Nothing distributed may remain outside the reductions.
         let covered: Vec<TextRange> = calls.iter().map(|it| it.0.range).collect();

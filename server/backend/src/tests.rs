@@ -188,6 +188,41 @@ fn a_time_loop_runs_its_statements_without_parallel_form_alone_on_rank_0() {
     assert!(source.contains("    if (hpf_b2) exit\n"), "{source}");
 }
 
+/// In a loop over replicated data, a reduction whose section starts at the
+/// loop's index may sit in an IF condition (computed first, `hoist.rs`) or
+/// be assigned to an element of a replicated array: the loop runs on every
+/// process, each reduction in parallel. An element of a replicated array
+/// assigned from distributed elements is left to the other rules.
+#[test]
+fn reductions_at_a_loops_index_in_conditions_and_replicated_elements_run_in_parallel() {
+    let (notes, source) = lower(
+        "program p
+  implicit none
+  integer, parameter :: n = 20
+  real :: u(n), un(n)
+  integer :: i, found(4)
+!HPF$ DISTRIBUTE (BLOCK) :: u, un
+  u = 1.0
+  un = 2.0
+  do i = 2, n - 1, 5
+    if (maxloc(u(i:n), 1) > 3) then
+      print *, 'far', i
+    end if
+  end do
+  do i = 1, 4
+    found(i) = maxloc(u(i:n), 1) - minloc(un(i:n), 1)
+  end do
+  print *, found
+end program p
+",
+    );
+    assert_eq!(notes, Vec::<String>::new());
+    assert_eq!(source.matches("! hpf-ls: every process runs this loop").count(), 2, "{source}");
+    assert!(source.contains("    hpf_b1 = (hpf_r2 > 3)\n  if ((hpf_b1)) then\n"), "{source}");
+    assert!(source.contains("    found(i) = hpf_r4 - hpf_r6\n"), "{source}");
+    assert!(!source.contains("hpf_gather"), "{source}");
+}
+
 #[test]
 fn reductions_keep_the_sequential_order_of_floating_point_sums() {
     let (notes, source) = lower(&program(
