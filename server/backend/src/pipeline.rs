@@ -106,7 +106,12 @@ impl<'a> Lowering<'a> {
     where
         'a: 's,
     {
-        let plan = self.pipeline_of(stmt)?;
+        let plan = self.pipeline_of(stmt);
+        #[cfg(test)]
+        if let Err(why) = &plan {
+            tests::REFUSALS.with(|it| it.borrow_mut().push(why.clone()));
+        }
+        let plan = plan?;
         let reads = BTreeMap::from([(plan.array, (-plan.below, plan.above))]);
         self.grow_shadows(plan.array, 0, &reads);
         Ok(plan)
@@ -337,7 +342,7 @@ impl<'a> Lowering<'a> {
             _ => (outer, None),
         };
         let (olo, ohi) = (self.one_line(outer.lo.range), self.one_line(outer.hi.range));
-        let _ = writeln!(out, "  ! hpf-ls: pipeline along the processes ({})", self.pipeline_note(plan));
+        let _ = writeln!(out, "  ! hpf-ls: pipeline along the processes");
         let _ = writeln!(out, "  block");
         let _ = writeln!(out, "    integer :: hpf_pl_prev, hpf_pl_next, hpf_pl_a, hpf_pl_b, hpf_pl_s, hpf_pl_e, hpf_pl_w");
         let _ = writeln!(out, "    {}, allocatable :: hpf_pl_buf(:)", home.suffix.declaration());
@@ -376,7 +381,8 @@ impl<'a> Lowering<'a> {
         );
         let _ = writeln!(out, "      {name}({incoming}) = reshape(hpf_pl_buf, shape({name}({incoming})))");
         let _ = writeln!(out, "      deallocate (hpf_pl_buf)\n    end if");
-        let _ = writeln!(out, "{}", self.edited_statement(plan.stmt, &edits));
+        // (From the DO keyword: the line may hold an enclosing loop's statements.)
+        let _ = writeln!(out, "  {}", self.edited(plan.stmt.range, &edits));
         let _ = writeln!(out, "    if (hpf_pl_next >= 0) then");
         let _ = writeln!(out, "      hpf_pl_buf = reshape({name}({outgoing}), [size({name}({outgoing}))])");
         let _ = writeln!(out, "      call MPI_Send(hpf_pl_buf, size(hpf_pl_buf), {mpi}, hpf_pl_next, 12, MPI_COMM_WORLD)");
@@ -395,5 +401,116 @@ impl<'a> Lowering<'a> {
                 let _ = writeln!(out, "  if ((({ohi}) - ({olo})) >= 0) {} = {}", inner.var.text, self.final_value(inner));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use analysis::model::ModelConfig;
+    use std::cell::RefCell;
+    use syntax::{LineIndex, SourceForm};
+
+    thread_local! {
+        /// The refusals of the nests the rule was asked about, in order.
+        pub(super) static REFUSALS: RefCell<Vec<Refusal>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// The notes as `line: message`, the generated source and the refusals.
+    fn lower(body: &str) -> (Vec<String>, String, Vec<Refusal>) {
+        let text = format!(
+            "program p\n  implicit none\n  integer, parameter :: n = 20\n  real(8) :: u(n, n), v(n, n), x(n), a(n), b(n), c(n)\n  \
+             integer :: k(n), i, j\n!HPF$ DISTRIBUTE u(*, BLOCK)\n!HPF$ DISTRIBUTE v(BLOCK, *)\n\
+             !HPF$ DISTRIBUTE (BLOCK) :: x, a, b, k\n!HPF$ DISTRIBUTE c(CYCLIC)\n  \
+             u = 1; v = 2; x = 3; a = 0.5; b = 0.25; c = 1; k = 1\n{body}\n  \
+             print *, sum(u), sum(v), sum(x), sum(c)\nend program p\n"
+        );
+        REFUSALS.with(|it| it.borrow_mut().clear());
+        let analysis = analysis::analyze(&text, SourceForm::Free, ModelConfig { number_of_processors: None });
+        let generated = crate::lower(&analysis, &text).unwrap_or_else(|errors| panic!("refused: {errors:?}"));
+        let index = LineIndex::new(&text);
+        let notes = generated
+            .notes
+            .iter()
+            .map(|it| format!("{}: {}", index.line_col(&text, it.range.start).0 + 1, it.message))
+            .collect();
+        (notes, generated.source, REFUSALS.with(|it| it.borrow().clone()))
+    }
+
+    fn pipelined(notes: &[String]) -> bool {
+        notes.iter().any(|it| it.starts_with("11: runs as a pipeline"))
+    }
+
+    #[test]
+    fn gauss_seidel_by_columns_runs_as_a_chain_with_old_values_fetched_first() {
+        let (notes, source, refusals) = lower(
+            "  do j = 2, n - 1; do i = 2, n - 1\n    u(i, j) = 0.25 * (u(i-1, j) + u(i+1, j) + u(i, j-1) + u(i, j+1))\n  end do; end do",
+        );
+        assert!(pipelined(&notes), "{notes:?}");
+        assert!(notes.iter().all(|it| !it.contains("one process:")), "{notes:?}");
+        assert!(refusals.is_empty(), "{refusals:?}");
+        assert!(notes[0].contains("one process after the other"), "{notes:?}");
+        // The old column above arrives before the sweep; the new one below per process.
+        assert!(source.contains("call hpf_fetch_r8_22(u, hpf_d_u, hpf_pl_a - 0, hpf_pl_b + 1)"), "{source}");
+        assert!(source.contains("u(:, hpf_pl_a - 1:hpf_pl_a - 1) = reshape(hpf_pl_buf"), "{source}");
+        assert!(source.contains("do j = max((2), hpf_pl_a), min((n - 1), hpf_pl_b)"), "{source}");
+        assert!(source.contains("hpf_pl_buf = reshape(u(:, hpf_pl_b - 0:hpf_pl_b)"), "{source}");
+        assert!(source.contains("j = hpf_final((2), (n - 1), 1)"), "{source}");
+    }
+
+    #[test]
+    fn gauss_seidel_by_rows_runs_as_a_wavefront_in_strips() {
+        let (notes, source, _) = lower(
+            "  do j = 2, n - 1; do i = 2, n - 1\n    v(i, j) = 0.25 * (v(i-1, j) + v(i+1, j) + v(i, j-1) + v(i, j+1))\n  end do; end do",
+        );
+        assert!(pipelined(&notes) && notes[0].contains("in strips"), "{notes:?}");
+        assert!(source.contains("do hpf_pl_s = (2), (n - 1), hpf_pl_w"), "{source}");
+        assert!(source.contains("v(hpf_pl_a - 1:hpf_pl_a - 1, hpf_pl_s:hpf_pl_e) = reshape"), "{source}");
+        assert!(source.contains("do j = hpf_pl_s, hpf_pl_e"), "{source}");
+        assert!(source.contains("do i = max((2), hpf_pl_a), min((n - 1), hpf_pl_b)"), "{source}");
+        // The columns below that the sweep does not write, and the old row above.
+        assert!(source.contains("call hpf_fetch_r8_21(v, hpf_d_v, hpf_pl_a - 1, hpf_pl_b + 1)"), "{source}");
+    }
+
+    #[test]
+    fn a_first_order_recurrence_runs_as_a_chain_without_a_fetch() {
+        let (notes, source, _) = lower("  do i = 2, n\n    x(i) = x(i-1) * a(i) + b(i)\n  end do");
+        assert!(pipelined(&notes), "{notes:?}");
+        assert!(!source.contains("call hpf_fetch_r8_11(x"), "{source}");
+        assert!(source.contains("x(hpf_pl_a - 1:hpf_pl_a - 1) = reshape"), "{source}");
+        // Two elements below: the boundary is two wide (forwarded through narrow blocks).
+        let (notes, source, _) = lower("  do i = 3, n\n    x(i) = x(i-1) - x(i-2) * 0.5\n  end do");
+        assert!(pipelined(&notes), "{notes:?}");
+        assert!(source.contains("x(hpf_pl_b - 1:hpf_pl_b)"), "{source}");
+    }
+
+    #[test]
+    fn nests_the_rule_refuses_say_why() {
+        let cases: [(&str, Refusal); 7] = [
+            // A wavefront cannot read the row above at a column its owner computes first.
+            ("  do j = 2, n - 1\n  do i = 2, n - 1\n    v(i, j) = v(i+1, j-1)\n  end do; end do", Refusal::OutOfOrder("v".into())),
+            // Nor the row below at a column its owner computes later (the
+            // loop over the rows alone is a chain, in a loop every process runs).
+            ("  do j = 2, n - 1\n  do i = 2, n - 1\n    v(i, j) = v(i-1, j+1)\n  end do; end do", Refusal::OutOfOrder("v".into())),
+            ("  do i = 2, n\n    x(i) = x(i-1) + x(k(i))\n  end do", Refusal::NotConstantDistance("x".into())),
+            ("  do i = 2, n\n    c(i) = c(i-1) + 1\n  end do", Refusal::NotBlock("c".into())),
+            ("  do i = 2, n\n    x(i) = x(i-1) + a(i+1)\n  end do", Refusal::OtherArray("a".into())),
+            ("  do i = 3, n, 2\n    x(i) = x(i-2) * 0.5\n  end do", Refusal::NotUnitStepLoop),
+            ("  do i = 2, n\n    x(i) = x(i-1) * 0.5\n    b(i) = x(i)\n  end do", Refusal::NotOneAssignment),
+        ];
+        for (body, refusal) in cases {
+            let (notes, _, refusals) = lower(body);
+            assert!(!pipelined(&notes), "{body}: {notes:?}");
+            assert!(refusals.contains(&refusal), "{body}: {refusals:?}, not {refusal:?}");
+        }
+    }
+
+    #[test]
+    fn refusals_say_why() {
+        assert_eq!(
+            Refusal::OutOfOrder("v".into()).to_string(),
+            "it reads an element of v that a wavefront would compute on another process too late or too early"
+        );
+        assert_eq!(Refusal::NotBlock("c".into()).to_string(), "c is not BLOCK along one dimension with stride 1");
     }
 }
