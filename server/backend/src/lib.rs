@@ -3110,7 +3110,7 @@ impl<'a> Lowering<'a> {
                 Plan::Owner { .. }
                 | Plan::Scatter(_)
                 | Plan::Recurrence(_)
-            | Plan::Pipeline(_)
+                | Plan::Pipeline(_)
                 | Plan::FetchedNest(_)
                 | Plan::Matmul(_) => true,
                 // The analysis follows TRANSPOSE, not the shifts.

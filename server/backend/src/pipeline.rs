@@ -196,13 +196,12 @@ impl<'a> Lowering<'a> {
                         if args.len() != rank {
                             return Err(Refusal::NotConstantDistance(home.name.clone()));
                         }
-                        let c =
-                            at(&args[home.dim], &dvar).ok_or_else(|| Refusal::NotConstantDistance(home.name.clone()))?;
+                        let c = at(&args[home.dim], &dvar)
+                            .ok_or_else(|| Refusal::NotConstantDistance(home.name.clone()))?;
                         if let Some(dim) = strip_dim {
                             // Below: new values of this strip or earlier ones;
                             // above: old values, not yet overwritten.
-                            let k =
-                                at(&args[dim], &vars[0]).ok_or_else(|| Refusal::OutOfOrder(home.name.clone()))?;
+                            let k = at(&args[dim], &vars[0]).ok_or_else(|| Refusal::OutOfOrder(home.name.clone()))?;
                             if (c < 0 && k > 0) || (c > 0 && k < 0) {
                                 return Err(Refusal::OutOfOrder(home.name.clone()));
                             }
@@ -224,10 +223,7 @@ impl<'a> Lowering<'a> {
                                 && other.offset == home.offset
                                 && other.dim == home.dim
                                 && other.plain);
-                        if !same_place
-                            || args.len() != other.lbs.len()
-                            || at(&args[other.dim], &dvar) != Some(0)
-                        {
+                        if !same_place || args.len() != other.lbs.len() || at(&args[other.dim], &dvar) != Some(0) {
                             return Err(Refusal::OtherArray(other.name.clone()));
                         }
                         for (k, arg) in args.iter().enumerate() {
@@ -344,9 +340,11 @@ impl<'a> Lowering<'a> {
         let (olo, ohi) = (self.one_line(outer.lo.range), self.one_line(outer.hi.range));
         let _ = writeln!(out, "  ! hpf-ls: pipeline along the processes");
         let _ = writeln!(out, "  block");
-        let _ = writeln!(out, "    integer :: hpf_pl_prev, hpf_pl_next, hpf_pl_a, hpf_pl_b, hpf_pl_s, hpf_pl_e, hpf_pl_w");
+        let _ =
+            writeln!(out, "    integer :: hpf_pl_prev, hpf_pl_next, hpf_pl_a, hpf_pl_b, hpf_pl_s, hpf_pl_e, hpf_pl_w");
         let _ = writeln!(out, "    {}, allocatable :: hpf_pl_buf(:)", home.suffix.declaration());
-        let _ = writeln!(out, "    call hpf_pipe_neighbours(hpf_d_{name}, hpf_pl_prev, hpf_pl_next, hpf_pl_a, hpf_pl_b)");
+        let _ =
+            writeln!(out, "    call hpf_pipe_neighbours(hpf_d_{name}, hpf_pl_prev, hpf_pl_next, hpf_pl_a, hpf_pl_b)");
         // Old values above (and, for strips, the columns below that the
         // nest does not write) before anyone overwrites them.
         let fetch_low = if strips.is_some() { below } else { 0 };
@@ -385,7 +383,8 @@ impl<'a> Lowering<'a> {
         let _ = writeln!(out, "  {}", self.edited(plan.stmt.range, &edits));
         let _ = writeln!(out, "    if (hpf_pl_next >= 0) then");
         let _ = writeln!(out, "      hpf_pl_buf = reshape({name}({outgoing}), [size({name}({outgoing}))])");
-        let _ = writeln!(out, "      call MPI_Send(hpf_pl_buf, size(hpf_pl_buf), {mpi}, hpf_pl_next, 12, MPI_COMM_WORLD)");
+        let _ =
+            writeln!(out, "      call MPI_Send(hpf_pl_buf, size(hpf_pl_buf), {mpi}, hpf_pl_next, 12, MPI_COMM_WORLD)");
         let _ = writeln!(out, "      call hpf_pipe_count(size(hpf_pl_buf))");
         let _ = writeln!(out, "      deallocate (hpf_pl_buf)\n    end if");
         if strips.is_some() {
@@ -398,7 +397,8 @@ impl<'a> Lowering<'a> {
             let keys = [outer.var.key()];
             let bounds = [&inner.lo, &inner.hi];
             if !bounds.iter().any(|it| crate::mentions(it, &keys)) {
-                let _ = writeln!(out, "  if ((({ohi}) - ({olo})) >= 0) {} = {}", inner.var.text, self.final_value(inner));
+                let _ =
+                    writeln!(out, "  if ((({ohi}) - ({olo})) >= 0) {} = {}", inner.var.text, self.final_value(inner));
             }
         }
     }
@@ -488,10 +488,16 @@ mod tests {
     fn nests_the_rule_refuses_say_why() {
         let cases: [(&str, Refusal); 7] = [
             // A wavefront cannot read the row above at a column its owner computes first.
-            ("  do j = 2, n - 1\n  do i = 2, n - 1\n    v(i, j) = v(i+1, j-1)\n  end do; end do", Refusal::OutOfOrder("v".into())),
+            (
+                "  do j = 2, n - 1\n  do i = 2, n - 1\n    v(i, j) = v(i+1, j-1)\n  end do; end do",
+                Refusal::OutOfOrder("v".into()),
+            ),
             // Nor the row below at a column its owner computes later (the
             // loop over the rows alone is a chain, in a loop every process runs).
-            ("  do j = 2, n - 1\n  do i = 2, n - 1\n    v(i, j) = v(i-1, j+1)\n  end do; end do", Refusal::OutOfOrder("v".into())),
+            (
+                "  do j = 2, n - 1\n  do i = 2, n - 1\n    v(i, j) = v(i-1, j+1)\n  end do; end do",
+                Refusal::OutOfOrder("v".into()),
+            ),
             ("  do i = 2, n\n    x(i) = x(i-1) + x(k(i))\n  end do", Refusal::NotConstantDistance("x".into())),
             ("  do i = 2, n\n    c(i) = c(i-1) + 1\n  end do", Refusal::NotBlock("c".into())),
             ("  do i = 2, n\n    x(i) = x(i-1) + a(i+1)\n  end do", Refusal::OtherArray("a".into())),
