@@ -45,13 +45,16 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 # (gather2d: the rows of C each process reads that the others own, 4000 / np
 # rows of 400 per process and step, (np - 1) / np of them remote)
 # (matmul: each sweep brings every process the columns of A it does not own)
+# (sor: per sweep and boundary between processes, the old first row of the
+# process above, n elements, and the new last row below, n - 2, in strips)
 benches=("shift1d 20 $((2 * 20 * (np - 1)))" "jacobi2d 100 $((2 * 4000 * 100 * (np - 1)))" "histogram 10 $((10 * 1000 * (np - 1)))"
   "shallow_water 100 $((100 * 2049 * (14 * (np - 1) + 7)))"
   "swm_cshift 100 $((np > 1 ? 100 * 7 * 512 * np : 0))"
   "gauss 1199 $(((np - 1) * (1200 * 1201 / 2 - 1)))"
   "cg 200 $((200 * 2 * (np - 1)))"
   "gather2d 50 $((50 * 4000 * 400 * (np - 1) / np))"
-  "matmul 5 $((5 * 1200 * 1200 * (np - 1)))")
+  "matmul 5 $((5 * 1200 * 1200 * (np - 1)))"
+  "sor 20 $((20 * (np - 1) * (2 * 2000 - 2)))")
 
 echo "| program | variant | kernel ms (median of $repeats) | ratio to hand-written | peak RSS per process MB | ratio to sequential | elements moved (minimum) |"
 echo "|---|---|---|---|---|---|---|"

@@ -191,6 +191,7 @@ mod module_arrays;
 mod nest_fetch;
 mod ordered_chain;
 mod permute;
+mod pipeline;
 mod private;
 mod procedures;
 mod reduce;
@@ -655,6 +656,9 @@ enum Plan<'a> {
     Scatter(scatter::Scatter<'a>),
     /// `y(i) = y(i-1) + x(i)` as a parallel prefix (`scan.rs`).
     Recurrence(scan::Recurrence<'a>),
+    /// A nest whose dependence crosses the processes at a constant
+    /// distance, run as a pipeline (`pipeline.rs`).
+    Pipeline(pipeline::Pipeline<'a>),
     /// A slice at one index of the distributed dimension, computed by its
     /// owner from the slices it reads (`slice_copy.rs`).
     SliceCopy(slice_copy::SliceAssign<'a>),
@@ -699,6 +703,7 @@ impl Plan<'_> {
             | Plan::Matmul(_)
             | Plan::Scatter(_)
             | Plan::Recurrence(_)
+            | Plan::Pipeline(_)
             | Plan::SliceCopy(_)
             | Plan::FetchedNest(_) => true,
             Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::runs_in_parallel),
@@ -1451,6 +1456,12 @@ impl<'a> Lowering<'a> {
                     if !grid {
                         if let Ok(recurrence) = self.recurrence(stmt) {
                             return Plan::Recurrence(recurrence);
+                        }
+                        // A dependence carried at a constant distance (`pipeline.rs`).
+                        if let Ok(pipeline) = self.pipeline(stmt) {
+                            let message = self.pipeline_note(&pipeline);
+                            self.notes.push(Note { range: stmt.header, message });
+                            return Plan::Pipeline(pipeline);
                         }
                         if let Ok(plan) = self.single_owner_loop(stmt) {
                             return plan;
@@ -3083,6 +3094,7 @@ impl<'a> Lowering<'a> {
             Plan::Matmul(matmul) => Some(matmul.stmt),
             Plan::Scatter(scatter) => Some(scatter.stmt),
             Plan::Recurrence(recurrence) => Some(recurrence.stmt),
+            Plan::Pipeline(pipeline) => Some(pipeline.stmt),
             Plan::FetchedNest(nest) => Some(nest.stmt),
             _ => None,
         };
@@ -3098,6 +3110,7 @@ impl<'a> Lowering<'a> {
                 Plan::Owner { .. }
                 | Plan::Scatter(_)
                 | Plan::Recurrence(_)
+                | Plan::Pipeline(_)
                 | Plan::FetchedNest(_)
                 | Plan::Matmul(_) => true,
                 // The analysis follows TRANSPOSE, not the shifts.
@@ -3131,6 +3144,7 @@ impl<'a> Lowering<'a> {
             Plan::Matmul(matmul) => self.emit_matmul(out, matmul),
             Plan::Scatter(scatter) => self.emit_scatter(out, scatter),
             Plan::Recurrence(recurrence) => self.emit_recurrence(out, recurrence),
+            Plan::Pipeline(pipeline) => self.emit_pipeline(out, pipeline),
             Plan::FetchedNest(nest) => self.emit_fetched_nest(out, nest),
             Plan::Sequential { control, body } => {
                 let one_line = |range: TextRange| self.copy(range).replace(['&', '\n'], " ");

@@ -27,6 +27,11 @@ pub enum Runs {
     /// crosses processes, iteration by iteration, each element assignment
     /// on its element's owner).
     EveryProcess,
+    /// A dependence carried across processes at a constant distance: each
+    /// process waits for the boundary elements the process before it
+    /// computed, runs its own iterations and sends its last elements on (a
+    /// chain, or a wavefront over strips of an outer loop).
+    Pipeline,
     /// Rank 0 runs it on gathered copies and scatters what it wrote: a
     /// correct, slower execution, reported as a note.
     Rank0,
@@ -40,6 +45,7 @@ impl Runs {
             Runs::Fetched => "fetched",
             Runs::Combined => "combined",
             Runs::EveryProcess => "every process",
+            Runs::Pipeline => "pipeline",
             Runs::Rank0 => "rank 0",
         }
     }
@@ -210,9 +216,15 @@ pub const RULES: &[Rule] = &[
         test: "variables_set_on_rank_zero_arrive_whole_on_every_process",
     },
     Rule {
-        construct: "DO loop with a dependence carried across processes",
-        runs: Runs::EveryProcess,
+        construct: "DO nest with a dependence carried across processes at a constant distance",
+        runs: Runs::Pipeline,
         example: "do i = 2, n; u(i) = 0.5 * (u(i-1) + u(i+1)); end do",
+        test: "supported_corpus_programs_print_what_the_sequential_program_prints",
+    },
+    Rule {
+        construct: "other DO loop with a dependence carried across processes",
+        runs: Runs::EveryProcess,
+        example: "do i = 2, n; u(i) = 0.5 * (u(i-1) + u(i+1)); w(i) = u(i); end do",
         test: "random_programs_print_what_the_sequential_program_prints",
     },
 ];
@@ -302,6 +314,7 @@ mod tests {
             }
             Runs::Combined => !on_one_process && (calls("hpf_combine_") || calls("hpf_location_")),
             Runs::OwnerComputes | Runs::EveryProcess => !on_one_process && !calls("hpf_gather"),
+            Runs::Pipeline => !on_one_process && calls("hpf_pipe_neighbours"),
         }
     }
 

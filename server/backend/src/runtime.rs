@@ -411,6 +411,43 @@ contains
     call hpf_owned(d, hpf_me(d), lo, hpf_owned_hi)
   end function hpf_owned_hi
 
+  ! The pipeline of a carried dependence (`pipeline.rs`): the elements
+  ! a:b this process owns along the BLOCK dimension of d, and the nearest
+  ! ranks below and above that own some (-1: none; both -1 when this
+  ! process owns none and so takes no part).
+  subroutine hpf_pipe_neighbours(d, prev, next, a, b)
+    type(hpf_desc), intent(in) :: d
+    integer, intent(out) :: prev, next, a, b
+    integer :: r, lo, hi
+    call hpf_owned(d, hpf_rank, a, b)
+    prev = -1
+    next = -1
+    if (a > b) return
+    do r = hpf_rank - 1, 0, -1
+      call hpf_owned(d, r, lo, hi)
+      if (lo <= hi) then
+        prev = r
+        exit
+      end if
+    end do
+    do r = hpf_rank + 1, hpf_nprocs - 1
+      call hpf_owned(d, r, lo, hi)
+      if (lo <= hi) then
+        next = r
+        exit
+      end if
+    end do
+  end subroutine hpf_pipe_neighbours
+
+  ! Counts one message of n elements a pipeline sent (for --stats).
+  subroutine hpf_pipe_count(n)
+    integer, intent(in) :: n
+    if (hpf_stats) then
+      hpf_stat_messages = hpf_stat_messages + 1
+      hpf_stat_elements = hpf_stat_elements + n
+    end if
+  end subroutine hpf_pipe_count
+
   ! floor(a / b) and ceiling(a / b) for b /= 0 of either sign.
   pure integer function hpf_floor_div(a, b)
     integer, intent(in) :: a, b

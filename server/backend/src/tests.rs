@@ -987,10 +987,11 @@ end subroutine spread
         program("  call bump(k, n)\n  call halve(u, n)\n  call bump(k(1:10), 10)\n  call spread(un, n)\n")
     ));
     // All run in parallel: the section and the CYCLIC dummy through a
-    // temporary (`call_remap.rs`); a loop of a subroutine walks its elements.
+    // temporary (`call_remap.rs`); a loop of a subroutine whose dependence
+    // crosses the processes runs as a pipeline (`pipeline.rs`).
     assert_eq!(
         notes,
-        ["26: every process runs this loop, each element assignment on its owner, iteration by iteration: x is read at an element another process writes earlier (a loop-carried dependence)"]
+        ["26: runs as a pipeline (one process after the other): each process receives the last 1 element(s) of x along its distributed dimension from the process before it, computes its own and sends its last ones on"]
     );
     // The section keeps its place on T (nothing moves), INTENT(INOUT): copied back.
     assert!(source.contains("  hpf_d_hpf_t1 = hpf_make_desc(1, 10, 0, 0, 21, 0, 0)\n"), "{source}");
@@ -1005,7 +1006,7 @@ end subroutine spread
     assert!(source.contains("  use hpf_runtime\n  use hpf_procedures\n"), "{source}");
     assert!(source.contains("  subroutine hpf_p2_halve(x, m, hpf_d_x)\n  use hpf_runtime\n"), "{source}");
     assert!(source.contains("  real, allocatable :: x(:), hpf_g_x(:)\n  type(hpf_desc) :: hpf_d_x\n"), "{source}");
-    assert!(source.contains("call hpf_fetch_r4_11(x, hpf_d_x, min(hpf_lo, hpf_hi) + (-1)"), "{source}");
+    assert!(source.contains("call hpf_fetch_r4_11(x, hpf_d_x, hpf_pl_a - 0, hpf_pl_b + 1)"), "{source}");
     assert!(source.contains("\nsubroutine halve(x, m)"), "{source}");
     // The actual's shadow area holds what the copy fetches.
     assert!(source.contains("call hpf_alloc_bounds(hpf_d_u, 1, 1, hpf_lo, hpf_hi)"), "{source}");
@@ -2491,9 +2492,11 @@ end program p
     // Inside a construct or in a subroutine: not followed (the arrays keep
     // their mapping, which changes no value), as a note says.
     let (notes, source) = lower(&in_loop);
-    // (Under the old mapping, (BLOCK,*), the sweep down a column is a carried dependence.)
+    // (Under the old mapping, (BLOCK,*), the sweep down a column is a carried
+    // dependence: a wavefront, the note before.)
+    assert!(notes[0].starts_with("10: runs as a pipeline (in strips"), "{notes:?}");
     assert_eq!(
-        notes[..1],
+        notes[1..2],
         ["11: REDISTRIBUTE inside the statement of line 10 (the mapping after it would depend on the path taken) is not followed by the MPI backend: the arrays keep the mapping they had before it, which changes where their elements live but not what the program computes"]
     );
     assert!(!source.contains("remapped here"), "{source}");
