@@ -114,6 +114,18 @@ struct BoxRead {
     subscripts: Vec<TextRange>,
     /// The assignment it belongs to (its range's start).
     stmt: usize,
+    /// Fetched as the list of distinct elements it reads, not their box:
+    /// the box may hold many elements it does not read (`exact_box`).
+    list: bool,
+}
+
+/// What a walk of the nest emits: the executor, or the inspector's first
+/// pass (the box of each reference) or second (the marks of the lists).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    Execute,
+    Hull,
+    Mark,
 }
 
 /// An assignment of the nest, run by the owner of its left side's element.
@@ -217,6 +229,8 @@ struct LoopBounds {
     hi: (String, i64),
     /// +1 or -1: the sign of a constant step (0: unknown).
     step_sign: i64,
+    /// No step, or a step of 1 or -1: it runs through consecutive values.
+    unit_step: bool,
 }
 
 impl LoopBounds {
@@ -253,6 +267,31 @@ fn disjoint(read: &(String, i64), write: &(String, i64), loops: &[LoopBounds]) -
         loops.iter().find(|it| it.var == moving.0).is_some_and(|it| it.compare(moving.1, fixed).is_some())
     };
     apart(write, read) || apart(read, write)
+}
+
+/// Whether the box of a reference with subscripts `texts` holds only
+/// elements it reads: each subscript invariant in the nest or one of its
+/// loop variables plus a constant (a different one per subscript), each
+/// such loop running through consecutive values between bounds that no
+/// loop of the nest changes, and no ownership test (`guards`) of the
+/// assignment picking some of its values (a CYCLIC one). Otherwise
+/// (`C(IDX(I),J)`, `A(I,I)`, a triangle, a stride) it is fetched as a list.
+fn exact_box(texts: &[String], loops: &[LoopBounds], guards: &[Guard]) -> bool {
+    let mut used: Vec<&LoopBounds> = Vec::new();
+    for text in texts {
+        let (base, _) = split_offset(text);
+        let vars: Vec<&LoopBounds> = loops.iter().filter(|it| mentions_word(&base, &it.var)).collect();
+        match vars.as_slice() {
+            [] => {}
+            [one] if base == one.var && one.unit_step && !used.iter().any(|it| it.var == one.var) => used.push(one),
+            _ => return false,
+        }
+    }
+    used.iter().all(|bounds| {
+        let fixed = !loops.iter().any(|it| mentions_word(&bounds.lo.0, &it.var) || mentions_word(&bounds.hi.0, &it.var));
+        let whole = !guards.iter().any(|it| it.owned_range.is_none() && it.vars.contains(&bounds.var));
+        fixed && whole
+    })
 }
 
 /// An element a statement writes: the array and its subscripts (`split_offset`).
@@ -423,7 +462,9 @@ impl Lowering<'_> {
                 if !apart {
                     return Err(Refusal::ReadsWhatItWrites(self.distributed[&array].name.clone()));
                 }
-                boxes.push(BoxRead { array, name, subscripts, stmt: assign.range.start });
+                let texts: Vec<String> = subscripts.iter().map(|it| self.one_line(*it).trim().to_string()).collect();
+                let list = !exact_box(&texts, &walk.loops, &owned.guards);
+                boxes.push(BoxRead { array, name, subscripts, stmt: assign.range.start, list });
             }
         }
         let nest = FetchedNest { stmt, boxes, assigns, reuse: None };
@@ -551,11 +592,16 @@ impl Lowering<'_> {
                 _ => 0,
             },
         };
+        let unit_step = control.step.as_ref().is_none_or(|step| {
+            let (base, value) = split_offset(&self.one_line(step.range));
+            base.is_empty() && value.abs() == 1
+        });
         LoopBounds {
             var: control.var.key(),
             lo: split_offset(&self.one_line(control.lo.range)),
             hi: split_offset(&self.one_line(control.hi.range)),
             step_sign,
+            unit_step,
         }
     }
 
@@ -596,6 +642,12 @@ impl Lowering<'_> {
             subscripts.push(expr.range);
         }
         Ok(subscripts)
+    }
+
+    /// The subscripts of a fetched reference, on one line, separated by commas.
+    fn subscript_list(&self, read: &BoxRead) -> String {
+        let texts: Vec<String> = read.subscripts.iter().map(|it| self.one_line(*it).trim().to_string()).collect();
+        texts.join(", ")
     }
 
     /// The note of a planned nest: what it fetches.
@@ -642,14 +694,15 @@ impl Lowering<'_> {
             let distributed = &self.distributed[&read.array];
             let _ = writeln!(
                 out,
-                "  call hpf_nest_move_{}_{}({}, hpf_fs_{tag}, hpf_box_{tag})",
+                "  call hpf_nest_move{}_{}_{}({}, hpf_fs_{tag}, hpf_box_{tag})",
+                if read.list { "l" } else { "" },
                 distributed.suffix,
                 read.subscripts.len(),
                 distributed.name
             );
         }
         let _ = writeln!(out, "  ! hpf-ls: executor");
-        self.emit_nest_walk(out, nest, std::slice::from_ref(nest.stmt), &mut Vec::new(), &mut Vec::new(), false);
+        self.emit_nest_walk(out, nest, std::slice::from_ref(nest.stmt), &mut Vec::new(), &mut Vec::new(), Pass::Execute);
         if nest.reuse.is_none() {
             let _ = writeln!(out, "  end block");
         }
@@ -690,7 +743,8 @@ impl Lowering<'_> {
             let fortran_type = distributed.suffix.declaration();
             let _ = writeln!(out, "  integer :: hpf_bl_{tag}({rank}), hpf_bh_{tag}({rank})");
             let _ = writeln!(out, "  type(hpf_schedule) :: hpf_fs_{tag}");
-            let _ = writeln!(out, "  {fortran_type}, allocatable :: hpf_box_{tag}({})", distributed.colons());
+            let colons = if read.list { ":".to_string() } else { distributed.colons() };
+            let _ = writeln!(out, "  {fortran_type}, allocatable :: hpf_box_{tag}({colons})");
         }
     }
 
@@ -702,7 +756,16 @@ impl Lowering<'_> {
             let _ = writeln!(out, "  hpf_bl_{tag} = huge(0)\n  hpf_bh_{tag} = -huge(0)");
         }
         let _ = writeln!(out, "  ! hpf-ls: inspector");
-        self.emit_nest_walk(out, nest, std::slice::from_ref(nest.stmt), &mut Vec::new(), &mut Vec::new(), true);
+        self.emit_nest_walk(out, nest, std::slice::from_ref(nest.stmt), &mut Vec::new(), &mut Vec::new(), Pass::Hull);
+        if nest.boxes.iter().any(|it| it.list) {
+            // The lists: one bit per element of the box, set for those read.
+            for (k, read) in nest.boxes.iter().enumerate().filter(|it| it.1.list) {
+                let tag = box_tag(nest, k + 1);
+                let rank = read.subscripts.len();
+                let _ = writeln!(out, "  call hpf_nest_marks_{rank}(hpf_fs_{tag}, hpf_bl_{tag}, hpf_bh_{tag})");
+            }
+            self.emit_nest_walk(out, nest, std::slice::from_ref(nest.stmt), &mut Vec::new(), &mut Vec::new(), Pass::Mark);
+        }
         for (k, read) in nest.boxes.iter().enumerate() {
             let tag = box_tag(nest, k + 1);
             let distributed = &self.distributed[&read.array];
@@ -713,10 +776,15 @@ impl Lowering<'_> {
                 None => (format!("[hpf_d_{name}, hpf_d_{name}]"), format!("[{}, 0]", distributed.dim + 1)),
                 Some(second) => (format!("hpf_d_{name}"), format!("[{}, {}]", distributed.dim + 1, second.dim + 1)),
             };
+            let rank = read.subscripts.len();
+            if read.list {
+                let _ = writeln!(out, "  call hpf_nest_list_{rank}({descs}, {dims}, hpf_fs_{tag})");
+                let _ = writeln!(out, "  allocate (hpf_box_{tag}(size(hpf_fs_{tag}%rpos)))");
+                continue;
+            }
             let _ = writeln!(
                 out,
-                "  call hpf_nest_schedule_{}({descs}, {dims}, hpf_bl_{tag}, hpf_bh_{tag}, hpf_fs_{tag})",
-                read.subscripts.len()
+                "  call hpf_nest_schedule_{rank}({descs}, {dims}, hpf_bl_{tag}, hpf_bh_{tag}, hpf_fs_{tag})"
             );
             let _ = writeln!(out, "  allocate (hpf_box_{tag}({}))", bounds.join(", "));
         }
@@ -736,10 +804,12 @@ impl Lowering<'_> {
         stmts: &[Stmt],
         vars: &mut Vec<String>,
         placed: &mut Vec<String>,
-        inspect: bool,
+        pass: Pass,
     ) {
+        let inspect = pass != Pass::Execute;
         for stmt in stmts {
-            if inspect && !nest.boxes.iter().any(|it| stmt.range.contains_range(it.name)) {
+            let walked = |it: &&BoxRead| pass != Pass::Mark || it.list;
+            if inspect && !nest.boxes.iter().filter(walked).any(|it| stmt.range.contains_range(it.name)) {
                 continue;
             }
             match &stmt.kind {
@@ -787,12 +857,12 @@ impl Lowering<'_> {
                     placed.extend(cut.map(|it| it.test.clone()));
                     let shared: Vec<String> = shared.into_iter().map(|it| it.test.clone()).collect();
                     if shared.is_empty() {
-                        self.emit_nest_walk(out, nest, body, vars, placed, inspect);
+                        self.emit_nest_walk(out, nest, body, vars, placed, pass);
                     } else {
                         let _ = writeln!(out, "  if ({}) then", shared.join(" .and. "));
                         let depth = placed.len();
                         placed.extend(shared);
-                        self.emit_nest_walk(out, nest, body, vars, placed, inspect);
+                        self.emit_nest_walk(out, nest, body, vars, placed, pass);
                         placed.truncate(depth);
                         let _ = writeln!(out, "  end if");
                     }
@@ -814,7 +884,7 @@ impl Lowering<'_> {
                                 let _ = writeln!(out, "  else");
                             }
                         }
-                        self.emit_nest_walk(out, nest, body, vars, placed, inspect);
+                        self.emit_nest_walk(out, nest, body, vars, placed, pass);
                     }
                     let _ = writeln!(out, "  end if");
                 }
@@ -830,7 +900,19 @@ impl Lowering<'_> {
                     if let Some(guard) = &guard {
                         let _ = writeln!(out, "  if ({guard}) then");
                     }
-                    if inspect {
+                    if pass == Pass::Mark {
+                        for (k, read) in
+                            nest.boxes.iter().enumerate().filter(|it| it.1.stmt == stmt.range.start && it.1.list)
+                        {
+                            let tag = box_tag(nest, k + 1);
+                            let _ = writeln!(
+                                out,
+                                "    call hpf_nest_mark_{}(hpf_fs_{tag}, {})",
+                                read.subscripts.len(),
+                                self.subscript_list(read)
+                            );
+                        }
+                    } else if inspect {
                         for (k, read) in nest.boxes.iter().enumerate().filter(|it| it.1.stmt == stmt.range.start) {
                             let tag = box_tag(nest, k + 1);
                             for (d, subscript) in read.subscripts.iter().enumerate() {
@@ -844,7 +926,23 @@ impl Lowering<'_> {
                     } else {
                         let mut edits = owned.edits.clone();
                         for (k, read) in nest.boxes.iter().enumerate().filter(|it| it.1.stmt == stmt.range.start) {
-                            edits.push((read.name, format!("hpf_box_{}", box_tag(nest, k + 1))));
+                            let tag = box_tag(nest, k + 1);
+                            if !read.list {
+                                edits.push((read.name, format!("hpf_box_{tag}")));
+                                continue;
+                            }
+                            // `c(idx(i), j)` reads `hpf_box_1(hpf_at_2(hpf_fs_1, idx(i), j))`.
+                            let rank = read.subscripts.len();
+                            edits.push((read.name, format!("hpf_box_{tag}(hpf_at_{rank}")));
+                            let first = read.subscripts[0];
+                            let last = read.subscripts[rank - 1];
+                            let text = |range: TextRange| self.one_line(range).trim().to_string();
+                            if rank == 1 {
+                                edits.push((first, format!("hpf_fs_{tag}, {})", text(first))));
+                            } else {
+                                edits.push((first, format!("hpf_fs_{tag}, {}", text(first))));
+                                edits.push((last, format!("{})", text(last))));
+                            }
                         }
                         let _ = writeln!(out, "    {}", self.edited(stmt.range, &edits).trim());
                     }
