@@ -271,7 +271,7 @@ fn disjoint(read: &(String, i64), write: &(String, i64), loops: &[LoopBounds]) -
 
 /// Whether the box of a reference with subscripts `texts` holds only
 /// elements it reads: each subscript invariant in the nest or one of its
-/// loop variables plus a constant (a different one per subscript), each
+/// loop variables plus or minus a constant (a different one per subscript), each
 /// such loop running through consecutive values between bounds that no
 /// loop of the nest changes, and no ownership test (`guards`) of the
 /// assignment picking some of its values (a CYCLIC one). Otherwise
@@ -283,7 +283,12 @@ fn exact_box(texts: &[String], loops: &[LoopBounds], guards: &[Guard]) -> bool {
         let vars: Vec<&LoopBounds> = loops.iter().filter(|it| mentions_word(&base, &it.var)).collect();
         match vars.as_slice() {
             [] => {}
-            [one] if base == one.var && one.unit_step && !used.iter().any(|it| it.var == one.var) => used.push(one),
+            [one] if (base == one.var || reversed(&base, &one.var))
+                && one.unit_step
+                && !used.iter().any(|it| it.var == one.var) =>
+            {
+                used.push(one)
+            }
             _ => return false,
         }
     }
@@ -292,6 +297,14 @@ fn exact_box(texts: &[String], loops: &[LoopBounds], guards: &[Guard]) -> bool {
         let whole = !guards.iter().any(|it| it.owned_range.is_none() && it.vars.contains(&bounds.var));
         fixed && whole
     })
+}
+
+/// Whether `base` is `c - var` with `c` free of `var` (`n+1-i`): it runs
+/// through consecutive values, backwards.
+fn reversed(base: &str, var: &str) -> bool {
+    base.strip_suffix(var)
+        .and_then(|it| it.strip_suffix('-'))
+        .is_some_and(|it| !it.is_empty() && top_level(it) && !mentions_word(it, var) && !it.ends_with(['*', '/', '(']))
 }
 
 /// An element a statement writes: the array and its subscripts (`split_offset`).
@@ -1011,9 +1024,18 @@ mod tests {
         // The ownership test sits in the J loop, not in the inner loop; the
         // left side and its own read go to local positions.
         assert!(source.contains("do j = k + 1, n\n  if (hpf_owns(hpf_d_a, j)) then\n  do i = k + 1, n"), "{source}");
-        assert!(source.contains("a(i, hpf_lx(hpf_d_a, j)) = a(i, hpf_lx(hpf_d_a, j)) - hpf_box_1(i, k)"), "{source}");
-        assert_eq!(source.matches("call hpf_nest_schedule_2(").count(), 3, "{source}");
-        assert_eq!(source.matches("call hpf_nest_move_r8_2(").count(), 3, "{source}");
+        // Column K below the diagonal is read whole: its box. Each process
+        // reads row K at its own columns J only, and R at its rows J: lists.
+        assert!(
+            source.contains(
+                "a(i, hpf_lx(hpf_d_a, j)) = a(i, hpf_lx(hpf_d_a, j)) - hpf_box_1(i, k) * hpf_box_2(hpf_at_2(hpf_fs_2, k, j))"
+            ),
+            "{source}"
+        );
+        assert!(source.contains("    call hpf_nest_mark_2(hpf_fs_2, k, j)\n"), "{source}");
+        assert_eq!(source.matches("call hpf_nest_schedule_2(").count(), 1, "{source}");
+        assert_eq!(source.matches("call hpf_nest_list_2(").count(), 2, "{source}");
+        assert_eq!(source.matches("call hpf_nest_movel_r8_2(").count(), 2, "{source}");
     }
 
     #[test]
@@ -1054,7 +1076,9 @@ mod tests {
         let fallback = fallback_lines(&notes);
         assert!(fallback.len() == 1 && fallback[0].contains("fetching what b(i,j), b(i,j - 2) read(s)"), "{notes:?}");
         assert!(
-            source.contains("+ hpf_box_1(i, j) + b(i + 1, hpf_lx(hpf_d_b(2), j)) + hpf_box_2(i, j - 2)"),
+            source.contains(
+                "+ hpf_box_1(hpf_at_2(hpf_fs_1, i, j)) + b(i + 1, hpf_lx(hpf_d_b(2), j)) + hpf_box_2(hpf_at_2(hpf_fs_2, i, j - 2))"
+            ),
             "{source}"
         );
     }
@@ -1081,8 +1105,8 @@ mod tests {
         let around = source.find("  logical :: hpf_inspected_1\n  hpf_inspected_1 = .false.").expect(&source);
         let time_loop = source.find("do k = 1, 3").unwrap();
         let inspect = source.find("if (.not. hpf_inspected_1) then").expect(&source);
-        let schedule = source.find("call hpf_nest_schedule_2([hpf_d_r, hpf_d_r], ").expect(&source);
-        let moved = source.find("call hpf_nest_move_r8_2(r, hpf_fs_loop1_1, hpf_box_loop1_1)").expect(&source);
+        let schedule = source.find("call hpf_nest_list_2([hpf_d_r, hpf_d_r], ").expect(&source);
+        let moved = source.find("call hpf_nest_movel_r8_2(r, hpf_fs_loop1_1, hpf_box_loop1_1)").expect(&source);
         assert!(around < time_loop && time_loop < inspect && inspect < schedule && schedule < moved, "{source}");
     }
 
@@ -1117,12 +1141,71 @@ mod tests {
         let text = "program p\n  implicit none\n  integer, parameter :: n = 12, m = 5\n  real :: b(n, m), c(n, m)\n  integer :: idx(n), i, j\n!HPF$ PROCESSORS P(2, 2)\n!HPF$ DISTRIBUTE B(BLOCK, BLOCK) ONTO P\n!HPF$ DISTRIBUTE C(CYCLIC, BLOCK) ONTO P\n  idx = 3\n  c = 1.0\n  b = 0.0\n  do j = 1, m\n    do i = 2, n\n      b(i, j) = b(i, j) + c(idx(i), j)\n    end do\n  end do\n  print *, b, i, j\nend program p\n";
         let (notes, source) = lower(text);
         assert_eq!(fallback_lines(&notes).len(), 1, "{notes:?}");
-        assert!(source.contains("  ! hpf-ls: executor\n  do j = max(1, hpf_owned_lo(hpf_d_b(2))), min(m, hpf_owned_hi(hpf_d_b(2)))\n  do i = max(2, hpf_owned_lo(hpf_d_b(1))), min(n, hpf_owned_hi(hpf_d_b(1)))\n    b(i, j) = b(i, j) + hpf_box_1(idx(i), j)\n  end do\n  i = max(2, n + 1)\n  end do\n  j = max(1, m + 1)\n"), "{source}");
+        assert!(source.contains("  ! hpf-ls: executor\n  do j = max(1, hpf_owned_lo(hpf_d_b(2))), min(m, hpf_owned_hi(hpf_d_b(2)))\n  do i = max(2, hpf_owned_lo(hpf_d_b(1))), min(n, hpf_owned_hi(hpf_d_b(1)))\n    b(i, j) = b(i, j) + hpf_box_1(hpf_at_2(hpf_fs_1, idx(i), j))\n  end do\n  i = max(2, n + 1)\n  end do\n  j = max(1, m + 1)\n"), "{source}");
         assert!(!source.contains("hpf_owns(hpf_d_b"), "{source}");
     }
 
     fn bounds(var: &str, lo: &str, hi: &str) -> LoopBounds {
-        LoopBounds { var: var.to_string(), lo: split_offset(lo), hi: split_offset(hi), step_sign: 1 }
+        LoopBounds { var: var.to_string(), lo: split_offset(lo), hi: split_offset(hi), step_sign: 1, unit_step: true }
+    }
+
+    /// Whether the reference with subscripts `texts` is fetched as a box in
+    /// the nest `loops` (`guards`: CYCLIC ownership tests on those variables).
+    fn boxed(texts: &[&str], loops: &[LoopBounds], cyclic: &[&str]) -> bool {
+        let texts: Vec<String> = texts.iter().map(|it| it.to_string()).collect();
+        let guards: Vec<Guard> = cyclic
+            .iter()
+            .map(|var| Guard { test: format!("hpf_owns(d, {var})"), vars: vec![var.to_string()], owned_range: None })
+            .collect();
+        exact_box(&texts, loops, &guards)
+    }
+
+    #[test]
+    fn boxes_where_they_are_exact_and_lists_elsewhere() {
+        let square = [bounds("j", "1", "M"), bounds("i", "1", "N")];
+        // Affine, unit stride, one loop variable per subscript: the box is what is read.
+        assert!(boxed(&["i", "j"], &square, &[]));
+        assert!(boxed(&["i + 1", "j - 2"], &square, &[]));
+        assert!(boxed(&["N + 1 - i", "3"], &square, &[]));
+        assert!(boxed(&["i", "k"], &square, &[]));
+        // Irregular rows: C(IDX(I),J).
+        assert!(!boxed(&["idx(i)", "j"], &square, &[]));
+        // The diagonal A(I,I), a strided read A(2*I,J).
+        assert!(!boxed(&["i", "i"], &square, &[]));
+        assert!(!boxed(&["2*i", "j"], &square, &[]));
+        // A triangle: J = I+1, N.
+        let triangle = [bounds("i", "1", "N"), bounds("j", "I+1", "N")];
+        assert!(!boxed(&["i", "j"], &triangle, &[]));
+        assert!(boxed(&["i", "n + 1"], &triangle, &[]));
+        // A step of 2, or the iterations of one CYCLIC owner: every other index.
+        let mut strided = bounds("i", "1", "N");
+        strided.unit_step = false;
+        assert!(!boxed(&["i"], &[strided], &[]));
+        assert!(!boxed(&["i", "j - 1"], &square, &["j"]));
+        assert!(boxed(&["i", "j - 1"], &square, &["i2"]));
+    }
+
+    #[test]
+    fn an_irregular_gather_fetches_the_distinct_elements_it_reads() {
+        let text = "program p\n  implicit none\n  integer, parameter :: n = 12, m = 5\n  real :: b(n, m), c(n, m)\n  integer :: idx(n), i, j\n!HPF$ PROCESSORS P(2, 1)\n!HPF$ DISTRIBUTE B(BLOCK, BLOCK) ONTO P\n!HPF$ DISTRIBUTE C(CYCLIC, BLOCK) ONTO P\n  idx = 3\n  c = 1.0\n  do j = 1, m\n    do i = 1, n\n      b(i, j) = c(idx(i), j) + c(i, m + 1 - j)\n    end do\n  end do\n  print *, b\nend program p\n";
+        let (notes, source) = lower(text);
+        assert_eq!(fallback_lines(&notes).len(), 1, "{notes:?}");
+        // C(IDX(I),J): the hull, one bit per element, the marks, the list.
+        let hull = source.find("    hpf_bl_1(1) = min(hpf_bl_1(1), idx(i))").expect(&source);
+        let marks = source.find("  call hpf_nest_marks_2(hpf_fs_1, hpf_bl_1, hpf_bh_1)").expect(&source);
+        let mark = source.find("    call hpf_nest_mark_2(hpf_fs_1, idx(i), j)").expect(&source);
+        let list = source.find("  call hpf_nest_list_2(hpf_d_c, [1, 2], hpf_fs_1)").expect(&source);
+        let allocated = source.find("  allocate (hpf_box_1(size(hpf_fs_1%rpos)))").expect(&source);
+        assert!(hull < marks && marks < mark && mark < list && list < allocated, "{source}");
+        assert!(source.contains("  real, allocatable :: hpf_box_1(:)\n"), "{source}");
+        assert!(source.contains("  call hpf_nest_movel_r4_2(c, hpf_fs_1, hpf_box_1)"), "{source}");
+        // C(I,M+1-J) is read whole in its box: no marks.
+        assert!(!source.contains("hpf_nest_mark_2(hpf_fs_2"), "{source}");
+        assert!(source.contains("  call hpf_nest_move_r4_2(c, hpf_fs_2, hpf_box_2)"), "{source}");
+        assert!(
+            source.contains("b(i, j) = hpf_box_1(hpf_at_2(hpf_fs_1, idx(i), j)) + hpf_box_2(i, m + 1 - j)"),
+            "{source}"
+        );
     }
 
     #[test]
