@@ -24,7 +24,7 @@
 //!   `disjoint`), and is fetched as a read of an array it does not write;
 //! - a read of any other distributed array is fetched: the inspector walks
 //!   the process's own iterations and records, per reference, the box of
-//!   global indices it reads; a schedule (`hpf_nest_schedule_*`, runtime)
+//!   global indices it reads (or the list of them, below); a schedule (`hpf_nest_schedule_*`, runtime)
 //!   lists what each process sends of its elements and where each box
 //!   element arrives, and one all-to-all (`hpf_nest_move_*`) fills each box
 //!   from the elements' owners; the executor is the nest with that
@@ -44,9 +44,17 @@
 //!
 //! A box per reference (not per array) keeps the fetched data close to what
 //! is read (`A(I,K)` and `A(K,J)` of an LU step are a column and a row, not
-//! the trailing matrix); along a CYCLIC dimension the box still spans every
-//! index between the first and the last read, so memory is O(local part +
-//! boxes), not O(elements read). What does not qualify keeps the caller's
+//! the trailing matrix). Where the box may hold elements the reference does
+//! not read (`exact_box`: an irregular subscript `C(IDX(I),J)`, a diagonal
+//! `A(I,I)`, a triangle, a stride, the columns of one CYCLIC owner), the
+//! reference is fetched as the list of distinct elements it reads: a
+//! second inspector pass marks them in a bitmap over the box
+//! (`hpf_nest_mark_*`), `hpf_nest_list_*` asks each owner for its marked
+//! elements by their global indices, and the executor reads
+//! `hpf_box_k(hpf_at_2(hpf_fs_k, idx(i), j))`, the number of marked bits up
+//! to the element's (a count per 64-bit word: O(1)). Memory is then
+//! O(local part + elements read + box / 64 words), and only elements read
+//! move. What does not qualify keeps the caller's
 //! path (rank 0 on gathered copies) with a typed reason, [`Refusal`].
 
 use std::fmt::Write;
