@@ -291,9 +291,10 @@ fn exact_box(texts: &[String], loops: &[LoopBounds], guards: &[Guard]) -> bool {
         let vars: Vec<&LoopBounds> = loops.iter().filter(|it| mentions_word(&base, &it.var)).collect();
         match vars.as_slice() {
             [] => {}
-            [one] if (base == one.var || reversed(&base, &one.var))
-                && one.unit_step
-                && !used.iter().any(|it| it.var == one.var) =>
+            [one]
+                if (base == one.var || reversed(&base, &one.var))
+                    && one.unit_step
+                    && !used.iter().any(|it| it.var == one.var) =>
             {
                 used.push(one)
             }
@@ -301,7 +302,8 @@ fn exact_box(texts: &[String], loops: &[LoopBounds], guards: &[Guard]) -> bool {
         }
     }
     used.iter().all(|bounds| {
-        let fixed = !loops.iter().any(|it| mentions_word(&bounds.lo.0, &it.var) || mentions_word(&bounds.hi.0, &it.var));
+        let fixed =
+            !loops.iter().any(|it| mentions_word(&bounds.lo.0, &it.var) || mentions_word(&bounds.hi.0, &it.var));
         let whole = !guards.iter().any(|it| it.owned_range.is_none() && it.vars.contains(&bounds.var));
         fixed && whole
     })
@@ -723,7 +725,14 @@ impl Lowering<'_> {
             );
         }
         let _ = writeln!(out, "  ! hpf-ls: executor");
-        self.emit_nest_walk(out, nest, std::slice::from_ref(nest.stmt), &mut Vec::new(), &mut Vec::new(), Pass::Execute);
+        self.emit_nest_walk(
+            out,
+            nest,
+            std::slice::from_ref(nest.stmt),
+            &mut Vec::new(),
+            &mut Vec::new(),
+            Pass::Execute,
+        );
         if nest.reuse.is_none() {
             let _ = writeln!(out, "  end block");
         }
@@ -785,7 +794,14 @@ impl Lowering<'_> {
                 let rank = read.subscripts.len();
                 let _ = writeln!(out, "  call hpf_nest_marks_{rank}(hpf_fs_{tag}, hpf_bl_{tag}, hpf_bh_{tag})");
             }
-            self.emit_nest_walk(out, nest, std::slice::from_ref(nest.stmt), &mut Vec::new(), &mut Vec::new(), Pass::Mark);
+            self.emit_nest_walk(
+                out,
+                nest,
+                std::slice::from_ref(nest.stmt),
+                &mut Vec::new(),
+                &mut Vec::new(),
+                Pass::Mark,
+            );
         }
         for (k, read) in nest.boxes.iter().enumerate() {
             let tag = box_tag(nest, k + 1);
