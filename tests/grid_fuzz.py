@@ -23,7 +23,8 @@ failed; 100 seeds (1..100) passed when the 2-D lowering was written, and
 again when CYCLIC dimensions were added; seeds 1..150 passed once the DO-nest
 fallback (nest_fetch.rs) counted a read as local only on its left side's
 template cell (seed 4, arrays aligned one cell apart on (BLOCK, CYCLIC(2)),
-had printed other values). Needs python3, gfortran, mpirun; as root set
+had printed other values); seeds 1..60 passed once the fallback fetched lists of
+the elements read where a box is not exact. Needs python3, gfortran, mpirun; as root set
 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1.
 """
 import os

@@ -24,7 +24,7 @@
 //!   `disjoint`), and is fetched as a read of an array it does not write;
 //! - a read of any other distributed array is fetched: the inspector walks
 //!   the process's own iterations and records, per reference, the box of
-//!   global indices it reads; a schedule (`hpf_nest_schedule_*`, runtime)
+//!   global indices it reads (or the list of them, below); a schedule (`hpf_nest_schedule_*`, runtime)
 //!   lists what each process sends of its elements and where each box
 //!   element arrives, and one all-to-all (`hpf_nest_move_*`) fills each box
 //!   from the elements' owners; the executor is the nest with that
@@ -44,9 +44,17 @@
 //!
 //! A box per reference (not per array) keeps the fetched data close to what
 //! is read (`A(I,K)` and `A(K,J)` of an LU step are a column and a row, not
-//! the trailing matrix); along a CYCLIC dimension the box still spans every
-//! index between the first and the last read, so memory is O(local part +
-//! boxes), not O(elements read). What does not qualify keeps the caller's
+//! the trailing matrix). Where the box may hold elements the reference does
+//! not read (`exact_box`: an irregular subscript `C(IDX(I),J)`, a diagonal
+//! `A(I,I)`, a triangle, a stride, the columns of one CYCLIC owner), the
+//! reference is fetched as the list of distinct elements it reads: a
+//! second inspector pass marks them in a bitmap over the box
+//! (`hpf_nest_mark_*`), `hpf_nest_list_*` asks each owner for its marked
+//! elements by their global indices, and the executor reads
+//! `hpf_box_k(hpf_at_2(hpf_fs_k, idx(i), j))`, the number of marked bits up
+//! to the element's (a count per 64-bit word: O(1)). Memory is then
+//! O(local part + elements read + box / 64 words), and only elements read
+//! move. What does not qualify keeps the caller's
 //! path (rank 0 on gathered copies) with a typed reason, [`Refusal`].
 
 use std::fmt::Write;
@@ -114,6 +122,18 @@ struct BoxRead {
     subscripts: Vec<TextRange>,
     /// The assignment it belongs to (its range's start).
     stmt: usize,
+    /// Fetched as the list of distinct elements it reads, not their box:
+    /// the box may hold many elements it does not read (`exact_box`).
+    list: bool,
+}
+
+/// What a walk of the nest emits: the executor, or the inspector's first
+/// pass (the box of each reference) or second (the marks of the lists).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    Execute,
+    Hull,
+    Mark,
 }
 
 /// An assignment of the nest, run by the owner of its left side's element.
@@ -217,6 +237,8 @@ struct LoopBounds {
     hi: (String, i64),
     /// +1 or -1: the sign of a constant step (0: unknown).
     step_sign: i64,
+    /// No step, or a step of 1 or -1: it runs through consecutive values.
+    unit_step: bool,
 }
 
 impl LoopBounds {
@@ -253,6 +275,46 @@ fn disjoint(read: &(String, i64), write: &(String, i64), loops: &[LoopBounds]) -
         loops.iter().find(|it| it.var == moving.0).is_some_and(|it| it.compare(moving.1, fixed).is_some())
     };
     apart(write, read) || apart(read, write)
+}
+
+/// Whether the box of a reference with subscripts `texts` holds only
+/// elements it reads: each subscript invariant in the nest or one of its
+/// loop variables plus or minus a constant (a different one per subscript), each
+/// such loop running through consecutive values between bounds that no
+/// loop of the nest changes, and no ownership test (`guards`) of the
+/// assignment picking some of its values (a CYCLIC one). Otherwise
+/// (`C(IDX(I),J)`, `A(I,I)`, a triangle, a stride) it is fetched as a list.
+fn exact_box(texts: &[String], loops: &[LoopBounds], guards: &[Guard]) -> bool {
+    let mut used: Vec<&LoopBounds> = Vec::new();
+    for text in texts {
+        let (base, _) = split_offset(text);
+        let vars: Vec<&LoopBounds> = loops.iter().filter(|it| mentions_word(&base, &it.var)).collect();
+        match vars.as_slice() {
+            [] => {}
+            [one]
+                if (base == one.var || reversed(&base, &one.var))
+                    && one.unit_step
+                    && !used.iter().any(|it| it.var == one.var) =>
+            {
+                used.push(one)
+            }
+            _ => return false,
+        }
+    }
+    used.iter().all(|bounds| {
+        let fixed =
+            !loops.iter().any(|it| mentions_word(&bounds.lo.0, &it.var) || mentions_word(&bounds.hi.0, &it.var));
+        let whole = !guards.iter().any(|it| it.owned_range.is_none() && it.vars.contains(&bounds.var));
+        fixed && whole
+    })
+}
+
+/// Whether `base` is `c - var` with `c` free of `var` (`n+1-i`): it runs
+/// through consecutive values, backwards.
+fn reversed(base: &str, var: &str) -> bool {
+    base.strip_suffix(var)
+        .and_then(|it| it.strip_suffix('-'))
+        .is_some_and(|it| !it.is_empty() && top_level(it) && !mentions_word(it, var) && !it.ends_with(['*', '/', '(']))
 }
 
 /// An element a statement writes: the array and its subscripts (`split_offset`).
@@ -423,7 +485,9 @@ impl Lowering<'_> {
                 if !apart {
                     return Err(Refusal::ReadsWhatItWrites(self.distributed[&array].name.clone()));
                 }
-                boxes.push(BoxRead { array, name, subscripts, stmt: assign.range.start });
+                let texts: Vec<String> = subscripts.iter().map(|it| self.one_line(*it).trim().to_string()).collect();
+                let list = !exact_box(&texts, &walk.loops, &owned.guards);
+                boxes.push(BoxRead { array, name, subscripts, stmt: assign.range.start, list });
             }
         }
         let nest = FetchedNest { stmt, boxes, assigns, reuse: None };
@@ -551,11 +615,16 @@ impl Lowering<'_> {
                 _ => 0,
             },
         };
+        let unit_step = control.step.as_ref().is_none_or(|step| {
+            let (base, value) = split_offset(&self.one_line(step.range));
+            base.is_empty() && value.abs() == 1
+        });
         LoopBounds {
             var: control.var.key(),
             lo: split_offset(&self.one_line(control.lo.range)),
             hi: split_offset(&self.one_line(control.hi.range)),
             step_sign,
+            unit_step,
         }
     }
 
@@ -596,6 +665,12 @@ impl Lowering<'_> {
             subscripts.push(expr.range);
         }
         Ok(subscripts)
+    }
+
+    /// The subscripts of a fetched reference, on one line, separated by commas.
+    fn subscript_list(&self, read: &BoxRead) -> String {
+        let texts: Vec<String> = read.subscripts.iter().map(|it| self.one_line(*it).trim().to_string()).collect();
+        texts.join(", ")
     }
 
     /// The note of a planned nest: what it fetches.
@@ -642,14 +717,22 @@ impl Lowering<'_> {
             let distributed = &self.distributed[&read.array];
             let _ = writeln!(
                 out,
-                "  call hpf_nest_move_{}_{}({}, hpf_fs_{tag}, hpf_box_{tag})",
+                "  call hpf_nest_move{}_{}_{}({}, hpf_fs_{tag}, hpf_box_{tag})",
+                if read.list { "l" } else { "" },
                 distributed.suffix,
                 read.subscripts.len(),
                 distributed.name
             );
         }
         let _ = writeln!(out, "  ! hpf-ls: executor");
-        self.emit_nest_walk(out, nest, std::slice::from_ref(nest.stmt), &mut Vec::new(), &mut Vec::new(), false);
+        self.emit_nest_walk(
+            out,
+            nest,
+            std::slice::from_ref(nest.stmt),
+            &mut Vec::new(),
+            &mut Vec::new(),
+            Pass::Execute,
+        );
         if nest.reuse.is_none() {
             let _ = writeln!(out, "  end block");
         }
@@ -690,7 +773,8 @@ impl Lowering<'_> {
             let fortran_type = distributed.suffix.declaration();
             let _ = writeln!(out, "  integer :: hpf_bl_{tag}({rank}), hpf_bh_{tag}({rank})");
             let _ = writeln!(out, "  type(hpf_schedule) :: hpf_fs_{tag}");
-            let _ = writeln!(out, "  {fortran_type}, allocatable :: hpf_box_{tag}({})", distributed.colons());
+            let colons = if read.list { ":".to_string() } else { distributed.colons() };
+            let _ = writeln!(out, "  {fortran_type}, allocatable :: hpf_box_{tag}({colons})");
         }
     }
 
@@ -702,7 +786,23 @@ impl Lowering<'_> {
             let _ = writeln!(out, "  hpf_bl_{tag} = huge(0)\n  hpf_bh_{tag} = -huge(0)");
         }
         let _ = writeln!(out, "  ! hpf-ls: inspector");
-        self.emit_nest_walk(out, nest, std::slice::from_ref(nest.stmt), &mut Vec::new(), &mut Vec::new(), true);
+        self.emit_nest_walk(out, nest, std::slice::from_ref(nest.stmt), &mut Vec::new(), &mut Vec::new(), Pass::Hull);
+        if nest.boxes.iter().any(|it| it.list) {
+            // The lists: one bit per element of the box, set for those read.
+            for (k, read) in nest.boxes.iter().enumerate().filter(|it| it.1.list) {
+                let tag = box_tag(nest, k + 1);
+                let rank = read.subscripts.len();
+                let _ = writeln!(out, "  call hpf_nest_marks_{rank}(hpf_fs_{tag}, hpf_bl_{tag}, hpf_bh_{tag})");
+            }
+            self.emit_nest_walk(
+                out,
+                nest,
+                std::slice::from_ref(nest.stmt),
+                &mut Vec::new(),
+                &mut Vec::new(),
+                Pass::Mark,
+            );
+        }
         for (k, read) in nest.boxes.iter().enumerate() {
             let tag = box_tag(nest, k + 1);
             let distributed = &self.distributed[&read.array];
@@ -713,10 +813,15 @@ impl Lowering<'_> {
                 None => (format!("[hpf_d_{name}, hpf_d_{name}]"), format!("[{}, 0]", distributed.dim + 1)),
                 Some(second) => (format!("hpf_d_{name}"), format!("[{}, {}]", distributed.dim + 1, second.dim + 1)),
             };
+            let rank = read.subscripts.len();
+            if read.list {
+                let _ = writeln!(out, "  call hpf_nest_list_{rank}({descs}, {dims}, hpf_fs_{tag})");
+                let _ = writeln!(out, "  allocate (hpf_box_{tag}(size(hpf_fs_{tag}%rpos)))");
+                continue;
+            }
             let _ = writeln!(
                 out,
-                "  call hpf_nest_schedule_{}({descs}, {dims}, hpf_bl_{tag}, hpf_bh_{tag}, hpf_fs_{tag})",
-                read.subscripts.len()
+                "  call hpf_nest_schedule_{rank}({descs}, {dims}, hpf_bl_{tag}, hpf_bh_{tag}, hpf_fs_{tag})"
             );
             let _ = writeln!(out, "  allocate (hpf_box_{tag}({}))", bounds.join(", "));
         }
@@ -736,10 +841,12 @@ impl Lowering<'_> {
         stmts: &[Stmt],
         vars: &mut Vec<String>,
         placed: &mut Vec<String>,
-        inspect: bool,
+        pass: Pass,
     ) {
+        let inspect = pass != Pass::Execute;
         for stmt in stmts {
-            if inspect && !nest.boxes.iter().any(|it| stmt.range.contains_range(it.name)) {
+            let walked = |it: &&BoxRead| pass != Pass::Mark || it.list;
+            if inspect && !nest.boxes.iter().filter(walked).any(|it| stmt.range.contains_range(it.name)) {
                 continue;
             }
             match &stmt.kind {
@@ -787,12 +894,12 @@ impl Lowering<'_> {
                     placed.extend(cut.map(|it| it.test.clone()));
                     let shared: Vec<String> = shared.into_iter().map(|it| it.test.clone()).collect();
                     if shared.is_empty() {
-                        self.emit_nest_walk(out, nest, body, vars, placed, inspect);
+                        self.emit_nest_walk(out, nest, body, vars, placed, pass);
                     } else {
                         let _ = writeln!(out, "  if ({}) then", shared.join(" .and. "));
                         let depth = placed.len();
                         placed.extend(shared);
-                        self.emit_nest_walk(out, nest, body, vars, placed, inspect);
+                        self.emit_nest_walk(out, nest, body, vars, placed, pass);
                         placed.truncate(depth);
                         let _ = writeln!(out, "  end if");
                     }
@@ -814,7 +921,7 @@ impl Lowering<'_> {
                                 let _ = writeln!(out, "  else");
                             }
                         }
-                        self.emit_nest_walk(out, nest, body, vars, placed, inspect);
+                        self.emit_nest_walk(out, nest, body, vars, placed, pass);
                     }
                     let _ = writeln!(out, "  end if");
                 }
@@ -830,7 +937,19 @@ impl Lowering<'_> {
                     if let Some(guard) = &guard {
                         let _ = writeln!(out, "  if ({guard}) then");
                     }
-                    if inspect {
+                    if pass == Pass::Mark {
+                        for (k, read) in
+                            nest.boxes.iter().enumerate().filter(|it| it.1.stmt == stmt.range.start && it.1.list)
+                        {
+                            let tag = box_tag(nest, k + 1);
+                            let _ = writeln!(
+                                out,
+                                "    call hpf_nest_mark_{}(hpf_fs_{tag}, {})",
+                                read.subscripts.len(),
+                                self.subscript_list(read)
+                            );
+                        }
+                    } else if inspect {
                         for (k, read) in nest.boxes.iter().enumerate().filter(|it| it.1.stmt == stmt.range.start) {
                             let tag = box_tag(nest, k + 1);
                             for (d, subscript) in read.subscripts.iter().enumerate() {
@@ -844,7 +963,23 @@ impl Lowering<'_> {
                     } else {
                         let mut edits = owned.edits.clone();
                         for (k, read) in nest.boxes.iter().enumerate().filter(|it| it.1.stmt == stmt.range.start) {
-                            edits.push((read.name, format!("hpf_box_{}", box_tag(nest, k + 1))));
+                            let tag = box_tag(nest, k + 1);
+                            if !read.list {
+                                edits.push((read.name, format!("hpf_box_{tag}")));
+                                continue;
+                            }
+                            // `c(idx(i), j)` reads `hpf_box_1(hpf_at_2(hpf_fs_1, idx(i), j))`.
+                            let rank = read.subscripts.len();
+                            edits.push((read.name, format!("hpf_box_{tag}(hpf_at_{rank}")));
+                            let first = read.subscripts[0];
+                            let last = read.subscripts[rank - 1];
+                            let text = |range: TextRange| self.one_line(range).trim().to_string();
+                            if rank == 1 {
+                                edits.push((first, format!("hpf_fs_{tag}, {})", text(first))));
+                            } else {
+                                edits.push((first, format!("hpf_fs_{tag}, {}", text(first))));
+                                edits.push((last, format!("{})", text(last))));
+                            }
                         }
                         let _ = writeln!(out, "    {}", self.edited(stmt.range, &edits).trim());
                     }
@@ -913,9 +1048,18 @@ mod tests {
         // The ownership test sits in the J loop, not in the inner loop; the
         // left side and its own read go to local positions.
         assert!(source.contains("do j = k + 1, n\n  if (hpf_owns(hpf_d_a, j)) then\n  do i = k + 1, n"), "{source}");
-        assert!(source.contains("a(i, hpf_lx(hpf_d_a, j)) = a(i, hpf_lx(hpf_d_a, j)) - hpf_box_1(i, k)"), "{source}");
-        assert_eq!(source.matches("call hpf_nest_schedule_2(").count(), 3, "{source}");
-        assert_eq!(source.matches("call hpf_nest_move_r8_2(").count(), 3, "{source}");
+        // Column K below the diagonal is read whole: its box. Each process
+        // reads row K at its own columns J only, and R at its rows J: lists.
+        assert!(
+            source.contains(
+                "a(i, hpf_lx(hpf_d_a, j)) = a(i, hpf_lx(hpf_d_a, j)) - hpf_box_1(i, k) * hpf_box_2(hpf_at_2(hpf_fs_2, k, j))"
+            ),
+            "{source}"
+        );
+        assert!(source.contains("    call hpf_nest_mark_2(hpf_fs_2, k, j)\n"), "{source}");
+        assert_eq!(source.matches("call hpf_nest_schedule_2(").count(), 1, "{source}");
+        assert_eq!(source.matches("call hpf_nest_list_2(").count(), 2, "{source}");
+        assert_eq!(source.matches("call hpf_nest_movel_r8_2(").count(), 2, "{source}");
     }
 
     #[test]
@@ -956,7 +1100,9 @@ mod tests {
         let fallback = fallback_lines(&notes);
         assert!(fallback.len() == 1 && fallback[0].contains("fetching what b(i,j), b(i,j - 2) read(s)"), "{notes:?}");
         assert!(
-            source.contains("+ hpf_box_1(i, j) + b(i + 1, hpf_lx(hpf_d_b(2), j)) + hpf_box_2(i, j - 2)"),
+            source.contains(
+                "+ hpf_box_1(hpf_at_2(hpf_fs_1, i, j)) + b(i + 1, hpf_lx(hpf_d_b(2), j)) + hpf_box_2(hpf_at_2(hpf_fs_2, i, j - 2))"
+            ),
             "{source}"
         );
     }
@@ -983,8 +1129,8 @@ mod tests {
         let around = source.find("  logical :: hpf_inspected_1\n  hpf_inspected_1 = .false.").expect(&source);
         let time_loop = source.find("do k = 1, 3").unwrap();
         let inspect = source.find("if (.not. hpf_inspected_1) then").expect(&source);
-        let schedule = source.find("call hpf_nest_schedule_2([hpf_d_r, hpf_d_r], ").expect(&source);
-        let moved = source.find("call hpf_nest_move_r8_2(r, hpf_fs_loop1_1, hpf_box_loop1_1)").expect(&source);
+        let schedule = source.find("call hpf_nest_list_2([hpf_d_r, hpf_d_r], ").expect(&source);
+        let moved = source.find("call hpf_nest_movel_r8_2(r, hpf_fs_loop1_1, hpf_box_loop1_1)").expect(&source);
         assert!(around < time_loop && time_loop < inspect && inspect < schedule && schedule < moved, "{source}");
     }
 
@@ -1019,12 +1165,71 @@ mod tests {
         let text = "program p\n  implicit none\n  integer, parameter :: n = 12, m = 5\n  real :: b(n, m), c(n, m)\n  integer :: idx(n), i, j\n!HPF$ PROCESSORS P(2, 2)\n!HPF$ DISTRIBUTE B(BLOCK, BLOCK) ONTO P\n!HPF$ DISTRIBUTE C(CYCLIC, BLOCK) ONTO P\n  idx = 3\n  c = 1.0\n  b = 0.0\n  do j = 1, m\n    do i = 2, n\n      b(i, j) = b(i, j) + c(idx(i), j)\n    end do\n  end do\n  print *, b, i, j\nend program p\n";
         let (notes, source) = lower(text);
         assert_eq!(fallback_lines(&notes).len(), 1, "{notes:?}");
-        assert!(source.contains("  ! hpf-ls: executor\n  do j = max(1, hpf_owned_lo(hpf_d_b(2))), min(m, hpf_owned_hi(hpf_d_b(2)))\n  do i = max(2, hpf_owned_lo(hpf_d_b(1))), min(n, hpf_owned_hi(hpf_d_b(1)))\n    b(i, j) = b(i, j) + hpf_box_1(idx(i), j)\n  end do\n  i = max(2, n + 1)\n  end do\n  j = max(1, m + 1)\n"), "{source}");
+        assert!(source.contains("  ! hpf-ls: executor\n  do j = max(1, hpf_owned_lo(hpf_d_b(2))), min(m, hpf_owned_hi(hpf_d_b(2)))\n  do i = max(2, hpf_owned_lo(hpf_d_b(1))), min(n, hpf_owned_hi(hpf_d_b(1)))\n    b(i, j) = b(i, j) + hpf_box_1(hpf_at_2(hpf_fs_1, idx(i), j))\n  end do\n  i = max(2, n + 1)\n  end do\n  j = max(1, m + 1)\n"), "{source}");
         assert!(!source.contains("hpf_owns(hpf_d_b"), "{source}");
     }
 
     fn bounds(var: &str, lo: &str, hi: &str) -> LoopBounds {
-        LoopBounds { var: var.to_string(), lo: split_offset(lo), hi: split_offset(hi), step_sign: 1 }
+        LoopBounds { var: var.to_string(), lo: split_offset(lo), hi: split_offset(hi), step_sign: 1, unit_step: true }
+    }
+
+    /// Whether the reference with subscripts `texts` is fetched as a box in
+    /// the nest `loops` (`guards`: CYCLIC ownership tests on those variables).
+    fn boxed(texts: &[&str], loops: &[LoopBounds], cyclic: &[&str]) -> bool {
+        let texts: Vec<String> = texts.iter().map(|it| it.to_string()).collect();
+        let guards: Vec<Guard> = cyclic
+            .iter()
+            .map(|var| Guard { test: format!("hpf_owns(d, {var})"), vars: vec![var.to_string()], owned_range: None })
+            .collect();
+        exact_box(&texts, loops, &guards)
+    }
+
+    #[test]
+    fn boxes_where_they_are_exact_and_lists_elsewhere() {
+        let square = [bounds("j", "1", "M"), bounds("i", "1", "N")];
+        // Affine, unit stride, one loop variable per subscript: the box is what is read.
+        assert!(boxed(&["i", "j"], &square, &[]));
+        assert!(boxed(&["i + 1", "j - 2"], &square, &[]));
+        assert!(boxed(&["N + 1 - i", "3"], &square, &[]));
+        assert!(boxed(&["i", "k"], &square, &[]));
+        // Irregular rows: C(IDX(I),J).
+        assert!(!boxed(&["idx(i)", "j"], &square, &[]));
+        // The diagonal A(I,I), a strided read A(2*I,J).
+        assert!(!boxed(&["i", "i"], &square, &[]));
+        assert!(!boxed(&["2*i", "j"], &square, &[]));
+        // A triangle: J = I+1, N.
+        let triangle = [bounds("i", "1", "N"), bounds("j", "I+1", "N")];
+        assert!(!boxed(&["i", "j"], &triangle, &[]));
+        assert!(boxed(&["i", "n + 1"], &triangle, &[]));
+        // A step of 2, or the iterations of one CYCLIC owner: every other index.
+        let mut strided = bounds("i", "1", "N");
+        strided.unit_step = false;
+        assert!(!boxed(&["i"], &[strided], &[]));
+        assert!(!boxed(&["i", "j - 1"], &square, &["j"]));
+        assert!(boxed(&["i", "j - 1"], &square, &["i2"]));
+    }
+
+    #[test]
+    fn an_irregular_gather_fetches_the_distinct_elements_it_reads() {
+        let text = "program p\n  implicit none\n  integer, parameter :: n = 12, m = 5\n  real :: b(n, m), c(n, m)\n  integer :: idx(n), i, j\n!HPF$ PROCESSORS P(2, 1)\n!HPF$ DISTRIBUTE B(BLOCK, BLOCK) ONTO P\n!HPF$ DISTRIBUTE C(CYCLIC, BLOCK) ONTO P\n  idx = 3\n  c = 1.0\n  do j = 1, m\n    do i = 1, n\n      b(i, j) = c(idx(i), j) + c(i, m + 1 - j)\n    end do\n  end do\n  print *, b\nend program p\n";
+        let (notes, source) = lower(text);
+        assert_eq!(fallback_lines(&notes).len(), 1, "{notes:?}");
+        // C(IDX(I),J): the hull, one bit per element, the marks, the list.
+        let hull = source.find("    hpf_bl_1(1) = min(hpf_bl_1(1), idx(i))").expect(&source);
+        let marks = source.find("  call hpf_nest_marks_2(hpf_fs_1, hpf_bl_1, hpf_bh_1)").expect(&source);
+        let mark = source.find("    call hpf_nest_mark_2(hpf_fs_1, idx(i), j)").expect(&source);
+        let list = source.find("  call hpf_nest_list_2(hpf_d_c, [1, 2], hpf_fs_1)").expect(&source);
+        let allocated = source.find("  allocate (hpf_box_1(size(hpf_fs_1%rpos)))").expect(&source);
+        assert!(hull < marks && marks < mark && mark < list && list < allocated, "{source}");
+        assert!(source.contains("  real, allocatable :: hpf_box_1(:)\n"), "{source}");
+        assert!(source.contains("  call hpf_nest_movel_r4_2(c, hpf_fs_1, hpf_box_1)"), "{source}");
+        // C(I,M+1-J) is read whole in its box: no marks.
+        assert!(!source.contains("hpf_nest_mark_2(hpf_fs_2"), "{source}");
+        assert!(source.contains("  call hpf_nest_move_r4_2(c, hpf_fs_2, hpf_box_2)"), "{source}");
+        assert!(
+            source.contains("b(i, j) = hpf_box_1(hpf_at_2(hpf_fs_1, idx(i), j)) + hpf_box_2(i, m + 1 - j)"),
+            "{source}"
+        );
     }
 
     #[test]

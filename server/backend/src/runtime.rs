@@ -59,9 +59,14 @@ module hpf_runtime
   ! the all-to-all's counts and displacements, the local indices of the
   ! elements this process sends (in its receivers' order), and for each
   ! element of its box, in column-major order, its place in what arrives.
+  ! A fetch of a list (`hpf_nest_list_*`) also keeps its hull's lower bounds
+  ! and extents, one bit per hull element (read or not, column-major order)
+  ! and the count of read elements before each 64-bit word.
   type hpf_schedule
     integer, allocatable :: scount(:), rcount(:), sdispl(:), rdispl(:)
     integer, allocatable :: sidx(:,:), rpos(:)
+    integer, allocatable :: lo(:), ext(:), pref(:)
+    integer(8), allocatable :: bits(:)
   end type hpf_schedule
 
 contains
@@ -1637,6 +1642,9 @@ fn runtime_with(types: &[ElementType], wanted: impl Fn(&str) -> bool) -> String 
             if wanted(&format!("hpf_nest_move_{suffix}_{rank}(")) {
                 res.push_str(&nest_move(suffix, fortran_type, mpi_type, rank));
             }
+            if wanted(&format!("hpf_nest_movel_{suffix}_{rank}(")) {
+                res.push_str(&nest_move_list(suffix, fortran_type, mpi_type, rank));
+            }
             for dim in 1..=rank {
                 let variant = format!("{suffix}_{rank}{dim}(");
                 if ["hpf_alloc_", "hpf_fetch_", "hpf_fetch_part_", "hpf_gather_", "hpf_scatter_"]
@@ -1660,6 +1668,9 @@ fn runtime_with(types: &[ElementType], wanted: impl Fn(&str) -> bool) -> String 
     for rank in 1..=MAX_RANK {
         if wanted(&format!("hpf_nest_schedule_{rank}(")) {
             res.push_str(&nest_schedule(rank));
+        }
+        if wanted(&format!("hpf_nest_list_{rank}(")) {
+            res.push_str(&nest_list(rank));
         }
     }
     res.push_str(FOOTER);
@@ -1898,6 +1909,160 @@ fn nest_move(suffix: &str, fortran_type: &str, mpi: &str, rank: usize) -> String
   end subroutine hpf_nest_move_{suffix}_{rank}
 "#,
         indices.join(", "),
+        sent.join(", ")
+    )
+}
+
+/// The schedule of a fetch of the DO-nest fallback that reads a list of
+/// distinct elements, not their box (`nest_fetch.rs`), for an array of rank
+/// `rank`: `hpf_nest_marks_*` sets up one bit per element of the hull the
+/// inspector found, `hpf_nest_mark_*` marks each element read,
+/// `hpf_nest_list_*` sends each owner the global indices of the marked
+/// elements it owns (one `MPI_Alltoallv` of indices) and keeps, for each
+/// marked element in column-major order, its place in what arrives; the
+/// executor reads element `hpf_at_*(s, i1, ...)` of the fetched values
+/// (the count of marked bits before the element's: O(1)). Memory: the
+/// values read, their indices and 3/16 byte per hull element.
+fn nest_list(rank: usize) -> String {
+    use std::fmt::Write as _;
+    let indices: Vec<String> = (1..=rank).map(|k| format!("i{k}")).collect();
+    let args = indices.join(", ");
+    let mut position = format!("    p = i{rank} - s%lo({rank})\n");
+    for d in (1..rank).rev() {
+        let _ = writeln!(position, "    p = p * s%ext({d}) + (i{d} - s%lo({d}))");
+    }
+    // The global indices g of hull position p (q: scratch).
+    let mut decode = String::from("          q = 64_8 * w + b\n");
+    for d in 1..=rank {
+        let _ = writeln!(decode, "          g({d}) = s%lo({d}) + int(mod(q, int(s%ext({d}), 8)))");
+        if d < rank {
+            let _ = writeln!(decode, "          q = q / s%ext({d})");
+        }
+    }
+    decode.push_str("          owner = hpf_owner(ds(1), g(dims(1)))\n");
+    decode.push_str("          if (dims(2) > 0) owner = owner + hpf_np(ds(1)) * hpf_owner(ds(2), g(dims(2)))\n");
+    let each = |body: &str| -> String {
+        format!(
+            "    do w = 0, size(s%bits) - 1\n      if (s%bits(w) == 0) cycle\n      do b = 0, 63\n        if (btest(s%bits(w), b)) then\n{decode}{body}        end if\n      end do\n    end do\n"
+        )
+    };
+    let count = each("          s%rcount(owner) = s%rcount(owner) + 1\n");
+    let request = each(
+        "          next(owner) = next(owner) + 1\n          k = k + 1\n          req(:, next(owner)) = g\n          s%rpos(k) = next(owner)\n",
+    );
+    format!(
+        r#"
+  ! The hull blo:bhi of what fetch s reads (empty when a lower bound
+  ! exceeds its upper one), no element marked yet.
+  subroutine hpf_nest_marks_{rank}(s, blo, bhi)
+    type(hpf_schedule), intent(out) :: s
+    integer, intent(in) :: blo({rank}), bhi({rank})
+    integer(8) :: hull
+    allocate (s%lo({rank}), s%ext({rank}))
+    s%lo = blo
+    s%ext = max(bhi - blo + 1, 0)
+    hull = product(int(s%ext, 8))
+    allocate (s%bits(0:(hull + 63) / 64 - 1))
+    s%bits = 0
+  end subroutine hpf_nest_marks_{rank}
+
+  pure integer(8) function hpf_list_pos_{rank}(s, {args}) result(p)
+    type(hpf_schedule), intent(in) :: s
+    integer, intent(in) :: {args}
+{position}  end function hpf_list_pos_{rank}
+
+  subroutine hpf_nest_mark_{rank}(s, {args})
+    type(hpf_schedule), intent(inout) :: s
+    integer, intent(in) :: {args}
+    integer(8) :: p
+    p = hpf_list_pos_{rank}(s, {args})
+    s%bits(p / 64) = ibset(s%bits(p / 64), int(mod(p, 64_8)))
+  end subroutine hpf_nest_mark_{rank}
+
+  ! The place of element ({args}), which fetch s marked, among its values.
+  pure integer function hpf_at_{rank}(s, {args})
+    type(hpf_schedule), intent(in) :: s
+    integer, intent(in) :: {args}
+    integer(8) :: p
+    integer :: w
+    p = hpf_list_pos_{rank}(s, {args})
+    w = int(p / 64)
+    hpf_at_{rank} = s%pref(w) + popcnt(iand(s%bits(w), maskr(int(mod(p, 64_8)), 8))) + 1
+  end function hpf_at_{rank}
+
+  subroutine hpf_nest_list_{rank}(ds, dims, s)
+    type(hpf_desc), intent(in) :: ds(2)
+    integer, intent(in) :: dims(2)
+    type(hpf_schedule), intent(inout) :: s
+    integer, allocatable :: req(:,:)
+    integer :: next(0:hpf_nprocs - 1)
+    integer :: g({rank}), owner, k, n, r, w, b
+    integer(8) :: q
+    if (hpf_stats) hpf_stat_inspections = hpf_stat_inspections + 1
+    allocate (s%pref(0:size(s%bits) - 1))
+    n = 0
+    do w = 0, size(s%bits) - 1
+      s%pref(w) = n
+      n = n + popcnt(s%bits(w))
+    end do
+    allocate (s%scount(0:hpf_nprocs - 1), s%rcount(0:hpf_nprocs - 1))
+    allocate (s%sdispl(0:hpf_nprocs - 1), s%rdispl(0:hpf_nprocs - 1))
+    s%rcount = 0
+{count}    call MPI_Alltoall(s%rcount, 1, MPI_INTEGER, s%scount, 1, MPI_INTEGER, MPI_COMM_WORLD)
+    s%sdispl(0) = 0
+    s%rdispl(0) = 0
+    do r = 1, hpf_nprocs - 1
+      s%sdispl(r) = s%sdispl(r - 1) + s%scount(r - 1)
+      s%rdispl(r) = s%rdispl(r - 1) + s%rcount(r - 1)
+    end do
+    allocate (req({rank}, n), s%rpos(n), s%sidx({rank}, sum(s%scount)))
+    next = s%rdispl
+    k = 0
+{request}    call MPI_Alltoallv(req, {rank} * s%rcount, {rank} * s%rdispl, MPI_INTEGER, s%sidx, {rank} * s%scount, &
+      {rank} * s%sdispl, MPI_INTEGER, MPI_COMM_WORLD)
+    do k = 1, size(s%sidx, 2)
+      s%sidx(dims(1), k) = hpf_lx(ds(1), s%sidx(dims(1), k))
+      if (dims(2) > 0) s%sidx(dims(2), k) = hpf_lx(ds(2), s%sidx(dims(2), k))
+    end do
+  end subroutine hpf_nest_list_{rank}
+"#
+    )
+}
+
+/// The values of a fetch of a list (`nest_list`): `box` (allocated with one
+/// place per marked element) receives them from the owners of the array
+/// `a` of rank `rank`, by one `MPI_Alltoallv`.
+fn nest_move_list(suffix: &str, fortran_type: &str, mpi: &str, rank: usize) -> String {
+    let colons = vec![":"; rank].join(",");
+    let sent: Vec<String> = (1..=rank).map(|d| format!("s%sidx({d}, k)")).collect();
+    format!(
+        r#"
+  subroutine hpf_nest_movel_{suffix}_{rank}(a, s, box)
+    {fortran_type}, allocatable, intent(in) :: a({colons})
+    type(hpf_schedule), intent(in) :: s
+    {fortran_type}, allocatable, intent(inout) :: box(:)
+    ! Kept between calls: a time loop moves the same amounts every step.
+    {fortran_type}, allocatable, save :: sendbuf(:), recvbuf(:)
+    integer :: k
+    if (.not. allocated(sendbuf)) allocate (sendbuf(1), recvbuf(1))
+    if (size(sendbuf) < size(s%sidx, 2)) then
+      deallocate (sendbuf)
+      allocate (sendbuf(size(s%sidx, 2)))
+    end if
+    if (size(recvbuf) < sum(s%rcount)) then
+      deallocate (recvbuf)
+      allocate (recvbuf(sum(s%rcount)))
+    end if
+    do k = 1, size(s%sidx, 2)
+      sendbuf(k) = a({})
+    end do
+    call MPI_Alltoallv(sendbuf, s%scount, s%sdispl, {mpi}, recvbuf, s%rcount, s%rdispl, {mpi}, MPI_COMM_WORLD)
+    do k = 1, size(box)
+      box(k) = recvbuf(s%rpos(k))
+    end do
+    call hpf_stat_sent(s%scount)
+  end subroutine hpf_nest_movel_{suffix}_{rank}
+"#,
         sent.join(", ")
     )
 }

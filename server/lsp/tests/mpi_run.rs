@@ -49,6 +49,7 @@ const SUPPORTED: &[&str] = &[
     "jacobi2d_star_block.f90",
     "jacobi_chpf.f",
     "label_gather.f90",
+    "list_fetch.f90",
     "loop_exits.f90",
     "lu_cyclic.f",
     "matmul_cyclic.for",

@@ -66,7 +66,7 @@ program block_cyclic_matmul
   block
   integer :: hpf_bl_1(2), hpf_bh_1(2)
   type(hpf_schedule) :: hpf_fs_1
-  integer, allocatable :: hpf_box_1(:,:)
+  integer, allocatable :: hpf_box_1(:)
   integer :: hpf_bl_2(2), hpf_bh_2(2)
   type(hpf_schedule) :: hpf_fs_2
   integer, allocatable :: hpf_box_2(:,:)
@@ -89,17 +89,25 @@ program block_cyclic_matmul
   end do
   end if
   end do
-  call hpf_nest_schedule_2(hpf_d_a, [1, 2], hpf_bl_1, hpf_bh_1, hpf_fs_1)
-  allocate (hpf_box_1(hpf_bl_1(1):hpf_bh_1(1), hpf_bl_1(2):hpf_bh_1(2)))
+  call hpf_nest_marks_2(hpf_fs_1, hpf_bl_1, hpf_bh_1)
+  do i = 1, n
+  if (hpf_owns(hpf_d_c(1), i) .and. hpf_owns(hpf_d_c(2), j)) then
+  do k = 1, n
+    call hpf_nest_mark_2(hpf_fs_1, i, k)
+  end do
+  end if
+  end do
+  call hpf_nest_list_2(hpf_d_a, [1, 2], hpf_fs_1)
+  allocate (hpf_box_1(size(hpf_fs_1%rpos)))
   call hpf_nest_schedule_2(hpf_d_b, [1, 2], hpf_bl_2, hpf_bh_2, hpf_fs_2)
   allocate (hpf_box_2(hpf_bl_2(1):hpf_bh_2(1), hpf_bl_2(2):hpf_bh_2(2)))
-  call hpf_nest_move_i4_2(a, hpf_fs_1, hpf_box_1)
+  call hpf_nest_movel_i4_2(a, hpf_fs_1, hpf_box_1)
   call hpf_nest_move_i4_2(b, hpf_fs_2, hpf_box_2)
   ! hpf-ls: executor
   do i = 1, n
   if (hpf_owns(hpf_d_c(1), i) .and. hpf_owns(hpf_d_c(2), j)) then
   do k = 1, n
-    c(hpf_lx(hpf_d_c(1), i), hpf_lx(hpf_d_c(2), j)) = c(hpf_lx(hpf_d_c(1), i), hpf_lx(hpf_d_c(2), j)) + hpf_box_1(i, k) * hpf_box_2(k, j)
+    c(hpf_lx(hpf_d_c(1), i), hpf_lx(hpf_d_c(2), j)) = c(hpf_lx(hpf_d_c(1), i), hpf_lx(hpf_d_c(2), j)) + hpf_box_1(hpf_at_2(hpf_fs_1, i, k)) * hpf_box_2(k, j)
   end do
   end if
   end do

@@ -208,7 +208,7 @@ end do
   block
   integer :: hpf_bl_1(2), hpf_bh_1(2)
   type(hpf_schedule) :: hpf_fs_1
-  integer, allocatable :: hpf_box_1(:,:)
+  integer, allocatable :: hpf_box_1(:)
   hpf_bl_1 = huge(0)
   hpf_bh_1 = -huge(0)
   ! hpf-ls: inspector
@@ -223,14 +223,23 @@ end do
   end do
   end do
   j = max(1, m + 1)
-  call hpf_nest_schedule_2(hpf_d_a, [1, 2], hpf_bl_1, hpf_bh_1, hpf_fs_1)
-  allocate (hpf_box_1(hpf_bl_1(1):hpf_bh_1(1), hpf_bl_1(2):hpf_bh_1(2)))
-  call hpf_nest_move_i4_2(a, hpf_fs_1, hpf_box_1)
+  call hpf_nest_marks_2(hpf_fs_1, hpf_bl_1, hpf_bh_1)
+  do j = max(1, hpf_owned_lo(hpf_d_b(2))), min(m, hpf_owned_hi(hpf_d_b(2)))
+  do i = 1, n - 1
+  if (hpf_owns(hpf_d_b(1), i)) then
+    call hpf_nest_mark_2(hpf_fs_1, i + 1, j)
+  end if
+  end do
+  end do
+  j = max(1, m + 1)
+  call hpf_nest_list_2(hpf_d_a, [1, 2], hpf_fs_1)
+  allocate (hpf_box_1(size(hpf_fs_1%rpos)))
+  call hpf_nest_movel_i4_2(a, hpf_fs_1, hpf_box_1)
   ! hpf-ls: executor
   do j = max(1, hpf_owned_lo(hpf_d_b(2))), min(m, hpf_owned_hi(hpf_d_b(2)))
   do i = 1, n - 1
   if (hpf_owns(hpf_d_b(1), i)) then
-    b(hpf_lx(hpf_d_b(1), i), j) = hpf_box_1(i + 1, j) - b(hpf_lx(hpf_d_b(1), i), j)
+    b(hpf_lx(hpf_d_b(1), i), j) = hpf_box_1(hpf_at_2(hpf_fs_1, i + 1, j)) - b(hpf_lx(hpf_d_b(1), i), j)
   end if
   end do
   end do

@@ -125,10 +125,10 @@ call hpf_local_bounds(hpf_d_g(1), 0, (1), (n), 1, hpf_lo, hpf_hi)
   block
   integer :: hpf_bl_1(2), hpf_bh_1(2)
   type(hpf_schedule) :: hpf_fs_1
-  integer, allocatable :: hpf_box_1(:,:)
+  integer, allocatable :: hpf_box_1(:)
   integer :: hpf_bl_2(2), hpf_bh_2(2)
   type(hpf_schedule) :: hpf_fs_2
-  integer, allocatable :: hpf_box_2(:,:)
+  integer, allocatable :: hpf_box_2(:)
   hpf_bl_1 = huge(0)
   hpf_bh_1 = -huge(0)
   hpf_bl_2 = huge(0)
@@ -144,15 +144,21 @@ call hpf_local_bounds(hpf_d_g(1), 0, (1), (n), 1, hpf_lo, hpf_hi)
     hpf_bl_2(2) = min(hpf_bl_2(2), i)
     hpf_bh_2(2) = max(hpf_bh_2(2), i)
   end do
-  call hpf_nest_schedule_2(hpf_d_g, [1, 2], hpf_bl_1, hpf_bh_1, hpf_fs_1)
-  allocate (hpf_box_1(hpf_bl_1(1):hpf_bh_1(1), hpf_bl_1(2):hpf_bh_1(2)))
-  call hpf_nest_schedule_2(hpf_d_g, [1, 2], hpf_bl_2, hpf_bh_2, hpf_fs_2)
-  allocate (hpf_box_2(hpf_bl_2(1):hpf_bh_2(1), hpf_bl_2(2):hpf_bh_2(2)))
-  call hpf_nest_move_i4_2(g, hpf_fs_1, hpf_box_1)
-  call hpf_nest_move_i4_2(g, hpf_fs_2, hpf_box_2)
+  call hpf_nest_marks_2(hpf_fs_1, hpf_bl_1, hpf_bh_1)
+  call hpf_nest_marks_2(hpf_fs_2, hpf_bl_2, hpf_bh_2)
+  do i = 1, n
+    call hpf_nest_mark_2(hpf_fs_1, i, i)
+    call hpf_nest_mark_2(hpf_fs_2, i, i)
+  end do
+  call hpf_nest_list_2(hpf_d_g, [1, 2], hpf_fs_1)
+  allocate (hpf_box_1(size(hpf_fs_1%rpos)))
+  call hpf_nest_list_2(hpf_d_g, [1, 2], hpf_fs_2)
+  allocate (hpf_box_2(size(hpf_fs_2%rpos)))
+  call hpf_nest_movel_i4_2(g, hpf_fs_1, hpf_box_1)
+  call hpf_nest_movel_i4_2(g, hpf_fs_2, hpf_box_2)
   ! hpf-ls: executor
   do i = 1, n
-    hist(mod(abs(hpf_box_2(i, i)), 4) + 1) = hist(mod(abs(hpf_box_1(i, i)), 4) + 1) + 1
+    hist(mod(abs(hpf_box_2(hpf_at_2(hpf_fs_2, i, i))), 4) + 1) = hist(mod(abs(hpf_box_1(hpf_at_2(hpf_fs_1, i, i))), 4) + 1) + 1
   end do
   end block
   call hpf_stat_end(6)

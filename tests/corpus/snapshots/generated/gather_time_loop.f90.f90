@@ -61,7 +61,7 @@ program gather_time_loop
   block
   integer :: hpf_bl_loop1_1(2), hpf_bh_loop1_1(2)
   type(hpf_schedule) :: hpf_fs_loop1_1
-  real, allocatable :: hpf_box_loop1_1(:,:)
+  real, allocatable :: hpf_box_loop1_1(:)
   logical :: hpf_inspected_1
   hpf_inspected_1 = .false.
   ! hpf-ls: every process runs this loop
@@ -82,15 +82,23 @@ program gather_time_loop
   i = max(1, n + 1)
   end do
   j = max(1, m + 1)
-  call hpf_nest_schedule_2(hpf_d_c, [1, 2], hpf_bl_loop1_1, hpf_bh_loop1_1, hpf_fs_loop1_1)
-  allocate (hpf_box_loop1_1(hpf_bl_loop1_1(1):hpf_bh_loop1_1(1), hpf_bl_loop1_1(2):hpf_bh_loop1_1(2)))
+  call hpf_nest_marks_2(hpf_fs_loop1_1, hpf_bl_loop1_1, hpf_bh_loop1_1)
+  do j = max(1, hpf_owned_lo(hpf_d_b(2))), min(m, hpf_owned_hi(hpf_d_b(2)))
+  do i = max(1, hpf_owned_lo(hpf_d_b(1))), min(n, hpf_owned_hi(hpf_d_b(1)))
+    call hpf_nest_mark_2(hpf_fs_loop1_1, idx(i), j)
+  end do
+  i = max(1, n + 1)
+  end do
+  j = max(1, m + 1)
+  call hpf_nest_list_2(hpf_d_c, [1, 2], hpf_fs_loop1_1)
+  allocate (hpf_box_loop1_1(size(hpf_fs_loop1_1%rpos)))
   hpf_inspected_1 = .true.
   end if
-  call hpf_nest_move_r4_2(c, hpf_fs_loop1_1, hpf_box_loop1_1)
+  call hpf_nest_movel_r4_2(c, hpf_fs_loop1_1, hpf_box_loop1_1)
   ! hpf-ls: executor
   do j = max(1, hpf_owned_lo(hpf_d_b(2))), min(m, hpf_owned_hi(hpf_d_b(2)))
   do i = max(1, hpf_owned_lo(hpf_d_b(1))), min(n, hpf_owned_hi(hpf_d_b(1)))
-    b(i, j) = 0.5 * b(i, j) + a(i, j) + 0.125 * hpf_box_loop1_1(idx(i), j)
+    b(i, j) = 0.5 * b(i, j) + a(i, j) + 0.125 * hpf_box_loop1_1(hpf_at_2(hpf_fs_loop1_1, idx(i), j))
   end do
   i = max(1, n + 1)
   end do
@@ -109,7 +117,7 @@ program gather_time_loop
   block
   integer :: hpf_bl_1(2), hpf_bh_1(2)
   type(hpf_schedule) :: hpf_fs_1
-  real, allocatable :: hpf_box_1(:,:)
+  real, allocatable :: hpf_box_1(:)
   hpf_bl_1 = huge(0)
   hpf_bh_1 = -huge(0)
   ! hpf-ls: inspector
@@ -123,13 +131,21 @@ program gather_time_loop
   i = max(1, n + 1)
   end do
   j = max(1, m + 1)
-  call hpf_nest_schedule_2(hpf_d_c, [1, 2], hpf_bl_1, hpf_bh_1, hpf_fs_1)
-  allocate (hpf_box_1(hpf_bl_1(1):hpf_bh_1(1), hpf_bl_1(2):hpf_bh_1(2)))
-  call hpf_nest_move_r4_2(c, hpf_fs_1, hpf_box_1)
+  call hpf_nest_marks_2(hpf_fs_1, hpf_bl_1, hpf_bh_1)
+  do j = max(1, hpf_owned_lo(hpf_d_a(2))), min(m, hpf_owned_hi(hpf_d_a(2)))
+  do i = max(1, hpf_owned_lo(hpf_d_a(1))), min(n, hpf_owned_hi(hpf_d_a(1)))
+    call hpf_nest_mark_2(hpf_fs_1, perm(i), m + 1 - j)
+  end do
+  i = max(1, n + 1)
+  end do
+  j = max(1, m + 1)
+  call hpf_nest_list_2(hpf_d_c, [1, 2], hpf_fs_1)
+  allocate (hpf_box_1(size(hpf_fs_1%rpos)))
+  call hpf_nest_movel_r4_2(c, hpf_fs_1, hpf_box_1)
   ! hpf-ls: executor
   do j = max(1, hpf_owned_lo(hpf_d_a(2))), min(m, hpf_owned_hi(hpf_d_a(2)))
   do i = max(1, hpf_owned_lo(hpf_d_a(1))), min(n, hpf_owned_hi(hpf_d_a(1)))
-    a(i, j) = 0.75 * a(i, j) + 0.25 * hpf_box_1(perm(i), m + 1 - j)
+    a(i, j) = 0.75 * a(i, j) + 0.25 * hpf_box_1(hpf_at_2(hpf_fs_1, perm(i), m + 1 - j))
   end do
   i = max(1, n + 1)
   end do
@@ -149,7 +165,7 @@ program gather_time_loop
   block
   integer :: hpf_bl_loop1_1(2), hpf_bh_loop1_1(2)
   type(hpf_schedule) :: hpf_fs_loop1_1
-  real, allocatable :: hpf_box_loop1_1(:,:)
+  real, allocatable :: hpf_box_loop1_1(:)
   logical :: hpf_inspected_1
   hpf_inspected_1 = .false.
   ! hpf-ls: every process runs this loop
@@ -172,15 +188,23 @@ program gather_time_loop
   i = max(1, n + 1)
   end do
   j = max(2, m + 1)
-  call hpf_nest_schedule_2(hpf_d_c, [1, 2], hpf_bl_loop1_1, hpf_bh_loop1_1, hpf_fs_loop1_1)
-  allocate (hpf_box_loop1_1(hpf_bl_loop1_1(1):hpf_bh_loop1_1(1), hpf_bl_loop1_1(2):hpf_bh_loop1_1(2)))
+  call hpf_nest_marks_2(hpf_fs_loop1_1, hpf_bl_loop1_1, hpf_bh_loop1_1)
+  do j = max(2, hpf_owned_lo(hpf_d_b(2))), min(m, hpf_owned_hi(hpf_d_b(2)))
+  do i = max(1, hpf_owned_lo(hpf_d_b(1))), min(n, hpf_owned_hi(hpf_d_b(1)))
+    call hpf_nest_mark_2(hpf_fs_loop1_1, idx(n + 1 - i), j - 1)
+  end do
+  i = max(1, n + 1)
+  end do
+  j = max(2, m + 1)
+  call hpf_nest_list_2(hpf_d_c, [1, 2], hpf_fs_loop1_1)
+  allocate (hpf_box_loop1_1(size(hpf_fs_loop1_1%rpos)))
   hpf_inspected_1 = .true.
   end if
-  call hpf_nest_move_r4_2(c, hpf_fs_loop1_1, hpf_box_loop1_1)
+  call hpf_nest_movel_r4_2(c, hpf_fs_loop1_1, hpf_box_loop1_1)
   ! hpf-ls: executor
   do j = max(2, hpf_owned_lo(hpf_d_b(2))), min(m, hpf_owned_hi(hpf_d_b(2)))
   do i = max(1, hpf_owned_lo(hpf_d_b(1))), min(n, hpf_owned_hi(hpf_d_b(1)))
-    b(i, j) = b(i, j) - 0.5 * hpf_box_loop1_1(idx(n + 1 - i), j - 1)
+    b(i, j) = b(i, j) - 0.5 * hpf_box_loop1_1(hpf_at_2(hpf_fs_loop1_1, idx(n + 1 - i), j - 1))
   end do
   i = max(1, n + 1)
   end do

@@ -88,13 +88,13 @@ program grid_cyclic_offsets
   block
   integer :: hpf_bl_1(2), hpf_bh_1(2)
   type(hpf_schedule) :: hpf_fs_1
-  integer, allocatable :: hpf_box_1(:,:)
+  integer, allocatable :: hpf_box_1(:)
   integer :: hpf_bl_2(2), hpf_bh_2(2)
   type(hpf_schedule) :: hpf_fs_2
-  integer, allocatable :: hpf_box_2(:,:)
+  integer, allocatable :: hpf_box_2(:)
   integer :: hpf_bl_3(2), hpf_bh_3(2)
   type(hpf_schedule) :: hpf_fs_3
-  integer, allocatable :: hpf_box_3(:,:)
+  integer, allocatable :: hpf_box_3(:)
   hpf_bl_1 = huge(0)
   hpf_bh_1 = -huge(0)
   hpf_bl_2 = huge(0)
@@ -122,21 +122,35 @@ program grid_cyclic_offsets
   end do
   end if
   end do
-  call hpf_nest_schedule_2(hpf_d_b, [1, 2], hpf_bl_1, hpf_bh_1, hpf_fs_1)
-  allocate (hpf_box_1(hpf_bl_1(1):hpf_bh_1(1), hpf_bl_1(2):hpf_bh_1(2)))
-  call hpf_nest_schedule_2(hpf_d_b, [1, 2], hpf_bl_2, hpf_bh_2, hpf_fs_2)
-  allocate (hpf_box_2(hpf_bl_2(1):hpf_bh_2(1), hpf_bl_2(2):hpf_bh_2(2)))
-  call hpf_nest_schedule_2(hpf_d_b, [1, 2], hpf_bl_3, hpf_bh_3, hpf_fs_3)
-  allocate (hpf_box_3(hpf_bl_3(1):hpf_bh_3(1), hpf_bl_3(2):hpf_bh_3(2)))
-  call hpf_nest_move_i4_2(b, hpf_fs_1, hpf_box_1)
-  call hpf_nest_move_i4_2(b, hpf_fs_2, hpf_box_2)
-  call hpf_nest_move_i4_2(b, hpf_fs_3, hpf_box_3)
+  call hpf_nest_marks_2(hpf_fs_1, hpf_bl_1, hpf_bh_1)
+  call hpf_nest_marks_2(hpf_fs_2, hpf_bl_2, hpf_bh_2)
+  call hpf_nest_marks_2(hpf_fs_3, hpf_bl_3, hpf_bh_3)
+  do j = 3, m, 3
+  if (hpf_owns(hpf_d_a(2), j)) then
+  do i = 2, n, 2
+  if (hpf_owns(hpf_d_a(1), i)) then
+    call hpf_nest_mark_2(hpf_fs_1, i - 1, j - 1)
+    call hpf_nest_mark_2(hpf_fs_2, i, j)
+    call hpf_nest_mark_2(hpf_fs_3, i, j - 2)
+  end if
+  end do
+  end if
+  end do
+  call hpf_nest_list_2(hpf_d_b, [1, 2], hpf_fs_1)
+  allocate (hpf_box_1(size(hpf_fs_1%rpos)))
+  call hpf_nest_list_2(hpf_d_b, [1, 2], hpf_fs_2)
+  allocate (hpf_box_2(size(hpf_fs_2%rpos)))
+  call hpf_nest_list_2(hpf_d_b, [1, 2], hpf_fs_3)
+  allocate (hpf_box_3(size(hpf_fs_3%rpos)))
+  call hpf_nest_movel_i4_2(b, hpf_fs_1, hpf_box_1)
+  call hpf_nest_movel_i4_2(b, hpf_fs_2, hpf_box_2)
+  call hpf_nest_movel_i4_2(b, hpf_fs_3, hpf_box_3)
   ! hpf-ls: executor
   do j = 3, m, 3
   if (hpf_owns(hpf_d_a(2), j)) then
   do i = 2, n, 2
   if (hpf_owns(hpf_d_a(1), i)) then
-    a(i, hpf_lx(hpf_d_a(2), j)) = mod(a(i, hpf_lx(hpf_d_a(2), j)) + hpf_box_1(i - 1, j - 1) + hpf_box_2(i, j) + hpf_box_3(i, j - 2), 101)
+    a(i, hpf_lx(hpf_d_a(2), j)) = mod(a(i, hpf_lx(hpf_d_a(2), j)) + hpf_box_1(hpf_at_2(hpf_fs_1, i - 1, j - 1)) + hpf_box_2(hpf_at_2(hpf_fs_2, i, j)) + hpf_box_3(hpf_at_2(hpf_fs_3, i, j - 2)), 101)
   end if
   end do
   end if
@@ -165,10 +179,10 @@ end do
   block
   integer :: hpf_bl_1(2), hpf_bh_1(2)
   type(hpf_schedule) :: hpf_fs_1
-  integer, allocatable :: hpf_box_1(:,:)
+  integer, allocatable :: hpf_box_1(:)
   integer :: hpf_bl_2(2), hpf_bh_2(2)
   type(hpf_schedule) :: hpf_fs_2
-  integer, allocatable :: hpf_box_2(:,:)
+  integer, allocatable :: hpf_box_2(:)
   integer :: hpf_bl_3(2), hpf_bh_3(2)
   type(hpf_schedule) :: hpf_fs_3
   integer, allocatable :: hpf_box_3(:,:)
@@ -198,20 +212,31 @@ end do
   i = max(2, n + 1)
   end if
   end do
-  call hpf_nest_schedule_2(hpf_d_a, [1, 2], hpf_bl_1, hpf_bh_1, hpf_fs_1)
-  allocate (hpf_box_1(hpf_bl_1(1):hpf_bh_1(1), hpf_bl_1(2):hpf_bh_1(2)))
-  call hpf_nest_schedule_2(hpf_d_a, [1, 2], hpf_bl_2, hpf_bh_2, hpf_fs_2)
-  allocate (hpf_box_2(hpf_bl_2(1):hpf_bh_2(1), hpf_bl_2(2):hpf_bh_2(2)))
+  call hpf_nest_marks_2(hpf_fs_1, hpf_bl_1, hpf_bh_1)
+  call hpf_nest_marks_2(hpf_fs_2, hpf_bl_2, hpf_bh_2)
+  do j = 2, m
+  if (hpf_owns(hpf_d_b(2), j)) then
+  do i = max(2, hpf_owned_lo(hpf_d_b(1))), min(n, hpf_owned_hi(hpf_d_b(1)))
+    call hpf_nest_mark_2(hpf_fs_1, i, j)
+    call hpf_nest_mark_2(hpf_fs_2, 1, j - 1)
+  end do
+  i = max(2, n + 1)
+  end if
+  end do
+  call hpf_nest_list_2(hpf_d_a, [1, 2], hpf_fs_1)
+  allocate (hpf_box_1(size(hpf_fs_1%rpos)))
+  call hpf_nest_list_2(hpf_d_a, [1, 2], hpf_fs_2)
+  allocate (hpf_box_2(size(hpf_fs_2%rpos)))
   call hpf_nest_schedule_2(hpf_d_a, [1, 2], hpf_bl_3, hpf_bh_3, hpf_fs_3)
   allocate (hpf_box_3(hpf_bl_3(1):hpf_bh_3(1), hpf_bl_3(2):hpf_bh_3(2)))
-  call hpf_nest_move_i4_2(a, hpf_fs_1, hpf_box_1)
-  call hpf_nest_move_i4_2(a, hpf_fs_2, hpf_box_2)
+  call hpf_nest_movel_i4_2(a, hpf_fs_1, hpf_box_1)
+  call hpf_nest_movel_i4_2(a, hpf_fs_2, hpf_box_2)
   call hpf_nest_move_i4_2(a, hpf_fs_3, hpf_box_3)
   ! hpf-ls: executor
   do j = 2, m
   if (hpf_owns(hpf_d_b(2), j)) then
   do i = max(2, hpf_owned_lo(hpf_d_b(1))), min(n, hpf_owned_hi(hpf_d_b(1)))
-    b(i, hpf_lx(hpf_d_b(2), j)) = mod(b(i, hpf_lx(hpf_d_b(2), j)) + a(i - 1, hpf_lx(hpf_d_a(2), j)) + hpf_box_1(i, j) + hpf_box_2(1, j - 1) + hpf_box_3(i, 1), 97)
+    b(i, hpf_lx(hpf_d_b(2), j)) = mod(b(i, hpf_lx(hpf_d_b(2), j)) + a(i - 1, hpf_lx(hpf_d_a(2), j)) + hpf_box_1(hpf_at_2(hpf_fs_1, i, j)) + hpf_box_2(hpf_at_2(hpf_fs_2, 1, j - 1)) + hpf_box_3(i, 1), 97)
   end do
   i = max(2, n + 1)
   end if

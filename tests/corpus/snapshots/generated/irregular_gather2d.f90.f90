@@ -58,10 +58,10 @@ program irregular_gather2d
   block
   integer :: hpf_bl_1(2), hpf_bh_1(2)
   type(hpf_schedule) :: hpf_fs_1
-  real, allocatable :: hpf_box_1(:,:)
+  real, allocatable :: hpf_box_1(:)
   integer :: hpf_bl_2(2), hpf_bh_2(2)
   type(hpf_schedule) :: hpf_fs_2
-  real, allocatable :: hpf_box_2(:,:)
+  real, allocatable :: hpf_box_2(:)
   hpf_bl_1 = huge(0)
   hpf_bh_1 = -huge(0)
   hpf_bl_2 = huge(0)
@@ -81,16 +81,26 @@ program irregular_gather2d
   i = max(1, n + 1)
   end do
   j = max(1, m + 1)
-  call hpf_nest_schedule_2(hpf_d_c, [1, 2], hpf_bl_1, hpf_bh_1, hpf_fs_1)
-  allocate (hpf_box_1(hpf_bl_1(1):hpf_bh_1(1), hpf_bl_1(2):hpf_bh_1(2)))
-  call hpf_nest_schedule_2(hpf_d_c, [1, 2], hpf_bl_2, hpf_bh_2, hpf_fs_2)
-  allocate (hpf_box_2(hpf_bl_2(1):hpf_bh_2(1), hpf_bl_2(2):hpf_bh_2(2)))
-  call hpf_nest_move_r4_2(c, hpf_fs_1, hpf_box_1)
-  call hpf_nest_move_r4_2(c, hpf_fs_2, hpf_box_2)
+  call hpf_nest_marks_2(hpf_fs_1, hpf_bl_1, hpf_bh_1)
+  call hpf_nest_marks_2(hpf_fs_2, hpf_bl_2, hpf_bh_2)
+  do j = max(1, hpf_owned_lo(hpf_d_b(2))), min(m, hpf_owned_hi(hpf_d_b(2)))
+  do i = max(1, hpf_owned_lo(hpf_d_b(1))), min(n, hpf_owned_hi(hpf_d_b(1)))
+    call hpf_nest_mark_2(hpf_fs_1, idx(i), j)
+    call hpf_nest_mark_2(hpf_fs_2, idx(n + 1 - i), m + 1 - j)
+  end do
+  i = max(1, n + 1)
+  end do
+  j = max(1, m + 1)
+  call hpf_nest_list_2(hpf_d_c, [1, 2], hpf_fs_1)
+  allocate (hpf_box_1(size(hpf_fs_1%rpos)))
+  call hpf_nest_list_2(hpf_d_c, [1, 2], hpf_fs_2)
+  allocate (hpf_box_2(size(hpf_fs_2%rpos)))
+  call hpf_nest_movel_r4_2(c, hpf_fs_1, hpf_box_1)
+  call hpf_nest_movel_r4_2(c, hpf_fs_2, hpf_box_2)
   ! hpf-ls: executor
   do j = max(1, hpf_owned_lo(hpf_d_b(2))), min(m, hpf_owned_hi(hpf_d_b(2)))
   do i = max(1, hpf_owned_lo(hpf_d_b(1))), min(n, hpf_owned_hi(hpf_d_b(1)))
-    b(i, j) = a(i, j) + 0.5 * hpf_box_1(idx(i), j) - hpf_box_2(idx(n + 1 - i), m + 1 - j)
+    b(i, j) = a(i, j) + 0.5 * hpf_box_1(hpf_at_2(hpf_fs_1, idx(i), j)) - hpf_box_2(hpf_at_2(hpf_fs_2, idx(n + 1 - i), m + 1 - j))
   end do
   i = max(1, n + 1)
   end do

@@ -59,7 +59,7 @@ PROGRAM LUCYC
   block
   integer :: hpf_bl_1(2), hpf_bh_1(2)
   type(hpf_schedule) :: hpf_fs_1
-  double precision, allocatable :: hpf_box_1(:,:)
+  double precision, allocatable :: hpf_box_1(:)
   hpf_bl_1 = huge(0)
   hpf_bh_1 = -huge(0)
   ! hpf-ls: inspector
@@ -73,15 +73,23 @@ PROGRAM LUCYC
   end do
   end if
   end do
-  call hpf_nest_schedule_2([hpf_d_A, hpf_d_A], [2, 0], hpf_bl_1, hpf_bh_1, hpf_fs_1)
-  allocate (hpf_box_1(hpf_bl_1(1):hpf_bh_1(1), hpf_bl_1(2):hpf_bh_1(2)))
-  call hpf_nest_move_r8_2(A, hpf_fs_1, hpf_box_1)
+  call hpf_nest_marks_2(hpf_fs_1, hpf_bl_1, hpf_bh_1)
+  do I = 1, N
+  if (hpf_owns(hpf_d_B, I)) then
+  do J = 1, N
+    call hpf_nest_mark_2(hpf_fs_1, I, J)
+  end do
+  end if
+  end do
+  call hpf_nest_list_2([hpf_d_A, hpf_d_A], [2, 0], hpf_fs_1)
+  allocate (hpf_box_1(size(hpf_fs_1%rpos)))
+  call hpf_nest_movel_r8_2(A, hpf_fs_1, hpf_box_1)
   ! hpf-ls: executor
   do I = 1, N
   if (hpf_owns(hpf_d_B, I)) then
     B(hpf_lx(hpf_d_B, I)) = 0.0D0
   do J = 1, N
-    B(hpf_lx(hpf_d_B, I)) = B(hpf_lx(hpf_d_B, I)) + hpf_box_1(I,J) * DBLE(J)
+    B(hpf_lx(hpf_d_B, I)) = B(hpf_lx(hpf_d_B, I)) + hpf_box_1(hpf_at_2(hpf_fs_1, I,J)) * DBLE(J)
   end do
   end if
   end do

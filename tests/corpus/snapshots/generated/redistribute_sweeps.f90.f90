@@ -402,7 +402,7 @@ call hpf_local_bounds(hpf_d_g(1), 0, (2), (m-1), 1, hpf_lo, hpf_hi)
   block
   integer :: hpf_bl_1(2), hpf_bh_1(2)
   type(hpf_schedule) :: hpf_fs_1
-  double precision, allocatable :: hpf_box_1(:,:)
+  double precision, allocatable :: hpf_box_1(:)
   hpf_bl_1 = huge(0)
   hpf_bh_1 = -huge(0)
   ! hpf-ls: inspector
@@ -417,14 +417,23 @@ call hpf_local_bounds(hpf_d_g(1), 0, (2), (m-1), 1, hpf_lo, hpf_hi)
   end do
   end do
   j = max(2, m-1 + 1)
-  call hpf_nest_schedule_2(hpf_d_g, [1, 2], hpf_bl_1, hpf_bh_1, hpf_fs_1)
-  allocate (hpf_box_1(hpf_bl_1(1):hpf_bh_1(1), hpf_bl_1(2):hpf_bh_1(2)))
-  call hpf_nest_move_r8_2(g, hpf_fs_1, hpf_box_1)
+  call hpf_nest_marks_2(hpf_fs_1, hpf_bl_1, hpf_bh_1)
+  do j = max(2, hpf_owned_lo(hpf_d_h(2))), min(m-1, hpf_owned_hi(hpf_d_h(2)))
+  do i = 2, m-1
+  if (hpf_owns(hpf_d_h(1), i)) then
+    call hpf_nest_mark_2(hpf_fs_1, i-1, j)
+  end if
+  end do
+  end do
+  j = max(2, m-1 + 1)
+  call hpf_nest_list_2(hpf_d_g, [1, 2], hpf_fs_1)
+  allocate (hpf_box_1(size(hpf_fs_1%rpos)))
+  call hpf_nest_movel_r8_2(g, hpf_fs_1, hpf_box_1)
   ! hpf-ls: executor
   do j = max(2, hpf_owned_lo(hpf_d_h(2))), min(m-1, hpf_owned_hi(hpf_d_h(2)))
   do i = 2, m-1
   if (hpf_owns(hpf_d_h(1), i)) then
-    h(hpf_lx(hpf_d_h(1), i), j) = g(hpf_lx(hpf_d_g(1), i), j) - 0.5d0 * hpf_box_1(i-1, j)
+    h(hpf_lx(hpf_d_h(1), i), j) = g(hpf_lx(hpf_d_g(1), i), j) - 0.5d0 * hpf_box_1(hpf_at_2(hpf_fs_1, i-1, j))
   end if
   end do
   end do

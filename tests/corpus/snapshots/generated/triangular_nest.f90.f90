@@ -79,7 +79,7 @@ program triangular_nest
   block
   integer :: hpf_bl_1(2), hpf_bh_1(2)
   type(hpf_schedule) :: hpf_fs_1
-  double precision, allocatable :: hpf_box_1(:,:)
+  double precision, allocatable :: hpf_box_1(:)
   integer :: hpf_bl_2(1), hpf_bh_2(1)
   type(hpf_schedule) :: hpf_fs_2
   double precision, allocatable :: hpf_box_2(:)
@@ -100,18 +100,28 @@ program triangular_nest
   end do
   end if
   end do
-  call hpf_nest_schedule_2([hpf_d_l, hpf_d_l], [2, 0], hpf_bl_1, hpf_bh_1, hpf_fs_1)
-  allocate (hpf_box_1(hpf_bl_1(1):hpf_bh_1(1), hpf_bl_1(2):hpf_bh_1(2)))
-  call hpf_nest_schedule_1([hpf_d_x, hpf_d_x], [1, 0], hpf_bl_2, hpf_bh_2, hpf_fs_2)
-  allocate (hpf_box_2(hpf_bl_2(1):hpf_bh_2(1)))
-  call hpf_nest_move_r8_2(l, hpf_fs_1, hpf_box_1)
-  call hpf_nest_move_r8_1(x, hpf_fs_2, hpf_box_2)
+  call hpf_nest_marks_2(hpf_fs_1, hpf_bl_1, hpf_bh_1)
+  call hpf_nest_marks_1(hpf_fs_2, hpf_bl_2, hpf_bh_2)
+  do i = 1, n
+  if (hpf_owns(hpf_d_y, i)) then
+  do j = 1, i
+    call hpf_nest_mark_2(hpf_fs_1, i, j)
+    call hpf_nest_mark_1(hpf_fs_2, j)
+  end do
+  end if
+  end do
+  call hpf_nest_list_2([hpf_d_l, hpf_d_l], [2, 0], hpf_fs_1)
+  allocate (hpf_box_1(size(hpf_fs_1%rpos)))
+  call hpf_nest_list_1([hpf_d_x, hpf_d_x], [1, 0], hpf_fs_2)
+  allocate (hpf_box_2(size(hpf_fs_2%rpos)))
+  call hpf_nest_movel_r8_2(l, hpf_fs_1, hpf_box_1)
+  call hpf_nest_movel_r8_1(x, hpf_fs_2, hpf_box_2)
   ! hpf-ls: executor
   do i = 1, n
   if (hpf_owns(hpf_d_y, i)) then
     y(hpf_lx(hpf_d_y, i)) = 0.0d0
   do j = 1, i
-    y(hpf_lx(hpf_d_y, i)) = y(hpf_lx(hpf_d_y, i)) + hpf_box_1(i, j) * hpf_box_2(j)
+    y(hpf_lx(hpf_d_y, i)) = y(hpf_lx(hpf_d_y, i)) + hpf_box_1(hpf_at_2(hpf_fs_1, i, j)) * hpf_box_2(hpf_at_1(hpf_fs_2, j))
   end do
   end if
   end do
@@ -122,7 +132,7 @@ program triangular_nest
   block
   integer :: hpf_bl_1(2), hpf_bh_1(2)
   type(hpf_schedule) :: hpf_fs_1
-  double precision, allocatable :: hpf_box_1(:,:)
+  double precision, allocatable :: hpf_box_1(:)
   hpf_bl_1 = huge(0)
   hpf_bh_1 = -huge(0)
   ! hpf-ls: inspector
@@ -136,14 +146,22 @@ program triangular_nest
   end do
   end if
   end do
-  call hpf_nest_schedule_2([hpf_d_t, hpf_d_t], [2, 0], hpf_bl_1, hpf_bh_1, hpf_fs_1)
-  allocate (hpf_box_1(hpf_bl_1(1):hpf_bh_1(1), hpf_bl_1(2):hpf_bh_1(2)))
-  call hpf_nest_move_r8_2(t, hpf_fs_1, hpf_box_1)
+  call hpf_nest_marks_2(hpf_fs_1, hpf_bl_1, hpf_bh_1)
+  do i = 1, n
+  if (hpf_owns(hpf_d_s, i)) then
+  do j = i, n
+    call hpf_nest_mark_2(hpf_fs_1, j, i)
+  end do
+  end if
+  end do
+  call hpf_nest_list_2([hpf_d_t, hpf_d_t], [2, 0], hpf_fs_1)
+  allocate (hpf_box_1(size(hpf_fs_1%rpos)))
+  call hpf_nest_movel_r8_2(t, hpf_fs_1, hpf_box_1)
   ! hpf-ls: executor
   do i = 1, n
   if (hpf_owns(hpf_d_s, i)) then
   do j = i, n
-    s(hpf_lx(hpf_d_s, i), j) = s(hpf_lx(hpf_d_s, i), j) + hpf_box_1(j, i) * dble(j - i + 1)
+    s(hpf_lx(hpf_d_s, i), j) = s(hpf_lx(hpf_d_s, i), j) + hpf_box_1(hpf_at_2(hpf_fs_1, j, i)) * dble(j - i + 1)
   end do
   end if
   end do
