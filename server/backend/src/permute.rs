@@ -37,13 +37,15 @@ pub(crate) enum PermuteKind {
 /// One such assignment.
 pub(crate) struct Permute<'a> {
     pub(crate) stmt: &'a Stmt,
-    kind: PermuteKind,
-    from: SymbolId,
-    to: SymbolId,
+    pub(crate) kind: PermuteKind,
+    pub(crate) from: SymbolId,
+    pub(crate) to: SymbolId,
     shift: Option<TextRange>,
+    /// SHIFT's value when it is a constant.
+    pub(crate) shift_value: Option<i64>,
     /// The dimension shifted (0-based).
-    dim: usize,
-    boundary: Option<TextRange>,
+    pub(crate) dim: usize,
+    pub(crate) boundary: Option<TextRange>,
 }
 
 impl Permute<'_> {
@@ -113,6 +115,10 @@ impl<'a> Lowering<'a> {
             PermuteKind::Transpose => None,
             _ => Some(values[1].filter(|it| replicated(it))?.range),
         };
+        let shift_value = match kind {
+            PermuteKind::Transpose => None,
+            _ => values[1].and_then(|it| self.constant_of(it)),
+        };
         let boundary = match kind {
             PermuteKind::Eoshift => match values[2] {
                 Some(expr) if replicated(expr) => Some(expr.range),
@@ -130,7 +136,7 @@ impl<'a> Lowering<'a> {
             None => 0,
             Some(expr) => usize::try_from(self.constant_of(expr)? - 1).ok().filter(|it| *it < y_extents.len())?,
         };
-        Some(Permute { stmt, kind, from, to, shift, dim, boundary })
+        Some(Permute { stmt, kind, from, to, shift, shift_value, dim, boundary })
     }
 
     pub(crate) fn emit_permute(&self, out: &mut String, permute: &Permute) {
@@ -151,6 +157,41 @@ impl<'a> Lowering<'a> {
             None => default_fill(x.suffix),
             Some(value) => converted(&value, x.suffix),
         };
+        if let Some(value) = self.shadow_shift(permute) {
+            let fill_call = self.shadow_fill_call(permute, value, &fill);
+            if self.hoisted.is_some_and(|it| it.is_temporary(&x.name)) {
+                // A temporary: its readers may read Y's shadow in its place
+                // (`shift::resolve_shadow_reads` decides).
+                let mode = if permute.kind == PermuteKind::Cshift { "c".to_string() } else { format!("e{fill}") };
+                let _ = writeln!(
+                    out,
+                    "  ! hpf-ls: {}",
+                    one_line(permute.stmt.range).trim()
+                );
+                let _ = writeln!(
+                    out,
+                    "{} {} {} {} {} {}",
+                    crate::shift::SHADOW_MARK,
+                    x.name,
+                    y.name,
+                    permute.dim + 1,
+                    value,
+                    mode.replace(' ', "")
+                );
+                let _ = writeln!(out, "{fill_call}");
+                let _ = writeln!(out, "{}", crate::shift::SHADOW_ELSE);
+            } else if permute.to != permute.from {
+                let _ = writeln!(
+                    out,
+                    "  ! hpf-ls: {} (the halo the shift crosses into the shadow of {}, then a local copy)",
+                    one_line(permute.stmt.range).trim(),
+                    y.name
+                );
+                let _ = writeln!(out, "{fill_call}");
+                let _ = writeln!(out, "{}", crate::shift::shifted_copy(x, y, permute.dim, value));
+                return;
+            }
+        }
         if permute.kind != PermuteKind::Transpose && laid_out_alike(x, y) {
             let _ = writeln!(
                 out,
@@ -180,6 +221,9 @@ impl<'a> Lowering<'a> {
             if temp {
                 crate::emit_move_temp(out, &x.name, &y.name);
                 let _ = writeln!(out, "  end block");
+            }
+            if self.shadow_shift(permute).is_some() && self.hoisted.is_some_and(|it| it.is_temporary(&x.name)) {
+                let _ = writeln!(out, "{}", crate::shift::SHADOW_END);
             }
             return;
         }
@@ -236,7 +280,7 @@ impl<'a> Lowering<'a> {
 
 /// Whether X and Y have the same local parts on every process (the
 /// descriptors of one serve for both), shadows aside.
-fn laid_out_alike(x: &Distributed, y: &Distributed) -> bool {
+pub(crate) fn laid_out_alike(x: &Distributed, y: &Distributed) -> bool {
     x.lbs == y.lbs
         && x.ubs == y.ubs
         && (x.dim, x.lb, x.ub, x.offset, x.stride) == (y.dim, y.lb, y.ub, y.offset, y.stride)
