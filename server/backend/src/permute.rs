@@ -157,9 +157,14 @@ impl<'a> Lowering<'a> {
             None => default_fill(x.suffix),
             Some(value) => converted(&value, x.suffix),
         };
+        let into_temporary = self.hoisted.is_some_and(|it| it.is_temporary(&x.name));
+        if into_temporary && self.shadow_shift(permute).is_none() {
+            // Ends the reads of the temporary's earlier value (`shift::resolve_shadow_reads`).
+            let _ = writeln!(out, "{} {}", crate::shift::SHADOW_WRITE, x.name);
+        }
         if let Some(value) = self.shadow_shift(permute) {
             let fill_call = self.shadow_fill_call(permute, value, &fill);
-            if self.hoisted.is_some_and(|it| it.is_temporary(&x.name)) {
+            if into_temporary {
                 // A temporary: its readers may read Y's shadow in its place
                 // (`shift::resolve_shadow_reads` decides).
                 let mode = if permute.kind == PermuteKind::Cshift { "c".to_string() } else { format!("e{fill}") };
@@ -222,7 +227,7 @@ impl<'a> Lowering<'a> {
                 crate::emit_move_temp(out, &x.name, &y.name);
                 let _ = writeln!(out, "  end block");
             }
-            if self.shadow_shift(permute).is_some() && self.hoisted.is_some_and(|it| it.is_temporary(&x.name)) {
+            if into_temporary && self.shadow_shift(permute).is_some() {
                 let _ = writeln!(out, "{}", crate::shift::SHADOW_END);
             }
             return;

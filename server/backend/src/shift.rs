@@ -35,6 +35,8 @@ use crate::{Distributed, Lowering};
 pub(crate) const SHADOW_MARK: &str = "!hpf-ls-shadow";
 pub(crate) const SHADOW_ELSE: &str = "!hpf-ls-shadow-else";
 pub(crate) const SHADOW_END: &str = "!hpf-ls-shadow-end";
+/// Before any other assignment of a temporary by `permute.rs`.
+pub(crate) const SHADOW_WRITE: &str = "!hpf-ls-shadow-write";
 
 impl Lowering<'_> {
     /// The constant shift of `permute` when it reads its array in place
@@ -54,7 +56,9 @@ impl Lowering<'_> {
             && y.stride == 1
             && y.dim == permute.dim
             && value.abs() * 4 <= extent
-            && crate::permute::laid_out_alike(x, y);
+            && crate::permute::laid_out_alike(x, y)
+            // A temporary may be assigned anew while a shift of it is read.
+            && !self.hoisted.is_some_and(|it| it.is_temporary(&y.name));
         fits.then_some(value)
     }
 
@@ -131,6 +135,8 @@ pub(crate) fn resolve_shadow_reads(text: &str) -> String {
     }
     // The blocks, in text order.
     let mut blocks: Vec<ShadowBlock> = Vec::new();
+    // The lines marking other assignments of a temporary: (start, end, temp).
+    let mut writes: Vec<(usize, usize, String)> = Vec::new();
     let mut offset = 0;
     let mut open: Option<(ShadowBlock, usize)> = None;
     for line in text.split_inclusive('\n') {
@@ -148,6 +154,8 @@ pub(crate) fn resolve_shadow_reads(text: &str) -> String {
                 block.whole.1 = offset;
                 blocks.push(block);
             }
+        } else if let Some(rest) = trimmed.strip_prefix(SHADOW_WRITE).filter(|it| it.starts_with(' ')) {
+            writes.push((start, offset, rest.trim().to_ascii_lowercase()));
         } else if let Some(rest) = trimmed.strip_prefix(SHADOW_MARK).filter(|it| it.starts_with(' ')) {
             let fields: Vec<&str> = rest.split_whitespace().collect();
             if let [temp, array, dim, value, mode] = fields[..] {
@@ -180,7 +188,9 @@ pub(crate) fn resolve_shadow_reads(text: &str) -> String {
     let mut edits: Vec<(usize, usize, String)> = Vec::new();
     let mut all_filled: std::collections::BTreeMap<&str, bool> = std::collections::BTreeMap::new();
     for (at, block) in blocks.iter().enumerate() {
-        let end = blocks[at + 1..].iter().find(|it| it.temp == block.temp).map_or(text.len(), |it| it.whole.0);
+        let next_block = blocks[at + 1..].iter().find(|it| it.temp == block.temp).map(|it| it.whole.0);
+        let next_write = writes.iter().find(|it| it.0 > block.whole.0 && it.2 == block.temp).map(|it| it.0);
+        let end = next_block.into_iter().chain(next_write).min().unwrap_or(text.len());
         let reads = if mixed.contains(&block.array.as_str()) {
             None
         } else {
@@ -199,6 +209,10 @@ pub(crate) fn resolve_shadow_reads(text: &str) -> String {
                 edits.push((block.assignment.1, block.whole.1, String::new()));
             }
         }
+    }
+    for (start, end, temp) in &writes {
+        edits.push((*start, *end, String::new()));
+        all_filled.insert(temp, false);
     }
     // The allocations of the temporaries no statement assigns any more.
     let mut offset = 0;
@@ -288,6 +302,11 @@ fn shadow_reads(
         let &(lo, hi) = args.get(block.dim.checked_sub(1)?)?;
         let squeezed: String = text[lo..hi].chars().filter(|it| !it.is_whitespace()).collect();
         if squeezed != "hpf_lo:hpf_hi:1" {
+            return None;
+        }
+        // Not assigned itself (`==` compares).
+        let after = text[close + 1..].trim_start();
+        if after.starts_with('=') && !after.starts_with("==") {
             return None;
         }
         let value = block.value;
