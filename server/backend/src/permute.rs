@@ -158,44 +158,29 @@ impl<'a> Lowering<'a> {
             Some(value) => converted(&value, x.suffix),
         };
         let into_temporary = self.hoisted.is_some_and(|it| it.is_temporary(&x.name));
-        if into_temporary && self.shadow_shift(permute).is_none() {
-            // Ends the reads of the temporary's earlier value (`shift::resolve_shadow_reads`).
+        // In place from Y's shadow, or as below (`shift::resolve_shadow_reads` decides).
+        let shadow = self.shadow_shift(permute).filter(|_| into_temporary || permute.to != permute.from);
+        if into_temporary && shadow.is_none() {
+            // Ends the reads of the temporary's earlier value.
             let _ = writeln!(out, "{} {}", crate::shift::SHADOW_WRITE, x.name);
         }
-        if let Some(value) = self.shadow_shift(permute) {
-            let fill_call = self.shadow_fill_call(permute, value, &fill);
-            if into_temporary {
-                // A temporary: its readers may read Y's shadow in its place
-                // (`shift::resolve_shadow_reads` decides).
-                let mode = if permute.kind == PermuteKind::Cshift { "c".to_string() } else { format!("e{fill}") };
-                let _ = writeln!(
-                    out,
-                    "  ! hpf-ls: {}",
-                    one_line(permute.stmt.range).trim()
-                );
-                let _ = writeln!(
-                    out,
-                    "{} {} {} {} {} {}",
-                    crate::shift::SHADOW_MARK,
-                    x.name,
-                    y.name,
-                    permute.dim + 1,
-                    value,
-                    mode.replace(' ', "")
-                );
-                let _ = writeln!(out, "{fill_call}");
-                let _ = writeln!(out, "{}", crate::shift::SHADOW_ELSE);
-            } else if permute.to != permute.from {
-                let _ = writeln!(
-                    out,
-                    "  ! hpf-ls: {} (the halo the shift crosses into the shadow of {}, then a local copy)",
-                    one_line(permute.stmt.range).trim(),
-                    y.name
-                );
-                let _ = writeln!(out, "{fill_call}");
+        if let Some(value) = shadow {
+            let mode = if permute.kind == PermuteKind::Cshift { "c".to_string() } else { format!("e{fill}") };
+            let temp = if into_temporary { x.name.as_str() } else { "-" };
+            let (dim, mode) = (permute.dim + 1, mode.replace(' ', ""));
+            let _ = writeln!(out, "{} {temp} {} {dim} {value} {mode}", crate::shift::SHADOW_MARK, y.name);
+            let how = if into_temporary { "its readers read it in place" } else { "then a local copy" };
+            let _ = writeln!(
+                out,
+                "  ! hpf-ls: {} (the halo the shift crosses into the shadow of {}, {how})",
+                one_line(permute.stmt.range).trim(),
+                y.name
+            );
+            let _ = writeln!(out, "{}", self.shadow_fill_call(permute, value, &fill));
+            if !into_temporary {
                 let _ = writeln!(out, "{}", crate::shift::shifted_copy(x, y, permute.dim, value));
-                return;
             }
+            let _ = writeln!(out, "{}", crate::shift::SHADOW_ELSE);
         }
         if permute.kind != PermuteKind::Transpose && laid_out_alike(x, y) {
             let _ = writeln!(
@@ -227,7 +212,7 @@ impl<'a> Lowering<'a> {
                 crate::emit_move_temp(out, &x.name, &y.name);
                 let _ = writeln!(out, "  end block");
             }
-            if into_temporary && self.shadow_shift(permute).is_some() {
+            if shadow.is_some() {
                 let _ = writeln!(out, "{}", crate::shift::SHADOW_END);
             }
             return;

@@ -64,7 +64,7 @@ impl Lowering<'_> {
 
     /// Widens the shadow of the array `permute` shifts in place.
     pub(crate) fn grow_shift_shadow(&mut self, permute: &Permute) {
-        let Some(value) = self.shadow_shift(permute) else { return };
+        let Some(value) = self.shadow_shift(permute).filter(|_| permute.to != permute.from) else { return };
         let Some(y) = self.distributed.get_mut(&permute.from) else { return };
         if value > 0 {
             y.shadow_high = y.shadow_high.max(value);
@@ -176,10 +176,11 @@ pub(crate) fn resolve_shadow_reads(text: &str) -> String {
         }
     }
     // Arrays whose blocks fill their shadow differently keep their temporaries.
-    let mut modes: std::collections::BTreeMap<&str, &str> = std::collections::BTreeMap::new();
+    // (The two sides of a shadow hold different elements past the ends.)
+    let mut modes: std::collections::BTreeMap<(&str, bool), &str> = std::collections::BTreeMap::new();
     let mut mixed: Vec<&str> = Vec::new();
     for block in &blocks {
-        match modes.insert(&block.array, &block.mode) {
+        match modes.insert((&block.array, block.value > 0), &block.mode) {
             Some(mode) if mode != block.mode => mixed.push(&block.array),
             _ => {}
         }
@@ -193,6 +194,9 @@ pub(crate) fn resolve_shadow_reads(text: &str) -> String {
         let end = next_block.into_iter().chain(next_write).min().unwrap_or(text.len());
         let reads = if mixed.contains(&block.array.as_str()) {
             None
+        } else if block.temp == "-" {
+            // `X = CSHIFT(Y, ...)` itself: no temporary to read.
+            Some(Vec::new())
         } else {
             shadow_reads(text, block, block.whole.1, end, &blocks)
         };
