@@ -707,3 +707,73 @@ pub(crate) fn shadow_runtime(suffix: &str, fortran_type: &str, mpi: &str) -> Str
 "#
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A lowered text with one temporary `t` of `p` shifted by `shift`
+    /// (mode `mode`) and the statements `reads` after it.
+    fn lowered(shift: i64, mode: &str, reads: &str) -> String {
+        format!(
+            "  allocate (t(1:9, hpf_lo:hpf_hi))\n{SHADOW_MARK} t p 2 {shift} {mode}\n  ! hpf-ls: t = cshift(p, {shift}, 2)\n  \
+             call hpf_shadow_r8(p)\n{SHADOW_ELSE}\n  call hpf_shift_r8(p, t)\n{SHADOW_END}\n{reads}"
+        )
+    }
+
+    #[test]
+    fn reads_at_owned_positions_read_the_shadow() {
+        let text = lowered(-1, "c", "  a(1:1, hpf_lo:hpf_hi:1) = t(9:9, hpf_lo:hpf_hi:1) + t(1:1,hpf_lo:hpf_hi:1)\n");
+        let out = resolve_shadow_reads(&text);
+        assert_eq!(
+            out,
+            "  ! hpf-ls: t = cshift(p, -1, 2)\n  call hpf_shadow_r8(p)\n  a(1:1, hpf_lo:hpf_hi:1) = \
+             p(9:9,hpf_lo+(-1):hpf_hi+(-1):1) + p(1:1,hpf_lo+(-1):hpf_hi+(-1):1)\n"
+        );
+    }
+
+    #[test]
+    fn other_reads_keep_the_temporary() {
+        for reads in [
+            "  a(:, hpf_lo:hpf_hi:1) = t(:, hpf_lo+(-1):hpf_hi+(-1):1)\n",
+            "  call hpf_gather_r8_22(t, hpf_d_t, hpf_g_t)\n",
+            "  t(:, hpf_lo:hpf_hi:1) = 0\n",
+        ] {
+            let out = resolve_shadow_reads(&lowered(2, "c", reads));
+            assert!(out.contains("call hpf_shift_r8(p, t)") && !out.contains("hpf_shadow_r8"), "{out}");
+            assert!(out.contains("allocate (t(") && out.ends_with(reads) && !out.contains("!hpf-ls-shadow"), "{out}");
+        }
+    }
+
+    #[test]
+    fn reads_end_at_the_next_assignment_of_the_temporary() {
+        let reads = format!(
+            "  a(:, hpf_lo:hpf_hi:1) = t(:, hpf_lo:hpf_hi:1)\n{SHADOW_WRITE} t\n  call hpf_shift_r8(u, t)\n  \
+             b(:, hpf_lo:hpf_hi:1) = t(:, hpf_lo:hpf_hi:1)\n"
+        );
+        let out = resolve_shadow_reads(&lowered(1, "c", &reads));
+        assert!(out.contains("a(:, hpf_lo:hpf_hi:1) = p(:,hpf_lo+(1):hpf_hi+(1):1)"), "{out}");
+        assert!(out.contains("b(:, hpf_lo:hpf_hi:1) = t(:, hpf_lo:hpf_hi:1)"), "{out}");
+        // Still assigned by the other statement.
+        assert!(out.contains("allocate (t("), "{out}");
+    }
+
+    #[test]
+    fn fills_of_one_side_alike_or_the_temporaries() {
+        let second = |shift: i64, mode: &str| {
+            format!(
+                "{SHADOW_MARK} - p 2 {shift} {mode}\n  call hpf_shadow_r8(p, {shift})\n  x = p\n{SHADOW_ELSE}\n  \
+                 call hpf_shift_r8(p, x)\n{SHADOW_END}\n"
+            )
+        };
+        let reads = "  a(:, hpf_lo:hpf_hi:1) = t(:, hpf_lo:hpf_hi:1)\n";
+        // An EOSHIFT past the other end fills other elements.
+        let text = lowered(1, "c", reads) + &second(-2, "e0.0d0");
+        let out = resolve_shadow_reads(&text);
+        assert!(!out.contains("hpf_shift_r8") && out.contains("hpf_shadow_r8(p, -2)"), "{out}");
+        // On the same side, neither.
+        let text = lowered(1, "c", reads) + &second(2, "e0.0d0");
+        let out = resolve_shadow_reads(&text);
+        assert!(!out.contains("hpf_shadow_r8") && out.contains("hpf_shift_r8(p, x)"), "{out}");
+    }
+}
