@@ -1082,7 +1082,7 @@ impl<'a> Lowering<'a> {
             return String::new();
         }
         remap_epochs::share_shadows(&mut layouts);
-        self.emit(unit, &plans, &layouts, &stmt_epochs, &epochs)
+        shift::resolve_shadow_reads(&self.emit(unit, &plans, &layouts, &stmt_epochs, &epochs))
     }
 
     /// Every distributed array of the main program under the mapping of
@@ -1425,6 +1425,7 @@ impl<'a> Lowering<'a> {
             return Plan::OnRankZero { stmt, why };
         }
         if let Some(permute) = self.permute_plan(stmt) {
+            self.grow_shift_shadow(&permute);
             return Plan::Permute(permute);
         }
         if let Some(matmul) = self.matmul_plan(stmt) {

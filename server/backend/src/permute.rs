@@ -37,13 +37,15 @@ pub(crate) enum PermuteKind {
 /// One such assignment.
 pub(crate) struct Permute<'a> {
     pub(crate) stmt: &'a Stmt,
-    kind: PermuteKind,
-    from: SymbolId,
-    to: SymbolId,
+    pub(crate) kind: PermuteKind,
+    pub(crate) from: SymbolId,
+    pub(crate) to: SymbolId,
     shift: Option<TextRange>,
+    /// SHIFT's value when it is a constant.
+    pub(crate) shift_value: Option<i64>,
     /// The dimension shifted (0-based).
-    dim: usize,
-    boundary: Option<TextRange>,
+    pub(crate) dim: usize,
+    pub(crate) boundary: Option<TextRange>,
 }
 
 impl Permute<'_> {
@@ -113,6 +115,10 @@ impl<'a> Lowering<'a> {
             PermuteKind::Transpose => None,
             _ => Some(values[1].filter(|it| replicated(it))?.range),
         };
+        let shift_value = match kind {
+            PermuteKind::Transpose => None,
+            _ => values[1].and_then(|it| self.constant_of(it)),
+        };
         let boundary = match kind {
             PermuteKind::Eoshift => match values[2] {
                 Some(expr) if replicated(expr) => Some(expr.range),
@@ -130,7 +136,7 @@ impl<'a> Lowering<'a> {
             None => 0,
             Some(expr) => usize::try_from(self.constant_of(expr)? - 1).ok().filter(|it| *it < y_extents.len())?,
         };
-        Some(Permute { stmt, kind, from, to, shift, dim, boundary })
+        Some(Permute { stmt, kind, from, to, shift, shift_value, dim, boundary })
     }
 
     pub(crate) fn emit_permute(&self, out: &mut String, permute: &Permute) {
@@ -151,6 +157,31 @@ impl<'a> Lowering<'a> {
             None => default_fill(x.suffix),
             Some(value) => converted(&value, x.suffix),
         };
+        let into_temporary = self.hoisted.is_some_and(|it| it.is_temporary(&x.name));
+        // In place from Y's shadow, or as below (`shift::resolve_shadow_reads` decides).
+        let shadow = self.shadow_shift(permute).filter(|_| into_temporary || permute.to != permute.from);
+        if into_temporary && shadow.is_none() {
+            // Ends the reads of the temporary's earlier value.
+            let _ = writeln!(out, "{} {}", crate::shift::SHADOW_WRITE, x.name);
+        }
+        if let Some(value) = shadow {
+            let mode = if permute.kind == PermuteKind::Cshift { "c".to_string() } else { format!("e{fill}") };
+            let temp = if into_temporary { x.name.as_str() } else { "-" };
+            let (dim, mode) = (permute.dim + 1, mode.replace(' ', ""));
+            let _ = writeln!(out, "{} {temp} {} {dim} {value} {mode}", crate::shift::SHADOW_MARK, y.name);
+            let how = if into_temporary { "its readers read it in place" } else { "then a local copy" };
+            let _ = writeln!(
+                out,
+                "  ! hpf-ls: {} (the halo the shift crosses into the shadow of {}, {how})",
+                one_line(permute.stmt.range).trim(),
+                y.name
+            );
+            let _ = writeln!(out, "{}", self.shadow_fill_call(permute, value, &fill));
+            if !into_temporary {
+                let _ = writeln!(out, "{}", crate::shift::shifted_copy(x, y, permute.dim, value));
+            }
+            let _ = writeln!(out, "{}", crate::shift::SHADOW_ELSE);
+        }
         if permute.kind != PermuteKind::Transpose && laid_out_alike(x, y) {
             let _ = writeln!(
                 out,
@@ -180,6 +211,9 @@ impl<'a> Lowering<'a> {
             if temp {
                 crate::emit_move_temp(out, &x.name, &y.name);
                 let _ = writeln!(out, "  end block");
+            }
+            if shadow.is_some() {
+                let _ = writeln!(out, "{}", crate::shift::SHADOW_END);
             }
             return;
         }
@@ -236,7 +270,7 @@ impl<'a> Lowering<'a> {
 
 /// Whether X and Y have the same local parts on every process (the
 /// descriptors of one serve for both), shadows aside.
-fn laid_out_alike(x: &Distributed, y: &Distributed) -> bool {
+pub(crate) fn laid_out_alike(x: &Distributed, y: &Distributed) -> bool {
     x.lbs == y.lbs
         && x.ubs == y.ubs
         && (x.dim, x.lb, x.ub, x.offset, x.stride) == (y.dim, y.lb, y.ub, y.offset, y.stride)

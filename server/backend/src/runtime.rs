@@ -1614,6 +1614,9 @@ fn runtime_with(types: &[ElementType], wanted: impl Fn(&str) -> bool) -> String 
         if wanted(&format!("hpf_shift_{suffix}(")) {
             res.push_str(&crate::shift::runtime(suffix, fortran_type, mpi_type));
         }
+        if wanted(&format!("hpf_shadow_{suffix}(")) {
+            res.push_str(&crate::shift::shadow_runtime(suffix, fortran_type, mpi_type));
+        }
         if copies {
             res.push_str(&crate::call_remap::copy_nd(suffix, fortran_type));
         }

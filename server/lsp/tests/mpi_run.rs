@@ -86,6 +86,7 @@ const SUPPORTED: &[&str] = &[
     "sentinels_free.f90",
     "shift_advection.hpf",
     "shift_shared_halos.f90",
+    "shift_shadow_reads.f90",
     "shift_stencil_block_block.f90",
     "short_masks.f90",
     "sor_starhpf.f",

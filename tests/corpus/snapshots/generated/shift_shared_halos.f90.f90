@@ -49,22 +49,22 @@ program shift_shared_halos
   integer :: hpf_lo, hpf_hi, hpf_i, hpf_c, hpf_jump, hpf_exit_at
   call hpf_init()
   hpf_d_p = hpf_make_desc(1, 13, 0, 1, 13, 0, 0)
-  call hpf_alloc_bounds(hpf_d_p, 0, 0, hpf_lo, hpf_hi)
+  call hpf_alloc_bounds(hpf_d_p, 2, 0, hpf_lo, hpf_hi)
   allocate (p(1:9, hpf_lo:hpf_hi))
   hpf_d_u = hpf_make_desc(1, 13, 0, 1, 13, 0, 0)
-  call hpf_alloc_bounds(hpf_d_u, 0, 0, hpf_lo, hpf_hi)
+  call hpf_alloc_bounds(hpf_d_u, 0, 1, hpf_lo, hpf_hi)
   allocate (u(1:9, hpf_lo:hpf_hi))
   hpf_d_a = hpf_make_desc(1, 13, 0, 1, 13, 0, 0)
-  call hpf_alloc_bounds(hpf_d_a, 0, 0, hpf_lo, hpf_hi)
+  call hpf_alloc_bounds(hpf_d_a, 0, 1, hpf_lo, hpf_hi)
   allocate (a(1:9, hpf_lo:hpf_hi))
   hpf_d_b = hpf_make_desc(1, 13, 0, 1, 13, 0, 0)
   call hpf_alloc_bounds(hpf_d_b, 0, 0, hpf_lo, hpf_hi)
   allocate (b(1:9, hpf_lo:hpf_hi))
   hpf_d_c = hpf_make_desc(1, 13, 0, 1, 13, 0, 0)
-  call hpf_alloc_bounds(hpf_d_c, 0, 0, hpf_lo, hpf_hi)
+  call hpf_alloc_bounds(hpf_d_c, 0, 2, hpf_lo, hpf_hi)
   allocate (c(1:9, hpf_lo:hpf_hi))
   hpf_d_x = hpf_make_desc(1, 13, 0, 1, 13, 0, 0)
-  call hpf_alloc_bounds(hpf_d_x, 0, 0, hpf_lo, hpf_hi)
+  call hpf_alloc_bounds(hpf_d_x, 1, 3, hpf_lo, hpf_hi)
   allocate (x(hpf_lo:hpf_hi))
   hpf_d_y = hpf_make_desc(1, 13, 0, 1, 13, 0, 0)
   call hpf_alloc_bounds(hpf_d_y, 0, 0, hpf_lo, hpf_hi)
@@ -80,10 +80,8 @@ program shift_shared_halos
   allocate (hpf_t8(1:9, hpf_lo:hpf_hi))
   hpf_d_hpf_t10 = hpf_make_desc(1, 13, 0, 1, 13, 0, 0)
   call hpf_alloc_bounds(hpf_d_hpf_t10, 0, 0, hpf_lo, hpf_hi)
-  allocate (hpf_t10(hpf_lo:hpf_hi))
   hpf_d_hpf_t11 = hpf_make_desc(1, 13, 0, 1, 13, 0, 0)
   call hpf_alloc_bounds(hpf_d_hpf_t11, 0, 0, hpf_lo, hpf_hi)
-  allocate (hpf_t11(hpf_lo:hpf_hi))
   call hpf_stat_begin()
   ! hpf-ls: owner computes do j = 1, m
   call hpf_local_bounds(hpf_d_p, 0, (1), (m), 1, hpf_lo, hpf_hi)
@@ -125,16 +123,15 @@ program shift_shared_halos
   call hpf_local_bounds(hpf_d_b, 0, (1), (13), 1, hpf_lo, hpf_hi)
     b(2:9, hpf_lo:hpf_hi:1) = hpf_t1(2:9, hpf_lo:hpf_hi:1) * u(2:9, hpf_lo:hpf_hi:1) - hpf_t1(1:8, hpf_lo:hpf_hi:1)
   call hpf_stat_begin()
-  ! hpf-ls: hpf_t1 = cshift(u, 1, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
-  call hpf_shift_r8(u, lbound(u), ubound(u), hpf_t1, lbound(hpf_t1), ubound(hpf_t1), &
-    [hpf_d_hpf_t1], [2], 2, 1, 2, 1, 13, 0.0d0)
+  ! hpf-ls: hpf_t1 = cshift(u, 1, 2) (the halo the shift crosses into the shadow of u, its readers read it in place)
+  call hpf_shadow_r8(u, lbound(u), ubound(u), hpf_d_u, 2, 1, 2, 1, 13, 0.0d0)
   call hpf_stat_end(4)
   ! hpf-ls: owner computes c(1:8, :) = hpf_t1(1:8, :) + hpf_t1(2:9, :)
   call hpf_local_bounds(hpf_d_c, 0, (1), (13), 1, hpf_lo, hpf_hi)
-    c(1:8, hpf_lo:hpf_hi:1) = hpf_t1(1:8, hpf_lo:hpf_hi:1) + hpf_t1(2:9, hpf_lo:hpf_hi:1)
+    c(1:8, hpf_lo:hpf_hi:1) = u(1:8,hpf_lo+(1):hpf_hi+(1):1) + u(2:9,hpf_lo+(1):hpf_hi+(1):1)
   ! hpf-ls: owner computes c(9:9, :) = hpf_t1(9:9, :) + hpf_t1(1:1, :)
   call hpf_local_bounds(hpf_d_c, 0, (1), (13), 1, hpf_lo, hpf_hi)
-    c(9:9, hpf_lo:hpf_hi:1) = hpf_t1(9:9, hpf_lo:hpf_hi:1) + hpf_t1(1:1, hpf_lo:hpf_hi:1)
+    c(9:9, hpf_lo:hpf_hi:1) = u(9:9,hpf_lo+(1):hpf_hi+(1):1) + u(1:1,hpf_lo+(1):hpf_hi+(1):1)
   ! hpf-ls: owner computes u = u + 0.125d0 * (a - b)
   call hpf_local_bounds(hpf_d_u, 0, (1), (13), 1, hpf_lo, hpf_hi)
     u(:, hpf_lo:hpf_hi:1) = u(:, hpf_lo:hpf_hi:1) + 0.125d0 * (a(:, hpf_lo:hpf_hi:1) - b(:, hpf_lo:hpf_hi:1))
@@ -144,13 +141,12 @@ program shift_shared_halos
     [hpf_d_hpf_t1], [2], 2, s, 2, 1, 13, 0.0d0)
   call hpf_stat_end(5)
   call hpf_stat_begin()
-  ! hpf-ls: hpf_t4 = cshift(u, 1, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
-  call hpf_shift_r8(u, lbound(u), ubound(u), hpf_t4, lbound(hpf_t4), ubound(hpf_t4), &
-    [hpf_d_hpf_t4], [2], 2, 1, 2, 1, 13, 0.0d0)
+  ! hpf-ls: hpf_t4 = cshift(u, 1, 2) (the halo the shift crosses into the shadow of u, its readers read it in place)
+  call hpf_shadow_r8(u, lbound(u), ubound(u), hpf_d_u, 2, 1, 2, 1, 13, 0.0d0)
   call hpf_stat_end(6)
   ! hpf-ls: owner computes c = c - hpf_t4 + hpf_t1
   call hpf_local_bounds(hpf_d_c, 0, (1), (13), 1, hpf_lo, hpf_hi)
-    c(:, hpf_lo:hpf_hi:1) = c(:, hpf_lo:hpf_hi:1) - hpf_t4(:, hpf_lo:hpf_hi:1) + hpf_t1(:, hpf_lo:hpf_hi:1)
+    c(:, hpf_lo:hpf_hi:1) = c(:, hpf_lo:hpf_hi:1) - u(:,hpf_lo+(1):hpf_hi+(1):1) + hpf_t1(:, hpf_lo:hpf_hi:1)
     s = s + 1
   call hpf_stat_begin()
   ! hpf-ls: hpf_t1 = cshift(p, s, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
@@ -184,26 +180,23 @@ program shift_shared_halos
     [hpf_d_b], [2], 3, 1, 1, 1, 9, dble(2.0d0))
   call hpf_stat_end(11)
   call hpf_stat_begin()
-  ! hpf-ls: hpf_t1 = cshift(a, 1, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
-  call hpf_shift_r8(a, lbound(a), ubound(a), hpf_t1, lbound(hpf_t1), ubound(hpf_t1), &
-    [hpf_d_hpf_t1], [2], 2, 1, 2, 1, 13, 0.0d0)
+  ! hpf-ls: hpf_t1 = cshift(a, 1, 2) (the halo the shift crosses into the shadow of a, its readers read it in place)
+  call hpf_shadow_r8(a, lbound(a), ubound(a), hpf_d_a, 2, 1, 2, 1, 13, 0.0d0)
   call hpf_stat_end(12)
   ! hpf-ls: owner computes where (hpf_t1 > b) c = c + hpf_t1
   call hpf_local_bounds(hpf_d_c, 0, (1), (13), 1, hpf_lo, hpf_hi)
-    where (hpf_t1(:, hpf_lo:hpf_hi:1) > b(:, hpf_lo:hpf_hi:1)) c(:, hpf_lo:hpf_hi:1) = c(:, hpf_lo:hpf_hi:1) + hpf_t1(:, hpf_lo:hpf_hi:1)
+    where (a(:,hpf_lo+(1):hpf_hi+(1):1) > b(:, hpf_lo:hpf_hi:1)) c(:, hpf_lo:hpf_hi:1) = c(:, hpf_lo:hpf_hi:1) + a(:,hpf_lo+(1):hpf_hi+(1):1)
   call hpf_stat_begin()
-  ! hpf-ls: hpf_t10 = cshift(x, 3) (the halo the shift crosses from the neighbours, the rest copied locally)
-  call hpf_shift_r8(x, lbound(x), ubound(x), hpf_t10, lbound(hpf_t10), ubound(hpf_t10), &
-    [hpf_d_hpf_t10], [1], 2, 3, 1, 1, 13, 0.0d0)
+  ! hpf-ls: hpf_t10 = cshift(x, 3) (the halo the shift crosses into the shadow of x, its readers read it in place)
+  call hpf_shadow_r8(x, lbound(x), ubound(x), hpf_d_x, 2, 3, 1, 1, 13, 0.0d0)
   call hpf_stat_end(13)
   call hpf_stat_begin()
-  ! hpf-ls: hpf_t11 = eoshift(x, -1) (the halo the shift crosses from the neighbours, the rest copied locally)
-  call hpf_shift_r8(x, lbound(x), ubound(x), hpf_t11, lbound(hpf_t11), ubound(hpf_t11), &
-    [hpf_d_hpf_t11], [1], 3, -1, 1, 1, 13, 0.0d0)
+  ! hpf-ls: hpf_t11 = eoshift(x, -1) (the halo the shift crosses into the shadow of x, its readers read it in place)
+  call hpf_shadow_r8(x, lbound(x), ubound(x), hpf_d_x, 3, -1, 1, 1, 13, 0.0d0)
   call hpf_stat_end(14)
   ! hpf-ls: owner computes y = hpf_t10 - hpf_t11 + hpf_t10 * 0.5d0
   call hpf_local_bounds(hpf_d_y, 0, (1), (13), 1, hpf_lo, hpf_hi)
-    y(hpf_lo:hpf_hi:1) = hpf_t10(hpf_lo:hpf_hi:1) - hpf_t11(hpf_lo:hpf_hi:1) + hpf_t10(hpf_lo:hpf_hi:1) * 0.5d0
+    y(hpf_lo:hpf_hi:1) = x(hpf_lo+(3):hpf_hi+(3):1) - x(hpf_lo+(-1):hpf_hi+(-1):1) + x(hpf_lo+(3):hpf_hi+(3):1) * 0.5d0
   ! hpf-ls: owner computes x = y
   call hpf_local_bounds(hpf_d_x, 0, (1), (13), 1, hpf_lo, hpf_hi)
     x(hpf_lo:hpf_hi:1) = y(hpf_lo:hpf_hi:1)
@@ -211,36 +204,34 @@ program shift_shared_halos
   call hpf_local_bounds(hpf_d_p, 0, (1), (13), 1, hpf_lo, hpf_hi)
     p(:, hpf_lo:hpf_hi:1) = p(:, hpf_lo:hpf_hi:1) + 0.01d0 * c(:, hpf_lo:hpf_hi:1)
   call hpf_stat_begin()
-  ! hpf-ls: hpf_t1 = cshift(u, 1, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
-  call hpf_shift_r8(u, lbound(u), ubound(u), hpf_t1, lbound(hpf_t1), ubound(hpf_t1), &
-    [hpf_d_hpf_t1], [2], 2, 1, 2, 1, 13, 0.0d0)
+  ! hpf-ls: hpf_t1 = cshift(u, 1, 2) (the halo the shift crosses into the shadow of u, its readers read it in place)
+  call hpf_shadow_r8(u, lbound(u), ubound(u), hpf_d_u, 2, 1, 2, 1, 13, 0.0d0)
   call hpf_stat_end(15)
   ! hpf-ls: owner computes b(1:1, :) = 0.5d0 * (p(2:2, :) - p(8:8, :)) + max(u(1:1, :), hpf_t1(9:9, :)) + s
   call hpf_local_bounds(hpf_d_b, 0, (1), (13), 1, hpf_lo, hpf_hi)
-    b(1:1, hpf_lo:hpf_hi:1) = 0.5d0 * (p(2:2, hpf_lo:hpf_hi:1) - p(8:8, hpf_lo:hpf_hi:1)) + max(u(1:1, hpf_lo:hpf_hi:1), hpf_t1(9:9, hpf_lo:hpf_hi:1)) + s
+    b(1:1, hpf_lo:hpf_hi:1) = 0.5d0 * (p(2:2, hpf_lo:hpf_hi:1) - p(8:8, hpf_lo:hpf_hi:1)) + max(u(1:1, hpf_lo:hpf_hi:1), u(9:9,hpf_lo+(1):hpf_hi+(1):1)) + s
   ! hpf-ls: owner computes b(2:2, :) = 0.5d0 * (p(3:3, :) - p(9:9, :)) + max(u(2:2, :), hpf_t1(1:1, :)) + s
   call hpf_local_bounds(hpf_d_b, 0, (1), (13), 1, hpf_lo, hpf_hi)
-    b(2:2, hpf_lo:hpf_hi:1) = 0.5d0 * (p(3:3, hpf_lo:hpf_hi:1) - p(9:9, hpf_lo:hpf_hi:1)) + max(u(2:2, hpf_lo:hpf_hi:1), hpf_t1(1:1, hpf_lo:hpf_hi:1)) + s
+    b(2:2, hpf_lo:hpf_hi:1) = 0.5d0 * (p(3:3, hpf_lo:hpf_hi:1) - p(9:9, hpf_lo:hpf_hi:1)) + max(u(2:2, hpf_lo:hpf_hi:1), u(1:1,hpf_lo+(1):hpf_hi+(1):1)) + s
   ! hpf-ls: owner computes b(3:8, :) = 0.5d0 * (p(4:9, :) - p(1:6, :)) + max(u(3:8, :), hpf_t1(2:7, :)) + s
   call hpf_local_bounds(hpf_d_b, 0, (1), (13), 1, hpf_lo, hpf_hi)
-    b(3:8, hpf_lo:hpf_hi:1) = 0.5d0 * (p(4:9, hpf_lo:hpf_hi:1) - p(1:6, hpf_lo:hpf_hi:1)) + max(u(3:8, hpf_lo:hpf_hi:1), hpf_t1(2:7, hpf_lo:hpf_hi:1)) + s
+    b(3:8, hpf_lo:hpf_hi:1) = 0.5d0 * (p(4:9, hpf_lo:hpf_hi:1) - p(1:6, hpf_lo:hpf_hi:1)) + max(u(3:8, hpf_lo:hpf_hi:1), u(2:7,hpf_lo+(1):hpf_hi+(1):1)) + s
   ! hpf-ls: owner computes b(9:9, :) = 0.5d0 * (p(1:1, :) - p(7:7, :)) + max(u(9:9, :), hpf_t1(8:8, :)) + s
   call hpf_local_bounds(hpf_d_b, 0, (1), (13), 1, hpf_lo, hpf_hi)
-    b(9:9, hpf_lo:hpf_hi:1) = 0.5d0 * (p(1:1, hpf_lo:hpf_hi:1) - p(7:7, hpf_lo:hpf_hi:1)) + max(u(9:9, hpf_lo:hpf_hi:1), hpf_t1(8:8, hpf_lo:hpf_hi:1)) + s
+    b(9:9, hpf_lo:hpf_hi:1) = 0.5d0 * (p(1:1, hpf_lo:hpf_hi:1) - p(7:7, hpf_lo:hpf_hi:1)) + max(u(9:9, hpf_lo:hpf_hi:1), u(8:8,hpf_lo+(1):hpf_hi+(1):1)) + s
   call hpf_stat_begin()
-  ! hpf-ls: hpf_t1 = cshift(c, 2, 2) (the halo the shift crosses from the neighbours, the rest copied locally)
-  call hpf_shift_r8(c, lbound(c), ubound(c), hpf_t1, lbound(hpf_t1), ubound(hpf_t1), &
-    [hpf_d_hpf_t1], [2], 2, 2, 2, 1, 13, 0.0d0)
+  ! hpf-ls: hpf_t1 = cshift(c, 2, 2) (the halo the shift crosses into the shadow of c, its readers read it in place)
+  call hpf_shadow_r8(c, lbound(c), ubound(c), hpf_d_c, 2, 2, 2, 1, 13, 0.0d0)
   call hpf_stat_end(16)
   ! hpf-ls: owner computes a(1:1, :) = abs(b(9:9, :)) + sqrt(abs(hpf_t1(7:7, :))) * dble(k)
   call hpf_local_bounds(hpf_d_a, 0, (1), (13), 1, hpf_lo, hpf_hi)
-    a(1:1, hpf_lo:hpf_hi:1) = abs(b(9:9, hpf_lo:hpf_hi:1)) + sqrt(abs(hpf_t1(7:7, hpf_lo:hpf_hi:1))) * dble(k)
+    a(1:1, hpf_lo:hpf_hi:1) = abs(b(9:9, hpf_lo:hpf_hi:1)) + sqrt(abs(c(7:7,hpf_lo+(2):hpf_hi+(2):1))) * dble(k)
   ! hpf-ls: owner computes a(2:3, :) = abs(b(1:2, :)) + sqrt(abs(hpf_t1(8:9, :))) * dble(k)
   call hpf_local_bounds(hpf_d_a, 0, (1), (13), 1, hpf_lo, hpf_hi)
-    a(2:3, hpf_lo:hpf_hi:1) = abs(b(1:2, hpf_lo:hpf_hi:1)) + sqrt(abs(hpf_t1(8:9, hpf_lo:hpf_hi:1))) * dble(k)
+    a(2:3, hpf_lo:hpf_hi:1) = abs(b(1:2, hpf_lo:hpf_hi:1)) + sqrt(abs(c(8:9,hpf_lo+(2):hpf_hi+(2):1))) * dble(k)
   ! hpf-ls: owner computes a(4:9, :) = abs(b(3:8, :)) + sqrt(abs(hpf_t1(1:6, :))) * dble(k)
   call hpf_local_bounds(hpf_d_a, 0, (1), (13), 1, hpf_lo, hpf_hi)
-    a(4:9, hpf_lo:hpf_hi:1) = abs(b(3:8, hpf_lo:hpf_hi:1)) + sqrt(abs(hpf_t1(1:6, hpf_lo:hpf_hi:1))) * dble(k)
+    a(4:9, hpf_lo:hpf_hi:1) = abs(b(3:8, hpf_lo:hpf_hi:1)) + sqrt(abs(c(1:6,hpf_lo+(2):hpf_hi+(2):1))) * dble(k)
   call hpf_stat_begin()
   ! hpf-ls: hpf_t1 = cshift(u, 1, 1) (the halo the shift crosses from the neighbours, the rest copied locally)
   call hpf_shift_r8(u, lbound(u), ubound(u), hpf_t1, lbound(hpf_t1), ubound(hpf_t1), &
