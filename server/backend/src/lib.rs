@@ -190,6 +190,7 @@ mod matmul;
 mod module_arrays;
 mod nest_fetch;
 mod ordered_chain;
+mod owner_bcasts;
 mod permute;
 mod private;
 mod procedures;
@@ -820,6 +821,8 @@ struct Lowering<'a> {
     ordered_reductions: bool,
     /// Where each part of the output starts and what it comes from (`line_map.rs`).
     regions: Vec<line_map::Region>,
+    /// The broadcasts of the loop bodies being emitted (`owner_bcasts.rs`).
+    fusion: owner_bcasts::FusionFrames,
 }
 
 /// How the program is lowered.
@@ -904,6 +907,7 @@ fn lower_text(
         relaid: Vec::new(),
         ordered_reductions: options.ordered_reductions,
         regions: Vec::new(),
+        fusion: Default::default(),
     };
     let source = lowering.program();
     if lowering.errors.is_empty() {
@@ -3145,9 +3149,7 @@ impl<'a> Lowering<'a> {
                     one_line(control.lo.range),
                     one_line(control.hi.range)
                 );
-                for plan in body {
-                    self.emit_plan(out, plan);
-                }
+                self.emit_loop_body(out, body);
                 let _ = writeln!(out, "  end do");
                 self.emit_reused_schedules_close(out, &reused);
             }
@@ -3163,9 +3165,7 @@ impl<'a> Lowering<'a> {
                         let _ = writeln!(out, "  do");
                     }
                 }
-                for plan in body {
-                    self.emit_plan(out, plan);
-                }
+                self.emit_loop_body(out, body);
                 let _ = writeln!(out, "  end do");
                 self.emit_reused_schedules_close(out, &reused);
             }
