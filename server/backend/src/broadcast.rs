@@ -266,8 +266,10 @@ impl Lowering<'_> {
                 bytes = format!("{bytes} * {extent}");
             }
             let mpi = mpi_type(distributed.suffix);
+            let key = self.owner_key(*array, index);
             let spec = crate::owner_bcasts::BcastSpec {
                 root: &root,
+                key: &key,
                 buffer: &copy,
                 rank,
                 count: &size,

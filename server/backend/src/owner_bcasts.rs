@@ -30,6 +30,8 @@ use std::cell::RefCell;
 use std::fmt::Write;
 
 use crate::private::mentions_word;
+use analysis::model::SymbolId;
+
 use crate::{Lowering, Plan};
 
 /// The broadcasts of the loop bodies being emitted, innermost body last.
@@ -42,6 +44,9 @@ pub(crate) struct FusionFrames(RefCell<Vec<Vec<OwnerBcast>>>);
 pub(crate) struct OwnerBcast {
     /// The rank it comes from, as an expression (`hpf_owner(hpf_d_a, k)`).
     root: String,
+    /// The same for every array of the same mapping (only broadcasts of
+    /// one key fuse).
+    key: String,
     /// The variable sent and received (a scalar or an allocated array).
     buffer: String,
     /// The rank of `buffer`.
@@ -60,6 +65,7 @@ pub(crate) struct OwnerBcast {
 /// What is sent: see [`OwnerBcast`].
 pub(crate) struct BcastSpec<'s> {
     pub root: &'s str,
+    pub key: &'s str,
     pub buffer: &'s str,
     pub rank: usize,
     pub count: &'s str,
@@ -132,6 +138,20 @@ struct Emitted {
     /// Whether it exchanges nothing but those broadcasts, each made at
     /// most once per run of it (outside any DO loop of its text).
     quiet: bool,
+    /// Whether it is an IF construct (its broadcasts may be alternatives).
+    branches: bool,
+}
+
+impl Emitted {
+    /// How many of its broadcasts surely run one after the other (those
+    /// of an IF construct may be in different branches: one counts).
+    fn sequential_bcasts(&self) -> usize {
+        if self.branches {
+            self.bcasts.len().min(1)
+        } else {
+            self.bcasts.len()
+        }
+    }
 }
 
 impl Lowering<'_> {
@@ -140,6 +160,7 @@ impl Lowering<'_> {
     pub(crate) fn emit_owner_bcast(&self, out: &mut String, spec: BcastSpec) {
         let bcast = OwnerBcast {
             root: spec.root.to_string(),
+            key: spec.key.to_string(),
             buffer: spec.buffer.to_string(),
             rank: spec.rank,
             count: spec.count.to_string(),
@@ -158,11 +179,32 @@ impl Lowering<'_> {
     }
 
     /// `MPI_Bcast` of the scalar `temp` (of element type `suffix`) from `root`.
-    pub(crate) fn emit_element_bcast(&self, out: &mut String, temp: &str, root: &str, suffix: crate::ElementType) {
+    /// `(root, key)`: see [`OwnerBcast`].
+    pub(crate) fn emit_element_bcast(
+        &self,
+        out: &mut String,
+        temp: &str,
+        (root, key): (&str, &str),
+        suffix: crate::ElementType,
+    ) {
         let mpi = crate::mpi_type(suffix);
         let bytes_before = Some(format!("storage_size({temp}) / 8"));
-        let spec = BcastSpec { root, buffer: temp, rank: 0, count: "1", mpi: &mpi, at_root: None, bytes_before };
+        let spec = BcastSpec { root, key, buffer: temp, rank: 0, count: "1", mpi: &mpi, at_root: None, bytes_before };
         self.emit_owner_bcast(out, spec);
+    }
+
+    /// The owner of `array`'s index `index` along its distributed
+    /// dimension, named after the first array of the same alignment, so
+    /// that the owners of two such arrays compare equal (when the program
+    /// remaps nothing).
+    pub(crate) fn owner_key(&self, array: SymbolId, index: &str) -> String {
+        let distributed = &self.distributed[&array];
+        let remaps = self.analysis.model.units.iter().any(|unit| !unit.remaps.is_empty());
+        let name = match self.distributed.values().find(|it| it.same_alignment(distributed)) {
+            Some(first) if !remaps => &first.name,
+            _ => &distributed.name,
+        };
+        format!("hpf_owner(hpf_d_{name}, {})", index.to_ascii_lowercase())
     }
 
     /// The statements of a loop body every process runs, each run of them
@@ -181,10 +223,11 @@ impl Lowering<'_> {
         let procedures = self.procedure_names();
         let emitted: Vec<Emitted> = texts
             .into_iter()
-            .map(|text| {
+            .zip(body)
+            .map(|(text, plan)| {
                 let ids = markers(&text);
                 let quiet = is_quiet(&text, &procedures);
-                Emitted { text, bcasts: ids, quiet }
+                Emitted { text, bcasts: ids, quiet, branches: matches!(plan, Plan::If { .. }) }
             })
             .collect();
         out.push_str(&fuse_runs(&emitted, &bcasts));
@@ -224,20 +267,20 @@ fn fuse_runs(emitted: &[Emitted], bcasts: &[OwnerBcast]) -> String {
 /// run in values it does not assign.
 fn fusible_run(emitted: &[Emitted], bcasts: &[OwnerBcast], first: usize) -> Option<usize> {
     let start = &emitted[first];
-    let root = &bcasts[*start.bcasts.first()?].root;
-    let same_root = |it: &Emitted| it.quiet && it.bcasts.iter().all(|id| bcasts[*id].root == *root);
+    let key = &bcasts[*start.bcasts.first()?].key;
+    let same_root = |it: &Emitted| it.quiet && it.bcasts.iter().all(|id| bcasts[*id].key == *key);
     if !same_root(start) {
         return None;
     }
     let mut last = first;
-    let mut count = start.bcasts.len();
+    let mut count = start.sequential_bcasts();
     for (at, next) in emitted.iter().enumerate().skip(first + 1) {
         if !same_root(next) {
             break;
         }
         if !next.bcasts.is_empty() {
             last = at;
-            count += next.bcasts.len();
+            count += next.sequential_bcasts();
         }
     }
     if count < 2 {
@@ -249,7 +292,7 @@ fn fusible_run(emitted: &[Emitted], bcasts: &[OwnerBcast], first: usize) -> Opti
     assigned.extend(ids.iter().map(|id| bcasts[*id].buffer.to_ascii_lowercase()));
     let known_before = |text: &str| identifiers(&without_storage_sizes(text)).iter().all(|it| !assigned.contains(it));
     let sizes_known = ids.iter().all(|id| bcasts[*id].bytes_before.as_deref().is_some_and(known_before));
-    (sizes_known && known_before(root)).then_some(last)
+    (sizes_known && known_before(&bcasts[start.bcasts[0]].root)).then_some(last)
 }
 
 /// A run's statements: the owner runs them first, packing what they
@@ -441,6 +484,7 @@ mod tests {
     fn bcast(root: &str, buffer: &str, bytes: Option<&str>) -> OwnerBcast {
         OwnerBcast {
             root: root.to_string(),
+            key: root.to_string(),
             buffer: buffer.to_string(),
             rank: 0,
             count: "1".to_string(),
@@ -451,7 +495,95 @@ mod tests {
     }
 
     fn statement(text: &str) -> Emitted {
-        Emitted { text: text.to_string(), bcasts: markers(text), quiet: is_quiet(text, &[]) }
+        Emitted { text: text.to_string(), bcasts: markers(text), quiet: is_quiet(text, &[]), branches: false }
+    }
+
+    /// The generated source of a program with `body` as the loop body
+    /// of `do k = 1, n - 1`, columns of A (and IDX, aligned) CYCLIC.
+    fn lowered(body: &str) -> String {
+        let text = format!(
+            "program f
+  implicit none
+  integer, parameter :: n = 9
+  double precision :: a(n, n), p, s
+  integer :: idx(n, n), i, j, k, m
+!HPF$ DISTRIBUTE a(*, CYCLIC)
+!HPF$ ALIGN idx(i, j) WITH a(i, j)
+  a = 1.0d0
+  idx = 1
+  s = 0.0d0
+  do k = 1, n - 1
+{body}  end do
+  print *, s
+end program f
+"
+        );
+        let form = syntax::SourceForm::Free;
+        let config = analysis::model::ModelConfig { number_of_processors: None };
+        let analysis = analysis::analyze(&text, form, config);
+        match crate::lower(&analysis, &text) {
+            Ok(it) => it.source,
+            Err(errors) => panic!("refused: {errors:?}"),
+        }
+    }
+
+    const UPDATE: &str = "!HPF$ INDEPENDENT, NEW(i)
+    do j = k + 1, n
+      do i = k + 1, n
+        a(i, j) = a(i, j) - a(i, k) * a(k, j)
+      end do
+    end do
+";
+
+    #[test]
+    fn an_integer_element_a_real_element_and_a_column_section_are_one_message() {
+        let body = format!(
+            "    m = idx(k, k)
+    p = a(m, k)
+    do i = k + 1, n
+      a(i, k) = a(i, k) / p
+    end do
+{UPDATE}"
+        );
+        let source = lowered(&body);
+        assert_eq!(source.matches("call MPI_Bcast(").count(), 1, "{source}");
+        assert!(source.contains("  ! hpf-ls: 3 broadcasts from one owner in one message"), "{source}");
+        assert!(
+            source.contains("  hpf_fo = hpf_owner(hpf_d_idx, k)
+  allocate (hpf_fb(storage_size(hpf_r1) / 8 + storage_size(hpf_r2) / 8 + (storage_size(a) / 8) * max(0, (9) - (max(1, k + 1)) + 1)))
+"),
+            "{source}"
+        );
+        // The owner packs where it would send; the others unpack there.
+        assert!(
+            source.contains("  if (hpf_rank == hpf_fo) then
+    hpf_fb(hpf_fq + 1:hpf_fq + hpf_fm) = transfer(hpf_bc_1, hpf_fb, hpf_fm)
+  else
+    hpf_bc_1 = transfer(hpf_fb(hpf_fq + 1:hpf_fq + hpf_fm), hpf_bc_1)
+"),
+            "{source}"
+        );
+    }
+
+    #[test]
+    fn a_message_between_or_another_owner_keeps_broadcasts_apart() {
+        // A sum between them, which other processes take part in: the
+        // first broadcast is sent alone, the last two fuse.
+        let body = format!("    m = idx(k, k)\n    s = s + sum(a(:, k + 1))\n    p = a(m, k)\n{UPDATE}");
+        let source = lowered(&body);
+        assert!(source.contains("call MPI_Bcast(hpf_r1, 1, MPI_INTEGER, hpf_owner(hpf_d_idx, k), "), "{source}");
+        assert!(source.contains("  ! hpf-ls: 2 broadcasts from one owner in one message"), "{source}");
+        // The owner of column k + 1, then of column k: the last two fuse.
+        let body = format!("    m = idx(k, k + 1)\n    p = a(m, k)\n{UPDATE}");
+        let source = lowered(&body);
+        assert!(source.contains("call MPI_Bcast(hpf_r1, 1, MPI_INTEGER, hpf_owner(hpf_d_idx, k + 1)"), "{source}");
+        assert!(source.contains("  ! hpf-ls: 2 broadcasts from one owner in one message"), "{source}");
+        // An EXIT between them, which would leave the passes' loop: the
+        // first is sent alone, the EXIT stays outside the fused run.
+        let body = format!("    m = idx(k, k)\n    if (m > n) exit\n    p = a(m, k)\n{UPDATE}");
+        let source = lowered(&body);
+        assert!(source.contains("call MPI_Bcast(hpf_r1, 1, MPI_INTEGER, hpf_owner(hpf_d_idx, k), "), "{source}");
+        assert!(source.contains("    if (m > n) exit\n  ! hpf-ls: 2 broadcasts from one owner in one message"), "{source}");
     }
 
     #[test]

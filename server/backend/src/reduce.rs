@@ -711,7 +711,7 @@ impl<'a> Lowering<'a> {
                 let root = format!(
                     "hpf_owner(hpf_d_{name}(1), {first}) + hpf_owner(hpf_d_{name}(2), {second}) * hpf_np(hpf_d_{name}(1))"
                 );
-                self.emit_element_bcast(out, &reduction.temp, &root, reduction.suffix);
+                self.emit_element_bcast(out, &reduction.temp, (&root, &root), reduction.suffix);
                 continue;
             }
             if let Some(grid) = &reduction.grid {
@@ -736,7 +736,9 @@ impl<'a> Lowering<'a> {
                     reduction.temp,
                     self.edited(reference, &reduction.element_edits).replace(['&', '\n'], " ")
                 );
-                self.emit_element_bcast(out, &reduction.temp, &format!("hpf_owner(hpf_d_{name}, {index})"), reduction.suffix);
+                let root = format!("hpf_owner(hpf_d_{name}, {index})");
+                let key = self.owner_key(array, &index);
+                self.emit_element_bcast(out, &reduction.temp, (&root, &key), reduction.suffix);
                 continue;
             }
             if let Some(ordered) = &reduction.ordered {
