@@ -30,7 +30,7 @@ program fused_broadcasts
   allocate (idx(1:13, hpf_lo:hpf_hi))
   call hpf_stat_begin()
   ! hpf-ls: owner computes do j = 1, n
-  do hpf_c = 0, hpf_courses(hpf_d_a) - 1
+  do hpf_c = hpf_course_lo(hpf_d_a, 0, (1), (n), 1), hpf_course_hi(hpf_d_a, 0, (1), (n), 1)
     call hpf_course_bounds(hpf_d_a, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1, hpf_cs_2
@@ -107,7 +107,7 @@ program fused_broadcasts
     hpf_stat_messages = hpf_stat_messages + (hpf_nprocs - 1)
     hpf_stat_elements = hpf_stat_elements + int(hpf_nprocs - 1, 8) * size(hpf_bc_1)
   end if
-  do hpf_c = 0, hpf_courses(hpf_d_a) - 1
+  do hpf_c = hpf_course_lo(hpf_d_a, 0, (k + 1), (n), 1), hpf_course_hi(hpf_d_a, 0, (k + 1), (n), 1)
     call hpf_course_bounds(hpf_d_a, 0, (k + 1), (n), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1
