@@ -233,6 +233,7 @@ impl Lowering<'_> {
         for (k, (array, index)) in slices.iter().enumerate() {
             let distributed = &self.distributed[array];
             let name = &distributed.name;
+            let rank = distributed.lbs.len() - 1;
             let copy = format!("hpf_bc_{}", k + 1);
             let readers: Vec<&BroadcastRead> =
                 reads.iter().filter(|it| slice_of(it) == (*array, index.clone())).collect();
@@ -251,7 +252,32 @@ impl Lowering<'_> {
             let _ = writeln!(out, "  if (hpf_owns(hpf_d_{name}, {index})) {copy} = {name}({})", slice.join(", "));
             let root = format!("hpf_owner(hpf_d_{name}, {index})");
             let at_root = format!("hpf_owns(hpf_d_{name}, {index})");
-            crate::emit_counted_bcast(out, (&copy, &size, &mpi_type(distributed.suffix)), (&root, &at_root));
+            // Its size in bytes from its bounds, known before the copy is declared.
+            let extents: Vec<String> = (0..distributed.lbs.len())
+                .filter(|it| *it != distributed.dim)
+                .map(|it| {
+                    let bounds = read_bounds(distributed, it, &readers);
+                    let (lo, hi) = bounds.split_once(':').unwrap_or(("1", "0"));
+                    format!("max(0, ({hi}) - ({lo}) + 1)")
+                })
+                .collect();
+            let mut bytes = format!("(storage_size({name}) / 8)");
+            for extent in &extents {
+                bytes = format!("{bytes} * {extent}");
+            }
+            let mpi = mpi_type(distributed.suffix);
+            let key = self.owner_key(*array, index);
+            let spec = crate::owner_bcasts::BcastSpec {
+                root: &root,
+                key: &key,
+                buffer: &copy,
+                rank,
+                count: &size,
+                mpi: &mpi,
+                at_root: Some(&at_root),
+                bytes_before: Some(bytes),
+            };
+            self.emit_owner_bcast(out, spec);
         }
         reads
             .iter()

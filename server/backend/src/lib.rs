@@ -190,6 +190,7 @@ mod matmul;
 mod module_arrays;
 mod nest_fetch;
 mod ordered_chain;
+mod owner_bcasts;
 mod permute;
 mod pipeline;
 mod private;
@@ -825,6 +826,8 @@ struct Lowering<'a> {
     ordered_reductions: bool,
     /// Where each part of the output starts and what it comes from (`line_map.rs`).
     regions: Vec<line_map::Region>,
+    /// The broadcasts of the loop bodies being emitted (`owner_bcasts.rs`).
+    fusion: owner_bcasts::FusionFrames,
 }
 
 /// How the program is lowered.
@@ -909,6 +912,7 @@ fn lower_text(
         relaid: Vec::new(),
         ordered_reductions: options.ordered_reductions,
         regions: Vec::new(),
+        fusion: Default::default(),
     };
     let source = lowering.program();
     if lowering.errors.is_empty() {
@@ -3160,9 +3164,7 @@ impl<'a> Lowering<'a> {
                     one_line(control.lo.range),
                     one_line(control.hi.range)
                 );
-                for plan in body {
-                    self.emit_plan(out, plan);
-                }
+                self.emit_loop_body(out, body);
                 let _ = writeln!(out, "  end do");
                 self.emit_reused_schedules_close(out, &reused);
             }
@@ -3178,9 +3180,7 @@ impl<'a> Lowering<'a> {
                         let _ = writeln!(out, "  do");
                     }
                 }
-                for plan in body {
-                    self.emit_plan(out, plan);
-                }
+                self.emit_loop_body(out, body);
                 let _ = writeln!(out, "  end do");
                 self.emit_reused_schedules_close(out, &reused);
             }
@@ -3421,7 +3421,7 @@ impl<'a> Lowering<'a> {
             edits.extend(broadcast_edits.iter().cloned());
             let courses_to = |hi: &str| {
                 format!(
-                    "  do hpf_c = 0, hpf_courses(hpf_d_{home_name}) - 1\n    call hpf_course_bounds(hpf_d_{home_name}, {home_offset}, ({lo}), {hi}, {step}, hpf_c, hpf_lo, hpf_hi)"
+                    "  do hpf_c = hpf_course_lo(hpf_d_{home_name}, {home_offset}, ({lo}), {hi}, {step}), hpf_course_hi(hpf_d_{home_name}, {home_offset}, ({lo}), {hi}, {step})\n    call hpf_course_bounds(hpf_d_{home_name}, {home_offset}, ({lo}), {hi}, {step}, hpf_c, hpf_lo, hpf_hi)"
                 )
             };
             let mut courses = courses_to(&format!("({hi})"));

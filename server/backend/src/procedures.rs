@@ -923,6 +923,7 @@ impl<'a> Lowering<'a> {
             relaid: self.relaid.clone(),
             ordered_reductions: self.ordered_reductions,
             regions: Vec::new(),
+            fusion: Default::default(),
         };
         let host_ids: Vec<SymbolId> = host.keys().copied().collect();
         sub.distributed.extend(host);

@@ -726,12 +726,10 @@ impl<'a> Lowering<'a> {
                     reduction.temp,
                     self.edited(reference, &reduction.element_edits).replace(['&', '\n'], " ")
                 );
-                let _ = writeln!(
-                    out,
-                    "  call MPI_Bcast({}, 1, {}, hpf_owner(hpf_d_{name}(1), {first}) + hpf_owner(hpf_d_{name}(2), {second}) * hpf_np(hpf_d_{name}(1)), MPI_COMM_WORLD)",
-                    reduction.temp,
-                    crate::mpi_type(reduction.suffix)
+                let root = format!(
+                    "hpf_owner(hpf_d_{name}(1), {first}) + hpf_owner(hpf_d_{name}(2), {second}) * hpf_np(hpf_d_{name}(1))"
                 );
+                self.emit_element_bcast(out, &reduction.temp, (&root, &root), reduction.suffix);
                 continue;
             }
             if let Some(grid) = &reduction.grid {
@@ -756,12 +754,9 @@ impl<'a> Lowering<'a> {
                     reduction.temp,
                     self.edited(reference, &reduction.element_edits).replace(['&', '\n'], " ")
                 );
-                let _ = writeln!(
-                    out,
-                    "  call MPI_Bcast({}, 1, {}, hpf_owner(hpf_d_{name}, {index}), MPI_COMM_WORLD)",
-                    reduction.temp,
-                    crate::mpi_type(reduction.suffix)
-                );
+                let root = format!("hpf_owner(hpf_d_{name}, {index})");
+                let key = self.owner_key(array, &index);
+                self.emit_element_bcast(out, &reduction.temp, (&root, &key), reduction.suffix);
                 continue;
             }
             if let Some(ordered) = &reduction.ordered {
