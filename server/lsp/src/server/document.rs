@@ -103,9 +103,15 @@ pub const OPEN_END: usize = usize::MAX;
 
 /// The text a chunk of a host unit is analysed in: the host's part up to
 /// CONTAINS (a procedure's chunk), the chunk's own text, and a closing END
-/// when the host's END is not in it.
+/// when the host's END is not in it. Made when first read: a procedure
+/// moved onto a new host text ([`Chunk::rebased`], thousands per host edit)
+/// keeps the two texts it is made of (shared) until its analysis is asked for.
 pub struct Context {
-    pub text: String,
+    /// The host's text (empty if none) and the chunk's own text.
+    parts: (Arc<str>, Arc<str>),
+    /// What closes the host unit after the chunk's text (may be empty).
+    closer: &'static str,
+    text: OnceLock<String>,
     /// Where the chunk's own text lies in `text`.
     pub own: TextRange,
     /// A procedure's: the name its host's chunk has among the siblings
@@ -114,24 +120,42 @@ pub struct Context {
 }
 
 impl Context {
-    /// What a chunk of `kind` at `own_text` is analysed in, given the text of
-    /// its host's chunk (a procedure's) and whether its host ends in it.
-    fn new(own_text: &str, host: Option<(&str, Arc<str>)>, closed: bool, form: SourceForm) -> Context {
-        let closer = match (closed, form) {
-            (true, _) => "",
-            (false, SourceForm::Free) => "end\n",
-            (false, SourceForm::Fixed { .. }) => "      end\n",
+    /// What a chunk at `own_text` is analysed in, given the text of its
+    /// host's chunk (a procedure's) and whether its host ends in it.
+    fn new(own_text: Arc<str>, host: Option<(Arc<str>, Arc<str>)>, closed: bool, form: SourceForm) -> Context {
+        let newline = !own_text.is_empty() && !own_text.ends_with('\n');
+        let closer = match (closed, form, newline) {
+            (true, _, _) => "",
+            (false, SourceForm::Free, false) => "end\n",
+            (false, SourceForm::Free, true) => "\nend\n",
+            (false, SourceForm::Fixed { .. }, false) => "      end\n",
+            (false, SourceForm::Fixed { .. }, true) => "\n      end\n",
         };
-        let (host_text, host) = host.map_or(("", None), |(text, name)| (text, Some(name)));
-        let mut text = String::with_capacity(host_text.len() + own_text.len() + closer.len() + 1);
-        text.push_str(host_text);
-        text.push_str(own_text);
-        if !closer.is_empty() && !own_text.is_empty() && !own_text.ends_with('\n') {
-            text.push('\n');
-        }
+        let (host_text, host) = host.map_or((Arc::from(""), None), |(text, name)| (text, Some(name)));
         let own = TextRange::new(host_text.len(), host_text.len() + own_text.len());
-        text.push_str(closer);
-        Context { text, own, host }
+        Context { parts: (host_text, own_text), closer, text: OnceLock::new(), own, host }
+    }
+
+    /// The text analysed: the host's, the chunk's, the closing END.
+    pub fn text(&self) -> &str {
+        self.text.get_or_init(|| {
+            let (host, own) = &self.parts;
+            let mut text = String::with_capacity(host.len() + own.len() + self.closer.len());
+            text.push_str(host);
+            text.push_str(own);
+            text.push_str(self.closer);
+            text
+        })
+    }
+
+    /// Whether the host unit ends in the chunk's own text (no closing END added).
+    pub fn closed(&self) -> bool {
+        self.closer.is_empty()
+    }
+
+    /// The host's text before the chunk's own (empty for a host's chunk).
+    pub fn host_text(&self) -> &Arc<str> {
+        &self.parts.0
     }
 }
 
@@ -172,8 +196,7 @@ impl Frame<'_> {
         }
         let context = self.context?;
         let range = self.analysed(range)?;
-        let closed = context.text.len() == context.own.end;
-        (!closed && context.own.start <= range.start && range.start <= context.own.end && range.end > context.own.end)
+        (!context.closed() && context.own.start <= range.start && range.start <= context.own.end && range.end > context.own.end)
             .then(|| TextRange { start: range.start - context.own.start, end: OPEN_END })
     }
 
@@ -333,7 +356,7 @@ impl ModuleResolver for Replay<'_> {
 impl Chunk {
     #[allow(clippy::too_many_arguments)]
     fn new(
-        text: String,
+        text: Arc<str>,
         context: Option<Context>,
         analysis: Arc<FileAnalysis>,
         lookups: Vec<(String, Option<Arc<ExternalFile>>)>,
@@ -351,8 +374,8 @@ impl Chunk {
             .collect();
         let analysed_text = match (&expansion, &context) {
             (Some(expansion), _) => expansion.text.as_str(),
-            (None, Some(context)) => context.text.as_str(),
-            (None, None) => text.as_str(),
+            (None, Some(context)) => context.text(),
+            (None, None) => &*text,
         };
         let mut diagnostics = analysis.diagnostics.clone();
         let mut semantic_tokens = analysis::ide::semantic_tokens(&analysis, analysed_text);
@@ -365,7 +388,7 @@ impl Chunk {
         let names = context
             .as_ref()
             .filter(|it| it.host.is_some())
-            .map(|it| Arc::new(super::host_spec::names(&it.text[it.own.start..it.own.end])));
+            .map(|it| Arc::new(super::host_spec::names(&it.parts.1)));
         if expansion.is_some() || context.is_some() {
             let frame = Frame { expansion: expansion.as_deref(), context: context.as_ref() };
             let host_name = context.as_ref().and_then(|it| it.host.clone());
@@ -459,7 +482,7 @@ impl Chunk {
             severities: Arc::new(Vec::new()),
             full: Mutex::new(keep.then_some(analysis)),
             used: std::sync::atomic::AtomicU64::new(USES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)),
-            text: text.into(),
+            text,
             lookups: Arc::new(lookups),
             provides,
             tree: Mutex::new(tree),
@@ -534,7 +557,7 @@ impl Chunk {
     pub fn analysed_text(&self) -> &str {
         match (&self.expansion, &self.context) {
             (Some(expansion), _) => &expansion.text,
-            (None, Some(context)) => &context.text,
+            (None, Some(context)) => context.text(),
             (None, None) => &self.text,
         }
     }
@@ -885,7 +908,7 @@ impl ModuleResolver for ChunkModules<'_> {
 
 /// The lowering of one chunk, before its analysis.
 struct Lowered {
-    text: String,
+    text: Arc<str>,
     context: Option<Context>,
     file: syntax::SourceFile,
     tree: Option<(String, Tree)>,
@@ -897,7 +920,7 @@ struct Lowered {
 /// depends on the tree it starts from: a text with errors is parsed fresh,
 /// so that an edit ends where opening the same text does).
 fn lower_chunk(
-    text: String,
+    text: Arc<str>,
     context: Option<Context>,
     form: SourceForm,
     replaced: Option<&Chunk>,
@@ -905,7 +928,7 @@ fn lower_chunk(
     includes: &Includes,
     preprocessed: Option<String>,
 ) -> Lowered {
-    let source = context.as_ref().map_or(text.as_str(), |it| it.text.as_str());
+    let source = context.as_ref().map_or(&*text, |it| it.text());
     if source.len() > syntax::MAX_ANALYSED_BYTES {
         let file = syntax::parse(source, form);
         return Lowered { text, context, file, tree: None, expansion: None };
@@ -946,7 +969,7 @@ impl Lowered {
     fn analysed_text(&self) -> &str {
         match (&self.expansion, &self.context) {
             (Some(expansion), _) => &expansion.text,
-            (None, Some(context)) => &context.text,
+            (None, Some(context)) => context.text(),
             (None, None) => &self.text,
         }
     }
@@ -1240,15 +1263,16 @@ pub fn analyse(
             .and_then(|host| host_texts.get(&host))
             .map(|it| &it.1)
     };
-    let context_of = |idx: usize, own_text: &str| {
+    let context_of = |idx: usize, own_text: &Arc<str>| {
         let procedure = kinds[idx] == syntax::ChunkKind::Procedure;
         if !procedure && !hosts(idx) {
             return None;
         }
         let host = host_of[idx].filter(|_| procedure).and_then(|host| host_texts.get(&host));
-        Some(Context::new(own_text, host.map(|(text, name)| (&**text, name.clone())), !hosts(idx), form))
+        Some(Context::new(own_text.clone(), host.map(|(text, name)| (text.clone(), name.clone())), !hosts(idx), form))
     };
     let lower = |idx: usize, chunk_text: String| {
+        let chunk_text: Arc<str> = chunk_text.into();
         let context = context_of(idx, &chunk_text);
         lower_chunk(chunk_text, context, form, replaced(idx), keep_trees, includes, preprocessed_chunk(idx))
     };
@@ -1307,7 +1331,7 @@ pub fn analyse(
         if kept.expansion.is_some() {
             return None;
         }
-        let old_host = &old.text[..old.own.start];
+        let old_host = &**old.host_text();
         let (changed, prefix, suffix) = host_changes
             .entry((old_name, host))
             .or_insert_with(|| {
@@ -1340,8 +1364,7 @@ pub fn analyse(
                 None
             }
         };
-        let closed = old.text.len() == old.own.end;
-        let context = Context::new(&kept.text, Some((new_host, new_name.clone())), closed, form);
+        let context = Context::new(kept.text.clone(), Some((new_host.clone(), new_name.clone())), old.closed(), form);
         kept.rebased(context, host_range)
     };
     let severities = Arc::new(settings.severities());
@@ -1357,7 +1380,7 @@ pub fn analyse(
         } else if let Some(chunk_text) = texts[idx].take() {
             jobs.push((idx, Job::LowerAndAnalyse(chunk_text)));
         } else if chunk_modules().same_as(&kept_of(idx).lookups)
-            && kept_of(idx).context.as_ref().map(|it| it.text.len() == it.own.end)
+            && kept_of(idx).context.as_ref().map(Context::closed)
                 == (kinds[idx] == syntax::ChunkKind::Procedure || hosts(idx)).then_some(!hosts(idx))
             && kept_of(idx).expansion.as_ref().is_none_or(|it| includes.unchanged(it))
             && kept_of(idx).expansion.as_ref().and_then(|it| it.preprocessed.as_ref())
@@ -1392,7 +1415,7 @@ pub fn analyse(
             Job::Reanalyse(kept) => {
                 let context = context_of(idx, &kept.text);
                 let lowered =
-                    lower_chunk(kept.text.to_string(), context, form, None, false, includes, preprocessed_chunk(idx));
+                    lower_chunk(kept.text.clone(), context, form, None, false, includes, preprocessed_chunk(idx));
                 // A host's module, lowered again, is what its users find.
                 let provided = match (&kept.provides, hosts(idx)) {
                     (Some(provided), true) => Some(Arc::new(ExternalFile {
