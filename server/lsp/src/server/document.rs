@@ -14,7 +14,7 @@
 //! and so do their converted diagnostics (`publish_frame`), as long as their
 //! first line did not move either. An edit of a host's part up to CONTAINS
 //! reanalyses the procedures that mention a name it changed
-//! ([`super::host_spec`]); the others keep their analysis, moved onto the
+//! ([`syntax::host_spec`]); the others keep their analysis, moved onto the
 //! new host text (`Chunk::rebased`: what they stored is shared behind
 //! `Arc`, only diagnostics pointing into the host are copied). A unit USEs the modules the other chunks
 //! define as it USEs those of other files (`ExternalFile`); a chunk is
@@ -93,7 +93,7 @@ pub struct Chunk {
     /// (the host's END is in its last procedure's chunk).
     pub host_end: Option<usize>,
     /// A procedure's: the names its text mentions (lower case), to tell
-    /// whether an edit of its host changed what it sees ([`host_spec`]).
+    /// whether an edit of its host changed what it sees ([`syntax::host_spec`]).
     names: Option<Arc<std::collections::HashSet<Box<str>>>>,
 }
 
@@ -196,7 +196,10 @@ impl Frame<'_> {
         }
         let context = self.context?;
         let range = self.analysed(range)?;
-        (!context.closed() && context.own.start <= range.start && range.start <= context.own.end && range.end > context.own.end)
+        (!context.closed()
+            && context.own.start <= range.start
+            && range.start <= context.own.end
+            && range.end > context.own.end)
             .then(|| TextRange { start: range.start - context.own.start, end: OPEN_END })
     }
 
@@ -385,10 +388,8 @@ impl Chunk {
         let mut header_diagnostics = Vec::new();
         let mut programs: Vec<usize> = programs;
         let mut host_end = None;
-        let names = context
-            .as_ref()
-            .filter(|it| it.host.is_some())
-            .map(|it| Arc::new(super::host_spec::names(&it.parts.1)));
+        let names =
+            context.as_ref().filter(|it| it.host.is_some()).map(|it| Arc::new(syntax::host_spec::names(&it.parts.1)));
         if expansion.is_some() || context.is_some() {
             let frame = Frame { expansion: expansion.as_deref(), context: context.as_ref() };
             let host_name = context.as_ref().and_then(|it| it.host.clone());
@@ -1335,7 +1336,7 @@ pub fn analyse(
         let (changed, prefix, suffix) = host_changes
             .entry((old_name, host))
             .or_insert_with(|| {
-                let changed = super::host_spec::changed_names(old_host, new_host, form)?;
+                let changed = syntax::host_spec::changed_names(old_host, new_host, form)?;
                 // Ranges of the old host text before or after what differs in the new one.
                 let prefix = old_host.bytes().zip(new_host.bytes()).take_while(|(a, b)| a == b).count();
                 let max_suffix = old_host.len().min(new_host.len()) - prefix;
