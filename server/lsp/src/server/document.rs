@@ -1131,8 +1131,11 @@ enum Job {
     Reanalyse(Arc<Chunk>),
 }
 
-/// Chunks per thread below which an analysis stays on one thread.
-const PARALLEL_FROM: usize = 16;
+/// Chunks per thread below which an analysis stays on one thread. A
+/// chunk's analysis takes a millisecond or more, a thread tens of
+/// microseconds: a host-spec edit's few chunks (the host, the procedures
+/// that see the change) are shared out too.
+const PARALLEL_FROM: usize = 3;
 
 /// Drops the full analyses of all but the [`KEEP_ANALYSES`] chunks used last.
 fn evict_analyses(chunks: &[Placed]) {
