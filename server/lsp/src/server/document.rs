@@ -1802,6 +1802,32 @@ mod tests {
         assert_eq!(edited.diagnostics(), fresh.diagnostics());
     }
 
+    /// An edit inside an interface body of a host's specification part
+    /// analyses the host's chunk and the procedures that name its procedure
+    /// (or its generic) again, as it would an edit of a procedure; the
+    /// others are moved onto the new host text, which they make when asked.
+    #[test]
+    fn an_edit_in_an_interface_body_analyses_the_host_and_the_procedures_that_name_it() {
+        let text = "module grid\n  real :: a(8)\n!HPF$ DISTRIBUTE a(BLOCK)\n  interface smooth\n    subroutine smooth_real(x, k)\n      real, intent(inout) :: x(:)\n      integer(4), intent(in) :: k\n    end subroutine smooth_real\n  end interface\ncontains\n  subroutine caller\n    call smooth(a, 2)\n  end subroutine caller\n  subroutine other\n    a = 1.0\n  end subroutine other\n  subroutine third\n    a(1) = 2.0\n  end subroutine third\nend module grid\n";
+        let opened = open(text, SourceForm::Free);
+        assert_eq!(opened.chunks.len(), 4);
+        let edited = edit(&opened, "integer(4), intent(in) :: k", "integer(8), intent(in) :: k");
+        // The host and `caller`; `other` and `third` are moved, their texts not made.
+        assert_eq!(edited.computed_chunks, 2);
+        for placed in &edited.chunks[2..] {
+            assert!(placed.chunk.context.as_ref().is_some_and(|it| it.text.get().is_none()));
+        }
+        let again = edit(&edited, "integer(8), intent(in) :: k", "integer(8), intent(in) :: k, m");
+        for analysed in [&edited, &again] {
+            let fresh = open(&analysed.text(), SourceForm::Free);
+            assert_eq!(analysed.diagnostics(), fresh.diagnostics());
+            let units = |it: &Analysed| {
+                it.chunks.iter().map(|placed| format!("{:?}", it.analysis_of(placed).file.units)).collect::<Vec<_>>()
+            };
+            assert_eq!(units(analysed), units(&fresh));
+        }
+    }
+
     const UNITS: &str = "module m\n  integer, parameter :: n = 8\nend module m\n\nsubroutine s1\n  use m\n  real :: x(n)\n  x = 1.0\nend subroutine s1\n\nsubroutine s2\n  real :: y(4)\n  y = 2.0\nend subroutine s2\n";
 
     fn edit(previous: &Analysed, from: &str, to: &str) -> Analysed {
