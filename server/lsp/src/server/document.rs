@@ -1124,18 +1124,15 @@ const WINDOW_AFTER_EDIT: usize = 64 * 1024;
 /// What a chunk of a new version needs.
 enum Job {
     /// Lowered already (it defines a module): its analysis.
-    Analyse(Lowered),
+    Analyse(Box<Lowered>),
     /// Its text (which changed).
     LowerAndAnalyse(String),
     /// Its text did not, a module it USEs did.
     Reanalyse(Arc<Chunk>),
 }
 
-/// Chunks per thread below which an analysis stays on one thread. A
-/// chunk's analysis takes a millisecond or more, a thread tens of
-/// microseconds: a host-spec edit's few chunks (the host, the procedures
-/// that see the change) are shared out too.
-const PARALLEL_FROM: usize = 3;
+/// Chunks per thread below which an analysis stays on one thread.
+const PARALLEL_FROM: usize = 16;
 
 /// Drops the full analyses of all but the [`KEEP_ANALYSES`] chunks used last.
 fn evict_analyses(chunks: &[Placed]) {
@@ -1380,7 +1377,7 @@ pub fn analyse(
     let mut jobs: Vec<(usize, Job)> = Vec::new();
     for idx in 0..ranges.len() {
         if let Some(lowered) = lowered[idx].take() {
-            jobs.push((idx, Job::Analyse(lowered)));
+            jobs.push((idx, Job::Analyse(Box::new(lowered))));
         } else if let Some(chunk_text) = texts[idx].take() {
             jobs.push((idx, Job::LowerAndAnalyse(chunk_text)));
         } else if chunk_modules().same_as(&kept_of(idx).lookups)
@@ -1414,7 +1411,7 @@ pub fn analyse(
     let run = |(idx, job): (usize, Job)| {
         let modules = chunk_modules();
         let (file, provided) = match job {
-            Job::Analyse(lowered) => (lowered, provides[idx].clone()),
+            Job::Analyse(lowered) => (*lowered, provides[idx].clone()),
             Job::LowerAndAnalyse(chunk_text) => (lower(idx, chunk_text), provides[idx].clone()),
             Job::Reanalyse(kept) => {
                 let context = context_of(idx, &kept.text);
