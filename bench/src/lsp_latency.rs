@@ -800,7 +800,18 @@ struct Chunked {
     module_edit: Duration,
     /// An edit of the host's specification part few procedures see, and the chunks it computed.
     host_edit: Option<(Duration, usize)>,
+    /// An edit inside an interface body of the host's specification part no procedure names.
+    interface_edit: Option<(Duration, usize)>,
 }
+
+/// An interface body the interface-body edits change (`integer(4)` ↔ `integer(8)`).
+const INTERFACE_BODY: &str = "  interface
+    subroutine smooth(a, k)
+      real, intent(inout) :: a(:, :)
+      integer(4), intent(in) :: k
+    end subroutine smooth
+  end interface
+";
 
 fn chunked(target_lines: usize, shape: Shape) -> Chunked {
     let (original, edited, at) = edited_text(target_lines, shape);
@@ -861,9 +872,27 @@ fn chunked(target_lines: usize, shape: Shape) -> Chunked {
         }
         (median(&mut times), computed)
     });
+    // An interface body in the host's specification part that no procedure names: `k`'s kind.
+    let interface_edit = spots.host_edit.map(|_| {
+        let anchor = "!HPF$ ALIGN s(i) WITH tt(i, 1)\n";
+        let with_interface = original.replacen(anchor, &format!("{anchor}{INTERFACE_BODY}"), 1);
+        let edited = with_interface.replacen("integer(4), intent(in) :: k", "integer(8), intent(in) :: k", 1);
+        let ropes = [ropey::Rope::from_str(&edited), ropey::Rope::from_str(&with_interface)];
+        let mut previous = hpf_ls::server::hooks::analyse(ropes[1].clone(), form, None, &settings);
+        let (mut times, mut computed) = (Vec::new(), 0);
+        for round in 0..10 {
+            let start = Instant::now();
+            let analysed = hpf_ls::server::hooks::analyse(ropes[round % 2].clone(), form, Some(previous), &settings);
+            times.push(start.elapsed());
+            computed = analysed.computed_chunks;
+            previous = analysed;
+        }
+        (median(&mut times), computed)
+    });
     Chunked {
         shape,
         host_edit,
+        interface_edit,
         module_edit: median(&mut module_edit),
         lines: original.lines().count(),
         chunks: previous.chunks.len(),
@@ -877,12 +906,12 @@ fn chunked(target_lines: usize, shape: Shape) -> Chunked {
 
 fn print_breakdowns(sizes: &[usize], shapes: &[Shape]) {
     println!("In-process, the server's chunked analysis of one edit (medians of 20; `hooks::analyse` from the previous analysis, then the publishDiagnostics frame, then a hover):");
-    println!("| shape | lines | chunks (computed per edit) | analyse | frame | hover | RSS of one document's analysis | an edit of the module (host) all units USE | a host-spec edit few procedures see (computed) |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("| shape | lines | chunks (computed per edit) | analyse | frame | hover | RSS of one document's analysis | an edit of the module (host) all units USE | a host-spec edit few procedures see (computed) | an edit in an interface body of the host no procedure names (computed) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for (&shape, &lines) in shapes.iter().flat_map(|shape| sizes.iter().map(move |lines| (shape, lines))) {
         let it = chunked(lines, shape);
         println!(
-            "| {} | {} | {} ({}) | {:.2} ms | {:.2} ms | {:.2} ms | {} | {:.1} ms | {} |",
+            "| {} | {} | {} ({}) | {:.2} ms | {:.2} ms | {:.2} ms | {} | {:.1} ms | {} | {} |",
             it.shape.name(),
             it.lines,
             it.chunks,
@@ -893,6 +922,7 @@ fn print_breakdowns(sizes: &[usize], shapes: &[Shape]) {
             mb(it.resident_kb),
             ms(it.module_edit),
             it.host_edit.map_or("–".to_string(), |(time, computed)| format!("{:.1} ms ({computed})", ms(time))),
+            it.interface_edit.map_or("–".to_string(), |(time, computed)| format!("{:.1} ms ({computed})", ms(time))),
         );
     }
     println!();

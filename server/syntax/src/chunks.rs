@@ -24,6 +24,7 @@
 //! header with a CONTAINS or an END of its own would be misread, as it is
 //! by the compilers' own line scanners).
 
+use crate::statements::{line_statements, Carried, LineStatement};
 use crate::SourceForm;
 
 /// What a chunk begins with.
@@ -82,11 +83,11 @@ pub fn chunks_from(
     let mut in_contains = resumed_in_host;
     // A derived type definition (its CONTAINS is not the host's).
     let mut in_type = false;
-    let mut continued = false;
+    let mut continued = Carried::default();
     let mut line_start = from.at;
     let bytes = parser_text.as_bytes();
     while line_start < bytes.len() {
-        if line_start > from.at && !continued {
+        if line_start > from.at && !continued.continued {
             if let Some(start) = pending.filter(|it| it.at == line_start) {
                 let canonical = match start.kind {
                     ChunkKind::Unit => depth == 0,
@@ -100,67 +101,70 @@ pub fn chunks_from(
         let line_end = bytes[line_start..].iter().position(|it| *it == b'\n').map_or(bytes.len(), |it| line_start + it);
         let next_line = (line_end + 1).min(bytes.len());
         let line = &parser_text[line_start..line_end];
-        let was_continued = continued;
-        let mut pieces = [""; MAX_STATEMENTS_PER_LINE];
-        let (count, continues) = statements(line, &mut pieces);
-        continued = continues;
-        if !was_continued {
-            for statement in &pieces[..count] {
-                match classify(statement, form) {
-                    Statement::Header => {
-                        let begins = match pending {
-                            Some(ChunkStart { kind: ChunkKind::Unit, .. }) => depth == 0,
-                            Some(ChunkStart { kind: ChunkKind::Procedure, .. }) => depth == 1 && in_contains,
-                            None => false,
-                        };
-                        if begins {
-                            let start = pending.take().expect("matched above");
-                            if start.at > starts.last().expect("never empty").at {
-                                starts.push(start);
-                            }
-                        }
-                        depth += 1;
-                    }
-                    Statement::End => {
-                        if depth <= 1 {
-                            depth = 0;
-                            pending = Some(ChunkStart { at: next_line, kind: ChunkKind::Unit });
-                            (in_contains, in_type) = (false, false);
-                        } else {
-                            depth -= 1;
-                            if depth == 1 && in_contains {
-                                pending = Some(ChunkStart { at: next_line, kind: ChunkKind::Procedure });
-                            }
+        let was_continued = continued.continued;
+        let trimmed = line.trim_start();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continued = Carried::default();
+            line_start = next_line;
+            continue;
+        }
+        let mut statements = line_statements(line, continued);
+        if was_continued {
+            statements.by_ref().for_each(drop);
+        }
+        for LineStatement { text: statement, .. } in statements.by_ref() {
+            match classify(statement, form) {
+                Statement::Header => {
+                    let begins = match pending {
+                        Some(ChunkStart { kind: ChunkKind::Unit, .. }) => depth == 0,
+                        Some(ChunkStart { kind: ChunkKind::Procedure, .. }) => depth == 1 && in_contains,
+                        None => false,
+                    };
+                    if begins {
+                        let start = pending.take().expect("matched above");
+                        if start.at > starts.last().expect("never empty").at {
+                            starts.push(start);
                         }
                     }
-                    Statement::Contains => {
-                        if procedures && depth == 1 && !in_contains && !in_type {
-                            in_contains = true;
+                    depth += 1;
+                }
+                Statement::End => {
+                    if depth <= 1 {
+                        depth = 0;
+                        pending = Some(ChunkStart { at: next_line, kind: ChunkKind::Unit });
+                        (in_contains, in_type) = (false, false);
+                    } else {
+                        depth -= 1;
+                        if depth == 1 && in_contains {
                             pending = Some(ChunkStart { at: next_line, kind: ChunkKind::Procedure });
                         }
                     }
-                    // A separate module procedure is a procedure of the host like any other.
-                    Statement::SeparateProcedure if depth == 1 && in_contains => {
-                        if let Some(start) = pending.take() {
-                            if start.at > starts.last().expect("never empty").at {
-                                starts.push(start);
-                            }
-                        }
-                        depth += 1;
-                    }
-                    Statement::EndProcedure if depth == 2 && in_contains => {
-                        depth -= 1;
+                }
+                Statement::Contains => {
+                    if procedures && depth == 1 && !in_contains && !in_type {
+                        in_contains = true;
                         pending = Some(ChunkStart { at: next_line, kind: ChunkKind::Procedure });
                     }
-                    Statement::TypeBegin if depth == 1 => in_type = true,
-                    Statement::TypeEnd => in_type = false,
-                    Statement::SeparateProcedure
-                    | Statement::EndProcedure
-                    | Statement::TypeBegin
-                    | Statement::Other => {}
                 }
+                // A separate module procedure is a procedure of the host like any other.
+                Statement::SeparateProcedure if depth == 1 && in_contains => {
+                    if let Some(start) = pending.take() {
+                        if start.at > starts.last().expect("never empty").at {
+                            starts.push(start);
+                        }
+                    }
+                    depth += 1;
+                }
+                Statement::EndProcedure if depth == 2 && in_contains => {
+                    depth -= 1;
+                    pending = Some(ChunkStart { at: next_line, kind: ChunkKind::Procedure });
+                }
+                Statement::TypeBegin if depth == 1 => in_type = true,
+                Statement::TypeEnd => in_type = false,
+                Statement::SeparateProcedure | Statement::EndProcedure | Statement::TypeBegin | Statement::Other => {}
             }
         }
+        continued = statements.carried();
         line_start = next_line;
     }
     (starts, None)
@@ -180,52 +184,6 @@ enum Statement {
     TypeBegin,
     TypeEnd,
     Other,
-}
-
-/// Statements of a line looked at; more (`a; b; c; ...`) are skipped.
-const MAX_STATEMENTS_PER_LINE: usize = 8;
-
-/// The statements of one line (split at `;`, comment and label removed)
-/// into `out`, how many, and whether the line continues on the next (a
-/// trailing `&`). Runs on every line of a document at every edit: no
-/// allocation.
-fn statements<'a>(line: &'a str, out: &mut [&'a str; MAX_STATEMENTS_PER_LINE]) -> (usize, bool) {
-    let trimmed = line.trim_start();
-    if trimmed.is_empty() || trimmed.starts_with('!') || trimmed.starts_with('#') {
-        return (0, false);
-    }
-    let bytes = line.as_bytes();
-    let mut count = 0;
-    let mut push = |piece: &'a str| {
-        let piece = piece.trim_start().trim_start_matches(|ch: char| ch.is_ascii_digit()).trim();
-        if !piece.is_empty() && count < MAX_STATEMENTS_PER_LINE {
-            out[count] = piece;
-            count += 1;
-        }
-    };
-    let mut quote: Option<u8> = None;
-    let mut start = 0;
-    let mut end = bytes.len();
-    for (idx, &byte) in bytes.iter().enumerate() {
-        match (quote, byte) {
-            (Some(open), _) if byte == open => quote = None,
-            (Some(_), _) => {}
-            (None, b'\'' | b'"') => quote = Some(byte),
-            (None, b'!') => {
-                end = idx;
-                break;
-            }
-            (None, b';') => {
-                push(&line[start..idx]);
-                start = idx + 1;
-            }
-            _ => {}
-        }
-    }
-    let last = line[start..end].trim_end();
-    let continues = last.ends_with('&');
-    push(last.strip_suffix('&').unwrap_or(last));
-    (count, continues)
 }
 
 /// Whether a statement may be a unit header or END by its first letters:

@@ -8,12 +8,14 @@ mod diagnostic;
 mod dialect;
 pub mod directive;
 mod expr;
+pub mod host_spec;
 pub mod include;
 mod line_index;
 mod lower;
 mod parse;
 pub mod preprocess;
 mod source_form;
+pub mod statements;
 mod text_range;
 
 pub use ast::*;

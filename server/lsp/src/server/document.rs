@@ -14,7 +14,7 @@
 //! and so do their converted diagnostics (`publish_frame`), as long as their
 //! first line did not move either. An edit of a host's part up to CONTAINS
 //! reanalyses the procedures that mention a name it changed
-//! ([`super::host_spec`]); the others keep their analysis, moved onto the
+//! ([`syntax::host_spec`]); the others keep their analysis, moved onto the
 //! new host text (`Chunk::rebased`: what they stored is shared behind
 //! `Arc`, only diagnostics pointing into the host are copied). A unit USEs the modules the other chunks
 //! define as it USEs those of other files (`ExternalFile`); a chunk is
@@ -93,7 +93,7 @@ pub struct Chunk {
     /// (the host's END is in its last procedure's chunk).
     pub host_end: Option<usize>,
     /// A procedure's: the names its text mentions (lower case), to tell
-    /// whether an edit of its host changed what it sees ([`host_spec`]).
+    /// whether an edit of its host changed what it sees ([`syntax::host_spec`]).
     names: Option<Arc<std::collections::HashSet<Box<str>>>>,
 }
 
@@ -103,9 +103,15 @@ pub const OPEN_END: usize = usize::MAX;
 
 /// The text a chunk of a host unit is analysed in: the host's part up to
 /// CONTAINS (a procedure's chunk), the chunk's own text, and a closing END
-/// when the host's END is not in it.
+/// when the host's END is not in it. Made when first read: a procedure
+/// moved onto a new host text ([`Chunk::rebased`], thousands per host edit)
+/// keeps the two texts it is made of (shared) until its analysis is asked for.
 pub struct Context {
-    pub text: String,
+    /// The host's text (empty if none) and the chunk's own text.
+    parts: (Arc<str>, Arc<str>),
+    /// What closes the host unit after the chunk's text (may be empty).
+    closer: &'static str,
+    text: OnceLock<String>,
     /// Where the chunk's own text lies in `text`.
     pub own: TextRange,
     /// A procedure's: the name its host's chunk has among the siblings
@@ -114,24 +120,42 @@ pub struct Context {
 }
 
 impl Context {
-    /// What a chunk of `kind` at `own_text` is analysed in, given the text of
-    /// its host's chunk (a procedure's) and whether its host ends in it.
-    fn new(own_text: &str, host: Option<(&str, Arc<str>)>, closed: bool, form: SourceForm) -> Context {
-        let closer = match (closed, form) {
-            (true, _) => "",
-            (false, SourceForm::Free) => "end\n",
-            (false, SourceForm::Fixed { .. }) => "      end\n",
+    /// What a chunk at `own_text` is analysed in, given the text of its
+    /// host's chunk (a procedure's) and whether its host ends in it.
+    fn new(own_text: Arc<str>, host: Option<(Arc<str>, Arc<str>)>, closed: bool, form: SourceForm) -> Context {
+        let newline = !own_text.is_empty() && !own_text.ends_with('\n');
+        let closer = match (closed, form, newline) {
+            (true, _, _) => "",
+            (false, SourceForm::Free, false) => "end\n",
+            (false, SourceForm::Free, true) => "\nend\n",
+            (false, SourceForm::Fixed { .. }, false) => "      end\n",
+            (false, SourceForm::Fixed { .. }, true) => "\n      end\n",
         };
-        let (host_text, host) = host.map_or(("", None), |(text, name)| (text, Some(name)));
-        let mut text = String::with_capacity(host_text.len() + own_text.len() + closer.len() + 1);
-        text.push_str(host_text);
-        text.push_str(own_text);
-        if !closer.is_empty() && !own_text.is_empty() && !own_text.ends_with('\n') {
-            text.push('\n');
-        }
+        let (host_text, host) = host.map_or((Arc::from(""), None), |(text, name)| (text, Some(name)));
         let own = TextRange::new(host_text.len(), host_text.len() + own_text.len());
-        text.push_str(closer);
-        Context { text, own, host }
+        Context { parts: (host_text, own_text), closer, text: OnceLock::new(), own, host }
+    }
+
+    /// The text analysed: the host's, the chunk's, the closing END.
+    pub fn text(&self) -> &str {
+        self.text.get_or_init(|| {
+            let (host, own) = &self.parts;
+            let mut text = String::with_capacity(host.len() + own.len() + self.closer.len());
+            text.push_str(host);
+            text.push_str(own);
+            text.push_str(self.closer);
+            text
+        })
+    }
+
+    /// Whether the host unit ends in the chunk's own text (no closing END added).
+    pub fn closed(&self) -> bool {
+        self.closer.is_empty()
+    }
+
+    /// The host's text before the chunk's own (empty for a host's chunk).
+    pub fn host_text(&self) -> &Arc<str> {
+        &self.parts.0
     }
 }
 
@@ -172,8 +196,10 @@ impl Frame<'_> {
         }
         let context = self.context?;
         let range = self.analysed(range)?;
-        let closed = context.text.len() == context.own.end;
-        (!closed && context.own.start <= range.start && range.start <= context.own.end && range.end > context.own.end)
+        (!context.closed()
+            && context.own.start <= range.start
+            && range.start <= context.own.end
+            && range.end > context.own.end)
             .then(|| TextRange { start: range.start - context.own.start, end: OPEN_END })
     }
 
@@ -333,7 +359,7 @@ impl ModuleResolver for Replay<'_> {
 impl Chunk {
     #[allow(clippy::too_many_arguments)]
     fn new(
-        text: String,
+        text: Arc<str>,
         context: Option<Context>,
         analysis: Arc<FileAnalysis>,
         lookups: Vec<(String, Option<Arc<ExternalFile>>)>,
@@ -351,8 +377,8 @@ impl Chunk {
             .collect();
         let analysed_text = match (&expansion, &context) {
             (Some(expansion), _) => expansion.text.as_str(),
-            (None, Some(context)) => context.text.as_str(),
-            (None, None) => text.as_str(),
+            (None, Some(context)) => context.text(),
+            (None, None) => &*text,
         };
         let mut diagnostics = analysis.diagnostics.clone();
         let mut semantic_tokens = analysis::ide::semantic_tokens(&analysis, analysed_text);
@@ -362,10 +388,8 @@ impl Chunk {
         let mut header_diagnostics = Vec::new();
         let mut programs: Vec<usize> = programs;
         let mut host_end = None;
-        let names = context
-            .as_ref()
-            .filter(|it| it.host.is_some())
-            .map(|it| Arc::new(super::host_spec::names(&it.text[it.own.start..it.own.end])));
+        let names =
+            context.as_ref().filter(|it| it.host.is_some()).map(|it| Arc::new(syntax::host_spec::names(&it.parts.1)));
         if expansion.is_some() || context.is_some() {
             let frame = Frame { expansion: expansion.as_deref(), context: context.as_ref() };
             let host_name = context.as_ref().and_then(|it| it.host.clone());
@@ -459,7 +483,7 @@ impl Chunk {
             severities: Arc::new(Vec::new()),
             full: Mutex::new(keep.then_some(analysis)),
             used: std::sync::atomic::AtomicU64::new(USES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)),
-            text: text.into(),
+            text,
             lookups: Arc::new(lookups),
             provides,
             tree: Mutex::new(tree),
@@ -534,7 +558,7 @@ impl Chunk {
     pub fn analysed_text(&self) -> &str {
         match (&self.expansion, &self.context) {
             (Some(expansion), _) => &expansion.text,
-            (None, Some(context)) => &context.text,
+            (None, Some(context)) => context.text(),
             (None, None) => &self.text,
         }
     }
@@ -885,7 +909,7 @@ impl ModuleResolver for ChunkModules<'_> {
 
 /// The lowering of one chunk, before its analysis.
 struct Lowered {
-    text: String,
+    text: Arc<str>,
     context: Option<Context>,
     file: syntax::SourceFile,
     tree: Option<(String, Tree)>,
@@ -897,7 +921,7 @@ struct Lowered {
 /// depends on the tree it starts from: a text with errors is parsed fresh,
 /// so that an edit ends where opening the same text does).
 fn lower_chunk(
-    text: String,
+    text: Arc<str>,
     context: Option<Context>,
     form: SourceForm,
     replaced: Option<&Chunk>,
@@ -905,7 +929,7 @@ fn lower_chunk(
     includes: &Includes,
     preprocessed: Option<String>,
 ) -> Lowered {
-    let source = context.as_ref().map_or(text.as_str(), |it| it.text.as_str());
+    let source = context.as_ref().map_or(&*text, |it| it.text());
     if source.len() > syntax::MAX_ANALYSED_BYTES {
         let file = syntax::parse(source, form);
         return Lowered { text, context, file, tree: None, expansion: None };
@@ -946,7 +970,7 @@ impl Lowered {
     fn analysed_text(&self) -> &str {
         match (&self.expansion, &self.context) {
             (Some(expansion), _) => &expansion.text,
-            (None, Some(context)) => &context.text,
+            (None, Some(context)) => context.text(),
             (None, None) => &self.text,
         }
     }
@@ -1100,7 +1124,7 @@ const WINDOW_AFTER_EDIT: usize = 64 * 1024;
 /// What a chunk of a new version needs.
 enum Job {
     /// Lowered already (it defines a module): its analysis.
-    Analyse(Lowered),
+    Analyse(Box<Lowered>),
     /// Its text (which changed).
     LowerAndAnalyse(String),
     /// Its text did not, a module it USEs did.
@@ -1240,15 +1264,16 @@ pub fn analyse(
             .and_then(|host| host_texts.get(&host))
             .map(|it| &it.1)
     };
-    let context_of = |idx: usize, own_text: &str| {
+    let context_of = |idx: usize, own_text: &Arc<str>| {
         let procedure = kinds[idx] == syntax::ChunkKind::Procedure;
         if !procedure && !hosts(idx) {
             return None;
         }
         let host = host_of[idx].filter(|_| procedure).and_then(|host| host_texts.get(&host));
-        Some(Context::new(own_text, host.map(|(text, name)| (&**text, name.clone())), !hosts(idx), form))
+        Some(Context::new(own_text.clone(), host.map(|(text, name)| (text.clone(), name.clone())), !hosts(idx), form))
     };
     let lower = |idx: usize, chunk_text: String| {
+        let chunk_text: Arc<str> = chunk_text.into();
         let context = context_of(idx, &chunk_text);
         lower_chunk(chunk_text, context, form, replaced(idx), keep_trees, includes, preprocessed_chunk(idx))
     };
@@ -1307,11 +1332,11 @@ pub fn analyse(
         if kept.expansion.is_some() {
             return None;
         }
-        let old_host = &old.text[..old.own.start];
+        let old_host = &**old.host_text();
         let (changed, prefix, suffix) = host_changes
             .entry((old_name, host))
             .or_insert_with(|| {
-                let changed = super::host_spec::changed_names(old_host, new_host, form)?;
+                let changed = syntax::host_spec::changed_names(old_host, new_host, form)?;
                 // Ranges of the old host text before or after what differs in the new one.
                 let prefix = old_host.bytes().zip(new_host.bytes()).take_while(|(a, b)| a == b).count();
                 let max_suffix = old_host.len().min(new_host.len()) - prefix;
@@ -1340,8 +1365,7 @@ pub fn analyse(
                 None
             }
         };
-        let closed = old.text.len() == old.own.end;
-        let context = Context::new(&kept.text, Some((new_host, new_name.clone())), closed, form);
+        let context = Context::new(kept.text.clone(), Some((new_host.clone(), new_name.clone())), old.closed(), form);
         kept.rebased(context, host_range)
     };
     let severities = Arc::new(settings.severities());
@@ -1353,11 +1377,11 @@ pub fn analyse(
     let mut jobs: Vec<(usize, Job)> = Vec::new();
     for idx in 0..ranges.len() {
         if let Some(lowered) = lowered[idx].take() {
-            jobs.push((idx, Job::Analyse(lowered)));
+            jobs.push((idx, Job::Analyse(Box::new(lowered))));
         } else if let Some(chunk_text) = texts[idx].take() {
             jobs.push((idx, Job::LowerAndAnalyse(chunk_text)));
         } else if chunk_modules().same_as(&kept_of(idx).lookups)
-            && kept_of(idx).context.as_ref().map(|it| it.text.len() == it.own.end)
+            && kept_of(idx).context.as_ref().map(Context::closed)
                 == (kinds[idx] == syntax::ChunkKind::Procedure || hosts(idx)).then_some(!hosts(idx))
             && kept_of(idx).expansion.as_ref().is_none_or(|it| includes.unchanged(it))
             && kept_of(idx).expansion.as_ref().and_then(|it| it.preprocessed.as_ref())
@@ -1387,12 +1411,12 @@ pub fn analyse(
     let run = |(idx, job): (usize, Job)| {
         let modules = chunk_modules();
         let (file, provided) = match job {
-            Job::Analyse(lowered) => (lowered, provides[idx].clone()),
+            Job::Analyse(lowered) => (*lowered, provides[idx].clone()),
             Job::LowerAndAnalyse(chunk_text) => (lower(idx, chunk_text), provides[idx].clone()),
             Job::Reanalyse(kept) => {
                 let context = context_of(idx, &kept.text);
                 let lowered =
-                    lower_chunk(kept.text.to_string(), context, form, None, false, includes, preprocessed_chunk(idx));
+                    lower_chunk(kept.text.clone(), context, form, None, false, includes, preprocessed_chunk(idx));
                 // A host's module, lowered again, is what its users find.
                 let provided = match (&kept.provides, hosts(idx)) {
                     (Some(provided), true) => Some(Arc::new(ExternalFile {
@@ -1773,6 +1797,32 @@ mod tests {
         };
         assert_eq!(units(&edited), units(&fresh));
         assert_eq!(edited.diagnostics(), fresh.diagnostics());
+    }
+
+    /// An edit inside an interface body of a host's specification part
+    /// analyses the host's chunk and the procedures that name its procedure
+    /// (or its generic) again, as it would an edit of a procedure; the
+    /// others are moved onto the new host text, which they make when asked.
+    #[test]
+    fn an_edit_in_an_interface_body_analyses_the_host_and_the_procedures_that_name_it() {
+        let text = "module grid\n  real :: a(8)\n!HPF$ DISTRIBUTE a(BLOCK)\n  interface smooth\n    subroutine smooth_real(x, k)\n      real, intent(inout) :: x(:)\n      integer(4), intent(in) :: k\n    end subroutine smooth_real\n  end interface\ncontains\n  subroutine caller\n    call smooth(a, 2)\n  end subroutine caller\n  subroutine other\n    a = 1.0\n  end subroutine other\n  subroutine third\n    a(1) = 2.0\n  end subroutine third\nend module grid\n";
+        let opened = open(text, SourceForm::Free);
+        assert_eq!(opened.chunks.len(), 4);
+        let edited = edit(&opened, "integer(4), intent(in) :: k", "integer(8), intent(in) :: k");
+        // The host and `caller`; `other` and `third` are moved, their texts not made.
+        assert_eq!(edited.computed_chunks, 2);
+        for placed in &edited.chunks[2..] {
+            assert!(placed.chunk.context.as_ref().is_some_and(|it| it.text.get().is_none()));
+        }
+        let again = edit(&edited, "integer(8), intent(in) :: k", "integer(8), intent(in) :: k, m");
+        for analysed in [&edited, &again] {
+            let fresh = open(&analysed.text(), SourceForm::Free);
+            assert_eq!(analysed.diagnostics(), fresh.diagnostics());
+            let units = |it: &Analysed| {
+                it.chunks.iter().map(|placed| format!("{:?}", it.analysis_of(placed).file.units)).collect::<Vec<_>>()
+            };
+            assert_eq!(units(analysed), units(&fresh));
+        }
     }
 
     const UNITS: &str = "module m\n  integer, parameter :: n = 8\nend module m\n\nsubroutine s1\n  use m\n  real :: x(n)\n  x = 1.0\nend subroutine s1\n\nsubroutine s2\n  real :: y(4)\n  y = 2.0\nend subroutine s2\n";

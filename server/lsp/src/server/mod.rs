@@ -12,7 +12,6 @@
 
 mod document;
 mod handlers;
-mod host_spec;
 pub mod position;
 mod proto;
 mod run;

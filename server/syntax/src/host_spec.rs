@@ -1,16 +1,19 @@
 //! What an edit of a host's part up to CONTAINS changed that its
 //! procedures can see, by names: a procedure that references none of them
-//! keeps its analysis (`document::analyse` moves it onto the new host text).
+//! keeps its analysis (the language server moves it onto the new host
+//! text). The chunks of a document are found by [`crate::chunks`].
 //!
 //! A cheap statement scan of the two host texts, not an analysis. Each
 //! statement declares some names and mentions others. A type declaration or
 //! an HPF mapping directive (ALIGN, DISTRIBUTE, TEMPLATE, DYNAMIC, INHERIT)
 //! declares its entities; a statement the scan does not read declares every
 //! name it mentions. The changed names are those the statements between
-//! the common first and last statements of the two texts declare, and then, again and again, those of any statement
-//! that mentions a changed name (an array aligned with a template whose
+//! the common first and last statements of the two texts declare, and then,
+//! again and again, those of any statement that mentions a changed name (an array aligned with a template whose
 //! distribution changed, arrays sized by a changed parameter). Comments and
-//! blank lines are no statements: editing them changes nothing.
+//! blank lines are no statements: editing them changes nothing, nor does
+//! editing a statement's label. Lines are split into statements as the
+//! chunker splits them ([`crate::statements`]).
 //!
 //! A derived type definition is one statement that declares the type's
 //! name; an interface body one that declares its procedure's name and the
@@ -25,7 +28,8 @@
 
 use std::collections::HashSet;
 
-use syntax::SourceForm;
+use crate::statements::{line_statements, Carried};
+use crate::SourceForm;
 
 /// One statement of a host's specification part.
 #[derive(Debug, PartialEq, Eq, Hash, Clone)]
@@ -235,6 +239,8 @@ fn pieces(text: &str) -> Vec<Piece> {
     // The statement being continued, and whether it is a directive.
     let mut pending: Option<(String, bool)> = None;
     let mut continues_mixed = false;
+    // What the last statement line carried (a continuation, an open quote).
+    let mut carried = Carried::default();
     for line in text.lines() {
         let trimmed = line.trim();
         let (body, directive) = match directive_body(trimmed) {
@@ -249,39 +255,54 @@ fn pieces(text: &str) -> Vec<Piece> {
             }
             None => (trimmed, false),
         };
-        let body = if directive { body } else { without_comment(body) };
-        let body = body.trim();
-        if body.is_empty() {
+        // A directive's text is read whole; a statement line's are its statements.
+        let mut texts: Vec<&str> = Vec::new();
+        let continues = if directive {
+            let body = body.trim();
+            let (body, continues) = match body.strip_suffix('&') {
+                Some(it) => (it.trim_end(), true),
+                None => (body, false),
+            };
+            let body = body.strip_prefix('&').unwrap_or(body).trim_start();
+            texts.extend((!body.is_empty()).then_some(body));
+            carried = Carried::default();
+            continues
+        } else {
+            let was =
+                if pending.as_ref().is_some_and(|(_, directive)| !directive) { carried } else { Carried::default() };
+            let was = Carried { continued: pending.is_some(), ..was };
+            let mut statements = line_statements(body, was);
+            texts.extend(statements.by_ref().map(|it| it.text));
+            carried = statements.carried();
+            carried.continued
+        };
+        if texts.is_empty() && !continues {
             continue;
         }
-        let (body, continues) = match body.strip_suffix('&') {
-            Some(it) => (it.trim_end(), true),
-            None => (body, false),
-        };
-        let body = body.strip_prefix('&').unwrap_or(body).trim_start();
         let (mut joined, mixed) = match pending.take() {
             Some((joined, was_directive)) => (joined, was_directive != directive),
             None => (String::new(), false),
         };
-        joined.push_str(body);
-        if continues {
-            joined.push(' ');
-            pending = Some((joined, directive));
-            continues_mixed |= mixed;
-            continue;
-        }
         let mixed = std::mem::take(&mut continues_mixed) || mixed;
-        let texts: Vec<String> =
-            if directive { vec![joined] } else { split_semicolons(&joined).map(str::to_string).collect() };
-        for text in texts {
-            let text = text.trim().to_string();
+        let last = texts.len().saturating_sub(1);
+        for (idx, text) in texts.into_iter().enumerate() {
+            joined.push_str(text);
+            if idx == last && continues {
+                break;
+            }
+            let text = std::mem::take(&mut joined).trim().to_string();
             if !text.is_empty() {
                 res.push(Piece { text, directive, mixed });
             }
         }
+        if continues {
+            joined.push(' ');
+            pending = Some((joined, directive));
+            continues_mixed = mixed;
+        }
     }
     if let Some((text, directive)) = pending {
-        res.push(Piece { text, directive, mixed: true });
+        res.push(Piece { text: text.trim().to_string(), directive, mixed: true });
     }
     res
 }
@@ -315,37 +336,6 @@ fn is_sentinel(line: &str) -> bool {
     let rest = &line[1..];
     let letters = rest.bytes().take_while(u8::is_ascii_alphabetic).count();
     rest.as_bytes().get(letters) == Some(&b'$')
-}
-
-/// A statement line without its trailing comment (quotes respected).
-fn without_comment(line: &str) -> &str {
-    let mut quote: Option<u8> = None;
-    for (idx, byte) in line.bytes().enumerate() {
-        match (quote, byte) {
-            (Some(open), _) if byte == open => quote = None,
-            (Some(_), _) => {}
-            (None, b'\'' | b'"') => quote = Some(byte),
-            (None, b'!') => return &line[..idx],
-            _ => {}
-        }
-    }
-    line
-}
-
-fn split_semicolons(line: &str) -> impl Iterator<Item = &str> {
-    let mut quote: Option<u8> = None;
-    let mut cuts = vec![0];
-    for (idx, byte) in line.bytes().enumerate() {
-        match (quote, byte) {
-            (Some(open), _) if byte == open => quote = None,
-            (Some(_), _) => {}
-            (None, b'\'' | b'"') => quote = Some(byte),
-            (None, b';') => cuts.push(idx + 1),
-            _ => {}
-        }
-    }
-    cuts.push(line.len() + 1);
-    cuts.windows(2).map(move |it| &line[it[0]..it[1] - 1]).collect::<Vec<_>>().into_iter()
 }
 
 /// A derived type definition (`type name`, `type, ... :: name`) begins.
@@ -521,6 +511,10 @@ mod tests {
             changed("  real :: a(n), b(n)\n  real :: c(m)\n", "  real :: c(m)\n  real :: a(n), b(n)\n"),
             Some(vec!["a".into(), "b".into(), "c".into()])
         );
+        // Statements after a `;`, a label, a comment in a continued statement.
+        assert_eq!(changed("real :: c(m)", "real :: c(m); real :: e"), Some(vec!["e".into()]));
+        assert_eq!(changed("  real :: c(m)\n", "10 real :: c(m)\n"), Some(vec![]));
+        assert_eq!(changed("real :: c(m)", "real :: c( & ! rows\n  m)"), Some(vec!["c".into()]));
         // F77 declarations and continuation lines.
         assert_eq!(changed("real :: c(m)", "REAL*8 C(M), &\n    E"), Some(vec!["c".into(), "e".into()]));
     }
