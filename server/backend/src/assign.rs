@@ -1122,9 +1122,9 @@ impl<'a> Lowering<'a> {
         text
     }
 
-    /// A statement's text (with its indentation and label) with the replacements.
+    /// A statement's text (with its indentation and label, `Lowering::copy_start`) with the replacements.
     pub(crate) fn edited_statement(&self, stmt: &Stmt, edits: &[(TextRange, String)]) -> String {
-        let line_start = self.text[..stmt.range.start].rfind('\n').map_or(0, |it| it + 1);
+        let line_start = self.copy_start(stmt.range.start);
         close_shared_label(self.edited(TextRange::new(line_start, stmt.range.end), edits))
     }
 }

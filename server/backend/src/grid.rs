@@ -1268,7 +1268,7 @@ impl<'a> Lowering<'a> {
                 }
                 self.emit_grid_fetches_in(out, *home, *offsets, reads, &[None, None], spans);
                 let line_start = |range: TextRange| self.text[..range.start].rfind('\n').map_or(0, |it| it + 1);
-                let nest_range = TextRange::new(line_start(stmt.range), stmt.range.end);
+                let nest_range = TextRange::new(self.copy_start(stmt.range.start), stmt.range.end);
                 let mut edits: Vec<(TextRange, String)> = Vec::new();
                 let names = [("hpf_lo", "hpf_hi"), ("hpf_lo2", "hpf_hi2")];
                 for k in 0..2 {

@@ -3342,7 +3342,7 @@ impl<'a> Lowering<'a> {
     /// before each STOP or ERROR STOP in it (every process takes it: a
     /// process that stops without finalising makes `mpirun` fail the run).
     fn verbatim_text(&self, stmt: &Stmt) -> String {
-        let line_start = self.text[..stmt.range.start].rfind('\n').map_or(0, |it| it + 1);
+        let line_start = self.copy_start(stmt.range.start);
         let mut edits: Vec<(TextRange, String)> = Vec::new();
         let mut stack = vec![stmt];
         while let Some(current) = stack.pop() {
@@ -3392,8 +3392,27 @@ impl<'a> Lowering<'a> {
     }
 
     fn statement_text(&self, stmt: &Stmt) -> String {
-        let line_start = self.text[..stmt.range.start].rfind('\n').map_or(0, |it| it + 1);
-        self.copy(TextRange::new(line_start, stmt.range.end))
+        self.copy(TextRange::new(self.copy_start(stmt.range.start), stmt.range.end))
+    }
+
+    /// Where the copy of a statement that begins at `offset` begins: at the
+    /// start of its line, so that its indentation, its label and the
+    /// `IF (...)` of a logical IF it is the action of come along, or after
+    /// the last `;` before it on that line, so that the statements before
+    /// it do not (`do i = 1, n; a(i) = 0; end do`).
+    pub(crate) fn copy_start(&self, offset: usize) -> usize {
+        let line_start = self.text[..offset].rfind('\n').map_or(0, |it| it + 1);
+        let mut quote = None;
+        let mut after_semicolon = line_start;
+        for (at, ch) in self.text[line_start..offset].char_indices() {
+            match (quote, ch) {
+                (None, '\'' | '"') => quote = Some(ch),
+                (Some(open), _) if ch == open => quote = None,
+                (None, ';') => after_semicolon = line_start + at + 1,
+                _ => {}
+            }
+        }
+        after_semicolon
     }
 
     fn emit_parallel(&self, out: &mut String, nest: &ParallelNest) {
@@ -3411,7 +3430,7 @@ impl<'a> Lowering<'a> {
         // The nest as written, with the distributing loop's control replaced.
         let control_end = control.step.as_ref().map_or(control.hi.range.end, |it| it.range.end);
         let replaced = TextRange::new(control.lo.range.start, control_end);
-        let line_start = self.text[..nest.stmt.range.start].rfind('\n').map_or(0, |it| it + 1);
+        let line_start = self.copy_start(nest.stmt.range.start);
         let nest_range = TextRange::new(line_start, nest.stmt.range.end);
         let control_edit = (replaced, format!("hpf_lo, hpf_hi, {step}"));
         if let Some(edits) = &nest.cyclic_edits {
@@ -3652,7 +3671,7 @@ impl<'a> Lowering<'a> {
             .collect();
         edits.extend(exits.iter().enumerate().map(|(k, it)| (it.action, format!("go to {}", label(k + 1)))));
         edits.sort_by_key(|it| it.0.start);
-        let line_start = self.text[..stmt.range.start].rfind('\n').map_or(0, |it| it + 1);
+        let line_start = self.copy_start(stmt.range.start);
         let text = self.copy_with_edits(TextRange::new(line_start, stmt.range.end), &edits);
         if exits.is_empty() {
             let _ = writeln!(out, "  if (hpf_rank == 0) then\n{text}\n  end if");

@@ -223,6 +223,18 @@ end program p
     assert!(!source.contains("hpf_gather"), "{source}");
 }
 
+/// A statement after `;` on a line is copied alone, not with the statements
+/// before it on that line (which would open the loop again inside itself).
+#[test]
+fn statements_after_a_semicolon_are_copied_alone() {
+    let (_, source) = lower(&program(
+        "  do i = 2, n - 1; u(i) = 0.5 * (u(i-1) + u(i+1)); un(i) = u(i); end do\n  print *, sum(un)\n",
+    ));
+    assert!(!source.contains("do i = 2, n - 1; u(i)"), "{source}");
+    assert!(source.contains("\n u(i) = 0.5 * (u(i-1) + u(i+1))\n"), "{source}");
+    assert!(source.contains("\n un(i) = u(i)\n"), "{source}");
+}
+
 #[test]
 fn reductions_keep_the_sequential_order_of_floating_point_sums() {
     let (notes, source) = lower(&program(
