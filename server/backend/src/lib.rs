@@ -3440,7 +3440,7 @@ impl<'a> Lowering<'a> {
             edits.extend(broadcast_edits.iter().cloned());
             let courses_to = |hi: &str| {
                 format!(
-                    "  do hpf_c = hpf_course_lo(hpf_d_{home_name}, {home_offset}, ({lo}), {hi}, {step}), hpf_course_hi(hpf_d_{home_name}, {home_offset}, ({lo}), {hi}, {step})\n    call hpf_course_bounds(hpf_d_{home_name}, {home_offset}, ({lo}), {hi}, {step}, hpf_c, hpf_lo, hpf_hi)"
+                    "  do hpf_c = 0, hpf_courses(hpf_d_{home_name}) - 1\n    call hpf_course_bounds(hpf_d_{home_name}, {home_offset}, ({lo}), {hi}, {step}, hpf_c, hpf_lo, hpf_hi)"
                 )
             };
             let mut courses = courses_to(&format!("({hi})"));

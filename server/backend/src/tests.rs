@@ -476,13 +476,8 @@ end program c
     assert!(source.contains("  b(hpf_lo:hpf_hi:1) = a(hpf_lo:hpf_hi:1)\n  end do\n"), "{source}");
     assert!(!source.contains("hpf_remote_read"), "{source}");
     assert!(source.contains("hpf_d_a = hpf_make_desc(1, 20, 0, 1, 20, 2, 1)"), "{source}");
-    // Only the courses that can hold iterations (counted from the end for a negative step).
-    assert!(
-        source.contains(
-            "  do hpf_c = hpf_course_lo(hpf_d_a, 0, (n), (1), -1), hpf_course_hi(hpf_d_a, 0, (n), (1), -1)\n"
-        ),
-        "{source}"
-    );
+    // Course by course (counted from the end for a negative step).
+    assert!(source.contains("  do hpf_c = 0, hpf_courses(hpf_d_a) - 1\n"), "{source}");
     assert!(source.contains("call hpf_course_bounds(hpf_d_a, 0, (n), (1), -1, hpf_c, hpf_lo, hpf_hi)"), "{source}");
     // Local positions from one shift per array and course, no call per element.
     assert!(

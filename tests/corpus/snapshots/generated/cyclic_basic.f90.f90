@@ -42,7 +42,7 @@ program cyclic_basic
   allocate (d(hpf_lo:hpf_hi))
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, n
-  do hpf_c = hpf_course_lo(hpf_d_a, 0, (1), (n), 1), hpf_course_hi(hpf_d_a, 0, (1), (n), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_a) - 1
     call hpf_course_bounds(hpf_d_a, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1
@@ -57,7 +57,7 @@ program cyclic_basic
   b = 0.0
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = n, 1, -1
-  do hpf_c = hpf_course_lo(hpf_d_k, 0, (n), (1), -1), hpf_course_hi(hpf_d_k, 0, (n), (1), -1)
+  do hpf_c = 0, hpf_courses(hpf_d_k) - 1
     call hpf_course_bounds(hpf_d_k, 0, (n), (1), -1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1
@@ -71,7 +71,7 @@ program cyclic_basic
   call hpf_stat_end(2)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = n, 1, -1
-  do hpf_c = hpf_course_lo(hpf_d_d, 0, (n), (1), -1), hpf_course_hi(hpf_d_d, 0, (n), (1), -1)
+  do hpf_c = 0, hpf_courses(hpf_d_d) - 1
     call hpf_course_bounds(hpf_d_d, 0, (n), (1), -1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1
@@ -85,7 +85,7 @@ program cyclic_basic
   call hpf_stat_end(3)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 2, n, 3
-  do hpf_c = hpf_course_lo(hpf_d_b, 0, (2), (n), 3), hpf_course_hi(hpf_d_b, 0, (2), (n), 3)
+  do hpf_c = 0, hpf_courses(hpf_d_b) - 1
     call hpf_course_bounds(hpf_d_b, 0, (2), (n), 3, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1, hpf_cs_2
@@ -100,7 +100,7 @@ program cyclic_basic
   call hpf_stat_end(4)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = n - 1, 1, -4
-  do hpf_c = hpf_course_lo(hpf_d_k, 0, (n - 1), (1), -4), hpf_course_hi(hpf_d_k, 0, (n - 1), (1), -4)
+  do hpf_c = 0, hpf_courses(hpf_d_k) - 1
     call hpf_course_bounds(hpf_d_k, 0, (n - 1), (1), -4, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1
@@ -114,7 +114,7 @@ program cyclic_basic
   call hpf_stat_end(5)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, n - 1
-  do hpf_c = hpf_course_lo(hpf_d_d, 0, (1), (n - 1), 1), hpf_course_hi(hpf_d_d, 0, (1), (n - 1), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_d) - 1
     call hpf_course_bounds(hpf_d_d, 0, (1), (n - 1), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1, hpf_cs_2
@@ -134,7 +134,7 @@ program cyclic_basic
   integer, allocatable :: hpf_gi_1(:)
   REAL, allocatable :: hpf_gv_1(:)
   hpf_n = 0
-  do hpf_c = hpf_course_lo(hpf_d_a, 0, (1), (n - 1), 1), hpf_course_hi(hpf_d_a, 0, (1), (n - 1), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_a) - 1
     call hpf_course_bounds(hpf_d_a, 0, (1), (n - 1), 1, hpf_c, hpf_lo, hpf_hi)
     hpf_k = 0
     if ((hpf_hi - hpf_lo) * (1) >= 0) hpf_k = (hpf_hi - hpf_lo) / (1) + 1
@@ -142,7 +142,7 @@ program cyclic_basic
   end do
   allocate (hpf_gi_1(hpf_n), hpf_gv_1(hpf_n))
   hpf_m = 0
-  do hpf_c = hpf_course_lo(hpf_d_a, 0, (1), (n - 1), 1), hpf_course_hi(hpf_d_a, 0, (1), (n - 1), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_a) - 1
     call hpf_course_bounds(hpf_d_a, 0, (1), (n - 1), 1, hpf_c, hpf_lo, hpf_hi)
     hpf_k = 0
     if ((hpf_hi - hpf_lo) * (1) >= 0) hpf_k = (hpf_hi - hpf_lo) / (1) + 1
@@ -153,7 +153,7 @@ program cyclic_basic
   end do
   call hpf_remote_read_r4(b, hpf_d_b, hpf_gi_1, hpf_gv_1)
   hpf_m = 0
-  do hpf_c = hpf_course_lo(hpf_d_a, 0, (1), (n - 1), 1), hpf_course_hi(hpf_d_a, 0, (1), (n - 1), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_a) - 1
     call hpf_course_bounds(hpf_d_a, 0, (1), (n - 1), 1, hpf_c, hpf_lo, hpf_hi)
     hpf_k = 0
     if ((hpf_hi - hpf_lo) * (1) >= 0) hpf_k = (hpf_hi - hpf_lo) / (1) + 1

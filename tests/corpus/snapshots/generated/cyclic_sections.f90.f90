@@ -71,7 +71,7 @@ program cyclic_sections
   allocate (pos(hpf_lo:hpf_hi))
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 0, n
-  do hpf_c = hpf_course_lo(hpf_d_k, 0, (0), (n), 1), hpf_course_hi(hpf_d_k, 0, (0), (n), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_k) - 1
     call hpf_course_bounds(hpf_d_k, 0, (0), (n), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1, hpf_cs_2

@@ -45,7 +45,7 @@ program cyclic_template
   v = 1.0
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 0, n + 1
-  do hpf_c = hpf_course_lo(hpf_d_u, 0, (0), (n + 1), 1), hpf_course_hi(hpf_d_u, 0, (0), (n + 1), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_u) - 1
     call hpf_course_bounds(hpf_d_u, 0, (0), (n + 1), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1, hpf_cs_2
@@ -61,7 +61,7 @@ program cyclic_template
   call hpf_stat_end(1)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do j = 1, n
-  do hpf_c = hpf_course_lo(hpf_d_g, 0, (1), (n), 1), hpf_course_hi(hpf_d_g, 0, (1), (n), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_g) - 1
     call hpf_course_bounds(hpf_d_g, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1
@@ -78,7 +78,7 @@ program cyclic_template
   call hpf_stat_end(2)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do j = n, 1, -2
-  do hpf_c = hpf_course_lo(hpf_d_g, 0, (n), (1), -2), hpf_course_hi(hpf_d_g, 0, (n), (1), -2)
+  do hpf_c = 0, hpf_courses(hpf_d_g) - 1
     call hpf_course_bounds(hpf_d_g, 0, (n), (1), -2, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1
@@ -102,7 +102,7 @@ program cyclic_template
   integer, allocatable :: hpf_gi_1(:)
   REAL, allocatable :: hpf_gv_1(:)
   hpf_n = 0
-  do hpf_c = hpf_course_lo(hpf_d_v, 0, (1), (n), 1), hpf_course_hi(hpf_d_v, 0, (1), (n), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_v) - 1
     call hpf_course_bounds(hpf_d_v, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
     hpf_k = 0
     if ((hpf_hi - hpf_lo) * (1) >= 0) hpf_k = (hpf_hi - hpf_lo) / (1) + 1
@@ -110,7 +110,7 @@ program cyclic_template
   end do
   allocate (hpf_gi_1(2 * hpf_n), hpf_gv_1(2 * hpf_n))
   hpf_m = 0
-  do hpf_c = hpf_course_lo(hpf_d_v, 0, (1), (n), 1), hpf_course_hi(hpf_d_v, 0, (1), (n), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_v) - 1
     call hpf_course_bounds(hpf_d_v, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
     hpf_k = 0
     if ((hpf_hi - hpf_lo) * (1) >= 0) hpf_k = (hpf_hi - hpf_lo) / (1) + 1
@@ -122,7 +122,7 @@ program cyclic_template
   end do
   call hpf_remote_read_r4(u, hpf_d_u, hpf_gi_1, hpf_gv_1)
   hpf_m = 0
-  do hpf_c = hpf_course_lo(hpf_d_v, 0, (1), (n), 1), hpf_course_hi(hpf_d_v, 0, (1), (n), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_v) - 1
     call hpf_course_bounds(hpf_d_v, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
     hpf_k = 0
     if ((hpf_hi - hpf_lo) * (1) >= 0) hpf_k = (hpf_hi - hpf_lo) / (1) + 1
@@ -141,7 +141,7 @@ program cyclic_template
   call hpf_stat_end(4)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, n
-  do hpf_c = hpf_course_lo(hpf_d_u, 0, (1), (n), 1), hpf_course_hi(hpf_d_u, 0, (1), (n), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_u) - 1
     call hpf_course_bounds(hpf_d_u, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1, hpf_cs_2, hpf_cs_3
@@ -158,7 +158,7 @@ program cyclic_template
   end do
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 0, n
-  do hpf_c = hpf_course_lo(hpf_d_v, 0, (0), (n), 1), hpf_course_hi(hpf_d_v, 0, (0), (n), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_v) - 1
     call hpf_course_bounds(hpf_d_v, 0, (0), (n), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1, hpf_cs_2, hpf_cs_3

@@ -30,7 +30,7 @@ program fused_broadcasts
   allocate (idx(1:13, hpf_lo:hpf_hi))
   call hpf_stat_begin()
   ! hpf-ls: owner computes do j = 1, n
-  do hpf_c = hpf_course_lo(hpf_d_a, 0, (1), (n), 1), hpf_course_hi(hpf_d_a, 0, (1), (n), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_a) - 1
     call hpf_course_bounds(hpf_d_a, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1, hpf_cs_2
@@ -50,12 +50,12 @@ program fused_broadcasts
   total = 0.0d0
   ! hpf-ls: every process runs this loop
   do k = 1, n - 1
-  ! hpf-ls: 3 broadcasts from one owner in one message: the owner runs these statements first
+  ! hpf-ls: 2 broadcasts from one owner in one message: the owner runs these statements first
   block
   character(len=1), allocatable :: hpf_fb(:)
   integer :: hpf_fo, hpf_fq, hpf_fm, hpf_fz
   hpf_fo = hpf_owner(hpf_d_idx, k)
-  allocate (hpf_fb(storage_size(hpf_r1) / 8 + storage_size(hpf_r2) / 8 + (storage_size(a) / 8) * max(0, (13) - (max(1, k + 1)) + 1)))
+  allocate (hpf_fb(storage_size(hpf_r1) / 8 + storage_size(hpf_r2) / 8))
   do hpf_fz = 0, 2
   if (hpf_fz == 1) then
     call MPI_Bcast(hpf_fb, size(hpf_fb), MPI_BYTE, hpf_fo, MPI_COMM_WORLD)
@@ -79,6 +79,9 @@ program fused_broadcasts
   end if
   hpf_fq = hpf_fq + hpf_fm
     p = hpf_r2
+  end if
+  end do
+  end block
     total = total + p * m
   if (hpf_owns(hpf_d_a, k)) then
     block
@@ -96,18 +99,12 @@ program fused_broadcasts
   DOUBLE PRECISION, allocatable :: hpf_bc_1(:)
   allocate (hpf_bc_1(max(1, k + 1):13))
   if (hpf_owns(hpf_d_a, k)) hpf_bc_1 = a(max(1, k + 1):13, hpf_lx(hpf_d_a, k))
-  hpf_fm = (storage_size(hpf_bc_1) / 8) * (size(hpf_bc_1))
-  if (hpf_rank == hpf_fo) then
-    hpf_fb(hpf_fq + 1:hpf_fq + hpf_fm) = transfer(hpf_bc_1, hpf_fb, hpf_fm)
-  else
-    hpf_bc_1 = transfer(hpf_fb(hpf_fq + 1:hpf_fq + hpf_fm), hpf_bc_1)
-  end if
-  hpf_fq = hpf_fq + hpf_fm
+  call MPI_Bcast(hpf_bc_1, size(hpf_bc_1), MPI_DOUBLE_PRECISION, hpf_owner(hpf_d_a, k), MPI_COMM_WORLD)
   if (hpf_stats .and. hpf_owns(hpf_d_a, k)) then
     hpf_stat_messages = hpf_stat_messages + (hpf_nprocs - 1)
     hpf_stat_elements = hpf_stat_elements + int(hpf_nprocs - 1, 8) * size(hpf_bc_1)
   end if
-  do hpf_c = hpf_course_lo(hpf_d_a, 0, (k + 1), (n), 1), hpf_course_hi(hpf_d_a, 0, (k + 1), (n), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_a) - 1
     call hpf_course_bounds(hpf_d_a, 0, (k + 1), (n), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1
@@ -123,9 +120,6 @@ program fused_broadcasts
   if (((n) - (k + 1)) * (1) >= 0) i = hpf_final((k + 1), (n), 1)
   end block
   call hpf_stat_end(2)
-  end if
-  end do
-  end block
   end do
   if (hpf_rank == 0) then
   print '(a, es22.14)', ' total', total

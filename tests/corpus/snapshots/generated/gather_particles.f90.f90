@@ -43,7 +43,7 @@ program gather_particles
   allocate (force(hpf_lo:hpf_hi))
   call hpf_stat_begin()
   ! hpf-ls: owner computes do p = 1, np
-  do hpf_c = hpf_course_lo(hpf_d_cell, 0, (1), (np), 1), hpf_course_hi(hpf_d_cell, 0, (1), (np), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_cell) - 1
     call hpf_course_bounds(hpf_d_cell, 0, (1), (np), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1
@@ -57,7 +57,7 @@ program gather_particles
   call hpf_stat_end(1)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do p = 1, np
-  do hpf_c = hpf_course_lo(hpf_d_vel, 0, (1), (np), 1), hpf_course_hi(hpf_d_vel, 0, (1), (np), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_vel) - 1
     call hpf_course_bounds(hpf_d_vel, 0, (1), (np), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1
@@ -86,7 +86,7 @@ program gather_particles
   integer, allocatable :: hpf_gi_1(:)
   INTEGER, allocatable :: hpf_gv_1(:)
   hpf_n = 0
-  do hpf_c = hpf_course_lo(hpf_d_force, 0, (1), (np), 1), hpf_course_hi(hpf_d_force, 0, (1), (np), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_force) - 1
     call hpf_course_bounds(hpf_d_force, 0, (1), (np), 1, hpf_c, hpf_lo, hpf_hi)
     hpf_k = 0
     if ((hpf_hi - hpf_lo) * (1) >= 0) hpf_k = (hpf_hi - hpf_lo) / (1) + 1
@@ -94,7 +94,7 @@ program gather_particles
   end do
   allocate (hpf_gi_1(hpf_n), hpf_gv_1(hpf_n))
   hpf_m = 0
-  do hpf_c = hpf_course_lo(hpf_d_force, 0, (1), (np), 1), hpf_course_hi(hpf_d_force, 0, (1), (np), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_force) - 1
     call hpf_course_bounds(hpf_d_force, 0, (1), (np), 1, hpf_c, hpf_lo, hpf_hi)
     hpf_k = 0
     if ((hpf_hi - hpf_lo) * (1) >= 0) hpf_k = (hpf_hi - hpf_lo) / (1) + 1
@@ -105,7 +105,7 @@ program gather_particles
   end do
   call hpf_remote_read_i4(field, hpf_d_field, hpf_gi_1, hpf_gv_1)
   hpf_m = 0
-  do hpf_c = hpf_course_lo(hpf_d_force, 0, (1), (np), 1), hpf_course_hi(hpf_d_force, 0, (1), (np), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_force) - 1
     call hpf_course_bounds(hpf_d_force, 0, (1), (np), 1, hpf_c, hpf_lo, hpf_hi)
     hpf_k = 0
     if ((hpf_hi - hpf_lo) * (1) >= 0) hpf_k = (hpf_hi - hpf_lo) / (1) + 1
@@ -123,7 +123,7 @@ program gather_particles
   call hpf_stat_end(4)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do p = 1, np
-  do hpf_c = hpf_course_lo(hpf_d_vel, 0, (1), (np), 1), hpf_course_hi(hpf_d_vel, 0, (1), (np), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_vel) - 1
     call hpf_course_bounds(hpf_d_vel, 0, (1), (np), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1, hpf_cs_2, hpf_cs_3

@@ -57,7 +57,7 @@ program grid_cyclic_offsets
   end do
   call hpf_stat_begin()
   ! hpf-ls: owner computes do k = 1, 20
-  do hpf_c = hpf_course_lo(hpf_d_x, 0, (1), (20), 1), hpf_course_hi(hpf_d_x, 0, (1), (20), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_x) - 1
     call hpf_course_bounds(hpf_d_x, 0, (1), (20), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1
@@ -71,7 +71,7 @@ program grid_cyclic_offsets
   call hpf_stat_end(1)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do k = 1, 20
-  do hpf_c = hpf_course_lo(hpf_d_y, 0, (1), (20), 1), hpf_course_hi(hpf_d_y, 0, (1), (20), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_y) - 1
     call hpf_course_bounds(hpf_d_y, 0, (1), (20), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1
@@ -250,7 +250,7 @@ end do
   integer, allocatable :: hpf_gi_1(:)
   INTEGER, allocatable :: hpf_gv_1(:)
   hpf_n = 0
-  do hpf_c = hpf_course_lo(hpf_d_x, 0, (1), (18), 1), hpf_course_hi(hpf_d_x, 0, (1), (18), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_x) - 1
     call hpf_course_bounds(hpf_d_x, 0, (1), (18), 1, hpf_c, hpf_lo, hpf_hi)
     hpf_k = 0
     if ((hpf_hi - hpf_lo) * (1) >= 0) hpf_k = (hpf_hi - hpf_lo) / (1) + 1
@@ -258,7 +258,7 @@ end do
   end do
   allocate (hpf_gi_1(hpf_n), hpf_gv_1(hpf_n))
   hpf_m = 0
-  do hpf_c = hpf_course_lo(hpf_d_x, 0, (1), (18), 1), hpf_course_hi(hpf_d_x, 0, (1), (18), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_x) - 1
     call hpf_course_bounds(hpf_d_x, 0, (1), (18), 1, hpf_c, hpf_lo, hpf_hi)
     hpf_k = 0
     if ((hpf_hi - hpf_lo) * (1) >= 0) hpf_k = (hpf_hi - hpf_lo) / (1) + 1
@@ -269,7 +269,7 @@ end do
   end do
   call hpf_remote_read_i4(y, hpf_d_y, hpf_gi_1, hpf_gv_1)
   hpf_m = 0
-  do hpf_c = hpf_course_lo(hpf_d_x, 0, (1), (18), 1), hpf_course_hi(hpf_d_x, 0, (1), (18), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_x) - 1
     call hpf_course_bounds(hpf_d_x, 0, (1), (18), 1, hpf_c, hpf_lo, hpf_hi)
     hpf_k = 0
     if ((hpf_hi - hpf_lo) * (1) >= 0) hpf_k = (hpf_hi - hpf_lo) / (1) + 1
@@ -293,7 +293,7 @@ end do
   integer, allocatable :: hpf_gi_1(:)
   INTEGER, allocatable :: hpf_gv_1(:)
   hpf_n = 0
-  do hpf_c = hpf_course_lo(hpf_d_y, 0, (20), (3), -1), hpf_course_hi(hpf_d_y, 0, (20), (3), -1)
+  do hpf_c = 0, hpf_courses(hpf_d_y) - 1
     call hpf_course_bounds(hpf_d_y, 0, (20), (3), -1, hpf_c, hpf_lo, hpf_hi)
     hpf_k = 0
     if ((hpf_hi - hpf_lo) * (-1) >= 0) hpf_k = (hpf_hi - hpf_lo) / (-1) + 1
@@ -301,7 +301,7 @@ end do
   end do
   allocate (hpf_gi_1(hpf_n), hpf_gv_1(hpf_n))
   hpf_m = 0
-  do hpf_c = hpf_course_lo(hpf_d_y, 0, (20), (3), -1), hpf_course_hi(hpf_d_y, 0, (20), (3), -1)
+  do hpf_c = 0, hpf_courses(hpf_d_y) - 1
     call hpf_course_bounds(hpf_d_y, 0, (20), (3), -1, hpf_c, hpf_lo, hpf_hi)
     hpf_k = 0
     if ((hpf_hi - hpf_lo) * (-1) >= 0) hpf_k = (hpf_hi - hpf_lo) / (-1) + 1
@@ -312,7 +312,7 @@ end do
   end do
   call hpf_remote_read_i4(x, hpf_d_x, hpf_gi_1, hpf_gv_1)
   hpf_m = 0
-  do hpf_c = hpf_course_lo(hpf_d_y, 0, (20), (3), -1), hpf_course_hi(hpf_d_y, 0, (20), (3), -1)
+  do hpf_c = 0, hpf_courses(hpf_d_y) - 1
     call hpf_course_bounds(hpf_d_y, 0, (20), (3), -1, hpf_c, hpf_lo, hpf_hi)
     hpf_k = 0
     if ((hpf_hi - hpf_lo) * (-1) >= 0) hpf_k = (hpf_hi - hpf_lo) / (-1) + 1

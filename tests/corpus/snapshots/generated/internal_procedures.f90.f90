@@ -78,7 +78,7 @@ program internal_procedures
   integer, allocatable :: hpf_gi_1(:)
   DOUBLE PRECISION, allocatable :: hpf_gv_1(:)
   hpf_n = 0
-  do hpf_c = hpf_course_lo(hpf_d_w, 0, (1), (n), 1), hpf_course_hi(hpf_d_w, 0, (1), (n), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_w) - 1
     call hpf_course_bounds(hpf_d_w, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
     hpf_k = 0
     if ((hpf_hi - hpf_lo) * (1) >= 0) hpf_k = (hpf_hi - hpf_lo) / (1) + 1
@@ -86,7 +86,7 @@ program internal_procedures
   end do
   allocate (hpf_gi_1(hpf_n), hpf_gv_1(hpf_n))
   hpf_m = 0
-  do hpf_c = hpf_course_lo(hpf_d_w, 0, (1), (n), 1), hpf_course_hi(hpf_d_w, 0, (1), (n), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_w) - 1
     call hpf_course_bounds(hpf_d_w, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
     hpf_k = 0
     if ((hpf_hi - hpf_lo) * (1) >= 0) hpf_k = (hpf_hi - hpf_lo) / (1) + 1
@@ -97,7 +97,7 @@ program internal_procedures
   end do
   call hpf_remote_read_r8(u, hpf_d_u, hpf_gi_1, hpf_gv_1)
   hpf_m = 0
-  do hpf_c = hpf_course_lo(hpf_d_w, 0, (1), (n), 1), hpf_course_hi(hpf_d_w, 0, (1), (n), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_w) - 1
     call hpf_course_bounds(hpf_d_w, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
     hpf_k = 0
     if ((hpf_hi - hpf_lo) * (1) >= 0) hpf_k = (hpf_hi - hpf_lo) / (1) + 1
@@ -246,7 +246,7 @@ subroutine halve(x, m)
   character(len=1), allocatable :: hpf_sb(:)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do j = 1, m
-  do hpf_c = hpf_course_lo(hpf_d_x, 0, (1), (m), 1), hpf_course_hi(hpf_d_x, 0, (1), (m), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_x) - 1
     call hpf_course_bounds(hpf_d_x, 0, (1), (m), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1

@@ -32,7 +32,7 @@ program list_fetch
   allocate (w(hpf_lo:hpf_hi, 1:4))
   call hpf_stat_begin()
   ! hpf-ls: owner computes do j = 1, n + 1
-  do hpf_c = hpf_course_lo(hpf_d_a, 0, (1), (n + 1), 1), hpf_course_hi(hpf_d_a, 0, (1), (n + 1), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_a) - 1
     call hpf_course_bounds(hpf_d_a, 0, (1), (n + 1), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1

@@ -291,7 +291,7 @@ program loop_exits
   if (allocated(hpf_g_c)) deallocate (hpf_g_c)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, n
-  do hpf_c = hpf_course_lo(hpf_d_e, 0, (1), (n), 1), hpf_course_hi(hpf_d_e, 0, (1), (n), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_e) - 1
     call hpf_course_bounds(hpf_d_e, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1
@@ -305,7 +305,7 @@ program loop_exits
   call hpf_stat_end(13)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, n
-  do hpf_c = hpf_course_lo(hpf_d_f, 0, (1), (n), 1), hpf_course_hi(hpf_d_f, 0, (1), (n), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_f) - 1
     call hpf_course_bounds(hpf_d_f, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1
@@ -321,7 +321,7 @@ program loop_exits
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = n, 1, -1
   hpf_exit_at = -huge(hpf_exit_at)
-  do hpf_c = hpf_course_lo(hpf_d_f, 0, (n), (1), -1), hpf_course_hi(hpf_d_f, 0, (n), (1), -1)
+  do hpf_c = 0, hpf_courses(hpf_d_f) - 1
     call hpf_course_bounds(hpf_d_f, 0, (n), (1), -1, hpf_c, hpf_lo, hpf_hi)
     do i = hpf_lo, hpf_hi, -1
       if ((e(hpf_lx(hpf_d_e, i)) == 1)) then
@@ -332,7 +332,7 @@ program loop_exits
   end do
   call MPI_Allreduce(MPI_IN_PLACE, hpf_exit_at, 1, MPI_INTEGER, MPI_MAX, MPI_COMM_WORLD)
   if (hpf_rank /= 0) total = 0
-  do hpf_c = hpf_course_lo(hpf_d_f, 0, (n), merge(hpf_exit_at, (1), hpf_exit_at /= -huge(hpf_exit_at)), -1), hpf_course_hi(hpf_d_f, 0, (n), merge(hpf_exit_at, (1), hpf_exit_at /= -huge(hpf_exit_at)), -1)
+  do hpf_c = 0, hpf_courses(hpf_d_f) - 1
     call hpf_course_bounds(hpf_d_f, 0, (n), merge(hpf_exit_at, (1), hpf_exit_at /= -huge(hpf_exit_at)), -1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1, hpf_cs_2
@@ -355,7 +355,7 @@ program loop_exits
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 2, n, 2
   hpf_exit_at = huge(hpf_exit_at)
-  do hpf_c = hpf_course_lo(hpf_d_f, 0, (2), (n), 2), hpf_course_hi(hpf_d_f, 0, (2), (n), 2)
+  do hpf_c = 0, hpf_courses(hpf_d_f) - 1
     call hpf_course_bounds(hpf_d_f, 0, (2), (n), 2, hpf_c, hpf_lo, hpf_hi)
     do i = hpf_lo, hpf_hi, 2
       if ((e(hpf_lx(hpf_d_e, i)) == 0)) then
@@ -365,7 +365,7 @@ program loop_exits
     end do
   end do
   call MPI_Allreduce(MPI_IN_PLACE, hpf_exit_at, 1, MPI_INTEGER, MPI_MIN, MPI_COMM_WORLD)
-  do hpf_c = hpf_course_lo(hpf_d_f, 0, (2), merge(hpf_exit_at, (n), hpf_exit_at /= huge(hpf_exit_at)), 2), hpf_course_hi(hpf_d_f, 0, (2), merge(hpf_exit_at, (n), hpf_exit_at /= huge(hpf_exit_at)), 2)
+  do hpf_c = 0, hpf_courses(hpf_d_f) - 1
     call hpf_course_bounds(hpf_d_f, 0, (2), merge(hpf_exit_at, (n), hpf_exit_at /= huge(hpf_exit_at)), 2, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1, hpf_cs_2

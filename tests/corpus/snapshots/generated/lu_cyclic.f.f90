@@ -39,7 +39,7 @@ PROGRAM LUCYC
   allocate (Y(hpf_lo:hpf_hi))
   call hpf_stat_begin()
   ! hpf-ls: owner computes DO 10 J = 1, N
-  do hpf_c = hpf_course_lo(hpf_d_A, 0, (1), (N), 1), hpf_course_hi(hpf_d_A, 0, (1), (N), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_A) - 1
     call hpf_course_bounds(hpf_d_A, 0, (1), (N), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1
@@ -118,7 +118,7 @@ PROGRAM LUCYC
     hpf_stat_messages = hpf_stat_messages + (hpf_nprocs - 1)
     hpf_stat_elements = hpf_stat_elements + int(hpf_nprocs - 1, 8) * size(hpf_bc_1)
   end if
-  do hpf_c = hpf_course_lo(hpf_d_A, 0, (K+1), (N), 1), hpf_course_hi(hpf_d_A, 0, (K+1), (N), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_A) - 1
     call hpf_course_bounds(hpf_d_A, 0, (K+1), (N), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1

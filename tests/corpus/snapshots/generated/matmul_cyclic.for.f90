@@ -33,7 +33,7 @@ PROGRAM GRAMCY
   call hpf_alloc_i4_212(G, hpf_d_G, [0, 0], [0, 0], [1, 1], [12, 12])
   call hpf_stat_begin()
   ! hpf-ls: owner computes DO 10 J = 1, N
-  do hpf_c = hpf_course_lo(hpf_d_A, 0, (1), (N), 1), hpf_course_hi(hpf_d_A, 0, (1), (N), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_A) - 1
     call hpf_course_bounds(hpf_d_A, 0, (1), (N), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1

@@ -172,7 +172,7 @@ program multi_update
   if (allocated(hpf_g_v)) deallocate (hpf_g_v)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, n
-  do hpf_c = hpf_course_lo(hpf_d_c, 0, (1), (n), 1), hpf_course_hi(hpf_d_c, 0, (1), (n), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_c) - 1
     call hpf_course_bounds(hpf_d_c, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1, hpf_cs_2

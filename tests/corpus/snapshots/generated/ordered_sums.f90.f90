@@ -124,7 +124,7 @@ call hpf_local_bounds(hpf_d_grid(1), 0, (1), (n), 1, hpf_lo, hpf_hi)
   call hpf_stat_end(4)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, nc
-  do hpf_c = hpf_course_lo(hpf_d_x, 0, (1), (nc), 1), hpf_course_hi(hpf_d_x, 0, (1), (nc), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_x) - 1
     call hpf_course_bounds(hpf_d_x, 0, (1), (nc), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1
@@ -138,7 +138,7 @@ call hpf_local_bounds(hpf_d_grid(1), 0, (1), (n), 1, hpf_lo, hpf_hi)
   call hpf_stat_end(5)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, nc
-  do hpf_c = hpf_course_lo(hpf_d_y, 0, (1), (nc), 1), hpf_course_hi(hpf_d_y, 0, (1), (nc), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_y) - 1
     call hpf_course_bounds(hpf_d_y, 0, (1), (nc), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1

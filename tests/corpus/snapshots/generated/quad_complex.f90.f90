@@ -74,7 +74,7 @@ program quad_complex
   integer, allocatable :: hpf_gi_2(:)
   COMPLEX(KIND=QP), allocatable :: hpf_gv_2(:)
   hpf_n = 0
-  do hpf_c = hpf_course_lo(hpf_d_w, 0, (2), (n - 1), 1), hpf_course_hi(hpf_d_w, 0, (2), (n - 1), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_w) - 1
     call hpf_course_bounds(hpf_d_w, 0, (2), (n - 1), 1, hpf_c, hpf_lo, hpf_hi)
     hpf_k = 0
     if ((hpf_hi - hpf_lo) * (1) >= 0) hpf_k = (hpf_hi - hpf_lo) / (1) + 1
@@ -83,7 +83,7 @@ program quad_complex
   allocate (hpf_gi_1(2 * hpf_n), hpf_gv_1(2 * hpf_n))
   allocate (hpf_gi_2(hpf_n), hpf_gv_2(hpf_n))
   hpf_m = 0
-  do hpf_c = hpf_course_lo(hpf_d_w, 0, (2), (n - 1), 1), hpf_course_hi(hpf_d_w, 0, (2), (n - 1), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_w) - 1
     call hpf_course_bounds(hpf_d_w, 0, (2), (n - 1), 1, hpf_c, hpf_lo, hpf_hi)
     hpf_k = 0
     if ((hpf_hi - hpf_lo) * (1) >= 0) hpf_k = (hpf_hi - hpf_lo) / (1) + 1
@@ -97,7 +97,7 @@ program quad_complex
   call hpf_remote_read_c16(u, hpf_d_u, hpf_gi_1, hpf_gv_1)
   call hpf_remote_read_c16(v, hpf_d_v, hpf_gi_2, hpf_gv_2)
   hpf_m = 0
-  do hpf_c = hpf_course_lo(hpf_d_w, 0, (2), (n - 1), 1), hpf_course_hi(hpf_d_w, 0, (2), (n - 1), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_w) - 1
     call hpf_course_bounds(hpf_d_w, 0, (2), (n - 1), 1, hpf_c, hpf_lo, hpf_hi)
     hpf_k = 0
     if ((hpf_hi - hpf_lo) * (1) >= 0) hpf_k = (hpf_hi - hpf_lo) / (1) + 1

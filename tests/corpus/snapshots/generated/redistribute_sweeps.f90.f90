@@ -264,7 +264,7 @@ program redistribute_sweeps
   integer, allocatable :: hpf_gi_1(:)
   INTEGER, allocatable :: hpf_gv_1(:)
   hpf_n = 0
-  do hpf_c = hpf_course_lo(hpf_d_w, 0, (2), (n), 1), hpf_course_hi(hpf_d_w, 0, (2), (n), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_w) - 1
     call hpf_course_bounds(hpf_d_w, 0, (2), (n), 1, hpf_c, hpf_lo, hpf_hi)
     hpf_k = 0
     if ((hpf_hi - hpf_lo) * (1) >= 0) hpf_k = (hpf_hi - hpf_lo) / (1) + 1
@@ -272,7 +272,7 @@ program redistribute_sweeps
   end do
   allocate (hpf_gi_1(hpf_n), hpf_gv_1(hpf_n))
   hpf_m = 0
-  do hpf_c = hpf_course_lo(hpf_d_w, 0, (2), (n), 1), hpf_course_hi(hpf_d_w, 0, (2), (n), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_w) - 1
     call hpf_course_bounds(hpf_d_w, 0, (2), (n), 1, hpf_c, hpf_lo, hpf_hi)
     hpf_k = 0
     if ((hpf_hi - hpf_lo) * (1) >= 0) hpf_k = (hpf_hi - hpf_lo) / (1) + 1
@@ -283,7 +283,7 @@ program redistribute_sweeps
   end do
   call hpf_remote_read_i4(v, hpf_d_v, hpf_gi_1, hpf_gv_1)
   hpf_m = 0
-  do hpf_c = hpf_course_lo(hpf_d_w, 0, (2), (n), 1), hpf_course_hi(hpf_d_w, 0, (2), (n), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_w) - 1
     call hpf_course_bounds(hpf_d_w, 0, (2), (n), 1, hpf_c, hpf_lo, hpf_hi)
     hpf_k = 0
     if ((hpf_hi - hpf_lo) * (1) >= 0) hpf_k = (hpf_hi - hpf_lo) / (1) + 1

@@ -82,7 +82,7 @@ program remap_gather
   call hpf_stat_end(3)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, n
-  do hpf_c = hpf_course_lo(hpf_d_rc, 0, (1), (n), 1), hpf_course_hi(hpf_d_rc, 0, (1), (n), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_rc) - 1
     call hpf_course_bounds(hpf_d_rc, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1
@@ -96,7 +96,7 @@ program remap_gather
   call hpf_stat_end(4)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, n
-  do hpf_c = hpf_course_lo(hpf_d_ra, 0, (1), (n), 1), hpf_course_hi(hpf_d_ra, 0, (1), (n), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_ra) - 1
     call hpf_course_bounds(hpf_d_ra, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1

@@ -69,7 +69,7 @@ program remap_sections
   allocate (d(hpf_lo:hpf_hi))
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, n
-  do hpf_c = hpf_course_lo(hpf_d_b, 0, (1), (n), 1), hpf_course_hi(hpf_d_b, 0, (1), (n), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_b) - 1
     call hpf_course_bounds(hpf_d_b, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1
@@ -91,7 +91,7 @@ program remap_sections
   call hpf_stat_end(2)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, n
-  do hpf_c = hpf_course_lo(hpf_d_y, 0, (1), (n), 1), hpf_course_hi(hpf_d_y, 0, (1), (n), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_y) - 1
     call hpf_course_bounds(hpf_d_y, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1

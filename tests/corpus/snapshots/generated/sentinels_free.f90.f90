@@ -41,7 +41,7 @@ program sentinels_free
   allocate (z(hpf_lo:hpf_hi))
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, n
-  do hpf_c = hpf_course_lo(hpf_d_x, 0, (1), (n), 1), hpf_course_hi(hpf_d_x, 0, (1), (n), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_x) - 1
     call hpf_course_bounds(hpf_d_x, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1, hpf_cs_2
@@ -57,7 +57,7 @@ program sentinels_free
   call hpf_stat_end(1)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, n
-  do hpf_c = hpf_course_lo(hpf_d_z, 0, (1), (n), 1), hpf_course_hi(hpf_d_z, 0, (1), (n), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_z) - 1
     call hpf_course_bounds(hpf_d_z, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1, hpf_cs_2, hpf_cs_3
@@ -76,7 +76,7 @@ program sentinels_free
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, n
   if (hpf_rank /= 0) s = 0
-  do hpf_c = hpf_course_lo(hpf_d_z, 0, (1), (n), 1), hpf_course_hi(hpf_d_z, 0, (1), (n), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_z) - 1
     call hpf_course_bounds(hpf_d_z, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1

@@ -20,7 +20,7 @@ contains
   character(len=1), allocatable :: hpf_sb(:)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, len
-  do hpf_c = hpf_course_lo(hpf_d_x, 0, (1), (len), 1), hpf_course_hi(hpf_d_x, 0, (1), (len), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_x) - 1
     call hpf_course_bounds(hpf_d_x, 0, (1), (len), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1
@@ -115,7 +115,7 @@ contains
   character(len=1), allocatable :: hpf_sb(:)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, len
-  do hpf_c = hpf_course_lo(hpf_d_z, 0, (1), (len), 1), hpf_course_hi(hpf_d_z, 0, (1), (len), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_z) - 1
     call hpf_course_bounds(hpf_d_z, 0, (1), (len), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1
@@ -143,7 +143,7 @@ contains
   character(len=1), allocatable :: hpf_sb(:)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, len
-  do hpf_c = hpf_course_lo(hpf_d_z, 0, (1), (len), 1), hpf_course_hi(hpf_d_z, 0, (1), (len), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_z) - 1
     call hpf_course_bounds(hpf_d_z, 0, (1), (len), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1
@@ -172,7 +172,7 @@ contains
   character(len=1), allocatable :: hpf_sb(:)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, len
-  do hpf_c = hpf_course_lo(hpf_d_x, 0, (1), (len), 1), hpf_course_hi(hpf_d_x, 0, (1), (len), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_x) - 1
     call hpf_course_bounds(hpf_d_x, 0, (1), (len), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1
@@ -198,7 +198,7 @@ contains
   character(len=1), allocatable :: hpf_sb(:)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, len
-  do hpf_c = hpf_course_lo(hpf_d_v, 0, (1), (len), 1), hpf_course_hi(hpf_d_v, 0, (1), (len), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_v) - 1
     call hpf_course_bounds(hpf_d_v, 0, (1), (len), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1
@@ -226,7 +226,7 @@ contains
   character(len=1), allocatable :: hpf_sb(:)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, len
-  do hpf_c = hpf_course_lo(hpf_d_v, 0, (1), (len), 1), hpf_course_hi(hpf_d_v, 0, (1), (len), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_v) - 1
     call hpf_course_bounds(hpf_d_v, 0, (1), (len), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1
@@ -347,7 +347,7 @@ contains
   character(len=1), allocatable :: hpf_sb(:)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do j = 1, m2
-  do hpf_c = hpf_course_lo(hpf_d_y, 0, (1), (m2), 1), hpf_course_hi(hpf_d_y, 0, (1), (m2), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_y) - 1
     call hpf_course_bounds(hpf_d_y, 0, (1), (m2), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1
@@ -456,7 +456,7 @@ program subroutine_remap
   call hpf_stat_end(13)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, n
-  do hpf_c = hpf_course_lo(hpf_d_c, 0, (1), (n), 1), hpf_course_hi(hpf_d_c, 0, (1), (n), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_c) - 1
     call hpf_course_bounds(hpf_d_c, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1
@@ -470,7 +470,7 @@ program subroutine_remap
   call hpf_stat_end(14)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, n
-  do hpf_c = hpf_course_lo(hpf_d_k, 0, (1), (n), 1), hpf_course_hi(hpf_d_k, 0, (1), (n), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_k) - 1
     call hpf_course_bounds(hpf_d_k, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1

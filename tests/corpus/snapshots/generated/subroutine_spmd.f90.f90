@@ -194,7 +194,7 @@ call hpf_local_bounds(hpf_d_b(1), 0, (2), (len - 1), 1, hpf_lo, hpf_hi)
   character(len=1), allocatable :: hpf_sb(:)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, len
-  do hpf_c = hpf_course_lo(hpf_d_c, 0, (1), (len), 1), hpf_course_hi(hpf_d_c, 0, (1), (len), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_c) - 1
     call hpf_course_bounds(hpf_d_c, 0, (1), (len), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1
@@ -306,7 +306,7 @@ call hpf_local_bounds(hpf_d_b(1), 0, (2), (len - 1), 1, hpf_lo, hpf_hi)
   character(len=1), allocatable :: hpf_sb(:)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, len
-  do hpf_c = hpf_course_lo(hpf_d_x, 0, (1), (len), 1), hpf_course_hi(hpf_d_x, 0, (1), (len), 1)
+  do hpf_c = 0, hpf_courses(hpf_d_x) - 1
     call hpf_course_bounds(hpf_d_x, 0, (1), (len), 1, hpf_c, hpf_lo, hpf_hi)
     block
     integer :: hpf_cs_1
