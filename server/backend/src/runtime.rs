@@ -327,35 +327,6 @@ contains
     hpf_courses = (d%ub + d%off - d%tl + d%m * hpf_np(d)) / (d%m * hpf_np(d))
   end function hpf_courses
 
-  ! CYCLIC: the first and the last course (numbered as hpf_course_bounds
-  ! numbers them) that can hold iterations of DO I = first, last, step: the
-  ! courses of the template cells of first and last (the others hold none).
-  pure integer function hpf_course_lo(d, q, first, last, step)
-    type(hpf_desc), intent(in) :: d
-    integer, intent(in) :: q, first, last, step
-    integer :: period
-    period = d%m * hpf_np(d)
-    if (step > 0) then
-      hpf_course_lo = max(0, hpf_floor_div(first + q + d%off - d%tl, period))
-    else
-      hpf_course_lo = max(0, hpf_courses(d) - 1 - hpf_floor_div(first + q + d%off - d%tl, period))
-    end if
-    if (last == first) continue
-  end function hpf_course_lo
-
-  pure integer function hpf_course_hi(d, q, first, last, step)
-    type(hpf_desc), intent(in) :: d
-    integer, intent(in) :: q, first, last, step
-    integer :: period
-    period = d%m * hpf_np(d)
-    if (step > 0) then
-      hpf_course_hi = min(hpf_courses(d) - 1, hpf_floor_div(last + q + d%off - d%tl, period))
-    else
-      hpf_course_hi = min(hpf_courses(d) - 1, hpf_courses(d) - 1 - hpf_floor_div(last + q + d%off - d%tl, period))
-    end if
-    if (last == first) continue
-  end function hpf_course_hi
-
   ! CYCLIC: the iterations of DO I = first, last, step whose home index
   ! I + q lies in this rank's block of course c (counted from the end for a
   ! negative step, so the courses run in the loop's order): DO I = lo, hi, step.
