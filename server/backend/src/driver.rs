@@ -136,40 +136,115 @@ pub const RUNTIME_FILE: &str = "hpf_runtime.f90";
 pub const BUILD_SCRIPT: &str = "build.sh";
 
 /// A build ready to start: the sources written in a private directory
-/// (removed with it) and the compiler command that makes `executable`.
+/// (removed with it) and the compiler commands that make `executable`.
 pub struct PreparedBuild {
     pub dir: BuildDir,
+    /// Compiles the runtime into an object in `dir`, to run first; `None`
+    /// when the cache holds it compiled ([`crate::runtime_cache`]).
+    pub runtime_command: Option<Command>,
+    /// Compiles the program and links it with the runtime's object.
     pub command: Command,
     pub executable: PathBuf,
     pub compiler: PathBuf,
+    /// Where the runtime that `runtime_command` compiles is kept for later builds.
+    cache_entry: Option<PathBuf>,
+    /// Whether that entry is replaced if it exists (it was found unusable).
+    replaces_entry: bool,
+}
+
+impl PreparedBuild {
+    /// Keeps the runtime `runtime_command` compiled for the builds after
+    /// this one (call it once that command succeeded).
+    pub fn keep_runtime(&self) {
+        let compiled_here = self.dir.path.join(crate::runtime_cache::OBJECT_FILE).is_file();
+        if let (Some(entry), true) = (&self.cache_entry, compiled_here) {
+            // A cache that cannot be written only costs later builds their time.
+            let _ = crate::runtime_cache::store(entry, &self.dir.path, self.replaces_entry);
+        }
+    }
 }
 
 /// Writes the program and the runtime into a fresh directory and prepares
-/// the compiler command; `executable` defaults to `program` in that directory.
+/// the compiler commands; `executable` defaults to `program` in that
+/// directory. The runtime is compiled on its own, once per runtime text,
+/// compiler and flags: later builds link the cached object.
 pub fn prepare_build(source: &str, executable: Option<&Path>, toolchain: &Toolchain) -> Result<PreparedBuild, String> {
+    prepare(source, executable, toolchain, true)
+}
+
+/// [`prepare_build`]; without `reuse_cached`, the runtime is compiled even
+/// when the cache holds it (and then stored over what it holds).
+fn prepare(
+    source: &str,
+    executable: Option<&Path>,
+    toolchain: &Toolchain,
+    reuse_cached: bool,
+) -> Result<PreparedBuild, String> {
     let compiler = find(toolchain.compiler.as_deref(), COMPILERS, "compiler")?;
     let dir = BuildDir::new().map_err(|error| error.to_string())?;
     let runtime = dir.path.join(RUNTIME_FILE);
     let program = dir.path.join(PROGRAM_FILE);
-    std::fs::write(&runtime, crate::runtime::runtime_for(source)).map_err(|error| error.to_string())?;
+    let runtime_text = crate::runtime::runtime_for(source);
+    std::fs::write(&runtime, &runtime_text).map_err(|error| error.to_string())?;
     std::fs::write(&program, source).map_err(|error| error.to_string())?;
     let executable = executable.map_or_else(|| dir.path.join("program"), Path::to_path_buf);
+    let flags: Vec<std::ffi::OsString> =
+        COMPILE_FLAGS.iter().map(Into::into).chain(toolchain.extra_flags.iter().map(Into::into)).collect();
+    let cache_entry = crate::runtime_cache::cache_root()
+        .map(|root| crate::runtime_cache::entry_dir(&root, &compiler, &flags, &runtime_text));
+    let (runtime_dir, runtime_command) = match &cache_entry {
+        Some(entry) if reuse_cached && crate::runtime_cache::lookup(entry) => (entry.clone(), None),
+        _ => {
+            let mut command = Command::new(&compiler);
+            command
+                .arg("-J")
+                .arg(&dir.path)
+                .args(COMPILE_FLAGS)
+                .arg("-c")
+                .arg(&runtime)
+                .args(&toolchain.extra_flags)
+                .arg("-o")
+                .arg(dir.path.join(crate::runtime_cache::OBJECT_FILE))
+                .current_dir(&dir.path)
+                .stdin(Stdio::null());
+            (dir.path.clone(), Some(command))
+        }
+    };
     let mut command = Command::new(&compiler);
-    // Module files go to the build directory, which is also the compiler's.
+    // The program's own module files go to the build directory, which is
+    // also the compiler's; the runtime's module file is found beside its object.
     command
         .arg("-J")
         .arg(&dir.path)
-        .args(compile_args(&runtime, &program, &toolchain.extra_flags, &executable))
+        .arg("-I")
+        .arg(&runtime_dir)
+        .args(COMPILE_FLAGS)
+        .arg(&program)
+        .arg(runtime_dir.join(crate::runtime_cache::OBJECT_FILE))
+        .args(&toolchain.extra_flags)
+        .arg("-o")
+        .arg(&executable)
         .current_dir(&dir.path)
         .stdin(Stdio::null());
-    Ok(PreparedBuild { dir, command, executable, compiler })
+    Ok(PreparedBuild {
+        dir,
+        runtime_command,
+        command,
+        executable,
+        compiler,
+        cache_entry,
+        replaces_entry: !reuse_cached,
+    })
 }
 
-/// The compiler's argv after its name: flags, the runtime then the program
-/// (the program uses the runtime's module), the user's flags, the output.
+/// -O2 without fast-math keeps IEEE semantics: the output matches the sequential program's.
+const COMPILE_FLAGS: [&str; 2] = ["-O2", "-ffree-line-length-none"];
+
+/// The compiler's argv after its name in `build.sh`: flags, the runtime
+/// then the program (the program uses the runtime's module), the user's
+/// flags, the output.
 fn compile_args(runtime: &Path, program: &Path, extra_flags: &[String], executable: &Path) -> Vec<std::ffi::OsString> {
-    // -O2 without fast-math keeps IEEE semantics: the output matches the sequential program's.
-    let mut args: Vec<std::ffi::OsString> = vec!["-O2".into(), "-ffree-line-length-none".into()];
+    let mut args: Vec<std::ffi::OsString> = COMPILE_FLAGS.iter().map(Into::into).collect();
     args.extend([runtime.as_os_str().to_owned(), program.as_os_str().to_owned()]);
     args.extend(extra_flags.iter().map(Into::into));
     args.extend(["-o".into(), executable.as_os_str().to_owned()]);
@@ -209,10 +284,25 @@ pub fn emit_sources(dir: &Path, source: &str, toolchain: &Toolchain) -> Result<(
 /// messages are returned on failure. Past `timeout` the compiler and its
 /// children are killed.
 pub fn build(source: &str, executable: &Path, toolchain: &Toolchain, timeout: Option<Duration>) -> Result<(), String> {
-    let mut prepared = prepare_build(source, Some(executable), toolchain)?;
-    prepared.command.stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child =
-        prepared.command.spawn().map_err(|error| format!("cannot start {}: {error}", prepared.compiler.display()))?;
+    let mut prepared = prepare(source, Some(executable), toolchain, true)?;
+    if prepared.runtime_command.is_none() {
+        // A cached runtime the compiler cannot use (damaged, or made by a
+        // compiler that changed without showing it) is compiled again.
+        if compile(&mut prepared.command, &prepared.compiler, timeout).is_ok() {
+            return Ok(());
+        }
+        prepared = prepare(source, Some(executable), toolchain, false)?;
+    }
+    let command = prepared.runtime_command.as_mut().expect("a build that compiles its runtime");
+    compile(command, &prepared.compiler, timeout)?;
+    prepared.keep_runtime();
+    compile(&mut prepared.command, &prepared.compiler, timeout)
+}
+
+/// Runs one compiler command of a build, its messages returned on failure.
+fn compile(command: &mut Command, compiler: &Path, timeout: Option<Duration>) -> Result<(), String> {
+    command.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = command.spawn().map_err(|error| format!("cannot start {}: {error}", compiler.display()))?;
     let _running = Running::new(child.id(), None);
     // The compiler's messages are drained while it runs, so a full pipe cannot block it.
     let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
@@ -232,11 +322,11 @@ pub fn build(source: &str, executable: &Path, toolchain: &Toolchain, timeout: Op
         Ok(status) if status.success() => Ok(()),
         Ok(_) => Err(format!(
             "{} failed on the generated program:\n{}{}",
-            prepared.compiler.display(),
+            compiler.display(),
             String::from_utf8_lossy(&stdout),
             String::from_utf8_lossy(&stderr)
         )),
-        Err(message) => Err(format!("{}: {message}", prepared.compiler.display())),
+        Err(message) => Err(format!("{}: {message}", compiler.display())),
     }
 }
 

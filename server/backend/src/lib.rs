@@ -200,6 +200,7 @@ mod remap;
 mod remap_epochs;
 pub mod rules;
 pub mod runtime;
+pub mod runtime_cache;
 mod scan;
 mod scatter;
 mod shift;

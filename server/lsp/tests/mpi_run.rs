@@ -2207,3 +2207,66 @@ program scans
   print '(a, 3es25.16)', 'backward product recurrence ', z(1), z(n / 2), z(n)
 end program scans
 ";
+
+/// The runtime a build compiles is kept in the cache (`HPF_LS_CACHE_DIR`)
+/// and linked by the next builds; a damaged cached runtime is compiled
+/// again, not reported as a failure; `off` keeps nothing.
+#[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
+fn builds_reuse_a_cached_runtime_and_mend_a_damaged_one() {
+    require_toolchain();
+    let dir = scratch("runtime_cache");
+    let cache = dir.join("cache");
+    let source = corpus().join("cyclic_basic.f90");
+    let expected = std::fs::read(corpus().join("expected/cyclic_basic.f90.out")).unwrap();
+    // A compiler that writes down each command it is given, then runs mpif90.
+    let log = dir.join("commands.log");
+    let compiler = dir.join("logging-mpif90");
+    std::fs::write(&compiler, format!("#!/bin/sh\necho \"$*\" >> '{}'\nexec mpif90 \"$@\"\n", log.display())).unwrap();
+    std::fs::set_permissions(&compiler, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let runtime_compiles = || {
+        let log = std::fs::read_to_string(&log).unwrap_or_default();
+        log.lines().filter(|it| it.contains(" -c ") && it.contains("hpf_runtime.f90")).count()
+    };
+    let build = |executable: &Path, cache: &Path| {
+        let output = Command::new(env!("CARGO_BIN_EXE_hpf-ls"))
+            .args(["build", "--ordered-reductions", "--fc"])
+            .arg(&compiler)
+            .arg(&source)
+            .arg("-o")
+            .arg(executable)
+            .env("HPF_LS_CACHE_DIR", cache)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    };
+    let entries = || -> Vec<PathBuf> {
+        std::fs::read_dir(&cache).map_or(Vec::new(), |it| it.filter_map(Result::ok).map(|it| it.path()).collect())
+    };
+    let runs_right = |executable: &Path| {
+        for processes in [1, 3] {
+            let output = mpirun("cyclic_basic.f90", executable, processes);
+            assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+            assert_eq!(output.stdout, expected, "on {processes} processes");
+        }
+    };
+    build(&dir.join("first"), &cache);
+    assert_eq!(runtime_compiles(), 1);
+    let stored = entries();
+    assert_eq!(stored.len(), 1, "one compiled runtime kept: {stored:?}");
+    build(&dir.join("second"), &cache);
+    assert_eq!(runtime_compiles(), 1, "the second build links the kept runtime");
+    runs_right(&dir.join("second"));
+    let object = stored[0].join("hpf_runtime.o");
+    std::fs::write(&object, b"not an object file").unwrap();
+    build(&dir.join("third"), &cache);
+    assert_eq!(runtime_compiles(), 2, "a damaged runtime is compiled again");
+    runs_right(&dir.join("third"));
+    assert_ne!(std::fs::read(&object).unwrap(), b"not an object file", "the damaged runtime is replaced");
+    build(&dir.join("fourth"), &cache);
+    assert_eq!(runtime_compiles(), 2, "and the new one is linked after");
+    build(&dir.join("uncached"), Path::new("off"));
+    assert_eq!(runtime_compiles(), 3);
+    runs_right(&dir.join("uncached"));
+    assert_eq!(entries(), stored, "`off` keeps nothing");
+}

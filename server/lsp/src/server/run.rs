@@ -188,26 +188,36 @@ async fn build_or_run_steps(
     if let Some(progress) = progress.as_ref() {
         progress.report("compiling").await;
     }
-    prepared.command.stdout(Stdio::piped()).stderr(Stdio::piped());
     let compiler = prepared.compiler.display().to_string();
-    let output = supervise(prepared.command, &limits, None)
-        .await
-        .map_err(|error| format!("cannot start {compiler}: {error}"))?;
-    if let Some(stop) = output.stopped {
-        return Err(format!("{compiler} {}", stop.describe(&limits)));
+    // The runtime first when no compiled one is cached, then the program.
+    let mut steps = vec![std::mem::replace(&mut prepared.command, std::process::Command::new(&prepared.compiler))];
+    if let Some(runtime) = prepared.runtime_command.take() {
+        steps.insert(0, runtime);
     }
-    if !output.status.is_some_and(|it| it.success()) {
-        let message = format!("{compiler} failed on the generated program:\n{}{}", output.stdout, output.stderr);
-        // The compiler rejecting what hpf-ls generated is hpf-ls's bug: told as `hpf-ls build` tells it.
-        let places = GeneratedPlaces::new(&generated, &program.analysis, &program.expanded.map);
-        let message = match explain_compile_failure(&message, &places) {
-            Some(explained) => format!("{explained}hpf-ls: the compiler's output:\n{message}"),
-            None => message,
-        };
-        if let Some(progress) = progress.take() {
-            progress.finish_with_message("compilation failed").await;
+    let compiles_runtime = steps.len() == 2;
+    for (index, mut step) in steps.into_iter().enumerate() {
+        step.stdout(Stdio::piped()).stderr(Stdio::piped());
+        let output =
+            supervise(step, &limits, None).await.map_err(|error| format!("cannot start {compiler}: {error}"))?;
+        if let Some(stop) = output.stopped {
+            return Err(format!("{compiler} {}", stop.describe(&limits)));
         }
-        return Err(message);
+        if !output.status.is_some_and(|it| it.success()) {
+            let message = format!("{compiler} failed on the generated program:\n{}{}", output.stdout, output.stderr);
+            // The compiler rejecting what hpf-ls generated is hpf-ls's bug: told as `hpf-ls build` tells it.
+            let places = GeneratedPlaces::new(&generated, &program.analysis, &program.expanded.map);
+            let message = match explain_compile_failure(&message, &places) {
+                Some(explained) => format!("{explained}hpf-ls: the compiler's output:\n{message}"),
+                None => message,
+            };
+            if let Some(progress) = progress.take() {
+                progress.finish_with_message("compilation failed").await;
+            }
+            return Err(message);
+        }
+        if compiles_runtime && index == 0 {
+            prepared.keep_runtime();
+        }
     }
     let Some(processes) = processes else {
         if let Some(progress) = progress.take() {
