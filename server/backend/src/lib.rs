@@ -4,7 +4,7 @@
 //!
 //! What it lowers today (everything else is refused with an error at its
 //! line, never lowered wrongly):
-//! - one main program; distributed arrays of rank 1 to 3 of INTEGER(1/2/4/8),
+//! - one main program; distributed arrays of rank 1 to 7 of INTEGER(1/2/4/8),
 //!   REAL(4/8/16), COMPLEX(4/8), LOGICAL(1/2/4/8) or CHARACTER(len=n) with a
 //!   literal length, the kind as the model folds it (`element_type.rs`; a
 //!   kind that does not fold or has no MPI datatype, such as REAL(10), is

@@ -5,8 +5,9 @@
 //! template, for the types and routines the program calls only, shipped
 //! inside the binary and compiled with the program.
 
-/// The highest rank of a distributed array the runtime handles.
-pub const MAX_RANK: usize = 3;
+/// The highest rank of a distributed array the runtime handles: Fortran
+/// 2003's (routine names spell rank and dimensions in one digit each).
+pub const MAX_RANK: usize = 7;
 
 /// The suffixes of the runtime's typed routines, one per element type it
 /// has (`r8`, `i1`, `c4`, ...; CHARACTER(len=8) standing for every length).

@@ -42,6 +42,7 @@ const SUPPORTED: &[&str] = &[
     "grid_branches.f90",
     "grid_cyclic_offsets.f90",
     "heat_seqnum.f",
+    "high_rank_fields.f90",
     "inherit_dummies.f90",
     "irregular_gather2d.f90",
     "inherit_fixed.f",

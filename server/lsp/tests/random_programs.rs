@@ -2389,7 +2389,7 @@ fn the_generator_is_deterministic() {
 
 /// A program with one mapping the backend does not lower (a COMPLEX(10)
 /// array, a REAL(10) one (x87 extended precision: no MPI datatype), an alignment of stride 2 on a CYCLIC
-/// template, a block size of no constant value, a rank-4 array), and the
+/// template, a block size of no constant value, a rank-8 array), and the
 /// line of the directive (or declaration) it must name.
 fn generate_refused(seed: u64) -> (String, usize) {
     let mut rng = Rng::new(seed ^ 0x5EED);
@@ -2424,7 +2424,11 @@ fn generate_refused(seed: u64) -> (String, usize) {
             vec![format!("!HPF$ DISTRIBUTE {name}({}(NB)) ONTO P", rng.pick(&["BLOCK", "CYCLIC"]))],
             1,
         ),
-        _ => (format!("  integer :: {name}(n, 2, 2, 2)"), vec![format!("!HPF$ DISTRIBUTE {name}(BLOCK, *, *, *)")], 1),
+        _ => (
+            format!("  integer :: {name}(n, 2, 2, 2, 2, 2, 2, 2)"),
+            vec![format!("!HPF$ DISTRIBUTE {name}(BLOCK, *, *, *, *, *, *, *)")],
+            1,
+        ),
     };
     lines.push(decl);
     // The declaration for a bad type, else the bad directive.
