@@ -231,6 +231,13 @@ pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Result<Option<Vec<
     let mut uses: BTreeMap<UnitId, Vec<String>> = BTreeMap::new();
     let mut modules = String::new();
     let main = flat.iter().position(|(it, _)| it.kind == UnitKind::Program);
+    // Per unit, the variables of all its mapped blocks (a declaration may
+    // name variables of several).
+    let mut unit_members: BTreeMap<UnitId, Vec<SymbolId>> = BTreeMap::new();
+    for declaration in declarations.iter().filter(|it| blocks.contains(&it.block)) {
+        unit_members.entry(declaration.unit).or_default().extend(declaration.members.iter().copied());
+    }
+    let mut declarations_done: Vec<UnitId> = Vec::new();
     for block in &blocks {
         let of_block: Vec<&CommonDeclaration> = declarations.iter().filter(|it| &it.block == block).collect();
         let first = of_block[0];
@@ -323,15 +330,19 @@ pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Result<Option<Vec<
                     blanks.push(TextRange::new(start, end));
                 }
             }
-            // The unit's declarations of the members.
-            for decl in &unit.decls {
+            // The unit's declarations of the variables of its mapped blocks, once.
+            let all_members = unit_members.get(&unit_id).cloned().unwrap_or_default();
+            let in_blocks = |id: SymbolId| all_members.contains(&id);
+            let decls: &[syntax::Decl] = if declarations_done.contains(&unit_id) { &[] } else { &unit.decls };
+            declarations_done.push(unit_id);
+            for decl in decls {
                 if decl.attrs.iter().any(|it| matches!(it, DeclAttr::Other(word) if word == "common")) {
                     continue;
                 }
                 let inside: Vec<bool> = decl
                     .entities
                     .iter()
-                    .map(|it| model.lookup(unit_id, &it.name.key()).is_some_and(&is_member))
+                    .map(|it| model.lookup(unit_id, &it.name.key()).is_some_and(in_blocks))
                     .collect();
                 if !inside.contains(&true) {
                     continue;
@@ -348,10 +359,12 @@ pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Result<Option<Vec<
                     if !inside[index] {
                         continue;
                     }
+                    // With its comma: the one after it while a kept entity follows, else the one before.
+                    let kept_after = inside[index + 1..].contains(&false);
                     let range = match (index.checked_sub(1).map(|it| &decl.entities[it]), decl.entities.get(index + 1)) {
-                        (_, Some(next)) => TextRange::new(entity.range.start, next.range.start),
-                        (Some(previous), None) => TextRange::new(previous.range.end, entity.range.end),
-                        (None, None) => entity.range,
+                        (_, Some(next)) if kept_after => TextRange::new(entity.range.start, next.range.start),
+                        (Some(previous), _) => TextRange::new(previous.range.end, entity.range.end),
+                        _ => entity.range,
                     };
                     blanks.push(range);
                 }
