@@ -515,6 +515,6 @@ mod tests {
         let text = "COMMON /A/ X, /B/ Y";
         let segments = block_segments(text);
         assert_eq!(segments, vec![("a".to_string(), 7, 14), ("b".to_string(), 14, 19)]);
-        assert_eq!(block_segments("common x, y // z"), vec![(String::new(), 6, 10), (String::new(), 10, 16)]);
+        assert_eq!(block_segments("common x, y // z"), vec![(String::new(), 6, 12), (String::new(), 12, 16)]);
     }
 }
