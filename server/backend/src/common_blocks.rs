@@ -90,7 +90,7 @@ fn block_markers(text: &str) -> Vec<(String, usize)> {
 /// Every COMMON statement of the file's units, block by block (`text`:
 /// the normalised text the analysis's ranges index).
 pub(crate) fn declarations(analysis: &analysis::FileAnalysis, text: &str) -> Vec<CommonDeclaration> {
-let model = &analysis.model;
+    let model = &analysis.model;
     let mut res: Vec<CommonDeclaration> = Vec::new();
     for (unit_id, (unit, _)) in analysis::model::flatten_units(&analysis.file).into_iter().enumerate() {
         for decl in &unit.decls {
@@ -100,8 +100,7 @@ let model = &analysis.model;
             let markers = block_markers(text.get(decl.range.to_range()).unwrap_or(""));
             for entity in &decl.entities {
                 let offset = entity.range.start.saturating_sub(decl.range.start);
-                let block =
-                    markers.iter().rev().find(|it| it.1 <= offset).map(|it| it.0.clone()).unwrap_or_default();
+                let block = markers.iter().rev().find(|it| it.1 <= offset).map(|it| it.0.clone()).unwrap_or_default();
                 let Some(symbol) = model.lookup(unit_id, &entity.name.key()) else { continue };
                 match res.iter_mut().find(|it| it.unit == unit_id && it.block == block) {
                     Some(known) => known.members.push(symbol),

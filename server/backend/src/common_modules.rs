@@ -9,8 +9,8 @@
 //! (`hpf_common_<block>`, `hpf_blank_common` for blank COMMON), appended
 //! to the text: its variables in block order, with the names, types,
 //! folded bounds and mappings of the first unit that declares it. Each
-//! unit that declares the block USEs the module (`only:` its variables)
-//! right after its first statement, and its COMMON statement (the block's
+//! unit that declares the block USEs the module (without ONLY: its
+//! procedures' copies name the gathered copies too) right after its first statement, and its COMMON statement (the block's
 //! part of it), its declarations of the block's variables and its mapping
 //! directives of them are blanked in place; a unit whose names differ has
 //! its references renamed to the module's names. The main program USEs
@@ -172,7 +172,11 @@ fn member_lines(
                 .enumerate()
                 .map(|(dim, used)| if *used { format!("hpf_i{}", dim + 1) } else { "*".to_string() })
                 .collect();
-            lines.push(format!("!HPF$ ALIGN {name}({}) WITH {target_name}({})", dummies.join(","), subscripts.join(",")));
+            lines.push(format!(
+                "!HPF$ ALIGN {name}({}) WITH {target_name}({})",
+                dummies.join(","),
+                subscripts.join(",")
+            ));
         }
         res.push(lines);
     }
@@ -246,7 +250,10 @@ pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Result<Option<Vec<
         let canonical = match member_lines(analysis, first, &names) {
             Ok(lines) => lines,
             Err(why) => {
-                errors.push((first.statement, format!("{}: the MPI backend cannot make it a module: {why}", shown(block))));
+                errors.push((
+                    first.statement,
+                    format!("{}: the MPI backend cannot make it a module: {why}", shown(block)),
+                ));
                 continue;
             }
         };
@@ -262,8 +269,7 @@ pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Result<Option<Vec<
         let only = format!("      use {module}");
         for declaration in &of_block {
             let (unit, parent) = flat[declaration.unit];
-            if parent.is_some() || !matches!(unit.kind, UnitKind::Program | UnitKind::Subroutine | UnitKind::Function)
-            {
+            if parent.is_some() || !matches!(unit.kind, UnitKind::Program | UnitKind::Subroutine | UnitKind::Function) {
                 let what = if unit.kind == UnitKind::BlockData { "a BLOCK DATA unit" } else { "this unit" };
                 errors.push((
                     declaration.statement,
@@ -285,7 +291,10 @@ pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Result<Option<Vec<
             let here = match member_lines(analysis, declaration, &names) {
                 Ok(lines) => lines,
                 Err(why) => {
-                    errors.push((declaration.statement, format!("{}: the MPI backend cannot make it a module: {why}", shown(block))));
+                    errors.push((
+                        declaration.statement,
+                        format!("{}: the MPI backend cannot make it a module: {why}", shown(block)),
+                    ));
                     continue;
                 }
             };
@@ -322,7 +331,9 @@ pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Result<Option<Vec<
                     let end = declaration.statement.start + end;
                     // The comma before the last block's part goes too.
                     let before = normalised[..start].trim_end();
-                    if end >= declaration.statement.end.min(normalised.len()) || normalised[end..declaration.statement.end].trim().is_empty() {
+                    if end >= declaration.statement.end.min(normalised.len())
+                        || normalised[end..declaration.statement.end].trim().is_empty()
+                    {
                         if before.ends_with(',') {
                             start = before.len() - 1;
                         }
@@ -347,7 +358,9 @@ pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Result<Option<Vec<
                 if !inside.contains(&true) {
                     continue;
                 }
-                if decl.attrs.iter().any(|it| matches!(it, DeclAttr::Parameter | DeclAttr::Allocatable | DeclAttr::Pointer | DeclAttr::Intent)) {
+                if decl.attrs.iter().any(|it| {
+                    matches!(it, DeclAttr::Parameter | DeclAttr::Allocatable | DeclAttr::Pointer | DeclAttr::Intent)
+                }) {
                     errors.push((decl.range, format!("{} holds distributed arrays: the MPI backend does not lower this statement on its variables", shown(block))));
                     continue;
                 }
@@ -361,7 +374,8 @@ pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Result<Option<Vec<
                     }
                     // With its comma: the one after it while a kept entity follows, else the one before.
                     let kept_after = inside[index + 1..].contains(&false);
-                    let range = match (index.checked_sub(1).map(|it| &decl.entities[it]), decl.entities.get(index + 1)) {
+                    let range = match (index.checked_sub(1).map(|it| &decl.entities[it]), decl.entities.get(index + 1))
+                    {
                         (_, Some(next)) if kept_after => TextRange::new(entity.range.start, next.range.start),
                         (Some(previous), _) => TextRange::new(previous.range.end, entity.range.end),
                         _ => entity.range,
@@ -372,7 +386,11 @@ pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Result<Option<Vec<
             // Its mapping directives.
             for &member in &members {
                 let mapping = &model.symbol(member).mapping;
-                let ranges = mapping.distribution.iter().map(|it| it.directive).chain(mapping.align.iter().map(|it| it.directive));
+                let ranges = mapping
+                    .distribution
+                    .iter()
+                    .map(|it| it.directive)
+                    .chain(mapping.align.iter().map(|it| it.directive));
                 for directive in ranges {
                     let others = model.units[unit_id].symbols.iter().enumerate().any(|(index, symbol)| {
                         let id = SymbolId { unit: unit_id, index };
@@ -387,7 +405,10 @@ pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Result<Option<Vec<
                 }
             }
             // DATA and EQUIVALENCE on the block's variables.
-            let spec = TextRange::new(unit.header.end.min(unit.range.end), unit.execution_start.max(unit.header.end).min(unit.range.end));
+            let spec = TextRange::new(
+                unit.header.end.min(unit.range.end),
+                unit.execution_start.max(unit.header.end).min(unit.range.end),
+            );
             for (word, line) in statement_lines(&normalised, spec) {
                 let text = &normalised[line.to_range()];
                 let names_here = members.iter().map(|it| model.symbol(*it).name.key());
@@ -400,7 +421,13 @@ pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Result<Option<Vec<
                     if rest == "save" {
                         blanks.push(line);
                     } else {
-                        errors.push((line, format!("SAVE of {} with other entities: write `SAVE /{block}/` on a line of its own", shown(block))));
+                        errors.push((
+                            line,
+                            format!(
+                                "SAVE of {} with other entities: write `SAVE /{block}/` on a line of its own",
+                                shown(block)
+                            ),
+                        ));
                     }
                 }
             }

@@ -3478,6 +3478,9 @@ end subroutine s
     assert!(source.contains("module hpf_common_f"), "{source}");
     assert!(!source.to_ascii_lowercase().contains("common /f/"), "{source}");
     // The subroutine works on the module's names, on every process.
-    assert!(source.contains("a(i) = a(i) + i") || source.contains("a(I) = a(I) + I") || source.contains("a(i)"), "{source}");
+    assert!(
+        source.contains("a(i) = a(i) + i") || source.contains("a(I) = a(I) + I") || source.contains("a(i)"),
+        "{source}"
+    );
     assert!(!notes.iter().any(|it| it.contains("runs on one process")), "{notes:?}");
 }
