@@ -10,9 +10,10 @@
 //! to the text: its variables in block order, with the names, types,
 //! folded bounds and mappings of the first unit that declares it. Each
 //! unit that declares the block USEs the module (without ONLY: its
-//! procedures' copies name the gathered copies too) right after its first statement, and its COMMON statement (the block's
-//! part of it), its declarations of the block's variables and its mapping
-//! directives of them are blanked in place; a unit whose names differ has
+//! procedures' copies name the gathered copies too) right after its first
+//! statement, and its COMMON statement (the block's part of it), its
+//! declarations of the block's variables and its mapping directives of
+//! them are blanked in place; a unit whose names differ has
 //! its references renamed to the module's names. The main program USEs
 //! every such module (it allocates the local parts). The distributed
 //! arrays are then module arrays, lowered as `module_arrays.rs` says, and
