@@ -332,12 +332,10 @@ pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Result<Option<Vec<
                     let end = declaration.statement.start + end;
                     // The comma before the last block's part goes too.
                     let before = normalised[..start].trim_end();
-                    if end >= declaration.statement.end.min(normalised.len())
-                        || normalised[end..declaration.statement.end].trim().is_empty()
-                    {
-                        if before.ends_with(',') {
-                            start = before.len() - 1;
-                        }
+                    let last = end >= declaration.statement.end.min(normalised.len())
+                        || normalised[end..declaration.statement.end].trim().is_empty();
+                    if last && before.ends_with(',') {
+                        start = before.len() - 1;
                     }
                     blanks.push(TextRange::new(start, end));
                 }
