@@ -179,6 +179,10 @@ fn member_lines(
                 subscripts.join(",")
             ));
         }
+        // Fixed form reads 72 columns.
+        if analysis.file.form.is_fixed() && lines.iter().any(|it| it.len() > 72) {
+            return Err(format!("the declaration or mapping of `{local}` would not fit on a fixed-form line"));
+        }
         res.push(lines);
     }
     Ok(res)
@@ -470,9 +474,15 @@ pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Result<Option<Vec<
         return Err(errors);
     }
     for (unit, lines) in uses {
-        let header = flat[unit].0.header;
+        let (syntax_unit, _) = flat[unit];
+        let header = syntax_unit.header;
         let from = header.end.max(header.start + 1).min(normalised.len()).saturating_sub(1);
-        let at = normalised[from..].find('\n').map_or(normalised.len(), |it| from + it + 1);
+        let mut at = normalised[from..].find('\n').map_or(normalised.len(), |it| from + it + 1);
+        // A main program without a PROGRAM statement: before its first statement.
+        if syntax_unit.kind == UnitKind::Program && syntax_unit.name.is_none() {
+            let start = syntax_unit.header.start.min(normalised.len());
+            at = normalised[..start].rfind('\n').map_or(0, |it| it + 1);
+        }
         let mut inserted = lines.join("\n");
         inserted.push('\n');
         if at == normalised.len() && !normalised.ends_with('\n') {
