@@ -8,7 +8,9 @@
 //! is rewritten so that each such block is a module of its own
 //! (`hpf_common_<block>`, `hpf_blank_common` for blank COMMON), appended
 //! to the text: its variables in block order, with the names, types,
-//! folded bounds and mappings of the first unit that declares it. Each
+//! folded bounds and mappings of the first unit that declares it (the
+//! PROCESSORS arrangements and TEMPLATEs its mappings name are declared
+//! in the module too, under names of its own). Each
 //! unit that declares the block USEs the module (without ONLY: its
 //! procedures' copies name the gathered copies too) right after its first
 //! statement, and its COMMON statement (the block's part of it), its
@@ -23,14 +25,14 @@
 //! type, shape or mapping of a variable) is refused at its COMMON
 //! statement, naming the block and the first variable that differs; so
 //! are what the rewriting cannot keep: DATA, EQUIVALENCE or BLOCK DATA on
-//! the block, a mapping onto a PROCESSORS arrangement or aligned with
-//! something outside the block, bounds or kinds that do not fold, a
+//! the block, an alignment with an array outside the block or with an
+//! aligned template, bounds, shapes or kinds that do not fold, a
 //! directive that also maps variables outside the block.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use analysis::model::{Axis, Bound, Format, SymbolId, UnitId};
+use analysis::model::{Axis, Bound, Distribution, Format, SymbolId, SymbolKind, UnitId};
 use analysis::FileAnalysis;
 use syntax::{DeclAttr, TextRange, UnitKind};
 
@@ -77,6 +79,9 @@ pub(crate) fn mapped_blocks(analysis: &FileAnalysis, declarations: &[CommonDecla
 /// One declaration of a block as the module would declare it, with the
 /// names of `names` (the module's): per variable its declaration and
 /// directive lines, or why it cannot be written.
+/// The last entry holds the PROCESSORS and TEMPLATE directives the
+/// mappings name, under names of the module's own (`hpf_p_<block>_<k>`,
+/// `hpf_t_<block>_<k>`).
 fn member_lines(
     analysis: &FileAnalysis,
     declaration: &CommonDeclaration,
@@ -86,6 +91,12 @@ fn member_lines(
     let flat = analysis::model::flatten_units(&analysis.file);
     let unit = flat.get(declaration.unit).map(|it| it.0).ok_or("a unit of another file")?;
     let mut res = Vec::new();
+    let mut arrangements = Arrangements {
+        analysis,
+        tag: if declaration.block.is_empty() { "blank".to_string() } else { declaration.block.clone() },
+        placed: Vec::new(),
+        lines: Vec::new(),
+    };
     for (index, &member) in declaration.members.iter().enumerate() {
         let symbol = model.symbol(member);
         let local = &symbol.name.text;
@@ -125,28 +136,22 @@ fn member_lines(
             return Err(format!("`{local}` is DYNAMIC or has a SHADOW directive"));
         }
         if let Some(distribution) = &mapping.distribution {
-            if distribution.onto.is_some() || distribution.descriptive {
-                return Err(format!("`{local}` is distributed ONTO a processor arrangement"));
-            }
-            let mut formats = Vec::new();
-            for format in &distribution.formats {
-                match format {
-                    Format::BlockOf(None) | Format::Cyclic(None) | Format::GenBlock | Format::Indirect => {
-                        return Err(format!("`{local}` is distributed {}", format.render()))
-                    }
-                    _ => formats.push(format.render()),
-                }
-            }
-            lines.push(format!("!HPF$ DISTRIBUTE {name}({})", formats.join(",")));
+            let line = arrangements.distribute(&name, local, distribution)?;
+            lines.push(line);
         }
         if let Some(align) = &mapping.align {
-            let Some(target) = declaration.members.iter().position(|it| *it == align.target) else {
-                return Err(format!(
-                    "`{local}` is aligned with `{}`, which is not in the block",
-                    model.symbol(align.target).name.text
-                ));
+            let target_name = match declaration.members.iter().position(|it| *it == align.target) {
+                Some(target) => names.get(target).cloned().unwrap_or_default(),
+                None if model.symbol(align.target).kind == SymbolKind::Template => {
+                    arrangements.template(align.target)?
+                }
+                None => {
+                    return Err(format!(
+                        "`{local}` is aligned with `{}`, which is neither in the block nor a template",
+                        model.symbol(align.target).name.text
+                    ))
+                }
             };
-            let target_name = names.get(target).cloned().unwrap_or_default();
             let mut used = vec![false; symbol.shape.len()];
             let mut subscripts = Vec::new();
             for axis in &align.axes {
@@ -185,7 +190,90 @@ fn member_lines(
         }
         res.push(lines);
     }
+    res.push(arrangements.lines);
     Ok(res)
+}
+
+/// The PROCESSORS and TEMPLATE directives of a block's module.
+struct Arrangements<'a> {
+    analysis: &'a FileAnalysis,
+    tag: String,
+    /// The unit's arrangements and templates placed so far, and their names in the module.
+    placed: Vec<(SymbolId, String)>,
+    lines: Vec<String>,
+}
+
+impl Arrangements<'_> {
+    /// The DISTRIBUTE directive of `name` (`local` in the unit).
+    fn distribute(&mut self, name: &str, local: &str, distribution: &Distribution) -> Result<String, String> {
+        if distribution.descriptive {
+            return Err(format!("`{local}` has a descriptive distribution"));
+        }
+        let mut formats = Vec::new();
+        for format in &distribution.formats {
+            match format {
+                Format::BlockOf(None) | Format::Cyclic(None) | Format::GenBlock | Format::Indirect => {
+                    return Err(format!("`{local}` is distributed {}", format.render()))
+                }
+                _ => formats.push(format.render()),
+            }
+        }
+        let onto = match distribution.onto {
+            Some(processors) => format!(" ONTO {}", self.processors(processors)?),
+            None => String::new(),
+        };
+        Ok(format!("!HPF$ DISTRIBUTE {name}({}){onto}", formats.join(",")))
+    }
+
+    /// The shape of `symbol` as constant bounds, or NUMBER_OF_PROCESSORS().
+    fn shape(&self, symbol: &analysis::model::Symbol) -> Result<String, String> {
+        let mut dims = Vec::new();
+        for dim in &symbol.shape {
+            match (&dim.lo, &dim.hi) {
+                (Bound::Known(lo), Bound::Known(hi)) => dims.push(format!("{lo}:{hi}")),
+                (Bound::Known(1), Bound::Unknown(text))
+                    if text.replace(' ', "").eq_ignore_ascii_case("number_of_processors()") =>
+                {
+                    dims.push("NUMBER_OF_PROCESSORS()".to_string())
+                }
+                _ => return Err(format!("the shape of `{}` does not fold to constants", symbol.name.text)),
+            }
+        }
+        Ok(dims.join(","))
+    }
+
+    fn processors(&mut self, id: SymbolId) -> Result<String, String> {
+        if let Some((_, name)) = self.placed.iter().find(|it| it.0 == id) {
+            return Ok(name.clone());
+        }
+        let symbol = self.analysis.model.symbol(id);
+        let name = format!("hpf_p_{}_{}", self.tag, self.placed.len() + 1);
+        let shape = self.shape(symbol)?;
+        self.placed.push((id, name.clone()));
+        self.lines.push(format!("!HPF$ PROCESSORS {name}({shape})"));
+        Ok(name)
+    }
+
+    fn template(&mut self, id: SymbolId) -> Result<String, String> {
+        if let Some((_, name)) = self.placed.iter().find(|it| it.0 == id) {
+            return Ok(name.clone());
+        }
+        let symbol = self.analysis.model.symbol(id);
+        let local = symbol.name.text.clone();
+        if symbol.mapping.align.is_some() || symbol.mapping.dynamic {
+            return Err(format!("template `{local}` is aligned or DYNAMIC"));
+        }
+        let name = format!("hpf_t_{}_{}", self.tag, self.placed.len() + 1);
+        let shape = self.shape(symbol)?;
+        self.placed.push((id, name.clone()));
+        let distribution = symbol.mapping.distribution.clone();
+        let mut lines = vec![format!("!HPF$ TEMPLATE {name}({shape})")];
+        if let Some(distribution) = distribution {
+            lines.push(self.distribute(&name, &local, &distribution)?);
+        }
+        self.lines.extend(lines);
+        Ok(name)
+    }
 }
 
 /// The whole lines `range` spans, without their line ends.
@@ -264,7 +352,9 @@ pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Result<Option<Vec<
         };
         let module = module_name(block);
         let _ = writeln!(modules, "      module {module}");
-        for lines in &canonical {
+        // Its PROCESSORS and TEMPLATE directives (the last entry) first.
+        let arrangements = canonical.last().into_iter();
+        for lines in arrangements.chain(&canonical[..canonical.len().saturating_sub(1)]) {
             for line in lines {
                 let _ = writeln!(modules, "{line}");
             }
@@ -304,6 +394,14 @@ pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Result<Option<Vec<
                 }
             };
             if let Some(index) = (0..here.len()).find(|it| here[*it] != canonical[*it]) {
+                // Past the variables: the templates or arrangements differ; the first aligned variable names it.
+                let index = if index < names.len() {
+                    index
+                } else {
+                    (0..names.len())
+                        .find(|it| model.symbol(declaration.members[*it]).mapping.align.is_some())
+                        .unwrap_or(0)
+                };
                 let local = &model.symbol(declaration.members[index]).name.text;
                 errors.push((
                     declaration.statement,

@@ -3483,4 +3483,33 @@ end subroutine s
         "{source}"
     );
     assert!(!notes.iter().any(|it| it.contains("runs on one process")), "{notes:?}");
+    // Aligned with a template distributed onto an arrangement: both go into the module.
+    let text = "program p
+  integer, parameter :: n = 8
+  real :: u(n, n)
+  integer :: k
+  common /g/ u
+!HPF$ PROCESSORS procs(NUMBER_OF_PROCESSORS())
+!HPF$ TEMPLATE grid(n, n)
+!HPF$ DISTRIBUTE grid(*, BLOCK) ONTO procs
+!HPF$ ALIGN u(i, j) WITH grid(i, j)
+  u = 1.0
+  do k = 1, 2
+    call s()
+  end do
+  print *, sum(u)
+end program p
+subroutine s()
+  real :: v(8, 8)
+  common /g/ v
+!HPF$ PROCESSORS q(NUMBER_OF_PROCESSORS())
+!HPF$ TEMPLATE t(8, 8)
+!HPF$ DISTRIBUTE t(*, BLOCK) ONTO q
+!HPF$ ALIGN v(i, j) WITH t(i, j)
+  v = 2.0 * v
+end subroutine s
+";
+    let (notes, source) = lower(text);
+    assert!(source.contains("module hpf_common_g"), "{source}");
+    assert!(!notes.iter().any(|it| it.contains("runs on one process")), "{notes:?}");
 }
