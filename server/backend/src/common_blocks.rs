@@ -87,35 +87,40 @@ fn block_markers(text: &str) -> Vec<(String, usize)> {
     res
 }
 
-impl Lowering<'_> {
-    /// Every COMMON statement of the file's units, block by block.
-    pub(crate) fn common_declarations(&self) -> Vec<CommonDeclaration> {
-        let model = &self.analysis.model;
-        let mut res: Vec<CommonDeclaration> = Vec::new();
-        for (unit_id, (unit, _)) in analysis::model::flatten_units(&self.analysis.file).into_iter().enumerate() {
-            for decl in &unit.decls {
-                if !decl.attrs.iter().any(|it| matches!(it, DeclAttr::Other(word) if word == "common")) {
-                    continue;
-                }
-                let markers = block_markers(self.slice(decl.range));
-                for entity in &decl.entities {
-                    let offset = entity.range.start.saturating_sub(decl.range.start);
-                    let block =
-                        markers.iter().rev().find(|it| it.1 <= offset).map(|it| it.0.clone()).unwrap_or_default();
-                    let Some(symbol) = model.lookup(unit_id, &entity.name.key()) else { continue };
-                    match res.iter_mut().find(|it| it.unit == unit_id && it.block == block) {
-                        Some(known) => known.members.push(symbol),
-                        None => res.push(CommonDeclaration {
-                            block,
-                            unit: unit_id,
-                            members: vec![symbol],
-                            statement: decl.range,
-                        }),
-                    }
+/// Every COMMON statement of the file's units, block by block (`text`:
+/// the normalised text the analysis's ranges index).
+pub(crate) fn declarations(analysis: &analysis::FileAnalysis, text: &str) -> Vec<CommonDeclaration> {
+    let model = &analysis.model;
+    let mut res: Vec<CommonDeclaration> = Vec::new();
+    for (unit_id, (unit, _)) in analysis::model::flatten_units(&analysis.file).into_iter().enumerate() {
+        for decl in &unit.decls {
+            if !decl.attrs.iter().any(|it| matches!(it, DeclAttr::Other(word) if word == "common")) {
+                continue;
+            }
+            let markers = block_markers(text.get(decl.range.to_range()).unwrap_or(""));
+            for entity in &decl.entities {
+                let offset = entity.range.start.saturating_sub(decl.range.start);
+                let block = markers.iter().rev().find(|it| it.1 <= offset).map(|it| it.0.clone()).unwrap_or_default();
+                let Some(symbol) = model.lookup(unit_id, &entity.name.key()) else { continue };
+                match res.iter_mut().find(|it| it.unit == unit_id && it.block == block) {
+                    Some(known) => known.members.push(symbol),
+                    None => res.push(CommonDeclaration {
+                        block,
+                        unit: unit_id,
+                        members: vec![symbol],
+                        statement: decl.range,
+                    }),
                 }
             }
         }
-        res
+    }
+    res
+}
+
+impl Lowering<'_> {
+    /// Every COMMON statement of the file's units, block by block.
+    pub(crate) fn common_declarations(&self) -> Vec<CommonDeclaration> {
+        declarations(self.analysis, self.text)
     }
 
     /// The program's COMMON blocks, or the errors that keep it from
@@ -129,15 +134,20 @@ impl Lowering<'_> {
         for declaration in &declarations {
             for &member in &declaration.members {
                 let symbol = model.symbol(member);
-                if symbol.mapping.distribution.is_some() || symbol.mapping.align.is_some() {
-                    errors.push((
-                        declaration.statement,
-                        format!(
-                            "`{}` of COMMON {} is distributed: the MPI backend does not lower distributed arrays in COMMON blocks yet (declare it in a module, which it does)",
-                            symbol.name.text,
-                            shown(&declaration.block)
-                        ),
-                    ));
+                if (symbol.mapping.distribution.is_some() || symbol.mapping.align.is_some()) && errors.is_empty() {
+                    // The program is lowered with such blocks as modules
+                    // (`common_modules.rs`); here when that cannot be.
+                    match crate::common_modules::rewrite(self.analysis, self.original) {
+                        Err(refusals) => errors.extend(refusals),
+                        Ok(_) => errors.push((
+                            declaration.statement,
+                            format!(
+                                "`{}` of COMMON {} is distributed: the program with the block as a module does not analyse cleanly, so the MPI backend cannot lower it",
+                                symbol.name.text,
+                                shown(&declaration.block)
+                            ),
+                        )),
+                    }
                 }
                 blocks.block_of.insert(member, declaration.block.clone());
             }

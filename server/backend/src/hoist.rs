@@ -79,6 +79,22 @@ pub(crate) struct Hoisted {
     temporaries: Vec<String>,
     /// Notes on the user's text from the rewriting (remaps not followed).
     pub(crate) notes: Vec<crate::Note>,
+    /// COMMON blocks with distributed arrays became modules: the user's
+    /// program cannot be lowered without the rewriting.
+    pub(crate) common: bool,
+}
+
+/// `range` of the text `passes` made, mapped back through them.
+fn user_range_of(passes: &[Edits], range: TextRange) -> TextRange {
+    let hoisted = Hoisted {
+        text: String::new(),
+        passes: passes.to_vec(),
+        user_lines: Vec::new(),
+        temporaries: Vec::new(),
+        notes: Vec::new(),
+        common: false,
+    };
+    hoisted.user_range(range)
 }
 
 impl Hoisted {
@@ -227,10 +243,25 @@ pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Option<(Hoisted, F
     let clean = |it: &FileAnalysis| !it.diagnostics.iter().any(|it| it.severity == syntax::Severity::Error);
     let mut passes = Vec::new();
     let mut current: Option<(String, FileAnalysis)> = None;
-    let (remap_edits, remap_notes) = crate::remap_epochs::unfollowed_remaps(analysis, text);
-    let notes: Vec<crate::Note> =
-        remap_notes.into_iter().map(|(range, message)| crate::Note { range, message }).collect();
-    if let Some((rewritten, edits)) = inquiries(analysis, text, remap_edits) {
+    // COMMON blocks with distributed arrays become modules first (`common_modules.rs`).
+    let mut common = false;
+    if let Ok(Some(edits)) = crate::common_modules::rewrite(analysis, text) {
+        let (rewritten, edits) = apply(text, edits);
+        let reanalysed = analysis.reanalyze(&rewritten);
+        if !clean(&reanalysed) {
+            return None;
+        }
+        passes.push(edits);
+        current = Some((rewritten, reanalysed));
+        common = true;
+    }
+    let (base_text, base) = current.as_ref().map_or((text, analysis), |(text, analysis)| (text.as_str(), analysis));
+    let (remap_edits, remap_notes) = crate::remap_epochs::unfollowed_remaps(base, base_text);
+    let notes: Vec<crate::Note> = remap_notes
+        .into_iter()
+        .map(|(range, message)| crate::Note { range: user_range_of(&passes, range), message })
+        .collect();
+    if let Some((rewritten, edits)) = inquiries(base, base_text, remap_edits) {
         let reanalysed = analysis.reanalyze(&rewritten);
         if !clean(&reanalysed) {
             return None;
@@ -261,7 +292,7 @@ pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Option<(Hoisted, F
     }
     let (rewritten, reanalysed) = current?;
     let user_lines = std::iter::once(0).chain(text.match_indices('\n').map(|(at, _)| at + 1)).collect();
-    Some((Hoisted { text: rewritten, passes, user_lines, temporaries, notes }, reanalysed))
+    Some((Hoisted { text: rewritten, passes, user_lines, temporaries, notes, common }, reanalysed))
 }
 
 /// `LBOUND(X, DIM)`, `UBOUND(X, DIM)` and `SIZE(X [, DIM])` of a

@@ -176,6 +176,7 @@ mod block_sizes;
 mod broadcast;
 mod call_remap;
 mod common_blocks;
+mod common_modules;
 mod courses;
 pub mod driver;
 mod element_type;
@@ -866,15 +867,26 @@ pub fn lower_with(analysis: &FileAnalysis, text: &str, options: &LowerOptions) -
     // (`hoist.rs`); a rewritten program the backend cannot lower falls back
     // to the user's, which then says why.
     if let Some((hoisted, rewritten)) = hoist::rewrite(analysis, text) {
-        if let Ok(mut generated) = lower_text(&rewritten, &hoisted.text, Some(&hoisted), options) {
-            for note in &mut generated.notes {
-                note.range = hoisted.user_range(note.range);
+        match lower_text(&rewritten, &hoisted.text, Some(&hoisted), options) {
+            Ok(mut generated) => {
+                for note in &mut generated.notes {
+                    note.range = hoisted.user_range(note.range);
+                }
+                for note in &hoisted.notes {
+                    let at = generated.notes.partition_point(|it| it.range.start <= note.range.start);
+                    generated.notes.insert(at, note.clone());
+                }
+                return Ok(generated);
             }
-            for note in &hoisted.notes {
-                let at = generated.notes.partition_point(|it| it.range.start <= note.range.start);
-                generated.notes.insert(at, note.clone());
+            // COMMON blocks as modules (`common_modules.rs`): the user's
+            // program would only say that they are not lowered.
+            Err(mut errors) if hoisted.common => {
+                for error in &mut errors {
+                    error.range = hoisted.user_range(error.range);
+                }
+                return Err(errors);
             }
-            return Ok(generated);
+            Err(_) => {}
         }
     }
     lower_text(analysis, text, None, options)

@@ -395,13 +395,15 @@ fn calls_run_on_rank_0_and_unsupported_procedures_are_refused_at_their_line() {
         source.contains("subroutine hpf_sync_common_blk()\n  use hpf_runtime\n  integer :: c\n  common /blk/ c\n"),
         "{source}"
     );
+    // A distributed one is a module (`common_modules.rs`); a unit that
+    // declares it otherwise than the first is refused at its COMMON statement.
     refused(
         &format!(
-            "{}subroutine s()\n  integer :: c(8)\n!HPF$ DISTRIBUTE c(BLOCK)\n  common /blk/ c\n  c = 1\nend subroutine s\n",
+            "{}subroutine s()\n  integer :: c(8)\n!HPF$ DISTRIBUTE c(BLOCK)\n  common /blk/ c\n  c = 1\nend subroutine s\nsubroutine r()\n  integer :: d(8)\n!HPF$ DISTRIBUTE d(CYCLIC)\n  common /blk/ d\n  d = 1\nend subroutine r\n",
             program("")
         ),
-        "of COMMON /blk/ is distributed",
-        main_lines + 4,
+        "COMMON /blk/ holds distributed arrays, and this unit declares its variable 1 (`d`) otherwise than the first unit that declares it (`c`",
+        main_lines + 10,
     );
     // Internal procedures follow the program's statements.
     let (_, source) = lower(&program("  call inner()\ncontains\n  subroutine inner()\n  end subroutine inner\n"));
@@ -3443,4 +3445,71 @@ end program p
         source.contains("c(:, hpf_lo:hpf_hi:1) = a(:,hpf_lo+(-1):hpf_hi+(-1):1) * b(:, hpf_lo:hpf_hi:1)"),
         "{source}"
     );
+}
+
+#[test]
+fn common_blocks_with_distributed_arrays_become_modules_every_unit_uses() {
+    let text = "program p
+  integer :: a(8), nstep, istep
+  real :: x(8)
+!HPF$ DISTRIBUTE a(BLOCK)
+!HPF$ ALIGN x(i) WITH a(i)
+  common /f/ a, nstep, x
+  nstep = 3
+  do istep = 1, nstep
+    call s()
+  end do
+  print *, sum(a), sum(x)
+end program p
+subroutine s()
+  integer :: b(8), n
+  real :: y(8)
+  common /f/ b, n, y
+!HPF$ DISTRIBUTE b(BLOCK)
+!HPF$ ALIGN y(i) WITH b(i)
+  integer :: i
+  do i = 1, 8
+    b(i) = b(i) + i
+    y(i) = 0.5 * b(i)
+  end do
+end subroutine s
+";
+    let (notes, source) = lower(text);
+    assert!(source.contains("module hpf_common_f"), "{source}");
+    assert!(!source.to_ascii_lowercase().contains("common /f/"), "{source}");
+    // The subroutine works on the module's names, on every process.
+    assert!(
+        source.contains("a(i) = a(i) + i") || source.contains("a(I) = a(I) + I") || source.contains("a(i)"),
+        "{source}"
+    );
+    assert!(!notes.iter().any(|it| it.contains("runs on one process")), "{notes:?}");
+    // Aligned with a template distributed onto an arrangement: both go into the module.
+    let text = "program p
+  integer, parameter :: n = 8
+  real :: u(n, n)
+  integer :: k
+  common /g/ u
+!HPF$ PROCESSORS procs(NUMBER_OF_PROCESSORS())
+!HPF$ TEMPLATE grid(n, n)
+!HPF$ DISTRIBUTE grid(*, BLOCK) ONTO procs
+!HPF$ ALIGN u(i, j) WITH grid(i, j)
+  u = 1.0
+  do k = 1, 2
+    call s()
+  end do
+  print *, sum(u)
+end program p
+subroutine s()
+  real :: v(8, 8)
+  common /g/ v
+!HPF$ PROCESSORS q(NUMBER_OF_PROCESSORS())
+!HPF$ TEMPLATE t(8, 8)
+!HPF$ DISTRIBUTE t(*, BLOCK) ONTO q
+!HPF$ ALIGN v(i, j) WITH t(i, j)
+  v = 2.0 * v
+end subroutine s
+";
+    let (notes, source) = lower(text);
+    assert!(source.contains("module hpf_common_g"), "{source}");
+    assert!(!notes.iter().any(|it| it.contains("runs on one process")), "{notes:?}");
 }

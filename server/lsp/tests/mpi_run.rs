@@ -20,6 +20,7 @@ const SUPPORTED: &[&str] = &[
     "chain_align.hpf",
     "column_sums.f90",
     "common_blocks.f",
+    "common_fields.f",
     "complex_wave.f90",
     "crlf_heat.f90",
     "csr_gather.for",
