@@ -66,7 +66,7 @@ program remap_sections
   ! A CYCLIC left side, reading itself too.
   b(n:1:-1) = a + b
   print '(a, 24i5)', 'b =', b
-  ! A mask could keep an index out of bounds: on rank 0.
+  ! A masked FORALL reading its home reversed: owner-computes after a fetch.
   forall (i = 1:n, a(i) > 0) x(i) = x(n+1-i) * 0.5
   s = sum(c) + maxval(a) + sum(a(1:n:2))
   print '(a, i8, a, i6, a, f10.4)', 's =', s, '  b(1) =', b(1), '  sum(x) =', sum(x)

@@ -32,6 +32,7 @@ const SUPPORTED: &[&str] = &[
     "embed_constant.f90",
     "embed_rank_change.f90",
     "external_calls.f90",
+    "forall_fallback.f90",
     "fused_broadcasts.f90",
     "game_of_life.f90",
     "gather_particles.f90",
