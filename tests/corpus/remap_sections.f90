@@ -5,7 +5,8 @@
 ! one all-to-all of counts, indices and values per array (an inspector/
 ! executor), fetched before the statement assigns anything, so a statement
 ! may read the array it writes. A CYCLIC left side is assigned course by
-! course; a FORALL with a mask reading its home reversed stays on rank 0.
+! course; a FORALL with a mask reading its home reversed runs on the
+! owners after fetching the reversed elements.
 program remap_sections
   implicit none
   integer, parameter :: n = 24, m = 12

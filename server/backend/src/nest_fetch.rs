@@ -1187,30 +1187,8 @@ struct NestWalk<'n, 's> {
 
 #[cfg(test)]
 mod tests {
+    use super::tests_support::*;
     use super::*;
-    use analysis::model::ModelConfig;
-    use syntax::{LineIndex, SourceForm};
-
-    /// The notes of a program as `line: message`, and the generated source.
-    fn lower(text: &str) -> (Vec<String>, String) {
-        let analysis = analysis::analyze(text, SourceForm::Free, ModelConfig { number_of_processors: None });
-        let generated = crate::lower(&analysis, text).unwrap_or_else(|errors| panic!("refused: {errors:?}"));
-        let index = LineIndex::new(text);
-        let notes = generated
-            .notes
-            .iter()
-            .map(|it| format!("{}: {}", index.line_col(text, it.range.start).0 + 1, it.message))
-            .collect();
-        (notes, generated.source)
-    }
-
-    /// A program over A (columns CYCLIC), X and Y aligned with its columns,
-    /// R (rows BLOCK) and the replicated V; `body` starts on line 12.
-    fn program(body: &str) -> String {
-        format!(
-            "program p\n  implicit none\n  integer, parameter :: n = 12\n  double precision :: a(n, n), x(n), y(n), r(n, n), v(n)\n  integer :: i, j, k\n!HPF$ DISTRIBUTE A(*, CYCLIC)\n!HPF$ ALIGN (:) WITH A(*, :) :: X, Y\n!HPF$ DISTRIBUTE R(BLOCK, *)\n  a = 1.0d0\n  x = 2.0d0\n  r = 3.0d0\n{body}  print *, sum(a), sum(y), sum(r), sum(v)\nend program p\n"
-        )
-    }
 
     #[test]
     fn refusals_say_why() {
@@ -1445,5 +1423,123 @@ mod tests {
         // Invariant and different.
         assert!(disjoint(&split_offset("K"), &split_offset("K+2"), &loops));
         assert!(!disjoint(&split_offset("K"), &split_offset("K"), &loops));
+    }
+}
+
+#[cfg(test)]
+mod forall_tests {
+    use super::tests_support::*;
+    use super::Refusal;
+
+    fn fallback_lines(notes: &[String]) -> Vec<String> {
+        notes.iter().filter(|it| it.contains("each assignment of this FORALL runs on the owner")).cloned().collect()
+    }
+
+    #[test]
+    fn a_masked_forall_reading_its_home_reversed_runs_on_the_owners() {
+        let (notes, source) = lower(&program("  forall (i = 1:n, y(i) > 0.0d0) y(i) = y(n + 1 - i) * 0.5d0\n"));
+        let fallback = fallback_lines(&notes);
+        assert!(fallback.len() == 1 && fallback[0].starts_with("12: ") && fallback[0].contains("y(n + 1 - i)"), "{notes:?}");
+        assert!(!notes.iter().any(|it| it.contains("one process")), "{notes:?}");
+        // Its index is its own (a block); the inspector evaluates the mask,
+        // which reads only the owner's element, under the ownership test.
+        assert!(
+            source.contains("  ! hpf-ls: inspector\n  block\n  integer :: i\n  do i = 1, n\n  if (hpf_owns(hpf_d_y, i)) then\n  if (y(hpf_lx(hpf_d_y, i)) > 0.0d0) then\n    hpf_bl_1(1) = min(hpf_bl_1(1), n + 1 - i)"),
+            "{source}"
+        );
+        assert!(
+            source.contains("  if (hpf_owns(hpf_d_y, i)) then\n  if (y(hpf_lx(hpf_d_y, i)) > 0.0d0) then\n    y(hpf_lx(hpf_d_y, i)) = hpf_box_1(hpf_at_1(hpf_fs_1, n + 1 - i)) * 0.5d0\n  end if\n  end if"),
+            "{source}"
+        );
+    }
+
+    #[test]
+    fn a_mask_reading_fetched_values_is_left_to_the_executor_and_the_inspector_stays_in_bounds() {
+        // Y(I-1) is out of bounds for I = 1, which the mask keeps out.
+        let (notes, source) =
+            lower(&program("  forall (i = 1:n, r(i, 2) > 0.0d0 .and. i > 1) y(i) = y(i - 1) + r(i, 1)\n"));
+        assert_eq!(fallback_lines(&notes).len(), 1, "{notes:?}");
+        let executor = source.find("  ! hpf-ls: executor").expect(&source);
+        let inspector = &source[..executor];
+        assert!(!inspector.contains("i > 1"), "{source}");
+        assert!(inspector.contains("  if (1 <= (i - 1) .and. (i - 1) <= 12) then\n    call hpf_nest_mark_1("), "{source}");
+        assert!(source[executor..].contains(" > 0.0d0 .and. i > 1) then\n    y(hpf_lx(hpf_d_y, i)) = hpf_box_1("), "{source}");
+    }
+
+    #[test]
+    fn a_forall_construct_moves_what_each_assignment_reads_after_the_ones_before_it() {
+        // The second assignment reads X where the first assigned it.
+        let (notes, source) =
+            lower(&program("  forall (i = 2:n)\n    x(i) = y(n + 2 - i)\n    y(i) = x(i - 1) + y(i)\n  end forall\n"));
+        let fallback = fallback_lines(&notes);
+        assert!(fallback.len() == 1 && fallback[0].starts_with("12: "), "{notes:?}");
+        let first_move = source.find("call hpf_nest_movel_r8_1(y, hpf_fs_1, hpf_box_1)").expect(&source);
+        let first = source.find("  ! hpf-ls: executor").expect(&source);
+        let second_move = source.find("call hpf_nest_movel_r8_1(x, hpf_fs_2, hpf_box_2)").expect(&source);
+        let second = source.rfind("  ! hpf-ls: executor").unwrap();
+        assert!(first_move < first && first < second_move && second_move < second, "{source}");
+        assert!(source[first..second_move].contains("x(hpf_lx(hpf_d_x, i)) = hpf_box_1("), "{source}");
+        assert!(!source[first..second_move].contains("y(hpf_lx(hpf_d_y, i)) ="), "{source}");
+        assert!(
+            source[second..].contains("y(hpf_lx(hpf_d_y, i)) = hpf_box_2(hpf_at_1(hpf_fs_2, i - 1)) + y(hpf_lx(hpf_d_y, i))"),
+            "{source}"
+        );
+    }
+
+    #[test]
+    fn two_indices_loop_with_the_first_innermost_over_the_owned_rows() {
+        let (notes, source) = lower(&program("  forall (i = 1:n, j = 1:n, i /= j) r(i, j) = r(j, i)\n"));
+        assert_eq!(fallback_lines(&notes).len(), 1, "{notes:?}");
+        assert!(
+            source.contains("  block\n  integer :: i, j\n  do j = 1, n\n  do i = max(1, hpf_owned_lo(hpf_d_r)), min(n, hpf_owned_hi(hpf_d_r))\n  if (i /= j) then\n    r(i, j) = hpf_box_1(j, i)\n"),
+            "{source}"
+        );
+    }
+
+    #[test]
+    fn replicated_left_sides_and_masks_a_construct_assigns_stay_on_rank_zero() {
+        for body in [
+            "  forall (i = 1:n) v(i) = v(n + 1 - i) + y(i)\n",
+            "  forall (i = 1:n, y(i) > 0.0d0)\n    y(i) = x(n + 1 - i)\n    x(i) = y(n + 1 - i)\n  end forall\n",
+        ] {
+            let (notes, _) = lower(&program(body));
+            assert!(fallback_lines(&notes).is_empty(), "{body}: {notes:?}");
+            assert!(notes.iter().any(|it| it.starts_with("12: runs on one process")), "{body}: {notes:?}");
+        }
+        assert_eq!(
+            Refusal::ForallAssignsReplicated("v(i)".to_string()).message(),
+            "it is a FORALL that assigns the replicated v(i)"
+        );
+        assert_eq!(
+            Refusal::MaskReadsAssigned("y".to_string()).message(),
+            "its mask reads y, which an assignment of the construct assigns"
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests_support {
+    use analysis::model::ModelConfig;
+    use syntax::{LineIndex, SourceForm};
+
+    /// The notes of a program as `line: message`, and the generated source.
+    pub(super) fn lower(text: &str) -> (Vec<String>, String) {
+        let analysis = analysis::analyze(text, SourceForm::Free, ModelConfig { number_of_processors: None });
+        let generated = crate::lower(&analysis, text).unwrap_or_else(|errors| panic!("refused: {errors:?}"));
+        let index = LineIndex::new(text);
+        let notes = generated
+            .notes
+            .iter()
+            .map(|it| format!("{}: {}", index.line_col(text, it.range.start).0 + 1, it.message))
+            .collect();
+        (notes, generated.source)
+    }
+
+    /// A program over A (columns CYCLIC), X and Y aligned with its columns,
+    /// R (rows BLOCK) and the replicated V; `body` starts on line 12.
+    pub(super) fn program(body: &str) -> String {
+        format!(
+            "program p\n  implicit none\n  integer, parameter :: n = 12\n  double precision :: a(n, n), x(n), y(n), r(n, n), v(n)\n  integer :: i, j, k\n!HPF$ DISTRIBUTE A(*, CYCLIC)\n!HPF$ ALIGN (:) WITH A(*, :) :: X, Y\n!HPF$ DISTRIBUTE R(BLOCK, *)\n  a = 1.0d0\n  x = 2.0d0\n  r = 3.0d0\n{body}  print *, sum(a), sum(y), sum(r), sum(v)\nend program p\n"
+        )
     }
 }
