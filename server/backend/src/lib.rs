@@ -688,6 +688,23 @@ fn reused_schedules<'p, 'a>(body: &'p [Plan<'a>]) -> Vec<&'p nest_fetch::Fetched
         .collect()
 }
 
+/// Where the statement at `offset` starts its copy: after the last `;` of
+/// its line before it (quote-aware), or at the line's start.
+pub(crate) fn statement_start(text: &str, offset: usize) -> usize {
+    let line_start = text[..offset].rfind('\n').map_or(0, |it| it + 1);
+    let mut quote = None;
+    let mut after_semicolon = line_start;
+    for (at, ch) in text[line_start..offset].char_indices() {
+        match (quote, ch) {
+            (None, '\'' | '"') => quote = Some(ch),
+            (Some(open), _) if ch == open => quote = None,
+            (None, ';') => after_semicolon = line_start + at + 1,
+            _ => {}
+        }
+    }
+    after_semicolon
+}
+
 impl Plan<'_> {
     /// Whether some of the work runs on every process (not only rank 0).
     fn runs_in_parallel(&self) -> bool {
@@ -3411,18 +3428,7 @@ impl<'a> Lowering<'a> {
     /// the last `;` before it on that line, so that the statements before
     /// it do not (`do i = 1, n; a(i) = 0; end do`).
     pub(crate) fn copy_start(&self, offset: usize) -> usize {
-        let line_start = self.text[..offset].rfind('\n').map_or(0, |it| it + 1);
-        let mut quote = None;
-        let mut after_semicolon = line_start;
-        for (at, ch) in self.text[line_start..offset].char_indices() {
-            match (quote, ch) {
-                (None, '\'' | '"') => quote = Some(ch),
-                (Some(open), _) if ch == open => quote = None,
-                (None, ';') => after_semicolon = line_start + at + 1,
-                _ => {}
-            }
-        }
-        after_semicolon
+        statement_start(self.text, offset)
     }
 
     fn emit_parallel(&self, out: &mut String, nest: &ParallelNest) {

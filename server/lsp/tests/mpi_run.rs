@@ -377,6 +377,38 @@ end program quad
     );
 }
 
+/// Statements after a `;` whose reductions, shifts and conditions are
+/// computed first: the temporaries go after the statements before them on
+/// their line (`a(1) = 100.0; b = cshift(a, 1) - a` shifts the new A(1)).
+#[test]
+fn hoisted_temporaries_of_a_statement_after_a_semicolon_follow_the_statements_before_it() {
+    require_toolchain();
+    runs_in_parallel_as_sequential(
+        "semicolon_hoists",
+        "program semicolon_hoists
+  implicit none
+  integer, parameter :: n = 16
+  real :: a(n), b(n), c(n), s, t
+  integer :: i
+!HPF$ DISTRIBUTE (BLOCK) :: A, B, C
+  do i = 1, n
+    a(i) = real(i)
+    b(i) = real(n - i) * 0.5
+  end do
+  s = 0.0; t = 0.0
+  s = 1000.0; if (sum(a) > s) t = 1.0
+  print *, s, t
+  a(1) = 100.0; b = cshift(a, 1) - a
+  print *, b
+  a(2) = -5.0; c = eoshift(a, -1) + a; s = sum(c * b)
+  print *, c, s
+  s = 3.0; t = 0.0; if (maxval(a) > s .and. t == 0.0) t = 2.0
+  print *, s, t
+end program semicolon_hoists
+",
+    );
+}
+
 /// The program `text` (named `name`) prints on 1 to 5 processes what the
 /// sequential build with gfortran prints, and `hpf-ls build` reports no
 /// statement that runs on one process. Returns its source.
