@@ -381,6 +381,7 @@ end program quad
 /// computed first: the temporaries go after the statements before them on
 /// their line (`a(1) = 100.0; b = cshift(a, 1) - a` shifts the new A(1)).
 #[test]
+#[ignore = "needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
 fn hoisted_temporaries_of_a_statement_after_a_semicolon_follow_the_statements_before_it() {
     require_toolchain();
     runs_in_parallel_as_sequential(
