@@ -508,8 +508,9 @@ impl Lowering<'_> {
             }
             // A FORALL's mask, evaluated with each assignment.
             if let Some(mask) = mask {
-                occurrences
-                    .extend(self.distributed_occurrences(mask.range).into_iter().map(|(name, array)| (name, array, mask)));
+                occurrences.extend(
+                    self.distributed_occurrences(mask.range).into_iter().map(|(name, array)| (name, array, mask)),
+                );
             }
             for (name, array, expr) in occurrences {
                 let Some(args) = crate::assign::find_reference(expr, name) else {
@@ -550,9 +551,9 @@ impl Lowering<'_> {
                 // (A FORALL reads the values from before it: no dependence.)
                 let apart = forall.is_some()
                     || writes
-                    .iter()
-                    .filter(|it| it.0 == array)
-                    .all(|write| read.iter().zip(write.1.iter()).any(|(r, w)| disjoint(r, w, &walk.loops)));
+                        .iter()
+                        .filter(|it| it.0 == array)
+                        .all(|write| read.iter().zip(write.1.iter()).any(|(r, w)| disjoint(r, w, &walk.loops)));
                 if !apart {
                     return Err(Refusal::ReadsWhatItWrites(self.distributed[&array].name.clone()));
                 }
@@ -1066,19 +1067,16 @@ impl Lowering<'_> {
             return;
         }
         let Some(owned) = nest.assigns.iter().find(|it| it.stmt == stmt.range.start) else { return };
-        let tests: Vec<&str> = owned
-            .guards
-            .iter()
-            .map(|it| it.test.as_str())
-            .filter(|it| !walk.placed.iter().any(|p| p == it))
-            .collect();
+        let tests: Vec<&str> =
+            owned.guards.iter().map(|it| it.test.as_str()).filter(|it| !walk.placed.iter().any(|p| p == it)).collect();
         let guard = (!tests.is_empty()).then(|| tests.join(" .and. "));
         if let Some(guard) = &guard {
             let _ = writeln!(out, "  if ({guard}) then");
         }
         let mine = |read: &&BoxRead| read.stmt == stmt.range.start;
         let mask = nest.mask();
-        let mask_fetches = mask.is_some_and(|mask| nest.boxes.iter().filter(mine).any(|it| mask.range.contains_range(it.name)));
+        let mask_fetches =
+            mask.is_some_and(|mask| nest.boxes.iter().filter(mine).any(|it| mask.range.contains_range(it.name)));
         let one_line = |text: String| text.replace(['&', '\n'], " ").trim().to_string();
         // The executor's edits: local positions, boxes.
         let mut edits = owned.edits.clone();
@@ -1439,7 +1437,10 @@ mod forall_tests {
     fn a_masked_forall_reading_its_home_reversed_runs_on_the_owners() {
         let (notes, source) = lower(&program("  forall (i = 1:n, y(i) > 0.0d0) y(i) = y(n + 1 - i) * 0.5d0\n"));
         let fallback = fallback_lines(&notes);
-        assert!(fallback.len() == 1 && fallback[0].starts_with("12: ") && fallback[0].contains("y(n + 1 - i)"), "{notes:?}");
+        assert!(
+            fallback.len() == 1 && fallback[0].starts_with("12: ") && fallback[0].contains("y(n + 1 - i)"),
+            "{notes:?}"
+        );
         assert!(!notes.iter().any(|it| it.contains("one process")), "{notes:?}");
         // Its index is its own (a block); the inspector evaluates the mask,
         // which reads only the owner's element, under the ownership test.
@@ -1462,8 +1463,14 @@ mod forall_tests {
         let executor = source.find("  ! hpf-ls: executor").expect(&source);
         let inspector = &source[..executor];
         assert!(!inspector.contains("i > 1"), "{source}");
-        assert!(inspector.contains("  if (1 <= (i - 1) .and. (i - 1) <= 12) then\n    call hpf_nest_mark_1("), "{source}");
-        assert!(source[executor..].contains(" > 0.0d0 .and. i > 1) then\n    y(hpf_lx(hpf_d_y, i)) = hpf_box_1("), "{source}");
+        assert!(
+            inspector.contains("  if (1 <= (i - 1) .and. (i - 1) <= 12) then\n    call hpf_nest_mark_1("),
+            "{source}"
+        );
+        assert!(
+            source[executor..].contains(" > 0.0d0 .and. i > 1) then\n    y(hpf_lx(hpf_d_y, i)) = hpf_box_1("),
+            "{source}"
+        );
     }
 
     #[test]
@@ -1481,7 +1488,8 @@ mod forall_tests {
         assert!(source[first..second_move].contains("x(hpf_lx(hpf_d_x, i)) = hpf_box_1("), "{source}");
         assert!(!source[first..second_move].contains("y(hpf_lx(hpf_d_y, i)) ="), "{source}");
         assert!(
-            source[second..].contains("y(hpf_lx(hpf_d_y, i)) = hpf_box_2(hpf_at_1(hpf_fs_2, i - 1)) + y(hpf_lx(hpf_d_y, i))"),
+            source[second..]
+                .contains("y(hpf_lx(hpf_d_y, i)) = hpf_box_2(hpf_at_1(hpf_fs_2, i - 1)) + y(hpf_lx(hpf_d_y, i))"),
             "{source}"
         );
     }
