@@ -931,8 +931,9 @@ end program branches
 /// one starts. Run on each process's part, a later assignment that read
 /// another process's element an earlier one assigned got the old value (the
 /// neighbour fetch ran before the construct; a CYCLIC home runs course by
-/// course): such a construct on one home runs on rank 0 now, one whose
-/// assignments write arrays mapped differently is split into one FORALL
+/// course): such a construct on one home runs on every process through the
+/// distributed fallback (what each assignment reads fetched after the ones
+/// before it ran), one whose assignments write arrays mapped differently is split into one FORALL
 /// per assignment (each in parallel, the fetches of the later ones after
 /// the earlier ones ran), and one that reads only the elements it assigned
 /// stays parallel.
@@ -979,7 +980,10 @@ end program forall_order
     );
     let build = hpf_ls_build(&source, &dir.join("x"));
     let notes = String::from_utf8_lossy(&build.stderr);
-    assert!(notes.contains("forall_order.f90:11:3: note: runs on one process: its assignment 2 reads"), "{notes}");
+    assert!(
+        notes.contains("forall_order.f90:11:3: note: runs on every process: each assignment of this FORALL runs on the owner"),
+        "{notes}"
+    );
     // Assignments to arrays mapped differently: one FORALL each, in parallel.
     for line in [17, 23] {
         assert!(!notes.contains(&format!("forall_order.f90:{line}:")), "{notes}");
