@@ -56,6 +56,20 @@
 //! O(local part + elements read + box / 64 words), and only elements read
 //! move. What does not qualify keeps the caller's
 //! path (rank 0 on gathered copies) with a typed reason, [`Refusal`].
+//!
+//! A FORALL no faster rule plans is such a nest too (`lib.rs`'s
+//! `forall_fallback`): its indices are loops (the last one outermost, in a
+//! block that declares them: they are the FORALL's own), its mask an IF
+//! under each assignment's ownership test. It needs no dependence proof:
+//! every right side and the mask read the values from before it, which is
+//! what the boxes hold (a read of the array it assigns is fetched like any
+//! other, but at the very element assigned, which no other iteration
+//! writes). A construct runs each assignment as a FORALL of its own: one
+//! inspector, then per assignment the moves of its boxes and its executor,
+//! so it reads what the ones before it assigned. The inspector evaluates a
+//! mask that reads no fetched value; otherwise it records every owned
+//! iteration's reads that lie inside their arrays (the mask may keep a
+//! subscript out of bounds) and the executor evaluates the mask.
 
 use std::fmt::Write;
 

@@ -981,7 +981,9 @@ end program forall_order
     let build = hpf_ls_build(&source, &dir.join("x"));
     let notes = String::from_utf8_lossy(&build.stderr);
     assert!(
-        notes.contains("forall_order.f90:11:3: note: runs on every process: each assignment of this FORALL runs on the owner"),
+        notes.contains(
+            "forall_order.f90:11:3: note: runs on every process: each assignment of this FORALL runs on the owner"
+        ),
         "{notes}"
     );
     // Assignments to arrays mapped differently: one FORALL each, in parallel.
