@@ -38,7 +38,8 @@
 //! In a loop every process runs (a time loop), a nest whose boxes depend on
 //! nothing the loop assigns (`reuse_schedules`: no CALL, no REDISTRIBUTE,
 //! none of the variables the inspector reads, such as `IDX` of
-//! `C(IDX(I),J)`) keeps its boxes and schedule in a block around the loop:
+//! `C(IDX(I),J)`, nor an array whose elements a FORALL mask the inspector
+//! evaluates reads) keeps its boxes and schedule in a block around the loop:
 //! the inspector runs in the loop's first iteration, the values move in
 //! every one.
 //!
@@ -644,10 +645,20 @@ impl Lowering<'_> {
         if text.contains("redistribute") || text.contains("realign") {
             return;
         }
-        let written: Vec<String> = self.written(outer).1.into_iter().map(|it| it.0.to_ascii_lowercase()).collect();
+        let (arrays, written) = self.written(outer);
+        let written: Vec<String> = written.into_iter().map(|it| it.0.to_ascii_lowercase()).collect();
         let mut count = 0;
         for nest in body.iter_mut() {
             if nest.boxes.is_empty() || self.inspector_reads(nest, true).iter().any(|it| written.contains(it)) {
+                continue;
+            }
+            // A FORALL mask the inspector evaluates on distributed elements
+            // the loop assigns: what is read changes with them.
+            let mask_changes = nest.mask().is_some_and(|mask| {
+                !nest.boxes.iter().any(|it| mask.range.contains_range(it.name))
+                    && self.distributed_occurrences(mask.range).iter().any(|it| arrays.contains(&it.1))
+            });
+            if mask_changes {
                 continue;
             }
             count += 1;
@@ -1516,6 +1527,21 @@ mod forall_tests {
             source.contains("  block\n  integer :: i, j\n  do j = 1, n\n  do i = max(1, hpf_owned_lo(hpf_d_r)), min(n, hpf_owned_hi(hpf_d_r))\n  if (i /= j) then\n    r(i, j) = hpf_box_1(j, i)\n"),
             "{source}"
         );
+    }
+
+    #[test]
+    fn a_time_loop_reuses_the_schedule_unless_it_assigns_what_the_inspected_mask_reads() {
+        // The inspector evaluates the mask on the owners' elements: Y changes
+        // in the loop (the FORALL assigns it), X does not.
+        for (mask, reused) in [("y(i) > 1.0d0", false), ("x(i) > 1.0d0", true)] {
+            let (notes, source) = lower(&program(&format!(
+                "  do k = 1, 3\n    forall (i = 1:n, {mask}) y(i) = y(n + 1 - i)\n    v = v + 1.0d0\n  end do\n"
+            )));
+            let fallback = fallback_lines(&notes);
+            assert!(fallback.len() == 1 && fallback[0].starts_with("13: "), "{mask}: {notes:?}");
+            assert_eq!(fallback[0].contains("schedule computed once"), reused, "{mask}: {notes:?}");
+            assert_eq!(source.contains("hpf_inspected_1"), reused, "{mask}: {source}");
+        }
     }
 
     #[test]
