@@ -81,4 +81,11 @@ program forall_fallback
   forall (i = 1:6, j = 1:5, l = 1:4, i /= j) c(i, j, l) = c(7 - i, j, 5 - l) + real(i * j + l)
   forall (i = 1:6:2, j = 5:1:-1, l = 1:4) c(i, j, l) = c(i + 1, 6 - j, 5 - l) * 0.5
   print '(a / (10f6.1))', 'c =', c
+  ! A time loop: the mask reads elements the loop changes (inspected
+  ! again in every step), the indirect read keeps its schedule otherwise.
+  do l = 1, 3
+    forall (i = 1:n, z(i) < 4.0) z(i) = z(idx(i)) * 0.5 + y(n + 1 - i)
+    z(1:n) = z(1:n) - 1.0
+  end do
+  print '(a, 20f7.2)', 'z =', z
 end program forall_fallback
