@@ -5,7 +5,7 @@
 ! one all-to-all of counts, indices and values per array (an inspector/
 ! executor), fetched before the statement assigns anything, so a statement
 ! may read the array it writes. A CYCLIC left side is assigned course by
-! course; a FORALL with a mask reading its home reversed stays on rank 0.
+! course; a masked FORALL which reads its home reversed fetches it first.
 program remap_sections
   implicit none
   integer, parameter :: n = 24, m = 12
@@ -66,7 +66,7 @@ program remap_sections
   ! A CYCLIC left side, reading itself too.
   b(n:1:-1) = a + b
   print '(a, 24i5)', 'b =', b
-  ! A mask could keep an index out of bounds: on rank 0.
+  ! A mask reading the home, a reversed read: on owners.
   forall (i = 1:n, a(i) > 0) x(i) = x(n+1-i) * 0.5
   s = sum(c) + maxval(a) + sum(a(1:n:2))
   print '(a, i8, a, i6, a, f10.4)', 's =', s, '  b(1) =', b(1), '  sum(x) =', sum(x)

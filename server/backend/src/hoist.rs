@@ -492,11 +492,27 @@ impl Hoister<'_> {
         self.text.get(range.to_range()).unwrap_or("")
     }
 
-    /// The calls of `stmt` to hoist before it, when it begins its line;
-    /// `indices`: those of the DO loops around it.
+    /// Whether `stmt` begins its line, or follows a `;` (no label before it).
     fn begins_line(&self, stmt: &Stmt) -> bool {
+        let start = crate::statement_start(self.text, stmt.range.start);
+        self.text[start..stmt.range.start].chars().all(|it| it == ' ' || it == '\t')
+    }
+
+    /// Where lines hoisted before `stmt` go, their indentation, and the text
+    /// around them: the start of its line, or, after a `;`, a new line cut
+    /// there (`x = 1.0;` / the lines / the statement), so they follow the
+    /// statements before it on its line.
+    fn insertion(&self, stmt: &Stmt) -> (usize, String, &'static str, String) {
         let line_start = self.text[..stmt.range.start].rfind('\n').map_or(0, |it| it + 1);
-        self.text[line_start..stmt.range.start].chars().all(|it| it == ' ' || it == '\t')
+        let start = crate::statement_start(self.text, stmt.range.start);
+        if start == line_start {
+            return (line_start, self.text[line_start..stmt.range.start].to_string(), "", String::new());
+        }
+        let indent: String = match self.form {
+            SourceForm::Fixed { .. } => "      ".to_string(),
+            SourceForm::Free => self.text[line_start..].chars().take_while(|it| *it == ' ' || *it == '\t').collect(),
+        };
+        (start, indent.clone(), self.line_end, indent)
     }
 
     /// The shift temporaries still available after `stmt` to the statement
@@ -524,12 +540,14 @@ impl Hoister<'_> {
         self.next_statement = next;
     }
 
+    /// The calls of `stmt` to hoist before it, when it begins its line or
+    /// follows a `;`; `indices`: those of the DO loops around it.
     fn statement(&mut self, stmt: &Stmt, indices: &[String]) {
-        let line_start = self.text[..stmt.range.start].rfind('\n').map_or(0, |it| it + 1);
-        let indent = &self.text[line_start..stmt.range.start];
         if !self.begins_line(stmt) {
             return;
         }
+        let (line_start, indent, prefix, suffix) = self.insertion(stmt);
+        let indent = indent.as_str();
         // The expressions evaluated once, before anything the statement assigns.
         if let Some(forall) = self.constructor_forall(stmt) {
             self.replacements.push((stmt.range, forall));
@@ -548,7 +566,7 @@ impl Hoister<'_> {
                         .map(|call| format!("{indent}{} = {}{}", call.temp, call.assignment, self.line_end))
                         .collect();
                     if !lines.is_empty() {
-                        self.before.push((line_start, lines));
+                        self.before.push((line_start, format!("{prefix}{lines}{suffix}")));
                     }
                     let separator = format!("{}{indent}", self.line_end);
                     self.replacements.push((stmt.range, statements.join(&separator)));
@@ -672,7 +690,7 @@ impl Hoister<'_> {
             }
         }
         if !lines.is_empty() {
-            self.before.push((line_start, lines));
+            self.before.push((line_start, format!("{prefix}{lines}{suffix}")));
         }
     }
 

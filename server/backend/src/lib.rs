@@ -690,6 +690,23 @@ fn reused_schedules<'p, 'a>(body: &'p [Plan<'a>]) -> Vec<&'p nest_fetch::Fetched
         .collect()
 }
 
+/// Where the statement at `offset` starts its copy: after the last `;` of
+/// its line before it (quote-aware), or at the line's start.
+pub(crate) fn statement_start(text: &str, offset: usize) -> usize {
+    let line_start = text[..offset].rfind('\n').map_or(0, |it| it + 1);
+    let mut quote = None;
+    let mut after_semicolon = line_start;
+    for (at, ch) in text[line_start..offset].char_indices() {
+        match (quote, ch) {
+            (None, '\'' | '"') => quote = Some(ch),
+            (Some(open), _) if ch == open => quote = None,
+            (None, ';') => after_semicolon = line_start + at + 1,
+            _ => {}
+        }
+    }
+    after_semicolon
+}
+
 impl Plan<'_> {
     /// Whether some of the work runs on every process (not only rank 0).
     fn runs_in_parallel(&self) -> bool {
@@ -722,7 +739,8 @@ impl Plan<'_> {
             Plan::Owner { .. } => false,
             // One all-to-all per execution: bulk when it feeds a 2-D
             // iteration space at least, not one loop's (a row of a solve).
-            Plan::FetchedNest(nest) => nest.depth() >= 2,
+            // A FORALL is a whole-array operation.
+            Plan::FetchedNest(nest) => nest.depth() >= 2 || nest.is_forall(),
             Plan::SliceCopy(copy) => !copy.is_element(),
             Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::runs_in_bulk),
             Plan::If { branches } => branches.iter().flat_map(|it| &it.1).any(Plan::runs_in_bulk),
@@ -1417,8 +1435,7 @@ impl<'a> Lowering<'a> {
             return Plan::OnRankZero { stmt, why: Some(why) };
         }
         if let Err(why) = self.forall_reads_what_it_assigned(stmt) {
-            self.notes.push(Note { range: stmt.header, message: format!("runs on one process: {why}") });
-            return Plan::OnRankZero { stmt, why: Some(why) };
+            return self.forall_fallback(stmt, why);
         }
         if let StmtKind::Call { .. } = stmt.kind {
             // A subroutine of the file that takes distributed arrays whole, as
@@ -1557,6 +1574,7 @@ impl<'a> Lowering<'a> {
             };
             match planned {
                 Ok(plan) => return plan,
+                Err(why) if matches!(stmt.kind, StmtKind::Forall { .. }) => return self.forall_fallback(stmt, why),
                 Err(why) => {
                     let why = (!matches!(stmt.kind, StmtKind::Output { .. })).then_some(why);
                     if let Some(why) = &why {
@@ -1578,10 +1596,7 @@ impl<'a> Lowering<'a> {
             // one on a CYCLIC home reads its own cells only.
             match self.forall(stmt) {
                 Ok(plan) => return plan,
-                Err(why) => {
-                    self.notes.push(Note { range: stmt.header, message: format!("runs on one process: {why}") });
-                    return Plan::OnRankZero { stmt, why: Some(why) };
-                }
+                Err(why) => return self.forall_fallback(stmt, why),
             }
         }
         if let Some(plan) = cyclic.and_then(|_| self.cyclic_assignment(stmt)) {
@@ -1649,6 +1664,18 @@ impl<'a> Lowering<'a> {
             return Plan::OnRankZero { stmt, why };
         }
         Plan::OnRankZero { stmt, why: None }
+    }
+
+    /// A FORALL no faster rule plans (`why`): owner-computes after fetching
+    /// what it reads (`nest_fetch.rs`), or on rank 0 with a note.
+    fn forall_fallback<'s>(&mut self, stmt: &'s Stmt, why: String) -> Plan<'s> {
+        if let Ok(nest) = self.fetched_nest(stmt) {
+            let message = self.fetched_nest_note(&nest);
+            self.notes.push(Note { range: stmt.header, message });
+            return Plan::FetchedNest(nest);
+        }
+        self.notes.push(Note { range: stmt.header, message: format!("runs on one process: {why}") });
+        Plan::OnRankZero { stmt, why: Some(why) }
     }
 
     /// A DO WHILE loop or an IF construct every process runs, its bodies
@@ -3414,18 +3441,7 @@ impl<'a> Lowering<'a> {
     /// the last `;` before it on that line, so that the statements before
     /// it do not (`do i = 1, n; a(i) = 0; end do`).
     pub(crate) fn copy_start(&self, offset: usize) -> usize {
-        let line_start = self.text[..offset].rfind('\n').map_or(0, |it| it + 1);
-        let mut quote = None;
-        let mut after_semicolon = line_start;
-        for (at, ch) in self.text[line_start..offset].char_indices() {
-            match (quote, ch) {
-                (None, '\'' | '"') => quote = Some(ch),
-                (Some(open), _) if ch == open => quote = None,
-                (None, ';') => after_semicolon = line_start + at + 1,
-                _ => {}
-            }
-        }
-        after_semicolon
+        statement_start(self.text, offset)
     }
 
     fn emit_parallel(&self, out: &mut String, nest: &ParallelNest) {

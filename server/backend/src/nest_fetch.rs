@@ -38,7 +38,8 @@
 //! In a loop every process runs (a time loop), a nest whose boxes depend on
 //! nothing the loop assigns (`reuse_schedules`: no CALL, no REDISTRIBUTE,
 //! none of the variables the inspector reads, such as `IDX` of
-//! `C(IDX(I),J)`) keeps its boxes and schedule in a block around the loop:
+//! `C(IDX(I),J)`, nor an array whose elements a FORALL mask the inspector
+//! evaluates reads) keeps its boxes and schedule in a block around the loop:
 //! the inspector runs in the loop's first iteration, the values move in
 //! every one.
 //!
@@ -56,6 +57,20 @@
 //! O(local part + elements read + box / 64 words), and only elements read
 //! move. What does not qualify keeps the caller's
 //! path (rank 0 on gathered copies) with a typed reason, [`Refusal`].
+//!
+//! A FORALL no faster rule plans is such a nest too (`lib.rs`'s
+//! `forall_fallback`): its indices are loops (the last one outermost, in a
+//! block that declares them: they are the FORALL's own), its mask an IF
+//! under each assignment's ownership test. It needs no dependence proof:
+//! every right side and the mask read the values from before it, which is
+//! what the boxes hold (a read of the array it assigns is fetched like any
+//! other, but at the very element assigned, which no other iteration
+//! writes). A construct runs each assignment as a FORALL of its own: one
+//! inspector, then per assignment the moves of its boxes and its executor,
+//! so it reads what the ones before it assigned. The inspector evaluates a
+//! mask that reads no fetched value; otherwise it records every owned
+//! iteration's reads that lie inside their arrays (the mask may keep a
+//! subscript out of bounds) and the executor evaluates the mask.
 
 use std::fmt::Write;
 
@@ -89,6 +104,12 @@ pub(crate) enum Refusal {
     /// fetched reads a variable the nest assigns (`K = IDX(I)` then
     /// `B(K)`): the inspector, which runs before the nest, cannot know it.
     InspectorReadsAssigned(String),
+    /// A FORALL that assigns a replicated variable (every process would
+    /// assign it in DO order, reading elements it has already assigned).
+    ForallAssignsReplicated(String),
+    /// The mask of a FORALL construct of several assignments reads an array
+    /// one of them assigns (the mask is evaluated once, before them all).
+    MaskReadsAssigned(String),
 }
 
 impl Refusal {
@@ -108,6 +129,10 @@ impl Refusal {
             }
             Refusal::InspectorReadsAssigned(name) => {
                 format!("what it fetches depends on {name}, which it assigns")
+            }
+            Refusal::ForallAssignsReplicated(name) => format!("it is a FORALL that assigns the replicated {name}"),
+            Refusal::MaskReadsAssigned(name) => {
+                format!("its mask reads {name}, which an assignment of the construct assigns")
             }
         }
     }
@@ -179,13 +204,32 @@ impl FetchedNest<'_> {
         self.reuse.is_some()
     }
 
-    /// How many DO loops deep the nest is (0: one assignment).
+    /// How many DO loops deep the nest is (0: one assignment; a FORALL
+    /// counts its indices).
     pub(crate) fn depth(&self) -> usize {
         fn depth(stmt: &Stmt) -> usize {
             let inner = stmt.children().into_iter().map(depth).max().unwrap_or(0);
-            inner + usize::from(matches!(stmt.kind, StmtKind::Do { .. }))
+            inner
+                + match &stmt.kind {
+                    StmtKind::Do { .. } => 1,
+                    StmtKind::Forall { specs, .. } => specs.len(),
+                    _ => 0,
+                }
         }
         depth(self.stmt)
+    }
+
+    /// Whether it is a FORALL (a whole-array operation: it runs in bulk).
+    pub(crate) fn is_forall(&self) -> bool {
+        matches!(self.stmt.kind, StmtKind::Forall { .. })
+    }
+
+    /// The mask of the FORALL, if any.
+    fn mask(&self) -> Option<&Expr> {
+        match &self.stmt.kind {
+            StmtKind::Forall { mask, .. } => mask.as_ref(),
+            _ => None,
+        }
     }
 }
 
@@ -388,7 +432,31 @@ impl Lowering<'_> {
     /// The fallback plan of the DO nest `stmt`, or why it does not apply.
     pub(crate) fn fetched_nest<'s>(&self, stmt: &'s Stmt) -> Result<FetchedNest<'s>, Refusal> {
         let mut walk = Walk::default();
-        self.walk_nest(std::slice::from_ref(stmt), &mut walk)?;
+        // A FORALL (only as the whole nest): its indices are its loops, its
+        // mask is read with each assignment, every right side is evaluated
+        // before any assignment (the fetched values are those from before
+        // it; a construct moves them again before each assignment).
+        let forall = match &stmt.kind {
+            StmtKind::Forall { specs, mask, body } => {
+                for spec in specs {
+                    self.check_control(spec)?;
+                    walk.loops.push(self.loop_bounds(spec));
+                }
+                for assignment in body {
+                    let StmtKind::Assign { lhs, rhs } = &assignment.kind else {
+                        let word =
+                            self.slice(assignment.header).split_whitespace().next().unwrap_or("").to_ascii_lowercase();
+                        return Err(Refusal::Statement(word));
+                    };
+                    walk.assigns.push((assignment, lhs, rhs));
+                }
+                Some((mask.as_ref(), body.len()))
+            }
+            _ => {
+                self.walk_nest(std::slice::from_ref(stmt), &mut walk)?;
+                None
+            }
+        };
         // The left sides: elements of distributed arrays, subscripts free of
         // them, run by their owners; or replicated variables, which every
         // process assigns in every iteration.
@@ -397,6 +465,9 @@ impl Lowering<'_> {
         let mut owns: Vec<Option<Written>> = Vec::new();
         for (assign, lhs, _) in &walk.assigns {
             let Some((array, subscripts)) = self.element(lhs, &walk.loops)? else {
+                if forall.is_some() {
+                    return Err(Refusal::ForallAssignsReplicated(self.slice(lhs.range).trim().to_string()));
+                }
                 assigns.push(OwnedAssign {
                     stmt: assign.range.start,
                     guards: Vec::new(),
@@ -431,6 +502,14 @@ impl Lowering<'_> {
             writes.push((array, written.clone()));
             owns.push(Some((array, written)));
         }
+        let mask = forall.and_then(|it| it.0);
+        if let (Some(mask), Some((_, 2..))) = (mask, forall) {
+            if let Some((_, array)) =
+                self.distributed_occurrences(mask.range).into_iter().find(|it| writes.iter().any(|w| w.0 == it.1))
+            {
+                return Err(Refusal::MaskReadsAssigned(self.distributed[&array].name.clone()));
+            }
+        }
         // The reads: of the element the statement writes (local), or fetched.
         let mut boxes = Vec::new();
         for (((assign, lhs, rhs), owned), own) in walk.assigns.iter().zip(&mut assigns).zip(&owns) {
@@ -440,6 +519,12 @@ impl Lowering<'_> {
             if own.is_none() {
                 occurrences.extend(
                     self.distributed_occurrences(lhs.range).into_iter().map(|(name, array)| (name, array, *lhs)),
+                );
+            }
+            // A FORALL's mask, evaluated with each assignment.
+            if let Some(mask) = mask {
+                occurrences.extend(
+                    self.distributed_occurrences(mask.range).into_iter().map(|(name, array)| (name, array, mask)),
                 );
             }
             for (name, array, expr) in occurrences {
@@ -478,10 +563,12 @@ impl Lowering<'_> {
                     }
                     continue;
                 }
-                let apart = writes
-                    .iter()
-                    .filter(|it| it.0 == array)
-                    .all(|write| read.iter().zip(write.1.iter()).any(|(r, w)| disjoint(r, w, &walk.loops)));
+                // (A FORALL reads the values from before it: no dependence.)
+                let apart = forall.is_some()
+                    || writes
+                        .iter()
+                        .filter(|it| it.0 == array)
+                        .all(|write| read.iter().zip(write.1.iter()).any(|(r, w)| disjoint(r, w, &walk.loops)));
                 if !apart {
                     return Err(Refusal::ReadsWhatItWrites(self.distributed[&array].name.clone()));
                 }
@@ -492,7 +579,7 @@ impl Lowering<'_> {
         }
         let nest = FetchedNest { stmt, boxes, assigns, reuse: None };
         let assigned: Vec<String> = self.written(stmt).1.into_iter().map(|it| it.0.to_ascii_lowercase()).collect();
-        if let Some(name) = self.inspector_reads(&nest).into_iter().find(|it| assigned.contains(it)) {
+        if let Some(name) = self.inspector_reads(&nest, false).into_iter().find(|it| assigned.contains(it)) {
             return Err(Refusal::InspectorReadsAssigned(name));
         }
         Ok(nest)
@@ -500,8 +587,10 @@ impl Lowering<'_> {
 
     /// The variables (lower case) that decide what the inspector records:
     /// those its loop bounds, IF conditions, ownership tests and fetched
-    /// subscripts read, but the nest's own loop indices (it sets them).
-    fn inspector_reads(&self, nest: &FetchedNest) -> Vec<String> {
+    /// subscripts read, but the nest's own loop indices (it sets them); with
+    /// `mask`, those a FORALL's mask reads too (before the FORALL, the
+    /// inspector reads their values from before it).
+    fn inspector_reads(&self, nest: &FetchedNest, mask: bool) -> Vec<String> {
         let mut texts: Vec<String> = Vec::new();
         let mut indices: Vec<String> = Vec::new();
         let mut stack = vec![nest.stmt];
@@ -515,6 +604,15 @@ impl Lowering<'_> {
                 }
                 StmtKind::If { branches } => {
                     texts.extend(branches.iter().filter_map(|it| it.0.as_ref()).map(|it| self.one_line(it.range)));
+                }
+                StmtKind::Forall { specs, mask: forall_mask, .. } => {
+                    for spec in specs {
+                        indices.push(spec.var.key());
+                        texts.push(self.one_line(spec.lo.range));
+                        texts.push(self.one_line(spec.hi.range));
+                        texts.extend(spec.step.as_ref().map(|it| self.one_line(it.range)));
+                    }
+                    texts.extend(forall_mask.as_ref().filter(|_| mask).map(|it| self.one_line(it.range)));
                 }
                 _ => {}
             }
@@ -547,10 +645,20 @@ impl Lowering<'_> {
         if text.contains("redistribute") || text.contains("realign") {
             return;
         }
-        let written: Vec<String> = self.written(outer).1.into_iter().map(|it| it.0.to_ascii_lowercase()).collect();
+        let (arrays, written) = self.written(outer);
+        let written: Vec<String> = written.into_iter().map(|it| it.0.to_ascii_lowercase()).collect();
         let mut count = 0;
         for nest in body.iter_mut() {
-            if nest.boxes.is_empty() || self.inspector_reads(nest).iter().any(|it| written.contains(it)) {
+            if nest.boxes.is_empty() || self.inspector_reads(nest, true).iter().any(|it| written.contains(it)) {
+                continue;
+            }
+            // A FORALL mask the inspector evaluates on distributed elements
+            // the loop assigns: what is read changes with them.
+            let mask_changes = nest.mask().is_some_and(|mask| {
+                !nest.boxes.iter().any(|it| mask.range.contains_range(it.name))
+                    && self.distributed_occurrences(mask.range).iter().any(|it| arrays.contains(&it.1))
+            });
+            if mask_changes {
                 continue;
             }
             count += 1;
@@ -691,7 +799,8 @@ impl Lowering<'_> {
                 refs.join(", ")
             )
         };
-        format!("runs on every process: each assignment of this nest runs on the owner of its left side, {fetched}")
+        let what = if nest.is_forall() { "FORALL" } else { "nest" };
+        format!("runs on every process: each assignment of this {what} runs on the owner of its left side, {fetched}")
     }
 
     pub(crate) fn emit_fetched_nest(&self, out: &mut String, nest: &FetchedNest) {
@@ -712,27 +821,32 @@ impl Lowering<'_> {
                 let _ = writeln!(out, "  hpf_inspected_{id} = .true.\n  end if");
             }
         }
-        for (k, read) in nest.boxes.iter().enumerate() {
-            let tag = box_tag(nest, k + 1);
-            let distributed = &self.distributed[&read.array];
-            let _ = writeln!(
-                out,
-                "  call hpf_nest_move{}_{}_{}({}, hpf_fs_{tag}, hpf_box_{tag})",
-                if read.list { "l" } else { "" },
-                distributed.suffix,
-                read.subscripts.len(),
-                distributed.name
-            );
+        // A FORALL construct runs each assignment as a FORALL of its own,
+        // in order: what one reads moves after the ones before it assigned.
+        let parts: Vec<Option<usize>> = match &nest.stmt.kind {
+            StmtKind::Forall { body, .. } if body.len() > 1 => body.iter().map(|it| Some(it.range.start)).collect(),
+            _ => vec![None],
+        };
+        for part in parts {
+            for (k, read) in nest.boxes.iter().enumerate() {
+                if part.is_some_and(|it| it != read.stmt) {
+                    continue;
+                }
+                let tag = box_tag(nest, k + 1);
+                let distributed = &self.distributed[&read.array];
+                let _ = writeln!(
+                    out,
+                    "  call hpf_nest_move{}_{}_{}({}, hpf_fs_{tag}, hpf_box_{tag})",
+                    if read.list { "l" } else { "" },
+                    distributed.suffix,
+                    read.subscripts.len(),
+                    distributed.name
+                );
+            }
+            let _ = writeln!(out, "  ! hpf-ls: executor");
+            let mut walk = NestWalk { nest, pass: Pass::Execute, only: part, vars: Vec::new(), placed: Vec::new() };
+            self.emit_nest_walk(out, &mut walk, std::slice::from_ref(nest.stmt));
         }
-        let _ = writeln!(out, "  ! hpf-ls: executor");
-        self.emit_nest_walk(
-            out,
-            nest,
-            std::slice::from_ref(nest.stmt),
-            &mut Vec::new(),
-            &mut Vec::new(),
-            Pass::Execute,
-        );
         if nest.reuse.is_none() {
             let _ = writeln!(out, "  end block");
         }
@@ -786,7 +900,8 @@ impl Lowering<'_> {
             let _ = writeln!(out, "  hpf_bl_{tag} = huge(0)\n  hpf_bh_{tag} = -huge(0)");
         }
         let _ = writeln!(out, "  ! hpf-ls: inspector");
-        self.emit_nest_walk(out, nest, std::slice::from_ref(nest.stmt), &mut Vec::new(), &mut Vec::new(), Pass::Hull);
+        let mut walk = NestWalk { nest, pass: Pass::Hull, only: None, vars: Vec::new(), placed: Vec::new() };
+        self.emit_nest_walk(out, &mut walk, std::slice::from_ref(nest.stmt));
         if nest.boxes.iter().any(|it| it.list) {
             // The lists: one bit per element of the box, set for those read.
             for (k, read) in nest.boxes.iter().enumerate().filter(|it| it.1.list) {
@@ -794,14 +909,8 @@ impl Lowering<'_> {
                 let rank = read.subscripts.len();
                 let _ = writeln!(out, "  call hpf_nest_marks_{rank}(hpf_fs_{tag}, hpf_bl_{tag}, hpf_bh_{tag})");
             }
-            self.emit_nest_walk(
-                out,
-                nest,
-                std::slice::from_ref(nest.stmt),
-                &mut Vec::new(),
-                &mut Vec::new(),
-                Pass::Mark,
-            );
+            let mut walk = NestWalk { nest, pass: Pass::Mark, only: None, vars: Vec::new(), placed: Vec::new() };
+            self.emit_nest_walk(out, &mut walk, std::slice::from_ref(nest.stmt));
         }
         for (k, read) in nest.boxes.iter().enumerate() {
             let tag = box_tag(nest, k + 1);
@@ -831,84 +940,36 @@ impl Lowering<'_> {
     /// each test of one distributed dimension sits at the outermost loop
     /// that sets its variables where every assignment below shares it
     /// (`DO J` / `IF (owns column J)` / `DO I` / `IF (owns row I)`), so the
-    /// inner loop tests only what it must; `placed` are the tests of the
+    /// inner loop tests only what it must; `walk.placed` are the tests of the
     /// enclosing IFs. The inspector (`inspect`) updates the boxes of the
     /// reads instead of assigning, and skips what reads no box.
-    fn emit_nest_walk(
-        &self,
-        out: &mut String,
-        nest: &FetchedNest,
-        stmts: &[Stmt],
-        vars: &mut Vec<String>,
-        placed: &mut Vec<String>,
-        pass: Pass,
-    ) {
+    fn emit_nest_walk(&self, out: &mut String, walk: &mut NestWalk, stmts: &[Stmt]) {
+        let nest = walk.nest;
+        let pass = walk.pass;
         let inspect = pass != Pass::Execute;
         for stmt in stmts {
             let walked = |it: &&BoxRead| pass != Pass::Mark || it.list;
-            if inspect && !nest.boxes.iter().filter(walked).any(|it| stmt.range.contains_range(it.name)) {
+            if inspect
+                && !nest
+                    .boxes
+                    .iter()
+                    .filter(walked)
+                    .any(|it| stmt.range.contains_range(it.name) || it.stmt == stmt.range.start)
+            {
                 continue;
             }
             match &stmt.kind {
                 StmtKind::Do { control: Some(control), body, .. } => {
-                    vars.push(control.var.key());
-                    let below: Vec<&OwnedAssign> =
-                        nest.assigns.iter().filter(|it| stmt.range.contains(it.stmt)).collect();
-                    let mut shared: Vec<&Guard> = below.first().map_or(Vec::new(), |first| {
-                        first
-                            .guards
-                            .iter()
-                            .filter(|guard| {
-                                !placed.contains(&guard.test)
-                                    && guard.vars.iter().all(|it| vars.contains(it))
-                                    && below.iter().all(|it| it.guards.iter().any(|other| other.test == guard.test))
-                            })
-                            .collect()
+                    self.emit_nest_loop(out, walk, stmt.range, control, &mut |out, walk| {
+                        self.emit_nest_walk(out, walk, body)
                     });
-                    let (lo, hi) = (self.one_line(control.lo.range), self.one_line(control.hi.range));
-                    // A unit-step loop over the BLOCK subscript of every
-                    // assignment below runs the owned range only, and leaves
-                    // its variable as the whole loop would.
-                    let cut = shared.iter().position(|guard| {
-                        control.step.is_none()
-                            && guard.owned_range.as_ref().is_some_and(|(var, _)| *var == control.var.key())
-                    });
-                    let cut = cut.map(|at| shared.remove(at));
-                    match cut.and_then(|it| it.owned_range.as_ref()) {
-                        Some((_, desc)) => {
-                            let _ = writeln!(
-                                out,
-                                "  do {} = max({lo}, hpf_owned_lo({desc})), min({hi}, hpf_owned_hi({desc}))",
-                                control.var.text
-                            );
-                        }
-                        None => {
-                            let step = control
-                                .step
-                                .as_ref()
-                                .map_or(String::new(), |it| format!(", {}", self.one_line(it.range)));
-                            let _ = writeln!(out, "  do {} = {lo}, {hi}{step}", control.var.text);
-                        }
-                    }
-                    let depth = placed.len();
-                    placed.extend(cut.map(|it| it.test.clone()));
-                    let shared: Vec<String> = shared.into_iter().map(|it| it.test.clone()).collect();
-                    if shared.is_empty() {
-                        self.emit_nest_walk(out, nest, body, vars, placed, pass);
-                    } else {
-                        let _ = writeln!(out, "  if ({}) then", shared.join(" .and. "));
-                        let depth = placed.len();
-                        placed.extend(shared);
-                        self.emit_nest_walk(out, nest, body, vars, placed, pass);
-                        placed.truncate(depth);
-                        let _ = writeln!(out, "  end if");
-                    }
-                    placed.truncate(depth);
-                    vars.pop();
-                    let _ = writeln!(out, "  end do");
-                    if cut.is_some() {
-                        let _ = writeln!(out, "  {} = max({lo}, {hi} + 1)", control.var.text);
-                    }
+                }
+                StmtKind::Forall { specs, body, .. } => {
+                    // Its indices are its own: declared in a block.
+                    let names: Vec<&str> = specs.iter().map(|it| it.var.text.as_str()).collect();
+                    let _ = writeln!(out, "  block\n  integer :: {}", names.join(", "));
+                    self.emit_forall_loops(out, walk, stmt.range, specs, body);
+                    let _ = writeln!(out, "  end block");
                 }
                 StmtKind::If { branches } => {
                     for (idx, (cond, body)) in branches.iter().enumerate() {
@@ -921,104 +982,236 @@ impl Lowering<'_> {
                                 let _ = writeln!(out, "  else");
                             }
                         }
-                        self.emit_nest_walk(out, nest, body, vars, placed, pass);
+                        self.emit_nest_walk(out, walk, body);
                     }
                     let _ = writeln!(out, "  end if");
                 }
-                StmtKind::Assign { .. } => {
-                    let Some(owned) = nest.assigns.iter().find(|it| it.stmt == stmt.range.start) else { continue };
-                    let tests: Vec<&str> = owned
-                        .guards
-                        .iter()
-                        .map(|it| it.test.as_str())
-                        .filter(|it| !placed.iter().any(|p| p == it))
-                        .collect();
-                    let guard = (!tests.is_empty()).then(|| tests.join(" .and. "));
-                    if let Some(guard) = &guard {
-                        let _ = writeln!(out, "  if ({guard}) then");
-                    }
-                    if pass == Pass::Mark {
-                        for (k, read) in
-                            nest.boxes.iter().enumerate().filter(|it| it.1.stmt == stmt.range.start && it.1.list)
-                        {
-                            let tag = box_tag(nest, k + 1);
-                            let _ = writeln!(
-                                out,
-                                "    call hpf_nest_mark_{}(hpf_fs_{tag}, {})",
-                                read.subscripts.len(),
-                                self.subscript_list(read)
-                            );
-                        }
-                    } else if inspect {
-                        for (k, read) in nest.boxes.iter().enumerate().filter(|it| it.1.stmt == stmt.range.start) {
-                            let tag = box_tag(nest, k + 1);
-                            for (d, subscript) in read.subscripts.iter().enumerate() {
-                                let d = d + 1;
-                                let text = self.one_line(*subscript);
-                                let text = text.trim();
-                                let _ = writeln!(out, "    hpf_bl_{tag}({d}) = min(hpf_bl_{tag}({d}), {text})");
-                                let _ = writeln!(out, "    hpf_bh_{tag}({d}) = max(hpf_bh_{tag}({d}), {text})");
-                            }
-                        }
-                    } else {
-                        let mut edits = owned.edits.clone();
-                        for (k, read) in nest.boxes.iter().enumerate().filter(|it| it.1.stmt == stmt.range.start) {
-                            let tag = box_tag(nest, k + 1);
-                            if !read.list {
-                                edits.push((read.name, format!("hpf_box_{tag}")));
-                                continue;
-                            }
-                            // `c(idx(i), j)` reads `hpf_box_1(hpf_at_2(hpf_fs_1, idx(i), j))`.
-                            let rank = read.subscripts.len();
-                            edits.push((read.name, format!("hpf_box_{tag}(hpf_at_{rank}")));
-                            let first = read.subscripts[0];
-                            let last = read.subscripts[rank - 1];
-                            let text = |range: TextRange| self.one_line(range).trim().to_string();
-                            if rank == 1 {
-                                edits.push((first, format!("hpf_fs_{tag}, {})", text(first))));
-                            } else {
-                                edits.push((first, format!("hpf_fs_{tag}, {}", text(first))));
-                                edits.push((last, format!("{})", text(last))));
-                            }
-                        }
-                        let _ = writeln!(out, "    {}", self.edited(stmt.range, &edits).trim());
-                    }
-                    if guard.is_some() {
-                        let _ = writeln!(out, "  end if");
-                    }
-                }
+                StmtKind::Assign { .. } => self.emit_nest_assignment(out, walk, stmt),
                 _ => {}
             }
         }
     }
+
+    /// The loops of a FORALL's indices, the last one outermost (the first
+    /// index runs fastest, down a column), around its assignments.
+    fn emit_forall_loops(
+        &self,
+        out: &mut String,
+        walk: &mut NestWalk,
+        range: TextRange,
+        specs: &[LoopControl],
+        body: &[Stmt],
+    ) {
+        match specs.split_last() {
+            None => self.emit_nest_walk(out, walk, body),
+            Some((last, rest)) => self.emit_nest_loop(out, walk, range, last, &mut |out, walk| {
+                self.emit_forall_loops(out, walk, range, rest, body)
+            }),
+        }
+    }
+
+    /// One loop of the nest (a DO loop or a FORALL index over `range`),
+    /// with the ownership tests every assignment below shares.
+    fn emit_nest_loop(
+        &self,
+        out: &mut String,
+        walk: &mut NestWalk,
+        range: TextRange,
+        control: &LoopControl,
+        inner: &mut dyn FnMut(&mut String, &mut NestWalk),
+    ) {
+        let nest = walk.nest;
+        walk.vars.push(control.var.key());
+        let below: Vec<&OwnedAssign> = nest
+            .assigns
+            .iter()
+            .filter(|it| range.contains(it.stmt) && walk.only.is_none_or(|only| only == it.stmt))
+            .collect();
+        let mut shared: Vec<&Guard> = below.first().map_or(Vec::new(), |first| {
+            first
+                .guards
+                .iter()
+                .filter(|guard| {
+                    !walk.placed.contains(&guard.test)
+                        && guard.vars.iter().all(|it| walk.vars.contains(it))
+                        && below.iter().all(|it| it.guards.iter().any(|other| other.test == guard.test))
+                })
+                .collect()
+        });
+        let (lo, hi) = (self.one_line(control.lo.range), self.one_line(control.hi.range));
+        // A unit-step loop over the BLOCK subscript of every
+        // assignment below runs the owned range only, and leaves
+        // its variable as the whole loop would.
+        let cut = shared.iter().position(|guard| {
+            control.step.is_none() && guard.owned_range.as_ref().is_some_and(|(var, _)| *var == control.var.key())
+        });
+        let cut = cut.map(|at| shared.remove(at));
+        match cut.and_then(|it| it.owned_range.as_ref()) {
+            Some((_, desc)) => {
+                let _ = writeln!(
+                    out,
+                    "  do {} = max({lo}, hpf_owned_lo({desc})), min({hi}, hpf_owned_hi({desc}))",
+                    control.var.text
+                );
+            }
+            None => {
+                let step = control.step.as_ref().map_or(String::new(), |it| format!(", {}", self.one_line(it.range)));
+                let _ = writeln!(out, "  do {} = {lo}, {hi}{step}", control.var.text);
+            }
+        }
+        let depth = walk.placed.len();
+        walk.placed.extend(cut.map(|it| it.test.clone()));
+        let shared: Vec<String> = shared.into_iter().map(|it| it.test.clone()).collect();
+        if shared.is_empty() {
+            inner(out, walk);
+        } else {
+            let _ = writeln!(out, "  if ({}) then", shared.join(" .and. "));
+            let depth = walk.placed.len();
+            walk.placed.extend(shared);
+            inner(out, walk);
+            walk.placed.truncate(depth);
+            let _ = writeln!(out, "  end if");
+        }
+        walk.placed.truncate(depth);
+        walk.vars.pop();
+        let _ = writeln!(out, "  end do");
+        if cut.is_some() {
+            let _ = writeln!(out, "  {} = max({lo}, {hi} + 1)", control.var.text);
+        }
+    }
+
+    /// An assignment of the nest under its ownership test (and a FORALL's
+    /// mask): the executor's, or the inspector's recording of its reads.
+    /// The inspector evaluates a mask that reads no fetched value; else it
+    /// records every owned iteration's reads that lie inside their arrays
+    /// (a mask may keep a subscript out of bounds).
+    fn emit_nest_assignment(&self, out: &mut String, walk: &NestWalk, stmt: &Stmt) {
+        let (nest, pass) = (walk.nest, walk.pass);
+        let inspect = pass != Pass::Execute;
+        if walk.only.is_some_and(|it| it != stmt.range.start) {
+            return;
+        }
+        let Some(owned) = nest.assigns.iter().find(|it| it.stmt == stmt.range.start) else { return };
+        let tests: Vec<&str> =
+            owned.guards.iter().map(|it| it.test.as_str()).filter(|it| !walk.placed.iter().any(|p| p == it)).collect();
+        let guard = (!tests.is_empty()).then(|| tests.join(" .and. "));
+        if let Some(guard) = &guard {
+            let _ = writeln!(out, "  if ({guard}) then");
+        }
+        let mine = |read: &&BoxRead| read.stmt == stmt.range.start;
+        let mask = nest.mask();
+        let mask_fetches =
+            mask.is_some_and(|mask| nest.boxes.iter().filter(mine).any(|it| mask.range.contains_range(it.name)));
+        let one_line = |text: String| text.replace(['&', '\n'], " ").trim().to_string();
+        // The executor's edits: local positions, boxes.
+        let mut edits = owned.edits.clone();
+        if pass == Pass::Execute {
+            for (k, read) in nest.boxes.iter().enumerate().filter(|it| mine(&it.1)) {
+                let tag = box_tag(nest, k + 1);
+                if !read.list {
+                    edits.push((read.name, format!("hpf_box_{tag}")));
+                    continue;
+                }
+                // `c(idx(i), j)` reads `hpf_box_1(hpf_at_2(hpf_fs_1, idx(i), j))`.
+                let rank = read.subscripts.len();
+                edits.push((read.name, format!("hpf_box_{tag}(hpf_at_{rank}")));
+                let first = read.subscripts[0];
+                let last = read.subscripts[rank - 1];
+                let text = |range: TextRange| self.one_line(range).trim().to_string();
+                if rank == 1 {
+                    edits.push((first, format!("hpf_fs_{tag}, {})", text(first))));
+                } else {
+                    edits.push((first, format!("hpf_fs_{tag}, {}", text(first))));
+                    edits.push((last, format!("{})", text(last))));
+                }
+            }
+        }
+        let masked = mask.filter(|_| pass == Pass::Execute || !mask_fetches);
+        if let Some(mask) = masked {
+            let _ = writeln!(out, "  if ({}) then", one_line(self.edited(mask.range, &edits)));
+        }
+        // Out of its array, a read the inspector cannot know the mask keeps out.
+        let in_bounds = |read: &BoxRead| -> Option<String> {
+            if !mask_fetches {
+                return None;
+            }
+            let distributed = &self.distributed[&read.array];
+            let tests: Vec<String> = read
+                .subscripts
+                .iter()
+                .enumerate()
+                .map(|(d, it)| {
+                    let text = self.one_line(*it);
+                    let text = text.trim();
+                    format!("{} <= ({text}) .and. ({text}) <= {}", distributed.lbs[d], distributed.ubs[d])
+                })
+                .collect();
+            Some(tests.join(" .and. "))
+        };
+        if pass == Pass::Mark {
+            for (k, read) in nest.boxes.iter().enumerate().filter(|it| mine(&it.1) && it.1.list) {
+                let tag = box_tag(nest, k + 1);
+                let inside = in_bounds(read);
+                if let Some(inside) = &inside {
+                    let _ = writeln!(out, "  if ({inside}) then");
+                }
+                let _ = writeln!(
+                    out,
+                    "    call hpf_nest_mark_{}(hpf_fs_{tag}, {})",
+                    read.subscripts.len(),
+                    self.subscript_list(read)
+                );
+                if inside.is_some() {
+                    let _ = writeln!(out, "  end if");
+                }
+            }
+        } else if inspect {
+            for (k, read) in nest.boxes.iter().enumerate().filter(|it| mine(&it.1)) {
+                let tag = box_tag(nest, k + 1);
+                let inside = in_bounds(read);
+                if let Some(inside) = &inside {
+                    let _ = writeln!(out, "  if ({inside}) then");
+                }
+                for (d, subscript) in read.subscripts.iter().enumerate() {
+                    let d = d + 1;
+                    let text = self.one_line(*subscript);
+                    let text = text.trim();
+                    let _ = writeln!(out, "    hpf_bl_{tag}({d}) = min(hpf_bl_{tag}({d}), {text})");
+                    let _ = writeln!(out, "    hpf_bh_{tag}({d}) = max(hpf_bh_{tag}({d}), {text})");
+                }
+                if inside.is_some() {
+                    let _ = writeln!(out, "  end if");
+                }
+            }
+        } else {
+            let _ = writeln!(out, "    {}", self.edited(stmt.range, &edits).trim());
+        }
+        if masked.is_some() {
+            let _ = writeln!(out, "  end if");
+        }
+        if guard.is_some() {
+            let _ = writeln!(out, "  end if");
+        }
+    }
+}
+
+/// The state of one walk of a nest's statements.
+struct NestWalk<'n, 's> {
+    nest: &'n FetchedNest<'s>,
+    pass: Pass,
+    /// A FORALL construct's executor runs one assignment at a time (the
+    /// start of its range).
+    only: Option<usize>,
+    /// The loop variables set around (lower case).
+    vars: Vec<String>,
+    /// The ownership tests of the enclosing IFs and cut loops.
+    placed: Vec<String>,
 }
 
 #[cfg(test)]
 mod tests {
+    use super::tests_support::*;
     use super::*;
-    use analysis::model::ModelConfig;
-    use syntax::{LineIndex, SourceForm};
-
-    /// The notes of a program as `line: message`, and the generated source.
-    fn lower(text: &str) -> (Vec<String>, String) {
-        let analysis = analysis::analyze(text, SourceForm::Free, ModelConfig { number_of_processors: None });
-        let generated = crate::lower(&analysis, text).unwrap_or_else(|errors| panic!("refused: {errors:?}"));
-        let index = LineIndex::new(text);
-        let notes = generated
-            .notes
-            .iter()
-            .map(|it| format!("{}: {}", index.line_col(text, it.range.start).0 + 1, it.message))
-            .collect();
-        (notes, generated.source)
-    }
-
-    /// A program over A (columns CYCLIC), X and Y aligned with its columns,
-    /// R (rows BLOCK) and the replicated V; `body` starts on line 12.
-    fn program(body: &str) -> String {
-        format!(
-            "program p\n  implicit none\n  integer, parameter :: n = 12\n  double precision :: a(n, n), x(n), y(n), r(n, n), v(n)\n  integer :: i, j, k\n!HPF$ DISTRIBUTE A(*, CYCLIC)\n!HPF$ ALIGN (:) WITH A(*, :) :: X, Y\n!HPF$ DISTRIBUTE R(BLOCK, *)\n  a = 1.0d0\n  x = 2.0d0\n  r = 3.0d0\n{body}  print *, sum(a), sum(y), sum(r), sum(v)\nend program p\n"
-        )
-    }
 
     #[test]
     fn refusals_say_why() {
@@ -1253,5 +1446,148 @@ mod tests {
         // Invariant and different.
         assert!(disjoint(&split_offset("K"), &split_offset("K+2"), &loops));
         assert!(!disjoint(&split_offset("K"), &split_offset("K"), &loops));
+    }
+}
+
+#[cfg(test)]
+mod forall_tests {
+    use super::tests_support::*;
+    use super::Refusal;
+
+    fn fallback_lines(notes: &[String]) -> Vec<String> {
+        notes.iter().filter(|it| it.contains("each assignment of this FORALL runs on the owner")).cloned().collect()
+    }
+
+    #[test]
+    fn a_masked_forall_reading_its_home_reversed_runs_on_the_owners() {
+        let (notes, source) = lower(&program("  forall (i = 1:n, y(i) > 0.0d0) y(i) = y(n + 1 - i) * 0.5d0\n"));
+        let fallback = fallback_lines(&notes);
+        assert!(
+            fallback.len() == 1 && fallback[0].starts_with("12: ") && fallback[0].contains("y(n + 1 - i)"),
+            "{notes:?}"
+        );
+        assert!(!notes.iter().any(|it| it.contains("one process")), "{notes:?}");
+        // Its index is its own (a block); the inspector evaluates the mask,
+        // which reads only the owner's element, under the ownership test.
+        assert!(
+            source.contains("  ! hpf-ls: inspector\n  block\n  integer :: i\n  do i = 1, n\n  if (hpf_owns(hpf_d_y, i)) then\n  if (y(hpf_lx(hpf_d_y, i)) > 0.0d0) then\n    hpf_bl_1(1) = min(hpf_bl_1(1), n + 1 - i)"),
+            "{source}"
+        );
+        assert!(
+            source.contains("  if (hpf_owns(hpf_d_y, i)) then\n  if (y(hpf_lx(hpf_d_y, i)) > 0.0d0) then\n    y(hpf_lx(hpf_d_y, i)) = hpf_box_1(hpf_at_1(hpf_fs_1, n + 1 - i)) * 0.5d0\n  end if\n  end if"),
+            "{source}"
+        );
+    }
+
+    #[test]
+    fn a_mask_reading_fetched_values_is_left_to_the_executor_and_the_inspector_stays_in_bounds() {
+        // Y(I-1) is out of bounds for I = 1, which the mask keeps out.
+        let (notes, source) =
+            lower(&program("  forall (i = 1:n, r(i, 2) > 0.0d0 .and. i > 1) y(i) = y(i - 1) + r(i, 1)\n"));
+        assert_eq!(fallback_lines(&notes).len(), 1, "{notes:?}");
+        let executor = source.find("  ! hpf-ls: executor").expect(&source);
+        let inspector = &source[..executor];
+        assert!(!inspector.contains("i > 1"), "{source}");
+        assert!(
+            inspector.contains("  if (1 <= (i - 1) .and. (i - 1) <= 12) then\n    call hpf_nest_mark_1("),
+            "{source}"
+        );
+        assert!(
+            source[executor..].contains(" > 0.0d0 .and. i > 1) then\n    y(hpf_lx(hpf_d_y, i)) = hpf_box_1("),
+            "{source}"
+        );
+    }
+
+    #[test]
+    fn a_forall_construct_moves_what_each_assignment_reads_after_the_ones_before_it() {
+        // The second assignment reads X where the first assigned it.
+        let (notes, source) =
+            lower(&program("  forall (i = 2:n)\n    x(i) = y(n + 2 - i)\n    y(i) = x(i - 1) + y(i)\n  end forall\n"));
+        let fallback = fallback_lines(&notes);
+        assert!(fallback.len() == 1 && fallback[0].starts_with("12: "), "{notes:?}");
+        let first_move = source.find("call hpf_nest_movel_r8_1(y, hpf_fs_1, hpf_box_1)").expect(&source);
+        let first = source.find("  ! hpf-ls: executor").expect(&source);
+        let second_move = source.find("call hpf_nest_movel_r8_1(x, hpf_fs_2, hpf_box_2)").expect(&source);
+        let second = source.rfind("  ! hpf-ls: executor").unwrap();
+        assert!(first_move < first && first < second_move && second_move < second, "{source}");
+        assert!(source[first..second_move].contains("x(hpf_lx(hpf_d_x, i)) = hpf_box_1("), "{source}");
+        assert!(!source[first..second_move].contains("y(hpf_lx(hpf_d_y, i)) ="), "{source}");
+        assert!(
+            source[second..]
+                .contains("y(hpf_lx(hpf_d_y, i)) = hpf_box_2(hpf_at_1(hpf_fs_2, i - 1)) + y(hpf_lx(hpf_d_y, i))"),
+            "{source}"
+        );
+    }
+
+    #[test]
+    fn two_indices_loop_with_the_first_innermost_over_the_owned_rows() {
+        let (notes, source) = lower(&program("  forall (i = 1:n, j = 1:n, i /= j) r(i, j) = r(j, i)\n"));
+        assert_eq!(fallback_lines(&notes).len(), 1, "{notes:?}");
+        assert!(
+            source.contains("  block\n  integer :: i, j\n  do j = 1, n\n  do i = max(1, hpf_owned_lo(hpf_d_r)), min(n, hpf_owned_hi(hpf_d_r))\n  if (i /= j) then\n    r(i, j) = hpf_box_1(j, i)\n"),
+            "{source}"
+        );
+    }
+
+    #[test]
+    fn a_time_loop_reuses_the_schedule_unless_it_assigns_what_the_inspected_mask_reads() {
+        // The inspector evaluates the mask on the owners' elements: Y changes
+        // in the loop (the FORALL assigns it), X does not.
+        for (mask, reused) in [("y(i) > 1.0d0", false), ("x(i) > 1.0d0", true)] {
+            let (notes, source) = lower(&program(&format!(
+                "  do k = 1, 3\n    forall (i = 1:n, {mask}) y(i) = y(n + 1 - i)\n    v = v + 1.0d0\n  end do\n"
+            )));
+            let fallback = fallback_lines(&notes);
+            assert!(fallback.len() == 1 && fallback[0].starts_with("13: "), "{mask}: {notes:?}");
+            assert_eq!(fallback[0].contains("schedule computed once"), reused, "{mask}: {notes:?}");
+            assert_eq!(source.contains("hpf_inspected_1"), reused, "{mask}: {source}");
+        }
+    }
+
+    #[test]
+    fn replicated_left_sides_and_masks_a_construct_assigns_stay_on_rank_zero() {
+        for body in [
+            "  forall (i = 1:n) v(i) = v(n + 1 - i) + y(i)\n",
+            "  forall (i = 1:n, y(i) > 0.0d0)\n    y(i) = x(n + 1 - i)\n    x(i) = y(n + 1 - i)\n  end forall\n",
+        ] {
+            let (notes, _) = lower(&program(body));
+            assert!(fallback_lines(&notes).is_empty(), "{body}: {notes:?}");
+            assert!(notes.iter().any(|it| it.starts_with("12: runs on one process")), "{body}: {notes:?}");
+        }
+        assert_eq!(
+            Refusal::ForallAssignsReplicated("v(i)".to_string()).message(),
+            "it is a FORALL that assigns the replicated v(i)"
+        );
+        assert_eq!(
+            Refusal::MaskReadsAssigned("y".to_string()).message(),
+            "its mask reads y, which an assignment of the construct assigns"
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests_support {
+    use analysis::model::ModelConfig;
+    use syntax::{LineIndex, SourceForm};
+
+    /// The notes of a program as `line: message`, and the generated source.
+    pub(super) fn lower(text: &str) -> (Vec<String>, String) {
+        let analysis = analysis::analyze(text, SourceForm::Free, ModelConfig { number_of_processors: None });
+        let generated = crate::lower(&analysis, text).unwrap_or_else(|errors| panic!("refused: {errors:?}"));
+        let index = LineIndex::new(text);
+        let notes = generated
+            .notes
+            .iter()
+            .map(|it| format!("{}: {}", index.line_col(text, it.range.start).0 + 1, it.message))
+            .collect();
+        (notes, generated.source)
+    }
+
+    /// A program over A (columns CYCLIC), X and Y aligned with its columns,
+    /// R (rows BLOCK) and the replicated V; `body` starts on line 12.
+    pub(super) fn program(body: &str) -> String {
+        format!(
+            "program p\n  implicit none\n  integer, parameter :: n = 12\n  double precision :: a(n, n), x(n), y(n), r(n, n), v(n)\n  integer :: i, j, k\n!HPF$ DISTRIBUTE A(*, CYCLIC)\n!HPF$ ALIGN (:) WITH A(*, :) :: X, Y\n!HPF$ DISTRIBUTE R(BLOCK, *)\n  a = 1.0d0\n  x = 2.0d0\n  r = 3.0d0\n{body}  print *, sum(a), sum(y), sum(r), sum(v)\nend program p\n"
+        )
     }
 }

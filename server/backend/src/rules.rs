@@ -198,6 +198,12 @@ pub const RULES: &[Rule] = &[
         test: "supported_corpus_programs_print_what_the_sequential_program_prints",
     },
     Rule {
+        construct: "FORALL no other rule plans (masks, strides, indirect subscripts, reads of itself)",
+        runs: Runs::Fetched,
+        example: "forall (i = n:1:-1, u(i) > 0.0) u(i) = u(n+1-i) + c(idx(i))",
+        test: "supported_corpus_programs_print_what_the_sequential_program_prints",
+    },
+    Rule {
         construct: "a section read at an element of a distributed array",
         runs: Runs::Rank0,
         example: "u(1:n) = u(k(1))",

@@ -268,8 +268,12 @@ fn foralls_and_arrays_of_equal_blocks_run_in_parallel() {
 end program q
 ";
     let (notes, source) = lower(text);
-    // B(I) on its own template lives where A(I) does; A(N+1-I) does not follow I.
-    assert_eq!(notes, ["9: runs on one process: a is not read at a constant distance from the left side"]);
+    // B(I) on its own template lives where A(I) does; A(N+1-I) does not
+    // follow I: fetched first (`nest_fetch.rs`).
+    assert_eq!(
+        notes,
+        ["9: runs on every process: each assignment of this FORALL runs on the owner of its left side, after fetching what a(n+1-i) read(s) by one all-to-all per reference (inspector/executor)"]
+    );
     assert!(source.contains("  forall (i = hpf_lo:hpf_hi:1) a(i) = b(i-1) + a(i+1)\n"), "{source}");
     assert!(source.contains("call hpf_fetch_r4_11(a, hpf_d_a, min(hpf_lo, hpf_hi) + (1), max(hpf_lo, hpf_hi) + (1))"));
 }
@@ -1198,7 +1202,7 @@ end subroutine fixed
 
 #[test]
 fn a_copy_runs_its_statement_without_parallel_form_on_rank_0() {
-    // The copy gathers for one statement (a shift of a CYCLIC array): that
+    // The copy gathers for one statement (a WHERE shifting a CYCLIC array): that
     // statement alone runs on rank 0, the loop and the call on every process.
     let (notes, source) = lower(
         "program d
@@ -1220,14 +1224,14 @@ subroutine count_up(c, len, total)
   do i = 1, len
     c(i) = c(i) + i
   end do
-  forall (i = 2:len) c(i) = c(i-1)
+  where (c(1:len-1) > 0) c(2:len) = 1
   total = sum(c) + maxval(c)
 end subroutine count_up
 ",
     );
     assert_eq!(
         notes,
-        ["20: runs on one process: it reads c at other elements than its home's (on a CYCLIC distribution they live on other processes)"]
+        ["20: runs on one process: it is not an owner-computes assignment: it reads c at other elements than the left side's (on a CYCLIC distribution they live on other processes)"]
     );
     assert!(source.contains("call hpf_p1_count_up(k, n, total"), "{source}");
     assert_eq!(source.matches("call hpf_gather").count(), 1, "{source}");
@@ -1475,7 +1479,7 @@ fn cyclic_sections_run_course_by_course_when_their_reads_are_on_the_same_cells()
 }
 
 /// Reads off the left side's template cells (a shift, another CYCLIC
-/// distribution) in a FORALL or a WHERE,
+/// distribution) in a WHERE (a FORALL fetches them, `nest_fetch.rs`),
 /// floating-point sums, and a WHERE whose left sides are the same indices
 /// of arrays on other cells (`b` sits one cell away from `a`) keep the
 /// rank-0 path, with a note saying why. Array assignments to one run of
@@ -1501,7 +1505,7 @@ fn cyclic_statements_reading_other_cells_stay_on_rank_0() {
     assert_eq!(
         notes,
         [
-            "15: runs on one process: it reads k at other elements than its home's (on a CYCLIC distribution they live on other processes)",
+            "15: runs on every process: each assignment of this FORALL runs on the owner of its left side, after fetching what k(i-1) read(s) by one all-to-all per reference (inspector/executor)",
             "18: runs on one process: it is not an owner-computes assignment: it reads k at other elements than the left side's (on a CYCLIC distribution they live on other processes)",
             "19: runs on one process: it is not an owner-computes assignment: it assigns the replicated variable s from distributed data; a floating-point reduction of the CYCLIC(3) array a keeps its order only on rank 0 (passing the running value from owner to owner would cost a message every 3 elements: gathering costs less)",
             "20: runs on one process: it is not an owner-computes assignment: its left sides are not the same elements",
@@ -1587,9 +1591,9 @@ end program q
 
 /// A FORALL of one index, one assignment and no mask fetches the elements
 /// it reads of 1-D arrays distributed differently (and of its home, not at
-/// a constant distance) before it; with a mask (which could keep an index
-/// out of bounds) or a second assignment (which reads what the first set)
-/// it stays on rank 0.
+/// a constant distance) before it; one with a mask or a second assignment
+/// (which reads what the first set) takes the distributed fallback
+/// (`nest_fetch.rs`): its reads are fetched before each assignment.
 #[test]
 fn foralls_fetch_elements_of_arrays_distributed_differently() {
     let text = "program q
@@ -1611,8 +1615,8 @@ end program q
     assert_eq!(
         notes,
         [
-            "9: runs on one process: b and a are distributed differently",
-            "10: runs on one process: its assignment 2 reads a at elements an earlier assignment of it assigns (the new values would be read before they arrive)",
+            "9: runs on every process: each assignment of this FORALL runs on the owner of its left side, after fetching what b(n+1-i) read(s) by one all-to-all per reference (inspector/executor)",
+            "10: runs on every process: each assignment of this FORALL runs on the owner of its left side, after fetching what b(i), a(n+1-i) read(s) by one all-to-all per reference (inspector/executor)",
         ]
     );
     assert!(source.contains("  forall (i = hpf_lo:hpf_hi:2) hpf_gi_1((i - hpf_lo) / (2) + 1) = (n+1-i)\n"), "{source}");

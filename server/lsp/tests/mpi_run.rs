@@ -33,6 +33,7 @@ const SUPPORTED: &[&str] = &[
     "embed_constant.f90",
     "embed_rank_change.f90",
     "external_calls.f90",
+    "forall_fallback.f90",
     "fused_broadcasts.f90",
     "game_of_life.f90",
     "gather_particles.f90",
@@ -374,6 +375,39 @@ fn arrays_of_rarer_kinds_move_and_reduce_as_the_sequential_program() {
   print '(3f40.33)', y(1:6)
   print *, b
 end program quad
+",
+    );
+}
+
+/// Statements after a `;` whose reductions, shifts and conditions are
+/// computed first: the temporaries go after the statements before them on
+/// their line (`a(1) = 100.0; b = cshift(a, 1) - a` shifts the new A(1)).
+#[test]
+#[ignore = "needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
+fn hoisted_temporaries_of_a_statement_after_a_semicolon_follow_the_statements_before_it() {
+    require_toolchain();
+    runs_in_parallel_as_sequential(
+        "semicolon_hoists",
+        "program semicolon_hoists
+  implicit none
+  integer, parameter :: n = 16
+  real :: a(n), b(n), c(n), s, t
+  integer :: i
+!HPF$ DISTRIBUTE (BLOCK) :: A, B, C
+  do i = 1, n
+    a(i) = real(i)
+    b(i) = real(n - i) * 0.5
+  end do
+  s = 0.0; t = 0.0
+  s = 1000.0; if (sum(a) > s) t = 1.0
+  print *, s, t
+  a(1) = 100.0; b = cshift(a, 1) - a
+  print *, b
+  a(2) = -5.0; c = eoshift(a, -1) + a; s = sum(c * b)
+  print *, c, s
+  s = 3.0; t = 0.0; if (maxval(a) > s .and. t == 0.0) t = 2.0
+  print *, s, t
+end program semicolon_hoists
 ",
     );
 }
@@ -899,8 +933,9 @@ end program branches
 /// one starts. Run on each process's part, a later assignment that read
 /// another process's element an earlier one assigned got the old value (the
 /// neighbour fetch ran before the construct; a CYCLIC home runs course by
-/// course): such a construct on one home runs on rank 0 now, one whose
-/// assignments write arrays mapped differently is split into one FORALL
+/// course): such a construct on one home runs on every process through the
+/// distributed fallback (what each assignment reads fetched after the ones
+/// before it ran), one whose assignments write arrays mapped differently is split into one FORALL
 /// per assignment (each in parallel, the fetches of the later ones after
 /// the earlier ones ran), and one that reads only the elements it assigned
 /// stays parallel.
@@ -947,7 +982,12 @@ end program forall_order
     );
     let build = hpf_ls_build(&source, &dir.join("x"));
     let notes = String::from_utf8_lossy(&build.stderr);
-    assert!(notes.contains("forall_order.f90:11:3: note: runs on one process: its assignment 2 reads"), "{notes}");
+    assert!(
+        notes.contains(
+            "forall_order.f90:11:3: note: runs on every process: each assignment of this FORALL runs on the owner"
+        ),
+        "{notes}"
+    );
     // Assignments to arrays mapped differently: one FORALL each, in parallel.
     for line in [17, 23] {
         assert!(!notes.contains(&format!("forall_order.f90:{line}:")), "{notes}");
