@@ -3444,3 +3444,71 @@ end program p
         "{source}"
     );
 }
+
+/// A reduction of a section of an array distributed in two dimensions may
+/// take run-time strides (each process's part starts at its first owned
+/// index congruent to the section's start) and one element along a
+/// distributed dimension (the section `K:K` there, empty off its owner),
+/// so a loop accumulating such sums runs on every process.
+/// `lower` without ordered reductions (the default of `hpf-ls build`).
+fn lower_unordered(text: &str) -> (Vec<String>, String) {
+    let analysis = analysis::analyze(text, SourceForm::Free, ModelConfig { number_of_processors: None });
+    let generated = crate::lower_with(&analysis, text, &crate::LowerOptions::default()).expect("lowered");
+    let index = LineIndex::new(text);
+    let notes = generated
+        .notes
+        .iter()
+        .map(|it| format!("{}: {}", index.line_col(text, it.range.start).0 + 1, it.message))
+        .collect();
+    (notes, generated.source)
+}
+
+#[test]
+fn grid_reductions_take_run_time_strides_and_single_elements() {
+    let (notes, source) = lower_unordered(
+        "program p
+  implicit none
+  integer, parameter :: n = 37
+  double precision :: grid(n, 13), w(n, 13), s
+  integer :: k, m
+!HPF$ PROCESSORS Q(2, 2)
+!HPF$ DISTRIBUTE (BLOCK, BLOCK) ONTO Q :: GRID
+!HPF$ ALIGN W(I, J) WITH GRID(I, J)
+  grid = 1.0d0
+  w = 2.0d0
+  s = 0.0d0
+  m = 0
+  do k = 1, 3
+    s = s + sum(grid(n:1:-k, 2*k) * w(n:1:-k, 2*k))
+    m = m + count(w(k, 1:13:k) > 0.0d0)
+  end do
+  print *, s, m
+end program p
+",
+    );
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(source.contains("call hpf_local_bounds(hpf_d_grid(1), 0, (n), (1), (-k), hpf_lo, hpf_hi)"), "{source}");
+    assert!(source.contains("call hpf_local_bounds(hpf_d_grid(2), 0, (2*k), (2*k), 1, hpf_lo2, hpf_hi2)"), "{source}");
+    assert!(
+        source.contains(
+            "sum(grid(hpf_lo:hpf_hi:(-k), hpf_lo2:hpf_hi2:1) * w(hpf_lo:hpf_hi:(-k), hpf_lo2:hpf_hi2:1))"
+        ),
+        "{source}"
+    );
+    assert!(source.contains("count(w(hpf_lo:hpf_hi:1, hpf_lo2:hpf_hi2:(k)) > 0.0d0)"), "{source}");
+    assert!(!source.contains("hpf_gather"), "{source}");
+    // DOT_PRODUCT takes rank-1 arguments: one element along a distributed
+    // dimension is not made a section of it.
+    let (notes, _) = lower_unordered(
+        "program p
+  implicit none
+  double precision :: grid(8, 8), s
+!HPF$ PROCESSORS Q(2, 2)
+!HPF$ DISTRIBUTE (BLOCK, BLOCK) ONTO Q :: GRID
+  grid = 1.0d0
+  s = dot_product(grid(:, 3), grid(:, 4))
+end program p
+",
+    );
+    assert_eq!(notes.len(), 1, "{notes:?}");
+}
