@@ -60,11 +60,12 @@ fn squeeze(text: &str) -> String {
 }
 
 /// Whether `x`'s element i lives where `home`'s element i does (both
-/// distributed along one dimension, the same template cells and layout).
+/// distributed along one dimension, on the same template cells of the same
+/// target, or of targets of the same bounds cut alike: the runtime spreads
+/// every distribution over all the processes).
 pub(crate) fn lined_up(x: &Distributed, home: &Distributed) -> bool {
     x.second.is_none()
         && home.second.is_none()
-        && x.target == home.target
         && x.offset == home.offset
         && x.stride == home.stride
         && x.template_lo == home.template_lo
