@@ -197,8 +197,7 @@ impl<'a> Lowering<'a> {
                 let index = args[distributed.dim].as_expr().expect("an expression");
                 let index_text = self.one_line(index.range);
                 if distributed.cyclic {
-                    target_edits
-                        .push((index.range, format!("hpf_lx(hpf_d_{}, {index_text})", distributed.name)));
+                    target_edits.push((index.range, format!("hpf_lx(hpf_d_{}, {index_text})", distributed.name)));
                 }
                 let local = self.edited(lhs.range, &target_edits).replace(['&', '\n'], " ");
                 (Target::Element { array: id, index: index_text, local }, Some(id), Some(index))
@@ -242,17 +241,15 @@ impl<'a> Lowering<'a> {
             if Some(id) == target_array {
                 let target_index = target_index.and_then(|it| self.linear_of(it));
                 let [lo, hi] = [&control.lo, &control.hi].map(|it| self.linear_of(it));
-                let below_or_above = |bound: Option<analysis::eval::Linear>, above: bool| {
-                    match (bound, &target_index) {
-                        (Some(bound), Some(target)) if bound.coefs == target.coefs => {
-                            if above {
-                                bound.constant > target.constant
-                            } else {
-                                bound.constant < target.constant
-                            }
+                let below_or_above = |bound: Option<analysis::eval::Linear>, above: bool| match (bound, &target_index) {
+                    (Some(bound), Some(target)) if bound.coefs == target.coefs => {
+                        if above {
+                            bound.constant > target.constant
+                        } else {
+                            bound.constant < target.constant
                         }
-                        _ => false,
                     }
+                    _ => false,
                 };
                 // The iterations run from the first bound towards the second.
                 let (low, high) = if step > 0 { (lo, hi) } else { (hi, lo) };
@@ -346,7 +343,8 @@ impl<'a> Lowering<'a> {
             Op::Max => (format!("-huge({temp})"), format!("max({temp}, {})", plan.term), "MPI_MAX"),
             Op::Min => (format!("huge({temp})"), format!("min({temp}, {})", plan.term), "MPI_MIN"),
         };
-        let _ = writeln!(out, "  ! hpf-ls: {target_what} reduced over {var}: each process its own {var}, then combined");
+        let _ =
+            writeln!(out, "  ! hpf-ls: {target_what} reduced over {var}: each process its own {var}, then combined");
         let _ = writeln!(out, "  {temp} = {identity}");
         let _ = writeln!(out, "{header}");
         let _ = writeln!(out, "    if (hpf_owns(hpf_d_{home}, {var})) {temp} = {fold}");

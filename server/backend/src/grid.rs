@@ -24,7 +24,9 @@
 //! - element assignments from replicated data, by the element's owner;
 //! - in output statements and assignments to replicated scalars, integer
 //!   and logical SUM, PRODUCT, COUNT, ANY, ALL, and MAXVAL, MINVAL of such
-//!   sections (each process reduces its part, then `MPI_Allreduce`), and
+//!   sections (each process reduces its part, then `MPI_Allreduce`; strides
+//!   may be run-time values, and one element along a distributed dimension
+//!   is the section `K:K` there, empty off its owner), and
 //!   single elements (broadcast by their owner). Floating-point sums and
 //!   products run on rank 0, whose gathered copy is summed in the
 //!   sequential order.

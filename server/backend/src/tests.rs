@@ -3490,9 +3490,7 @@ end program p
     assert!(source.contains("call hpf_local_bounds(hpf_d_grid(1), 0, (n), (1), (-k), hpf_lo, hpf_hi)"), "{source}");
     assert!(source.contains("call hpf_local_bounds(hpf_d_grid(2), 0, (2*k), (2*k), 1, hpf_lo2, hpf_hi2)"), "{source}");
     assert!(
-        source.contains(
-            "sum(grid(hpf_lo:hpf_hi:(-k), hpf_lo2:hpf_hi2:1) * w(hpf_lo:hpf_hi:(-k), hpf_lo2:hpf_hi2:1))"
-        ),
+        source.contains("sum(grid(hpf_lo:hpf_hi:(-k), hpf_lo2:hpf_hi2:1) * w(hpf_lo:hpf_hi:(-k), hpf_lo2:hpf_hi2:1))"),
         "{source}"
     );
     assert!(source.contains("count(w(hpf_lo:hpf_hi:1, hpf_lo2:hpf_hi2:(k)) > 0.0d0)"), "{source}");
@@ -3555,7 +3553,9 @@ end program p
     assert!(source.contains("! hpf-ls: one element reduced over j: each process its own j, then combined"), "{source}");
     assert!(source.contains("hpf_r1 = -huge(hpf_r1)"), "{source}");
     assert!(
-        source.contains("if (hpf_owns(hpf_d_a, j)) hpf_r1 = max(hpf_r1, a(i, hpf_lx(hpf_d_a, j)) * y(hpf_lx(hpf_d_y, j)))"),
+        source.contains(
+            "if (hpf_owns(hpf_d_a, j)) hpf_r1 = max(hpf_r1, a(i, hpf_lx(hpf_d_a, j)) * y(hpf_lx(hpf_d_y, j)))"
+        ),
         "{source}"
     );
     assert!(source.contains("if (hpf_owns(hpf_d_y, i)) y(hpf_lx(hpf_d_y, i)) = max(y(hpf_lx(hpf_d_y, i)), hpf_r1)"));
@@ -3566,7 +3566,9 @@ end program p
     assert!(notes.iter().all(|it| !it.contains("runs on one process")), "{notes:?}");
     assert!(ordered.contains("  hpf_cprev = hpf_owner(hpf_d_y, i)\n"), "{ordered}");
     assert!(
-        ordered.contains("if (hpf_cprev /= hpf_owner(hpf_d_y, i)) call hpf_pass_r8(hpf_r1, hpf_cprev, hpf_owner(hpf_d_y, i))"),
+        ordered.contains(
+            "if (hpf_cprev /= hpf_owner(hpf_d_y, i)) call hpf_pass_r8(hpf_r1, hpf_cprev, hpf_owner(hpf_d_y, i))"
+        ),
         "{ordered}"
     );
     // The scalar: along the chain, then broadcast by the last owner.
