@@ -225,8 +225,9 @@ impl<'a> Lowering<'a> {
                     // neighbour on a CYCLIC distribution): it is fetched.
                     for (range, id) in self.distributed_occurrences(rhs.range) {
                         let mut one = BTreeMap::new();
-                        let local = self.element_read(rhs, range, id, home, &index_form, &mut one).is_ok()
-                            && one.iter().all(|(array, cells)| self.is_local(home, 0, *array, *cells));
+                        let local = (self.element_read(rhs, range, id, home, &index_form, &mut one).is_ok()
+                            && one.iter().all(|(array, cells)| self.is_local(home, 0, *array, *cells)))
+                            || self.lined_up_element(rhs, range, id, home, &index_form);
                         if local {
                             reads.extend(one);
                             continue;

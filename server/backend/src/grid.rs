@@ -24,7 +24,9 @@
 //! - element assignments from replicated data, by the element's owner;
 //! - in output statements and assignments to replicated scalars, integer
 //!   and logical SUM, PRODUCT, COUNT, ANY, ALL, and MAXVAL, MINVAL of such
-//!   sections (each process reduces its part, then `MPI_Allreduce`), and
+//!   sections (each process reduces its part, then `MPI_Allreduce`; strides
+//!   may be run-time values, and one element along a distributed dimension
+//!   is the section `K:K` there, empty off its owner), and
 //!   single elements (broadcast by their owner). Floating-point sums and
 //!   products run on rank 0, whose gathered copy is summed in the
 //!   sequential order.
@@ -107,7 +109,7 @@ pub(crate) enum GridPlan<'a> {
 /// both distributed dimensions, the others at distances from it.
 pub(crate) struct GridSection {
     home: SymbolId,
-    axes: [(String, String, i64); 2],
+    axes: [(String, String, Step); 2],
     reads: Reads,
     edits: Vec<(TextRange, String)>,
     /// Whole arrays, each rewritten to its box (`hpf_bl`, `hpf_bh`): `axes` is unused.
@@ -122,14 +124,49 @@ impl GridSection {
 
 /// A reference's section along one distributed dimension: lower bound,
 /// the text of both bounds, stride, position among the section's dimensions.
-type AxisSection = (Linear, String, String, i64, usize);
+type AxisSection = (Linear, String, String, Step, usize);
+
+/// The stride of a section along a distributed dimension: a constant, or
+/// (in reductions) a run-time value, as written on one line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Step {
+    Constant(i64),
+    Runtime(String),
+}
+
+impl Default for Step {
+    fn default() -> Self {
+        Step::Constant(1)
+    }
+}
+
+impl Step {
+    fn constant(&self) -> Option<i64> {
+        match self {
+            Step::Constant(step) => Some(*step),
+            Step::Runtime(_) => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Step {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Step::Constant(step) => write!(f, "{step}"),
+            Step::Runtime(text) => write!(f, "({text})"),
+        }
+    }
+}
 
 /// What an operand of a section assignment or reduction lines up with, along
 /// one distributed dimension: a section (lower bound, stride, position among
-/// the section's dimensions) or one element (its subscript, when affine).
+/// the section's dimensions) or one element (its subscript, when affine);
+/// in a reduction, one element is a section of one element or none
+/// (`Point`: each operand's subscript becomes the local part of `i:i`).
 pub(crate) enum Frame {
-    Range(Linear, i64, usize),
+    Range(Linear, Step, usize),
     Scalar(Option<Linear>),
+    Point(Linear),
 }
 
 /// The left side of a section assignment along one distributed dimension.
@@ -141,7 +178,7 @@ pub(crate) enum SectionAxis {
 
 /// The local part `hpf_lo+(c):hpf_hi+(c):step` of a section along the k-th
 /// distributed dimension, `c` elements from the left side's.
-fn local_triplet(k: usize, c: i64, step: i64) -> String {
+fn local_triplet(k: usize, c: i64, step: &Step) -> String {
     let (lo, hi) = [("hpf_lo", "hpf_hi"), ("hpf_lo2", "hpf_hi2")][k];
     if c == 0 {
         format!("{lo}:{hi}:{step}")
@@ -627,7 +664,7 @@ impl<'a> Lowering<'a> {
         let distributed = &self.distributed[&id];
         let (lb, ub) = (distributed.lbs[dim], distributed.ubs[dim]);
         let Some(args) = args else {
-            return Ok(Some((Linear::constant(lb), lb.to_string(), ub.to_string(), 1, dim)));
+            return Ok(Some((Linear::constant(lb), lb.to_string(), ub.to_string(), Step::Constant(1), dim)));
         };
         if args.len() != distributed.lbs.len() {
             return Err(format!("the subscripts of {} are not one per dimension", distributed.name));
@@ -639,10 +676,17 @@ impl<'a> Lowering<'a> {
                     None => Linear::constant(lb),
                 };
                 let step = match stride {
-                    Some(stride) => self.constant_of(stride).ok_or("a section stride is not a constant")?,
-                    None => 1,
+                    Some(stride) => match self.constant_of(stride) {
+                        Some(step) => Step::Constant(step),
+                        // A run-time stride: its text, the same in every operand.
+                        None if self.distributed_occurrences(stride.range).is_empty() => {
+                            Step::Runtime(self.one_line(stride.range))
+                        }
+                        None => return Err("a section stride reads a distributed array".to_string()),
+                    },
+                    None => Step::Constant(1),
                 };
-                if step == 0 {
+                if step == Step::Constant(0) {
                     return Err("a section stride is zero".to_string());
                 }
                 let text = |it: &Option<Expr>, default: i64| {
@@ -687,8 +731,9 @@ impl<'a> Lowering<'a> {
         for (k, dim) in dims.iter().enumerate() {
             match self.section_axis(home, args.map(Vec::as_slice), *dim)? {
                 Some((lo_form, lo, hi, step, position)) => {
+                    let step = step.constant().ok_or("a section stride is not a constant")?;
                     axes.push(SectionAxis::Range { lo, hi, step });
-                    lhs_sections.push(Frame::Range(lo_form, step, position));
+                    lhs_sections.push(Frame::Range(lo_form, Step::Constant(step), position));
                     if let Some(args) = args {
                         edits.push((args[*dim].range(), format!("{}:{}:{step}", names[k].0, names[k].1)));
                     }
@@ -741,12 +786,24 @@ impl<'a> Lowering<'a> {
         let mut axes = Vec::new();
         for dim in dims {
             let Some((lo_form, lo, hi, step, position)) = self.section_axis(home, args, dim)? else {
-                return Err(format!(
-                    "it reduces {} at one element along a distributed dimension",
-                    self.distributed[&home].name
-                ));
+                // One element along this dimension (`SUM(G(1:N, K))`): the
+                // section `K:K` there, of one element on its owner, none elsewhere
+                // (the extra dimension of length one changes no value but
+                // DOT_PRODUCT's, whose arguments are of rank one).
+                let index = args.and_then(|args| args[dim].as_expr());
+                let linear = index.and_then(|it| self.linear_of(it));
+                let (Some(index), Some(linear), [_]) = (index, linear, values) else {
+                    return Err(format!(
+                        "it reduces {} at one element along a distributed dimension",
+                        self.distributed[&home].name
+                    ));
+                };
+                let text = self.one_line(index.range);
+                frame.push(Frame::Point(linear));
+                axes.push((text.clone(), text, Step::Constant(1)));
+                continue;
             };
-            frame.push(Frame::Range(lo_form, step, position));
+            frame.push(Frame::Range(lo_form, step.clone(), position));
             axes.push((lo, hi, step));
         }
         let mut edits = Vec::new();
@@ -776,7 +833,8 @@ impl<'a> Lowering<'a> {
                 names[k].1
             );
         }
-        let spans = [0, 1].map(|k| Some(section.axes[k].2));
+        // A run-time stride: the fetch covers the owned part, shifted.
+        let spans = [0, 1].map(|k| section.axes[k].2.constant());
         self.emit_grid_fetches_in(out, section.home, [0, 0], &section.reads, &[None, None], spans);
     }
 
@@ -787,7 +845,7 @@ impl<'a> Lowering<'a> {
         let dims = self.grid_dims(id).expect("a grid array");
         let subscripts: Vec<String> = (0..distributed.lbs.len())
             .map(|d| match dims.iter().position(|it| *it == d) {
-                Some(k) => local_triplet(k, distance[k], steps[k]),
+                Some(k) => local_triplet(k, distance[k], &Step::Constant(steps[k])),
                 None => ":".to_string(),
             })
             .collect();
@@ -823,10 +881,26 @@ impl<'a> Lowering<'a> {
             }
             let dims = self.grid_dims(id).expect("a grid array");
             let mut distance = [0; 2];
-            let mut steps = [1; 2];
+            let mut steps = [Step::Constant(1), Step::Constant(1)];
             for k in 0..2 {
                 let (lhs_lo, lhs_step, lhs_position) = match &lhs[k] {
                     Frame::Range(lo, step, position) => (lo, step, position),
+                    Frame::Point(lhs_index) => {
+                        // One element of a reduction's section: at a constant distance.
+                        let index = args.and_then(|args| args[dims[k]].as_expr()).and_then(|it| self.linear_of(it));
+                        match index {
+                            Some(index) if lhs_index.coefs == index.coefs => {
+                                distance[k] = index.constant - lhs_index.constant;
+                                continue;
+                            }
+                            _ => {
+                                return Err(format!(
+                                    "{} is not read at a constant distance from the reduced element",
+                                    distributed.name
+                                ))
+                            }
+                        }
+                    }
                     Frame::Scalar(lhs_index) => {
                         // One element along this dimension, at a constant distance from the left side's.
                         let index = args.and_then(|args| args[dims[k]].as_expr()).and_then(|it| self.linear_of(it));
@@ -863,8 +937,8 @@ impl<'a> Lowering<'a> {
                         return Err("a subscript reads a distributed array".to_string());
                     }
                     for k in 0..2 {
-                        if matches!(lhs[k], Frame::Range(..)) {
-                            edits.push((args[dims[k]].range(), local_triplet(k, distance[k], steps[k])));
+                        if matches!(lhs[k], Frame::Range(..) | Frame::Point(..)) {
+                            edits.push((args[dims[k]].range(), local_triplet(k, distance[k], &steps[k])));
                         }
                     }
                 }
@@ -886,8 +960,9 @@ impl<'a> Lowering<'a> {
                 if self.distributed.contains_key(&id) {
                     let mut steps = [1; 2];
                     for (k, it) in lhs.iter().enumerate() {
+                        // (A run-time stride never lines up with a whole array.)
                         if let Frame::Range(_, step, _) = it {
-                            steps[k] = *step;
+                            steps[k] = step.constant().unwrap_or(1);
                         }
                     }
                     let distance = operand(id, None, edits, reads)?;

@@ -179,6 +179,7 @@ mod common_blocks;
 mod common_modules;
 mod courses;
 pub mod driver;
+mod element_reduction;
 mod element_type;
 mod embed;
 mod external_modules;
@@ -668,6 +669,9 @@ enum Plan<'a> {
     /// A DO nest no other rule plans: each assignment on its owner, the
     /// remote reads fetched first (`nest_fetch.rs`).
     FetchedNest(nest_fetch::FetchedNest<'a>),
+    /// A DO loop reducing into one invariant element or scalar, each term on
+    /// the owner of the loop's element (`element_reduction.rs`).
+    ElementReduction(element_reduction::ElementReduction<'a>),
 }
 
 /// The fetched nests (`nest_fetch.rs`) among a loop's body statements.
@@ -725,7 +729,8 @@ impl Plan<'_> {
             | Plan::Recurrence(_)
             | Plan::Pipeline(_)
             | Plan::SliceCopy(_)
-            | Plan::FetchedNest(_) => true,
+            | Plan::FetchedNest(_)
+            | Plan::ElementReduction(_) => true,
             Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::runs_in_parallel),
             Plan::If { branches } => branches.iter().flat_map(|it| &it.1).any(Plan::runs_in_parallel),
             Plan::Verbatim(_) | Plan::OnRankZero { .. } => false,
@@ -736,7 +741,7 @@ impl Plan<'_> {
     /// one element assignment by its owner).
     fn runs_in_bulk(&self) -> bool {
         match self {
-            Plan::Owner { .. } => false,
+            Plan::Owner { .. } | Plan::ElementReduction(_) => false,
             // One all-to-all per execution: bulk when it feeds a 2-D
             // iteration space at least, not one loop's (a row of a solve).
             // A FORALL is a whole-array operation.
@@ -1489,6 +1494,12 @@ impl<'a> Lowering<'a> {
                 Ok(plan) => return plan,
                 Err(why) => {
                     if !grid {
+                        // `t = t - a(i, j) * y(j)`: each term on the owner of the j-th element.
+                        let temps = self.temps.len();
+                        match self.element_reduction(stmt) {
+                            Ok(plan) => return Plan::ElementReduction(plan),
+                            Err(_) => self.temps.truncate(temps),
+                        }
                         if let Ok(recurrence) = self.recurrence(stmt) {
                             return Plan::Recurrence(recurrence);
                         }
@@ -1509,7 +1520,23 @@ impl<'a> Lowering<'a> {
                         }
                     }
                     let notes = self.notes.len();
-                    match self.sequential_loop(stmt) {
+                    let temps = self.temps.len();
+                    let sequential = self.sequential_loop(stmt);
+                    // A reduction into an element combined in every
+                    // iteration: one all-to-all for the whole nest is
+                    // cheaper when the nest can fetch what it reads.
+                    if let Ok(Plan::Sequential { body, .. }) = &sequential {
+                        if body.iter().any(|it| matches!(it, Plan::ElementReduction(_))) {
+                            if let Ok(nest) = self.fetched_nest(stmt) {
+                                self.notes.truncate(notes);
+                                self.temps.truncate(temps);
+                                let message = self.fetched_nest_note(&nest);
+                                self.notes.push(Note { range: stmt.header, message });
+                                return Plan::FetchedNest(nest);
+                            }
+                        }
+                    }
+                    match sequential {
                         Ok(plan) => {
                             // Element by element, a loop over distributed data is
                             // slow (an ownership test per statement and a fetch
@@ -3189,6 +3216,7 @@ impl<'a> Lowering<'a> {
             Plan::Matmul(matmul) => self.emit_matmul(out, matmul),
             Plan::Scatter(scatter) => self.emit_scatter(out, scatter),
             Plan::Recurrence(recurrence) => self.emit_recurrence(out, recurrence),
+            Plan::ElementReduction(plan) => self.emit_element_reduction(out, plan),
             Plan::Pipeline(pipeline) => self.emit_pipeline(out, pipeline),
             Plan::FetchedNest(nest) => self.emit_fetched_nest(out, nest),
             Plan::Sequential { control, body } => {

@@ -3517,3 +3517,137 @@ end subroutine s
     assert!(source.contains("module hpf_common_g"), "{source}");
     assert!(!notes.iter().any(|it| it.contains("runs on one process")), "{notes:?}");
 }
+
+/// A reduction of a section of an array distributed in two dimensions may
+/// take run-time strides (each process's part starts at its first owned
+/// index congruent to the section's start) and one element along a
+/// distributed dimension (the section `K:K` there, empty off its owner),
+/// so a loop accumulating such sums runs on every process.
+/// `lower` without ordered reductions (the default of `hpf-ls build`).
+fn lower_unordered(text: &str) -> (Vec<String>, String) {
+    let analysis = analysis::analyze(text, SourceForm::Free, ModelConfig { number_of_processors: None });
+    let generated = crate::lower_with(&analysis, text, &crate::LowerOptions::default()).expect("lowered");
+    let index = LineIndex::new(text);
+    let notes = generated
+        .notes
+        .iter()
+        .map(|it| format!("{}: {}", index.line_col(text, it.range.start).0 + 1, it.message))
+        .collect();
+    (notes, generated.source)
+}
+
+#[test]
+fn grid_reductions_take_run_time_strides_and_single_elements() {
+    let (notes, source) = lower_unordered(
+        "program p
+  implicit none
+  integer, parameter :: n = 37
+  double precision :: grid(n, 13), w(n, 13), s
+  integer :: k, m
+!HPF$ PROCESSORS Q(2, 2)
+!HPF$ DISTRIBUTE (BLOCK, BLOCK) ONTO Q :: GRID
+!HPF$ ALIGN W(I, J) WITH GRID(I, J)
+  grid = 1.0d0
+  w = 2.0d0
+  s = 0.0d0
+  m = 0
+  do k = 1, 3
+    s = s + sum(grid(n:1:-k, 2*k) * w(n:1:-k, 2*k))
+    m = m + count(w(k, 1:13:k) > 0.0d0)
+  end do
+  print *, s, m
+end program p
+",
+    );
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(source.contains("call hpf_local_bounds(hpf_d_grid(1), 0, (n), (1), (-k), hpf_lo, hpf_hi)"), "{source}");
+    assert!(source.contains("call hpf_local_bounds(hpf_d_grid(2), 0, (2*k), (2*k), 1, hpf_lo2, hpf_hi2)"), "{source}");
+    assert!(
+        source.contains("sum(grid(hpf_lo:hpf_hi:(-k), hpf_lo2:hpf_hi2:1) * w(hpf_lo:hpf_hi:(-k), hpf_lo2:hpf_hi2:1))"),
+        "{source}"
+    );
+    assert!(source.contains("count(w(hpf_lo:hpf_hi:1, hpf_lo2:hpf_hi2:(k)) > 0.0d0)"), "{source}");
+    assert!(!source.contains("hpf_gather"), "{source}");
+    // DOT_PRODUCT takes rank-1 arguments: one element along a distributed
+    // dimension is not made a section of it.
+    let (notes, _) = lower_unordered(
+        "program p
+  implicit none
+  double precision :: grid(8, 8), s
+!HPF$ PROCESSORS Q(2, 2)
+!HPF$ DISTRIBUTE (BLOCK, BLOCK) ONTO Q :: GRID
+  grid = 1.0d0
+  s = dot_product(grid(:, 3), grid(:, 4))
+end program p
+",
+    );
+    assert_eq!(notes.len(), 1, "{notes:?}");
+}
+
+/// A loop reducing into one element invariant in it, each term on the owner
+/// of the loop's element (`Y(I) = Y(I) - A(I,J) * Y(J)`, A's columns CYCLIC,
+/// Y aligned with them): the enclosing loop runs on every process, the
+/// terms on their owners, the partials combined (default) or the running
+/// value passed from owner to owner (ordered reductions). A term that may
+/// read the target element, or reads off the loop's element, is left to
+/// the other rules.
+#[test]
+fn reductions_into_one_element_run_on_the_owners_of_their_terms() {
+    let text = |inner: &str| {
+        format!(
+            "program p
+  implicit none
+  integer, parameter :: n = 12
+  double precision :: a(n, n), y(n), s
+  integer :: i, j
+!HPF$ DISTRIBUTE A(*, CYCLIC)
+!HPF$ ALIGN Y(I) WITH A(*, I)
+  a = 1.0d0
+  y = 2.0d0
+  do i = n, 1, -1
+    y(i) = 0.5d0 * y(i)
+    do j = {inner}
+      y(i) = max(y(i), a(i, j) * y(j))
+    end do
+    y(i) = y(i) / a(i, i)
+  end do
+  s = 0.0d0
+  do j = 1, n
+    s = s - a(3, j) * y(j)
+  end do
+  print *, y(1), s
+end program p
+"
+        )
+    };
+    let program = text("i + 1, n");
+    let (notes, source) = lower_unordered(&program);
+    assert!(notes.iter().all(|it| !it.contains("runs on one process")), "{notes:?}");
+    assert!(source.contains("! hpf-ls: one element reduced over j: each process its own j, then combined"), "{source}");
+    assert!(source.contains("hpf_r1 = -huge(hpf_r1)"), "{source}");
+    assert!(
+        source.contains(
+            "if (hpf_owns(hpf_d_a, j)) hpf_r1 = max(hpf_r1, a(i, hpf_lx(hpf_d_a, j)) * y(hpf_lx(hpf_d_y, j)))"
+        ),
+        "{source}"
+    );
+    assert!(source.contains("if (hpf_owns(hpf_d_y, i)) y(hpf_lx(hpf_d_y, i)) = max(y(hpf_lx(hpf_d_y, i)), hpf_r1)"));
+    // `y(i) / a(i, i)`: a's column i lives with y(i), no fetch.
+    assert!(source.contains("y(hpf_lx(hpf_d_y, i)) = y(hpf_lx(hpf_d_y, i)) / a(i, hpf_lx(hpf_d_a, i))"), "{source}");
+    assert!(!source.contains("hpf_gather"), "{source}");
+    let (notes, ordered) = lower(&program);
+    assert!(notes.iter().all(|it| !it.contains("runs on one process")), "{notes:?}");
+    assert!(ordered.contains("  hpf_cprev = hpf_owner(hpf_d_y, i)\n"), "{ordered}");
+    assert!(
+        ordered.contains(
+            "if (hpf_cprev /= hpf_owner(hpf_d_y, i)) call hpf_pass_r8(hpf_r1, hpf_cprev, hpf_owner(hpf_d_y, i))"
+        ),
+        "{ordered}"
+    );
+    // The scalar: along the chain, then broadcast by the last owner.
+    assert!(ordered.contains("! hpf-ls: s reduced over j in the sequential order"), "{ordered}");
+    assert!(ordered.contains(", 1, MPI_DOUBLE_PRECISION, hpf_cprev, MPI_COMM_WORLD)\n  s = hpf_r"), "{ordered}");
+    // `j = i, n` reads y(i) itself: not this rule.
+    let (_, source) = lower_unordered(&text("i, n"));
+    assert!(!source.contains("one element reduced over j"), "{source}");
+}

@@ -30,6 +30,7 @@ const SUPPORTED: &[&str] = &[
     "cyclic_template.f90",
     "dialects_f77.f",
     "dynamic_remap.f90",
+    "element_reductions.f90",
     "embed_constant.f90",
     "embed_rank_change.f90",
     "external_calls.f90",

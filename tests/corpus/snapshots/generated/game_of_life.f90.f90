@@ -27,6 +27,7 @@ program game_of_life
   integer :: hpf_lo2, hpf_hi2, hpf_nl(2, 27), hpf_nh(2, 27), hpf_na(2, 27), hpf_ns(2, 27)
   integer :: hpf_bl(2), hpf_bh(2)
   integer :: hpf_r1
+  logical :: hpf_r2
   call hpf_init()
   hpf_d_alive(1) = hpf_make_grid_desc(1, 16, 0, 1, 16, 0, 0, 1, 2, 2)
   hpf_d_alive(2) = hpf_make_grid_desc(1, 16, 0, 1, 16, 0, 0, 2, 2, 2)
@@ -112,11 +113,14 @@ program game_of_life
   if (allocated(hpf_g_alive)) deallocate (hpf_g_alive)
   call MPI_Bcast(i, storage_size(i) / 8, MPI_BYTE, 0, MPI_COMM_WORLD)
   call MPI_Bcast(j, storage_size(j) / 8, MPI_BYTE, 0, MPI_COMM_WORLD)
-  call hpf_gather_l4_212(alive, hpf_d_alive, hpf_g_alive, [1, 1], [16, 16])
+  ! hpf-ls: ANY in parallel (on a 2-D grid)
+  call hpf_local_bounds(hpf_d_alive(1), 0, (14), (14), 1, hpf_lo, hpf_hi)
+  call hpf_local_bounds(hpf_d_alive(2), 0, (1), (16), 1, hpf_lo2, hpf_hi2)
+  hpf_r2 = any(alive(hpf_lo:hpf_hi:1, hpf_lo2:hpf_hi2:1))
+  call MPI_Allreduce(MPI_IN_PLACE, hpf_r2, 1, MPI_LOGICAL, MPI_LOR, MPI_COMM_WORLD)
   if (hpf_rank == 0) then
-  print *, 'row 14 has life:', any(hpf_g_alive(14, :))
+  print *, 'row 14 has life:', hpf_r2
   end if
-  if (allocated(hpf_g_alive)) deallocate (hpf_g_alive)
   call hpf_stat_report([ &
     21, &
     21], &

@@ -49,12 +49,13 @@ contains
   integer :: hpf_r1
   character(len=1), allocatable :: hpf_sb(:)
   total = 0
-  ! hpf-ls: every process runs this loop
+  ! hpf-ls: total reduced over i: each process its own i, then combined
+  hpf_r1 = 0
   do i = 1, len
-  if (hpf_owns(hpf_d_y, i)) hpf_r1 = y(i)
-  call MPI_Bcast(hpf_r1, 1, MPI_INTEGER, hpf_owner(hpf_d_y, i), MPI_COMM_WORLD)
-    total = total + i * hpf_r1
+    if (hpf_owns(hpf_d_y, i)) hpf_r1 = hpf_r1 + (i * y(i))
   end do
+  call MPI_Allreduce(MPI_IN_PLACE, hpf_r1, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
+  total = total + hpf_r1
   end subroutine hpf_p2_weigh_block
 
   subroutine hpf_p3_scale_inherit(x, len, f, hpf_d_x)
