@@ -43,7 +43,8 @@
 //! owner-computes nest; `maxloc(x(lo:n), 1)` is hoisted): the IF then runs
 //! on every process alike and does not keep its time loop on rank 0.
 //!
-//! Before the temporaries, DO loops whose assignments write arrays on
+//! Before the temporaries, sections that DO nests assign at their indices
+//! become loops over their elements (`scalarize.rs`), and DO loops whose assignments write arrays on
 //! different template cells are split into one loop per assignment
 //! (`split_loops.rs`).
 //!
@@ -268,6 +269,16 @@ pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Option<(Hoisted, F
         }
         passes.push(edits);
         current = Some((rewritten, reanalysed));
+    }
+    let (base_text, base) = current.as_ref().map_or((text, analysis), |(text, analysis)| (text.as_str(), analysis));
+    if let Some(edits) = crate::scalarize::scalarize(base, base_text) {
+        let (rewritten, edits) = apply(base_text, edits);
+        let reanalysed = analysis.reanalyze(&rewritten);
+        // Loops that do not analyse cleanly are left out.
+        if clean(&reanalysed) {
+            passes.push(edits);
+            current = Some((rewritten, reanalysed));
+        }
     }
     let (base_text, base) = current.as_ref().map_or((text, analysis), |(text, analysis)| (text.as_str(), analysis));
     if let Some(edits) = crate::split_loops::split_loops(base, base_text) {

@@ -203,6 +203,7 @@ mod remap_epochs;
 pub mod rules;
 pub mod runtime;
 pub mod runtime_cache;
+mod scalarize;
 mod scan;
 mod scatter;
 mod shift;

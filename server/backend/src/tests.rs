@@ -3651,3 +3651,57 @@ end program p
     let (_, source) = lower_unordered(&text("i, n"));
     assert!(!source.contains("one element reduced over j"), "{source}");
 }
+
+/// A section a DO nest takes at its indices (`r(:, i, k)`) becomes a loop
+/// over its elements, so the nest runs owner-computes with one fetch
+/// (on one distributed dimension and on a 2-D grid); a section the loops do
+/// not move, one whose right side reads the left side's array elsewhere,
+/// and one calling a function that is not elemental stay array assignments.
+#[test]
+fn sections_taken_at_a_nests_indices_become_loops_over_their_elements() {
+    let text = "\
+program p
+  implicit none
+  integer, parameter :: n = 12
+  double precision :: u(5, n, n), r(5, n, n), v(4, n, n), b(4, n, n), c(5), s(5, n, n)
+  integer :: i, k
+!HPF$ PROCESSORS P(4)
+!HPF$ PROCESSORS G(2, 2)
+!HPF$ DISTRIBUTE u(*, *, BLOCK) ONTO P
+!HPF$ ALIGN r(:, :, :) WITH u(:, :, :)
+!HPF$ ALIGN s(:, :, :) WITH u(:, :, :)
+!HPF$ DISTRIBUTE v(*, BLOCK, BLOCK) ONTO G
+!HPF$ ALIGN b(:, :, :) WITH v(:, :, :)
+  u = 1.0d0
+  b = 2.0d0
+  c = 0.5d0
+  do k = 2, n - 1
+    do i = 2, n - 1
+      r(:, i, k) = u(:, i, k+1) - u(:, i, k-1) + c * u(1:5, i-1, k)
+      v(2:4, i, k) = b(1:3, i, k) + b(2:4, i-1, k-1) - v(2:4, i, k)
+    end do
+  end do
+  do k = 1, 3
+    s(:, 1:n, 1:n) = r(:, 1:n, 1:n)
+  end do
+  do k = 2, n
+    s(2:5, 1, k) = s(1:4, 1, k)
+    s(:, 2, k) = sum(r(:, 2, k)) + s(:, 2, k)
+  end do
+  print *, sum(r), sum(v), sum(s)
+end program p
+";
+    let (notes, source) = lower(text);
+    // The sections' elements, the remote ones read from the fetched boxes.
+    assert!(source.contains("do hpf_s1 = 1, 5") && source.contains("do hpf_s1 = 2, 4"), "{source}");
+    assert!(source.contains("r(hpf_s1, i, k) = hpf_box_1(hpf_at_3(hpf_fs_1, hpf_s1, i, k+1))"), "{source}");
+    assert!(source.contains("+ c(hpf_s1) * u(hpf_s1, i-1, k)"), "{source}");
+    assert!(source.contains("v(hpf_s1, i, k) = b(hpf_s1 - 1, i, k) + hpf_box_3("), "{source}");
+    // Two homes laid out differently: the fetched nest, on every process.
+    assert!(source.contains("! hpf-ls: owner computes this nest, its remote reads fetched first"), "{source}");
+    // Not moved by the loops, reading itself elsewhere, or calling SUM: as written.
+    assert!(source.contains("s(:, 1:n, 1:n)") || source.contains("owner computes s(:, 1:n, 1:n)"), "{source}");
+    assert!(!source.contains("s(hpf_s1"), "{source}");
+    assert_eq!(source.matches("the owner of the slice of s computes it").count(), 2, "{source}");
+    assert!(!notes.iter().any(|it| it.contains("runs on one process")), "{notes:?}");
+}

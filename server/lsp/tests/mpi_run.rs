@@ -83,6 +83,7 @@ const SUPPORTED: &[&str] = &[
     "remap_gather.f90",
     "remap_sections.f90",
     "replicated_reads.f90",
+    "section_nests.f90",
     "section_reductions.f90",
     "sections_block_block.f90",
     "seed_fig6.f",
