@@ -832,7 +832,11 @@ pub fn run_edit_loop(args: &[String]) {
         computed = analysed.computed_chunks;
         previous = analysed;
     }
-    println!("{} {kind}: analyse + frame median {:.2} ms ({computed} computed, {rounds} rounds)", shape.name(), ms(median(&mut times)));
+    println!(
+        "{} {kind}: analyse + frame median {:.2} ms ({computed} computed, {rounds} rounds)",
+        shape.name(),
+        ms(median(&mut times))
+    );
 }
 
 /// The server's chunked analysis of one edit, in-process.
