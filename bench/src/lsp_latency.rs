@@ -798,6 +798,7 @@ pub fn run_edit_loop(args: &[String]) {
     };
     let kind = args.get(2).map_or("proc", String::as_str);
     let rounds: usize = args.get(3).and_then(|it| it.parse().ok()).unwrap_or(200);
+    hpf_ls::server::hooks::init_log();
     let (original, edited, _) = edited_text(lines, shape);
     let original = match kind {
         "iface" => original.replacen(

@@ -1085,7 +1085,11 @@ fn rescan(previous: &Analysed, rope: &Rope, (prefix, edit_end): (usize, usize)) 
     let delta = new_len as isize - previous.len as isize;
     // The text from there to a little after the edit, all of it if that is not enough.
     // On a character: the window is a slice of the rope.
-    let mut window_end = rope.char_to_byte(rope.byte_to_char((edit_end + WINDOW_AFTER_EDIT).min(new_len)));
+    let mut windows = WINDOWS_AFTER_EDIT.iter();
+    let mut window_end = new_len;
+    if let Some(window) = windows.next() {
+        window_end = rope.char_to_byte(rope.byte_to_char((edit_end + window).min(new_len)));
+    }
     let local_from = syntax::ChunkStart { at: 0, kind: from.kind };
     let (mut starts, synced) = loop {
         let window = rope.byte_slice(from.at..window_end).to_string();
@@ -1098,7 +1102,10 @@ fn rescan(previous: &Analysed, rope: &Rope, (prefix, edit_end): (usize, usize)) 
         if synced.is_some() || window_end == new_len {
             break (starts, synced);
         }
-        window_end = new_len;
+        window_end = match windows.next() {
+            Some(window) => rope.char_to_byte(rope.byte_to_char((edit_end + window).min(new_len))),
+            None => new_len,
+        };
     };
     starts.iter_mut().for_each(|it| it.at += from.at);
     let mut res = old_starts[..resume].to_vec();
@@ -1116,8 +1123,9 @@ fn rescan(previous: &Analysed, rope: &Rope, (prefix, edit_end): (usize, usize)) 
     res
 }
 
-/// How far past an edit the rescan reads before it reads the rest.
-const WINDOW_AFTER_EDIT: usize = 64 * 1024;
+/// How far past an edit the rescan reads, one after the other, before it
+/// reads the rest (a procedure is usually well under the first).
+const WINDOWS_AFTER_EDIT: [usize; 2] = [4 * 1024, 64 * 1024];
 
 /// What a chunk of a new version needs.
 enum Job {
@@ -1164,12 +1172,14 @@ pub fn analyse(
     // A preprocessed text is not cut at procedures: what is active depends on all the text before.
     let split = !includes.cpp;
     let previous = previous.filter(|it| it.form == form && it.len <= syntax::MAX_ANALYSED_BYTES && it.split == split);
+    let mut region_at = std::time::Duration::ZERO;
     let (starts, edit) = match previous {
         _ if len > syntax::MAX_ANALYSED_BYTES => {
             (vec![syntax::ChunkStart { at: 0, kind: syntax::ChunkKind::Unit }], None)
         }
         Some(previous) => {
             let edit = edit_region(previous, &rope);
+            region_at = started.elapsed();
             (rescan(previous, &rope, edit), Some(edit))
         }
         None => {
@@ -1418,6 +1428,7 @@ pub fn analyse(
         chunks.push(None);
     }
     let computed = jobs.len();
+    let decided_at = started.elapsed();
     let run = |(idx, job): (usize, Job)| {
         let modules = chunk_modules();
         let (file, provided) = match job {
@@ -1481,6 +1492,7 @@ pub fn analyse(
     for (idx, chunk) in done {
         chunks[idx] = Some(chunk);
     }
+    let ran_at = started.elapsed();
     let chunks: Vec<Placed> = chunks
         .into_iter()
         .zip(&ranges)
@@ -1508,13 +1520,17 @@ pub fn analyse(
         chunks.iter().flat_map(|it| it.chunk.unknown_modules.iter().cloned()).collect();
     unknown_modules.sort();
     unknown_modules.dedup();
+    let ms = |it: std::time::Duration| it.as_secs_f64() * 1e3;
     tracing::debug!(
-        "analysed {name} v{version}: {} chunks, {computed} computed; scan and match {:.2} ms, lower {:.2} ms, analyse {:.2} ms, rest {:.2} ms",
+        "analysed {name} v{version}: {} chunks, {computed} computed; edit region {:.2} ms, rescan and match {:.2} ms, lower {:.2} ms, keep or rebase {:.2} ms, analyse {:.2} ms, place {:.2} ms, rest {:.2} ms",
         chunks.len(),
-        matched.as_secs_f64() * 1e3,
-        (lowered_at - matched).as_secs_f64() * 1e3,
-        (analysed_at - lowered_at).as_secs_f64() * 1e3,
-        (started.elapsed() - analysed_at).as_secs_f64() * 1e3,
+        ms(region_at),
+        ms(matched.saturating_sub(region_at)),
+        ms(lowered_at - matched),
+        ms(decided_at - lowered_at),
+        ms(ran_at - decided_at),
+        ms(analysed_at - ran_at),
+        ms(started.elapsed() - analysed_at),
     );
     // The first chunk providing a name wins, as in `siblings` above.
     let mut sibling_chunks = HashMap::new();
@@ -1583,8 +1599,7 @@ mod tests {
         let naive = |old: &str, new: &str| {
             let prefix = old.bytes().zip(new.bytes()).take_while(|(a, b)| a == b).count();
             let max_suffix = old.len().min(new.len()) - prefix;
-            let suffix =
-                old.bytes().rev().zip(new.bytes().rev()).take(max_suffix).take_while(|(a, b)| a == b).count();
+            let suffix = old.bytes().rev().zip(new.bytes().rev()).take(max_suffix).take_while(|(a, b)| a == b).count();
             (prefix, new.len() - suffix)
         };
         let mut edits: Vec<String> = vec![String::new(), base.clone(), format!("{base}x"), format!("x{base}")];
