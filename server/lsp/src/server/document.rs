@@ -1253,7 +1253,10 @@ pub fn analyse(
     // The texts of the hosts' chunks, and their names among the siblings.
     // Indexed by chunk (most are not hosts): no hashing per chunk at every edit.
     let mut host_texts: Vec<Option<(Arc<str>, Arc<str>)>> = (0..ranges.len()).map(|_| None).collect();
-    for idx in (0..ranges.len()).filter(|it| hosts(*it)) {
+    // A host is a unit's chunk with procedures' chunks after it (`hosts` also
+    // holds for a procedure's chunk with more after it, where its host does not end):
+    // not thousands of names and hashes of procedures' texts at every edit.
+    for idx in (0..ranges.len()).filter(|it| kinds[*it] == syntax::ChunkKind::Unit && hosts(*it)) {
         let host_text: Arc<str> = if changed.contains(&idx) {
             let (start, end) = ranges[idx];
             match text.get() {
