@@ -1397,6 +1397,7 @@ pub fn analyse(
     // What each chunk needs: nothing (the previous one), or an analysis.
     let mut chunks: Vec<Option<Arc<Chunk>>> = Vec::with_capacity(ranges.len());
     let mut jobs: Vec<(usize, Job)> = Vec::new();
+    #[allow(clippy::needless_range_loop)] // `idx` indexes the old chunks, and the changed ones from their first
     for idx in 0..ranges.len() {
         let slot = idx.checked_sub(changed.start).filter(|it| *it < changed.len());
         if let Some(lowered) = slot.and_then(|it| lowered[it].take()) {
