@@ -786,6 +786,60 @@ pub fn run_breakdown(args: &[String]) {
     print_breakdowns(&sizes, &shapes);
 }
 
+/// `hpf-bench editloop LINES SHAPE KIND ROUNDS`: one kind of edit (`proc`,
+/// `host` or `iface`) analysed ROUNDS times in-process, for a profiler
+/// (`perf record`): the open is the only other work. Prints the median.
+pub fn run_edit_loop(args: &[String]) {
+    let lines: usize = args.first().and_then(|it| it.parse().ok()).unwrap_or(100_000);
+    let shape = match args.get(1).map(String::as_str) {
+        Some("units") => Shape::Units,
+        Some("program") => Shape::Program,
+        _ => Shape::Module,
+    };
+    let kind = args.get(2).map_or("proc", String::as_str);
+    let rounds: usize = args.get(3).and_then(|it| it.parse().ok()).unwrap_or(200);
+    hpf_ls::server::hooks::init_log();
+    let (original, edited, _) = edited_text(lines, shape);
+    let original = match kind {
+        "iface" => original.replacen(
+            "!HPF$ ALIGN s(i) WITH tt(i, 1)\n",
+            &format!("!HPF$ ALIGN s(i) WITH tt(i, 1)\n{INTERFACE_BODY}"),
+            1,
+        ),
+        _ => original,
+    };
+    let edited = match kind {
+        "host" => {
+            let (line, column) = spots(&original).host_edit.expect("a host");
+            let at = original.lines().take(line).map(|it| it.len() + 1).sum::<usize>() + column;
+            let mut edited = original.clone();
+            edited.replace_range(at..at + 1, "2");
+            edited
+        }
+        "iface" => original.replacen("integer(4), intent(in) :: k", "integer(8), intent(in) :: k", 1),
+        _ => edited,
+    };
+    let ropes = [ropey::Rope::from_str(&edited), ropey::Rope::from_str(&original)];
+    let form = syntax::SourceForm::Free;
+    let settings = hpf_ls::server::settings::Settings::default();
+    let mut previous = hpf_ls::server::hooks::analyse(ropes[1].clone(), form, None, &settings);
+    hpf_ls::server::hooks::publish_frame_len(&previous);
+    let (mut times, mut computed) = (Vec::new(), 0);
+    for round in 0..rounds {
+        let start = Instant::now();
+        let analysed = hpf_ls::server::hooks::analyse(ropes[round % 2].clone(), form, Some(previous), &settings);
+        std::hint::black_box(hpf_ls::server::hooks::publish_frame_len(&analysed));
+        times.push(start.elapsed());
+        computed = analysed.computed_chunks;
+        previous = analysed;
+    }
+    println!(
+        "{} {kind}: analyse + frame median {:.2} ms ({computed} computed, {rounds} rounds)",
+        shape.name(),
+        ms(median(&mut times))
+    );
+}
+
 /// The server's chunked analysis of one edit, in-process.
 struct Chunked {
     shape: Shape,

@@ -47,15 +47,34 @@ const KEEP_TREES_UP_TO: usize = 4;
 const KEEP_ANALYSES: usize = 32;
 
 /// One chunk of a document, analysed. What every edit and whole-document
-/// request needs is kept (diagnostics, semantic tokens, symbols, folds);
-/// the full analysis only while it is in use (see [`Chunk::analysis`]).
+/// request needs is kept (diagnostics, semantic tokens, symbols, folds:
+/// [`Stored`], which it derefs to); the full analysis only while it is in
+/// use (see [`Chunk::analysis`]).
 pub struct Chunk {
     /// Its text as the user wrote it (shared with its rebased chunks).
     pub text: Arc<str>,
     /// Positions relative to the chunk's start, as in the full analysis.
     /// Shared (`Arc`) with the chunks made from it when its host's text
-    /// changes ([`Chunk::rebased`]): thousands of them per host edit.
+    /// changes ([`Chunk::rebased`]), which copy it only when one points into the host.
     pub diagnostics: Arc<Vec<syntax::Diagnostic>>,
+    /// What its analysis left that a move onto a new host text keeps: one
+    /// `Arc` (thousands of chunks per host edit; one count each, not fifteen).
+    stored: Arc<Stored>,
+    /// The full analysis, while kept.
+    full: Mutex<Option<Arc<FileAnalysis>>>,
+    /// When it was last asked for (a tick of `USES`).
+    used: std::sync::atomic::AtomicU64,
+    /// Its parser text and tree, for an incremental reparse at its next edit.
+    tree: Mutex<Option<(String, Tree)>>,
+    /// Its diagnostics as JSON array elements, for the key they were made for.
+    published: Mutex<Option<(PublishKey, Arc<Vec<u8>>)>>,
+    /// The text it is analysed in, when it is part of a host unit.
+    pub context: Option<Context>,
+}
+
+/// What a chunk's analysis left besides its diagnostics, shared by the
+/// chunks made from it on a new host text ([`Chunk::rebased`]).
+pub struct Stored {
     pub semantic_tokens: Arc<Vec<analysis::ide::SemanticToken>>,
     pub folding_ranges: Arc<Vec<analysis::ide::FoldingRange>>,
     pub symbols: Arc<Vec<analysis::ide::DocumentSymbol>>,
@@ -69,32 +88,30 @@ pub struct Chunk {
     form: SourceForm,
     config: ModelConfig,
     severities: Arc<Vec<crate::config::SeverityOverride>>,
-    /// The full analysis, while kept.
-    full: Mutex<Option<Arc<FileAnalysis>>>,
-    /// When it was last asked for (a tick of `USES`).
-    used: std::sync::atomic::AtomicU64,
     /// The modules its analysis looked for outside the chunk, and what it found.
     lookups: Arc<Vec<(String, Option<Arc<ExternalFile>>)>>,
     /// What the other chunks USE of it, when it defines a module.
     provides: Option<Arc<ExternalFile>>,
-    /// Its parser text and tree, for an incremental reparse at its next edit.
-    tree: Mutex<Option<(String, Tree)>>,
-    /// Its diagnostics as JSON array elements, for the key they were made for.
-    published: Mutex<Option<(PublishKey, Arc<Vec<u8>>)>>,
     /// Its text with its INCLUDE lines replaced by the files they name,
     /// which the analysis read; `None` when it has no INCLUDE line.
     pub expansion: Option<Arc<Expansion>>,
     /// The diagnostics of its analysis inside the files it includes:
     /// (the file's path, the diagnostic with a range of that file).
     pub header_diagnostics: Arc<Vec<(Arc<str>, syntax::Diagnostic)>>,
-    /// The text it is analysed in, when it is part of a host unit.
-    pub context: Option<Context>,
     /// A procedure's: where its host unit ends in its text, when it does
     /// (the host's END is in its last procedure's chunk).
     pub host_end: Option<usize>,
     /// A procedure's: the names its text mentions (lower case), to tell
     /// whether an edit of its host changed what it sees ([`syntax::host_spec`]).
     names: Option<Arc<std::collections::HashSet<Box<str>>>>,
+}
+
+impl std::ops::Deref for Chunk {
+    type Target = Stored;
+
+    fn deref(&self) -> &Stored {
+        &self.stored
+    }
 }
 
 /// A stored range of a host's chunk (folds, symbols) that ends where its
@@ -470,8 +487,7 @@ impl Chunk {
                 host_end = host.and_then(|it| frame.own(TextRange::new(it.range.end, it.range.end))).map(|it| it.end);
             }
         }
-        Chunk {
-            diagnostics: Arc::new(diagnostics),
+        let stored = Stored {
             semantic_tokens: Arc::new(semantic_tokens),
             folding_ranges: Arc::new(folding_ranges),
             symbols: Arc::new(symbols),
@@ -481,18 +497,22 @@ impl Chunk {
             form: analysis.file.form,
             config: analysis.model.config,
             severities: Arc::new(Vec::new()),
-            full: Mutex::new(keep.then_some(analysis)),
-            used: std::sync::atomic::AtomicU64::new(USES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)),
-            text,
             lookups: Arc::new(lookups),
             provides,
-            tree: Mutex::new(tree),
-            published: Mutex::new(None),
             expansion,
             header_diagnostics: Arc::new(header_diagnostics),
-            context,
             host_end,
             names,
+        };
+        Chunk {
+            text,
+            diagnostics: Arc::new(diagnostics),
+            stored: Arc::new(stored),
+            full: Mutex::new(keep.then_some(analysis)),
+            used: std::sync::atomic::AtomicU64::new(USES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)),
+            tree: Mutex::new(tree),
+            published: Mutex::new(None),
+            context,
         }
     }
 
@@ -525,27 +545,13 @@ impl Chunk {
         Some(Chunk {
             text: self.text.clone(),
             diagnostics,
-            semantic_tokens: self.semantic_tokens.clone(),
-            folding_ranges: self.folding_ranges.clone(),
-            symbols: self.symbols.clone(),
-            inlay_hints: self.inlay_hints.clone(),
-            programs: self.programs.clone(),
-            unknown_modules: self.unknown_modules.clone(),
-            form: self.form,
-            config: self.config,
-            severities: self.severities.clone(),
+            stored: self.stored.clone(),
             // Its ranges are those of the old context: made again when asked.
             full: Mutex::new(None),
             used: std::sync::atomic::AtomicU64::new(USES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)),
-            lookups: self.lookups.clone(),
-            provides: self.provides.clone(),
             tree: Mutex::new(None),
             published: Mutex::new(published),
-            expansion: self.expansion.clone(),
-            header_diagnostics: self.header_diagnostics.clone(),
             context: Some(context),
-            host_end: self.host_end,
-            names: self.names.clone(),
         })
     }
 
@@ -1002,72 +1008,64 @@ fn analyse_file(
 }
 
 /// Where `rope` differs from the text of `previous`: the length of their
-/// common prefix, and where the common suffix begins in `rope`. Compared
-/// chunk by chunk against the previous chunks' texts (memcmp), then byte by
-/// byte inside the first chunk that differs.
+/// common prefix, and where the common suffix begins in `rope`. The
+/// previous chunks' texts and the rope's pieces are walked side by side,
+/// from the start then from the end (memcmp of the pieces' common parts; no
+/// lookup in the rope per chunk: thousands of chunks at 100k lines).
 fn edit_region(previous: &Analysed, rope: &Rope) -> (usize, usize) {
     // Offsets of the old text need not fall on characters of the new one:
     // bytes are compared, never slices of the rope.
     let (old_len, new_len) = (previous.len, rope.len_bytes());
-    let mut prefix = old_len.min(new_len);
-    for placed in &previous.chunks {
-        let (start, end) = (placed.start, placed.end());
-        if end <= new_len && holds_at(rope, start, placed.chunk.text.as_bytes()) {
-            continue;
+    let max_prefix = old_len.min(new_len);
+    let mut prefix = 0;
+    let mut pieces = rope.chunks();
+    let mut new: &[u8] = &[];
+    'prefix: for placed in &previous.chunks {
+        let mut old = placed.chunk.text.as_bytes();
+        while !old.is_empty() {
+            while new.is_empty() {
+                match pieces.next() {
+                    Some(piece) => new = piece.as_bytes(),
+                    None => break 'prefix,
+                }
+            }
+            let common = old.len().min(new.len());
+            if old[..common] != new[..common] {
+                prefix += old.iter().zip(new).take_while(|(a, b)| a == b).count();
+                break 'prefix;
+            }
+            prefix += common;
+            (old, new) = (&old[common..], &new[common..]);
         }
-        let same = if start <= new_len {
-            placed.chunk.text.bytes().zip(rope.bytes_at(start)).take_while(|(a, b)| a == b).count()
-        } else {
-            0
-        };
-        prefix = prefix.min(start + same);
-        break;
     }
-    let max_suffix = old_len.min(new_len) - prefix;
-    let mut suffix = max_suffix;
-    for placed in previous.chunks.iter().rev() {
-        let text = placed.chunk.text.as_bytes();
-        let tail = old_len - placed.start;
-        if tail <= max_suffix && holds_at(rope, new_len - tail, text) {
-            continue;
+    let prefix = prefix.min(max_prefix);
+    let max_suffix = max_prefix - prefix;
+    let mut suffix = 0;
+    let (mut pieces, _, _, _) = rope.chunks_at_byte(new_len);
+    let mut new: &[u8] = &[];
+    'suffix: for placed in previous.chunks.iter().rev() {
+        let mut old = placed.chunk.text.as_bytes();
+        while !old.is_empty() && suffix < max_suffix {
+            while new.is_empty() {
+                match pieces.prev() {
+                    Some(piece) => new = piece.as_bytes(),
+                    None => break 'suffix,
+                }
+            }
+            let common = old.len().min(new.len()).min(max_suffix - suffix);
+            let (old_end, new_end) = (&old[old.len() - common..], &new[new.len() - common..]);
+            if old_end != new_end {
+                suffix += old_end.iter().rev().zip(new_end.iter().rev()).take_while(|(a, b)| a == b).count();
+                break 'suffix;
+            }
+            suffix += common;
+            (old, new) = (&old[..old.len() - common], &new[..new.len() - common]);
         }
-        // Equal after this chunk; count the equal bytes at its end.
-        let after = old_len - placed.end();
-        if after >= max_suffix {
+        if suffix >= max_suffix {
             break;
         }
-        let mut new_bytes = rope.bytes_at(new_len - after);
-        let same = text.iter().rev().take(max_suffix - after).take_while(|old| new_bytes.prev() == Some(**old)).count();
-        suffix = after + same;
-        break;
     }
     (prefix, new_len - suffix)
-}
-
-/// Whether `rope` holds `bytes` at byte `start`, at any offset.
-fn holds_at(rope: &Rope, start: usize, bytes: &[u8]) -> bool {
-    if start + bytes.len() > rope.len_bytes() {
-        return false;
-    }
-    if bytes.is_empty() {
-        return true;
-    }
-    let (chunks, chunk_start, _, _) = rope.chunks_at_byte(start);
-    let mut skip = start - chunk_start;
-    let mut rest = bytes;
-    for chunk in chunks {
-        let chunk = &chunk.as_bytes()[skip..];
-        skip = 0;
-        let common = chunk.len().min(rest.len());
-        if chunk[..common] != rest[..common] {
-            return false;
-        }
-        rest = &rest[common..];
-        if rest.is_empty() {
-            return true;
-        }
-    }
-    false
 }
 
 /// The chunk starts of `rope`, an edit of the text of `previous`: the
@@ -1087,7 +1085,11 @@ fn rescan(previous: &Analysed, rope: &Rope, (prefix, edit_end): (usize, usize)) 
     let delta = new_len as isize - previous.len as isize;
     // The text from there to a little after the edit, all of it if that is not enough.
     // On a character: the window is a slice of the rope.
-    let mut window_end = rope.char_to_byte(rope.byte_to_char((edit_end + WINDOW_AFTER_EDIT).min(new_len)));
+    let mut windows = WINDOWS_AFTER_EDIT.iter();
+    let mut window_end = new_len;
+    if let Some(window) = windows.next() {
+        window_end = rope.char_to_byte(rope.byte_to_char((edit_end + window).min(new_len)));
+    }
     let local_from = syntax::ChunkStart { at: 0, kind: from.kind };
     let (mut starts, synced) = loop {
         let window = rope.byte_slice(from.at..window_end).to_string();
@@ -1100,7 +1102,10 @@ fn rescan(previous: &Analysed, rope: &Rope, (prefix, edit_end): (usize, usize)) 
         if synced.is_some() || window_end == new_len {
             break (starts, synced);
         }
-        window_end = new_len;
+        window_end = match windows.next() {
+            Some(window) => rope.char_to_byte(rope.byte_to_char((edit_end + window).min(new_len))),
+            None => new_len,
+        };
     };
     starts.iter_mut().for_each(|it| it.at += from.at);
     let mut res = old_starts[..resume].to_vec();
@@ -1118,8 +1123,9 @@ fn rescan(previous: &Analysed, rope: &Rope, (prefix, edit_end): (usize, usize)) 
     res
 }
 
-/// How far past an edit the rescan reads before it reads the rest.
-const WINDOW_AFTER_EDIT: usize = 64 * 1024;
+/// How far past an edit the rescan reads, one after the other, before it
+/// reads the rest (a procedure is usually well under the first).
+const WINDOWS_AFTER_EDIT: [usize; 2] = [4 * 1024, 64 * 1024];
 
 /// What a chunk of a new version needs.
 enum Job {
@@ -1166,12 +1172,14 @@ pub fn analyse(
     // A preprocessed text is not cut at procedures: what is active depends on all the text before.
     let split = !includes.cpp;
     let previous = previous.filter(|it| it.form == form && it.len <= syntax::MAX_ANALYSED_BYTES && it.split == split);
+    let mut region_at = std::time::Duration::ZERO;
     let (starts, edit) = match previous {
         _ if len > syntax::MAX_ANALYSED_BYTES => {
             (vec![syntax::ChunkStart { at: 0, kind: syntax::ChunkKind::Unit }], None)
         }
         Some(previous) => {
             let edit = edit_region(previous, &rope);
+            region_at = started.elapsed();
             (rescan(previous, &rope, edit), Some(edit))
         }
         None => {
@@ -1243,8 +1251,12 @@ pub fn analyse(
     };
     let kept_of = |idx: usize| &old[if idx < prefix { idx } else { idx + old.len() - ranges.len() }].chunk;
     // The texts of the hosts' chunks, and their names among the siblings.
-    let mut host_texts: HashMap<usize, (Arc<str>, Arc<str>)> = HashMap::new();
-    for idx in (0..ranges.len()).filter(|it| hosts(*it)) {
+    // Indexed by chunk (most are not hosts): no hashing per chunk at every edit.
+    let mut host_texts: Vec<Option<(Arc<str>, Arc<str>)>> = (0..ranges.len()).map(|_| None).collect();
+    // A host is a unit's chunk with procedures' chunks after it (`hosts` also
+    // holds for a procedure's chunk with more after it, where its host does not end):
+    // not thousands of names and hashes of procedures' texts at every edit.
+    for idx in (0..ranges.len()).filter(|it| kinds[*it] == syntax::ChunkKind::Unit && hosts(*it)) {
         let host_text: Arc<str> = if changed.contains(&idx) {
             let (start, end) = ranges[idx];
             match text.get() {
@@ -1252,16 +1264,16 @@ pub fn analyse(
                 None => rope.byte_slice(start..end).to_string().into(),
             }
         } else {
-            kept_of(idx).text.as_ref().into()
+            kept_of(idx).text.clone()
         };
         let host_name: Arc<str> = format!("{name}#host-{:016x}", text_hash(&host_text)).into();
-        host_texts.insert(idx, (host_text, host_name));
+        host_texts[idx] = Some((host_text, host_name));
     }
     // A procedure's host's name among the siblings, which names its text.
     let host_name_of = |idx: usize| {
         host_of[idx]
             .filter(|_| kinds[idx] == syntax::ChunkKind::Procedure)
-            .and_then(|host| host_texts.get(&host))
+            .and_then(|host| host_texts[host].as_ref())
             .map(|it| &it.1)
     };
     let context_of = |idx: usize, own_text: &Arc<str>| {
@@ -1269,7 +1281,7 @@ pub fn analyse(
         if !procedure && !hosts(idx) {
             return None;
         }
-        let host = host_of[idx].filter(|_| procedure).and_then(|host| host_texts.get(&host));
+        let host = host_of[idx].filter(|_| procedure).and_then(|host| host_texts[host].as_ref());
         Some(Context::new(own_text.clone(), host.map(|(text, name)| (text.clone(), name.clone())), !hosts(idx), form))
     };
     let lower = |idx: usize, chunk_text: String| {
@@ -1278,8 +1290,9 @@ pub fn analyse(
         lower_chunk(chunk_text, context, form, replaced(idx), keep_trees, includes, preprocessed_chunk(idx))
     };
     // The changed chunks' texts, and the lowering of those that define modules.
-    let mut texts: Vec<Option<String>> = (0..ranges.len()).map(|_| None).collect();
-    let mut lowered: Vec<Option<Lowered>> = (0..ranges.len()).map(|_| None).collect();
+    // Indexed from the first changed chunk: not one (large) slot per chunk at every edit.
+    let mut texts: Vec<Option<String>> = changed.clone().map(|_| None).collect();
+    let mut lowered: Vec<Option<Lowered>> = changed.clone().map(|_| None).collect();
     for idx in changed.clone() {
         let (start, end) = ranges[idx];
         let chunk_text = match text.get() {
@@ -1287,9 +1300,9 @@ pub fn analyse(
             None => rope.byte_slice(start..end).to_string(),
         };
         if crate::modules::defined_modules(&chunk_text).is_empty() {
-            texts[idx] = Some(chunk_text);
+            texts[idx - changed.start] = Some(chunk_text);
         } else {
-            lowered[idx] = Some(lower(idx, chunk_text));
+            lowered[idx - changed.start] = Some(lower(idx, chunk_text));
         }
     }
     let lowered_at = started.elapsed();
@@ -1297,7 +1310,7 @@ pub fn analyse(
     let mut provides: Vec<Option<Arc<ExternalFile>>> = Vec::with_capacity(ranges.len());
     for idx in 0..ranges.len() {
         let provided = if changed.contains(&idx) {
-            lowered[idx].as_ref().and_then(|lowered| {
+            lowered[idx - changed.start].as_ref().and_then(|lowered| {
                 let key = first_module(&lowered.file)?;
                 Some(Arc::new(ExternalFile {
                     name: format!("{name}#module-{key}").into(),
@@ -1323,33 +1336,42 @@ pub fn analyse(
     // the new host text. What changed is computed once per old and new host.
     // Also the lengths of the old and new host texts' common prefix and suffix.
     type HostChange = Option<(std::collections::HashSet<String>, usize, usize)>;
-    let mut host_changes: HashMap<(Arc<str>, usize), HostChange> = HashMap::new();
+    // Few (one per host the edit changed): a list, the old host's name compared by pointer first.
+    let mut host_changes: Vec<(Arc<str>, usize, HostChange)> = Vec::new();
     let mut rebase = |idx: usize, kept: &Chunk| -> Option<Chunk> {
         let host = host_of[idx].filter(|_| kinds[idx] == syntax::ChunkKind::Procedure)?;
-        let (new_host, new_name) = host_texts.get(&host)?;
+        let (new_host, new_name) = host_texts[host].as_ref()?;
         let old = kept.context.as_ref()?;
         let old_name = old.host.clone()?;
         if kept.expansion.is_some() {
             return None;
         }
         let old_host = &**old.host_text();
-        let (changed, prefix, suffix) = host_changes
-            .entry((old_name, host))
-            .or_insert_with(|| {
-                let changed = syntax::host_spec::changed_names(old_host, new_host, form)?;
-                // Ranges of the old host text before or after what differs in the new one.
-                let prefix = old_host.bytes().zip(new_host.bytes()).take_while(|(a, b)| a == b).count();
-                let max_suffix = old_host.len().min(new_host.len()) - prefix;
-                let suffix = old_host
-                    .bytes()
-                    .rev()
-                    .zip(new_host.bytes().rev())
-                    .take(max_suffix)
-                    .take_while(|(a, b)| a == b)
-                    .count();
-                Some((changed, prefix, suffix))
-            })
-            .as_ref()?;
+        let known = host_changes
+            .iter()
+            .position(|(name, at, _)| *at == host && (Arc::ptr_eq(name, &old_name) || *name == old_name));
+        let known = match known {
+            Some(known) => known,
+            None => {
+                let change = (|| {
+                    let changed = syntax::host_spec::changed_names(old_host, new_host, form)?;
+                    // Ranges of the old host text before or after what differs in the new one.
+                    let prefix = old_host.bytes().zip(new_host.bytes()).take_while(|(a, b)| a == b).count();
+                    let max_suffix = old_host.len().min(new_host.len()) - prefix;
+                    let suffix = old_host
+                        .bytes()
+                        .rev()
+                        .zip(new_host.bytes().rev())
+                        .take(max_suffix)
+                        .take_while(|(a, b)| a == b)
+                        .count();
+                    Some((changed, prefix, suffix))
+                })();
+                host_changes.push((old_name, host, change));
+                host_changes.len() - 1
+            }
+        };
+        let (changed, prefix, suffix) = host_changes[known].2.as_ref()?;
         let (prefix, suffix) = (*prefix, *suffix);
         if changed.iter().any(|name| kept.names.as_ref().is_none_or(|it| it.contains(name.as_str()))) {
             return None;
@@ -1375,10 +1397,12 @@ pub fn analyse(
     // What each chunk needs: nothing (the previous one), or an analysis.
     let mut chunks: Vec<Option<Arc<Chunk>>> = Vec::with_capacity(ranges.len());
     let mut jobs: Vec<(usize, Job)> = Vec::new();
+    #[allow(clippy::needless_range_loop)] // `idx` indexes the old chunks, and the changed ones from their first
     for idx in 0..ranges.len() {
-        if let Some(lowered) = lowered[idx].take() {
+        let slot = idx.checked_sub(changed.start).filter(|it| *it < changed.len());
+        if let Some(lowered) = slot.and_then(|it| lowered[it].take()) {
             jobs.push((idx, Job::Analyse(Box::new(lowered))));
-        } else if let Some(chunk_text) = texts[idx].take() {
+        } else if let Some(chunk_text) = slot.and_then(|it| texts[it].take()) {
             jobs.push((idx, Job::LowerAndAnalyse(chunk_text)));
         } else if chunk_modules().same_as(&kept_of(idx).lookups)
             && kept_of(idx).context.as_ref().map(Context::closed)
@@ -1408,6 +1432,7 @@ pub fn analyse(
         chunks.push(None);
     }
     let computed = jobs.len();
+    let decided_at = started.elapsed();
     let run = |(idx, job): (usize, Job)| {
         let modules = chunk_modules();
         let (file, provided) = match job {
@@ -1437,13 +1462,14 @@ pub fn analyse(
         // The regions `#if` leaves out fold.
         let (start, end) = ranges[idx];
         let left_out = inactive.iter().filter(|it| it.start >= start && it.end <= end);
-        let folds = Arc::make_mut(&mut chunk.folding_ranges);
+        let stored = Arc::get_mut(&mut chunk.stored).expect("a chunk just made");
+        let folds = Arc::make_mut(&mut stored.folding_ranges);
         folds.extend(left_out.map(|it| analysis::ide::FoldingRange {
             range: TextRange::new(it.start - start, it.end - start),
             kind: analysis::ide::FoldKind::Region,
         }));
         folds.sort_by_key(|it| (it.range.start, it.range.end));
-        chunk.severities = severities.clone();
+        stored.severities = severities.clone();
         (idx, Arc::new(chunk))
     };
     // Many chunks (an open, an edit of a module every unit USEs) are
@@ -1470,6 +1496,7 @@ pub fn analyse(
     for (idx, chunk) in done {
         chunks[idx] = Some(chunk);
     }
+    let ran_at = started.elapsed();
     let chunks: Vec<Placed> = chunks
         .into_iter()
         .zip(&ranges)
@@ -1497,13 +1524,17 @@ pub fn analyse(
         chunks.iter().flat_map(|it| it.chunk.unknown_modules.iter().cloned()).collect();
     unknown_modules.sort();
     unknown_modules.dedup();
+    let ms = |it: std::time::Duration| it.as_secs_f64() * 1e3;
     tracing::debug!(
-        "analysed {name} v{version}: {} chunks, {computed} computed; scan and match {:.2} ms, lower {:.2} ms, analyse {:.2} ms, rest {:.2} ms",
+        "analysed {name} v{version}: {} chunks, {computed} computed; edit region {:.2} ms, rescan and match {:.2} ms, lower {:.2} ms, keep or rebase {:.2} ms, analyse {:.2} ms, place {:.2} ms, rest {:.2} ms",
         chunks.len(),
-        matched.as_secs_f64() * 1e3,
-        (lowered_at - matched).as_secs_f64() * 1e3,
-        (analysed_at - lowered_at).as_secs_f64() * 1e3,
-        (started.elapsed() - analysed_at).as_secs_f64() * 1e3,
+        ms(region_at),
+        ms(matched.saturating_sub(region_at)),
+        ms(lowered_at - matched),
+        ms(decided_at - lowered_at),
+        ms(ran_at - decided_at),
+        ms(analysed_at - ran_at),
+        ms(started.elapsed() - analysed_at),
     );
     // The first chunk providing a name wins, as in `siblings` above.
     let mut sibling_chunks = HashMap::new();
@@ -1511,7 +1542,7 @@ pub fn analyse(
         if let Some(provided) = &placed.chunk.provides {
             sibling_chunks.entry(provided.name.clone()).or_insert(idx);
         }
-        if let Some((_, host_name)) = host_texts.get(&idx) {
+        if let Some((_, host_name)) = &host_texts[idx] {
             sibling_chunks.entry(host_name.clone()).or_insert(idx);
         }
     }
@@ -1562,6 +1593,35 @@ mod tests {
             &settings(),
             Outside { modules: &analysis::model::NoModules, includes: &Includes::default() },
         )
+    }
+
+    #[test]
+    fn edit_region_is_the_common_prefix_and_suffix() {
+        let base: String = (0..300).map(|it| format!("subroutine s{it}\n  x = {it}\nend subroutine s{it}\n")).collect();
+        let previous = open(&base, SourceForm::Free);
+        assert!(previous.chunks.len() > 100);
+        let naive = |old: &str, new: &str| {
+            let prefix = old.bytes().zip(new.bytes()).take_while(|(a, b)| a == b).count();
+            let max_suffix = old.len().min(new.len()) - prefix;
+            let suffix = old.bytes().rev().zip(new.bytes().rev()).take(max_suffix).take_while(|(a, b)| a == b).count();
+            (prefix, new.len() - suffix)
+        };
+        let mut edits: Vec<String> = vec![String::new(), base.clone(), format!("{base}x"), format!("x{base}")];
+        for at in [0, 1, 17, 500, base.len() / 2, base.len() - 3, base.len() - 1, base.len()] {
+            let mut inserted = base.clone();
+            inserted.insert_str(at, "  ! é\n");
+            edits.push(inserted);
+            let mut removed = base.clone();
+            removed.replace_range(at..(at + 40).min(base.len()), "");
+            edits.push(removed);
+            edits.push(base[..at].to_string());
+            edits.push(base[at..].to_string());
+        }
+        edits.push(base.replace("x = 7\n", "x = 77\n"));
+        edits.push(base.replace("s1\n", "s1 \n"));
+        for edited in &edits {
+            assert_eq!(edit_region(&previous, &Rope::from_str(edited)), naive(&base, edited));
+        }
     }
 
     #[test]

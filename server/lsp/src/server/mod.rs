@@ -245,7 +245,9 @@ fn compute(
 ) -> Arc<Analysed> {
     let analysed = document::analyse(version, rope, form, name, previous.as_deref(), settings, outside);
     // Freed here, on the analysis worker, not on the protocol thread.
+    let started = std::time::Instant::now();
     drop(previous);
+    tracing::debug!("previous analysis dropped in {:.2} ms", started.elapsed().as_secs_f64() * 1e3);
     Arc::new(analysed)
 }
 
@@ -499,6 +501,14 @@ pub mod hooks {
     pub fn publish_frame_len(analysed: &Analysed) -> usize {
         let uri: tower_lsp_server::ls_types::Uri = "file:///hooks.f90".parse().expect("a valid URI");
         super::proto::publish_frame(&uri, analysed, PositionEncoding::Utf8).len()
+    }
+
+    /// The server's log on stderr, filtered by `HPF_LS_LOG` (`hpf_ls=debug`
+    /// shows where an analysis spends its time).
+    pub fn init_log() {
+        let filter = tracing_subscriber::EnvFilter::try_from_env("HPF_LS_LOG").unwrap_or_else(|_| "hpf_ls=info".into());
+        let _ =
+            tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(false).with_env_filter(filter).try_init();
     }
 
     /// The server's analysis of `rope`, reparsing from `previous` when given.

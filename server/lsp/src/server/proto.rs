@@ -157,17 +157,27 @@ pub fn header_frames(analysed: &Analysed, encoding: PositionEncoding) -> Vec<Vec
 /// (13,038 diagnostics, 7.4 MB of JSON, at 100k lines).
 pub fn publish_frame(uri: &Uri, analysed: &Analysed, encoding: PositionEncoding) -> super::transport::Frame {
     let mut pieces = Vec::with_capacity(analysed.chunks.len());
+    // The key of each chunk, made in one buffer (no allocation per chunk), and the
+    // sibling a name was last found to be: the procedures of a host all point into it.
+    let mut key = super::document::PublishKey { utf8: encoding == PositionEncoding::Utf8, lines: Vec::new() };
+    let mut last_sibling: Option<(&std::sync::Arc<str>, Option<u32>)> = None;
     for placed in &analysed.chunks {
         if placed.chunk.diagnostics.is_empty() {
             continue;
         }
-        let mut lines = vec![placed.line];
-        for related in placed.chunk.diagnostics.iter().flat_map(|it| &it.related) {
-            if let Some(sibling) = related.file.as_deref().and_then(|name| analysed.sibling(name)) {
-                lines.push(sibling.line);
-            }
+        key.lines.clear();
+        key.lines.push(placed.line);
+        for name in placed.chunk.diagnostics.iter().flat_map(|it| &it.related).filter_map(|it| it.file.as_ref()) {
+            let line = match last_sibling {
+                Some((last, line)) if std::sync::Arc::ptr_eq(last, name) => line,
+                _ => {
+                    let line = analysed.sibling(name).map(|it| it.line);
+                    last_sibling = Some((name, line));
+                    line
+                }
+            };
+            key.lines.extend(line);
         }
-        let key = super::document::PublishKey { utf8: encoding == PositionEncoding::Utf8, lines };
         let piece = match placed.chunk.published(&key) {
             Some(piece) => piece,
             None => {
@@ -180,7 +190,7 @@ pub fn publish_frame(uri: &Uri, analysed: &Analysed, encoding: PositionEncoding)
                     serde_json::to_writer(&mut bytes, &converted).expect("diagnostics serialise to JSON");
                 }
                 let piece = std::sync::Arc::new(bytes);
-                placed.chunk.set_published(key, piece.clone());
+                placed.chunk.set_published(key.clone(), piece.clone());
                 piece
             }
         };
