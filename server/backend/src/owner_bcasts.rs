@@ -77,10 +77,11 @@ pub(crate) struct BcastSpec<'s> {
 const MARKER: &str = "!hpf-fuse:";
 
 /// Runtime subroutines that exchange nothing.
-const LOCAL_CALLS: [&str; 6] = [
+const LOCAL_CALLS: [&str; 7] = [
     "hpf_stat_begin",
     "hpf_stat_end",
     "hpf_course_bounds",
+    "hpf_course_frame",
     "hpf_local_bounds",
     "hpf_local_bounds_affine",
     "hpf_window",
@@ -471,9 +472,11 @@ fn assigned_names(text: &str) -> Vec<String> {
             if !LOCAL_CALLS.contains(&name.as_str()) || !args.starts_with('(') {
                 out.extend(identifiers(rest));
             } else if let Some(close) = crate::closing_paren(args, 0) {
-                // The runtime's bounds routines set their last two arguments.
+                // The runtime's bounds routines set their last two arguments
+                // (hpf_course_frame its last three).
+                let set = if name == "hpf_course_frame" { 3 } else { 2 };
                 let parts = crate::top_level_parts(&args[1..close]);
-                out.extend(parts.iter().rev().take(2).flat_map(|(_, it)| identifiers(it)));
+                out.extend(parts.iter().rev().take(set).flat_map(|(_, it)| identifiers(it)));
             }
             continue;
         }
