@@ -145,7 +145,11 @@ struct Emitted {
     /// an elimination step after its column's broadcast): in a run, the
     /// owner would do its share of that loop before it sends and the others
     /// theirs after they receive, one after the other, which costs more
-    /// than the message saved. Such a statement ends a run before it.
+    /// than the message saved. Such a statement ends a run before it. So
+    /// does one with a loop over each process's share anywhere (the row
+    /// swap of an elimination step between its MAXLOC's and its pivot's
+    /// broadcasts): in a run the others would start theirs only after the
+    /// owner has done its own.
     bulk: bool,
 }
 
@@ -370,7 +374,10 @@ fn is_bulk(text: &str) -> bool {
             continue;
         }
         let opens = line.starts_with("do ") || line == "do" || line.contains(": do ") || line.ends_with(": do");
-        if opens && after_marker {
+        // A loop over this process's share (owner computes), wherever it is:
+        // every process runs one, so in a run they would run one after the other.
+        let shared = mentions_word(line, "hpf_lo") || line.contains("hpf_courses(");
+        if opens && (after_marker || shared) {
             return true;
         }
     }
