@@ -8,6 +8,12 @@
 //! course: the inner loops index the array with a plain offset (no call per
 //! element) and vectorise as the sequential loop does.
 //!
+//! An owner-computes DO nest of step 1 that fetches nothing also computes
+//! each course's bounds without a call: `hpf_course_frame` gives, once per
+//! loop, the course period, this rank's first cell and the block size, and
+//! the course's bounds and the home cells' shift are arithmetic on them
+//! (`framed_courses`; gauss's update ran 1.2 M courses, two calls each).
+//!
 //! A DO loop its owner runs on one slice `A(I,K)` of a 1-D CYCLIC array
 //! (`A(I,K) = A(I,K) / PIVOT`) likewise computes `hpf_lx(d, K)` once
 //! before the loop.
@@ -44,6 +50,19 @@ impl Lowering<'_> {
     /// array X (`v` the distributing loop's index `var`) into `v + hpf_cs_N`,
     /// one `hpf_cs_N` per array and constant.
     pub(crate) fn course_shifts(&self, var: &str, edits: &mut [(TextRange, String)]) -> CourseShifts {
+        self.framed_course_shifts(var, edits, None)
+    }
+
+    /// `course_shifts` in a course loop opened by `framed_courses` over the
+    /// home array's descriptor `frame.0` with home offset `frame.1`: the
+    /// shift of the home cells themselves is arithmetic on the frame
+    /// (`hpf_cp`, `hpf_cb`, `hpf_cm`), no call.
+    pub(crate) fn framed_course_shifts(
+        &self,
+        var: &str,
+        edits: &mut [(TextRange, String)],
+        frame: Option<(&str, i64)>,
+    ) -> CourseShifts {
         let key = var.to_ascii_lowercase();
         let mut shifts: Vec<(String, i64)> = Vec::new();
         for (range, text) in edits.iter_mut() {
@@ -73,7 +92,11 @@ impl Lowering<'_> {
         let names: Vec<String> = (1..=shifts.len()).map(|k| format!("hpf_cs_{k}")).collect();
         let mut open = format!("    block\n    integer :: {}\n", names.join(", "));
         for (name, (descriptor, offset)) in names.iter().zip(&shifts) {
-            let _ = writeln!(open, "    {name} = hpf_lx({descriptor}, hpf_lo + ({offset})) - hpf_lo");
+            if frame == Some((descriptor.as_str(), *offset)) {
+                let _ = writeln!(open, "    {name} = hpf_c * (hpf_cm - hpf_cp) - hpf_cb");
+            } else {
+                let _ = writeln!(open, "    {name} = hpf_lx({descriptor}, hpf_lo + ({offset})) - hpf_lo");
+            }
         }
         CourseShifts { open, close: "    end block\n" }
     }
@@ -118,6 +141,17 @@ impl Lowering<'_> {
             close: "    end block\n",
         }
     }
+}
+
+/// The loop over the courses of `hpf_d_{home}` for `DO I = lo, hi` (step 1)
+/// whose home cells are `I + offset`: the course frame computed once
+/// (`hpf_course_frame`), then each course's bounds by arithmetic. Opens a
+/// `block` (the frame's variables) and the loop; closed by `end do` and
+/// `end block`.
+pub(crate) fn framed_courses(home: &str, offset: i64, lo: &str, hi: &str) -> String {
+    format!(
+        "  block\n  integer :: hpf_cp, hpf_cb, hpf_cm\n  call hpf_course_frame(hpf_d_{home}, {offset}, hpf_cp, hpf_cb, hpf_cm)\n  do hpf_c = 0, hpf_courses(hpf_d_{home}) - 1\n    hpf_lo = max({lo}, hpf_c * hpf_cp + hpf_cb)\n    hpf_hi = min({hi}, hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)"
+    )
 }
 
 /// `c` when `text` is `var`, `var + c`, `var - c` or `c + var` (`c` an

@@ -3501,7 +3501,14 @@ impl<'a> Lowering<'a> {
                     "  do hpf_c = 0, hpf_courses(hpf_d_{home_name}) - 1\n    call hpf_course_bounds(hpf_d_{home_name}, {home_offset}, ({lo}), {hi}, {step}, hpf_c, hpf_lo, hpf_hi)"
                 )
             };
-            let mut courses = courses_to(&format!("({hi})"));
+            // A plain loop (step 1, nothing fetched, no EXIT) computes its
+            // courses' bounds and home positions by arithmetic on a frame.
+            let framed = step == 1 && nest.remote.is_empty() && nest.exit_when.is_none();
+            let mut courses = if framed {
+                courses::framed_courses(home_name, home_offset, &format!("({lo})"), &format!("({hi})"))
+            } else {
+                courses_to(&format!("({hi})"))
+            };
             if let Some(cond) = nest.exit_when {
                 // The first iteration where the EXIT's condition holds, among
                 // the process's courses, then among all processes.
@@ -3525,7 +3532,9 @@ impl<'a> Lowering<'a> {
                 edits.retain(|(range, _)| !nest.remote.iter().any(|it| it.range().contains_range(*range)));
                 edits.extend(fetched);
             }
-            let shifts = self.course_shifts(var, &mut edits);
+            let home_descriptor = format!("hpf_d_{home_name}");
+            let frame = framed.then_some((home_descriptor.as_str(), home_offset));
+            let shifts = self.framed_course_shifts(var, &mut edits, frame);
             edits.push(control_edit);
             self.emit_reduction_starts(out, &nest.reductions, step);
             let _ = writeln!(out, "{courses}");
@@ -3543,6 +3552,9 @@ impl<'a> Lowering<'a> {
                 let _ = writeln!(out, "    hpf_m = hpf_m + hpf_k");
             }
             let _ = writeln!(out, "  end do");
+            if framed {
+                let _ = writeln!(out, "  end block");
+            }
             self.emit_reduction_ends(out, &nest.reductions, step);
             if !nest.remote.is_empty() {
                 let _ = writeln!(out, "  end block");

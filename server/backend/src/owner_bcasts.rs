@@ -77,10 +77,11 @@ pub(crate) struct BcastSpec<'s> {
 const MARKER: &str = "!hpf-fuse:";
 
 /// Runtime subroutines that exchange nothing.
-const LOCAL_CALLS: [&str; 6] = [
+const LOCAL_CALLS: [&str; 7] = [
     "hpf_stat_begin",
     "hpf_stat_end",
     "hpf_course_bounds",
+    "hpf_course_frame",
     "hpf_local_bounds",
     "hpf_local_bounds_affine",
     "hpf_window",
@@ -144,7 +145,11 @@ struct Emitted {
     /// an elimination step after its column's broadcast): in a run, the
     /// owner would do its share of that loop before it sends and the others
     /// theirs after they receive, one after the other, which costs more
-    /// than the message saved. Such a statement ends a run before it.
+    /// than the message saved. Such a statement ends a run before it. So
+    /// does one with a loop over each process's share anywhere (the row
+    /// swap of an elimination step between its MAXLOC's and its pivot's
+    /// broadcasts): in a run the others would start theirs only after the
+    /// owner has done its own.
     bulk: bool,
 }
 
@@ -369,7 +374,10 @@ fn is_bulk(text: &str) -> bool {
             continue;
         }
         let opens = line.starts_with("do ") || line == "do" || line.contains(": do ") || line.ends_with(": do");
-        if opens && after_marker {
+        // A loop over this process's share (owner computes), wherever it is:
+        // every process runs one, so in a run they would run one after the other.
+        let shared = mentions_word(line, "hpf_lo") || line.contains("hpf_courses(");
+        if opens && (after_marker || shared) {
             return true;
         }
     }
@@ -471,9 +479,11 @@ fn assigned_names(text: &str) -> Vec<String> {
             if !LOCAL_CALLS.contains(&name.as_str()) || !args.starts_with('(') {
                 out.extend(identifiers(rest));
             } else if let Some(close) = crate::closing_paren(args, 0) {
-                // The runtime's bounds routines set their last two arguments.
+                // The runtime's bounds routines set their last two arguments
+                // (hpf_course_frame its last three).
+                let set = if name == "hpf_course_frame" { 3 } else { 2 };
                 let parts = crate::top_level_parts(&args[1..close]);
-                out.extend(parts.iter().rev().take(2).flat_map(|(_, it)| identifiers(it)));
+                out.extend(parts.iter().rev().take(set).flat_map(|(_, it)| identifiers(it)));
             }
             continue;
         }

@@ -343,6 +343,19 @@ contains
     call hpf_window(first, last, step, window_lo, window_hi, lo, hi)
   end subroutine hpf_course_bounds
 
+  ! CYCLIC, a loop DO I = first, last (step 1): course c of this rank holds
+  ! the iterations max(first, c * per + base) .. min(last, c * per + base + m - 1),
+  ! whose home cells I + q sit at the local positions I + c * (m - per) - base.
+  ! Computed once per loop, so that each course costs no call.
+  pure subroutine hpf_course_frame(d, q, per, base, m)
+    type(hpf_desc), intent(in) :: d
+    integer, intent(in) :: q
+    integer, intent(out) :: per, base, m
+    per = d%m * hpf_np(d)
+    base = hpf_me(d) * d%m + d%tl - d%off - q
+    m = d%m
+  end subroutine hpf_course_frame
+
   ! The iterations of DO I = first, last, step with I in window_lo .. window_hi,
   ! as DO I = lo, hi, step (none when they cross).
   pure subroutine hpf_window(first, last, step, window_lo, window_hi, lo, hi)

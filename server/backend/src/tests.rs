@@ -3705,3 +3705,42 @@ end program p
     assert_eq!(source.matches("the owner of the slice of s computes it").count(), 2, "{source}");
     assert!(!notes.iter().any(|it| it.contains("runs on one process")), "{notes:?}");
 }
+
+/// An owner-computes DO nest of step 1 over a CYCLIC dimension that fetches
+/// nothing computes its courses' bounds and the home cells' shift by
+/// arithmetic on a frame computed once (`courses.rs`), no call per course.
+#[test]
+fn cyclic_nests_of_step_one_compute_course_bounds_on_a_frame() {
+    let source = |body: &str| {
+        lower(&format!(
+            "program s
+  implicit none
+  integer, parameter :: n = 20
+  integer :: c(0:n), i
+!HPF$ DISTRIBUTE C(CYCLIC(3))
+{body}  print *, c
+end program s
+"
+        ))
+        .1
+    };
+    let text = source("  do i = 1, n\n    c(i - 1) = i\n  end do\n");
+    assert!(
+        text.contains(
+            "  call hpf_course_frame(hpf_d_c, -1, hpf_cp, hpf_cb, hpf_cm)
+  do hpf_c = 0, hpf_courses(hpf_d_c) - 1
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((n), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
+    block
+    integer :: hpf_cs_1
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
+"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("call hpf_course_bounds"), "{text}");
+    // Another step keeps the runtime's bounds.
+    let text = source("  do i = n, 1, -1\n    c(i) = i\n  end do\n");
+    assert!(text.contains("call hpf_course_bounds(hpf_d_c, 0, (n), (1), -1, hpf_c, hpf_lo, hpf_hi)"), "{text}");
+    assert!(!text.contains("hpf_course_frame"), "{text}");
+}

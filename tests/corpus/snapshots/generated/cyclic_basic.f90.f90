@@ -42,16 +42,21 @@ program cyclic_basic
   allocate (d(hpf_lo:hpf_hi))
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, n
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_a, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_a) - 1
-    call hpf_course_bounds(hpf_d_a, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((n), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1
-    hpf_cs_1 = hpf_lx(hpf_d_a, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
   do i = hpf_lo, hpf_hi, 1
     a(i + hpf_cs_1) = real(i) / 8.0
   end do
     end block
   end do
+  end block
   i = hpf_final((1), (n), 1)
   call hpf_stat_end(1)
   b = 0.0
@@ -114,17 +119,22 @@ program cyclic_basic
   call hpf_stat_end(5)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, n - 1
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_d, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_d) - 1
-    call hpf_course_bounds(hpf_d_d, 0, (1), (n - 1), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((n - 1), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1, hpf_cs_2
-    hpf_cs_1 = hpf_lx(hpf_d_d, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
     hpf_cs_2 = hpf_lx(hpf_d_k, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
     d(i + hpf_cs_1) = d(i + hpf_cs_1) + dble(k(i + hpf_cs_2))
   end do
     end block
   end do
+  end block
   i = hpf_final((1), (n - 1), 1)
   call hpf_stat_end(6)
   call hpf_stat_begin()

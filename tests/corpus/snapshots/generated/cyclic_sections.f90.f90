@@ -71,11 +71,15 @@ program cyclic_sections
   allocate (pos(hpf_lo:hpf_hi))
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 0, n
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_k, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_k) - 1
-    call hpf_course_bounds(hpf_d_k, 0, (0), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((0), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((n), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1, hpf_cs_2
-    hpf_cs_1 = hpf_lx(hpf_d_k, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
     hpf_cs_2 = hpf_lx(hpf_d_a, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
     k(i + hpf_cs_1) = mod(7 * i, 11) - 4
@@ -83,6 +87,7 @@ program cyclic_sections
   end do
     end block
   end do
+  end block
   i = hpf_final((0), (n), 1)
   call hpf_stat_end(1)
   b = 1.5

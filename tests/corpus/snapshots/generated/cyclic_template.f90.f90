@@ -45,11 +45,15 @@ program cyclic_template
   v = 1.0
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 0, n + 1
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_u, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_u) - 1
-    call hpf_course_bounds(hpf_d_u, 0, (0), (n + 1), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((0), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((n + 1), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1, hpf_cs_2
-    hpf_cs_1 = hpf_lx(hpf_d_u, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
     hpf_cs_2 = hpf_lx(hpf_d_w, hpf_lo + (1)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
     u(i + hpf_cs_1) = real(mod(3 * i, 7))
@@ -57,15 +61,20 @@ program cyclic_template
   end do
     end block
   end do
+  end block
   i = hpf_final((0), (n + 1), 1)
   call hpf_stat_end(1)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do j = 1, n
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_g, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_g) - 1
-    call hpf_course_bounds(hpf_d_g, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((n), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1
-    hpf_cs_1 = hpf_lx(hpf_d_g, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
   do j = hpf_lo, hpf_hi, 1
     do i = 1, m
       g(i, j + hpf_cs_1) = i * 100 + j
@@ -73,6 +82,7 @@ program cyclic_template
   end do
     end block
   end do
+  end block
   j = hpf_final((1), (n), 1)
   if (((n) - (1)) * (1) >= 0) i = hpf_final((1), (m), 1)
   call hpf_stat_end(2)
@@ -141,11 +151,15 @@ program cyclic_template
   call hpf_stat_end(4)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, n
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_u, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_u) - 1
-    call hpf_course_bounds(hpf_d_u, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((n), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1, hpf_cs_2, hpf_cs_3
-    hpf_cs_1 = hpf_lx(hpf_d_u, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
     hpf_cs_2 = hpf_lx(hpf_d_v, hpf_lo + (0)) - hpf_lo
     hpf_cs_3 = hpf_lx(hpf_d_w, hpf_lo + (1)) - hpf_lo
     do i = hpf_lo, hpf_hi, 1
@@ -153,16 +167,21 @@ program cyclic_template
     end do
     end block
   end do
+  end block
   i = hpf_final((1), (n), 1)
   call hpf_stat_end(5)
   end do
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 0, n
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_v, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_v) - 1
-    call hpf_course_bounds(hpf_d_v, 0, (0), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((0), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((n), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1, hpf_cs_2, hpf_cs_3
-    hpf_cs_1 = hpf_lx(hpf_d_v, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
     hpf_cs_2 = hpf_lx(hpf_d_u, hpf_lo + (0)) - hpf_lo
     hpf_cs_3 = hpf_lx(hpf_d_w, hpf_lo + (1)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
@@ -170,6 +189,7 @@ program cyclic_template
   end do
     end block
   end do
+  end block
   i = hpf_final((0), (n), 1)
   call hpf_stat_end(6)
   if (hpf_owns(hpf_d_u, n + 1)) then

@@ -30,11 +30,15 @@ program fused_broadcasts
   allocate (idx(1:13, hpf_lo:hpf_hi))
   call hpf_stat_begin()
   ! hpf-ls: owner computes do j = 1, n
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_a, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_a) - 1
-    call hpf_course_bounds(hpf_d_a, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((n), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1, hpf_cs_2
-    hpf_cs_1 = hpf_lx(hpf_d_a, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
     hpf_cs_2 = hpf_lx(hpf_d_idx, hpf_lo + (0)) - hpf_lo
   do j = hpf_lo, hpf_hi, 1
     do i = 1, n
@@ -44,6 +48,7 @@ program fused_broadcasts
   end do
     end block
   end do
+  end block
   j = hpf_final((1), (n), 1)
   if (((n) - (1)) * (1) >= 0) i = hpf_final((1), (n), 1)
   call hpf_stat_end(1)
@@ -104,11 +109,15 @@ program fused_broadcasts
     hpf_stat_messages = hpf_stat_messages + (hpf_nprocs - 1)
     hpf_stat_elements = hpf_stat_elements + int(hpf_nprocs - 1, 8) * size(hpf_bc_1)
   end if
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_a, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_a) - 1
-    call hpf_course_bounds(hpf_d_a, 0, (k + 1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((k + 1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((n), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1
-    hpf_cs_1 = hpf_lx(hpf_d_a, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
     do j = hpf_lo, hpf_hi, 1
       do i = k + 1, n
         a(i, j + hpf_cs_1) = a(i, j + hpf_cs_1) - hpf_bc_1(i) * a(k, j + hpf_cs_1) * 0.125d0
@@ -116,6 +125,7 @@ program fused_broadcasts
     end do
     end block
   end do
+  end block
   j = hpf_final((k + 1), (n), 1)
   if (((n) - (k + 1)) * (1) >= 0) i = hpf_final((k + 1), (n), 1)
   end block

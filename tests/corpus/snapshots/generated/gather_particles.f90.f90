@@ -43,30 +43,40 @@ program gather_particles
   allocate (force(hpf_lo:hpf_hi))
   call hpf_stat_begin()
   ! hpf-ls: owner computes do p = 1, np
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_cell, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_cell) - 1
-    call hpf_course_bounds(hpf_d_cell, 0, (1), (np), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((np), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1
-    hpf_cs_1 = hpf_lx(hpf_d_cell, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
   do p = hpf_lo, hpf_hi, 1
     cell(p + hpf_cs_1) = mod(7 * p, ng) + 1
   end do
     end block
   end do
+  end block
   p = hpf_final((1), (np), 1)
   call hpf_stat_end(1)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do p = 1, np
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_vel, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_vel) - 1
-    call hpf_course_bounds(hpf_d_vel, 0, (1), (np), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((np), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1
-    hpf_cs_1 = hpf_lx(hpf_d_vel, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
   do p = hpf_lo, hpf_hi, 1
     vel(p + hpf_cs_1) = mod(p, 3) - 1
   end do
     end block
   end do
+  end block
   p = hpf_final((1), (np), 1)
   call hpf_stat_end(2)
   call hpf_stat_begin()
@@ -123,11 +133,15 @@ program gather_particles
   call hpf_stat_end(4)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do p = 1, np
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_vel, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_vel) - 1
-    call hpf_course_bounds(hpf_d_vel, 0, (1), (np), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((np), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1, hpf_cs_2, hpf_cs_3
-    hpf_cs_1 = hpf_lx(hpf_d_vel, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
     hpf_cs_2 = hpf_lx(hpf_d_force, hpf_lo + (0)) - hpf_lo
     hpf_cs_3 = hpf_lx(hpf_d_cell, hpf_lo + (0)) - hpf_lo
     do p = hpf_lo, hpf_hi, 1
@@ -136,6 +150,7 @@ program gather_particles
     end do
     end block
   end do
+  end block
   p = hpf_final((1), (np), 1)
   call hpf_stat_end(5)
   end do

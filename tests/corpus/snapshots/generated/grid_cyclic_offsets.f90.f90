@@ -57,30 +57,40 @@ program grid_cyclic_offsets
   end do
   call hpf_stat_begin()
   ! hpf-ls: owner computes do k = 1, 20
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_x, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_x) - 1
-    call hpf_course_bounds(hpf_d_x, 0, (1), (20), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((20), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1
-    hpf_cs_1 = hpf_lx(hpf_d_x, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
   do k = hpf_lo, hpf_hi, 1
     x(k + hpf_cs_1) = mod(k * 7, 11)
   end do
     end block
   end do
+  end block
   k = hpf_final((1), (20), 1)
   call hpf_stat_end(1)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do k = 1, 20
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_y, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_y) - 1
-    call hpf_course_bounds(hpf_d_y, 0, (1), (20), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((20), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1
-    hpf_cs_1 = hpf_lx(hpf_d_y, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
   do k = hpf_lo, hpf_hi, 1
     y(k + hpf_cs_1) = mod(k * 3, 5) - 2
   end do
     end block
   end do
+  end block
   k = hpf_final((1), (20), 1)
   call hpf_stat_end(2)
   call hpf_stat_begin()

@@ -246,16 +246,21 @@ subroutine halve(x, m)
   character(len=1), allocatable :: hpf_sb(:)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do j = 1, m
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_x, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_x) - 1
-    call hpf_course_bounds(hpf_d_x, 0, (1), (m), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((m), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1
-    hpf_cs_1 = hpf_lx(hpf_d_x, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
     do j = hpf_lo, hpf_hi, 1
       x(j + hpf_cs_1) = x(j + hpf_cs_1) / 2.0d0
     end do
     end block
   end do
+  end block
   j = hpf_final((1), (m), 1)
   call hpf_stat_end(1)
   end subroutine hpf_p3_halve

@@ -32,11 +32,15 @@ program list_fetch
   allocate (w(hpf_lo:hpf_hi, 1:4))
   call hpf_stat_begin()
   ! hpf-ls: owner computes do j = 1, n + 1
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_a, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_a) - 1
-    call hpf_course_bounds(hpf_d_a, 0, (1), (n + 1), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((n + 1), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1
-    hpf_cs_1 = hpf_lx(hpf_d_a, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
   do j = hpf_lo, hpf_hi, 1
     do i = 1, n
       a(i, j + hpf_cs_1) = dble(mod(i * 7 + j * 3, 11)) + merge(20.0d0, 0.0d0, i == j)
@@ -44,6 +48,7 @@ program list_fetch
   end do
     end block
   end do
+  end block
   j = hpf_final((1), (n + 1), 1)
   if (((n + 1) - (1)) * (1) >= 0) i = hpf_final((1), (n), 1)
   call hpf_stat_end(1)

@@ -291,30 +291,40 @@ program loop_exits
   if (allocated(hpf_g_c)) deallocate (hpf_g_c)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, n
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_e, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_e) - 1
-    call hpf_course_bounds(hpf_d_e, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((n), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1
-    hpf_cs_1 = hpf_lx(hpf_d_e, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
   do i = hpf_lo, hpf_hi, 1
     e(i + hpf_cs_1) = mod(5 * i, 13)
   end do
     end block
   end do
+  end block
   i = hpf_final((1), (n), 1)
   call hpf_stat_end(13)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, n
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_f, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_f) - 1
-    call hpf_course_bounds(hpf_d_f, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((n), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1
-    hpf_cs_1 = hpf_lx(hpf_d_f, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
   do i = hpf_lo, hpf_hi, 1
     f(i + hpf_cs_1) = i
   end do
     end block
   end do
+  end block
   i = hpf_final((1), (n), 1)
   call hpf_stat_end(14)
   total = 0

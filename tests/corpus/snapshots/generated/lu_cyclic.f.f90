@@ -41,11 +41,15 @@ PROGRAM LUCYC
   allocate (Y(hpf_lo:hpf_hi))
   call hpf_stat_begin()
   ! hpf-ls: owner computes DO 10 J = 1, N
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_A, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_A) - 1
-    call hpf_course_bounds(hpf_d_A, 0, (1), (N), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((N), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1
-    hpf_cs_1 = hpf_lx(hpf_d_A, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
       DO 10 J = hpf_lo, hpf_hi, 1
       DO 10 I = 1, N
          A(I,J + hpf_cs_1) = 1.0D0 / DBLE(I + J)
@@ -53,6 +57,7 @@ PROGRAM LUCYC
    10 CONTINUE
     end block
   end do
+  end block
   J = hpf_final((1), (N), 1)
   if (((N) - (1)) * (1) >= 0) I = hpf_final((1), (N), 1)
   call hpf_stat_end(1)
@@ -120,17 +125,22 @@ PROGRAM LUCYC
     hpf_stat_messages = hpf_stat_messages + (hpf_nprocs - 1)
     hpf_stat_elements = hpf_stat_elements + int(hpf_nprocs - 1, 8) * size(hpf_bc_1)
   end if
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_A, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_A) - 1
-    call hpf_course_bounds(hpf_d_A, 0, (K+1), (N), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((K+1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((N), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1
-    hpf_cs_1 = hpf_lx(hpf_d_A, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
          DO 40 J = hpf_lo, hpf_hi, 1
             DO 40 I = K+1, N
                A(I,J + hpf_cs_1) = A(I,J + hpf_cs_1) - hpf_bc_1(I) * A(K,J + hpf_cs_1)
    40    CONTINUE
     end block
   end do
+  end block
   J = hpf_final((K+1), (N), 1)
   if (((N) - (K+1)) * (1) >= 0) I = hpf_final((K+1), (N), 1)
   end block

@@ -33,17 +33,22 @@ PROGRAM GRAMCY
   call hpf_alloc_i4_212(G, hpf_d_G, [0, 0], [0, 0], [1, 1], [12, 12])
   call hpf_stat_begin()
   ! hpf-ls: owner computes DO 10 J = 1, N
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_A, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_A) - 1
-    call hpf_course_bounds(hpf_d_A, 0, (1), (N), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((N), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1
-    hpf_cs_1 = hpf_lx(hpf_d_A, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
       DO 10 J = hpf_lo, hpf_hi, 1
       DO 10 I = 1, M
          A(I,J + hpf_cs_1) = MOD(I * J + 3, 7) - 3
    10 CONTINUE
     end block
   end do
+  end block
   J = hpf_final((1), (N), 1)
   if (((N) - (1)) * (1) >= 0) I = hpf_final((1), (M), 1)
   call hpf_stat_end(1)

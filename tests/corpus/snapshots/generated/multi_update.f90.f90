@@ -172,11 +172,15 @@ program multi_update
   if (allocated(hpf_g_v)) deallocate (hpf_g_v)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, n
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_c, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_c) - 1
-    call hpf_course_bounds(hpf_d_c, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((n), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1, hpf_cs_2
-    hpf_cs_1 = hpf_lx(hpf_d_c, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
     hpf_cs_2 = hpf_lx(hpf_d_d, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
     c(i + hpf_cs_1) = i * 5
@@ -184,6 +188,7 @@ program multi_update
   end do
     end block
   end do
+  end block
   i = hpf_final((1), (n), 1)
   call hpf_stat_end(3)
   call hpf_gather_i4_11(d, hpf_d_d, hpf_g_d, [1], [23])

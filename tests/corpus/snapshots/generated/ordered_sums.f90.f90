@@ -124,30 +124,40 @@ call hpf_local_bounds(hpf_d_grid(1), 0, (1), (n), 1, hpf_lo, hpf_hi)
   call hpf_stat_end(4)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, nc
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_x, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_x) - 1
-    call hpf_course_bounds(hpf_d_x, 0, (1), (nc), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((nc), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1
-    hpf_cs_1 = hpf_lx(hpf_d_x, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
   do i = hpf_lo, hpf_hi, 1
     x(i + hpf_cs_1) = 1.0d0 / dble(i) + dble(mod(i, 9)) * 1.0d7
   end do
     end block
   end do
+  end block
   i = hpf_final((1), (nc), 1)
   call hpf_stat_end(5)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, nc
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_y, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_y) - 1
-    call hpf_course_bounds(hpf_d_y, 0, (1), (nc), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((nc), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1
-    hpf_cs_1 = hpf_lx(hpf_d_y, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
   do i = hpf_lo, hpf_hi, 1
     y(i + hpf_cs_1) = dble(mod(3 * i, 11)) - 5.0d0
   end do
     end block
   end do
+  end block
   i = hpf_final((1), (nc), 1)
   call hpf_stat_end(6)
   ! hpf-ls: SUM in parallel

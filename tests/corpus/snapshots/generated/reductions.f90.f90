@@ -77,17 +77,22 @@ program reductions
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, n
   if (hpf_rank /= 0) s = 0
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_k, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_k) - 1
-    call hpf_course_bounds(hpf_d_k, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((n), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1
-    hpf_cs_1 = hpf_lx(hpf_d_k, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
   do i = hpf_lo, hpf_hi, 1
     x = k(i + hpf_cs_1) * k(i + hpf_cs_1)
     s = s + x
   end do
     end block
   end do
+  end block
   call MPI_Allreduce(MPI_IN_PLACE, s, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
   i = hpf_final((1), (n), 1)
   call hpf_stat_end(1)

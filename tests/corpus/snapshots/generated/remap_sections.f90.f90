@@ -69,16 +69,21 @@ program remap_sections
   allocate (d(hpf_lo:hpf_hi))
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, n
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_b, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_b) - 1
-    call hpf_course_bounds(hpf_d_b, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((n), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1
-    hpf_cs_1 = hpf_lx(hpf_d_b, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
   do i = hpf_lo, hpf_hi, 1
     b(i + hpf_cs_1) = mod(7 * i, 11) - 5
   end do
     end block
   end do
+  end block
   i = hpf_final((1), (n), 1)
   call hpf_stat_end(1)
   call hpf_stat_begin()
@@ -91,16 +96,21 @@ program remap_sections
   call hpf_stat_end(2)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, n
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_y, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_y) - 1
-    call hpf_course_bounds(hpf_d_y, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((n), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1
-    hpf_cs_1 = hpf_lx(hpf_d_y, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
   do i = hpf_lo, hpf_hi, 1
     y(i + hpf_cs_1) = real(i) / 8.0
   end do
     end block
   end do
+  end block
   i = hpf_final((1), (n), 1)
   call hpf_stat_end(3)
   call hpf_stat_begin()

@@ -63,16 +63,21 @@ program replicated_reads
   call hpf_stat_end(2)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, n
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_e, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_e) - 1
-    call hpf_course_bounds(hpf_d_e, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((n), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1
-    hpf_cs_1 = hpf_lx(hpf_d_e, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
   do i = hpf_lo, hpf_hi, 1
     e(i + hpf_cs_1) = 1.0 / i
   end do
     end block
   end do
+  end block
   i = hpf_final((1), (n), 1)
   call hpf_stat_end(3)
   call hpf_stat_begin()

@@ -41,11 +41,15 @@ program sentinels_free
   allocate (z(hpf_lo:hpf_hi))
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, n
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_x, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_x) - 1
-    call hpf_course_bounds(hpf_d_x, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((n), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1, hpf_cs_2
-    hpf_cs_1 = hpf_lx(hpf_d_x, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
     hpf_cs_2 = hpf_lx(hpf_d_y, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
     x(i + hpf_cs_1) = real(i)
@@ -53,39 +57,50 @@ program sentinels_free
   end do
     end block
   end do
+  end block
   i = hpf_final((1), (n), 1)
   call hpf_stat_end(1)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, n
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_z, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_z) - 1
-    call hpf_course_bounds(hpf_d_z, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((n), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1, hpf_cs_2, hpf_cs_3
     hpf_cs_1 = hpf_lx(hpf_d_x, hpf_lo + (0)) - hpf_lo
     hpf_cs_2 = hpf_lx(hpf_d_y, hpf_lo + (0)) - hpf_lo
-    hpf_cs_3 = hpf_lx(hpf_d_z, hpf_lo + (0)) - hpf_lo
+    hpf_cs_3 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
   do i = hpf_lo, hpf_hi, 1
     tmp = x(i + hpf_cs_1) * y(i + hpf_cs_2)
     z(i + hpf_cs_3) = tmp + 1.0
   end do
     end block
   end do
+  end block
   i = hpf_final((1), (n), 1)
   call hpf_stat_end(2)
   s = 0.0
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, n
   if (hpf_rank /= 0) s = 0
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_z, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_z) - 1
-    call hpf_course_bounds(hpf_d_z, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((n), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1
-    hpf_cs_1 = hpf_lx(hpf_d_z, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
   do i = hpf_lo, hpf_hi, 1
     s = s + z(i + hpf_cs_1)
   end do
     end block
   end do
+  end block
   call hpf_combine_r4(s, .false.)
   i = hpf_final((1), (n), 1)
   call hpf_stat_end(3)

@@ -20,16 +20,21 @@ contains
   character(len=1), allocatable :: hpf_sb(:)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, len
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_x, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_x) - 1
-    call hpf_course_bounds(hpf_d_x, 0, (1), (len), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((len), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1
-    hpf_cs_1 = hpf_lx(hpf_d_x, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
   do i = hpf_lo, hpf_hi, 1
     x(i + hpf_cs_1) = x(i + hpf_cs_1) * 0.5 + shift * real(mod(i, 4))
   end do
     end block
   end do
+  end block
   i = hpf_final((1), (len), 1)
   call hpf_stat_end(1)
   end subroutine hpf_p1_rotate_cyclic
@@ -116,16 +121,21 @@ contains
   character(len=1), allocatable :: hpf_sb(:)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, len
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_z, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_z) - 1
-    call hpf_course_bounds(hpf_d_z, 0, (1), (len), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((len), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1
-    hpf_cs_1 = hpf_lx(hpf_d_z, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
   do i = hpf_lo, hpf_hi, 1
     z(i + hpf_cs_1) = z(i + hpf_cs_1) * w + dble(i * i) / 3.0d0
   end do
     end block
   end do
+  end block
   i = hpf_final((1), (len), 1)
   call hpf_stat_end(4)
   end subroutine hpf_p5_damp_inherit
@@ -144,16 +154,21 @@ contains
   character(len=1), allocatable :: hpf_sb(:)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, len
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_z, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_z) - 1
-    call hpf_course_bounds(hpf_d_z, 0, (1), (len), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((len), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1
-    hpf_cs_1 = hpf_lx(hpf_d_z, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
   do i = hpf_lo, hpf_hi, 1
     z(i + hpf_cs_1) = z(i + hpf_cs_1) * w + dble(i * i) / 3.0d0
   end do
     end block
   end do
+  end block
   i = hpf_final((1), (len), 1)
   call hpf_stat_end(5)
   end subroutine hpf_p6_damp_inherit
@@ -173,16 +188,21 @@ contains
   character(len=1), allocatable :: hpf_sb(:)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, len
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_x, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_x) - 1
-    call hpf_course_bounds(hpf_d_x, 0, (1), (len), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((len), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1
-    hpf_cs_1 = hpf_lx(hpf_d_x, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
   do i = hpf_lo, hpf_hi, 1
     x(i + hpf_cs_1) = x(i + hpf_cs_1) * 0.5 + shift * real(mod(i, 4))
   end do
     end block
   end do
+  end block
   i = hpf_final((1), (len), 1)
   call hpf_stat_end(6)
   end subroutine hpf_p7_rotate_cyclic
@@ -199,16 +219,21 @@ contains
   character(len=1), allocatable :: hpf_sb(:)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, len
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_v, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_v) - 1
-    call hpf_course_bounds(hpf_d_v, 0, (1), (len), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((len), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1
-    hpf_cs_1 = hpf_lx(hpf_d_v, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
   do i = hpf_lo, hpf_hi, 1
     v(i + hpf_cs_1) = v(i + hpf_cs_1) + 100 * i
   end do
     end block
   end do
+  end block
   i = hpf_final((1), (len), 1)
   call hpf_stat_end(7)
   end subroutine hpf_p8_bump
@@ -227,16 +252,21 @@ contains
   character(len=1), allocatable :: hpf_sb(:)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, len
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_v, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_v) - 1
-    call hpf_course_bounds(hpf_d_v, 0, (1), (len), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((len), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1
-    hpf_cs_1 = hpf_lx(hpf_d_v, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
   do i = hpf_lo, hpf_hi, 1
     v(i + hpf_cs_1) = v(i + hpf_cs_1) * 10 + i
   end do
     end block
   end do
+  end block
   i = hpf_final((1), (len), 1)
   call hpf_stat_end(8)
   end subroutine hpf_p9_spread2
@@ -348,11 +378,15 @@ contains
   character(len=1), allocatable :: hpf_sb(:)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do j = 1, m2
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_y, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_y) - 1
-    call hpf_course_bounds(hpf_d_y, 0, (1), (m2), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((m2), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1
-    hpf_cs_1 = hpf_lx(hpf_d_y, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
   do j = hpf_lo, hpf_hi, 1
     do i = 1, m1
       y(i, j + hpf_cs_1) = y(i, j + hpf_cs_1) * real(j) - real(i)
@@ -360,6 +394,7 @@ contains
   end do
     end block
   end do
+  end block
   j = hpf_final((1), (m2), 1)
   if (((m2) - (1)) * (1) >= 0) i = hpf_final((1), (m1), 1)
   call hpf_stat_end(12)
@@ -457,30 +492,40 @@ program subroutine_remap
   call hpf_stat_end(13)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, n
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_c, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_c) - 1
-    call hpf_course_bounds(hpf_d_c, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((n), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1
-    hpf_cs_1 = hpf_lx(hpf_d_c, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
   do i = hpf_lo, hpf_hi, 1
     c(i + hpf_cs_1) = dble(i) / 7.0d0
   end do
     end block
   end do
+  end block
   i = hpf_final((1), (n), 1)
   call hpf_stat_end(14)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, n
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_k, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_k) - 1
-    call hpf_course_bounds(hpf_d_k, 0, (1), (n), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((n), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1
-    hpf_cs_1 = hpf_lx(hpf_d_k, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
   do i = hpf_lo, hpf_hi, 1
     k(i + hpf_cs_1) = mod(i * i, 13)
   end do
     end block
   end do
+  end block
   i = hpf_final((1), (n), 1)
   call hpf_stat_end(15)
   call hpf_stat_begin()

@@ -194,16 +194,21 @@ call hpf_local_bounds(hpf_d_b(1), 0, (2), (len - 1), 1, hpf_lo, hpf_hi)
   character(len=1), allocatable :: hpf_sb(:)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, len
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_c, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_c) - 1
-    call hpf_course_bounds(hpf_d_c, 0, (1), (len), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((len), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1
-    hpf_cs_1 = hpf_lx(hpf_d_c, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
   do i = hpf_lo, hpf_hi, 1
     c(i + hpf_cs_1) = mod(i * i, 17)
   end do
     end block
   end do
+  end block
   i = hpf_final((1), (len), 1)
   call hpf_stat_end(7)
   ! hpf-ls: SUM in parallel (CYCLIC, course by course)
@@ -306,16 +311,21 @@ call hpf_local_bounds(hpf_d_b(1), 0, (2), (len - 1), 1, hpf_lo, hpf_hi)
   character(len=1), allocatable :: hpf_sb(:)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, len
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_x, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_x) - 1
-    call hpf_course_bounds(hpf_d_x, 0, (1), (len), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((len), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1
-    hpf_cs_1 = hpf_lx(hpf_d_x, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
   do i = hpf_lo, hpf_hi, 1
     x(i + hpf_cs_1) = x(i + hpf_cs_1) - 1.0
   end do
     end block
   end do
+  end block
   i = hpf_final((1), (len), 1)
   call hpf_stat_end(10)
   end subroutine hpf_p9_cyclic_only
