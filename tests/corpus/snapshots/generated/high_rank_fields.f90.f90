@@ -200,11 +200,15 @@ program high_rank_fields
   do j = 1, ny
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, nx
+  block
+  integer :: hpf_cp, hpf_cb, hpf_cm
+  call hpf_course_frame(hpf_d_w, 0, hpf_cp, hpf_cb, hpf_cm)
   do hpf_c = 0, hpf_courses(hpf_d_w) - 1
-    call hpf_course_bounds(hpf_d_w, 0, (1), (nx), 1, hpf_c, hpf_lo, hpf_hi)
+    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
+    hpf_hi = min((nx), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
     integer :: hpf_cs_1
-    hpf_cs_1 = hpf_lx(hpf_d_w, hpf_lo + (0)) - hpf_lo
+    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
     do i = hpf_lo, hpf_hi, 1
       do hpf_s4 = 1, 3
         do hpf_s3 = 1, 2
@@ -218,6 +222,7 @@ program high_rank_fields
     end do
     end block
   end do
+  end block
   i = hpf_final((1), (nx), 1)
   if (((nx) - (1)) * (1) >= 0) hpf_s4 = hpf_final((1), (3), 1)
   if (((nx) - (1)) * (1) >= 0) hpf_s3 = hpf_final((1), (2), 1)
