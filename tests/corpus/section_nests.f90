@@ -9,7 +9,7 @@ program section_nests
   double precision :: u(nc, nx, ny, nz), r(nc, nx, ny, nz)
   double precision :: v(nx, ny, nz), b(nx, ny, nz), w(nc), coef(nc)
   integer :: i, j, k, step
-!HPF$ PROCESSORS P(3)
+!HPF$ PROCESSORS P(4)
 !HPF$ PROCESSORS G(2, 2)
 !HPF$ DISTRIBUTE u(*, *, *, BLOCK) ONTO P
 !HPF$ ALIGN r(:, :, :, :) WITH u(:, :, :, :)
