@@ -190,6 +190,28 @@ fn prepare(
     let executable = executable.map_or_else(|| dir.path.join("program"), Path::to_path_buf);
     let flags: Vec<std::ffi::OsString> =
         COMPILE_FLAGS.iter().map(Into::into).chain(toolchain.extra_flags.iter().map(Into::into)).collect();
+    // Flags that stop before linking (`-fsyntax-only`, ...) leave no runtime
+    // object to link or keep: one command compiles both files, as `build.sh` does.
+    let stops_before_linking =
+        toolchain.extra_flags.iter().any(|it| matches!(it.as_str(), "-fsyntax-only" | "-c" | "-S" | "-E"));
+    if stops_before_linking {
+        let mut command = Command::new(&compiler);
+        command
+            .arg("-J")
+            .arg(&dir.path)
+            .args(compile_args(&runtime, &program, &toolchain.extra_flags, &executable))
+            .current_dir(&dir.path)
+            .stdin(Stdio::null());
+        return Ok(PreparedBuild {
+            dir,
+            runtime_command: None,
+            command,
+            executable,
+            compiler,
+            cache_entry: None,
+            replaces_entry: false,
+        });
+    }
     let cache_entry = crate::runtime_cache::cache_root()
         .map(|root| crate::runtime_cache::entry_dir(&root, &compiler, &flags, &runtime_text));
     let (runtime_dir, runtime_command) = match &cache_entry {
@@ -285,6 +307,10 @@ pub fn emit_sources(dir: &Path, source: &str, toolchain: &Toolchain) -> Result<(
 /// children are killed.
 pub fn build(source: &str, executable: &Path, toolchain: &Toolchain, timeout: Option<Duration>) -> Result<(), String> {
     let mut prepared = prepare(source, Some(executable), toolchain, true)?;
+    if prepared.runtime_command.is_none() && prepared.cache_entry.is_none() {
+        // One command for both files (flags that stop before linking).
+        return compile(&mut prepared.command, &prepared.compiler, timeout);
+    }
     if prepared.runtime_command.is_none() {
         // A cached runtime the compiler cannot use (damaged, or made by a
         // compiler that changed without showing it) is compiled again.
