@@ -270,24 +270,18 @@ pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Option<(Hoisted, F
         passes.push(edits);
         current = Some((rewritten, reanalysed));
     }
-    let (base_text, base) = current.as_ref().map_or((text, analysis), |(text, analysis)| (text.as_str(), analysis));
-    if let Some(edits) = crate::scalarize::scalarize(base, base_text) {
-        let (rewritten, edits) = apply(base_text, edits);
-        let reanalysed = analysis.reanalyze(&rewritten);
-        // Loops that do not analyse cleanly are left out.
-        if clean(&reanalysed) {
-            passes.push(edits);
-            current = Some((rewritten, reanalysed));
-        }
-    }
-    let (base_text, base) = current.as_ref().map_or((text, analysis), |(text, analysis)| (text.as_str(), analysis));
-    if let Some(edits) = crate::split_loops::split_loops(base, base_text) {
-        let (rewritten, edits) = apply(base_text, edits);
-        let reanalysed = analysis.reanalyze(&rewritten);
-        // A split that does not analyse cleanly is left out.
-        if clean(&reanalysed) {
-            passes.push(edits);
-            current = Some((rewritten, reanalysed));
+    // Optional passes: one whose result does not analyse cleanly is left out.
+    type OptionalPass = fn(&FileAnalysis, &str) -> Option<Vec<(TextRange, String)>>;
+    let optional: [OptionalPass; 2] = [crate::scalarize::scalarize, crate::split_loops::split_loops];
+    for pass in optional {
+        let (base_text, base) = current.as_ref().map_or((text, analysis), |(text, analysis)| (text.as_str(), analysis));
+        if let Some(edits) = pass(base, base_text) {
+            let (rewritten, edits) = apply(base_text, edits);
+            let reanalysed = analysis.reanalyze(&rewritten);
+            if clean(&reanalysed) {
+                passes.push(edits);
+                current = Some((rewritten, reanalysed));
+            }
         }
     }
     let (base_text, base) = current.as_ref().map_or((text, analysis), |(text, analysis)| (text.as_str(), analysis));
