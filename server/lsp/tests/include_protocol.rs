@@ -78,9 +78,18 @@ fn headers_get_their_diagnostics_definitions_and_edits() {
         "textDocument/didChange",
         json!({"textDocument": {"uri": header_uri, "version": 2}, "contentChanges": [{"text": changed}]}),
     );
-    let republished = next_diagnostics(&mut client, &main_uri);
-    assert!(republished.iter().all(|it| it["severity"] != 1), "{republished:#?}");
-    let after = hover_text(&mut client);
+    // Opening the header may publish main.f once more with the disk's text
+    // before the change's analysis arrives: take publishes until the hover
+    // follows (a server that never follows runs the client into its timeout).
+    let mut after = String::new();
+    for _ in 0..3 {
+        let republished = next_diagnostics(&mut client, &main_uri);
+        assert!(republished.iter().all(|it| it["severity"] != 1), "{republished:#?}");
+        after = hover_text(&mut client);
+        if after.contains("CYCLIC") {
+            break;
+        }
+    }
     assert!(after.contains("CYCLIC") && !after.contains("BLOCK"), "{after}");
     client.shutdown();
 }

@@ -20,6 +20,19 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+/// Whether `--ordered-reductions` makes `hpf-ls build` generate another
+/// program for `source` than the default mode does (it has a floating-point
+/// reduction, or either mode refuses it): tests that build both modes build
+/// one where the two are the same text.
+pub fn reduction_modes_differ(source: &std::path::Path) -> bool {
+    let generate = |ordered_reductions| {
+        let input = hpf_ls::cli::InputOptions { paths: vec![source.to_path_buf()], ..Default::default() };
+        hpf_ls::cli::build::generated_program(input, backend::LowerOptions { ordered_reductions }).ok().map(|it| it.0)
+    };
+    let default = generate(false);
+    default.is_none() || default != generate(true)
+}
+
 pub const SEED: &str = include_str!("../../../../tests/corpus/seed_fig6.f90");
 
 /// How a test's server is started and stopped.
