@@ -3744,3 +3744,18 @@ end program s
     assert!(text.contains("call hpf_course_bounds(hpf_d_c, 0, (n), (1), -1, hpf_c, hpf_lo, hpf_hi)"), "{text}");
     assert!(!text.contains("hpf_course_frame"), "{text}");
 }
+
+#[test]
+fn zz_debug_scalarize() {
+    let path = std::env::var("SCAL_FILE").unwrap_or_default();
+    if path.is_empty() {
+        return;
+    }
+    let text = std::fs::read_to_string(&path).unwrap();
+    let form = if path.ends_with(".f") { SourceForm::Fixed { line_length: 72 } } else { SourceForm::Free };
+    let analysis = analysis::analyze(&text, form, ModelConfig { number_of_processors: None });
+    let edits = crate::scalarize::scalarize(&analysis, &text);
+    for (range, text) in edits.unwrap_or_default() {
+        eprintln!("== {range:?}\n{text}");
+    }
+}
