@@ -564,8 +564,13 @@ fn join_continuations(text: &str) -> String {
         if chars.peek() == Some(&'&') {
             chars.next();
         }
-        // The blank that separated the two lines' tokens.
-        out.push(' ');
+        while chars.peek().is_some_and(|it| *it == ' ' || *it == '\t') {
+            chars.next();
+        }
+        // One blank where the lines met: between tokens, as before.
+        if !out.ends_with(' ') {
+            out.push(' ');
+        }
     }
     out
 }
