@@ -120,6 +120,8 @@ fn declarations_end(unit: &syntax::Unit, text: &str) -> Option<usize> {
 /// The start of the line after the statement at `at` ends, in the parser's
 /// text (free form, or fixed form normalised): after its continuation lines.
 fn next_statement_line(text: &str, at: usize) -> Option<usize> {
+    // (A range may end after its line's terminator.)
+    let at = text[..at].trim_end().len();
     let mut line_start = text[..at].rfind('\n').map_or(0, |it| it + 1);
     loop {
         let line_end = text[line_start..].find('\n').map(|it| line_start + it)?;

@@ -3758,4 +3758,7 @@ fn zz_debug_scalarize() {
     for (range, text) in edits.unwrap_or_default() {
         eprintln!("== {range:?}\n{text}");
     }
+    if let Some((hoisted, _)) = crate::hoist::rewrite(&analysis, &text) {
+        std::fs::write(format!("{path}.rewritten"), &hoisted.text).unwrap();
+    }
 }
