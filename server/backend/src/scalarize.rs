@@ -15,10 +15,13 @@
 //!
 //! The loop means what the assignment means when the right side reads the
 //! left side's array only at the left side's own section (the same
-//! subscripts) or at a section disjoint from it (a dimension where both
+//! subscripts) or at a section disjoint from it that differs from it along
+//! dimensions the array does not distribute only (a dimension where both
 //! take a scalar subscript, the two differing by a nonzero constant:
-//! `u(:, :, k) = u(:, :, k) + 0.5 * u(:, :, k-1)`, a recurrence along a
-//! dimension the section does not span), calls elemental intrinsics only,
+//! `u(:, :, k) = u(:, :, k) + 0.5 * u(:, :, k-1)` on `(BLOCK, BLOCK, *)`,
+//! a recurrence along K that each process runs on its own elements in
+//! order; along a distributed dimension the slice-moving rules do better
+//! than a fetch per element), calls elemental intrinsics only,
 //! and every array it reads is a section with as many triplets as the
 //! left side or a whole array of that rank (conformable, as the program
 //! must be); triplet strides are integer constants and omitted bounds are
@@ -417,7 +420,7 @@ impl Scalarizer<'_> {
                 }
             },
             ExprKind::Ref { name, args } => match self.array(name) {
-                Some(id) if id == home && !self.disjoint(target, expr) => {
+                Some(id) if id == home && !self.disjoint(home, target, expr) => {
                     // The left side's own elements only.
                     if self.key(expr) != self.key(target) {
                         return None;
@@ -481,27 +484,58 @@ impl Scalarizer<'_> {
         }
     }
 
-    /// Whether the sections `a` and `b` of one array provably share no
-    /// element: along some dimension both take a scalar subscript, the two
-    /// differing by a nonzero constant (`u(:, :, k)` and `u(:, :, k-1)`).
-    fn disjoint(&self, a: &Expr, b: &Expr) -> bool {
+    /// Whether the sections `a` and `b` of the array `home` provably share
+    /// no element, and differ along dimensions it does not distribute only:
+    /// along some dimension both take a scalar subscript, the two differing
+    /// by a nonzero constant (`q(:, i, j, k)` and `q(:, i, j, k-1)` with K
+    /// not distributed). The loops then read elements the statement does
+    /// not assign, on the same process; a section read across a distributed
+    /// dimension (`a(j, 2:m)` from `a(j+1, 1:m-1)`) is left to the rules
+    /// that move it as one slice.
+    fn disjoint(&self, home: SymbolId, a: &Expr, b: &Expr) -> bool {
         let (ExprKind::Ref { args: a, .. }, ExprKind::Ref { args: b, .. }) = (&a.kind, &b.kind) else {
             return false;
         };
         if a.len() != b.len() {
             return false;
         }
+        let distributed = self.distributed_dims(home);
+        let text = |it: &Subscript| -> String {
+            self.written(it.range()).chars().filter(|it| !it.is_whitespace()).collect::<String>().to_ascii_lowercase()
+        };
         let constants = Constants { model: self.model, unit: self.unit };
         let is_var = |_: &str| true;
-        a.iter().zip(b).any(|pair| match pair {
-            (Subscript::Expr(a), Subscript::Expr(b)) => {
-                match (analysis::eval::linear(a, &is_var, &constants), analysis::eval::linear(b, &is_var, &constants)) {
-                    (Ok(a), Ok(b)) => a.coefs == b.coefs && a.constant != b.constant,
-                    _ => false,
+        let mut apart = false;
+        for (dim, (a, b)) in a.iter().zip(b).enumerate() {
+            if text(a) == text(b) {
+                continue;
+            }
+            if distributed.get(dim).copied().unwrap_or(true) {
+                return false;
+            }
+            if let (Subscript::Expr(a), Subscript::Expr(b)) = (a, b) {
+                if let (Ok(a), Ok(b)) =
+                    (analysis::eval::linear(a, &is_var, &constants), analysis::eval::linear(b, &is_var, &constants))
+                {
+                    apart |= a.coefs == b.coefs && a.constant != b.constant;
                 }
             }
-            _ => false,
-        })
+        }
+        apart
+    }
+
+    /// Per dimension of the distributed array `id`: whether it is distributed.
+    fn distributed_dims(&self, id: SymbolId) -> Vec<bool> {
+        let (Some(resolved), Some((_, distribution))) = (self.model.resolve(id), self.model.distribution_of(id)) else {
+            return Vec::new();
+        };
+        (0..self.model.symbol(id).rank())
+            .map(|dim| {
+                resolved.axis_of(dim).is_some_and(|(target_dim, _, _)| {
+                    distribution.formats.get(target_dim).is_some_and(|it| *it != analysis::model::Format::Collapsed)
+                })
+            })
+            .collect()
     }
 
     /// The subscript of a section that starts at `lo` with `stride`, at the
