@@ -1,13 +1,15 @@
 ! Sections that DO nests assign at their indices inside procedures: a
 ! module subroutine on module arrays, an internal subroutine on its host's
-! arrays, an external subroutine on distributed dummies, a function whose
-! value is a replicated scalar, and a recurrence along the non-distributed
-! dimension of a (BLOCK, BLOCK, *) field.
+! arrays, an external subroutine on distributed dummies, a module function
+! that assigns sections of a module array and returns a reduction, and a
+! recurrence along the non-distributed dimension of a (BLOCK, BLOCK, *)
+! field.
 module flow
   implicit none
   integer, parameter :: nc = 4, nx = 7, ny = 6, nz = 10
   double precision :: u(nc, nx, ny, nz), r(nc, nx, ny, nz)
   double precision :: q(nx, ny, nz)
+  double precision, parameter :: c0 = 0.01d0
 !HPF$ PROCESSORS P(4)
 !HPF$ PROCESSORS G(2, 2)
 !HPF$ DISTRIBUTE u(*, *, *, BLOCK) ONTO P
@@ -37,6 +39,19 @@ contains
       q(2:nx-1, :, k) = q(2:nx-1, :, k) - 0.25d0 * q(2:nx-1, :, k+1) * alpha
     end do
   end subroutine sweep
+
+  double precision function damped(f)
+    double precision, intent(in) :: f
+    integer :: i, j, k
+    do k = 1, nz
+      do j = 1, ny
+        do i = 1, nx
+          r(:, i, j, k) = r(:, i, j, k) * f + c0
+        end do
+      end do
+    end do
+    damped = sum(r)
+  end function damped
 end module flow
 
 subroutine relax(v, w, n, factor)
@@ -79,6 +94,7 @@ program section_procedures
     call relax(u, r, nz, 0.1d0)
     call sweep(0.5d0)
   end do
+  print '(a, es24.15)', 'damped =', damped(0.75d0)
   print '(a, es24.15)', 'sum(u) =', sum(u)
   print '(a, es24.15)', 'sum(r) =', sum(r)
   print '(a, 4f12.6)', 'u(:, 3, 3, 5) =', u(:, 3, 3, 5)

@@ -115,26 +115,32 @@ program section_nests
   end do
   ! hpf-ls: every process runs this loop
   do k = 2, nz
-  ! hpf-ls: every process runs this loop
-  do hpf_s1 = nc, 1, -2
-  if (hpf_owns(hpf_d_u, k)) then
-    hpf_lo = k
-    hpf_hi = hpf_lo
-  else
-    hpf_lo = 1
-    hpf_hi = 0
-  end if
-  if (.not. (hpf_owner(hpf_d_u, (k) + (-1)) == hpf_owner(hpf_d_u, k) .and. hpf_owner(hpf_d_u, (k) + (-1)) == hpf_owner(hpf_d_u, k))) then
-  if ((hpf_hi - hpf_lo) * (1) >= 0) then
-    call hpf_fetch_r8_44(u, hpf_d_u, min(hpf_lo, hpf_hi) + (-1), max(hpf_lo, hpf_hi) + (-1))
-  else
-    call hpf_fetch_r8_44(u, hpf_d_u, 1, 0)
-  end if
-  end if
-  if (hpf_owns(hpf_d_u, k)) then
-      u(hpf_s1, 1, 1, k) = u(1 + (hpf_s1 - nc) / (-2) * (2), 2, 2, k-1) * 0.5d0
-  end if
-  end do
+  ! hpf-ls: the owner of the slice of u computes it from the slices sent to it
+  block
+    DOUBLE PRECISION, allocatable :: hpf_v0(:)
+    integer :: hpf_shape0(1)
+    integer :: hpf_from, hpf_to
+    hpf_to = hpf_owner(hpf_d_u, k)
+    hpf_from = hpf_owner(hpf_d_u, k-1)
+    if (hpf_rank == hpf_from) then
+      hpf_v0 = u(1:nc:2, 2, 2, k-1)
+      if (hpf_to /= hpf_rank) then
+        call MPI_Send(shape(hpf_v0), 1, MPI_INTEGER, hpf_to, 11, MPI_COMM_WORLD)
+        call MPI_Send(hpf_v0, size(hpf_v0), MPI_DOUBLE_PRECISION, hpf_to, 11, MPI_COMM_WORLD)
+        if (hpf_stats) then
+          hpf_stat_messages = hpf_stat_messages + 1
+          hpf_stat_elements = hpf_stat_elements + size(hpf_v0)
+        end if
+      end if
+    else if (hpf_rank == hpf_to) then
+      call MPI_Recv(hpf_shape0, 1, MPI_INTEGER, hpf_from, 11, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+      allocate (hpf_v0(hpf_shape0(1)))
+      call MPI_Recv(hpf_v0, size(hpf_v0), MPI_DOUBLE_PRECISION, hpf_from, 11, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+    end if
+    if (hpf_rank == hpf_to) then
+    u(nc:1:-2, 1, 1, k) = hpf_v0 * 0.5d0
+    end if
+  end block
   end do
   call hpf_stat_begin()
   ! hpf-ls: owner computes do k = 2, nz (on a 2-D grid)

@@ -12,6 +12,7 @@ module flow
   ! hpf-ls: local parts of the distributed module arrays (the main program allocates them)
   double precision, allocatable :: q(:,:,:), hpf_g_q(:,:,:)
   type(hpf_desc) :: hpf_d_q(2)
+  double precision, parameter :: c0 = 0.01d0
 !HPF$ PROCESSORS P(4)
 !HPF$ PROCESSORS G(2, 2)
 !HPF$ DISTRIBUTE u(*, *, *, BLOCK) ONTO P
@@ -53,6 +54,22 @@ contains
       end do
     end do
   end subroutine sweep
+
+  double precision function damped(f)
+    double precision, intent(in) :: f
+    integer :: i, j, k
+  integer :: hpf_s1
+    do k = 1, nz
+      do j = 1, ny
+        do i = 1, nx
+          do hpf_s1 = 1, 4
+            hpf_g_r(hpf_s1, i, j, k) = hpf_g_r(hpf_s1, i, j, k) * f + c0
+          end do
+        end do
+      end do
+    end do
+    damped = sum(hpf_g_r)
+  end function damped
 
   subroutine hpf_p2_residual(c)
   use hpf_runtime
@@ -140,6 +157,39 @@ call hpf_local_bounds(hpf_d_q(1), 0, (2), ((nx-1)), 1, hpf_lo, hpf_hi)
   end do
   call hpf_stat_end(4)
   end subroutine hpf_p4_sweep
+
+  double precision function hpf_p5_damped(f) result(damped)
+  use hpf_runtime
+    double precision, intent(in) :: f
+    integer :: i, j, k
+  integer :: hpf_s1
+  ! hpf-ls: local parts of the distributed arrays (global indices, with shadow areas)
+  integer :: hpf_lo, hpf_hi, hpf_i, hpf_c, hpf_jump, hpf_exit_at
+  double precision :: hpf_r1
+  character(len=1), allocatable :: hpf_sb(:)
+  call hpf_stat_begin()
+  ! hpf-ls: owner computes do k = 1, nz
+  call hpf_local_bounds(hpf_d_r, 0, (1), (nz), 1, hpf_lo, hpf_hi)
+    do k = hpf_lo, hpf_hi, 1
+      do j = 1, ny
+        do i = 1, nx
+          do hpf_s1 = 1, 4
+            r(hpf_s1, i, j, k) = r(hpf_s1, i, j, k) * f + c0
+          end do
+        end do
+      end do
+    end do
+  k = hpf_final((1), (nz), 1)
+  if (((nz) - (1)) * (1) >= 0) j = hpf_final((1), (ny), 1)
+  if (((nz) - (1)) * (1) >= 0) i = hpf_final((1), (nx), 1)
+  if (((nz) - (1)) * (1) >= 0) hpf_s1 = hpf_final((1), (4), 1)
+  call hpf_stat_end(5)
+  ! hpf-ls: SUM in parallel
+  call hpf_local_bounds(hpf_d_r, 0, (1), (10), 1, hpf_lo, hpf_hi)
+  hpf_r1 = sum(r(:, :, :, hpf_lo:hpf_hi:1))
+  call hpf_combine_r8(hpf_r1, .false.)
+    damped = hpf_r1
+  end function hpf_p5_damped
 end module flow
 
 ! hpf-ls: subroutines specialised to run on every process
@@ -188,7 +238,7 @@ program section_procedures
   use hpf_runtime
   use flow, only: u, hpf_d_u, hpf_g_u, r, hpf_d_r, hpf_g_r, q, hpf_d_q, hpf_g_q
   use hpf_procedures
-  use flow, only: hpf_p2_residual, hpf_p4_sweep
+  use flow, only: hpf_p2_residual, hpf_p4_sweep, hpf_p5_damped
   use flow
   implicit none
   interface
@@ -203,6 +253,7 @@ program section_procedures
   end interface
   double precision :: coef(nc)
   integer :: i, j, k, m, step
+  double precision :: hpf_f1
   ! hpf-ls: local parts of the distributed arrays (global indices, with shadow areas)
   integer :: hpf_lo, hpf_hi, hpf_i, hpf_c, hpf_jump, hpf_exit_at
   integer :: hpf_lo2, hpf_hi2, hpf_nl(2, 27), hpf_nh(2, 27), hpf_na(2, 27), hpf_ns(2, 27)
@@ -231,6 +282,10 @@ program section_procedures
     hpf_d_u, hpf_d_r)
     call hpf_p4_sweep(0.5d0)
   end do
+  hpf_f1 = hpf_p5_damped(0.75d0)
+  if (hpf_rank == 0) then
+  print '(a, es24.15)', 'damped =', hpf_f1
+  end if
   ! hpf-ls: SUM in parallel
   call hpf_local_bounds(hpf_d_u, 0, (1), (10), 1, hpf_lo, hpf_hi)
   hpf_r1 = sum(u(:, :, :, hpf_lo:hpf_hi:1))
@@ -264,15 +319,17 @@ program section_procedures
   end if
   if (allocated(hpf_g_q)) deallocate (hpf_g_q)
   call hpf_stat_report([ &
-    20, &
-    51, &
-    33, &
-    36], &
+    22, &
+    66, &
+    35, &
+    38, &
+    46], &
     reshape([integer(8) :: &
     -1_8, -1_8, &
     -1_8, -1_8, &
     -1_8, -1_8, &
-    -1_8, -1_8], [2, 4]))
+    -1_8, -1_8, &
+    -1_8, -1_8], [2, 5]))
   call hpf_finalize()
 contains
 
