@@ -604,9 +604,8 @@ fn join_continuations(text: &str) -> String {
             chars.next();
         }
         // One blank where the lines met: between tokens, as before.
-        if !out.ends_with(' ') {
-            out.push(' ');
-        }
+        out.truncate(out.trim_end().len());
+        out.push(' ');
     }
     out
 }
