@@ -340,11 +340,7 @@ impl Scalarizer<'_> {
 
     /// A reference as compared with the left side: its text without blanks, in lower case.
     fn key(&self, expr: &Expr) -> String {
-        self.written(expr.range)
-            .chars()
-            .filter(|it| !it.is_whitespace())
-            .collect::<String>()
-            .to_ascii_lowercase()
+        self.written(expr.range).chars().filter(|it| !it.is_whitespace()).collect::<String>().to_ascii_lowercase()
     }
 
     /// Whether `expr` is a scalar the loops may evaluate at every element:

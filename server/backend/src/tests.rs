@@ -3814,7 +3814,10 @@ end program p
 ";
     let (notes, source) = lower(text);
     assert!(!notes.iter().any(|it| it.contains("runs on one process")), "{notes:?}");
-    assert!(source.contains("r(hpf_s1, i, k) = u(hpf_s1, i, k+1) - u(hpf_s1, i, k-1) + c(hpf_s1) * u(hpf_s1, i, k)"), "{source}");
+    assert!(
+        source.contains("r(hpf_s1, i, k) = u(hpf_s1, i, k+1) - u(hpf_s1, i, k-1) + c(hpf_s1) * u(hpf_s1, i, k)"),
+        "{source}"
+    );
     assert!(source.contains("w(hpf_s1, i, k) = f * w(hpf_s1, i, k)"), "{source}");
     assert!(source.contains("u(hpf_s1, i, k) = dble(i + k) * c(hpf_s1)"), "{source}");
     // Each copy declares its index before its first statement.
