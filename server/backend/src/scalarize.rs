@@ -569,9 +569,9 @@ fn mentions(expr: &Expr, names: &[String]) -> bool {
 }
 
 /// Fixed-form text (normalised: continuation marks are `&`) as one line:
-/// each `&` that continues a line, the comments and line breaks after it
-/// and the next line's `&` in column 6 removed. The caller keeps character
-/// literals out.
+/// each `&` that continues a line, the blanks before it, the comments and
+/// line breaks after it and the next line's `&` in column 6 and the blanks
+/// after it removed. The caller keeps character literals out.
 fn join_continuations(text: &str) -> String {
     let mut out = String::new();
     let mut chars = text.chars().peekable();
@@ -599,9 +599,14 @@ fn join_continuations(text: &str) -> String {
         while chars.peek().is_some_and(|it| *it == ' ' || *it == '\t') {
             chars.next();
         }
-        // One blank where the lines met: between tokens, as before.
+        // Fixed form ignores blanks: the lines' statement fields join as they
+        // are where a token may continue on the next line (`0` and `.75`),
+        // with one blank between other characters.
         out.truncate(out.trim_end().len());
-        out.push(' ');
+        let word = |it: char| it.is_alphanumeric() || it == '_' || it == '.';
+        if !(out.chars().last().is_some_and(word) && chars.peek().is_some_and(|it| word(*it))) {
+            out.push(' ');
+        }
     }
     out
 }
@@ -636,5 +641,34 @@ fn fixed_lines(prefix: &str, line: &str, line_length: usize, line_end: &str) -> 
         out.push_str("     &  ");
         column = 8;
         rest = rest[cut..].trim_start();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Continuations in the normalised text: after a blank, beyond the
+    /// line length, in place of a comment's `!` (comment lines between),
+    /// and in place of the line terminator inside a token.
+    #[test]
+    fn fixed_form_continuations_join_into_one_line() {
+        let text = "A(:, I, &\n     &K) + 0&     &.75 * B    &! note\n!comment line\n     &   + 1";
+        assert_eq!(join_continuations(text), "A(:, I, K) + 0.75 * B + 1");
+        let crlf = "X(:, K)&\r\n     & * 2";
+        assert_eq!(join_continuations(crlf), "X(:, K) * 2");
+    }
+
+    /// Lines longer than the line length continue in column 6, broken at a
+    /// blank or after a comma; a part with no such place is refused.
+    #[test]
+    fn fixed_form_lines_break_at_blanks_or_commas() {
+        let line = "R(hpf_s1, I, K) = U(hpf_s1, I, K+1) - 2.0D0 * U(hpf_s1, I, K) + U(hpf_s1, I, K-1)";
+        let lines = fixed_lines("            ", line, 72, "\n").expect("broken");
+        assert!(lines.lines().all(|it| it.len() <= 72), "{lines}");
+        assert!(lines.lines().skip(1).all(|it| it.starts_with("     &  ")), "{lines}");
+        let joined: String = lines.lines().map(|it| it.trim_start_matches("     &")).collect::<Vec<_>>().join(" ");
+        assert_eq!(joined.split_whitespace().collect::<String>(), line.split_whitespace().collect::<String>());
+        assert_eq!(fixed_lines("      ", &"X".repeat(80), 72, "\n"), None);
     }
 }
