@@ -3744,3 +3744,192 @@ end program s
     assert!(text.contains("call hpf_course_bounds(hpf_d_c, 0, (n), (1), -1, hpf_c, hpf_lo, hpf_hi)"), "{text}");
     assert!(!text.contains("hpf_course_frame"), "{text}");
 }
+
+/// Sections taken at a nest's indices become loops in every unit: a module
+/// subroutine on module arrays, an internal subroutine without a
+/// specification part on its host's arrays (its declaration after the
+/// header), an external subroutine on a distributed dummy; each copy runs
+/// owner-computes on every process.
+#[test]
+fn sections_in_subroutines_become_loops_over_their_elements() {
+    let text = "\
+module m
+  implicit none
+  integer, parameter :: n = 8
+  double precision :: u(5, n, n), r(5, n, n)
+!HPF$ PROCESSORS P(4)
+!HPF$ DISTRIBUTE u(*, *, BLOCK) ONTO P
+!HPF$ ALIGN r(:, :, :) WITH u(:, :, :)
+contains
+  subroutine rhs(c)
+    double precision, intent(in) :: c(5)
+    integer :: i, k
+    do k = 2, n - 1
+      do i = 1, n
+        r(:, i, k) = u(:, i, k+1) - u(:, i, k-1) + c * u(:, i, k)
+      end do
+    end do
+  end subroutine rhs
+end module m
+
+subroutine scale(w, f)
+  implicit none
+  double precision :: w(5, 8, 8), f
+!HPF$ PROCESSORS P(4)
+!HPF$ DISTRIBUTE w(*, *, BLOCK) ONTO P
+  integer :: i, k
+  do k = 1, 8
+    do i = 1, 8
+      w(:, i, k) = f * w(:, i, k)
+    end do
+  end do
+end subroutine scale
+
+program p
+  use m
+  implicit none
+  interface
+    subroutine scale(w, f)
+      double precision :: w(5, 8, 8), f
+!HPF$ PROCESSORS P(4)
+!HPF$ DISTRIBUTE w(*, *, BLOCK) ONTO P
+    end subroutine scale
+  end interface
+  double precision :: c(5)
+  integer :: i, k
+  c = 0.5d0
+  call fill()
+  call rhs(c)
+  call scale(r, 2.0d0)
+  print *, sum(r)
+contains
+  subroutine fill()
+    do k = 1, n
+      do i = 1, n
+        u(:, i, k) = dble(i + k) * c
+      end do
+    end do
+  end subroutine fill
+end program p
+";
+    let (notes, source) = lower(text);
+    assert!(!notes.iter().any(|it| it.contains("runs on one process")), "{notes:?}");
+    assert!(
+        source.contains("r(hpf_s1, i, k) = u(hpf_s1, i, k+1) - u(hpf_s1, i, k-1) + c(hpf_s1) * u(hpf_s1, i, k)"),
+        "{source}"
+    );
+    assert!(source.contains("w(hpf_s1, i, k) = f * w(hpf_s1, i, k)"), "{source}");
+    assert!(source.contains("u(hpf_s1, i, k) = dble(i + k) * c(hpf_s1)"), "{source}");
+    // Each copy declares its index before its first statement.
+    let fill = &source[source.find("subroutine hpf_p").expect("copies")..];
+    assert!(fill.matches("integer :: hpf_s1\n").count() >= 3, "{source}");
+    assert_eq!(source.matches("! hpf-ls: owner computes do k = ").count(), 3, "{notes:?}\n{source}");
+}
+
+/// Fixed form: the statement's continuation lines are joined and the loops
+/// written again as fixed-form lines within 72 columns (sequence numbers
+/// past them dropped with the statement), in a subroutine on COMMON arrays.
+#[test]
+fn sections_in_fixed_form_become_loops_within_the_line_length() {
+    let text = "      PROGRAM F
+      INTEGER N
+      PARAMETER (N = 8)
+      DOUBLE PRECISION U(5, N, N), R(5, N, N)
+      COMMON /FLD/ U, R
+!HPF$ PROCESSORS P(4)
+!HPF$ DISTRIBUTE U(*, *, BLOCK) ONTO P
+!HPF$ DISTRIBUTE R(*, *, BLOCK) ONTO P
+      U = 1.0D0
+      CALL RHS
+      PRINT *, SUM(R)
+      END
+
+      SUBROUTINE RHS
+      INTEGER N
+      PARAMETER (N = 8)
+      DOUBLE PRECISION U(5, N, N), R(5, N, N)
+      COMMON /FLD/ U, R
+!HPF$ PROCESSORS P(4)
+!HPF$ DISTRIBUTE U(*, *, BLOCK) ONTO P
+!HPF$ DISTRIBUTE R(*, *, BLOCK) ONTO P
+      INTEGER I, K
+      DO 20 K = 2, N - 1
+         DO 10 I = 1, N
+            R(:, I, K) = U(:, I, K+1) - 2.0D0 * U(:, I, K) + U(:, I,    RHS00010
+C           A comment between the lines
+     &  K-1) + 0.25D0 * (U(:, I, K+1) - U(:, I, K-1))   ! trailing      RHS00020
+   10    CONTINUE
+   20 CONTINUE
+      END
+";
+    let form = SourceForm::Fixed { line_length: 72 };
+    let analysis = analysis::analyze(text, form, ModelConfig { number_of_processors: None });
+    let edits = crate::scalarize::scalarize(&analysis, text).expect("scalarized");
+    let mut rewritten = String::new();
+    let mut at = 0;
+    for (range, replacement) in edits {
+        rewritten.push_str(&text[at..range.start]);
+        rewritten.push_str(&replacement);
+        at = range.end;
+    }
+    rewritten.push_str(&text[at..]);
+    assert!(rewritten.lines().all(|it| it.chars().count() <= 72), "{rewritten}");
+    assert!(
+        rewritten.contains(
+            "            do hpf_s1 = 1, 5
+              R(hpf_s1, I, K) = U(hpf_s1, I, K+1) - 2.0D0 * U(hpf_s1, I,
+     &  K) + U(hpf_s1, I, K-1) + 0.25D0 * (U(hpf_s1, I, K+1) - U(hpf_s1,
+     &  I, K-1))
+            end do
+   10    CONTINUE"
+        ),
+        "{rewritten}"
+    );
+    assert!(rewritten.contains("      INTEGER I, K\n      integer hpf_s1\n"), "{rewritten}");
+    let reanalysed = analysis.reanalyze(&rewritten);
+    assert!(!reanalysed.diagnostics.iter().any(|it| it.severity == syntax::Severity::Error), "{rewritten}");
+    let generated = crate::lower(&analysis, text).expect("lowered");
+    assert!(!generated.notes.iter().any(|it| it.message.contains("runs on one process")), "{:?}", generated.notes);
+    assert!(generated.source.contains("! hpf-ls: owner computes DO 20 K = 2, N - 1"), "{}", generated.source);
+}
+
+/// A section whose right side reads its own array at a section provably
+/// disjoint from it (a scalar subscript differing by a constant: a
+/// recurrence along K) becomes loops; on a (BLOCK, BLOCK, *) grid the nest
+/// runs owner-computes on every process, the recurrence along the
+/// undistributed dimension in order. A read that may overlap, or one apart
+/// along a distributed dimension only (moved as a slice), stays.
+#[test]
+fn sections_reading_their_array_at_disjoint_sections_become_loops() {
+    let text = "\
+program g
+  implicit none
+  integer, parameter :: n = 8
+  double precision :: q(n, n, n)
+  integer :: k
+!HPF$ PROCESSORS G(2, 2)
+!HPF$ DISTRIBUTE q(BLOCK, BLOCK, *) ONTO G
+  q = 1.0d0
+  do k = 2, n
+    q(:, :, k) = q(:, :, k) + 0.5d0 * q(:, :, k-1)
+  end do
+  do k = 1, n
+    q(2:n, 1, k) = q(1:n-1, 1, k) * 2.0d0
+  end do
+  do k = 1, n
+    q(:, 2, k) = q(:, 1, k) + 1.0d0
+  end do
+  print *, sum(q)
+end program g
+";
+    let (notes, source) = lower(text);
+    assert!(
+        source.contains("q(hpf_s1, hpf_s2, k) = q(hpf_s1, hpf_s2, k) + 0.5d0 * q(hpf_s1, hpf_s2, k-1)"),
+        "{source}"
+    );
+    assert!(source.contains("! hpf-ls: owner computes do k = 2, n (on a 2-D grid)"), "{source}");
+    // Overlapping, or apart along a distributed dimension only: as written.
+    assert!(!source.contains("q(hpf_s1 - 1"), "{source}");
+    assert!(!source.contains("q(hpf_s1, 2, k)"), "{source}");
+    assert!(!notes.iter().any(|it| it.contains("line 10") && it.contains("one process")), "{notes:?}");
+}
