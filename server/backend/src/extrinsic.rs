@@ -1,0 +1,442 @@
+//! EXTRINSIC(HPF_LOCAL) procedures (HPF 2.0, Annex A): a CALL from the
+//! global program that passes distributed arrays runs on every process,
+//! each passing its *local part* of every distributed actual (its own
+//! elements, no shadow: `a(hpf_own_first(hpf_d_a):hpf_own_last(hpf_d_a))`,
+//! so an assumed-shape dummy's bounds are 1 .. the local extent unless it
+//! declares others) and replicated actuals as they are; nothing is gathered
+//! and nothing is exchanged, the procedure's body is plain local Fortran,
+//! copied as written. A call that passes no distributed array runs as any
+//! replicated call does (on every process, alike).
+//!
+//! The inquiry functions of HPF_LOCAL_LIBRARY refer to the caller's mapping:
+//! the caller sets, per dummy position, the actual's global bounds and
+//! descriptor (`hpf_set_local_map` in `runtime.rs`) before the call, and in
+//! a procedure that USEs HPF_LOCAL_LIBRARY the array argument of
+//! `GLOBAL_SIZE`, `GLOBAL_LBOUND`, `GLOBAL_UBOUND` and `LOCAL_TO_GLOBAL`
+//! becomes that entry (`hpf_local_maps(k)`; LOCAL_TO_GLOBAL also takes the
+//! dummy's lower bounds); `MY_PROCESSOR()` is the MPI rank. The module
+//! `hpf_local_library` ([`LOCAL_LIBRARY`]) is compiled with the runtime.
+//!
+//! Refused with the reason at the place: an element, section or
+//! expression of a distributed array as an actual, arrays distributed in
+//! two dimensions or aligned with a stride, a dummy that is not
+//! assumed-shape or whose mapping directives are not the actual's mapping,
+//! an internal procedure of the program, a procedure that uses distributed
+//! arrays by host or use association, the library's other procedures, and
+//! a procedure that asks the library about its dummies called from another
+//! HPF_LOCAL procedure (the mapping would be its caller's).
+
+use std::fmt::Write;
+
+use analysis::model::{Bound, SymbolId};
+use syntax::{ExprKind, Stmt, StmtKind, TextRange};
+
+use crate::procedures::Place;
+use crate::{top_level_parts, Distributed, Lowering, Plan};
+
+/// A CALL of an HPF_LOCAL subroutine every process makes on its local parts.
+pub(crate) struct LocalCall<'a> {
+    stmt: &'a Stmt,
+    name: String,
+    /// The distributed actuals as their local parts.
+    edits: Vec<(TextRange, String)>,
+    /// The statements that set the mappings the inquiry functions read.
+    maps: Vec<String>,
+}
+
+/// The inquiry functions lowered, and how many arguments they take.
+const INQUIRIES: &[(&str, usize)] = &[("global_size", 1), ("global_lbound", 2), ("global_ubound", 2), ("local_to_global", 2)];
+
+/// The other procedures of HPF_LOCAL_LIBRARY.
+const OTHER_LIBRARY: &[&str] = &[
+    "global_to_local",
+    "abstract_to_physical",
+    "physical_to_abstract",
+    "global_alignment",
+    "global_distribution",
+    "global_template",
+    "global_shape",
+    "local_blkcnt",
+    "local_lindex",
+    "local_uindex",
+];
+
+/// How many dummy positions the runtime keeps a mapping for.
+const MAX_MAPPED: usize = 64;
+
+impl<'a> Lowering<'a> {
+    /// Whether `unit` is an EXTRINSIC(HPF_LOCAL) procedure.
+    pub(crate) fn is_hpf_local(&self, unit: &syntax::Unit) -> bool {
+        syntax::extrinsic_model(self.original, unit.header).is_some_and(|(model, _)| model == "hpf_local")
+    }
+
+    /// Whether `unit` USEs HPF_LOCAL_LIBRARY.
+    fn uses_local_library(unit: &syntax::Unit) -> bool {
+        unit.uses.iter().any(|it| it.key() == "hpf_local_library")
+    }
+
+    /// The plan of a CALL of an HPF_LOCAL subroutine that passes distributed
+    /// arrays (errors pushed where it cannot run so); `None` for other calls.
+    pub(crate) fn local_call<'s>(&mut self, stmt: &'s Stmt) -> Option<Plan<'s>>
+    where
+        'a: 's,
+    {
+        let StmtKind::Call { name, args } = &stmt.kind else { return None };
+        let (callee, callee_id, place) = self.find_subroutine(&name.key()).ok()?;
+        if !self.is_hpf_local(callee) {
+            return None;
+        }
+        let occurrences = self.distributed_occurrences(stmt.range);
+        if occurrences.is_empty() {
+            return None;
+        }
+        let shown = name.text.clone();
+        let mut errors: Vec<(TextRange, String)> = Vec::new();
+        if place == Place::Internal {
+            errors.push((
+                stmt.header,
+                "an internal procedure of the program is not supported by the MPI backend as HPF_LOCAL (make it an external procedure with an interface block, or a module procedure)".to_string(),
+            ));
+        }
+        if !self.positional(stmt, args) || args.len() != callee.dummies.len() {
+            errors.push((stmt.header, "its arguments must be one positional expression per dummy argument".to_string()));
+        }
+        let model = &self.analysis.model;
+        let mut edits: Vec<(TextRange, String)> = Vec::new();
+        let mut maps: Vec<String> = Vec::new();
+        let mut passed: Vec<SymbolId> = Vec::new();
+        let library = Self::uses_local_library(callee);
+        for (range, id) in occurrences {
+            let layout: Distributed = self.distributed[&id].clone();
+            let Some(position) = args.iter().position(|it| it.range == range && matches!(it.kind, ExprKind::Name(_)))
+            else {
+                errors.push((range, format!("an element, a section or an expression of the distributed array {} is passed: only whole arrays are passed to an HPF_LOCAL procedure (each process its local part)", layout.name)));
+                continue;
+            };
+            if passed.contains(&id) {
+                errors.push((range, format!("{} is passed twice", layout.name)));
+                continue;
+            }
+            passed.push(id);
+            if layout.second.is_some() || self.relaid.contains(&id) {
+                errors.push((range, format!("{} is distributed in two dimensions: its local part is not passed to HPF_LOCAL procedures yet (one distributed dimension is)", layout.name)));
+                continue;
+            }
+            if !layout.plain || layout.stride != 1 {
+                errors.push((range, format!("{} is aligned with a stride, transposed or embedded: its local part is not passed to HPF_LOCAL procedures yet", layout.name)));
+                continue;
+            }
+            if position >= MAX_MAPPED {
+                errors.push((range, format!("the MPI backend passes local parts at the first {MAX_MAPPED} argument positions only")));
+                continue;
+            }
+            let Some(dummy_name) = callee.dummies.get(position) else { continue };
+            let Some(dummy) = model.lookup(callee_id, &dummy_name.key()).filter(|it| it.unit == callee_id) else {
+                continue;
+            };
+            let symbol = model.symbol(dummy);
+            let assumed_shape = symbol.rank() == layout.lbs.len()
+                && symbol.shape.iter().all(|dim| {
+                    dim.hi == Bound::Assumed && self.text.get(dim.range.to_range()).is_some_and(|it| !it.contains('*'))
+                });
+            if !assumed_shape {
+                errors.push((symbol.name.range, format!("the dummy {} of the HPF_LOCAL procedure `{shown}` must be an assumed-shape array of rank {} (`{}(:)`): it receives the local part of {}", symbol.name.text, layout.lbs.len(), symbol.name.text, layout.name)));
+                continue;
+            }
+            let mut dummy_layout = layout.clone();
+            dummy_layout.name = symbol.name.text.clone();
+            dummy_layout.shadow_low = 0;
+            dummy_layout.shadow_high = 0;
+            let dummies = std::iter::once((dummy, dummy_layout)).collect();
+            if let Err(why) = self.check_mapping(callee_id, dummy, &dummies) {
+                errors.push((symbol.name.range, format!("the mapping of the dummy {} is not that of its actual {}, which an HPF_LOCAL procedure receives as it is mapped: {why}", symbol.name.text, layout.name)));
+                continue;
+            }
+            let desc = format!("hpf_d_{}", layout.name);
+            let dims: Vec<String> = (0..layout.lbs.len())
+                .map(|it| {
+                    if it == layout.dim {
+                        format!("hpf_own_first({desc}):hpf_own_last({desc})")
+                    } else {
+                        ":".to_string()
+                    }
+                })
+                .collect();
+            edits.push((range, format!("{}({})", layout.name, dims.join(", "))));
+            if library {
+                let list = |values: &[i64]| values.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
+                maps.push(format!(
+                    "  call hpf_set_local_map({}, {desc}, {}, [{}], [{}])",
+                    position + 1,
+                    layout.dim + 1,
+                    list(&layout.lbs),
+                    list(&layout.ubs)
+                ));
+            }
+        }
+        // Replicated arrays passed whole: their mapping is their bounds.
+        if library {
+            for (position, arg) in args.iter().enumerate().take(MAX_MAPPED) {
+                let ExprKind::Name(arg_name) = &arg.kind else { continue };
+                let Some(id) = self.lookup(&arg_name.key()) else { continue };
+                if self.distributed.contains_key(&id) || !model.symbol(id).is_array() {
+                    continue;
+                }
+                let text = self.slice(arg.range).trim();
+                maps.push(format!("  call hpf_set_replicated_map({}, lbound({text}), ubound({text}))", position + 1));
+            }
+        }
+        if !errors.is_empty() {
+            for (range, why) in errors {
+                self.error(range, format!("CALL of the EXTRINSIC(HPF_LOCAL) procedure `{shown}`: {why}"));
+            }
+            return Some(Plan::Verbatim(stmt));
+        }
+        edits.sort_by_key(|it| it.0.start);
+        maps.sort();
+        Some(Plan::LocalCall(LocalCall { stmt, name: shown, edits, maps }))
+    }
+
+    /// Whether the CALL's arguments are positional, one expression each.
+    fn positional(&self, stmt: &Stmt, args: &[syntax::Expr]) -> bool {
+        let text = self.slice(stmt.range);
+        let close = text.trim_end().len().saturating_sub(1);
+        match text.find('(') {
+            None => args.is_empty(),
+            Some(open) => {
+                let Some(inside) = text.get(open + 1..close).filter(|_| text.trim_end().ends_with(')')) else {
+                    return false;
+                };
+                let parts = top_level_parts(inside);
+                (inside.trim().is_empty() && args.is_empty())
+                    || parts.len() == args.len()
+                        && parts.iter().zip(args).all(|((at, part), arg)| {
+                            stmt.range.start + open + 1 + at + (part.len() - part.trim_start().len()) == arg.range.start
+                                && !part.contains('=')
+                        })
+            }
+        }
+    }
+
+    pub(crate) fn emit_local_call(&self, out: &mut String, call: &LocalCall) {
+        let _ = writeln!(
+            out,
+            "  ! hpf-ls: EXTRINSIC(HPF_LOCAL) {}: every process calls it on its local parts",
+            call.name
+        );
+        for map in &call.maps {
+            let _ = writeln!(out, "{map}");
+        }
+        let _ = writeln!(out, "{}", self.edited_statement(call.stmt, &call.edits));
+    }
+
+    /// Refuses what the HPF_LOCAL procedures of the file do that is not
+    /// lowered (see the module's documentation).
+    pub(crate) fn check_local_procedures(&mut self) {
+        let file = &self.analysis.file;
+        let units: Vec<&'a syntax::Unit> = analysis::model::flatten_units(file).into_iter().map(|it| it.0).collect();
+        let local: Vec<&'a syntax::Unit> = units.iter().copied().filter(|it| self.is_hpf_local(it)).collect();
+        let asking: Vec<String> = local
+            .iter()
+            .filter(|it| Self::uses_local_library(it))
+            .filter_map(|it| Some(it.name.as_ref()?.key()))
+            .collect();
+        let mut errors: Vec<(TextRange, String)> = Vec::new();
+        for unit in &local {
+            if let Err(mut found) = self.local_library_edits(unit) {
+                errors.append(&mut found);
+            }
+            // Distributed arrays of the program or its modules by host or use association.
+            let occurrences = analysis::ide::occurrences(self.analysis);
+            if let Some(it) = occurrences
+                .iter()
+                .find(|it| unit.range.contains_range(it.range) && !it.in_directive && self.distributed_symbol(it.symbol))
+            {
+                errors.push((it.range, format!("an HPF_LOCAL procedure that uses the distributed array {} by host or use association is not supported by the MPI backend (pass it as an argument)", self.slice(it.range))));
+            }
+            let mut stack: Vec<&Stmt> = unit.body.iter().collect();
+            while let Some(stmt) = stack.pop() {
+                if let StmtKind::Call { name, .. } = &stmt.kind {
+                    if asking.contains(&name.key()) {
+                        errors.push((stmt.header, format!("`{}` asks HPF_LOCAL_LIBRARY about its dummies' mappings: it is called from global HPF code only, not from another HPF_LOCAL procedure, by the MPI backend", name.text)));
+                    }
+                }
+                stack.extend(stmt.children());
+            }
+        }
+        for (range, message) in errors {
+            self.error(range, message);
+        }
+    }
+
+    fn distributed_symbol(&self, id: SymbolId) -> bool {
+        let model = &self.analysis.model;
+        let units = analysis::model::flatten_units(&self.analysis.file);
+        let global = id.unit == self.main || units.get(id.unit).is_some_and(|it| it.0.kind == syntax::UnitKind::Module);
+        global && model.symbol(id).is_array() && model.distribution_of(id).is_some()
+    }
+
+    /// The edits of the inquiry functions' array arguments in the HPF_LOCAL
+    /// procedures inside `range` (that use HPF_LOCAL_LIBRARY).
+    pub(crate) fn local_library_edits_in(&self, range: TextRange) -> Vec<(TextRange, String)> {
+        analysis::model::flatten_units(&self.analysis.file)
+            .into_iter()
+            .map(|it| it.0)
+            .filter(|it| range.contains_range(it.range) && self.is_hpf_local(it))
+            .flat_map(|it| self.local_library_edits(it).unwrap_or_default())
+            .collect()
+    }
+
+    /// The edits of `unit`'s inquiry calls, or what it asks that is not lowered.
+    fn local_library_edits(
+        &self,
+        unit: &syntax::Unit,
+    ) -> Result<Vec<(TextRange, String)>, Vec<(TextRange, String)>> {
+        if !Self::uses_local_library(unit) {
+            return Ok(Vec::new());
+        }
+        let mut edits: Vec<(TextRange, String)> = Vec::new();
+        let mut errors: Vec<(TextRange, String)> = Vec::new();
+        for used in unit.uses.iter().filter(|it| it.key() == "hpf_local_library") {
+            edits.push((used.range, "hpf_local_library".to_string()));
+        }
+        // Skip the procedures contained in it (scanned as units of their own).
+        let own_end = unit.contains.first().map_or(unit.range.end, |it| it.range.start);
+        let text = self.text;
+        let bytes = text.as_bytes();
+        let mut at = unit.range.start;
+        let mut quote: Option<u8> = None;
+        while at < own_end {
+            let byte = bytes[at];
+            if let Some(open) = quote {
+                if byte == open || byte == b'\n' {
+                    quote = None;
+                }
+                at += 1;
+                continue;
+            }
+            match byte {
+                b'\'' | b'"' => {
+                    quote = Some(byte);
+                    at += 1;
+                    continue;
+                }
+                b'!' => {
+                    at = text[at..].find('\n').map_or(own_end, |it| at + it);
+                    continue;
+                }
+                _ => {}
+            }
+            let starts_word = (byte.is_ascii_alphabetic())
+                && (at == 0 || !(bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_'));
+            if !starts_word {
+                at += 1;
+                continue;
+            }
+            let end = at + text[at..].bytes().take_while(|it| it.is_ascii_alphanumeric() || *it == b'_').count();
+            let word = text[at..end].to_ascii_lowercase();
+            let word_range = TextRange::new(at, end);
+            let after = text[end..].trim_start_matches([' ', '\t']);
+            let open = end + (text[end..].len() - after.len());
+            at = end;
+            if !after.starts_with('(') {
+                continue;
+            }
+            if OTHER_LIBRARY.contains(&word.as_str()) {
+                errors.push((word_range, format!("{} of HPF_LOCAL_LIBRARY is not supported by the MPI backend (MY_PROCESSOR, GLOBAL_SIZE, GLOBAL_LBOUND, GLOBAL_UBOUND and LOCAL_TO_GLOBAL are)", word.to_ascii_uppercase())));
+                continue;
+            }
+            let Some(&(_, needed)) = INQUIRIES.iter().find(|it| it.0 == word) else { continue };
+            let Some(close) = syntax::closing_paren(text, open) else { continue };
+            let parts = top_level_parts(&text[open + 1..close]);
+            let first = parts.first().map(|(offset, part)| {
+                let lead = part.len() - part.trim_start().len();
+                (TextRange::new(open + 1 + offset + lead, open + 1 + offset + lead + part.trim().len()), part.trim())
+            });
+            let dummy = first.and_then(|(range, part)| {
+                let position = unit.dummies.iter().position(|it| it.key() == part.to_ascii_lowercase())?;
+                Some((range, part, position))
+            });
+            match dummy {
+                Some((range, part, position)) if parts.len() >= needed && position < MAX_MAPPED => {
+                    let replacement = if word == "local_to_global" {
+                        format!("hpf_local_maps({}), lbound({part})", position + 1)
+                    } else {
+                        format!("hpf_local_maps({})", position + 1)
+                    };
+                    edits.push((range, replacement));
+                }
+                _ => errors.push((word_range, format!(
+                    "{} of HPF_LOCAL_LIBRARY is lowered for an array dummy of the HPF_LOCAL procedure itself, passed as its first argument{}",
+                    word.to_ascii_uppercase(),
+                    if needed == 2 { ", with its second argument (DIM, or the local subscripts)" } else { "" }
+                ))),
+            }
+        }
+        if errors.is_empty() {
+            edits.sort_by_key(|it| it.0.start);
+            Ok(edits)
+        } else {
+            Err(errors)
+        }
+    }
+}
+
+/// HPF_LOCAL_LIBRARY's inquiry functions the MPI backend lowers, compiled
+/// after the runtime when the program uses them (`runtime.rs`).
+pub(crate) const LOCAL_LIBRARY: &str = r#"
+! hpf_local_library: HPF 2.0's inquiry functions for EXTRINSIC(HPF_LOCAL)
+! procedures. An array argument is the mapping of the actual its caller
+! set for that dummy (hpf_local_maps, `extrinsic.rs` in hpf-ls).
+module hpf_local_library
+  use hpf_runtime, only: hpf_local_map, hpf_local_maps, hpf_rank, hpf_me, hpf_gx, hpf_own_first
+  implicit none
+  private
+  public :: hpf_local_maps, my_processor, global_size, global_lbound, global_ubound, local_to_global
+
+contains
+
+  ! The number of the calling process, 0 .. NUMBER_OF_PROCESSORS() - 1.
+  integer function my_processor()
+    my_processor = hpf_rank
+  end function my_processor
+
+  integer function global_size(m, dim)
+    type(hpf_local_map), intent(in) :: m
+    integer, intent(in), optional :: dim
+    if (present(dim)) then
+      global_size = max(m%ubs(dim) - m%lbs(dim) + 1, 0)
+    else
+      global_size = product(max(m%ubs(1:m%rank) - m%lbs(1:m%rank) + 1, 0))
+    end if
+  end function global_size
+
+  integer function global_lbound(m, dim)
+    type(hpf_local_map), intent(in) :: m
+    integer, intent(in) :: dim
+    global_lbound = m%lbs(dim)
+  end function global_lbound
+
+  integer function global_ubound(m, dim)
+    type(hpf_local_map), intent(in) :: m
+    integer, intent(in) :: dim
+    global_ubound = m%ubs(dim)
+  end function global_ubound
+
+  ! The global subscripts of the element at local subscripts l of a dummy
+  ! whose lower bounds are lb.
+  function local_to_global(m, lb, l) result(g)
+    type(hpf_local_map), intent(in) :: m
+    integer, intent(in) :: lb(:), l(:)
+    integer :: g(size(l))
+    integer :: k
+    do k = 1, size(l)
+      if (k == m%dim) then
+        g(k) = hpf_gx(m%d, hpf_me(m%d), hpf_own_first(m%d) + l(k) - lb(k))
+      else
+        g(k) = m%lbs(k) + l(k) - lb(k)
+      end if
+    end do
+  end function local_to_global
+end module hpf_local_library
+"#;
