@@ -264,6 +264,41 @@ impl<'a> Lowering<'a> {
                 stack.extend(stmt.children());
             }
         }
+        // An HPF_LOCAL function given distributed arrays (each process would
+        // compute its own value from its local part).
+        let functions: Vec<String> = local
+            .iter()
+            .filter(|it| it.kind == syntax::UnitKind::Function)
+            .filter_map(|it| Some(it.name.as_ref()?.key()))
+            .collect();
+        if !functions.is_empty() {
+            let main = units[self.main];
+            let occurrences = analysis::ide::occurrences(self.analysis);
+            for (word, word_range, open) in references(self.text, main.range) {
+                if !functions.contains(&word) {
+                    continue;
+                }
+                let Some(close) = syntax::closing_paren(self.text, open) else { continue };
+                let inside = TextRange::new(open, close);
+                // An element is a scalar, the same on every process: fine.
+                let whole_or_section = |range: TextRange| {
+                    let after = self.text[range.end..].trim_start_matches([' ', '\t']);
+                    let open = range.end + (self.text[range.end..].len() - after.len());
+                    match after.starts_with('(').then(|| syntax::closing_paren(self.text, open)).flatten() {
+                        Some(close) => top_level_parts(&self.text[open + 1..close]).iter().any(|(_, it)| it.contains(':')),
+                        None => true,
+                    }
+                };
+                if let Some(it) = occurrences.iter().find(|it| {
+                    inside.contains_range(it.range)
+                        && !it.in_directive
+                        && self.distributed_symbol(it.symbol)
+                        && whole_or_section(it.range)
+                }) {
+                    errors.push((word_range, format!("the EXTRINSIC(HPF_LOCAL) function `{}` is given the distributed array {}: not supported by the MPI backend (an HPF_LOCAL subroutine is: it receives each process's local part)", self.slice(word_range), self.slice(it.range))));
+                }
+            }
+        }
         for (range, message) in errors {
             self.error(range, message);
         }
@@ -303,45 +338,7 @@ impl<'a> Lowering<'a> {
         // Skip the procedures contained in it (scanned as units of their own).
         let own_end = unit.contains.first().map_or(unit.range.end, |it| it.range.start);
         let text = self.text;
-        let bytes = text.as_bytes();
-        let mut at = unit.range.start;
-        let mut quote: Option<u8> = None;
-        while at < own_end {
-            let byte = bytes[at];
-            if let Some(open) = quote {
-                if byte == open || byte == b'\n' {
-                    quote = None;
-                }
-                at += 1;
-                continue;
-            }
-            match byte {
-                b'\'' | b'"' => {
-                    quote = Some(byte);
-                    at += 1;
-                    continue;
-                }
-                b'!' => {
-                    at = text[at..].find('\n').map_or(own_end, |it| at + it);
-                    continue;
-                }
-                _ => {}
-            }
-            let starts_word = (byte.is_ascii_alphabetic())
-                && (at == 0 || !(bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_'));
-            if !starts_word {
-                at += 1;
-                continue;
-            }
-            let end = at + text[at..].bytes().take_while(|it| it.is_ascii_alphanumeric() || *it == b'_').count();
-            let word = text[at..end].to_ascii_lowercase();
-            let word_range = TextRange::new(at, end);
-            let after = text[end..].trim_start_matches([' ', '\t']);
-            let open = end + (text[end..].len() - after.len());
-            at = end;
-            if !after.starts_with('(') {
-                continue;
-            }
+        for (word, word_range, open) in references(text, TextRange::new(unit.range.start, own_end)) {
             if OTHER_LIBRARY.contains(&word.as_str()) {
                 errors.push((word_range, format!("{} of HPF_LOCAL_LIBRARY is not supported by the MPI backend (MY_PROCESSOR, GLOBAL_SIZE, GLOBAL_LBOUND, GLOBAL_UBOUND and LOCAL_TO_GLOBAL are)", word.to_ascii_uppercase())));
                 continue;
@@ -380,6 +377,50 @@ impl<'a> Lowering<'a> {
             Err(errors)
         }
     }
+}
+
+/// The names followed by `(` in `range` of `text` (outside comments and
+/// character literals): lower case, with their range and the offset of `(`.
+fn references(text: &str, range: TextRange) -> Vec<(String, TextRange, usize)> {
+    let bytes = text.as_bytes();
+    let mut res = Vec::new();
+    let mut at = range.start;
+    let mut quote: Option<u8> = None;
+    while at < range.end.min(bytes.len()) {
+        let byte = bytes[at];
+        if let Some(open) = quote {
+            if byte == open || byte == b'\n' {
+                quote = None;
+            }
+            at += 1;
+            continue;
+        }
+        match byte {
+            b'\'' | b'"' => {
+                quote = Some(byte);
+                at += 1;
+                continue;
+            }
+            b'!' => {
+                at = text[at..].find('\n').map_or(range.end, |it| at + it);
+                continue;
+            }
+            _ => {}
+        }
+        let starts_word =
+            byte.is_ascii_alphabetic() && (at == 0 || !(bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_'));
+        if !starts_word {
+            at += 1;
+            continue;
+        }
+        let end = at + text[at..].bytes().take_while(|it| it.is_ascii_alphanumeric() || *it == b'_').count();
+        let after = text[end..].trim_start_matches([' ', '\t']);
+        if after.starts_with('(') {
+            res.push((text[at..end].to_ascii_lowercase(), TextRange::new(at, end), end + (text[end..].len() - after.len())));
+        }
+        at = end;
+    }
+    res
 }
 
 /// HPF_LOCAL_LIBRARY's inquiry functions the MPI backend lowers, compiled
