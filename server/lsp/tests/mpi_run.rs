@@ -55,6 +55,7 @@ const SUPPORTED: &[&str] = &[
     "jacobi_chpf.f",
     "label_gather.f90",
     "list_fetch.f90",
+    "local_kernels.f90",
     "loop_exits.f90",
     "lu_cyclic.f",
     "matmul_cyclic.for",
@@ -2316,4 +2317,88 @@ fn builds_reuse_a_cached_runtime_and_mend_a_damaged_one() {
     assert_eq!(runtime_compiles(), 3);
     runs_right(&dir.join("uncached"));
     assert_eq!(entries(), stored, "`off` keeps nothing");
+}
+
+/// EXTRINSIC(HPF_LOCAL): every process calls the procedure on its local
+/// parts (a 2-D array distributed `(*, BLOCK)`, a CYCLIC(2) one with lower
+/// bound 0 seen by a dummy `b(0:)`, a replicated one as it is), and the
+/// inquiry functions of HPF_LOCAL_LIBRARY answer about the caller's mapping:
+/// LOCAL_TO_GLOBAL gives every element its global subscripts, GLOBAL_SIZE,
+/// GLOBAL_LBOUND and GLOBAL_UBOUND the global bounds, MY_PROCESSOR the
+/// element's owner (checked against the BLOCK formula). The output is the
+/// HPF meaning, the same on every number of processes (no sequential
+/// program knows HPF_LOCAL_LIBRARY).
+#[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
+fn hpf_local_procedures_get_local_parts_and_ask_their_mapping() {
+    require_toolchain();
+    let (_dir, source) = scratch_program(
+        "hpf_local_inquiry",
+        r#"program inquire
+  implicit none
+  interface
+    extrinsic(hpf_local) subroutine number(a, o, b, r)
+      integer, intent(out) :: a(:, :), o(:)
+      integer, intent(out) :: b(0:)
+      integer, intent(in) :: r(:)
+!HPF$ DISTRIBUTE A(*, BLOCK)
+    end subroutine number
+  end interface
+  integer, parameter :: n = 10
+  integer :: a(3, n), o(n), b(0:12), r(5)
+  integer :: j, np, blk, bad
+!HPF$ PROCESSORS P(4)
+!HPF$ DISTRIBUTE A(*, BLOCK) ONTO P
+!HPF$ DISTRIBUTE O(BLOCK) ONTO P
+!HPF$ DISTRIBUTE B(CYCLIC(2)) ONTO P
+  r = 7
+  call number(a, o, b, r)
+  do j = 1, n
+    write (*, '(3i6)') a(:, j)
+  end do
+  write (*, '(13i8)') b
+  np = number_of_processors()
+  blk = (n + np - 1) / np
+  bad = 0
+  do j = 1, n
+    if (o(j) /= (j - 1) / blk) bad = bad + 1
+  end do
+  write (*, '(a, i3)') ' misplaced', bad
+end program inquire
+
+extrinsic(hpf_local) subroutine number(a, o, b, r)
+  use hpf_local_library
+  implicit none
+  integer, intent(out) :: a(:, :), o(:)
+  integer, intent(out) :: b(0:)
+  integer, intent(in) :: r(:)
+  integer :: i, j, k, g(2), h(1)
+  do j = 1, size(a, 2)
+    do i = 1, size(a, 1)
+      g = local_to_global(a, [i, j])
+      a(i, j) = 100 * g(1) + g(2) + 1000 * global_size(a, 2) + 10000 * global_size(r)
+    end do
+    o(j) = my_processor()
+  end do
+  do k = 0, ubound(b, 1)
+    h = local_to_global(b, [k])
+    b(k) = 10000 * h(1) + 100 * global_size(b) + global_ubound(b, 1) - global_lbound(b, 1)
+  end do
+end subroutine number
+"#,
+    );
+    let expected = r#" 60101 60201 60301
+ 60102 60202 60302
+ 60103 60203 60303
+ 60104 60204 60304
+ 60105 60205 60305
+ 60106 60206 60306
+ 60107 60207 60307
+ 60108 60208 60308
+ 60109 60209 60309
+ 60110 60210 60310
+    1312   11312   21312   31312   41312   51312   61312   71312   81312   91312  101312  111312  121312
+ misplaced  0
+"#;
+    runs_print_on(&source, expected.as_bytes(), &["1", "2", "3", "4", "5"]);
 }
