@@ -481,3 +481,122 @@ contains
   end function local_to_global
 end module hpf_local_library
 "#;
+
+#[cfg(test)]
+mod tests {
+    use analysis::model::ModelConfig;
+    use syntax::{LineIndex, SourceForm};
+
+    fn lowered(text: &str) -> Result<(Vec<String>, String), Vec<String>> {
+        let analysis = analysis::analyze(text, SourceForm::Free, ModelConfig { number_of_processors: None });
+        let index = LineIndex::new(text);
+        let line = |at: usize| index.line_col(text, at).0 + 1;
+        match crate::lower(&analysis, text) {
+            Ok(generated) => Ok((
+                generated.notes.iter().map(|it| format!("{}: {}", line(it.range.start), it.message)).collect(),
+                generated.source,
+            )),
+            Err(errors) => Err(errors.iter().map(|it| format!("{}: {}", line(it.range.start), it.message)).collect()),
+        }
+    }
+
+    const KERNEL: &str = "
+extrinsic(hpf_local) subroutine scale(x, c, y)
+  use hpf_local_library
+  real, intent(inout) :: x(:)
+  real, intent(in) :: c, y(:)
+  integer :: g(1)
+  g = local_to_global(x, [1])
+  x = c * x + y(1) + real(g(1) + my_processor() + global_size(y))
+end subroutine scale
+";
+
+    fn program(body: &str, kernel: &str) -> String {
+        format!(
+            "program p
+  implicit none
+  interface
+    extrinsic(hpf_local) subroutine scale(x, c, y)
+      real, intent(inout) :: x(:)
+      real, intent(in) :: c, y(:)
+    end subroutine scale
+  end interface
+  integer, parameter :: n = 20
+  real :: a(n), b(n), r(3)
+  integer :: t
+!HPF$ PROCESSORS P(4)
+!HPF$ DISTRIBUTE A(BLOCK) ONTO P
+!HPF$ DISTRIBUTE B(CYCLIC) ONTO P
+{body}end program p
+{kernel}"
+        )
+    }
+
+    /// In a time loop, every process passes its own elements (no shadow),
+    /// sets the mappings the inquiry functions read, and nothing is gathered.
+    #[test]
+    fn a_call_passes_each_process_its_local_parts() {
+        let (notes, source) = lowered(&program(
+            "  a = 1.0\n  b = 2.0\n  r = 3.0\n  do t = 1, 3\n    call scale(a, 2.0, r)\n    call scale(b, 0.5, r)\n  end do\n  print *, sum(a), sum(b)\n",
+            KERNEL,
+        ))
+        .unwrap();
+        assert!(notes.iter().all(|it| !it.contains("runs on one process")), "{notes:?}");
+        assert!(
+            source.contains(
+                "  call hpf_set_local_map(1, hpf_d_a, 1, [1], [20])\n  call hpf_set_replicated_map(3, lbound(r), ubound(r))\n    call scale(a(hpf_own_first(hpf_d_a):hpf_own_last(hpf_d_a)), 2.0, r)\n"
+            ),
+            "{source}"
+        );
+        assert!(source.contains("call scale(b(hpf_own_first(hpf_d_b):hpf_own_last(hpf_d_b)), 0.5, r)"), "{source}");
+        assert!(source.contains("  g = local_to_global(hpf_local_maps(1), lbound(x), [1])\n"), "{source}");
+        assert!(source.contains("my_processor() + global_size(hpf_local_maps(3))"), "{source}");
+        assert!(source.contains("  use hpf_local_library\n"), "{source}");
+        let time_loop = &source[source.find("  do t = 1, 3").unwrap()..source.find("  end do").unwrap()];
+        assert!(!time_loop.contains("hpf_gather"), "{source}");
+        let runtime = crate::runtime::runtime_for(&source);
+        assert!(runtime.contains("module hpf_local_library"));
+        assert!(!crate::runtime::runtime_for("program p\nend program p\n").contains("module hpf_local_library"));
+    }
+
+    /// An HPF_LOCAL procedure given replicated data only runs as any
+    /// replicated call (no local parts, no mappings).
+    #[test]
+    fn a_call_without_distributed_actuals_stays_as_written() {
+        let (_, source) = lowered(&program("  r = 1.0\n  call scale(r, 2.0, r)\n  print *, r\n", KERNEL)).unwrap();
+        assert!(source.contains("  call scale(r, 2.0, r)\n"), "{source}");
+        assert!(!source.contains("hpf_set_"), "{source}");
+    }
+
+    #[test]
+    fn what_is_not_lowered_is_refused_at_its_place() {
+        // A section, a dummy that is not assumed-shape, a mapping that is not the actual's.
+        let kernel = "
+extrinsic(hpf_local) subroutine scale(x, c, y)
+  real, intent(inout) :: x(:)
+  real, intent(in) :: c, y(20)
+!HPF$ DISTRIBUTE X(CYCLIC)
+  x = c * x + y(1)
+end subroutine scale
+";
+        let errors = lowered(&program("  call scale(a(2:5), 1.0, b)\n  call scale(a, 1.0, r)\n", kernel)).unwrap_err();
+        assert_eq!(
+            errors,
+            [
+                "15: CALL of the EXTRINSIC(HPF_LOCAL) procedure `scale`: an element, a section or an expression of the distributed array a is passed: only whole arrays are passed to an HPF_LOCAL procedure (each process its local part)",
+                "19: CALL of the EXTRINSIC(HPF_LOCAL) procedure `scale`: the dummy y of the HPF_LOCAL procedure `scale` must be an assumed-shape array of rank 1 (`y(:)`): it receives the local part of b",
+                "19: CALL of the EXTRINSIC(HPF_LOCAL) procedure `scale`: the mapping of the dummy x is not that of its actual a, which an HPF_LOCAL procedure receives as it is mapped: the mapping of the dummy x differs from its actual's (a remap would be needed)",
+            ]
+        );
+        // The library's other procedures; an inquiry about something that is not a dummy.
+        let kernel = KERNEL.replace("local_to_global(x, [1])", "global_to_local(x, [1])").replace("global_size(y)", "global_size(r)");
+        let errors = lowered(&program("  call scale(a, 1.0, r)\n", &kernel)).unwrap_err();
+        assert_eq!(
+            errors,
+            [
+                "23: GLOBAL_TO_LOCAL of HPF_LOCAL_LIBRARY is not supported by the MPI backend (MY_PROCESSOR, GLOBAL_SIZE, GLOBAL_LBOUND, GLOBAL_UBOUND and LOCAL_TO_GLOBAL are)",
+                "24: GLOBAL_SIZE of HPF_LOCAL_LIBRARY is lowered for an array dummy of the HPF_LOCAL procedure itself, passed as its first argument",
+            ]
+        );
+    }
+}
