@@ -47,6 +47,8 @@ program local_kernels_demo
   do i = 1, n
     u(i) = dble(mod(7 * i, 13))
     f(i) = dble(mod(3 * i, 11)) / 8.0d0
+  end do
+  do i = 1, n
     w(i) = dble(mod(5 * i, 9)) - 4.0d0
     g(i) = dble(i) / 4.0d0
   end do
