@@ -17,6 +17,7 @@ const SUPPORTED: &[&str] = &[
     "align_stride_loops.f90",
     "align_transpose_grid.f90",
     "block_cyclic_matmul.f90",
+    "blockdata_fields.f",
     "chain_align.hpf",
     "column_sums.f90",
     "common_blocks.f",

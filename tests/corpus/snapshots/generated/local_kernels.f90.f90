@@ -102,17 +102,10 @@ program local_kernels_demo
   call hpf_local_bounds(hpf_d_u, 0, (1), (n), 1, hpf_lo, hpf_hi)
   do i = hpf_lo, hpf_hi, 1
     u(i) = dble(mod(7 * i, 13))
-  end do
-  i = hpf_final((1), (n), 1)
-  call hpf_stat_end(1)
-  call hpf_stat_begin()
-  ! hpf-ls: owner computes do i = 1, n
-  call hpf_local_bounds(hpf_d_f, 0, (1), (n), 1, hpf_lo, hpf_hi)
-  do i = hpf_lo, hpf_hi, 1
     f(i) = dble(mod(3 * i, 11)) / 8.0d0
   end do
   i = hpf_final((1), (n), 1)
-  call hpf_stat_end(2)
+  call hpf_stat_end(1)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, n
   block
@@ -122,35 +115,18 @@ program local_kernels_demo
     hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
     hpf_hi = min((n), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
     block
-    integer :: hpf_cs_1
+    integer :: hpf_cs_1, hpf_cs_2
     hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
+    hpf_cs_2 = hpf_lx(hpf_d_g, hpf_lo + (0)) - hpf_lo
   do i = hpf_lo, hpf_hi, 1
     w(i + hpf_cs_1) = dble(mod(5 * i, 9)) - 4.0d0
+    g(i + hpf_cs_2) = dble(i) / 4.0d0
   end do
     end block
   end do
   end block
   i = hpf_final((1), (n), 1)
-  call hpf_stat_end(3)
-  call hpf_stat_begin()
-  ! hpf-ls: owner computes do i = 1, n
-  block
-  integer :: hpf_cp, hpf_cb, hpf_cm
-  call hpf_course_frame(hpf_d_g, 0, hpf_cp, hpf_cb, hpf_cm)
-  do hpf_c = 0, hpf_courses(hpf_d_g) - 1
-    hpf_lo = max((1), hpf_c * hpf_cp + hpf_cb)
-    hpf_hi = min((n), hpf_c * hpf_cp + hpf_cb + hpf_cm - 1)
-    block
-    integer :: hpf_cs_1
-    hpf_cs_1 = hpf_c * (hpf_cm - hpf_cp) - hpf_cb
-  do i = hpf_lo, hpf_hi, 1
-    g(i + hpf_cs_1) = dble(i) / 4.0d0
-  end do
-    end block
-  end do
-  end block
-  i = hpf_final((1), (n), 1)
-  call hpf_stat_end(4)
+  call hpf_stat_end(2)
   ! hpf-ls: every process runs this loop
   do t = 1, steps
   ! hpf-ls: EXTRINSIC(HPF_LOCAL) relax: every process calls it on its local parts
@@ -228,13 +204,9 @@ program local_kernels_demo
   end if
   call hpf_stat_report([ &
     47, &
-    49, &
-    50, &
     51], &
     reshape([integer(8) :: &
     0_8, 0_8, &
-    0_8, 0_8, &
-    0_8, 0_8, &
-    0_8, 0_8], [2, 4]))
+    0_8, 0_8], [2, 2]))
   call hpf_finalize()
 end program local_kernels_demo
