@@ -715,7 +715,7 @@ fn data_initialisation(
             if counter {
                 counters.push(name.clone());
             } else {
-                errors.push((range, format!("{} holds distributed arrays, and this DATA statement also names `{name}`, which is not in the block: the MPI backend moves the block's DATA into a subroutine of its own (write the block's DATA with literal constants, in statements of their own)", shown(&declaration.block))));
+                errors.push((range, format!("{} holds distributed arrays, and this DATA statement also names `{name}`, which is not in the block: the MPI backend moves the block's DATA into a module of its own (write the block's DATA with literal constants, in statements of their own)", shown(&declaration.block))));
             }
         }
         statements.push(range);
@@ -993,5 +993,63 @@ mod tests {
         let segments = block_segments(text);
         assert_eq!(segments, vec![("a".to_string(), 7, 14), ("b".to_string(), 14, 19)]);
         assert_eq!(block_segments("common x, y // z"), vec![(String::new(), 6, 12), (String::new(), 12, 16)]);
+    }
+}
+
+#[cfg(test)]
+mod data_tests {
+    use analysis::model::ModelConfig;
+    use syntax::{LineIndex, SourceForm};
+
+    fn lowered(text: &str) -> Result<(Vec<String>, String), Vec<String>> {
+        let analysis = analysis::analyze(text, SourceForm::Free, ModelConfig { number_of_processors: None });
+        let index = LineIndex::new(text);
+        let line = |at: usize| index.line_col(text, at).0 + 1;
+        match crate::lower(&analysis, text) {
+            Ok(generated) => Ok((
+                generated.notes.iter().map(|it| format!("{}: {}", line(it.range.start), it.message)).collect(),
+                generated.source,
+            )),
+            Err(errors) => Err(errors.iter().map(|it| format!("{}: {}", line(it.range.start), it.message)).collect()),
+        }
+    }
+
+    fn program(data: &str) -> String {
+        format!(
+            "program p
+  implicit none
+  integer, parameter :: k = 4
+  real :: a(8, 3)
+  integer :: n
+  common /f/ a, n
+!HPF$ DISTRIBUTE A(*, BLOCK)
+{data}  print *, sum(a), n
+end program p
+"
+        )
+    }
+
+    /// DATA on a block's variables in the main program: the values go into
+    /// a module of their own, and each process assigns its part first.
+    #[test]
+    fn data_of_a_distributed_block_ends_in_each_local_part() {
+        let (notes, source) =
+            lowered(&program("  data a /12*1.5, 12*2.5/\n  data ((a(i, j), i = 1, 2), j = 1, 3) /6*0.0/, n /3/\n"))
+                .unwrap();
+        assert!(notes.iter().all(|it| !it.contains("runs on one process")), "{notes:?}");
+        assert!(source.contains("module hpf_data_f_1\n  real :: hpf_init_1_1(1:8,1:3)\n  integer :: hpf_init_1_2\n  integer i\n  integer j\n  integer hpf_init_1_k1\n  integer hpf_init_1_k2\n  data hpf_init_1_1 /12*1.5, 12*2.5/\n  data ((hpf_init_1_1(i, j), i = 1, 2), j = 1, 3) /6*0.0/, hpf&\n  &_init_1_2 /3/\n"), "{source}");
+        assert!(source.contains("use hpf_data_f_1, only: hpf_init_1_1, hpf_init_1_2, hpf_init_1_k1, &\n    hpf_init_1_k2\n"), "{source}");
+        assert!(source.contains("  n = hpf_init_1_2\n"), "{source}");
+        assert!(source.contains("  forall (hpf_init_1_k1 = 1:8, hpf_init_1_k2 = hpf_lo:hpf_hi:1) a(hpf_init_1_k1,&\n    hpf_init_1_k2) = hpf_init_1_1(hpf_init_1_k1, hpf_init_1_k2)\n"), "{source}");
+        // The DATA statements are gone from the program.
+        assert!(!source.contains("data a /"), "{source}");
+    }
+
+    #[test]
+    fn data_naming_other_entities_is_refused() {
+        let errors = lowered(&program("  data a /24*1.5/, n /k/\n")).unwrap_err();
+        assert_eq!(errors, ["8: COMMON /f/ holds distributed arrays, and this DATA statement also names `k`, which is not in the block: the MPI backend moves the block's DATA into a module of its own (write the block's DATA with literal constants, in statements of their own)"]);
+        let errors = lowered(&program("  real :: b(24)\n  equivalence (a, b)\n")).unwrap_err();
+        assert_eq!(errors, ["9: COMMON /f/ holds distributed arrays: the MPI backend does not lower EQUIVALENCE on its variables"]);
     }
 }
