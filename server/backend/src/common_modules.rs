@@ -21,11 +21,18 @@
 //! arrays are then module arrays, lowered as `module_arrays.rs` says, and
 //! the subroutines that work on them run SPMD (`procedures.rs`).
 //!
+//! DATA statements on the block (in BLOCK DATA, whose declarations of the
+//! block are blanked like the others', or in any unit that declares it)
+//! move into a module of initial values (`hpf_data_<block>_<k>`, the
+//! block's variables as `hpf_init_<k>_<j>`), which the main program USEs;
+//! before its first executable statement it assigns them to the block's
+//! variables, a FORALL per array, so each process sets its own part.
+//!
 //! A unit that declares the block with a different sequence (count,
 //! type, shape or mapping of a variable) is refused at its COMMON
 //! statement, naming the block and the first variable that differs; so
-//! are what the rewriting cannot keep: DATA, EQUIVALENCE or BLOCK DATA on
-//! the block, an alignment with an array outside the block or with an
+//! are what the rewriting cannot keep: EQUIVALENCE on the block, DATA on
+//! it that names anything else (`data_initialisation`), an alignment with an array outside the block or with an
 //! aligned template, bounds, shapes or kinds that do not fold, a
 //! directive that also maps variables outside the block.
 

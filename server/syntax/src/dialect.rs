@@ -4,8 +4,8 @@
 //!
 //! * `EXTRINSIC (HPF_LOCAL)` (or any other model) in a procedure's prefix,
 //!   alone or with PURE / ELEMENTAL / RECURSIVE, becomes blanks: the
-//!   grammar does not know the prefix, and the generated program runs the
-//!   procedure as a Fortran one.
+//!   grammar does not know the prefix; [`extrinsic_model`] reads it back
+//!   from the user's text (the backend lowers HPF_LOCAL calls, `extrinsic.rs`).
 //! * Fixed form only, where blanks mean nothing: a dot operator spelled
 //!   with blanks (`. EQ .`), a statement keyword with blanks where free form
 //!   allows none (`G O TO`, `C ALL`, `CONTI NUE`), and names and numbers
