@@ -528,7 +528,13 @@ pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Result<Option<Vec<
                 let names_here = members.iter().map(|it| model.symbol(*it).name.key());
                 let mentions = names_here.clone().any(|name| crate::private::mentions_word(text, &name));
                 if word.starts_with("equivalence") && mentions {
-                    errors.push((line, format!("{} holds distributed arrays: the MPI backend does not lower EQUIVALENCE on its variables", shown(block))));
+                    errors.push((
+                        line,
+                        format!(
+                            "{} holds distributed arrays: the MPI backend does not lower EQUIVALENCE on its variables",
+                            shown(block)
+                        ),
+                    ));
                 } else if word.starts_with("save") && text.to_ascii_lowercase().contains(&format!("/{block}/")) {
                     let rest = text.to_ascii_lowercase().replace(&format!("/{block}/"), "");
                     let rest: String = rest.chars().filter(|it| !it.is_whitespace() && *it != ',').collect();
@@ -733,7 +739,9 @@ fn data_initialisation(
     if statements.is_empty() {
         return Ok(None);
     }
-    let refuse = |why: String| vec![(statements[0], format!("{}: the MPI backend cannot move its DATA: {why}", shown(&declaration.block)))];
+    let refuse = |why: String| {
+        vec![(statements[0], format!("{}: the MPI backend cannot move its DATA: {why}", shown(&declaration.block)))]
+    };
     let tag = if declaration.block.is_empty() { "blank".to_string() } else { declaration.block.clone() };
     let name = format!("hpf_data_{tag}_{}", index + 1);
     let indent = if fixed { "      " } else { "  " };
@@ -789,7 +797,12 @@ fn data_initialisation(
     }
     let imported: Vec<String> = value_names.iter().chain(&indices).cloned().collect();
     let uses = wrapped(fixed, &format!("use {name}, only: "), &imported, "");
-    Ok(Some(DataHelper { statements: statements.iter().map(|it| whole_lines(text, *it)).collect(), source, uses, call }))
+    Ok(Some(DataHelper {
+        statements: statements.iter().map(|it| whole_lines(text, *it)).collect(),
+        source,
+        uses,
+        call,
+    }))
 }
 
 /// Whether `next` continues the statement whose lines so far are `range`.
@@ -1045,7 +1058,11 @@ end program p
                 .unwrap();
         assert!(notes.iter().all(|it| !it.contains("runs on one process")), "{notes:?}");
         assert!(source.contains("module hpf_data_f_1\n  real :: hpf_init_1_1(1:8,1:3)\n  integer :: hpf_init_1_2\n  integer i\n  integer j\n  integer hpf_init_1_k1\n  integer hpf_init_1_k2\n  data hpf_init_1_1 /12*1.5, 12*2.5/\n  data ((hpf_init_1_1(i, j), i = 1, 2), j = 1, 3) /6*0.0/, hpf&\n  &_init_1_2 /3/\n"), "{source}");
-        assert!(source.contains("use hpf_data_f_1, only: hpf_init_1_1, hpf_init_1_2, hpf_init_1_k1, &\n    hpf_init_1_k2\n"), "{source}");
+        assert!(
+            source
+                .contains("use hpf_data_f_1, only: hpf_init_1_1, hpf_init_1_2, hpf_init_1_k1, &\n    hpf_init_1_k2\n"),
+            "{source}"
+        );
         assert!(source.contains("  n = hpf_init_1_2\n"), "{source}");
         assert!(source.contains("  forall (hpf_init_1_k1 = 1:8, hpf_init_1_k2 = hpf_lo:hpf_hi:1) a(hpf_init_1_k1,&\n    hpf_init_1_k2) = hpf_init_1_1(hpf_init_1_k1, hpf_init_1_k2)\n"), "{source}");
         // The DATA statements are gone from the program.
@@ -1057,6 +1074,9 @@ end program p
         let errors = lowered(&program("  data a /24*1.5/, n /k/\n")).unwrap_err();
         assert_eq!(errors, ["8: COMMON /f/ holds distributed arrays, and this DATA statement also names `k`, which is not in the block: the MPI backend moves the block's DATA into a module of its own (write the block's DATA with literal constants, in statements of their own)"]);
         let errors = lowered(&program("  real :: b(24)\n  equivalence (a, b)\n")).unwrap_err();
-        assert_eq!(errors, ["9: COMMON /f/ holds distributed arrays: the MPI backend does not lower EQUIVALENCE on its variables"]);
+        assert_eq!(
+            errors,
+            ["9: COMMON /f/ holds distributed arrays: the MPI backend does not lower EQUIVALENCE on its variables"]
+        );
     }
 }

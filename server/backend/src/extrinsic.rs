@@ -44,8 +44,12 @@ pub(crate) struct LocalCall<'a> {
     maps: Vec<String>,
 }
 
+/// Replacements, or errors, at ranges of the analysed text.
+type Edits = Vec<(TextRange, String)>;
+
 /// The inquiry functions lowered, and how many arguments they take.
-const INQUIRIES: &[(&str, usize)] = &[("global_size", 1), ("global_lbound", 2), ("global_ubound", 2), ("local_to_global", 2)];
+const INQUIRIES: &[(&str, usize)] =
+    &[("global_size", 1), ("global_lbound", 2), ("global_ubound", 2), ("local_to_global", 2)];
 
 /// The other procedures of HPF_LOCAL_LIBRARY.
 const OTHER_LIBRARY: &[&str] = &[
@@ -99,7 +103,8 @@ impl<'a> Lowering<'a> {
             ));
         }
         if !self.positional(stmt, args) || args.len() != callee.dummies.len() {
-            errors.push((stmt.header, "its arguments must be one positional expression per dummy argument".to_string()));
+            errors
+                .push((stmt.header, "its arguments must be one positional expression per dummy argument".to_string()));
         }
         let model = &self.analysis.model;
         let mut edits: Vec<(TextRange, String)> = Vec::new();
@@ -127,7 +132,10 @@ impl<'a> Lowering<'a> {
                 continue;
             }
             if position >= MAX_MAPPED {
-                errors.push((range, format!("the MPI backend passes local parts at the first {MAX_MAPPED} argument positions only")));
+                errors.push((
+                    range,
+                    format!("the MPI backend passes local parts at the first {MAX_MAPPED} argument positions only"),
+                ));
                 continue;
             }
             let Some(dummy_name) = callee.dummies.get(position) else { continue };
@@ -219,11 +227,8 @@ impl<'a> Lowering<'a> {
     }
 
     pub(crate) fn emit_local_call(&self, out: &mut String, call: &LocalCall) {
-        let _ = writeln!(
-            out,
-            "  ! hpf-ls: EXTRINSIC(HPF_LOCAL) {}: every process calls it on its local parts",
-            call.name
-        );
+        let _ =
+            writeln!(out, "  ! hpf-ls: EXTRINSIC(HPF_LOCAL) {}: every process calls it on its local parts", call.name);
         for map in &call.maps {
             let _ = writeln!(out, "{map}");
         }
@@ -248,10 +253,9 @@ impl<'a> Lowering<'a> {
             }
             // Distributed arrays of the program or its modules by host or use association.
             let occurrences = analysis::ide::occurrences(self.analysis);
-            if let Some(it) = occurrences
-                .iter()
-                .find(|it| unit.range.contains_range(it.range) && !it.in_directive && self.distributed_symbol(it.symbol))
-            {
+            if let Some(it) = occurrences.iter().find(|it| {
+                unit.range.contains_range(it.range) && !it.in_directive && self.distributed_symbol(it.symbol)
+            }) {
                 errors.push((it.range, format!("an HPF_LOCAL procedure that uses the distributed array {} by host or use association is not supported by the MPI backend (pass it as an argument)", self.slice(it.range))));
             }
             let mut stack: Vec<&Stmt> = unit.body.iter().collect();
@@ -285,7 +289,9 @@ impl<'a> Lowering<'a> {
                     let after = self.text[range.end..].trim_start_matches([' ', '\t']);
                     let open = range.end + (self.text[range.end..].len() - after.len());
                     match after.starts_with('(').then(|| syntax::closing_paren(self.text, open)).flatten() {
-                        Some(close) => top_level_parts(&self.text[open + 1..close]).iter().any(|(_, it)| it.contains(':')),
+                        Some(close) => {
+                            top_level_parts(&self.text[open + 1..close]).iter().any(|(_, it)| it.contains(':'))
+                        }
                         None => true,
                     }
                 };
@@ -323,10 +329,7 @@ impl<'a> Lowering<'a> {
     }
 
     /// The edits of `unit`'s inquiry calls, or what it asks that is not lowered.
-    fn local_library_edits(
-        &self,
-        unit: &syntax::Unit,
-    ) -> Result<Vec<(TextRange, String)>, Vec<(TextRange, String)>> {
+    fn local_library_edits(&self, unit: &syntax::Unit) -> Result<Edits, Edits> {
         if !Self::uses_local_library(unit) {
             return Ok(Vec::new());
         }
@@ -407,8 +410,8 @@ fn references(text: &str, range: TextRange) -> Vec<(String, TextRange, usize)> {
             }
             _ => {}
         }
-        let starts_word =
-            byte.is_ascii_alphabetic() && (at == 0 || !(bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_'));
+        let starts_word = byte.is_ascii_alphabetic()
+            && (at == 0 || !(bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_'));
         if !starts_word {
             at += 1;
             continue;
@@ -416,7 +419,11 @@ fn references(text: &str, range: TextRange) -> Vec<(String, TextRange, usize)> {
         let end = at + text[at..].bytes().take_while(|it| it.is_ascii_alphanumeric() || *it == b'_').count();
         let after = text[end..].trim_start_matches([' ', '\t']);
         if after.starts_with('(') {
-            res.push((text[at..end].to_ascii_lowercase(), TextRange::new(at, end), end + (text[end..].len() - after.len())));
+            res.push((
+                text[at..end].to_ascii_lowercase(),
+                TextRange::new(at, end),
+                end + (text[end..].len() - after.len()),
+            ));
         }
         at = end;
     }
@@ -589,7 +596,9 @@ end subroutine scale
             ]
         );
         // The library's other procedures; an inquiry about something that is not a dummy.
-        let kernel = KERNEL.replace("local_to_global(x, [1])", "global_to_local(x, [1])").replace("global_size(y)", "global_size(r)");
+        let kernel = KERNEL
+            .replace("local_to_global(x, [1])", "global_to_local(x, [1])")
+            .replace("global_size(y)", "global_size(r)");
         let errors = lowered(&program("  call scale(a, 1.0, r)\n", &kernel)).unwrap_err();
         assert_eq!(
             errors,

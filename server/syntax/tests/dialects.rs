@@ -151,11 +151,18 @@ fn extrinsic_models_are_kept() {
     let models: Vec<Option<String>> = file
         .units
         .iter()
-        .map(|unit| syntax::extrinsic_model(text, unit.header).map(|(model, range)| format!("{model} {:?}", &text[range.to_range()])))
+        .map(|unit| {
+            syntax::extrinsic_model(text, unit.header)
+                .map(|(model, range)| format!("{model} {:?}", &text[range.to_range()]))
+        })
         .collect();
     assert_eq!(
         models,
-        [Some("hpf_local \"EXTRINSIC (HPF_LOCAL)\"".to_string()), Some("hpf_local \"extrinsic(hpf_local)\"".to_string()), None]
+        [
+            Some("hpf_local \"EXTRINSIC (HPF_LOCAL)\"".to_string()),
+            Some("hpf_local \"extrinsic(hpf_local)\"".to_string()),
+            None
+        ]
     );
     assert!(file.units.iter().all(|it| it.kind != UnitKind::Program));
 }
