@@ -20,7 +20,8 @@
 //! Refused with the reason at the place: an element, section or
 //! expression of a distributed array as an actual, arrays distributed in
 //! two dimensions or aligned with a stride, a dummy that is not
-//! assumed-shape or whose mapping directives are not the actual's mapping,
+//! assumed-shape or whose mapping directives (in the procedure or in the
+//! caller's interface body for it) are not the actual's mapping,
 //! an internal procedure of the program, a procedure that uses distributed
 //! arrays by host or use association, the library's other procedures, and
 //! a procedure that asks the library about its dummies called from another
@@ -28,7 +29,7 @@
 
 use std::fmt::Write;
 
-use analysis::model::{Bound, SymbolId};
+use analysis::model::{Bound, SymbolId, UnitId};
 use syntax::{ExprKind, Stmt, StmtKind, TextRange};
 
 use crate::procedures::Place;
@@ -107,6 +108,19 @@ impl<'a> Lowering<'a> {
                 .push((stmt.header, "its arguments must be one positional expression per dummy argument".to_string()));
         }
         let model = &self.analysis.model;
+        // The interface bodies for it in the caller (and its hosts).
+        let flat = analysis::model::flatten_units(&self.analysis.file);
+        let mut callers = vec![self.main];
+        while let Some(parent) = callers.last().and_then(|it| flat.get(*it)).and_then(|it| it.1) {
+            callers.push(parent);
+        }
+        let interfaces: Vec<UnitId> = callers
+            .iter()
+            .filter_map(|it| flat.get(*it))
+            .flat_map(|(unit, _)| &unit.interfaces)
+            .filter(|it| it.name.as_ref().is_some_and(|it| it.key() == name.key()))
+            .filter_map(|interface| flat.iter().position(|(it, _)| std::ptr::eq(*it, interface)))
+            .collect();
         let mut edits: Vec<(TextRange, String)> = Vec::new();
         let mut maps: Vec<String> = Vec::new();
         let mut passed: Vec<SymbolId> = Vec::new();
@@ -155,10 +169,21 @@ impl<'a> Lowering<'a> {
             dummy_layout.name = symbol.name.text.clone();
             dummy_layout.shadow_low = 0;
             dummy_layout.shadow_high = 0;
-            let dummies = std::iter::once((dummy, dummy_layout)).collect();
+            let dummies = std::iter::once((dummy, dummy_layout.clone())).collect();
             if let Err(why) = self.check_mapping(callee_id, dummy, &dummies) {
                 errors.push((symbol.name.range, format!("the mapping of the dummy {} is not that of its actual {}, which an HPF_LOCAL procedure receives as it is mapped: {why}", symbol.name.text, layout.name)));
                 continue;
+            }
+            // The caller's interface bodies for it describe the same mapping.
+            for interface in &interfaces {
+                let Some(other) = model.lookup(*interface, &dummy_name.key()).filter(|it| it.unit == *interface) else {
+                    continue;
+                };
+                let dummies = std::iter::once((other, dummy_layout.clone())).collect();
+                if let Err(why) = self.check_mapping(*interface, other, &dummies) {
+                    let name = &model.symbol(other).name;
+                    errors.push((name.range, format!("the interface gives the dummy {} a mapping that is not that of its actual {}, which an HPF_LOCAL procedure receives as it is mapped: {why}", name.text, layout.name)));
+                }
             }
             let desc = format!("hpf_d_{}", layout.name);
             let dims: Vec<String> = (0..layout.lbs.len())
@@ -594,6 +619,16 @@ end subroutine scale
                 "19: CALL of the EXTRINSIC(HPF_LOCAL) procedure `scale`: the dummy y of the HPF_LOCAL procedure `scale` must be an assumed-shape array of rank 1 (`y(:)`): it receives the local part of b",
                 "19: CALL of the EXTRINSIC(HPF_LOCAL) procedure `scale`: the mapping of the dummy x is not that of its actual a, which an HPF_LOCAL procedure receives as it is mapped: the mapping of the dummy x differs from its actual's (a remap would be needed)",
             ]
+        );
+        // An interface body whose mapping of the dummy is not the actual's.
+        let text = program("  call scale(a, 1.0, r)\n", KERNEL).replace(
+            "      real, intent(in) :: c, y(:)\n",
+            "      real, intent(in) :: c, y(:)\n!HPF$ DISTRIBUTE X(CYCLIC)\n",
+        );
+        let errors = lowered(&text).unwrap_err();
+        assert_eq!(
+            errors,
+            ["4: CALL of the EXTRINSIC(HPF_LOCAL) procedure `scale`: the interface gives the dummy x a mapping that is not that of its actual a, which an HPF_LOCAL procedure receives as it is mapped: the mapping of the dummy x differs from its actual's (a remap would be needed)"]
         );
         // The library's other procedures; an inquiry about something that is not a dummy.
         let kernel = KERNEL
