@@ -2403,3 +2403,49 @@ end subroutine number
 "#;
     runs_print_on(&source, expected.as_bytes(), &["1", "2", "3", "4", "5"]);
 }
+
+/// DATA in a free-form BLOCK DATA on a COMMON block that holds a
+/// `(*, BLOCK)` and a CYCLIC(2) array, an INTEGER and a CHARACTER, under
+/// other names than the main program's (an implied DO, a continued
+/// statement, several variables in one statement): each process ends with
+/// its part of the initial values, and the program prints what the
+/// sequential program prints.
+#[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
+fn data_of_distributed_common_blocks_initialises_every_local_part() {
+    require_toolchain();
+    runs_in_parallel_as_sequential(
+        "block_data_state",
+        r#"program bd2
+  implicit none
+  real :: grid(6, 10), w(9)
+  integer :: steps
+  character(len=4) :: tag
+  common /state/ grid, w, steps, tag
+!HPF$ DISTRIBUTE GRID(*, BLOCK)
+!HPF$ DISTRIBUTE W(CYCLIC(2))
+  integer :: s
+  do s = 1, steps
+    grid(2:5, :) = grid(2:5, :) + 0.5 * grid(1:4, :)
+  end do
+  w = w * 2.0
+  print '(a, 2f12.3, i3, 1x, a)', ' sums', sum(grid), sum(w), steps, tag
+  print '(6f9.3)', grid(:, 1), grid(:, 10)
+  print '(9f7.2)', w
+end program bd2
+
+block data init
+  real :: g(6, 10), weights(9)
+  integer :: nsteps
+  character(len=4) :: label
+  common /state/ g, weights, nsteps, label
+!HPF$ DISTRIBUTE G(*, BLOCK)
+!HPF$ DISTRIBUTE WEIGHTS(CYCLIC(2))
+  integer :: i, j
+  data ((g(i, j), i = 1, 6), j = 1, 10) / 30*1.0, 30*0.25 /
+  data weights / 1.0, 2.0, 3.0, &
+    4.0, 5.0, 6.0, 7.0, 8.0, 9.0 /, nsteps / 3 /, label / 'abcd' /
+end block data init
+"#,
+    );
+}
