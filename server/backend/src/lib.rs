@@ -109,6 +109,13 @@
 //!   subroutine specialised to the actuals' layouts with its local parts,
 //!   and the copy's body is lowered as the main program's is
 //!   (`procedures.rs`);
+//! - CALLs of EXTRINSIC(HPF_LOCAL) subroutines with distributed arrays
+//!   whole: every process passes its own elements, the body runs as
+//!   written, HPF_LOCAL_LIBRARY's inquiries answer about the caller's
+//!   mapping (`extrinsic.rs`);
+//! - DATA (in BLOCK DATA too) on COMMON blocks that hold distributed
+//!   arrays: the values are assigned to each process's part before the
+//!   main program's first statement (`common_modules.rs`);
 //! - distributed arrays of the file's modules, lowered as the main
 //!   program's own (`module_arrays.rs`); a CALL of a module subroutine (or
 //!   of an internal subroutine of the program) that uses distributed
