@@ -18,8 +18,8 @@
 //! `hpf_local_library` ([`LOCAL_LIBRARY`]) is compiled with the runtime.
 //!
 //! Refused with the reason at the place: an element, section or
-//! expression of a distributed array as an actual, arrays distributed in
-//! two dimensions or aligned with a stride, a dummy that is not
+//! expression of a distributed array as an actual, arrays aligned with a
+//! stride or with three distributed dimensions, a dummy that is not
 //! assumed-shape or whose mapping directives (in the procedure or in the
 //! caller's interface body for it) are not the actual's mapping,
 //! an internal procedure of the program, a procedure that uses distributed
@@ -137,11 +137,11 @@ impl<'a> Lowering<'a> {
                 continue;
             }
             passed.push(id);
-            if layout.second.is_some() || self.relaid.contains(&id) {
-                errors.push((range, format!("{} is distributed in two dimensions: its local part is not passed to HPF_LOCAL procedures yet (one distributed dimension is)", layout.name)));
+            if self.relaid.contains(&id) {
+                errors.push((range, format!("{} has three distributed dimensions (one kept whole by the MPI backend): its local part is not passed to HPF_LOCAL procedures", layout.name)));
                 continue;
             }
-            if !layout.plain || layout.stride != 1 {
+            if !layout.plain || layout.stride != 1 || layout.second.as_ref().is_some_and(|it| it.stride != 1) {
                 errors.push((range, format!("{} is aligned with a stride, transposed or embedded: its local part is not passed to HPF_LOCAL procedures yet", layout.name)));
                 continue;
             }
@@ -185,14 +185,18 @@ impl<'a> Lowering<'a> {
                     errors.push((name.range, format!("the interface gives the dummy {} a mapping that is not that of its actual {}, which an HPF_LOCAL procedure receives as it is mapped: {why}", name.text, layout.name)));
                 }
             }
-            let desc = format!("hpf_d_{}", layout.name);
+            // One descriptor per distributed dimension (two on a grid, `grid.rs`).
+            let (desc, second) = match &layout.second {
+                None => (format!("hpf_d_{}", layout.name), None),
+                Some(second) => {
+                    (format!("hpf_d_{}(1)", layout.name), Some((second.dim, format!("hpf_d_{}(2)", layout.name))))
+                }
+            };
             let dims: Vec<String> = (0..layout.lbs.len())
-                .map(|it| {
-                    if it == layout.dim {
-                        format!("hpf_own_first({desc}):hpf_own_last({desc})")
-                    } else {
-                        ":".to_string()
-                    }
+                .map(|it| match &second {
+                    _ if it == layout.dim => format!("hpf_own_first({desc}):hpf_own_last({desc})"),
+                    Some((dim, desc)) if *dim == it => format!("hpf_own_first({desc}):hpf_own_last({desc})"),
+                    _ => ":".to_string(),
                 })
                 .collect();
             edits.push((range, format!("{}({})", layout.name, dims.join(", "))));
@@ -205,6 +209,9 @@ impl<'a> Lowering<'a> {
                     list(&layout.lbs),
                     list(&layout.ubs)
                 ));
+                if let Some((dim, desc)) = &second {
+                    maps.push(format!("  call hpf_set_local_map2({}, {desc}, {})", position + 1, dim + 1));
+                }
             }
         }
         // Replicated arrays passed whole: their mapping is their bounds.
@@ -506,6 +513,8 @@ contains
     do k = 1, size(l)
       if (k == m%dim) then
         g(k) = hpf_gx(m%d, hpf_me(m%d), hpf_own_first(m%d) + l(k) - lb(k))
+      else if (k == m%dim2) then
+        g(k) = hpf_gx(m%d2, hpf_me(m%d2), hpf_own_first(m%d2) + l(k) - lb(k))
       else
         g(k) = m%lbs(k) + l(k) - lb(k)
       end if

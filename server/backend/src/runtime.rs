@@ -76,9 +76,9 @@ module hpf_runtime
   ! caller sets one per dummy position before the call; the inquiry
   ! functions of hpf_local_library read them.
   type hpf_local_map
-    integer :: rank = 0, dim = 0
+    integer :: rank = 0, dim = 0, dim2 = 0
     integer :: lbs(7) = 1, ubs(7) = 0
-    type(hpf_desc) :: d
+    type(hpf_desc) :: d, d2
   end type hpf_local_map
   type(hpf_local_map) :: hpf_local_maps(64)
 
@@ -109,16 +109,27 @@ contains
     type(hpf_desc), intent(in) :: d
     hpf_local_maps(k)%rank = size(lbs)
     hpf_local_maps(k)%dim = dim
+    hpf_local_maps(k)%dim2 = 0
     hpf_local_maps(k)%lbs(1:size(lbs)) = lbs
     hpf_local_maps(k)%ubs(1:size(ubs)) = ubs
     hpf_local_maps(k)%d = d
   end subroutine hpf_set_local_map
+
+  ! ... distributed along a second dimension too (a 2-D grid of processes),
+  ! set after hpf_set_local_map ...
+  subroutine hpf_set_local_map2(k, d, dim)
+    integer, intent(in) :: k, dim
+    type(hpf_desc), intent(in) :: d
+    hpf_local_maps(k)%dim2 = dim
+    hpf_local_maps(k)%d2 = d
+  end subroutine hpf_set_local_map2
 
   ! ... or a replicated one, whole on every process.
   subroutine hpf_set_replicated_map(k, lbs, ubs)
     integer, intent(in) :: k, lbs(:), ubs(:)
     hpf_local_maps(k)%rank = size(lbs)
     hpf_local_maps(k)%dim = 0
+    hpf_local_maps(k)%dim2 = 0
     hpf_local_maps(k)%lbs(1:size(lbs)) = lbs
     hpf_local_maps(k)%ubs(1:size(ubs)) = ubs
   end subroutine hpf_set_replicated_map

@@ -2402,6 +2402,57 @@ end subroutine number
  misplaced  0
 "#;
     runs_print_on(&source, expected.as_bytes(), &["1", "2", "3", "4", "5"]);
+    // A `(BLOCK, CYCLIC(2))` array on a 2-D grid: its local part along both
+    // distributed dimensions, LOCAL_TO_GLOBAL through both descriptors.
+    let (_dir, source) = scratch_program(
+        "hpf_local_grid",
+        r#"program gridlocal
+  implicit none
+  interface
+    extrinsic(hpf_local) subroutine number(a)
+      integer, intent(out) :: a(:, :)
+    end subroutine number
+  end interface
+  integer :: a(7, 9), j
+!HPF$ PROCESSORS G(2, 2)
+!HPF$ DISTRIBUTE A(BLOCK, CYCLIC(2)) ONTO G
+  call number(a)
+  do j = 1, 9
+    write (*, '(7i6)') a(:, j)
+  end do
+  print *, sum(a)
+end program gridlocal
+
+extrinsic(hpf_local) subroutine number(a)
+  use hpf_local_library
+  implicit none
+  integer, intent(out) :: a(:, :)
+  integer :: i, j, g(2)
+  do j = 1, size(a, 2)
+    do i = 1, size(a, 1)
+      g = local_to_global(a, [i, j])
+      a(i, j) = 100 * g(1) + g(2) + 1000 * global_size(a)
+    end do
+  end do
+end subroutine number
+"#,
+    );
+    runs_print_on(
+        &source,
+        r#" 63101 63201 63301 63401 63501 63601 63701
+ 63102 63202 63302 63402 63502 63602 63702
+ 63103 63203 63303 63403 63503 63603 63703
+ 63104 63204 63304 63404 63504 63604 63704
+ 63105 63205 63305 63405 63505 63605 63705
+ 63106 63206 63306 63406 63506 63606 63706
+ 63107 63207 63307 63407 63507 63607 63707
+ 63108 63208 63308 63408 63508 63608 63708
+ 63109 63209 63309 63409 63509 63609 63709
+     3994515
+"#
+        .as_bytes(),
+        &["1", "2", "3", "4", "5"],
+    );
 }
 
 /// DATA in a free-form BLOCK DATA on a COMMON block that holds a
