@@ -21,11 +21,18 @@
 //! arrays are then module arrays, lowered as `module_arrays.rs` says, and
 //! the subroutines that work on them run SPMD (`procedures.rs`).
 //!
+//! DATA statements on the block (in BLOCK DATA, whose declarations of the
+//! block are blanked like the others', or in any unit that declares it)
+//! move into a module of initial values (`hpf_data_<block>_<k>`, the
+//! block's variables as `hpf_init_<k>_<j>`), which the main program USEs;
+//! before its first executable statement it assigns them to the block's
+//! variables, a FORALL per array, so each process sets its own part.
+//!
 //! A unit that declares the block with a different sequence (count,
 //! type, shape or mapping of a variable) is refused at its COMMON
 //! statement, naming the block and the first variable that differs; so
-//! are what the rewriting cannot keep: DATA, EQUIVALENCE or BLOCK DATA on
-//! the block, an alignment with an array outside the block or with an
+//! are what the rewriting cannot keep: EQUIVALENCE on the block, DATA on
+//! it that names anything else (`data_initialisation`), an alignment with an array outside the block or with an
 //! aligned template, bounds, shapes or kinds that do not fold, a
 //! directive that also maps variables outside the block.
 
@@ -335,7 +342,9 @@ pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Result<Option<Vec<
         unit_members.entry(declaration.unit).or_default().extend(declaration.members.iter().copied());
     }
     let mut declarations_done: Vec<UnitId> = Vec::new();
+    let mut helpers: Vec<DataHelper> = Vec::new();
     for block in &blocks {
+        let helpers_before = helpers.len();
         let of_block: Vec<&CommonDeclaration> = declarations.iter().filter(|it| &it.block == block).collect();
         let first = of_block[0];
         let names: Vec<String> =
@@ -364,11 +373,15 @@ pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Result<Option<Vec<
         let only = format!("      use {module}");
         for declaration in &of_block {
             let (unit, parent) = flat[declaration.unit];
-            if parent.is_some() || !matches!(unit.kind, UnitKind::Program | UnitKind::Subroutine | UnitKind::Function) {
-                let what = if unit.kind == UnitKind::BlockData { "a BLOCK DATA unit" } else { "this unit" };
+            if parent.is_some()
+                || !matches!(
+                    unit.kind,
+                    UnitKind::Program | UnitKind::Subroutine | UnitKind::Function | UnitKind::BlockData
+                )
+            {
                 errors.push((
                     declaration.statement,
-                    format!("{} holds distributed arrays: the MPI backend does not lower it in {what} (initial values or declarations of the block outside main programs and external procedures)", shown(block)),
+                    format!("{} holds distributed arrays: the MPI backend does not lower it in this unit (declarations of the block outside main programs, external procedures and BLOCK DATA units)", shown(block)),
                 ));
                 continue;
             }
@@ -514,8 +527,14 @@ pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Result<Option<Vec<
                 let text = &normalised[line.to_range()];
                 let names_here = members.iter().map(|it| model.symbol(*it).name.key());
                 let mentions = names_here.clone().any(|name| crate::private::mentions_word(text, &name));
-                if (word.starts_with("data") || word.starts_with("equivalence")) && mentions {
-                    errors.push((line, format!("{} holds distributed arrays: the MPI backend does not lower DATA or EQUIVALENCE on its variables", shown(block))));
+                if word.starts_with("equivalence") && mentions {
+                    errors.push((
+                        line,
+                        format!(
+                            "{} holds distributed arrays: the MPI backend does not lower EQUIVALENCE on its variables",
+                            shown(block)
+                        ),
+                    ));
                 } else if word.starts_with("save") && text.to_ascii_lowercase().contains(&format!("/{block}/")) {
                     let rest = text.to_ascii_lowercase().replace(&format!("/{block}/"), "");
                     let rest: String = rest.chars().filter(|it| !it.is_whitespace() && *it != ',').collect();
@@ -531,6 +550,16 @@ pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Result<Option<Vec<
                         ));
                     }
                 }
+            }
+            // DATA on the block's variables: moved into a subroutine of its
+            // own that the main program calls first (`data_initialisation`).
+            match data_initialisation(analysis, text, &normalised, declaration, unit, &names, helpers.len()) {
+                Ok(None) => {}
+                Ok(Some(helper)) => {
+                    blanks.extend(helper.statements.iter().copied());
+                    helpers.push(helper);
+                }
+                Err(mut refused) => errors.append(&mut refused),
             }
             blanks.sort_by_key(|it| (it.start, it.end));
             blanks.dedup();
@@ -548,11 +577,18 @@ pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Result<Option<Vec<
             for range in blanks {
                 edits.push((range, blanked(&normalised, range)));
             }
-            uses.entry(unit_id).or_default().push(only.clone());
+            // A BLOCK DATA unit keeps only what it initialises of other blocks.
+            if unit.kind != UnitKind::BlockData {
+                uses.entry(unit_id).or_default().push(only.clone());
+            }
         }
-        // The main program allocates the module's arrays: it USEs it.
+        // The main program allocates the module's arrays: it USEs it, and
+        // the initial values of the block's DATA.
         if let Some(main) = main {
             let entry = uses.entry(main).or_default();
+            for helper in &helpers[helpers_before..] {
+                entry.push(helper.uses.trim_end().to_string());
+            }
             if !entry.contains(&only) {
                 for name in &names {
                     if model.lookup(main, name).is_some() {
@@ -588,11 +624,28 @@ pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Result<Option<Vec<
         }
         edits.push((TextRange::empty(at), inserted));
     }
+    // The main program first calls the subroutines that hold the blocks' DATA.
+    if let (Some(main), false) = (main, helpers.is_empty()) {
+        let unit = flat[main].0;
+        let mut at = unit.execution_start.min(normalised.len());
+        if at >= unit.range.end {
+            // No executable statement: before the END line.
+            let body = normalised[..unit.range.end.min(normalised.len())].trim_end();
+            at = body.rfind('\n').map_or(0, |it| it + 1);
+        } else {
+            at = normalised[..at].rfind('\n').map_or(0, |it| it + 1);
+        }
+        let calls: String = helpers.iter().map(|it| it.call.clone()).collect();
+        edits.push((TextRange::empty(at), calls));
+    }
     let mut tail = String::new();
     if !text.ends_with('\n') {
         tail.push('\n');
     }
     tail.push_str(&modules);
+    for helper in &helpers {
+        tail.push_str(&helper.source);
+    }
     edits.push((TextRange::empty(text.len()), tail));
     edits.sort_by_key(|it| (it.0.start, it.0.end));
     // Overlapping edits (a rename inside a blanked range) keep the first.
@@ -604,6 +657,316 @@ pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Result<Option<Vec<
         res.push(edit);
     }
     Ok(Some(res))
+}
+
+/// A unit's DATA statements on a mapped block, moved into a module of
+/// their own (`hpf_data_<block>_<k>`): copies of the block's variables
+/// under the unit's names, and the DATA statements as written. The main
+/// program USEs them renamed and, before its first executable statement,
+/// assigns each to the block's variable: replicated values into
+/// distributed arrays, each process its own part.
+struct DataHelper {
+    /// The DATA statements moved (whole lines of the user's text).
+    statements: Vec<TextRange>,
+    source: String,
+    /// The main program's USE of the values, renamed.
+    uses: String,
+    /// The assignments of the values to the block's variables.
+    call: String,
+}
+
+/// The DATA statements of `unit` on the variables of `declaration`'s
+/// block, as a [`DataHelper`]; `None` when it has none.
+fn data_initialisation(
+    analysis: &FileAnalysis,
+    text: &str,
+    normalised: &str,
+    declaration: &CommonDeclaration,
+    unit: &syntax::Unit,
+    names: &[String],
+    index: usize,
+) -> Result<Option<DataHelper>, Refusals> {
+    let model = &analysis.model;
+    let fixed = analysis.file.form.is_fixed();
+    let members = &declaration.members;
+    let member_keys: Vec<String> = members.iter().map(|it| model.symbol(*it).name.key()).collect();
+    let own_end = unit.contains.first().map_or(unit.range.end, |it| it.range.start);
+    let scanned = TextRange::new(unit.header.end.min(own_end), own_end);
+    let lines = statement_lines(normalised, scanned);
+    let mut statements: Vec<TextRange> = Vec::new();
+    let mut errors: Refusals = Vec::new();
+    let mut counters: Vec<String> = Vec::new();
+    let mut at = 0;
+    while at < lines.len() {
+        let (word, line) = &lines[at];
+        at += 1;
+        if !word.starts_with("data") {
+            continue;
+        }
+        // The statement with its continuation lines.
+        let mut range = *line;
+        while at < lines.len() && continues(text, fixed, range, lines[at].1) {
+            range = TextRange::new(range.start, lines[at].1.end);
+            at += 1;
+        }
+        let names = data_names(&normalised[range.to_range()]);
+        if !names.iter().any(|it| member_keys.contains(it)) {
+            continue;
+        }
+        for name in names.iter().skip(1) {
+            if member_keys.contains(name) || counters.contains(name) {
+                continue;
+            }
+            let id = model.lookup(declaration.unit, name);
+            let counter = id.is_none_or(|id| {
+                let symbol = model.symbol(id);
+                symbol.kind == SymbolKind::Variable
+                    && symbol.shape.is_empty()
+                    && (symbol.type_name.eq_ignore_ascii_case("integer")
+                        || symbol.type_name.is_empty() && ('i'..='n').contains(&name.chars().next().unwrap_or('a')))
+            });
+            if counter {
+                counters.push(name.clone());
+            } else {
+                errors.push((range, format!("{} holds distributed arrays, and this DATA statement also names `{name}`, which is not in the block: the MPI backend moves the block's DATA into a module of its own (write the block's DATA with literal constants, in statements of their own)", shown(&declaration.block))));
+            }
+        }
+        statements.push(range);
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    if statements.is_empty() {
+        return Ok(None);
+    }
+    let refuse = |why: String| {
+        vec![(statements[0], format!("{}: the MPI backend cannot move its DATA: {why}", shown(&declaration.block)))]
+    };
+    let tag = if declaration.block.is_empty() { "blank".to_string() } else { declaration.block.clone() };
+    let name = format!("hpf_data_{tag}_{}", index + 1);
+    let indent = if fixed { "      " } else { "  " };
+    // The initial values in a module of their own, under names of its own
+    // (`hpf_init_<k>_<j>`, the DATA statements rewritten to them); the main
+    // program USEs them and, before anything else, assigns them to the
+    // block's variables by one FORALL per array (its indices the module's,
+    // `hpf_init_<k>_k<d>`), so that the owners assign their parts.
+    let value_names: Vec<String> = (1..=members.len()).map(|it| format!("hpf_init_{}_{it}", index + 1)).collect();
+    let values = member_lines(analysis, declaration, &value_names).map_err(refuse)?;
+    let rank = members.iter().map(|it| model.symbol(*it).rank()).max().unwrap_or(0);
+    let indices: Vec<String> = (1..=rank).map(|it| format!("hpf_init_{}_k{it}", index + 1)).collect();
+    let mut source = format!("{indent}module {name}\n");
+    for lines in values.iter().take(members.len()) {
+        if let Some(line) = lines.first() {
+            let _ = writeln!(source, "{indent}{}", line.trim());
+        }
+    }
+    for counter in counters.iter().chain(&indices) {
+        let _ = writeln!(source, "{indent}integer {counter}");
+    }
+    for range in &statements {
+        let joined = joined_statement(text, fixed, whole_lines(text, *range));
+        let mut renamed = String::new();
+        let mut last = 0;
+        for (start, end) in data_identifiers(&joined) {
+            let key = joined[start..end].to_ascii_lowercase();
+            if let Some(position) = member_keys.iter().position(|it| *it == key) {
+                renamed.push_str(&joined[last..start]);
+                renamed.push_str(&value_names[position]);
+                last = end;
+            }
+        }
+        renamed.push_str(&joined[last..]);
+        source.push_str(&chopped(fixed, renamed.trim()));
+    }
+    let _ = writeln!(source, "{indent}end module {name}");
+    let mut call = String::new();
+    for ((module_name, value), member) in names.iter().zip(&value_names).zip(members) {
+        let shape = &model.symbol(*member).shape;
+        if shape.is_empty() {
+            let _ = writeln!(call, "{indent}{module_name} = {value}");
+            continue;
+        }
+        let controls: Vec<String> = shape
+            .iter()
+            .zip(&indices)
+            .map(|(dim, k)| format!("{k} = {}:{}", dim.lo.known().unwrap_or(1), dim.hi.known().unwrap_or(0)))
+            .collect();
+        let used = indices[..shape.len()].join(", ");
+        let statement = format!("forall ({}) {module_name}({used}) = {value}({used})", controls.join(", "));
+        call.push_str(&broken(fixed, &statement));
+    }
+    let imported: Vec<String> = value_names.iter().chain(&indices).cloned().collect();
+    let uses = wrapped(fixed, &format!("use {name}, only: "), &imported, "");
+    Ok(Some(DataHelper {
+        statements: statements.iter().map(|it| whole_lines(text, *it)).collect(),
+        source,
+        uses,
+        call,
+    }))
+}
+
+/// Whether `next` continues the statement whose lines so far are `range`.
+fn continues(text: &str, fixed: bool, range: TextRange, next: TextRange) -> bool {
+    let line = &text[next.to_range()];
+    if fixed {
+        let bytes = line.as_bytes();
+        !line.starts_with(['c', 'C', '*', '!'])
+            && bytes.len() > 5
+            && bytes[..5].iter().all(|it| *it == b' ')
+            && !matches!(bytes[5], b' ' | b'0')
+    } else {
+        let previous = &text[range.to_range()];
+        previous.lines().last().is_some_and(|it| it.split('!').next().unwrap_or("").trim_end().ends_with('&'))
+    }
+}
+
+/// The names a DATA statement mentions, lower case, in order (the keyword
+/// first): not the letters of numbers (`1.5E0`), dot operators and
+/// constants (`.TRUE.`), BOZ prefixes (`Z'FF'`) or character literals.
+fn data_names(statement: &str) -> Vec<String> {
+    let mut res: Vec<String> = Vec::new();
+    for (start, end) in data_identifiers(statement) {
+        let word = statement[start..end].to_ascii_lowercase();
+        if !res.contains(&word) {
+            res.push(word);
+        }
+    }
+    res
+}
+
+/// The byte ranges of the names in a DATA statement (as [`data_names`]).
+fn data_identifiers(statement: &str) -> Vec<(usize, usize)> {
+    let bytes = statement.as_bytes();
+    let mut res: Vec<(usize, usize)> = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let byte = bytes[at];
+        if byte == b'\'' || byte == b'"' {
+            at += 1 + statement[at + 1..].find(byte as char).unwrap_or(statement.len() - at - 1) + 1;
+        } else if byte == b'!' {
+            at = statement[at..].find('\n').map_or(bytes.len(), |it| at + it);
+        } else if byte.is_ascii_digit() {
+            // A number with its exponent and kind (`1.5D+0`, `2_8`).
+            at += 1;
+            while at < bytes.len() && (bytes[at].is_ascii_alphanumeric() || bytes[at] == b'.' || bytes[at] == b'_') {
+                let exponent = matches!(bytes[at], b'e' | b'E' | b'd' | b'D' | b'q' | b'Q');
+                at += 1;
+                if exponent && at < bytes.len() && matches!(bytes[at], b'+' | b'-') {
+                    at += 1;
+                }
+            }
+        } else if byte == b'.' {
+            let word = statement[at + 1..].bytes().take_while(u8::is_ascii_alphabetic).count();
+            at += if word > 0 && bytes.get(at + 1 + word) == Some(&b'.') { word + 2 } else { 1 };
+        } else if byte.is_ascii_alphabetic() {
+            let end = at + statement[at..].bytes().take_while(|it| it.is_ascii_alphanumeric() || *it == b'_').count();
+            if !matches!(bytes.get(end), Some(b'\'' | b'"')) {
+                res.push((at, end));
+            }
+            at = end;
+        } else {
+            at += 1;
+        }
+    }
+    res
+}
+
+/// A statement's text on one line: fixed form's columns 7-72 of each line,
+/// free form's lines without their continuation marks (comments dropped).
+fn joined_statement(text: &str, fixed: bool, range: TextRange) -> String {
+    let mut res = String::new();
+    for line in text[range.to_range()].lines() {
+        if fixed {
+            if line.starts_with(['c', 'C', '*', '!']) {
+                continue;
+            }
+            let end = line.len().min(72);
+            res.push_str(line.get(6.min(end)..end).unwrap_or(""));
+        } else {
+            let code = line.trim();
+            if code.starts_with('!') {
+                continue;
+            }
+            let code = code.strip_prefix('&').unwrap_or(code);
+            res.push_str(code.strip_suffix('&').unwrap_or(code));
+        }
+    }
+    res
+}
+
+/// A statement's text cut into lines of the file's form (fixed form's
+/// columns 7-72, continued in column 6; free form's `&` at both ends), at
+/// any character: both forms continue a token or a literal there.
+fn chopped(fixed: bool, statement: &str) -> String {
+    let chars: Vec<char> = statement.chars().collect();
+    let mut res = String::new();
+    for (index, piece) in chars.chunks(60).enumerate() {
+        let piece: String = piece.iter().collect();
+        match (fixed, index) {
+            (true, 0) => res.push_str(&format!("      {piece}")),
+            (true, _) => res.push_str(&format!("\n     &{piece}")),
+            (false, 0) => res.push_str(&format!("  {piece}")),
+            (false, _) => res.push_str(&format!("&\n  &{piece}")),
+        }
+    }
+    res.push('\n');
+    res
+}
+
+/// A statement cut into lines of the file's form at its blanks (never
+/// inside a token: the backend reads these lines as the user's).
+fn broken(fixed: bool, statement: &str) -> String {
+    let (first, next) = if fixed { ("      ", "     &") } else { ("  ", "    ") };
+    let mut res = String::new();
+    let mut line = first.to_string();
+    for word in statement.split(' ') {
+        if line.len() + word.len() + 1 > 70 && line.len() > first.len() {
+            if fixed {
+                res.push_str(line.trim_end());
+                res.push('\n');
+            } else {
+                res.push_str(&line);
+                res.push_str("&\n");
+            }
+            line = next.to_string();
+        }
+        if !line.ends_with([' ', '&']) {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    res.push_str(line.trim_end());
+    res.push('\n');
+    res
+}
+
+/// `head item, item, ... tail` as a statement of the file's form, continued
+/// over lines of at most 72 columns in fixed form.
+fn wrapped(fixed: bool, head: &str, items: &[String], tail: &str) -> String {
+    let indent = if fixed { "      " } else { "  " };
+    let mut res = String::new();
+    let mut line = format!("{indent}{head}");
+    for (index, item) in items.iter().enumerate() {
+        let piece = if index + 1 < items.len() { format!("{item}, ") } else { format!("{item}{tail}") };
+        if line.len() + piece.len() > 70 && line.trim().len() > head.len() {
+            if fixed {
+                res.push_str(line.trim_end());
+                res.push('\n');
+                line = "     &".to_string();
+            } else {
+                res.push_str(&line);
+                res.push_str("&\n");
+                line = format!("{indent}  ");
+            }
+        }
+        line.push_str(&piece);
+    }
+    if items.is_empty() {
+        line.push_str(tail);
+    }
+    res.push_str(&line);
+    res.push('\n');
+    res
 }
 
 /// The parts of a COMMON statement's text per block: (block, start, end)
@@ -650,5 +1013,70 @@ mod tests {
         let segments = block_segments(text);
         assert_eq!(segments, vec![("a".to_string(), 7, 14), ("b".to_string(), 14, 19)]);
         assert_eq!(block_segments("common x, y // z"), vec![(String::new(), 6, 12), (String::new(), 12, 16)]);
+    }
+}
+
+#[cfg(test)]
+mod data_tests {
+    use analysis::model::ModelConfig;
+    use syntax::{LineIndex, SourceForm};
+
+    fn lowered(text: &str) -> Result<(Vec<String>, String), Vec<String>> {
+        let analysis = analysis::analyze(text, SourceForm::Free, ModelConfig { number_of_processors: None });
+        let index = LineIndex::new(text);
+        let line = |at: usize| index.line_col(text, at).0 + 1;
+        match crate::lower(&analysis, text) {
+            Ok(generated) => Ok((
+                generated.notes.iter().map(|it| format!("{}: {}", line(it.range.start), it.message)).collect(),
+                generated.source,
+            )),
+            Err(errors) => Err(errors.iter().map(|it| format!("{}: {}", line(it.range.start), it.message)).collect()),
+        }
+    }
+
+    fn program(data: &str) -> String {
+        format!(
+            "program p
+  implicit none
+  integer, parameter :: k = 4
+  real :: a(8, 3)
+  integer :: n
+  common /f/ a, n
+!HPF$ DISTRIBUTE A(*, BLOCK)
+{data}  print *, sum(a), n
+end program p
+"
+        )
+    }
+
+    /// DATA on a block's variables in the main program: the values go into
+    /// a module of their own, and each process assigns its part first.
+    #[test]
+    fn data_of_a_distributed_block_ends_in_each_local_part() {
+        let (notes, source) =
+            lowered(&program("  data a /12*1.5, 12*2.5/\n  data ((a(i, j), i = 1, 2), j = 1, 3) /6*0.0/, n /3/\n"))
+                .unwrap();
+        assert!(notes.iter().all(|it| !it.contains("runs on one process")), "{notes:?}");
+        assert!(source.contains("module hpf_data_f_1\n  real :: hpf_init_1_1(1:8,1:3)\n  integer :: hpf_init_1_2\n  integer i\n  integer j\n  integer hpf_init_1_k1\n  integer hpf_init_1_k2\n  data hpf_init_1_1 /12*1.5, 12*2.5/\n  data ((hpf_init_1_1(i, j), i = 1, 2), j = 1, 3) /6*0.0/, hpf&\n  &_init_1_2 /3/\n"), "{source}");
+        assert!(
+            source
+                .contains("use hpf_data_f_1, only: hpf_init_1_1, hpf_init_1_2, hpf_init_1_k1, &\n    hpf_init_1_k2\n"),
+            "{source}"
+        );
+        assert!(source.contains("  n = hpf_init_1_2\n"), "{source}");
+        assert!(source.contains("  forall (hpf_init_1_k1 = 1:8, hpf_init_1_k2 = hpf_lo:hpf_hi:1) a(hpf_init_1_k1,&\n    hpf_init_1_k2) = hpf_init_1_1(hpf_init_1_k1, hpf_init_1_k2)\n"), "{source}");
+        // The DATA statements are gone from the program.
+        assert!(!source.contains("data a /"), "{source}");
+    }
+
+    #[test]
+    fn data_naming_other_entities_is_refused() {
+        let errors = lowered(&program("  data a /24*1.5/, n /k/\n")).unwrap_err();
+        assert_eq!(errors, ["8: COMMON /f/ holds distributed arrays, and this DATA statement also names `k`, which is not in the block: the MPI backend moves the block's DATA into a module of its own (write the block's DATA with literal constants, in statements of their own)"]);
+        let errors = lowered(&program("  real :: b(24)\n  equivalence (a, b)\n")).unwrap_err();
+        assert_eq!(
+            errors,
+            ["9: COMMON /f/ holds distributed arrays: the MPI backend does not lower EQUIVALENCE on its variables"]
+        );
     }
 }

@@ -109,6 +109,13 @@
 //!   subroutine specialised to the actuals' layouts with its local parts,
 //!   and the copy's body is lowered as the main program's is
 //!   (`procedures.rs`);
+//! - CALLs of EXTRINSIC(HPF_LOCAL) subroutines with distributed arrays
+//!   whole: every process passes its own elements, the body runs as
+//!   written, HPF_LOCAL_LIBRARY's inquiries answer about the caller's
+//!   mapping (`extrinsic.rs`);
+//! - DATA (in BLOCK DATA too) on COMMON blocks that hold distributed
+//!   arrays: the values are assigned to each process's part before the
+//!   main program's first statement (`common_modules.rs`);
 //! - distributed arrays of the file's modules, lowered as the main
 //!   program's own (`module_arrays.rs`); a CALL of a module subroutine (or
 //!   of an internal subroutine of the program) that uses distributed
@@ -183,6 +190,7 @@ mod element_reduction;
 mod element_type;
 mod embed;
 mod external_modules;
+mod extrinsic;
 mod fission;
 mod grid;
 mod hoist;
@@ -653,6 +661,9 @@ enum Plan<'a> {
     Grid(grid::GridPlan<'a>),
     /// A CALL every process makes with its local parts (`procedures.rs`).
     Call(procedures::SpmdCall<'a>),
+    /// A CALL of an EXTRINSIC(HPF_LOCAL) subroutine every process makes
+    /// on its local parts (`extrinsic.rs`).
+    LocalCall(extrinsic::LocalCall<'a>),
     /// `X = TRANSPOSE(Y)`, `CSHIFT`, `EOSHIFT` by one all-to-all (`permute.rs`).
     Permute(permute::Permute<'a>),
     /// `C = MATMUL(A, B)` with panels of the operands gathered (`matmul.rs`).
@@ -724,6 +735,7 @@ impl Plan<'_> {
             | Plan::Split(_)
             | Plan::Grid(_)
             | Plan::Call(_)
+            | Plan::LocalCall(_)
             | Plan::Permute(_)
             | Plan::Matmul(_)
             | Plan::Scatter(_)
@@ -1040,6 +1052,7 @@ impl<'a> Lowering<'a> {
                 self.check_external_procedure(other);
             }
         }
+        self.check_local_procedures();
         // Replicated COMMON blocks, kept alike on every process (`common_blocks.rs`).
         match self.common_blocks() {
             Ok(blocks) => self.common = blocks,
@@ -1081,7 +1094,7 @@ impl<'a> Lowering<'a> {
             .collect();
         for used in analysis::model::flatten_units(file).iter().flat_map(|(unit, _)| &unit.uses) {
             let key = used.key();
-            if !known.contains(&key) && !INTRINSIC_MODULES.contains(&key.as_str()) {
+            if !known.contains(&key) && !INTRINSIC_MODULES.contains(&key.as_str()) && key != "hpf_local_library" {
                 self.error(
                     used.range,
                     format!(
@@ -1449,6 +1462,10 @@ impl<'a> Lowering<'a> {
             // calls run on rank 0: distributed arguments are gathered for the
             // call and scattered after it, variables it may have set are
             // broadcast (`emit_on_rank_zero`).
+            // EXTRINSIC(HPF_LOCAL): every process on its local parts (`extrinsic.rs`).
+            if let Some(plan) = self.local_call(stmt) {
+                return plan;
+            }
             let why = if self.distributed_occurrences(stmt.range).is_empty() {
                 None
             } else {
@@ -3373,6 +3390,7 @@ impl<'a> Lowering<'a> {
             Plan::OnRankZero { stmt, why } => self.emit_on_rank_zero(out, stmt, why.as_deref()),
             Plan::Grid(plan) => self.emit_grid(out, plan),
             Plan::Call(call) => self.emit_spmd_call(out, call),
+            Plan::LocalCall(call) => self.emit_local_call(out, call),
             Plan::SliceCopy(plan) => self.emit_slice_assign(out, plan),
         }
     }

@@ -243,6 +243,8 @@ impl Lowering<'_> {
             .filter(|it| range.contains_range(it.range) && !it.is_declaration && !it.in_directive)
             .filter_map(|it| Some((it.range, format!("hpf_g_{}", self.distributed.get(&it.symbol)?.name))))
             .collect();
+        // HPF_LOCAL procedures' inquiries about their dummies (`extrinsic.rs`).
+        edits.extend(self.local_library_edits_in(range));
         edits.sort_by_key(|it| it.0.start);
         self.copy_with_edits(range, &edits)
     }
@@ -309,6 +311,7 @@ impl Lowering<'_> {
                     .filter_map(|it| Some((it.range, format!("hpf_g_{}", self.distributed.get(&it.symbol)?.name)))),
             );
         }
+        edits.extend(self.local_library_edits_in(module.range));
         edits.sort_by_key(|it| (it.0.start, it.0.end));
         self.copy_with_edits(module.range, &edits)
     }

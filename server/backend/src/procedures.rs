@@ -520,7 +520,7 @@ impl<'a> Lowering<'a> {
 
     /// The subroutine of the file a CALL of `key` reaches: a module
     /// procedure of a module the caller sees, else an external subroutine.
-    fn find_subroutine(&self, key: &str) -> Result<(&'a syntax::Unit, UnitId, Place), String> {
+    pub(crate) fn find_subroutine(&self, key: &str) -> Result<(&'a syntax::Unit, UnitId, Place), String> {
         self.find_procedure(key, UnitKind::Subroutine)
     }
 
@@ -794,7 +794,7 @@ impl<'a> Lowering<'a> {
     /// out as `dummies` says) as it is: INHERIT; transcriptive `DISTRIBUTE X
     /// *`; a distribution (descriptive or not) that is the actual's; an
     /// identity ALIGN with another dummy whose actual is laid out alike.
-    fn check_mapping(
+    pub(crate) fn check_mapping(
         &self,
         callee_id: UnitId,
         dummy: SymbolId,

@@ -70,6 +70,18 @@ module hpf_runtime
     integer(8), allocatable :: bits(:)
   end type hpf_schedule
 
+  ! The mapping of an actual argument an EXTRINSIC(HPF_LOCAL) procedure
+  ! got its local part of (`extrinsic.rs`): the global bounds of every
+  ! dimension, the distributed one (0: replicated) and its descriptor. The
+  ! caller sets one per dummy position before the call; the inquiry
+  ! functions of hpf_local_library read them.
+  type hpf_local_map
+    integer :: rank = 0, dim = 0, dim2 = 0
+    integer :: lbs(7) = 1, ubs(7) = 0
+    type(hpf_desc) :: d, d2
+  end type hpf_local_map
+  type(hpf_local_map) :: hpf_local_maps(64)
+
 contains
 
   subroutine hpf_init()
@@ -89,6 +101,54 @@ contains
     if (present(dim)) continue
     number_of_processors = hpf_nprocs
   end function number_of_processors
+
+  ! The mapping of the actual at dummy position k of an HPF_LOCAL call: a
+  ! distributed array (its descriptor d along dimension dim) ...
+  subroutine hpf_set_local_map(k, d, dim, lbs, ubs)
+    integer, intent(in) :: k, dim, lbs(:), ubs(:)
+    type(hpf_desc), intent(in) :: d
+    hpf_local_maps(k)%rank = size(lbs)
+    hpf_local_maps(k)%dim = dim
+    hpf_local_maps(k)%dim2 = 0
+    hpf_local_maps(k)%lbs(1:size(lbs)) = lbs
+    hpf_local_maps(k)%ubs(1:size(ubs)) = ubs
+    hpf_local_maps(k)%d = d
+  end subroutine hpf_set_local_map
+
+  ! ... distributed along a second dimension too (a 2-D grid of processes),
+  ! set after hpf_set_local_map ...
+  subroutine hpf_set_local_map2(k, d, dim)
+    integer, intent(in) :: k, dim
+    type(hpf_desc), intent(in) :: d
+    hpf_local_maps(k)%dim2 = dim
+    hpf_local_maps(k)%d2 = d
+  end subroutine hpf_set_local_map2
+
+  ! ... or a replicated one, whole on every process.
+  subroutine hpf_set_replicated_map(k, lbs, ubs)
+    integer, intent(in) :: k, lbs(:), ubs(:)
+    hpf_local_maps(k)%rank = size(lbs)
+    hpf_local_maps(k)%dim = 0
+    hpf_local_maps(k)%dim2 = 0
+    hpf_local_maps(k)%lbs(1:size(lbs)) = lbs
+    hpf_local_maps(k)%ubs(1:size(ubs)) = ubs
+  end subroutine hpf_set_replicated_map
+
+  ! The first and last index of this process's own elements in its local
+  ! part of a distributed dimension (no shadow): global indices for BLOCK,
+  ! local positions for CYCLIC (hpf_owned_local); empty when lo > hi.
+  pure integer function hpf_own_first(d)
+    type(hpf_desc), intent(in) :: d
+    integer :: hi
+    call hpf_owned_local(d, hpf_me(d), hpf_own_first, hi)
+  end function hpf_own_first
+
+  pure integer function hpf_own_last(d)
+    type(hpf_desc), intent(in) :: d
+    integer :: lo, hi
+    call hpf_owned_local(d, hpf_me(d), lo, hi)
+    hpf_own_last = max(hi, lo - 1)
+  end function hpf_own_last
 
   ! Per-loop statistics (--stats): the totals when the loop's fetches
   ! start, then the loop's share of them and how often it ran.
@@ -1691,6 +1751,9 @@ fn runtime_with(types: &[ElementType], wanted: impl Fn(&str) -> bool) -> String 
         }
     }
     res.push_str(FOOTER);
+    if wanted("hpf_local_library") {
+        res.push_str(crate::extrinsic::LOCAL_LIBRARY);
+    }
     res
 }
 

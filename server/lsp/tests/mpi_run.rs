@@ -19,6 +19,7 @@ const SUPPORTED: &[&str] = &[
     "align_stride_loops.f90",
     "align_transpose_grid.f90",
     "block_cyclic_matmul.f90",
+    "blockdata_fields.f",
     "chain_align.hpf",
     "column_sums.f90",
     "common_blocks.f",
@@ -57,6 +58,7 @@ const SUPPORTED: &[&str] = &[
     "jacobi_chpf.f",
     "label_gather.f90",
     "list_fetch.f90",
+    "local_kernels.f90",
     "loop_exits.f90",
     "lu_cyclic.f",
     "matmul_cyclic.for",
@@ -2329,4 +2331,185 @@ fn builds_reuse_a_cached_runtime_and_mend_a_damaged_one() {
     assert_eq!(runtime_compiles(), 3);
     runs_right(&dir.join("uncached"));
     assert_eq!(entries(), stored, "`off` keeps nothing");
+}
+
+/// EXTRINSIC(HPF_LOCAL): every process calls the procedure on its local
+/// parts (a 2-D array distributed `(*, BLOCK)`, a CYCLIC(2) one with lower
+/// bound 0 seen by a dummy `b(0:)`, a replicated one as it is), and the
+/// inquiry functions of HPF_LOCAL_LIBRARY answer about the caller's mapping:
+/// LOCAL_TO_GLOBAL gives every element its global subscripts, GLOBAL_SIZE,
+/// GLOBAL_LBOUND and GLOBAL_UBOUND the global bounds, MY_PROCESSOR the
+/// element's owner (checked against the BLOCK formula). The output is the
+/// HPF meaning, the same on every number of processes (no sequential
+/// program knows HPF_LOCAL_LIBRARY).
+#[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
+fn hpf_local_procedures_get_local_parts_and_ask_their_mapping() {
+    require_toolchain();
+    let (_dir, source) = scratch_program(
+        "hpf_local_inquiry",
+        r#"program inquire
+  implicit none
+  interface
+    extrinsic(hpf_local) subroutine number(a, o, b, r)
+      integer, intent(out) :: a(:, :), o(:)
+      integer, intent(out) :: b(0:)
+      integer, intent(in) :: r(:)
+!HPF$ DISTRIBUTE A(*, BLOCK)
+    end subroutine number
+  end interface
+  integer, parameter :: n = 10
+  integer :: a(3, n), o(n), b(0:12), r(5)
+  integer :: j, np, blk, bad
+!HPF$ PROCESSORS P(4)
+!HPF$ DISTRIBUTE A(*, BLOCK) ONTO P
+!HPF$ DISTRIBUTE O(BLOCK) ONTO P
+!HPF$ DISTRIBUTE B(CYCLIC(2)) ONTO P
+  r = 7
+  call number(a, o, b, r)
+  do j = 1, n
+    write (*, '(3i6)') a(:, j)
+  end do
+  write (*, '(13i8)') b
+  np = number_of_processors()
+  blk = (n + np - 1) / np
+  bad = 0
+  do j = 1, n
+    if (o(j) /= (j - 1) / blk) bad = bad + 1
+  end do
+  write (*, '(a, i3)') ' misplaced', bad
+end program inquire
+
+extrinsic(hpf_local) subroutine number(a, o, b, r)
+  use hpf_local_library
+  implicit none
+  integer, intent(out) :: a(:, :), o(:)
+  integer, intent(out) :: b(0:)
+  integer, intent(in) :: r(:)
+  integer :: i, j, k, g(2), h(1)
+  do j = 1, size(a, 2)
+    do i = 1, size(a, 1)
+      g = local_to_global(a, [i, j])
+      a(i, j) = 100 * g(1) + g(2) + 1000 * global_size(a, 2) + 10000 * global_size(r)
+    end do
+    o(j) = my_processor()
+  end do
+  do k = 0, ubound(b, 1)
+    h = local_to_global(b, [k])
+    b(k) = 10000 * h(1) + 100 * global_size(b) + global_ubound(b, 1) - global_lbound(b, 1)
+  end do
+end subroutine number
+"#,
+    );
+    let expected = r#" 60101 60201 60301
+ 60102 60202 60302
+ 60103 60203 60303
+ 60104 60204 60304
+ 60105 60205 60305
+ 60106 60206 60306
+ 60107 60207 60307
+ 60108 60208 60308
+ 60109 60209 60309
+ 60110 60210 60310
+    1312   11312   21312   31312   41312   51312   61312   71312   81312   91312  101312  111312  121312
+ misplaced  0
+"#;
+    runs_print_on(&source, expected.as_bytes(), &["1", "2", "3", "4", "5"]);
+    // A `(BLOCK, CYCLIC(2))` array on a 2-D grid: its local part along both
+    // distributed dimensions, LOCAL_TO_GLOBAL through both descriptors.
+    let (_dir, source) = scratch_program(
+        "hpf_local_grid",
+        r#"program gridlocal
+  implicit none
+  interface
+    extrinsic(hpf_local) subroutine number(a)
+      integer, intent(out) :: a(:, :)
+    end subroutine number
+  end interface
+  integer :: a(7, 9), j
+!HPF$ PROCESSORS G(2, 2)
+!HPF$ DISTRIBUTE A(BLOCK, CYCLIC(2)) ONTO G
+  call number(a)
+  do j = 1, 9
+    write (*, '(7i6)') a(:, j)
+  end do
+  print *, sum(a)
+end program gridlocal
+
+extrinsic(hpf_local) subroutine number(a)
+  use hpf_local_library
+  implicit none
+  integer, intent(out) :: a(:, :)
+  integer :: i, j, g(2)
+  do j = 1, size(a, 2)
+    do i = 1, size(a, 1)
+      g = local_to_global(a, [i, j])
+      a(i, j) = 100 * g(1) + g(2) + 1000 * global_size(a)
+    end do
+  end do
+end subroutine number
+"#,
+    );
+    runs_print_on(
+        &source,
+        r#" 63101 63201 63301 63401 63501 63601 63701
+ 63102 63202 63302 63402 63502 63602 63702
+ 63103 63203 63303 63403 63503 63603 63703
+ 63104 63204 63304 63404 63504 63604 63704
+ 63105 63205 63305 63405 63505 63605 63705
+ 63106 63206 63306 63406 63506 63606 63706
+ 63107 63207 63307 63407 63507 63607 63707
+ 63108 63208 63308 63408 63508 63608 63708
+ 63109 63209 63309 63409 63509 63609 63709
+     3994515
+"#
+        .as_bytes(),
+        &["1", "2", "3", "4", "5"],
+    );
+}
+
+/// DATA in a free-form BLOCK DATA on a COMMON block that holds a
+/// `(*, BLOCK)` and a CYCLIC(2) array, an INTEGER and a CHARACTER, under
+/// other names than the main program's (an implied DO, a continued
+/// statement, several variables in one statement): each process ends with
+/// its part of the initial values, and the program prints what the
+/// sequential program prints.
+#[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
+fn data_of_distributed_common_blocks_initialises_every_local_part() {
+    require_toolchain();
+    runs_in_parallel_as_sequential(
+        "block_data_state",
+        r#"program bd2
+  implicit none
+  real :: grid(6, 10), w(9)
+  integer :: steps
+  character(len=4) :: tag
+  common /state/ grid, w, steps, tag
+!HPF$ DISTRIBUTE GRID(*, BLOCK)
+!HPF$ DISTRIBUTE W(CYCLIC(2))
+  integer :: s
+  do s = 1, steps
+    grid(2:5, :) = grid(2:5, :) + 0.5 * grid(1:4, :)
+  end do
+  w = w * 2.0
+  print '(a, 2f12.3, i3, 1x, a)', ' sums', sum(grid), sum(w), steps, tag
+  print '(6f9.3)', grid(:, 1), grid(:, 10)
+  print '(9f7.2)', w
+end program bd2
+
+block data init
+  real :: g(6, 10), weights(9)
+  integer :: nsteps
+  character(len=4) :: label
+  common /state/ g, weights, nsteps, label
+!HPF$ DISTRIBUTE G(*, BLOCK)
+!HPF$ DISTRIBUTE WEIGHTS(CYCLIC(2))
+  integer :: i, j
+  data ((g(i, j), i = 1, 6), j = 1, 10) / 30*1.0, 30*0.25 /
+  data weights / 1.0, 2.0, 3.0, &
+    4.0, 5.0, 6.0, 7.0, 8.0, 9.0 /, nsteps / 3 /, label / 'abcd' /
+end block data init
+"#,
+    );
 }

@@ -4,8 +4,8 @@
 //!
 //! * `EXTRINSIC (HPF_LOCAL)` (or any other model) in a procedure's prefix,
 //!   alone or with PURE / ELEMENTAL / RECURSIVE, becomes blanks: the
-//!   grammar does not know the prefix, and the generated program runs the
-//!   procedure as a Fortran one.
+//!   grammar does not know the prefix; [`extrinsic_model`] reads it back
+//!   from the user's text (the backend lowers HPF_LOCAL calls, `extrinsic.rs`).
 //! * Fixed form only, where blanks mean nothing: a dot operator spelled
 //!   with blanks (`. EQ .`), a statement keyword with blanks where free form
 //!   allows none (`G O TO`, `C ALL`, `CONTI NUE`), and names and numbers
@@ -118,6 +118,55 @@ fn blank_extrinsic_prefix(line: &mut [u8], statement: usize) {
     }
     for range in blanks {
         line[range].fill(b' ');
+    }
+}
+
+/// The extrinsic model a procedure's header declares (`EXTRINSIC
+/// (HPF_LOCAL)` among its prefixes), lower case (`hpf_local`), with the
+/// range of the EXTRINSIC prefix; `header` is the unit's first statement in
+/// the user's text (the parser sees the prefix blanked, `rewrite_dialects`).
+pub fn extrinsic_model(text: &str, header: TextRange) -> Option<(String, TextRange)> {
+    // The header's range starts after the blanked prefix: read from its line's start.
+    let line_start = text.get(..header.start)?.rfind('\n').map_or(0, |it| it + 1);
+    let header = TextRange::new(line_start, header.end);
+    let line = text.get(header.to_range())?;
+    let lower = line.to_ascii_lowercase();
+    let bytes = lower.as_bytes();
+    if !lower.contains("subroutine") && !lower.contains("function") {
+        return None;
+    }
+    let mut at = 0;
+    loop {
+        while at < bytes.len() && (bytes[at].is_ascii_whitespace() || bytes[at] == b'&' || bytes[at].is_ascii_digit()) {
+            at += 1;
+        }
+        let word_end = at + bytes[at..].iter().take_while(|it| it.is_ascii_alphanumeric() || **it == b'_').count();
+        match &lower[at..word_end] {
+            "extrinsic" => {
+                let open = word_end + lower[word_end..].find('(')?;
+                if !lower[word_end..open].trim().is_empty() {
+                    return None;
+                }
+                let close = open + lower[open..].find(')')?;
+                let model: String = lower[open + 1..close].chars().filter(|it| !it.is_whitespace()).collect();
+                let start = header.start + at;
+                return Some((model, TextRange::new(start, header.start + close + 1)));
+            }
+            "" => return None,
+            "subroutine" | "function" => return None,
+            // Prefixes and a function's type (`REAL`, `INTEGER(8)`): on to the next word.
+            _ => {
+                at = word_end;
+                if bytes.get(at) == Some(&b'(') {
+                    at += lower[at..].find(')').map_or(lower.len() - at, |it| it + 1);
+                } else if bytes.get(at) == Some(&b'*') {
+                    at += 1;
+                    while at < bytes.len() && bytes[at].is_ascii_digit() {
+                        at += 1;
+                    }
+                }
+            }
+        }
     }
 }
 

@@ -21,7 +21,7 @@ mod text_range;
 pub use ast::*;
 pub use chunks::{chunks, chunks_from, unit_chunks, ChunkKind, ChunkStart};
 pub use diagnostic::{Code, Diagnostic, Fix, Related, Severity};
-pub use dialect::closing_paren;
+pub use dialect::{closing_paren, extrinsic_model};
 pub use expr::{BinaryOp, Expr, ExprKind, Name, Subscript, UnaryOp};
 pub use line_index::LineIndex;
 pub use parse::{

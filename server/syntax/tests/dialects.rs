@@ -139,3 +139,30 @@ fn a_name_with_blanks_is_spelled_without_them() {
     });
     assert_eq!(names, ["TOTAL"]);
 }
+
+/// The model of an EXTRINSIC prefix, read from the user's text (the
+/// parser sees it blanked), in any order among the other prefixes.
+#[test]
+fn extrinsic_models_are_kept() {
+    let text = "PURE EXTRINSIC (HPF_LOCAL) REAL FUNCTION CLIP(X)\nREAL X\nCLIP = X\nEND\n\
+                extrinsic(hpf_local) subroutine sq(x)\nreal x(:)\nx = x*x\nend\n\
+                subroutine plain(x)\nreal x\nend\n";
+    let file = syntax::parse(text, SourceForm::Free);
+    let models: Vec<Option<String>> = file
+        .units
+        .iter()
+        .map(|unit| {
+            syntax::extrinsic_model(text, unit.header)
+                .map(|(model, range)| format!("{model} {:?}", &text[range.to_range()]))
+        })
+        .collect();
+    assert_eq!(
+        models,
+        [
+            Some("hpf_local \"EXTRINSIC (HPF_LOCAL)\"".to_string()),
+            Some("hpf_local \"extrinsic(hpf_local)\"".to_string()),
+            None
+        ]
+    );
+    assert!(file.units.iter().all(|it| it.kind != UnitKind::Program));
+}
