@@ -530,7 +530,7 @@ pub(crate) fn taken_everywhere(plans: &[Plan]) -> Vec<TextRange> {
         match plan {
             Plan::Verbatim(stmt) | Plan::OnRankZero { stmt, .. } => everywhere.push(stmt.range),
             Plan::Sequential { body, .. } | Plan::While { body, .. } => stack.extend(body),
-            Plan::If { branches } => stack.extend(branches.iter().flat_map(|it| &it.1)),
+            Plan::If { branches, .. } => stack.extend(branches.iter().flat_map(|it| &it.1)),
             _ => {}
         }
     }
@@ -598,12 +598,16 @@ enum Plan<'a> {
     /// A DO WHILE loop every process runs (its condition reads replicated
     /// data), or an uncounted DO loop (no condition: it ends by an EXIT).
     While {
+        /// The loop (for the labels of its first and last lines).
+        stmt: &'a Stmt,
         cond: Option<TextRange>,
         body: Vec<Plan<'a>>,
     },
     /// An IF construct every process runs (its conditions read replicated
     /// data), its branches planned statement by statement.
     If {
+        /// The construct (for the labels of its IF and END IF lines).
+        stmt: &'a Stmt,
         branches: Vec<(Option<TextRange>, Vec<Plan<'a>>)>,
     },
     /// An array assignment run by the owners of the left side's section.
@@ -733,7 +737,7 @@ impl Plan<'_> {
             | Plan::FetchedNest(_)
             | Plan::ElementReduction(_) => true,
             Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::runs_in_parallel),
-            Plan::If { branches } => branches.iter().flat_map(|it| &it.1).any(Plan::runs_in_parallel),
+            Plan::If { branches, .. } => branches.iter().flat_map(|it| &it.1).any(Plan::runs_in_parallel),
             Plan::Verbatim(_) | Plan::OnRankZero { .. } => false,
         }
     }
@@ -749,7 +753,7 @@ impl Plan<'_> {
             Plan::FetchedNest(nest) => nest.depth() >= 2 || nest.is_forall(),
             Plan::SliceCopy(copy) => !copy.is_element(),
             Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::runs_in_bulk),
-            Plan::If { branches } => branches.iter().flat_map(|it| &it.1).any(Plan::runs_in_bulk),
+            Plan::If { branches, .. } => branches.iter().flat_map(|it| &it.1).any(Plan::runs_in_bulk),
             _ => self.runs_in_parallel(),
         }
     }
@@ -763,7 +767,7 @@ impl Plan<'_> {
             Plan::Owner { remote, .. } => !remote.is_empty(),
             Plan::FetchedNest(_) => true,
             Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::fetches_elements),
-            Plan::If { branches } => branches.iter().flat_map(|it| &it.1).any(Plan::fetches_elements),
+            Plan::If { branches, .. } => branches.iter().flat_map(|it| &it.1).any(Plan::fetches_elements),
             _ => false,
         }
     }
@@ -774,7 +778,7 @@ impl Plan<'_> {
             Plan::OnRankZero { why, .. } => why.is_some(),
             Plan::Call(call) => call.gathers,
             Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::gathers),
-            Plan::If { branches } => branches.iter().flat_map(|it| &it.1).any(Plan::gathers),
+            Plan::If { branches, .. } => branches.iter().flat_map(|it| &it.1).any(Plan::gathers),
             _ => false,
         }
     }
@@ -1753,12 +1757,12 @@ impl<'a> Lowering<'a> {
             return Err("an element assignment of its body would fetch by an all-to-all in every iteration".to_string());
         }
         if !is_loop {
-            return Ok(Plan::If { branches: planned });
+            return Ok(Plan::If { stmt, branches: planned });
         }
         match planned.into_iter().next() {
             Some((cond, mut body)) => {
                 self.reuse_schedules(stmt, &mut fetched_nests(&mut body));
-                Ok(Plan::While { cond, body })
+                Ok(Plan::While { stmt, cond, body })
             }
             None => Err("its condition was not understood".to_string()),
         }
@@ -1832,7 +1836,7 @@ impl<'a> Lowering<'a> {
             Plan::Owner { stmt, index, .. } if matches!(stmt.kind, StmtKind::Assign { .. }) => {
                 private::mentions_word(self.slice(*index), key)
             }
-            Plan::If { branches } => branches.iter().any(|it| self.assigns_elements_along(&it.1, key)),
+            Plan::If { branches, .. } => branches.iter().any(|it| self.assigns_elements_along(&it.1, key)),
             _ => false,
         })
     }
@@ -3237,28 +3241,32 @@ impl<'a> Lowering<'a> {
                 let _ = writeln!(out, "  end do");
                 self.emit_reused_schedules_close(out, &reused);
             }
-            Plan::While { cond, body } => {
+            Plan::While { stmt, cond, body } => {
                 let reused = reused_schedules(body);
                 self.emit_reused_schedules_open(out, &reused);
                 let _ = writeln!(out, "  ! hpf-ls: every process runs this loop");
+                let (open, close) = self.construct_labels(stmt);
                 match cond {
                     Some(cond) => {
-                        let _ = writeln!(out, "  do while ({})", self.one_line(*cond));
+                        let _ = writeln!(out, "{open}  do while ({})", self.one_line(*cond));
                     }
                     None => {
-                        let _ = writeln!(out, "  do");
+                        let _ = writeln!(out, "{open}  do");
                     }
                 }
                 self.emit_loop_body(out, body);
-                let _ = writeln!(out, "  end do");
+                let _ = writeln!(out, "{close}  end do");
                 self.emit_reused_schedules_close(out, &reused);
             }
-            Plan::If { branches } => {
+            Plan::If { stmt, branches } => {
+                // `100 IF (...) THEN` and `30 END IF` may be the targets of GO TOs.
+                let (open, close) = self.construct_labels(stmt);
                 for (idx, (cond, body)) in branches.iter().enumerate() {
                     let keyword = if idx == 0 { "if" } else { "else if" };
+                    let label = if idx == 0 { open.as_str() } else { "" };
                     match cond {
                         Some(cond) => {
-                            let _ = writeln!(out, "  {keyword} ({}) then", self.one_line(*cond));
+                            let _ = writeln!(out, "{label}  {keyword} ({}) then", self.one_line(*cond));
                         }
                         None => {
                             let _ = writeln!(out, "  else");
@@ -3268,7 +3276,7 @@ impl<'a> Lowering<'a> {
                         self.emit_plan(out, plan);
                     }
                 }
-                let _ = writeln!(out, "  end if");
+                let _ = writeln!(out, "{close}  end if");
             }
             Plan::Section(section) => self.emit_section(out, section),
             Plan::Forall { stmt, home, home_offset, lo, hi, step, control, cyclic_edits: Some(edits), .. } => {
@@ -3410,6 +3418,34 @@ impl<'a> Lowering<'a> {
     /// A statement every process runs as written, with MPI finalised
     /// before each STOP or ERROR STOP in it (every process takes it: a
     /// process that stops without finalising makes `mpirun` fail the run).
+    /// The statement labels of a construct's first line (`100 IF (...)
+    /// THEN`, `10 DO WHILE (...)`) and last line (`30 END IF`), each
+    /// followed by a blank, or empty: the generated construct keeps them
+    /// for the GO TOs that branch to them.
+    fn construct_labels(&self, stmt: &Stmt) -> (String, String) {
+        let leading = |line: &str| -> Option<(String, usize)> {
+            let trimmed = line.trim_start();
+            let digits = trimmed.len() - trimmed.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            let rest = &trimmed[digits..];
+            (digits > 0 && rest.starts_with([' ', '\t']))
+                .then(|| (format!("{} ", &trimmed[..digits]), line.len() - rest.trim_start().len()))
+        };
+        let line_start = |offset: usize| self.text[..offset].rfind('\n').map_or(0, |it| it + 1);
+        // The label of the header's line, if the header is its first statement.
+        let header_start = stmt.header.start;
+        let first = line_start(header_start);
+        let open = leading(&self.text[first..stmt.header.end])
+            .filter(|(_, after)| first + after >= header_start)
+            .map_or(String::new(), |it| it.0);
+        // The label of the END line, if the line begins with it.
+        let end = stmt.range.end;
+        let last = line_start(end);
+        let close = leading(&self.text[last..end])
+            .filter(|(_, after)| self.text[last + after..end].to_ascii_lowercase().starts_with("end"))
+            .map_or(String::new(), |it| it.0);
+        (open, close)
+    }
+
     fn verbatim_text(&self, stmt: &Stmt) -> String {
         let line_start = self.copy_start(stmt.range.start);
         let mut edits: Vec<(TextRange, String)> = Vec::new();
