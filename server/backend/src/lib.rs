@@ -3945,6 +3945,13 @@ impl<'a> Lowering<'a> {
                     ))
                     }
                     "iostat" | "iomsg" | "size" => status_keys.push(value.trim().to_string()),
+                    // The group's variables are not items of the statement:
+                    // the other processes would keep their old values.
+                    "nml" => {
+                        return Err(
+                            "READ of a NAMELIST group (NML=) is not supported by the MPI backend yet".to_string()
+                        )
+                    }
                     _ => {}
                 }
             }

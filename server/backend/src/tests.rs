@@ -3744,3 +3744,50 @@ end program s
     assert!(text.contains("call hpf_course_bounds(hpf_d_c, 0, (n), (1), -1, hpf_c, hpf_lo, hpf_hi)"), "{text}");
     assert!(!text.contains("hpf_course_frame"), "{text}");
 }
+
+#[test]
+fn labels_of_a_replicated_if_construct_stay_for_their_go_tos() {
+    let (_, source) = lower(&program(
+        "  u = 0.0
+  step = 0
+100 if (step < 5) then
+    step = step + 1
+    un = u + 1.0
+    if (step == 3) go to 30
+    u = un
+30 end if
+    go to 100
+  end if
+  print *, sum(u)
+",
+    ));
+    assert!(source.contains("100   if ((step < 5)) then\n"), "{source}");
+    assert!(source.contains("30   end if\n"), "{source}");
+}
+
+#[test]
+fn a_read_moving_with_the_loop_index_by_an_unknown_amount_is_no_broadcast() {
+    let (notes, source) = lower(&program(
+        "  u = 1.0
+  step = 3
+!HPF$ INDEPENDENT
+  do i = 1, n - step
+    un(i) = u(i + step) - u(i)
+  end do
+  print *, un(1)
+",
+    ));
+    // One element broadcast before the loop would stand for every u(i + step).
+    assert!(!source.contains("hpf_bc_"), "{source}");
+    assert!(!notes.iter().any(|it| it.contains("one process")), "{notes:?}");
+}
+
+#[test]
+fn a_namelist_read_is_refused_at_its_statement() {
+    let text = format!("{HEADER}  namelist /run/ step\n  read (*, nml=run)\n  u = step\nend program p\n");
+    let analysis = analysis::analyze(&text, SourceForm::Free, ModelConfig { number_of_processors: None });
+    let errors = crate::lower(&analysis, &text).expect_err("a NAMELIST read");
+    assert!(errors.iter().any(|it| it.message.contains("NAMELIST")), "{errors:?}");
+    let line = LineIndex::new(&text).line_col(&text, errors[0].range.start).0 + 1;
+    assert_eq!(line, HEADER.lines().count() + 2, "{errors:?}");
+}
