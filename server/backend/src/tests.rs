@@ -3752,12 +3752,11 @@ fn labels_of_a_replicated_if_construct_stay_for_their_go_tos() {
   step = 0
 100 if (step < 5) then
     step = step + 1
-    un = u + 1.0
     if (step == 3) go to 30
+    un = u + 1.0
     u = un
-30 end if
     go to 100
-  end if
+30 end if
   print *, sum(u)
 ",
     ));
