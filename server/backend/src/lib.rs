@@ -3933,6 +3933,7 @@ impl<'a> Lowering<'a> {
         let rest = &text[after_read..];
         let open = after_read + (rest.len() - rest.trim_start().len());
         let mut status_keys = Vec::new();
+        let mut group = None;
         let items_start = if text[open..].starts_with('(') {
             let close = closing_paren(&text, open).ok_or("its control list is not closed")?;
             for (_, part) in top_level_parts(&text[open + 1..close]) {
@@ -3946,12 +3947,8 @@ impl<'a> Lowering<'a> {
                     }
                     "iostat" | "iomsg" | "size" => status_keys.push(value.trim().to_string()),
                     // The group's variables are not items of the statement:
-                    // the other processes would keep their old values.
-                    "nml" => {
-                        return Err(
-                            "READ of a NAMELIST group (NML=) is not supported by the MPI backend yet".to_string()
-                        )
-                    }
+                    // they are handed on as the items are.
+                    "nml" => group = Some(value.trim().to_string()),
                     _ => {}
                 }
             }
@@ -3961,7 +3958,25 @@ impl<'a> Lowering<'a> {
             top_level_parts(&text[open..]).get(1).map_or(text.len(), |(at, _)| open + at)
         };
         let items_start = stmt.range.start + items_start;
-        let mut parts = ReadParts { items: Vec::new(), status: Vec::new() };
+        let mut parts = ReadParts { items: Vec::new(), status: Vec::new(), group: Vec::new() };
+        if let Some(group) = group {
+            let names = self.namelist_group(&group).ok_or_else(|| {
+                format!("READ of the NAMELIST group `{group}`: its NAMELIST statement was not understood")
+            })?;
+            for name in names {
+                let known = self.lookup(&name.key());
+                if known.is_some_and(|id| self.distributed.contains_key(&id)) {
+                    return Err(format!(
+                        "READ of the NAMELIST group `{group}`: its distributed array `{}` is not supported by the MPI backend yet",
+                        name.text
+                    ));
+                }
+                if let Some(Err(why)) = known.map(|id| ElementType::of_symbol(self.analysis.model.symbol(id))) {
+                    return Err(format!("READ of `{}` (NAMELIST `{group}`): {why}", name.text));
+                }
+                parts.group.push(name);
+            }
+        }
         for expr in exprs {
             match &expr.kind {
                 ExprKind::Name(name) if expr.range.start < items_start => {
@@ -3987,6 +4002,44 @@ impl<'a> Lowering<'a> {
             }
         }
         Ok(parts)
+    }
+
+    /// The variables of NAMELIST group `group` (lower case), from the
+    /// NAMELIST statements of the program (`NAMELIST /run/ n, dt /out/ k`,
+    /// continued with `&`), or `None` when there is none or a name is not
+    /// a plain variable name.
+    fn namelist_group(&self, group: &str) -> Option<Vec<syntax::Name>> {
+        let lines: Vec<&str> = self.text.lines().collect();
+        let uncommented = |line: &str| line.split('!').next().unwrap_or("").trim().to_string();
+        let mut names = Vec::new();
+        let mut k = 0;
+        while k < lines.len() {
+            let mut statement = uncommented(lines[k]);
+            k += 1;
+            let lower = statement.to_ascii_lowercase();
+            if !lower.starts_with("namelist") || lower[8..].trim_start().chars().next() != Some('/') {
+                continue;
+            }
+            while statement.ends_with('&') && k < lines.len() {
+                statement.pop();
+                statement.push(' ');
+                statement.push_str(uncommented(lines[k]).trim_start_matches('&'));
+                k += 1;
+            }
+            let pieces: Vec<&str> = statement[8..].split('/').collect();
+            for pair in pieces[1..].chunks(2) {
+                if !pair[0].trim().eq_ignore_ascii_case(group) {
+                    continue;
+                }
+                for name in pair.get(1)?.split(',').map(str::trim).filter(|it| !it.is_empty()) {
+                    if !name.chars().all(|it| it.is_ascii_alphanumeric() || it == '_') {
+                        return None;
+                    }
+                    names.push(syntax::Name::new(name, TextRange::empty(0)));
+                }
+            }
+        }
+        (!names.is_empty()).then_some(names)
     }
 
     /// Distributed arrays written by `stmt`, and the replicated variables
@@ -4044,6 +4097,9 @@ impl<'a> Lowering<'a> {
                 StmtKind::Other { .. } if self.is_read(stmt) => {
                     let Ok(parts) = self.read_parts(stmt) else { continue };
                     for name in parts.status {
+                        add_scalar(name, &mut scalars);
+                    }
+                    for name in &parts.group {
                         add_scalar(name, &mut scalars);
                     }
                     for item in parts.items {
@@ -4203,6 +4259,8 @@ fn top_level_parts(text: &str) -> Vec<(usize, &str)> {
 struct ReadParts<'s> {
     items: Vec<&'s syntax::Expr>,
     status: Vec<&'s syntax::Name>,
+    /// The variables of the NAMELIST group it reads (`NML=`).
+    group: Vec<syntax::Name>,
 }
 
 #[cfg(test)]

@@ -3782,11 +3782,32 @@ fn a_read_moving_with_the_loop_index_by_an_unknown_amount_is_no_broadcast() {
 }
 
 #[test]
-fn a_namelist_read_is_refused_at_its_statement() {
-    let text = format!("{HEADER}  namelist /run/ step\n  read (*, nml=run)\n  u = step\nend program p\n");
+fn a_namelist_read_hands_the_groups_variables_on() {
+    let (_, source) = lower(&program(
+        "  real :: dt
+  namelist /run/ step, &
+     dt /other/ total
+  read (*, nml=run)
+  u = step * dt
+  print *, sum(u)
+",
+    ));
+    assert!(source.contains("read (*, nml=run)\n  end if\n"), "{source}");
+    for name in ["step", "dt"] {
+        assert!(source.contains(&format!("call MPI_Bcast({name}, storage_size({name}) / 8")), "{source}");
+    }
+    assert!(!source.contains("MPI_Bcast(total"), "{source}");
+}
+
+#[test]
+fn a_namelist_read_of_a_distributed_array_is_refused_at_its_statement() {
+    let text = format!("{HEADER}  namelist /run/ step, u\n  read (*, nml=run)\n  un = u\nend program p\n");
     let analysis = analysis::analyze(&text, SourceForm::Free, ModelConfig { number_of_processors: None });
-    let errors = crate::lower(&analysis, &text).expect_err("a NAMELIST read");
-    assert!(errors.iter().any(|it| it.message.contains("NAMELIST")), "{errors:?}");
+    let errors = crate::lower(&analysis, &text).expect_err("a NAMELIST read of a distributed array");
+    assert!(
+        errors.iter().any(|it| it.message.contains("NAMELIST group `run`: its distributed array `u`")),
+        "{errors:?}"
+    );
     let line = LineIndex::new(&text).line_col(&text, errors[0].range.start).0 + 1;
     assert_eq!(line, HEADER.lines().count() + 2, "{errors:?}");
 }

@@ -15,6 +15,7 @@ use std::process::Command;
 /// The corpus programs the backend supports today; each must keep building.
 const SUPPORTED: &[&str] = &[
     "adi_redistribute.f90",
+    "advect_namelist.f90",
     "align_stride_loops.f90",
     "align_transpose_grid.f90",
     "block_cyclic_matmul.f90",
