@@ -4017,7 +4017,7 @@ impl<'a> Lowering<'a> {
             let mut statement = uncommented(lines[k]);
             k += 1;
             let lower = statement.to_ascii_lowercase();
-            if !lower.starts_with("namelist") || lower[8..].trim_start().chars().next() != Some('/') {
+            if !lower.starts_with("namelist") || !lower[8..].trim_start().starts_with('/') {
                 continue;
             }
             while statement.ends_with('&') && k < lines.len() {
