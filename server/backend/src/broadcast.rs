@@ -89,8 +89,10 @@ impl Lowering<'_> {
             return None;
         }
         let inside = TextRange::new(access.range.start + open + 1, access.range.start + close);
+        // A subscript in an unknown scalar may still move with the nest's
+        // indices (`A(I + H)`: the analysis calls it a `Variable` form).
         if !self.distributed_occurrences(inside).is_empty()
-            || assigned.iter().any(|key| crate::private::mentions_word(&subscripts[distributed.dim], key))
+            || own.iter().chain(assigned).any(|key| crate::private::mentions_word(&subscripts[distributed.dim], key))
         {
             return None;
         }

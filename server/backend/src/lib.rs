@@ -538,7 +538,7 @@ pub(crate) fn taken_everywhere(plans: &[Plan]) -> Vec<TextRange> {
         match plan {
             Plan::Verbatim(stmt) | Plan::OnRankZero { stmt, .. } => everywhere.push(stmt.range),
             Plan::Sequential { body, .. } | Plan::While { body, .. } => stack.extend(body),
-            Plan::If { branches } => stack.extend(branches.iter().flat_map(|it| &it.1)),
+            Plan::If { branches, .. } => stack.extend(branches.iter().flat_map(|it| &it.1)),
             _ => {}
         }
     }
@@ -606,12 +606,16 @@ enum Plan<'a> {
     /// A DO WHILE loop every process runs (its condition reads replicated
     /// data), or an uncounted DO loop (no condition: it ends by an EXIT).
     While {
+        /// The loop (for the labels of its first and last lines).
+        stmt: &'a Stmt,
         cond: Option<TextRange>,
         body: Vec<Plan<'a>>,
     },
     /// An IF construct every process runs (its conditions read replicated
     /// data), its branches planned statement by statement.
     If {
+        /// The construct (for the labels of its IF and END IF lines).
+        stmt: &'a Stmt,
         branches: Vec<(Option<TextRange>, Vec<Plan<'a>>)>,
     },
     /// An array assignment run by the owners of the left side's section.
@@ -745,7 +749,7 @@ impl Plan<'_> {
             | Plan::FetchedNest(_)
             | Plan::ElementReduction(_) => true,
             Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::runs_in_parallel),
-            Plan::If { branches } => branches.iter().flat_map(|it| &it.1).any(Plan::runs_in_parallel),
+            Plan::If { branches, .. } => branches.iter().flat_map(|it| &it.1).any(Plan::runs_in_parallel),
             Plan::Verbatim(_) | Plan::OnRankZero { .. } => false,
         }
     }
@@ -761,7 +765,7 @@ impl Plan<'_> {
             Plan::FetchedNest(nest) => nest.depth() >= 2 || nest.is_forall(),
             Plan::SliceCopy(copy) => !copy.is_element(),
             Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::runs_in_bulk),
-            Plan::If { branches } => branches.iter().flat_map(|it| &it.1).any(Plan::runs_in_bulk),
+            Plan::If { branches, .. } => branches.iter().flat_map(|it| &it.1).any(Plan::runs_in_bulk),
             _ => self.runs_in_parallel(),
         }
     }
@@ -775,7 +779,7 @@ impl Plan<'_> {
             Plan::Owner { remote, .. } => !remote.is_empty(),
             Plan::FetchedNest(_) => true,
             Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::fetches_elements),
-            Plan::If { branches } => branches.iter().flat_map(|it| &it.1).any(Plan::fetches_elements),
+            Plan::If { branches, .. } => branches.iter().flat_map(|it| &it.1).any(Plan::fetches_elements),
             _ => false,
         }
     }
@@ -786,7 +790,7 @@ impl Plan<'_> {
             Plan::OnRankZero { why, .. } => why.is_some(),
             Plan::Call(call) => call.gathers,
             Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::gathers),
-            Plan::If { branches } => branches.iter().flat_map(|it| &it.1).any(Plan::gathers),
+            Plan::If { branches, .. } => branches.iter().flat_map(|it| &it.1).any(Plan::gathers),
             _ => false,
         }
     }
@@ -1770,12 +1774,12 @@ impl<'a> Lowering<'a> {
             return Err("an element assignment of its body would fetch by an all-to-all in every iteration".to_string());
         }
         if !is_loop {
-            return Ok(Plan::If { branches: planned });
+            return Ok(Plan::If { stmt, branches: planned });
         }
         match planned.into_iter().next() {
             Some((cond, mut body)) => {
                 self.reuse_schedules(stmt, &mut fetched_nests(&mut body));
-                Ok(Plan::While { cond, body })
+                Ok(Plan::While { stmt, cond, body })
             }
             None => Err("its condition was not understood".to_string()),
         }
@@ -1849,7 +1853,7 @@ impl<'a> Lowering<'a> {
             Plan::Owner { stmt, index, .. } if matches!(stmt.kind, StmtKind::Assign { .. }) => {
                 private::mentions_word(self.slice(*index), key)
             }
-            Plan::If { branches } => branches.iter().any(|it| self.assigns_elements_along(&it.1, key)),
+            Plan::If { branches, .. } => branches.iter().any(|it| self.assigns_elements_along(&it.1, key)),
             _ => false,
         })
     }
@@ -3254,28 +3258,32 @@ impl<'a> Lowering<'a> {
                 let _ = writeln!(out, "  end do");
                 self.emit_reused_schedules_close(out, &reused);
             }
-            Plan::While { cond, body } => {
+            Plan::While { stmt, cond, body } => {
                 let reused = reused_schedules(body);
                 self.emit_reused_schedules_open(out, &reused);
                 let _ = writeln!(out, "  ! hpf-ls: every process runs this loop");
+                let (open, close) = self.construct_labels(stmt);
                 match cond {
                     Some(cond) => {
-                        let _ = writeln!(out, "  do while ({})", self.one_line(*cond));
+                        let _ = writeln!(out, "{open}  do while ({})", self.one_line(*cond));
                     }
                     None => {
-                        let _ = writeln!(out, "  do");
+                        let _ = writeln!(out, "{open}  do");
                     }
                 }
                 self.emit_loop_body(out, body);
-                let _ = writeln!(out, "  end do");
+                let _ = writeln!(out, "{close}  end do");
                 self.emit_reused_schedules_close(out, &reused);
             }
-            Plan::If { branches } => {
+            Plan::If { stmt, branches } => {
+                // `100 IF (...) THEN` and `30 END IF` may be the targets of GO TOs.
+                let (open, close) = self.construct_labels(stmt);
                 for (idx, (cond, body)) in branches.iter().enumerate() {
                     let keyword = if idx == 0 { "if" } else { "else if" };
+                    let label = if idx == 0 { open.as_str() } else { "" };
                     match cond {
                         Some(cond) => {
-                            let _ = writeln!(out, "  {keyword} ({}) then", self.one_line(*cond));
+                            let _ = writeln!(out, "{label}  {keyword} ({}) then", self.one_line(*cond));
                         }
                         None => {
                             let _ = writeln!(out, "  else");
@@ -3285,7 +3293,7 @@ impl<'a> Lowering<'a> {
                         self.emit_plan(out, plan);
                     }
                 }
-                let _ = writeln!(out, "  end if");
+                let _ = writeln!(out, "{close}  end if");
             }
             Plan::Section(section) => self.emit_section(out, section),
             Plan::Forall { stmt, home, home_offset, lo, hi, step, control, cyclic_edits: Some(edits), .. } => {
@@ -3428,6 +3436,34 @@ impl<'a> Lowering<'a> {
     /// A statement every process runs as written, with MPI finalised
     /// before each STOP or ERROR STOP in it (every process takes it: a
     /// process that stops without finalising makes `mpirun` fail the run).
+    /// The statement labels of a construct's first line (`100 IF (...)
+    /// THEN`, `10 DO WHILE (...)`) and last line (`30 END IF`), each
+    /// followed by a blank, or empty: the generated construct keeps them
+    /// for the GO TOs that branch to them.
+    fn construct_labels(&self, stmt: &Stmt) -> (String, String) {
+        let leading = |line: &str| -> Option<(String, usize)> {
+            let trimmed = line.trim_start();
+            let digits = trimmed.len() - trimmed.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            let rest = &trimmed[digits..];
+            (digits > 0 && rest.starts_with([' ', '\t']))
+                .then(|| (format!("{} ", &trimmed[..digits]), line.len() - rest.trim_start().len()))
+        };
+        let line_start = |offset: usize| self.text[..offset].rfind('\n').map_or(0, |it| it + 1);
+        // The label of the header's line, if the header is its first statement.
+        let header_start = stmt.header.start;
+        let first = line_start(header_start);
+        let open = leading(&self.text[first..stmt.header.end])
+            .filter(|(_, after)| first + after >= header_start)
+            .map_or(String::new(), |it| it.0);
+        // The label of the END line, if the line begins with it.
+        let end = stmt.range.end;
+        let last = line_start(end);
+        let close = leading(&self.text[last..end])
+            .filter(|(_, after)| self.text[last + after..end].to_ascii_lowercase().starts_with("end"))
+            .map_or(String::new(), |it| it.0);
+        (open, close)
+    }
+
     fn verbatim_text(&self, stmt: &Stmt) -> String {
         let line_start = self.copy_start(stmt.range.start);
         let mut edits: Vec<(TextRange, String)> = Vec::new();
@@ -3915,6 +3951,7 @@ impl<'a> Lowering<'a> {
         let rest = &text[after_read..];
         let open = after_read + (rest.len() - rest.trim_start().len());
         let mut status_keys = Vec::new();
+        let mut group = None;
         let items_start = if text[open..].starts_with('(') {
             let close = closing_paren(&text, open).ok_or("its control list is not closed")?;
             for (_, part) in top_level_parts(&text[open + 1..close]) {
@@ -3927,6 +3964,9 @@ impl<'a> Lowering<'a> {
                     ))
                     }
                     "iostat" | "iomsg" | "size" => status_keys.push(value.trim().to_string()),
+                    // The group's variables are not items of the statement:
+                    // they are handed on as the items are.
+                    "nml" => group = Some(value.trim().to_string()),
                     _ => {}
                 }
             }
@@ -3936,7 +3976,25 @@ impl<'a> Lowering<'a> {
             top_level_parts(&text[open..]).get(1).map_or(text.len(), |(at, _)| open + at)
         };
         let items_start = stmt.range.start + items_start;
-        let mut parts = ReadParts { items: Vec::new(), status: Vec::new() };
+        let mut parts = ReadParts { items: Vec::new(), status: Vec::new(), group: Vec::new() };
+        if let Some(group) = group {
+            let names = self.namelist_group(&group).ok_or_else(|| {
+                format!("READ of the NAMELIST group `{group}`: its NAMELIST statement was not understood")
+            })?;
+            for name in names {
+                let known = self.lookup(&name.key());
+                if known.is_some_and(|id| self.distributed.contains_key(&id)) {
+                    return Err(format!(
+                        "READ of the NAMELIST group `{group}`: its distributed array `{}` is not supported by the MPI backend yet",
+                        name.text
+                    ));
+                }
+                if let Some(Err(why)) = known.map(|id| ElementType::of_symbol(self.analysis.model.symbol(id))) {
+                    return Err(format!("READ of `{}` (NAMELIST `{group}`): {why}", name.text));
+                }
+                parts.group.push(name);
+            }
+        }
         for expr in exprs {
             match &expr.kind {
                 ExprKind::Name(name) if expr.range.start < items_start => {
@@ -3962,6 +4020,44 @@ impl<'a> Lowering<'a> {
             }
         }
         Ok(parts)
+    }
+
+    /// The variables of NAMELIST group `group` (lower case), from the
+    /// NAMELIST statements of the program (`NAMELIST /run/ n, dt /out/ k`,
+    /// continued with `&`), or `None` when there is none or a name is not
+    /// a plain variable name.
+    fn namelist_group(&self, group: &str) -> Option<Vec<syntax::Name>> {
+        let lines: Vec<&str> = self.text.lines().collect();
+        let uncommented = |line: &str| line.split('!').next().unwrap_or("").trim().to_string();
+        let mut names = Vec::new();
+        let mut k = 0;
+        while k < lines.len() {
+            let mut statement = uncommented(lines[k]);
+            k += 1;
+            let lower = statement.to_ascii_lowercase();
+            if !lower.starts_with("namelist") || !lower[8..].trim_start().starts_with('/') {
+                continue;
+            }
+            while statement.ends_with('&') && k < lines.len() {
+                statement.pop();
+                statement.push(' ');
+                statement.push_str(uncommented(lines[k]).trim_start_matches('&'));
+                k += 1;
+            }
+            let pieces: Vec<&str> = statement[8..].split('/').collect();
+            for pair in pieces[1..].chunks(2) {
+                if !pair[0].trim().eq_ignore_ascii_case(group) {
+                    continue;
+                }
+                for name in pair.get(1)?.split(',').map(str::trim).filter(|it| !it.is_empty()) {
+                    if !name.chars().all(|it| it.is_ascii_alphanumeric() || it == '_') {
+                        return None;
+                    }
+                    names.push(syntax::Name::new(name, TextRange::empty(0)));
+                }
+            }
+        }
+        (!names.is_empty()).then_some(names)
     }
 
     /// Distributed arrays written by `stmt`, and the replicated variables
@@ -4019,6 +4115,9 @@ impl<'a> Lowering<'a> {
                 StmtKind::Other { .. } if self.is_read(stmt) => {
                     let Ok(parts) = self.read_parts(stmt) else { continue };
                     for name in parts.status {
+                        add_scalar(name, &mut scalars);
+                    }
+                    for name in &parts.group {
                         add_scalar(name, &mut scalars);
                     }
                     for item in parts.items {
@@ -4178,6 +4277,8 @@ fn top_level_parts(text: &str) -> Vec<(usize, &str)> {
 struct ReadParts<'s> {
     items: Vec<&'s syntax::Expr>,
     status: Vec<&'s syntax::Name>,
+    /// The variables of the NAMELIST group it reads (`NML=`).
+    group: Vec<syntax::Name>,
 }
 
 #[cfg(test)]

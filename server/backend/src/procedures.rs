@@ -1220,7 +1220,7 @@ fn calls_of(plans: &[Plan]) -> Vec<usize> {
         match plan {
             Plan::Call(call) if !res.contains(&call.index) => res.push(call.index),
             Plan::Sequential { body, .. } | Plan::While { body, .. } => stack.extend(body.iter()),
-            Plan::If { branches } => stack.extend(branches.iter().flat_map(|it| &it.1)),
+            Plan::If { branches, .. } => stack.extend(branches.iter().flat_map(|it| &it.1)),
             _ => {}
         }
     }

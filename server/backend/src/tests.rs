@@ -3933,3 +3933,70 @@ end program g
     assert!(!source.contains("q(hpf_s1, 2, k)"), "{source}");
     assert!(!notes.iter().any(|it| it.contains("line 10") && it.contains("one process")), "{notes:?}");
 }
+
+#[test]
+fn labels_of_a_replicated_if_construct_stay_for_their_go_tos() {
+    let (_, source) = lower(&program(
+        "  u = 0.0
+  step = 0
+100 if (step < 5) then
+    step = step + 1
+    if (step == 3) go to 30
+    un = u + 1.0
+    u = un
+    go to 100
+30 end if
+  print *, sum(u)
+",
+    ));
+    assert!(source.contains("100   if ((step < 5)) then\n"), "{source}");
+    assert!(source.contains("30   end if\n"), "{source}");
+}
+
+#[test]
+fn a_read_moving_with_the_loop_index_by_an_unknown_amount_is_no_broadcast() {
+    let (notes, source) = lower(&program(
+        "  u = 1.0
+  step = 3
+!HPF$ INDEPENDENT
+  do i = 1, n - step
+    un(i) = u(i + step) - u(i)
+  end do
+  print *, un(1)
+",
+    ));
+    // One element broadcast before the loop would stand for every u(i + step).
+    assert!(!source.contains("hpf_bc_"), "{source}");
+    assert!(!notes.iter().any(|it| it.contains("one process")), "{notes:?}");
+}
+
+#[test]
+fn a_namelist_read_hands_the_groups_variables_on() {
+    let (_, source) = lower(&program(
+        "  real :: dt
+  namelist /run/ step, &
+     dt /other/ total
+  read (*, nml=run)
+  u = step * dt
+  print *, sum(u)
+",
+    ));
+    assert!(source.contains("read (*, nml=run)\n  end if\n"), "{source}");
+    for name in ["step", "dt"] {
+        assert!(source.contains(&format!("call MPI_Bcast({name}, storage_size({name}) / 8")), "{source}");
+    }
+    assert!(!source.contains("MPI_Bcast(total"), "{source}");
+}
+
+#[test]
+fn a_namelist_read_of_a_distributed_array_is_refused_at_its_statement() {
+    let text = format!("{HEADER}  namelist /run/ step, u\n  read (*, nml=run)\n  un = u\nend program p\n");
+    let analysis = analysis::analyze(&text, SourceForm::Free, ModelConfig { number_of_processors: None });
+    let errors = crate::lower(&analysis, &text).expect_err("a NAMELIST read of a distributed array");
+    assert!(
+        errors.iter().any(|it| it.message.contains("NAMELIST group `run`: its distributed array `u`")),
+        "{errors:?}"
+    );
+    let line = LineIndex::new(&text).line_col(&text, errors[0].range.start).0 + 1;
+    assert_eq!(line, HEADER.lines().count() + 2, "{errors:?}");
+}
