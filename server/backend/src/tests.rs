@@ -1273,7 +1273,7 @@ fn where_constructs_run_on_each_process_part_when_they_read_only_their_own_eleme
         notes,
         [
             "24: runs on one process: it is not an owner-computes assignment: it calls sum, which is not an elemental intrinsic",
-            "25: runs on one process: it is not an owner-computes assignment: an assignment in it reads other processes' elements",
+            "25: runs on one process: it is not an owner-computes assignment: it reads other processes' elements of un, which an assignment before it in the construct assigns",
         ]
     );
     assert!(
@@ -3743,4 +3743,67 @@ end program s
     let text = source("  do i = n, 1, -1\n    c(i) = i\n  end do\n");
     assert!(text.contains("call hpf_course_bounds(hpf_d_c, 0, (n), (1), -1, hpf_c, hpf_lo, hpf_hi)"), "{text}");
     assert!(!text.contains("hpf_course_frame"), "{text}");
+}
+
+/// WHEREs whose masks and assigned sections are misaligned (issue 27): the
+/// owners of the assigned section compute, the mask's and operands'
+/// elements fetched from their owners before the construct, on BLOCK and
+/// CYCLIC left sides, with ELSEWHERE. A mask or assignment that reads other
+/// processes' elements of an array an earlier assignment of the construct
+/// assigns would read stale values: it stays on rank 0, with a note.
+#[test]
+fn misaligned_wheres_fetch_their_masks_and_operands() {
+    let (notes, source) = lower(
+        "program p
+  implicit none
+  integer, parameter :: n = 20
+  real :: a(n), b(n), c(n)
+  integer :: k(n)
+!HPF$ PROCESSORS P(4)
+!HPF$ DISTRIBUTE a(CYCLIC) ONTO P
+!HPF$ DISTRIBUTE b(BLOCK) ONTO P
+!HPF$ ALIGN c(i) WITH b(i)
+!HPF$ DISTRIBUTE k(CYCLIC(2)) ONTO P
+  a = 1.0
+  b = 2.0
+  c = 3.0
+  k = 1
+  where (k(1:n-1) > 0) a(2:n) = 1.0
+  where (a(2:n) > 0) b(1:n-1) = a(2:n) * c(1:n-1)
+  where (a(1:n-2) > 0.5)
+    b(3:n) = a(1:n-2) + 1.0
+  elsewhere
+    b(3:n) = -c(3:n)
+  end where
+  where (b(2:n) > 0.0)
+    a(1:n-1) = b(2:n) * 2.0
+  elsewhere (k(2:n) > 1)
+    a(1:n-1) = -a(1:n-1)
+  end where
+  where (c(1:n-1) > 0.0)
+    b(2:n) = c(1:n-1)
+    c(2:n) = b(1:n-1)
+  end where
+  print *, a(1), b(2)
+end program p
+",
+    );
+    assert_eq!(
+        notes,
+        ["27: runs on one process: it is not an owner-computes assignment: it reads other processes' elements of b, which an assignment before it in the construct assigns"]
+    );
+    // The CYCLIC left side course by course from fetched values.
+    assert!(source.contains("call hpf_remote_read_i4(k, hpf_d_k, hpf_gi_1, hpf_gv_1)"), "{source}");
+    assert!(
+        source.contains(
+            "where (hpf_gv_1(hpf_m + 1:hpf_m + hpf_k) > 0) a(hpf_lx(hpf_d_a, hpf_lo):hpf_lx(hpf_d_a, hpf_hi):1) = 1.0"
+        ),
+        "{source}"
+    );
+    assert!(source.contains("  elsewhere (hpf_gv_2(hpf_m + 1:hpf_m + hpf_k) > 1)\n"), "{source}");
+    assert!(source.contains("    a(hpf_lx(hpf_d_a, hpf_lo):hpf_lx(hpf_d_a, hpf_hi):1) = -a(hpf_lx(hpf_d_a, hpf_lo):hpf_lx(hpf_d_a, hpf_hi):1)\n"), "{source}");
+    // The BLOCK left side with ELSEWHERE reads the CYCLIC a fetched.
+    assert!(source.contains("  where (hpf_gv_1(1:hpf_n) > 0.5)\n    b(hpf_lo:hpf_hi:1) = hpf_gv_1(1 * hpf_n + 1:1 * hpf_n + hpf_n) + 1.0\n  elsewhere\n    b(hpf_lo:hpf_hi:1) = -c(hpf_lo:hpf_hi:1)\n"), "{source}");
+    // Only the stale construct gathers.
+    assert_eq!(source.matches("if (hpf_rank == 0) then\n  where").count(), 1, "{source}");
 }
