@@ -63,6 +63,8 @@ pub(crate) struct SectionAssign<'a> {
     lo: String,
     hi: String,
     step: i64,
+    /// A run-time stride (a reduction's `X(K:N:K)`), as Fortran text; `step` is then 1.
+    step_text: Option<String>,
     /// Per distributed array read: the smallest and largest distance `c` of
     /// its element `i + c` from the left side's element `i`.
     reads: BTreeMap<SymbolId, (i64, i64)>,
@@ -87,8 +89,19 @@ pub(crate) struct SectionAssign<'a> {
 }
 
 impl SectionAssign<'_> {
-    pub(crate) fn step(&self) -> i64 {
+    /// The stride along the distributed dimension, as Fortran text.
+    pub(crate) fn step(&self) -> String {
+        self.step_text.clone().unwrap_or_else(|| self.step.to_string())
+    }
+
+    /// The stride known at compile time (1 for a run-time one).
+    pub(crate) fn constant_step(&self) -> i64 {
         self.step
+    }
+
+    /// Whether the stride is known only at run time.
+    pub(crate) fn runtime_step(&self) -> bool {
+        self.step_text.is_some()
     }
 
     pub(crate) fn home(&self) -> SymbolId {
@@ -145,11 +158,13 @@ struct DistributedSection {
     whole: bool,
     lo: Linear,
     step: i64,
+    /// A run-time stride as Fortran text (`step` is then 1).
+    step_text: Option<String>,
 }
 
 /// `lo:hi:step` of the local part, `c` elements away from the left side's
 /// (or the element `hpf_i + c`).
-fn local_section(c: i64, step: i64, element: bool) -> String {
+fn local_section(c: i64, step: &str, element: bool) -> String {
     if element {
         if c == 0 {
             "hpf_i".to_string()
@@ -279,6 +294,9 @@ impl<'a> Lowering<'a> {
             }
         }
         let section = self.distributed_section(home, args.map(Vec::as_slice), name.range)?;
+        if section.step_text.is_some() {
+            return Err("a section stride is not a constant".to_string());
+        }
         let lhs_position =
             args.map_or(dim, |args| args[..dim].iter().filter(|it| matches!(it, Subscript::Range { .. })).count());
         let step = section.step;
@@ -302,6 +320,7 @@ impl<'a> Lowering<'a> {
                 lo: lo.clone(),
                 hi: hi.clone(),
                 step,
+                step_text: None,
                 reads: BTreeMap::new(),
                 edits: Vec::new(),
                 element: false,
@@ -332,6 +351,7 @@ impl<'a> Lowering<'a> {
             lo,
             hi,
             step,
+            step_text: None,
             reads: BTreeMap::new(),
             edits: Vec::new(),
             element: false,
@@ -625,6 +645,7 @@ impl<'a> Lowering<'a> {
             lo: first.lo.clone(),
             hi: first.hi.clone(),
             step: first.step,
+            step_text: None,
             reads: BTreeMap::new(),
             edits,
             element: false,
@@ -736,6 +757,7 @@ impl<'a> Lowering<'a> {
             lo,
             hi,
             step: section.step,
+            step_text: section.step_text.clone(),
             reads: BTreeMap::new(),
             edits: Vec::new(),
             element,
@@ -784,6 +806,7 @@ impl<'a> Lowering<'a> {
                 whole: true,
                 lo: Linear::constant(distributed.lb),
                 step: 1,
+                step_text: None,
             });
         };
         let Some(Subscript::Range { lo, stride, range, .. }) = args.get(distributed.dim) else {
@@ -793,14 +816,21 @@ impl<'a> Lowering<'a> {
             Some(lo) => self.linear_of(lo).ok_or("a section bound is not affine")?,
             None => Linear::constant(distributed.lb),
         };
-        let step = match stride {
-            Some(stride) => self.constant_of(stride).ok_or("a section stride is not a constant")?,
-            None => 1,
+        let (step, step_text) = match stride {
+            Some(stride) => match self.constant_of(stride) {
+                Some(step) => (step, None),
+                // A run-time stride (`X(K:N:K)`): its text, for reductions.
+                None if self.distributed_occurrences(stride.range).is_empty() => {
+                    (1, Some(format!("({})", self.one_line(stride.range))))
+                }
+                None => return Err("a section stride reads a distributed array".to_string()),
+            },
+            None => (1, None),
         };
         if step == 0 {
             return Err("a section stride is zero".to_string());
         }
-        Ok(DistributedSection { range: *range, whole: false, lo, step })
+        Ok(DistributedSection { range: *range, whole: false, lo, step, step_text })
     }
 
     /// Rewrites a reference's distributed subscript to the local part, `c`
@@ -817,7 +847,7 @@ impl<'a> Lowering<'a> {
         // Course by course, every reference (on the home's cells) is at the
         // home's local positions.
         let c = if res.courses { 0 } else { c };
-        let local = local_section(c, section.step, res.element);
+        let local = local_section(c, &res.step(), res.element);
         let text = if section.whole {
             let subscripts: Vec<String> = (0..distributed.lbs.len())
                 .map(|it| if it == distributed.dim { local.clone() } else { ":".to_string() })
@@ -1061,7 +1091,7 @@ impl<'a> Lowering<'a> {
             ));
         }
         let section = self.distributed_section(id, args, name_range)?;
-        if section.step != res.step {
+        if (section.step, &section.step_text) != (res.step, &res.step_text) {
             return Err(format!("{} is sectioned with another stride than the left side", distributed.name));
         }
         let c = match (&section.lo, lhs_lo) {
@@ -1069,6 +1099,13 @@ impl<'a> Lowering<'a> {
             _ => None,
         }
         .ok_or_else(|| format!("{} is not read at a constant distance from the left side", distributed.name))?;
+        if res.step_text.is_some() && (c != 0 || !self.is_local(res.home, 0, id, (c, c))) {
+            // (Its neighbours' elements would be fetched for a stride known at compile time.)
+            return Err(format!(
+                "{} is read at other elements than the first one's with a run-time stride",
+                distributed.name
+            ));
+        }
         if res.courses && res.fetches {
             // The CYCLIC left side's own elements: the same run of local positions.
             if c != 0 || (section.whole && distributed.lbs.len() != 1) {
@@ -1111,7 +1148,7 @@ impl<'a> Lowering<'a> {
     /// in this process's block of the course (an empty section when it has
     /// none: the count `hpf_hi - hpf_lo` keeps its sign). Closed by `end do`.
     pub(crate) fn emit_course_bounds(&self, out: &mut String, section: &SectionAssign) {
-        let step = section.step;
+        let step = section.step();
         let home_name = &self.distributed[&section.home].name;
         let _ = writeln!(out, "  do hpf_c = 0, hpf_courses(hpf_d_{home_name}) - 1");
         let _ = writeln!(
@@ -1125,14 +1162,15 @@ impl<'a> Lowering<'a> {
 
     /// The local bounds of a section and the fetches its reads need.
     pub(crate) fn emit_section_bounds(&self, out: &mut String, section: &SectionAssign) {
-        let step = section.step;
+        let step = section.step();
         let home_name = &self.distributed[&section.home].name;
         let _ = writeln!(
             out,
             "  call hpf_local_bounds(hpf_d_{home_name}, 0, ({}), ({}), {step}, hpf_lo, hpf_hi)",
             section.lo, section.hi
         );
-        self.emit_fetches(out, section.home, 0, step, &section.reads);
+        // (A run-time stride reads no other process's elements: `aligned_read`.)
+        self.emit_fetches(out, section.home, 0, section.step, &section.reads);
     }
 
     pub(crate) fn emit_section(&self, out: &mut String, section: &SectionAssign) {

@@ -95,8 +95,8 @@ fn what_does_not_line_up_runs_on_rank_0() {
 /// MAXLOC and MINLOC along DIM=1 of BLOCK data: each process's first
 /// extreme, its local position turned into the section's, then one
 /// `MPI_Allreduce` of (value, position) pairs (`hpf_location_*`); in an
-/// expression, with MASK, on strided sections. A section whose stride is
-/// known only at run time keeps the rank-0 path.
+/// expression, with MASK, on strided sections, also with a stride known
+/// only at run time.
 #[test]
 fn maxloc_and_minloc_combine_value_and_position_pairs() {
     let (notes, source) = lower(&program(
@@ -105,8 +105,11 @@ fn maxloc_and_minloc_combine_value_and_position_pairs() {
   total = maxloc(k(1:n:step), 1)
 ",
     ));
-    assert_eq!(notes.len(), 1, "{notes:?}");
-    assert!(notes[0].starts_with("12: runs on one process"), "{notes:?}");
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(
+        source.contains("  if (hpf_r6 > 0) hpf_r6 = (hpf_lo + (hpf_r6 - 1) * ((step)) - (1)) / ((step)) + 1\n"),
+        "{source}"
+    );
     assert!(
         source.contains("  hpf_r2 = maxloc(abs(u(hpf_lo:hpf_hi:1)), 1)\n  hpf_r1 = maxval(abs(u(hpf_lo:hpf_hi:1)))\n"),
         "{source}"
@@ -1202,7 +1205,8 @@ end subroutine fixed
 
 #[test]
 fn a_copy_runs_its_statement_without_parallel_form_on_rank_0() {
-    // The copy gathers for one statement (a WHERE shifting a CYCLIC array): that
+    // The copy gathers for one statement (a WHERE whose second assignment reads
+    // other processes' elements of what its first one assigns): that
     // statement alone runs on rank 0, the loop and the call on every process.
     let (notes, source) = lower(
         "program d
@@ -1224,14 +1228,17 @@ subroutine count_up(c, len, total)
   do i = 1, len
     c(i) = c(i) + i
   end do
-  where (c(1:len-1) > 0) c(2:len) = 1
+  where (c(1:len-1) > 0)
+    c(2:len) = 1
+    c(2:len) = c(1:len-1) + 1
+  end where
   total = sum(c) + maxval(c)
 end subroutine count_up
 ",
     );
     assert_eq!(
         notes,
-        ["20: runs on one process: it is not an owner-computes assignment: it reads c at other elements than the left side's (on a CYCLIC distribution they live on other processes)"]
+        ["20: runs on one process: it is not an owner-computes assignment: it reads other processes' elements of c, which an assignment before it in the construct assigns"]
     );
     assert!(source.contains("call hpf_p1_count_up(k, n, total"), "{source}");
     assert_eq!(source.matches("call hpf_gather").count(), 1, "{source}");
@@ -1478,14 +1485,13 @@ fn cyclic_sections_run_course_by_course_when_their_reads_are_on_the_same_cells()
     );
 }
 
-/// Reads off the left side's template cells (a shift, another CYCLIC
-/// distribution) in a WHERE (a FORALL fetches them, `nest_fetch.rs`),
-/// floating-point sums, and a WHERE whose left sides are the same indices
+/// Floating-point sums, and a WHERE whose left sides are the same indices
 /// of arrays on other cells (`b` sits one cell away from `a`) keep the
 /// rank-0 path, with a note saying why. Array assignments to one run of
 /// elements of a rank-1 array that read off its cells (lines 13, 14 and 16)
 /// fetch what they read instead and run course by course, and so does the
-/// owner of an element assigned from an element on another cell (line 17).
+/// owner of an element assigned from an element on another cell (line 17),
+/// and a WHERE whose mask reads another CYCLIC distribution (line 18).
 #[test]
 fn cyclic_statements_reading_other_cells_stay_on_rank_0() {
     let (notes, source) = lower(&cyclic_program(
@@ -1506,7 +1512,6 @@ fn cyclic_statements_reading_other_cells_stay_on_rank_0() {
         notes,
         [
             "15: runs on every process: each assignment of this FORALL runs on the owner of its left side, after fetching what k(i-1) read(s) by one all-to-all per reference (inspector/executor)",
-            "18: runs on one process: it is not an owner-computes assignment: it reads k at other elements than the left side's (on a CYCLIC distribution they live on other processes)",
             "19: runs on one process: it is not an owner-computes assignment: it assigns the replicated variable s from distributed data; a floating-point reduction of the CYCLIC(3) array a keeps its order only on rank 0 (passing the running value from owner to owner would cost a message every 3 elements: gathering costs less)",
             "20: runs on one process: it is not an owner-computes assignment: its left sides are not the same elements",
         ]
@@ -3806,4 +3811,47 @@ end program p
     assert!(source.contains("  where (hpf_gv_1(1:hpf_n) > 0.5)\n    b(hpf_lo:hpf_hi:1) = hpf_gv_1(1 * hpf_n + 1:1 * hpf_n + hpf_n) + 1.0\n  elsewhere\n    b(hpf_lo:hpf_hi:1) = -c(hpf_lo:hpf_hi:1)\n"), "{source}");
     // Only the stale construct gathers.
     assert_eq!(source.matches("if (hpf_rank == 0) then\n  where").count(), 1, "{source}");
+}
+
+/// 1-D section reductions with run-time strides (issue 27) on BLOCK and
+/// CYCLIC arrays, inside a DO loop whose index is the stride: each process
+/// reduces its part of the section (`hpf_local_bounds` and
+/// `hpf_course_bounds` take the stride at run time); a floating-point SUM
+/// in the sequential order passes the running value from owner to owner.
+#[test]
+fn section_reductions_take_run_time_strides() {
+    let text = "program p
+  implicit none
+  integer, parameter :: n = 20
+  real :: x(n)
+  integer :: iy(n), ix(n), kk, c
+  real :: s
+!HPF$ PROCESSORS P(4)
+!HPF$ DISTRIBUTE x(BLOCK) ONTO P
+!HPF$ DISTRIBUTE iy(CYCLIC(3)) ONTO P
+!HPF$ ALIGN ix(i) WITH x(i)
+  x = 1.0
+  iy = 2
+  ix = 3
+  do kk = 1, 4
+    s = sum(x(kk:n:kk))
+    c = maxval(iy(n:kk:-kk)) + sum(ix(kk:n:kk), mask=x(kk:n:kk) > 0.0)
+    c = c + sum(ix(kk:n:kk+1)) + minval(ix(2:n:kk) + ix(1:n-1:kk))
+  end do
+  print *, s, c
+end program p
+";
+    let (notes, source) = lower(text);
+    assert_eq!(
+        notes,
+        ["17: runs on one process: it is not an owner-computes assignment: it assigns the replicated variable c from distributed data; ix is read at other elements than the first one's with a run-time stride"]
+    );
+    assert!(
+        source.contains("call hpf_course_bounds(hpf_d_iy, 0, (n), (kk), (-kk), hpf_c, hpf_lo, hpf_hi)"),
+        "{source}"
+    );
+    assert!(source.contains("call hpf_local_bounds(hpf_d_ix, 0, (kk), (n), (kk), hpf_lo, hpf_hi)"), "{source}");
+    assert!(source.contains("sum(ix(hpf_lo:hpf_hi:(kk)), mask=x(hpf_lo:hpf_hi:(kk)) > 0.0)"), "{source}");
+    assert!(source.contains("SUM in the sequential order: the running value goes from owner to owner"), "{source}");
+    assert!(source.contains("do hpf_q1 = kk, n, kk"), "{source}");
 }
