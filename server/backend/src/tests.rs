@@ -3855,3 +3855,42 @@ end program p
     assert!(source.contains("SUM in the sequential order: the running value goes from owner to owner"), "{source}");
     assert!(source.contains("do hpf_q1 = kk, n, kk"), "{source}");
 }
+
+/// A section shift along the CYCLIC dimension of an array of rank 3
+/// (issue 27) becomes the FORALL that means the same: its owners assign,
+/// the elements it reads fetched before any is written. A shift along a
+/// BLOCK dimension keeps its neighbour fetch, and one along a collapsed
+/// dimension is local.
+#[test]
+fn section_shifts_along_cyclic_dimensions_run_on_the_owners() {
+    let (notes, source) = lower(
+        "program p
+  implicit none
+  integer, parameter :: nx = 12
+  real :: w(3, nx, 2), v(3, nx, 2), u(nx, 4)
+!HPF$ PROCESSORS P(4)
+!HPF$ DISTRIBUTE w(*, CYCLIC, *) ONTO P
+!HPF$ ALIGN v(i, j, l) WITH w(i, j, l)
+!HPF$ DISTRIBUTE u(BLOCK, *) ONTO P
+  w = 1.0
+  v = 2.0
+  u = 3.0
+  w(:, 2:nx, :) = w(:, 1:nx-1, :) + v(:, 2:nx, :)
+  w(2:3, 1:nx:2, 1) = abs(w(1:2, 2:nx:2, 2)) * 0.5
+  v(2:3, :, :) = v(1:2, :, :)
+  u(2:nx, :) = u(1:nx-1, :)
+  print *, w(1, 1, 1), v(2, 2, 2), u(2, 2)
+end program p
+",
+    );
+    assert_eq!(
+        notes,
+        [
+            "12: runs on every process: each assignment of this FORALL runs on the owner of its left side, after fetching what w(hpf_fi1,hpf_fi2 - 1,hpf_fi3) read(s) by one all-to-all per reference (inspector/executor)",
+            "13: runs on every process: each assignment of this FORALL runs on the owner of its left side, after fetching what w(hpf_fi1 - 1,hpf_fi2 + 1,2) read(s) by one all-to-all per reference (inspector/executor)",
+        ]
+    );
+    assert!(!source.contains("call hpf_gather_r4_32(w"), "{source}");
+    assert!(!source.contains("hpf_gather_r4_32(v"), "{source}");
+    assert!(!source.contains("hpf_gather_r4_21(u"), "{source}");
+}
