@@ -3188,6 +3188,11 @@ impl<'a> Lowering<'a> {
                 | Plan::Matmul(_) => true,
                 // The analysis follows TRANSPOSE, not the shifts.
                 Plan::Permute(permute) => !permute.is_transpose(),
+                // The analysis counts a WHERE construct's fetches per
+                // assignment; they are fetched once for the construct.
+                Plan::Section(section) => {
+                    matches!(&section.stmt.kind, StmtKind::Where { body, elsewhere, .. } if body.len() > 1 || !elsewhere.is_empty())
+                }
                 Plan::Parallel(nest) => {
                     nest.reductions.iter().any(|it| it.chained() || it.is_prefix())
                         || !nest.replicated.is_empty()

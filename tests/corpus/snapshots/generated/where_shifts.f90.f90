@@ -236,11 +236,10 @@ program where_shifts
   REAL, allocatable :: hpf_gv_1(:)
   hpf_n = 0
   if ((hpf_hi - hpf_lo) * (1) >= 0) hpf_n = (hpf_hi - hpf_lo) / (1) + 1
-  allocate (hpf_gi_1(2 * hpf_n), hpf_gv_1(2 * hpf_n))
+  allocate (hpf_gi_1(hpf_n), hpf_gv_1(hpf_n))
   forall (hpf_i = hpf_lo:hpf_hi:1) hpf_gi_1((hpf_i - hpf_lo) / (1) + 1) = (2) + (1) * ((hpf_i - (1)) / (1))
-  forall (hpf_i = hpf_lo:hpf_hi:1) hpf_gi_1(1 * hpf_n + (hpf_i - hpf_lo) / (1) + 1) = (2) + (1) * ((hpf_i - (1)) / (1))
   call hpf_remote_read_r4(a, hpf_d_a, hpf_gi_1, hpf_gv_1)
-    where (hpf_gv_1(1:hpf_n) > 0.0) b(hpf_lo:hpf_hi:1) = hpf_gv_1(1 * hpf_n + 1:1 * hpf_n + hpf_n) * c(hpf_lo:hpf_hi:1)
+    where (hpf_gv_1(1:hpf_n) > 0.0) b(hpf_lo:hpf_hi:1) = hpf_gv_1(1:hpf_n) * c(hpf_lo:hpf_hi:1)
   end block
   call hpf_stat_end(9)
   call hpf_stat_begin()
@@ -252,12 +251,11 @@ program where_shifts
   REAL, allocatable :: hpf_gv_1(:)
   hpf_n = 0
   if ((hpf_hi - hpf_lo) * (1) >= 0) hpf_n = (hpf_hi - hpf_lo) / (1) + 1
-  allocate (hpf_gi_1(2 * hpf_n), hpf_gv_1(2 * hpf_n))
+  allocate (hpf_gi_1(hpf_n), hpf_gv_1(hpf_n))
   forall (hpf_i = hpf_lo:hpf_hi:1) hpf_gi_1((hpf_i - hpf_lo) / (1) + 1) = (1) + (1) * ((hpf_i - (3)) / (1))
-  forall (hpf_i = hpf_lo:hpf_hi:1) hpf_gi_1(1 * hpf_n + (hpf_i - hpf_lo) / (1) + 1) = (1) + (1) * ((hpf_i - (3)) / (1))
   call hpf_remote_read_r4(a, hpf_d_a, hpf_gi_1, hpf_gv_1)
     where (hpf_gv_1(1:hpf_n) > 0.5)
-      b(hpf_lo:hpf_hi:1) = b(hpf_lo:hpf_hi:1) + hpf_gv_1(1 * hpf_n + 1:1 * hpf_n + hpf_n)
+      b(hpf_lo:hpf_hi:1) = b(hpf_lo:hpf_hi:1) + hpf_gv_1(1:hpf_n)
     elsewhere
       b(hpf_lo:hpf_hi:1) = b(hpf_lo:hpf_hi:1) - c(hpf_lo:hpf_hi:1)
     end where
@@ -558,8 +556,8 @@ program where_shifts
     0_8, 0_8, &
     6_8, 23_8, &
     12_8, 22_8, &
-    24_8, 40_8, &
-    48_8, 84_8, &
+    -1_8, -1_8, &
+    -1_8, -1_8, &
     -1_8, -1_8, &
     -1_8, -1_8], [2, 13]))
   call hpf_finalize()
