@@ -564,7 +564,14 @@ impl<'a> Lowering<'a> {
             // A CYCLIC left side whose parts do not all read its own cells:
             // every part assigned from fetched values.
             Err(why) if self.where_home(stmt).is_some_and(|home| self.distributed[&home].cyclic) => {
-                self.where_form(stmt, false).map_err(|fetched| if why == fetched { why } else { fetched })
+                self.where_form(stmt, false).map_err(|fetched| {
+                    // The reason of the fetched form, unless it has none of its own.
+                    if fetched.starts_with("an assignment in it is not") {
+                        why
+                    } else {
+                        fetched
+                    }
+                })
             }
             other => other,
         }

@@ -1360,9 +1360,6 @@ impl Hoister<'_> {
         let mut declarations: String = self.declarations.iter().map(|it| format!("{it}{line_end}")).collect();
         if self.forall_indices > 0 {
             let names: Vec<String> = (1..=self.forall_indices).map(|it| format!("hpf_fi{it}")).collect();
-            if names.iter().any(|it| self.model.lookup(self.unit, it).is_some()) {
-                return None;
-            }
             let indent = if matches!(self.form, SourceForm::Fixed { .. }) { "      " } else { "  " };
             declarations.push_str(&format!("{indent}integer :: {}{line_end}", names.join(", ")));
         }

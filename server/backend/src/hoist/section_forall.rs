@@ -10,7 +10,7 @@
 //! `assign.rs` fetches for as it is.)
 
 use analysis::model::{Format, SymbolKind};
-use syntax::{Expr, ExprKind, Stmt, StmtKind, Subscript, TextRange};
+use syntax::{Expr, ExprKind, SourceForm, Stmt, StmtKind, Subscript, TextRange};
 
 use super::Hoister;
 
@@ -26,6 +26,10 @@ impl Hoister<'_> {
     /// FORALL indices it uses, or `None` when `stmt` is not one.
     pub(super) fn section_forall(&self, stmt: &Stmt) -> Option<(String, usize)> {
         let StmtKind::Assign { lhs, rhs } = &stmt.kind else { return None };
+        // (Fixed form would cut the FORALL at its line length.)
+        if self.form != SourceForm::Free {
+            return None;
+        }
         let ExprKind::Ref { name, args } = &lhs.kind else { return None };
         let id = self.model.lookup(self.unit, &name.key())?;
         let shape = self.distributed_shape(&name.key())?;
@@ -58,7 +62,10 @@ impl Hoister<'_> {
                 _ => return None,
             }
         }
-        if cyclic_axes.is_empty() {
+        // Its indices are names the program does not use.
+        if cyclic_axes.is_empty()
+            || (1..=axes.len()).any(|it| self.model.lookup(self.unit, &format!("hpf_fi{it}")).is_some())
+        {
             return None;
         }
         // The right side, its array references indexed by the FORALL's indices.
@@ -82,8 +89,21 @@ impl Hoister<'_> {
             .enumerate()
             .map(|(k, axis)| format!("hpf_fi{} = {}:{}:{}", k + 1, axis.lo, axis.hi, axis.step))
             .collect();
-        let forall =
-            format!("forall ({}) {}({}) = {}", triplets.join(", "), name.text, subscripts.join(", "), text.trim());
+        let header = format!("forall ({})", triplets.join(", "));
+        let left = format!("{}({})", name.text, subscripts.join(", "));
+        let right = text.trim();
+        // Free form's lines hold 132 characters: a long assignment goes on
+        // continuation lines, and a longer one keeps the statement as it is.
+        let end = self.line_end;
+        let forall = if header.len() + left.len() + right.len() < 116 {
+            format!("{header} {left} = {right}")
+        } else if header.len() < 120 && left.len() + right.len() < 116 {
+            format!("{header} &{end}      {left} = {right}")
+        } else if [header.len(), left.len(), right.len()].iter().all(|it| *it < 118) {
+            format!("{header} &{end}      {left} = &{end}      {right}")
+        } else {
+            return None;
+        };
         Some((forall, axes.len()))
     }
 
