@@ -63,6 +63,8 @@ pub(crate) struct SectionAssign<'a> {
     lo: String,
     hi: String,
     step: i64,
+    /// A run-time stride (a reduction's `X(K:N:K)`), as Fortran text; `step` is then 1.
+    step_text: Option<String>,
     /// Per distributed array read: the smallest and largest distance `c` of
     /// its element `i + c` from the left side's element `i`.
     reads: BTreeMap<SymbolId, (i64, i64)>,
@@ -87,8 +89,19 @@ pub(crate) struct SectionAssign<'a> {
 }
 
 impl SectionAssign<'_> {
-    pub(crate) fn step(&self) -> i64 {
+    /// The stride along the distributed dimension, as Fortran text.
+    pub(crate) fn step(&self) -> String {
+        self.step_text.clone().unwrap_or_else(|| self.step.to_string())
+    }
+
+    /// The stride known at compile time (1 for a run-time one).
+    pub(crate) fn constant_step(&self) -> i64 {
         self.step
+    }
+
+    /// Whether the stride is known only at run time.
+    pub(crate) fn runtime_step(&self) -> bool {
+        self.step_text.is_some()
     }
 
     pub(crate) fn home(&self) -> SymbolId {
@@ -145,11 +158,13 @@ struct DistributedSection {
     whole: bool,
     lo: Linear,
     step: i64,
+    /// A run-time stride as Fortran text (`step` is then 1).
+    step_text: Option<String>,
 }
 
 /// `lo:hi:step` of the local part, `c` elements away from the left side's
 /// (or the element `hpf_i + c`).
-fn local_section(c: i64, step: i64, element: bool) -> String {
+fn local_section(c: i64, step: &str, element: bool) -> String {
     if element {
         if c == 0 {
             "hpf_i".to_string()
@@ -179,6 +194,17 @@ impl<'a> Lowering<'a> {
     /// The owner-computes form of an assignment to a distributed array, or
     /// why it has none.
     pub(crate) fn assignment<'s>(&mut self, stmt: &'s Stmt) -> Result<Plan<'s>, String>
+    where
+        'a: 's,
+    {
+        self.assignment_form(stmt, true)
+    }
+
+    /// `assignment`; on a CYCLIC left side, `local_courses` first tries the
+    /// form that reads only the left side's cells (without it, the section
+    /// is assigned from fetched values, as a WHERE construct that fetches
+    /// anything needs for all its parts).
+    fn assignment_form<'s>(&mut self, stmt: &'s Stmt, local_courses: bool) -> Result<Plan<'s>, String>
     where
         'a: 's,
     {
@@ -268,6 +294,9 @@ impl<'a> Lowering<'a> {
             }
         }
         let section = self.distributed_section(home, args.map(Vec::as_slice), name.range)?;
+        if section.step_text.is_some() {
+            return Err("a section stride is not a constant".to_string());
+        }
         let lhs_position =
             args.map_or(dim, |args| args[..dim].iter().filter(|it| matches!(it, Subscript::Range { .. })).count());
         let step = section.step;
@@ -282,7 +311,7 @@ impl<'a> Lowering<'a> {
         let courses = distributed.cyclic;
         let home_name = distributed.name.clone();
         let lhs_lo = section.lo.clone();
-        if courses {
+        if courses && local_courses {
             // First the local form: every read on the left side's template
             // cells, each course at the home's local positions, no communication.
             let mut res = SectionAssign {
@@ -291,6 +320,7 @@ impl<'a> Lowering<'a> {
                 lo: lo.clone(),
                 hi: hi.clone(),
                 step,
+                step_text: None,
                 reads: BTreeMap::new(),
                 edits: Vec::new(),
                 element: false,
@@ -312,12 +342,16 @@ impl<'a> Lowering<'a> {
                 Err(_) => {}
             }
         }
+        if courses && !fetches {
+            return Err(format!("{home_name} is not assigned one run of elements"));
+        }
         let mut res = SectionAssign {
             stmt,
             home,
             lo,
             hi,
             step,
+            step_text: None,
             reads: BTreeMap::new(),
             edits: Vec::new(),
             element: false,
@@ -512,56 +546,77 @@ impl<'a> Lowering<'a> {
     /// The owner-computes form of a WHERE statement or construct on arrays
     /// distributed in one dimension, or why it has none: every assignment
     /// of it qualifies as an array assignment (`assignment`) over the same
-    /// section of the same array, its masks line up with that section, and
-    /// every distributed read is at distance 0 on the first left side's
-    /// template cells (each process's elements only, so no fetch: an earlier
-    /// assignment of the construct may have changed a neighbour's element),
-    /// unless the construct is one assignment on a BLOCK array (then other
-    /// elements are fetched before it). Each process then runs the construct
-    /// on its part (course by course on a CYCLIC one); the masks are
-    /// evaluated before the assignments there as in the whole construct,
-    /// element by element.
+    /// section of the same array, and its masks line up with that section.
+    /// Reads of other processes' elements (neighbours, or on a one-run left
+    /// side arrays distributed differently: the inspector/executor) are
+    /// fetched before the construct, so a mask or an assignment may read
+    /// them only from arrays no assignment before it in the construct
+    /// assigns (a masked ELSEWHERE's mask is evaluated after the
+    /// assignments before it). Each process then runs the construct on its
+    /// part (course by course on a CYCLIC one: on its own cells, or from
+    /// fetched values); the masks are evaluated before the assignments
+    /// there as in the whole construct, element by element.
     pub(crate) fn where_construct<'s>(&mut self, stmt: &'s Stmt) -> Result<Plan<'s>, String>
+    where
+        'a: 's,
+    {
+        match self.where_form(stmt, true) {
+            // A CYCLIC left side whose parts do not all read its own cells:
+            // every part assigned from fetched values.
+            Err(why) if self.where_home(stmt).is_some_and(|home| self.distributed[&home].cyclic) => {
+                self.where_form(stmt, false).map_err(|fetched| {
+                    // The reason of the fetched form, unless it has none of its own.
+                    if fetched.starts_with("an assignment in it is not") {
+                        why
+                    } else {
+                        fetched
+                    }
+                })
+            }
+            other => other,
+        }
+    }
+
+    /// The array the first assignment of a WHERE assigns, when distributed.
+    fn where_home(&self, stmt: &Stmt) -> Option<SymbolId> {
+        let StmtKind::Where { body, elsewhere, .. } = &stmt.kind else { return None };
+        let first = body.iter().chain(elsewhere.iter().flat_map(|(_, it)| it)).next()?;
+        let StmtKind::Assign { lhs, .. } = &first.kind else { return None };
+        let (ExprKind::Name(name) | ExprKind::Ref { name, .. }) = &lhs.kind else { return None };
+        self.lookup(&name.key()).filter(|id| self.distributed.contains_key(id))
+    }
+
+    fn where_form<'s>(&mut self, stmt: &'s Stmt, local_courses: bool) -> Result<Plan<'s>, String>
     where
         'a: 's,
     {
         let StmtKind::Where { mask, body, elsewhere } = &stmt.kind else {
             return Err("it is not a WHERE".to_string());
         };
-        let mut masks: Vec<&Expr> = mask.iter().collect();
-        let mut assignments: Vec<&Stmt> = body.iter().collect();
+        // The masks and assignments in the order they run.
+        let mut items: Vec<Result<&Expr, &Stmt>> = mask.iter().map(Ok).chain(body.iter().map(Err)).collect();
         for (mask, body) in elsewhere {
-            masks.extend(mask);
-            assignments.extend(body);
+            items.extend(mask.iter().map(Ok).chain(body.iter().map(Err)));
         }
-        // One assignment and no ELSEWHERE: its mask and right side are
-        // evaluated before it assigns anything, so other processes' elements
-        // may be fetched before it (neighbours, or the inspector/executor).
-        let alone = assignments.len() == 1 && elsewhere.is_empty();
         let mut first: Option<SectionAssign> = None;
         let mut edits = Vec::new();
         let mut left_sides = Vec::new();
-        for assignment in &assignments {
-            let Ok(Plan::Section(section)) = self.assignment(assignment) else {
+        let mut reads: BTreeMap<SymbolId, (i64, i64)> = BTreeMap::new();
+        let mut remote = Vec::new();
+        // Per assignment, in order: its section, or the mask read.
+        let mut sections = Vec::new();
+        for item in &items {
+            let Err(assignment) = item else { continue };
+            let Ok(Plan::Section(section)) = self.assignment_form(assignment, local_courses) else {
                 return Err("an assignment in it is not an owner-computes array assignment".to_string());
             };
-            // Reads off this process's elements: at another distance, or of
-            // an array aligned elsewhere (its element `i` on another cell).
-            let others = section
-                .reads
-                .iter()
-                .any(|(array, range)| *range != (0, 0) || !self.is_local(section.home, 0, *array, *range))
-                || !section.remote.is_empty();
-            if section.courses && section.fetches {
-                return Err("it assigns a CYCLIC array from fetched values".to_string());
-            }
-            // A CYCLIC left side runs course by course: a course must read
-            // nothing another course assigns, so its own cells only.
-            if section.element || (others && (!alone || section.courses)) {
+            if section.element {
                 return Err("an assignment in it reads other processes' elements".to_string());
             }
             if let Some(first) = &first {
-                if (&first.lo, &first.hi, first.step) != (&section.lo, &section.hi, section.step) {
+                if (&first.lo, &first.hi, first.step, first.courses, first.fetches)
+                    != (&section.lo, &section.hi, section.step, section.courses, section.fetches)
+                {
                     return Err("its assignments set different sections".to_string());
                 }
             }
@@ -569,7 +624,15 @@ impl<'a> Lowering<'a> {
                 left_sides.push(lhs);
             }
             edits.extend(section.edits.iter().cloned());
-            first.get_or_insert(section);
+            sections.push((section.reads.clone(), section.remote.iter().map(|it| it.array).collect::<Vec<_>>()));
+            for (array, (low, high)) in &section.reads {
+                let entry = reads.entry(*array).or_insert((*low, *high));
+                *entry = (entry.0.min(*low), entry.1.max(*high));
+            }
+            remote.extend(section.remote.iter().cloned());
+            if first.is_none() {
+                first = Some(section);
+            }
         }
         let first = first.ok_or("it assigns nothing")?;
         // The masks line up with the first left side, as its right side does.
@@ -583,51 +646,72 @@ impl<'a> Lowering<'a> {
         let dim = self.distributed[&first.home].dim;
         let position =
             args.map_or(dim, |args| args[..dim].iter().filter(|it| matches!(it, Subscript::Range { .. })).count());
-        let mut masked = SectionAssign {
+        let probe = |edits: Vec<(TextRange, String)>| SectionAssign {
             stmt,
             home: first.home,
             lo: first.lo.clone(),
             hi: first.hi.clone(),
             step: first.step,
+            step_text: None,
             reads: BTreeMap::new(),
-            edits: Vec::new(),
+            edits,
             element: false,
-            fetches: alone && first.fetches,
+            fetches: first.fetches,
             remote: Vec::new(),
             courses: first.courses,
         };
-        for mask in masks {
-            self.array_expression(mask, &mut masked, &section.lo, position)?;
-        }
-        self.reads_on_home_cells(&masked)?;
-        if (!alone || masked.courses)
-            && masked
-                .reads
+        let mut masked = probe(Vec::new());
+        // What each mask and assignment reads of other processes' elements,
+        // fetched before the construct: no assignment before it may assign it.
+        let mut assigned: Vec<SymbolId> = Vec::new();
+        let mut sections = sections.into_iter();
+        let mut left = left_sides.iter();
+        for item in &items {
+            let (item_reads, item_remote) = match item {
+                Ok(mask) => {
+                    let mut one = probe(Vec::new());
+                    self.array_expression(mask, &mut one, &section.lo, position)?;
+                    self.reads_on_home_cells(&one)?;
+                    masked.edits.extend(one.edits);
+                    masked.remote.extend(one.remote.iter().cloned());
+                    for (array, (low, high)) in &one.reads {
+                        let entry = reads.entry(*array).or_insert((*low, *high));
+                        *entry = (entry.0.min(*low), entry.1.max(*high));
+                    }
+                    (one.reads, one.remote.iter().map(|it| it.array).collect())
+                }
+                Err(_) => sections.next().expect("one per assignment"),
+            };
+            let stale = item_reads
                 .iter()
-                .any(|(array, range)| *range != (0, 0) || !self.is_local(first.home, 0, *array, *range))
-        {
-            return Err("its mask reads other processes' elements".to_string());
+                .filter(|(array, range)| **range != (0, 0) || !self.is_local(first.home, 0, **array, **range))
+                .map(|(array, _)| *array)
+                .chain(item_remote)
+                .find(|array| assigned.contains(array));
+            if let Some(array) = stale {
+                return Err(format!(
+                    "it reads other processes' elements of {}, which an assignment before it in the construct assigns",
+                    self.distributed[&array].name
+                ));
+            }
+            if item.is_err() {
+                let lhs = left.next().expect("one per assignment");
+                if let Some((id, _, _)) = self.first_distributed(lhs) {
+                    assigned.push(id);
+                }
+            }
         }
         // Every left side lines up with the first one (other arrays of the
         // same blocks, at distance 0), so one local section serves them all.
         let mut left = BTreeMap::new();
         for lhs in left_sides {
-            let mut probe = SectionAssign {
-                stmt,
-                home: first.home,
-                lo: String::new(),
-                hi: String::new(),
-                step: first.step,
-                reads: BTreeMap::new(),
-                edits: Vec::new(),
-                element: false,
-                fetches: false,
-                remote: Vec::new(),
-                courses: first.courses,
-            };
-            self.array_expression(lhs, &mut probe, &section.lo, position)
+            let mut one = probe(Vec::new());
+            self.array_expression(lhs, &mut one, &section.lo, position)
                 .map_err(|why| format!("its left sides do not line up: {why}"))?;
-            left.extend(probe.reads);
+            if !one.remote.is_empty() {
+                return Err("its left sides are not the same elements".to_string());
+            }
+            left.extend(one.reads);
         }
         // At distance 0 and on the same template cells (an array aligned
         // elsewhere holds its element `i` on another cell, maybe another process).
@@ -635,11 +719,11 @@ impl<'a> Lowering<'a> {
             return Err("its left sides are not the same elements".to_string());
         }
         masked.edits.extend(edits);
-        for (array, (low, high)) in first.reads {
-            let entry = masked.reads.entry(array).or_insert((low, high));
-            *entry = (entry.0.min(low), entry.1.max(high));
+        masked.reads = reads;
+        masked.remote.extend(remote);
+        if masked.courses && (!masked.fetches || local_courses) && !masked.remote.is_empty() {
+            return Err("it reads other processes' elements for a CYCLIC left side".to_string());
         }
-        masked.remote.extend(first.remote);
         self.grow_shadows(masked.home, 0, &masked.reads);
         Ok(Plan::Section(masked))
     }
@@ -680,6 +764,7 @@ impl<'a> Lowering<'a> {
             lo,
             hi,
             step: section.step,
+            step_text: section.step_text.clone(),
             reads: BTreeMap::new(),
             edits: Vec::new(),
             element,
@@ -728,6 +813,7 @@ impl<'a> Lowering<'a> {
                 whole: true,
                 lo: Linear::constant(distributed.lb),
                 step: 1,
+                step_text: None,
             });
         };
         let Some(Subscript::Range { lo, stride, range, .. }) = args.get(distributed.dim) else {
@@ -737,14 +823,21 @@ impl<'a> Lowering<'a> {
             Some(lo) => self.linear_of(lo).ok_or("a section bound is not affine")?,
             None => Linear::constant(distributed.lb),
         };
-        let step = match stride {
-            Some(stride) => self.constant_of(stride).ok_or("a section stride is not a constant")?,
-            None => 1,
+        let (step, step_text) = match stride {
+            Some(stride) => match self.constant_of(stride) {
+                Some(step) => (step, None),
+                // A run-time stride (`X(K:N:K)`): its text, for reductions.
+                None if self.distributed_occurrences(stride.range).is_empty() => {
+                    (1, Some(format!("({})", self.one_line(stride.range))))
+                }
+                None => return Err("a section stride reads a distributed array".to_string()),
+            },
+            None => (1, None),
         };
         if step == 0 {
             return Err("a section stride is zero".to_string());
         }
-        Ok(DistributedSection { range: *range, whole: false, lo, step })
+        Ok(DistributedSection { range: *range, whole: false, lo, step, step_text })
     }
 
     /// Rewrites a reference's distributed subscript to the local part, `c`
@@ -761,7 +854,7 @@ impl<'a> Lowering<'a> {
         // Course by course, every reference (on the home's cells) is at the
         // home's local positions.
         let c = if res.courses { 0 } else { c };
-        let local = local_section(c, section.step, res.element);
+        let local = local_section(c, &res.step(), res.element);
         let text = if section.whole {
             let subscripts: Vec<String> = (0..distributed.lbs.len())
                 .map(|it| if it == distributed.dim { local.clone() } else { ":".to_string() })
@@ -1005,7 +1098,7 @@ impl<'a> Lowering<'a> {
             ));
         }
         let section = self.distributed_section(id, args, name_range)?;
-        if section.step != res.step {
+        if (section.step, &section.step_text) != (res.step, &res.step_text) {
             return Err(format!("{} is sectioned with another stride than the left side", distributed.name));
         }
         let c = match (&section.lo, lhs_lo) {
@@ -1013,6 +1106,13 @@ impl<'a> Lowering<'a> {
             _ => None,
         }
         .ok_or_else(|| format!("{} is not read at a constant distance from the left side", distributed.name))?;
+        if res.step_text.is_some() && (c != 0 || !self.is_local(res.home, 0, id, (c, c))) {
+            // (Its neighbours' elements would be fetched for a stride known at compile time.)
+            return Err(format!(
+                "{} is read at other elements than the first one's with a run-time stride",
+                distributed.name
+            ));
+        }
         if res.courses && res.fetches {
             // The CYCLIC left side's own elements: the same run of local positions.
             if c != 0 || (section.whole && distributed.lbs.len() != 1) {
@@ -1055,7 +1155,7 @@ impl<'a> Lowering<'a> {
     /// in this process's block of the course (an empty section when it has
     /// none: the count `hpf_hi - hpf_lo` keeps its sign). Closed by `end do`.
     pub(crate) fn emit_course_bounds(&self, out: &mut String, section: &SectionAssign) {
-        let step = section.step;
+        let step = section.step();
         let home_name = &self.distributed[&section.home].name;
         let _ = writeln!(out, "  do hpf_c = 0, hpf_courses(hpf_d_{home_name}) - 1");
         let _ = writeln!(
@@ -1069,14 +1169,15 @@ impl<'a> Lowering<'a> {
 
     /// The local bounds of a section and the fetches its reads need.
     pub(crate) fn emit_section_bounds(&self, out: &mut String, section: &SectionAssign) {
-        let step = section.step;
+        let step = section.step();
         let home_name = &self.distributed[&section.home].name;
         let _ = writeln!(
             out,
             "  call hpf_local_bounds(hpf_d_{home_name}, 0, ({}), ({}), {step}, hpf_lo, hpf_hi)",
             section.lo, section.hi
         );
-        self.emit_fetches(out, section.home, 0, step, &section.reads);
+        // (A run-time stride reads no other process's elements: `aligned_read`.)
+        self.emit_fetches(out, section.home, 0, section.step, &section.reads);
     }
 
     pub(crate) fn emit_section(&self, out: &mut String, section: &SectionAssign) {

@@ -57,6 +57,8 @@
 //! REDISTRIBUTE, a temporary follows the array it is aligned with, as
 //! every alignee does.
 
+mod section_forall;
+
 use analysis::model::{Model, SymbolKind, UnitId};
 
 use crate::assign::Constants;
@@ -235,6 +237,8 @@ struct Hoister<'a> {
     functions: Vec<(String, String)>,
     /// Their references in output items, replaced by scalar temporaries.
     results: usize,
+    /// The FORALL indices `hpf_fi1`.. of section shifts (`section_forall.rs`).
+    forall_indices: usize,
 }
 
 /// The user's program rewritten (inquiries of distributed arrays' bounds
@@ -443,6 +447,7 @@ fn hoist(analysis: &FileAnalysis, text: &str) -> Option<HoistPass> {
         line_end: if text.contains("\r\n") { "\r\n" } else { "\n" },
         functions: functions.clone(),
         results: 0,
+        forall_indices: 0,
     };
     // A first pass finds where each temporary is read last; the second
     // assigns temporaries that nothing reads any more anew.
@@ -555,6 +560,11 @@ impl Hoister<'_> {
         let indent = indent.as_str();
         // The expressions evaluated once, before anything the statement assigns.
         if let Some(forall) = self.constructor_forall(stmt) {
+            self.replacements.push((stmt.range, forall));
+            return;
+        }
+        if let Some((forall, indices)) = self.section_forall(stmt) {
+            self.forall_indices = self.forall_indices.max(indices);
             self.replacements.push((stmt.range, forall));
             return;
         }
@@ -1347,7 +1357,12 @@ impl Hoister<'_> {
             .max()?;
         let declarations_at = self.text[last..].find('\n').map(|it| last + it + 1)?;
         let mut edits: Vec<(TextRange, String)> = Vec::new();
-        let declarations: String = self.declarations.iter().map(|it| format!("{it}{line_end}")).collect();
+        let mut declarations: String = self.declarations.iter().map(|it| format!("{it}{line_end}")).collect();
+        if self.forall_indices > 0 {
+            let names: Vec<String> = (1..=self.forall_indices).map(|it| format!("hpf_fi{it}")).collect();
+            let indent = if matches!(self.form, SourceForm::Fixed { .. }) { "      " } else { "  " };
+            declarations.push_str(&format!("{indent}integer :: {}{line_end}", names.join(", ")));
+        }
         edits.push((TextRange::empty(declarations_at), declarations));
         for (at, lines) in &self.before {
             edits.push((TextRange::empty(*at), lines.clone()));

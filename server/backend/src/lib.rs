@@ -64,8 +64,13 @@
 //!   whole to every process first (gathered, then broadcast), with a note;
 //! - array assignments, FORALLs, element assignments and reductions (in
 //!   output statements and scalar assignments) whose distributed operands
-//!   line up with the left side, and WHERE constructs whose masks and
-//!   assignments all line up element for element (`assign.rs`, `reduce.rs`);
+//!   line up with the left side (reductions also of 1-D sections with
+//!   strides known only at run time, `SUM(X(K:N:K))`), and WHERE constructs
+//!   whose assignments set one section, their masks and operands fetched
+//!   before the construct where they are misaligned, unless an earlier
+//!   assignment of it assigns what they fetch (`assign.rs`, `reduce.rs`);
+//!   section shifts along a CYCLIC dimension of arrays of rank 2 or more
+//!   become FORALLs (`hoist/section_forall.rs`);
 //! - on CYCLIC(m) arrays (template cell `j` from the template's start:
 //!   block `b = j / m`, owner `mod(b, P)`, stored compressed at local
 //!   position `(b / P) * m + mod(j, m)`): DO nests whose outermost loop is
@@ -3209,6 +3214,11 @@ impl<'a> Lowering<'a> {
                 | Plan::Matmul(_) => true,
                 // The analysis follows TRANSPOSE, not the shifts.
                 Plan::Permute(permute) => !permute.is_transpose(),
+                // The analysis counts a WHERE construct's fetches per
+                // assignment; they are fetched once for the construct.
+                Plan::Section(section) => {
+                    matches!(&section.stmt.kind, StmtKind::Where { body, elsewhere, .. } if body.len() > 1 || !elsewhere.is_empty())
+                }
                 Plan::Parallel(nest) => {
                     nest.reductions.iter().any(|it| it.chained() || it.is_prefix())
                         || !nest.replicated.is_empty()

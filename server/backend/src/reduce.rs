@@ -645,6 +645,10 @@ impl<'a> Lowering<'a> {
         }
         let lined_up: Vec<&'s Expr> = values.iter().copied().chain(mask).collect();
         let section = self.reduced_section(stmt, &lined_up, chain)?;
+        if chain && section.runtime_step() {
+            // The direction of the chain is known only at run time: from owner to owner.
+            return Err("a floating-point reduction with a run-time stride keeps its order owner to owner".to_string());
+        }
         if chain && section.courses() {
             return Err(
                 "a floating-point reduction of a CYCLIC array keeps its order only on rank 0 (its sequential order interleaves the processes)"
@@ -834,7 +838,7 @@ impl<'a> Lowering<'a> {
                 let distributed = &self.distributed[&section.home()];
                 // A reversed array holds its first elements on the last rank:
                 // the chain runs the other way.
-                let direction = step * distributed.stride.signum();
+                let direction = section.constant_step() * distributed.stride.signum();
                 let _ = writeln!(out, "  {temp} = {identity}");
                 let _ = writeln!(out, "  call hpf_chain_recv_{}({temp}, {direction})", reduction.suffix);
                 if distributed.lbs.len() > 1 {

@@ -279,8 +279,9 @@ impl Lowering<'_> {
         out: &mut String,
         var: &str,
         step: i64,
-        reads: &[FetchedRead],
+        all_reads: &[FetchedRead],
     ) -> Vec<(TextRange, String)> {
+        let (reads, which) = distinct_reads(all_reads);
         let read_arrays: Vec<SymbolId> = reads.iter().map(|it| it.array).collect();
         let segments = self.declare_buffers(out, &read_arrays, "");
         let _ = writeln!(out, "  hpf_n = 0");
@@ -295,10 +296,11 @@ impl Lowering<'_> {
             );
         }
         self.exchange_buffers(out, &read_arrays);
-        reads
+        all_reads
             .iter()
-            .zip(segments)
-            .map(|(read, (k, base))| {
+            .zip(which)
+            .map(|(read, at)| {
+                let (k, base) = &segments[at];
                 let text = if read.slice {
                     if base.is_empty() {
                         format!("hpf_gv_{k}(1:hpf_n)")
@@ -326,9 +328,10 @@ impl Lowering<'_> {
         stmt: &Stmt,
         home: SymbolId,
         (lo, hi, step): (&str, &str, i64),
-        reads: &[FetchedRead],
+        all_reads: &[FetchedRead],
         edits: &[(TextRange, String)],
     ) {
+        let (reads, which) = distinct_reads(all_reads);
         let name = &self.distributed[&home].name;
         let read_arrays: Vec<SymbolId> = reads.iter().map(|it| it.array).collect();
         let segments = self.declare_buffers(out, &read_arrays, ", hpf_m, hpf_k");
@@ -359,18 +362,34 @@ impl Lowering<'_> {
         let _ = writeln!(out, "    hpf_m = hpf_m + hpf_k\n  end do");
         self.exchange_buffers(out, &read_arrays);
         let mut edits = edits.to_vec();
-        edits.extend(
-            reads
-                .iter()
-                .zip(segments)
-                .map(|(read, (k, base))| (read.range, format!("hpf_gv_{k}({base}hpf_m + 1:{base}hpf_m + hpf_k)"))),
-        );
+        edits.extend(all_reads.iter().zip(which).map(|(read, at)| {
+            let (k, base) = &segments[at];
+            (read.range, format!("hpf_gv_{k}({base}hpf_m + 1:{base}hpf_m + hpf_k)"))
+        }));
         let _ = writeln!(out, "  hpf_m = 0");
         courses(out);
         let _ = writeln!(out, "    if (hpf_k > 0) then");
         let _ = writeln!(out, "{}", self.edited_statement(stmt, &edits));
         let _ = writeln!(out, "    end if\n    hpf_m = hpf_m + hpf_k\n  end do\n  end block");
     }
+}
+
+/// The reads that fetch different elements (references that read the same
+/// elements, `A(2:N)` in a mask and in the right side, share one fetch),
+/// and for each read the position of its fetch among them.
+fn distinct_reads(reads: &[FetchedRead]) -> (Vec<&FetchedRead>, Vec<usize>) {
+    let mut distinct: Vec<&FetchedRead> = Vec::new();
+    let which = reads
+        .iter()
+        .map(|read| {
+            let same = |it: &&FetchedRead| it.array == read.array && it.index == read.index && it.slice == read.slice;
+            distinct.iter().position(same).unwrap_or_else(|| {
+                distinct.push(read);
+                distinct.len() - 1
+            })
+        })
+        .collect();
+    (distinct, which)
 }
 
 /// The arrays `reads` fetch, in order of first reference.

@@ -95,8 +95,8 @@ fn what_does_not_line_up_runs_on_rank_0() {
 /// MAXLOC and MINLOC along DIM=1 of BLOCK data: each process's first
 /// extreme, its local position turned into the section's, then one
 /// `MPI_Allreduce` of (value, position) pairs (`hpf_location_*`); in an
-/// expression, with MASK, on strided sections. A section whose stride is
-/// known only at run time keeps the rank-0 path.
+/// expression, with MASK, on strided sections, also with a stride known
+/// only at run time.
 #[test]
 fn maxloc_and_minloc_combine_value_and_position_pairs() {
     let (notes, source) = lower(&program(
@@ -105,8 +105,11 @@ fn maxloc_and_minloc_combine_value_and_position_pairs() {
   total = maxloc(k(1:n:step), 1)
 ",
     ));
-    assert_eq!(notes.len(), 1, "{notes:?}");
-    assert!(notes[0].starts_with("12: runs on one process"), "{notes:?}");
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(
+        source.contains("  if (hpf_r6 > 0) hpf_r6 = (hpf_lo + (hpf_r6 - 1) * ((step)) - (1)) / ((step)) + 1\n"),
+        "{source}"
+    );
     assert!(
         source.contains("  hpf_r2 = maxloc(abs(u(hpf_lo:hpf_hi:1)), 1)\n  hpf_r1 = maxval(abs(u(hpf_lo:hpf_hi:1)))\n"),
         "{source}"
@@ -1202,7 +1205,8 @@ end subroutine fixed
 
 #[test]
 fn a_copy_runs_its_statement_without_parallel_form_on_rank_0() {
-    // The copy gathers for one statement (a WHERE shifting a CYCLIC array): that
+    // The copy gathers for one statement (a WHERE whose second assignment reads
+    // other processes' elements of what its first one assigns): that
     // statement alone runs on rank 0, the loop and the call on every process.
     let (notes, source) = lower(
         "program d
@@ -1224,14 +1228,17 @@ subroutine count_up(c, len, total)
   do i = 1, len
     c(i) = c(i) + i
   end do
-  where (c(1:len-1) > 0) c(2:len) = 1
+  where (c(1:len-1) > 0)
+    c(2:len) = 1
+    c(2:len) = c(1:len-1) + 1
+  end where
   total = sum(c) + maxval(c)
 end subroutine count_up
 ",
     );
     assert_eq!(
         notes,
-        ["20: runs on one process: it is not an owner-computes assignment: it reads c at other elements than the left side's (on a CYCLIC distribution they live on other processes)"]
+        ["20: runs on one process: it is not an owner-computes assignment: it reads other processes' elements of c, which an assignment before it in the construct assigns"]
     );
     assert!(source.contains("call hpf_p1_count_up(k, n, total"), "{source}");
     assert_eq!(source.matches("call hpf_gather").count(), 1, "{source}");
@@ -1273,7 +1280,7 @@ fn where_constructs_run_on_each_process_part_when_they_read_only_their_own_eleme
         notes,
         [
             "24: runs on one process: it is not an owner-computes assignment: it calls sum, which is not an elemental intrinsic",
-            "25: runs on one process: it is not an owner-computes assignment: an assignment in it reads other processes' elements",
+            "25: runs on one process: it is not an owner-computes assignment: it reads other processes' elements of un, which an assignment before it in the construct assigns",
         ]
     );
     assert!(
@@ -1478,14 +1485,13 @@ fn cyclic_sections_run_course_by_course_when_their_reads_are_on_the_same_cells()
     );
 }
 
-/// Reads off the left side's template cells (a shift, another CYCLIC
-/// distribution) in a WHERE (a FORALL fetches them, `nest_fetch.rs`),
-/// floating-point sums, and a WHERE whose left sides are the same indices
+/// Floating-point sums, and a WHERE whose left sides are the same indices
 /// of arrays on other cells (`b` sits one cell away from `a`) keep the
 /// rank-0 path, with a note saying why. Array assignments to one run of
 /// elements of a rank-1 array that read off its cells (lines 13, 14 and 16)
 /// fetch what they read instead and run course by course, and so does the
-/// owner of an element assigned from an element on another cell (line 17).
+/// owner of an element assigned from an element on another cell (line 17),
+/// and a WHERE whose mask reads another CYCLIC distribution (line 18).
 #[test]
 fn cyclic_statements_reading_other_cells_stay_on_rank_0() {
     let (notes, source) = lower(&cyclic_program(
@@ -1506,7 +1512,6 @@ fn cyclic_statements_reading_other_cells_stay_on_rank_0() {
         notes,
         [
             "15: runs on every process: each assignment of this FORALL runs on the owner of its left side, after fetching what k(i-1) read(s) by one all-to-all per reference (inspector/executor)",
-            "18: runs on one process: it is not an owner-computes assignment: it reads k at other elements than the left side's (on a CYCLIC distribution they live on other processes)",
             "19: runs on one process: it is not an owner-computes assignment: it assigns the replicated variable s from distributed data; a floating-point reduction of the CYCLIC(3) array a keeps its order only on rank 0 (passing the running value from owner to owner would cost a message every 3 elements: gathering costs less)",
             "20: runs on one process: it is not an owner-computes assignment: its left sides are not the same elements",
         ]
@@ -3999,4 +4004,150 @@ fn a_namelist_read_of_a_distributed_array_is_refused_at_its_statement() {
     );
     let line = LineIndex::new(&text).line_col(&text, errors[0].range.start).0 + 1;
     assert_eq!(line, HEADER.lines().count() + 2, "{errors:?}");
+}
+
+/// WHEREs whose masks and assigned sections are misaligned (issue 27): the
+/// owners of the assigned section compute, the mask's and operands'
+/// elements fetched from their owners before the construct, on BLOCK and
+/// CYCLIC left sides, with ELSEWHERE. A mask or assignment that reads other
+/// processes' elements of an array an earlier assignment of the construct
+/// assigns would read stale values: it stays on rank 0, with a note.
+#[test]
+fn misaligned_wheres_fetch_their_masks_and_operands() {
+    let (notes, source) = lower(
+        "program p
+  implicit none
+  integer, parameter :: n = 20
+  real :: a(n), b(n), c(n)
+  integer :: k(n)
+!HPF$ PROCESSORS P(4)
+!HPF$ DISTRIBUTE a(CYCLIC) ONTO P
+!HPF$ DISTRIBUTE b(BLOCK) ONTO P
+!HPF$ ALIGN c(i) WITH b(i)
+!HPF$ DISTRIBUTE k(CYCLIC(2)) ONTO P
+  a = 1.0
+  b = 2.0
+  c = 3.0
+  k = 1
+  where (k(1:n-1) > 0) a(2:n) = 1.0
+  where (a(2:n) > 0) b(1:n-1) = a(2:n) * c(1:n-1)
+  where (a(1:n-2) > 0.5)
+    b(3:n) = a(1:n-2) + 1.0
+  elsewhere
+    b(3:n) = -c(3:n)
+  end where
+  where (b(2:n) > 0.0)
+    a(1:n-1) = b(2:n) * 2.0
+  elsewhere (k(2:n) > 1)
+    a(1:n-1) = -a(1:n-1)
+  end where
+  where (c(1:n-1) > 0.0)
+    b(2:n) = c(1:n-1)
+    c(2:n) = b(1:n-1)
+  end where
+  print *, a(1), b(2)
+end program p
+",
+    );
+    assert_eq!(
+        notes,
+        ["27: runs on one process: it is not an owner-computes assignment: it reads other processes' elements of b, which an assignment before it in the construct assigns"]
+    );
+    // The CYCLIC left side course by course from fetched values.
+    assert!(source.contains("call hpf_remote_read_i4(k, hpf_d_k, hpf_gi_1, hpf_gv_1)"), "{source}");
+    assert!(
+        source.contains(
+            "where (hpf_gv_1(hpf_m + 1:hpf_m + hpf_k) > 0) a(hpf_lx(hpf_d_a, hpf_lo):hpf_lx(hpf_d_a, hpf_hi):1) = 1.0"
+        ),
+        "{source}"
+    );
+    assert!(source.contains("  elsewhere (hpf_gv_2(hpf_m + 1:hpf_m + hpf_k) > 1)\n"), "{source}");
+    assert!(source.contains("    a(hpf_lx(hpf_d_a, hpf_lo):hpf_lx(hpf_d_a, hpf_hi):1) = -a(hpf_lx(hpf_d_a, hpf_lo):hpf_lx(hpf_d_a, hpf_hi):1)\n"), "{source}");
+    // The BLOCK left side with ELSEWHERE reads the CYCLIC a fetched, the
+    // same elements for the mask and the assignment once.
+    assert!(source.contains("  where (hpf_gv_1(1:hpf_n) > 0.5)\n    b(hpf_lo:hpf_hi:1) = hpf_gv_1(1:hpf_n) + 1.0\n  elsewhere\n    b(hpf_lo:hpf_hi:1) = -c(hpf_lo:hpf_hi:1)\n"), "{source}");
+    // Only the stale construct gathers.
+    assert_eq!(source.matches("if (hpf_rank == 0) then\n  where").count(), 1, "{source}");
+}
+
+/// 1-D section reductions with run-time strides (issue 27) on BLOCK and
+/// CYCLIC arrays, inside a DO loop whose index is the stride: each process
+/// reduces its part of the section (`hpf_local_bounds` and
+/// `hpf_course_bounds` take the stride at run time); a floating-point SUM
+/// in the sequential order passes the running value from owner to owner.
+#[test]
+fn section_reductions_take_run_time_strides() {
+    let text = "program p
+  implicit none
+  integer, parameter :: n = 20
+  real :: x(n)
+  integer :: iy(n), ix(n), kk, c
+  real :: s
+!HPF$ PROCESSORS P(4)
+!HPF$ DISTRIBUTE x(BLOCK) ONTO P
+!HPF$ DISTRIBUTE iy(CYCLIC(3)) ONTO P
+!HPF$ ALIGN ix(i) WITH x(i)
+  x = 1.0
+  iy = 2
+  ix = 3
+  do kk = 1, 4
+    s = sum(x(kk:n:kk))
+    c = maxval(iy(n:kk:-kk)) + sum(ix(kk:n:kk), mask=x(kk:n:kk) > 0.0)
+    c = c + sum(ix(kk:n:kk+1)) + minval(ix(2:n:kk) + ix(1:n-1:kk))
+  end do
+  print *, s, c
+end program p
+";
+    let (notes, source) = lower(text);
+    assert_eq!(
+        notes,
+        ["17: runs on one process: it is not an owner-computes assignment: it assigns the replicated variable c from distributed data; ix is read at other elements than the first one's with a run-time stride"]
+    );
+    assert!(
+        source.contains("call hpf_course_bounds(hpf_d_iy, 0, (n), (kk), (-kk), hpf_c, hpf_lo, hpf_hi)"),
+        "{source}"
+    );
+    assert!(source.contains("call hpf_local_bounds(hpf_d_ix, 0, (kk), (n), (kk), hpf_lo, hpf_hi)"), "{source}");
+    assert!(source.contains("sum(ix(hpf_lo:hpf_hi:(kk)), mask=x(hpf_lo:hpf_hi:(kk)) > 0.0)"), "{source}");
+    assert!(source.contains("SUM in the sequential order: the running value goes from owner to owner"), "{source}");
+    assert!(source.contains("do hpf_q1 = kk, n, kk"), "{source}");
+}
+
+/// A section shift along the CYCLIC dimension of an array of rank 3
+/// (issue 27) becomes the FORALL that means the same: its owners assign,
+/// the elements it reads fetched before any is written. A shift along a
+/// BLOCK dimension keeps its neighbour fetch, and one along a collapsed
+/// dimension is local.
+#[test]
+fn section_shifts_along_cyclic_dimensions_run_on_the_owners() {
+    let (notes, source) = lower(
+        "program p
+  implicit none
+  integer, parameter :: nx = 12
+  real :: w(3, nx, 2), v(3, nx, 2), u(nx, 4)
+!HPF$ PROCESSORS P(4)
+!HPF$ DISTRIBUTE w(*, CYCLIC, *) ONTO P
+!HPF$ ALIGN v(i, j, l) WITH w(i, j, l)
+!HPF$ DISTRIBUTE u(BLOCK, *) ONTO P
+  w = 1.0
+  v = 2.0
+  u = 3.0
+  w(:, 2:nx, :) = w(:, 1:nx-1, :) + v(:, 2:nx, :)
+  w(2:3, 1:nx:2, 1) = abs(w(1:2, 2:nx:2, 2)) * 0.5
+  v(2:3, :, :) = v(1:2, :, :)
+  u(2:nx, :) = u(1:nx-1, :)
+  print *, w(1, 1, 1), v(2, 2, 2), u(2, 2)
+end program p
+",
+    );
+    assert_eq!(
+        notes,
+        [
+            "12: runs on every process: each assignment of this FORALL runs on the owner of its left side, after fetching what w(hpf_fi1,hpf_fi2 - 1,hpf_fi3) read(s) by one all-to-all per reference (inspector/executor)",
+            "13: runs on every process: each assignment of this FORALL runs on the owner of its left side, after fetching what w(hpf_fi1 - 1,hpf_fi2 + 1,2) read(s) by one all-to-all per reference (inspector/executor)",
+        ]
+    );
+    assert!(!source.contains("call hpf_gather_r4_32(w"), "{source}");
+    assert!(!source.contains("hpf_gather_r4_32(v"), "{source}");
+    assert!(!source.contains("hpf_gather_r4_21(u"), "{source}");
 }

@@ -121,6 +121,7 @@ const SUPPORTED: &[&str] = &[
     "wave1d_leapfrog.f90",
     "wave2d_dynamic.f",
     "where_masks.f90",
+    "where_shifts.f90",
 ];
 
 fn corpus() -> PathBuf {
