@@ -863,9 +863,12 @@ impl Analysed {
                     }
                 }
                 _ => {
-                    let opens = placed.chunk.symbols.last().is_some_and(|it| it.range.end == OPEN_END);
+                    // The host's symbol is open (its procedures follow); the
+                    // symbols of interface bodies in its specification part
+                    // come after it, top-level as in the whole text's analysis.
+                    let open = placed.chunk.symbols.iter().rposition(|it| it.range.end == OPEN_END);
+                    host = open.map(|it| res.len() + it);
                     res.extend(symbols);
-                    host = opens.then(|| res.len() - 1);
                 }
             }
         }
