@@ -1478,15 +1478,15 @@ pub fn analyse(
     let done: Vec<(usize, Arc<Chunk>)> = if threads == 1 {
         jobs.into_iter().map(run).collect()
     } else {
-        let mut shares: Vec<Vec<(usize, Job)>> = (0..threads).map(|_| Vec::new()).collect();
-        for (at, job) in jobs.into_iter().enumerate() {
-            shares[at % threads].push(job);
-        }
+        // Each thread takes the next job when it is done with one: at
+        // idle priority on a shared machine one thread may wait for a core
+        // while the other runs, and fixed shares made the open wait for the
+        // slower one's whole share.
+        let queue = Mutex::new(jobs.into_iter());
+        let next = || queue.lock().unwrap_or_else(|it| it.into_inner()).next();
         std::thread::scope(|scope| {
-            let handles: Vec<_> = shares
-                .into_iter()
-                .map(|share| scope.spawn(|| share.into_iter().map(run).collect::<Vec<_>>()))
-                .collect();
+            let handles: Vec<_> =
+                (0..threads).map(|_| scope.spawn(|| std::iter::from_fn(next).map(run).collect::<Vec<_>>())).collect();
             handles
                 .into_iter()
                 .flat_map(|it| it.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
