@@ -931,6 +931,7 @@ fn lower_chunk(
     context: Option<Context>,
     form: SourceForm,
     replaced: Option<&Chunk>,
+    host_tree: Option<&(String, Tree)>,
     keep_tree: bool,
     includes: &Includes,
     preprocessed: Option<String>,
@@ -963,7 +964,22 @@ fn lower_chunk(
                 None => old_tree,
             }
         }
-        _ => syntax::parse_tree(parser_text, None),
+        // A procedure's text in its host's: parsed from the tree of the host's
+        // text alone (closed by its END), which tree-sitter reuses, instead of
+        // parsing the host's part again for every procedure of an open.
+        _ => match host_tree.and_then(|(host_text, tree)| Some((syntax::input_edit(host_text, parser_text)?, tree))) {
+            Some((edit, host_tree)) => {
+                let mut host_tree = host_tree.clone();
+                host_tree.edit(&edit);
+                let tree = syntax::parse_tree(parser_text, Some(&host_tree));
+                if tree.root_node().has_error() {
+                    syntax::parse_tree(parser_text, None)
+                } else {
+                    tree
+                }
+            }
+            None => syntax::parse_tree(parser_text, None),
+        },
     };
     let file = syntax::lower_tree(source, parser_text, form, &tree);
     // Freed at once otherwise: an open lowers every chunk before it analyses them.
@@ -1276,6 +1292,26 @@ pub fn analyse(
             .and_then(|host| host_texts[host].as_ref())
             .map(|it| &it.1)
     };
+    // The tree of each host's text alone (closed by an END, as its chunk is
+    // analysed), parsed when a procedure of it is first lowered without a
+    // tree of its own; `None` when it has a syntax error (a fresh parse then).
+    type HostTree = OnceLock<Option<(String, Tree)>>;
+    let host_trees: Vec<(usize, HostTree)> =
+        host_texts.iter().enumerate().filter(|(_, it)| it.is_some()).map(|(idx, _)| (idx, OnceLock::new())).collect();
+    let host_tree = |idx: usize| -> Option<&(String, Tree)> {
+        let host = host_of[idx].filter(|_| kinds[idx] == syntax::ChunkKind::Procedure)?;
+        let (host_text, _) = host_texts[host].as_ref()?;
+        let at = host_trees.binary_search_by_key(&host, |it| it.0).ok()?;
+        host_trees[at]
+            .1
+            .get_or_init(|| {
+                let context = Context::new(host_text.clone(), None, false, form);
+                let parser_text = syntax::parser_text(context.text(), form).into_owned();
+                let tree = syntax::parse_tree(&parser_text, None);
+                (!tree.root_node().has_error()).then_some((parser_text, tree))
+            })
+            .as_ref()
+    };
     let context_of = |idx: usize, own_text: &Arc<str>| {
         let procedure = kinds[idx] == syntax::ChunkKind::Procedure;
         if !procedure && !hosts(idx) {
@@ -1287,7 +1323,16 @@ pub fn analyse(
     let lower = |idx: usize, chunk_text: String| {
         let chunk_text: Arc<str> = chunk_text.into();
         let context = context_of(idx, &chunk_text);
-        lower_chunk(chunk_text, context, form, replaced(idx), keep_trees, includes, preprocessed_chunk(idx))
+        lower_chunk(
+            chunk_text,
+            context,
+            form,
+            replaced(idx),
+            host_tree(idx),
+            keep_trees,
+            includes,
+            preprocessed_chunk(idx),
+        )
     };
     // The changed chunks' texts, and the lowering of those that define modules.
     // Indexed from the first changed chunk: not one (large) slot per chunk at every edit.
@@ -1440,8 +1485,16 @@ pub fn analyse(
             Job::LowerAndAnalyse(chunk_text) => (lower(idx, chunk_text), provides[idx].clone()),
             Job::Reanalyse(kept) => {
                 let context = context_of(idx, &kept.text);
-                let lowered =
-                    lower_chunk(kept.text.clone(), context, form, None, false, includes, preprocessed_chunk(idx));
+                let lowered = lower_chunk(
+                    kept.text.clone(),
+                    context,
+                    form,
+                    None,
+                    host_tree(idx),
+                    false,
+                    includes,
+                    preprocessed_chunk(idx),
+                );
                 // A host's module, lowered again, is what its users find.
                 let provided = match (&kept.provides, hosts(idx)) {
                     (Some(provided), true) => Some(Arc::new(ExternalFile {
