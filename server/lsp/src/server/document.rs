@@ -926,12 +926,14 @@ struct Lowered {
 /// replaces when that tree had no syntax error (tree-sitter's recovery
 /// depends on the tree it starts from: a text with errors is parsed fresh,
 /// so that an edit ends where opening the same text does).
-fn lower_chunk(
+#[allow(clippy::too_many_arguments)]
+fn lower_chunk<'a>(
     text: Arc<str>,
     context: Option<Context>,
     form: SourceForm,
     replaced: Option<&Chunk>,
-    host_tree: Option<&(String, Tree)>,
+    // Asked only when the chunk is parsed without a tree of its own.
+    host_tree: impl FnOnce() -> Option<&'a (String, Tree)>,
     keep_tree: bool,
     includes: &Includes,
     preprocessed: Option<String>,
@@ -967,19 +969,21 @@ fn lower_chunk(
         // A procedure's text in its host's: parsed from the tree of the host's
         // text alone (closed by its END), which tree-sitter reuses, instead of
         // parsing the host's part again for every procedure of an open.
-        _ => match host_tree.and_then(|(host_text, tree)| Some((syntax::input_edit(host_text, parser_text)?, tree))) {
-            Some((edit, host_tree)) => {
-                let mut host_tree = host_tree.clone();
-                host_tree.edit(&edit);
-                let tree = syntax::parse_tree(parser_text, Some(&host_tree));
-                if tree.root_node().has_error() {
-                    syntax::parse_tree(parser_text, None)
-                } else {
-                    tree
+        _ => {
+            match host_tree().and_then(|(host_text, tree)| Some((syntax::input_edit(host_text, parser_text)?, tree))) {
+                Some((edit, host_tree)) => {
+                    let mut host_tree = host_tree.clone();
+                    host_tree.edit(&edit);
+                    let tree = syntax::parse_tree(parser_text, Some(&host_tree));
+                    if tree.root_node().has_error() {
+                        syntax::parse_tree(parser_text, None)
+                    } else {
+                        tree
+                    }
                 }
+                None => syntax::parse_tree(parser_text, None),
             }
-            None => syntax::parse_tree(parser_text, None),
-        },
+        }
     };
     let file = syntax::lower_tree(source, parser_text, form, &tree);
     // Freed at once otherwise: an open lowers every chunk before it analyses them.
@@ -1328,7 +1332,7 @@ pub fn analyse(
             context,
             form,
             replaced(idx),
-            host_tree(idx),
+            || host_tree(idx),
             keep_trees,
             includes,
             preprocessed_chunk(idx),
@@ -1490,7 +1494,7 @@ pub fn analyse(
                     context,
                     form,
                     None,
-                    host_tree(idx),
+                    || host_tree(idx),
                     false,
                     includes,
                     preprocessed_chunk(idx),
