@@ -840,6 +840,54 @@ pub fn run_edit_loop(args: &[String]) {
     );
 }
 
+/// `hpf-bench openloop LINES SHAPE ROUNDS`: the server's open of the
+/// generated text (`hooks::analyse` without a previous analysis, then the
+/// publishDiagnostics frame) ROUNDS times in-process, each analysis dropped
+/// before the next, for a profiler or for repeated timing on a loaded
+/// machine (`HPF_LS_LOG=hpf_ls=debug` shows each open's phases). Prints the
+/// median and the minimum, and the CPU time of the process per open.
+pub fn run_open_loop(args: &[String]) {
+    let lines: usize = args.first().and_then(|it| it.parse().ok()).unwrap_or(100_000);
+    let shape = match args.get(1).map(String::as_str) {
+        Some("units") => Shape::Units,
+        Some("program") => Shape::Program,
+        _ => Shape::Module,
+    };
+    let rounds: usize = args.get(2).and_then(|it| it.parse().ok()).unwrap_or(10).max(1);
+    hpf_ls::server::hooks::init_log();
+    let rope = ropey::Rope::from_str(&generate_text(lines, shape));
+    let form = syntax::SourceForm::Free;
+    let settings = hpf_ls::server::settings::Settings::default();
+    let mut times = Vec::new();
+    let cpu_before = process_cpu();
+    for _ in 0..rounds {
+        let start = Instant::now();
+        let analysed = hpf_ls::server::hooks::analyse(rope.clone(), form, None, &settings);
+        std::hint::black_box(hpf_ls::server::hooks::publish_frame_len(&analysed));
+        times.push(start.elapsed());
+        drop(analysed);
+    }
+    let cpu = process_cpu().saturating_sub(cpu_before) / rounds as u32;
+    let min = *times.iter().min().expect("one round");
+    println!(
+        "{} open: analyse + frame median {:.1} ms, min {:.1} ms, CPU {:.1} ms per open ({rounds} rounds)",
+        shape.name(),
+        ms(median(&mut times)),
+        ms(min),
+        ms(cpu),
+    );
+}
+
+/// The CPU time (user and system, all threads) of this process so far.
+fn process_cpu() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // After the command's closing parenthesis: fields 3.., utime and stime are 14 and 15.
+    let fields: Vec<&str> = stat.rsplit_once(')').map_or("", |it| it.1).split_whitespace().collect();
+    let ticks = |at: usize| fields.get(at).and_then(|it| it.parse::<u64>().ok()).unwrap_or(0);
+    // Clock ticks of 1/100 s (USER_HZ on Linux).
+    Duration::from_millis((ticks(11) + ticks(12)) * 10)
+}
+
 /// The server's chunked analysis of one edit, in-process.
 struct Chunked {
     shape: Shape,

@@ -190,6 +190,7 @@ fn main() {
         Some("large") => large_arrays(),
         Some("edit") => lsp_latency::run_breakdown(&args[1..]),
         Some("editloop") => lsp_latency::run_edit_loop(&args[1..]),
+        Some("openloop") => lsp_latency::run_open_loop(&args[1..]),
         Some("memory") => {
             // Resident memory after each stage of the analysis of one generated file.
             let lines: usize = args.get(1).and_then(|it| it.parse().ok()).unwrap_or(100_000);

@@ -929,11 +929,14 @@ struct Lowered {
 /// replaces when that tree had no syntax error (tree-sitter's recovery
 /// depends on the tree it starts from: a text with errors is parsed fresh,
 /// so that an edit ends where opening the same text does).
-fn lower_chunk(
+#[allow(clippy::too_many_arguments)]
+fn lower_chunk<'a>(
     text: Arc<str>,
     context: Option<Context>,
     form: SourceForm,
     replaced: Option<&Chunk>,
+    // Asked only when the chunk is parsed without a tree of its own.
+    host_tree: impl FnOnce() -> Option<&'a (String, Tree)>,
     keep_tree: bool,
     includes: &Includes,
     preprocessed: Option<String>,
@@ -966,7 +969,24 @@ fn lower_chunk(
                 None => old_tree,
             }
         }
-        _ => syntax::parse_tree(parser_text, None),
+        // A procedure's text in its host's: parsed from the tree of the host's
+        // text alone (closed by its END), which tree-sitter reuses, instead of
+        // parsing the host's part again for every procedure of an open.
+        _ => {
+            match host_tree().and_then(|(host_text, tree)| Some((syntax::input_edit(host_text, parser_text)?, tree))) {
+                Some((edit, host_tree)) => {
+                    let mut host_tree = host_tree.clone();
+                    host_tree.edit(&edit);
+                    let tree = syntax::parse_tree(parser_text, Some(&host_tree));
+                    if tree.root_node().has_error() {
+                        syntax::parse_tree(parser_text, None)
+                    } else {
+                        tree
+                    }
+                }
+                None => syntax::parse_tree(parser_text, None),
+            }
+        }
     };
     let file = syntax::lower_tree(source, parser_text, form, &tree);
     // Freed at once otherwise: an open lowers every chunk before it analyses them.
@@ -1279,6 +1299,26 @@ pub fn analyse(
             .and_then(|host| host_texts[host].as_ref())
             .map(|it| &it.1)
     };
+    // The tree of each host's text alone (closed by an END, as its chunk is
+    // analysed), parsed when a procedure of it is first lowered without a
+    // tree of its own; `None` when it has a syntax error (a fresh parse then).
+    type HostTree = OnceLock<Option<(String, Tree)>>;
+    let host_trees: Vec<(usize, HostTree)> =
+        host_texts.iter().enumerate().filter(|(_, it)| it.is_some()).map(|(idx, _)| (idx, OnceLock::new())).collect();
+    let host_tree = |idx: usize| -> Option<&(String, Tree)> {
+        let host = host_of[idx].filter(|_| kinds[idx] == syntax::ChunkKind::Procedure)?;
+        let (host_text, _) = host_texts[host].as_ref()?;
+        let at = host_trees.binary_search_by_key(&host, |it| it.0).ok()?;
+        host_trees[at]
+            .1
+            .get_or_init(|| {
+                let context = Context::new(host_text.clone(), None, false, form);
+                let parser_text = syntax::parser_text(context.text(), form).into_owned();
+                let tree = syntax::parse_tree(&parser_text, None);
+                (!tree.root_node().has_error()).then_some((parser_text, tree))
+            })
+            .as_ref()
+    };
     let context_of = |idx: usize, own_text: &Arc<str>| {
         let procedure = kinds[idx] == syntax::ChunkKind::Procedure;
         if !procedure && !hosts(idx) {
@@ -1290,7 +1330,16 @@ pub fn analyse(
     let lower = |idx: usize, chunk_text: String| {
         let chunk_text: Arc<str> = chunk_text.into();
         let context = context_of(idx, &chunk_text);
-        lower_chunk(chunk_text, context, form, replaced(idx), keep_trees, includes, preprocessed_chunk(idx))
+        lower_chunk(
+            chunk_text,
+            context,
+            form,
+            replaced(idx),
+            || host_tree(idx),
+            keep_trees,
+            includes,
+            preprocessed_chunk(idx),
+        )
     };
     // The changed chunks' texts, and the lowering of those that define modules.
     // Indexed from the first changed chunk: not one (large) slot per chunk at every edit.
@@ -1443,8 +1492,16 @@ pub fn analyse(
             Job::LowerAndAnalyse(chunk_text) => (lower(idx, chunk_text), provides[idx].clone()),
             Job::Reanalyse(kept) => {
                 let context = context_of(idx, &kept.text);
-                let lowered =
-                    lower_chunk(kept.text.clone(), context, form, None, false, includes, preprocessed_chunk(idx));
+                let lowered = lower_chunk(
+                    kept.text.clone(),
+                    context,
+                    form,
+                    None,
+                    || host_tree(idx),
+                    false,
+                    includes,
+                    preprocessed_chunk(idx),
+                );
                 // A host's module, lowered again, is what its users find.
                 let provided = match (&kept.provides, hosts(idx)) {
                     (Some(provided), true) => Some(Arc::new(ExternalFile {
@@ -1481,15 +1538,15 @@ pub fn analyse(
     let done: Vec<(usize, Arc<Chunk>)> = if threads == 1 {
         jobs.into_iter().map(run).collect()
     } else {
-        let mut shares: Vec<Vec<(usize, Job)>> = (0..threads).map(|_| Vec::new()).collect();
-        for (at, job) in jobs.into_iter().enumerate() {
-            shares[at % threads].push(job);
-        }
+        // Each thread takes the next job when it is done with one: at
+        // idle priority on a shared machine one thread may wait for a core
+        // while the other runs, and fixed shares made the open wait for the
+        // slower one's whole share.
+        let queue = Mutex::new(jobs.into_iter());
+        let next = || queue.lock().unwrap_or_else(|it| it.into_inner()).next();
         std::thread::scope(|scope| {
-            let handles: Vec<_> = shares
-                .into_iter()
-                .map(|share| scope.spawn(|| share.into_iter().map(run).collect::<Vec<_>>()))
-                .collect();
+            let handles: Vec<_> =
+                (0..threads).map(|_| scope.spawn(|| std::iter::from_fn(next).map(run).collect::<Vec<_>>())).collect();
             handles
                 .into_iter()
                 .flat_map(|it| it.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
