@@ -525,21 +525,7 @@ end module hpf_local_library
 
 #[cfg(test)]
 mod tests {
-    use analysis::model::ModelConfig;
-    use syntax::{LineIndex, SourceForm};
-
-    fn lowered(text: &str) -> Result<(Vec<String>, String), Vec<String>> {
-        let analysis = analysis::analyze(text, SourceForm::Free, ModelConfig { number_of_processors: None });
-        let index = LineIndex::new(text);
-        let line = |at: usize| index.line_col(text, at).0 + 1;
-        match crate::lower(&analysis, text) {
-            Ok(generated) => Ok((
-                generated.notes.iter().map(|it| format!("{}: {}", line(it.range.start), it.message)).collect(),
-                generated.source,
-            )),
-            Err(errors) => Err(errors.iter().map(|it| format!("{}: {}", line(it.range.start), it.message)).collect()),
-        }
-    }
+    use crate::tests::lowered;
 
     const KERNEL: &str = "
 extrinsic(hpf_local) subroutine scale(x, c, y)

@@ -935,16 +935,7 @@ impl Hoister<'_> {
     /// Per dimension of the distributed array `name`: whether it is distributed.
     fn distributed_dims(&self, name: &str) -> Vec<bool> {
         let Some(id) = self.model.lookup(self.unit, &name.to_ascii_lowercase()) else { return Vec::new() };
-        let (Some(resolved), Some((_, distribution))) = (self.model.resolve(id), self.model.distribution_of(id)) else {
-            return Vec::new();
-        };
-        (0..self.model.symbol(id).rank())
-            .map(|dim| {
-                resolved.axis_of(dim).is_some_and(|(target_dim, _, _)| {
-                    distribution.formats.get(target_dim).is_some_and(|it| *it != analysis::model::Format::Collapsed)
-                })
-            })
-            .collect()
+        distributed_dims(self.model, id)
     }
 
     /// Whether the arrays (or temporaries) `a` and `b` are laid out alike:
@@ -1453,4 +1444,19 @@ fn push_children<'e>(expr: &'e Expr, stack: &mut Vec<&'e Expr>) {
         ExprKind::Other(inner) => stack.extend(inner),
         ExprKind::Int(_) | ExprKind::Literal(_) | ExprKind::Name(_) => {}
     }
+}
+
+/// Per dimension of the array `id`: whether it is distributed (empty for an
+/// array without a distribution).
+pub(crate) fn distributed_dims(model: &Model, id: analysis::model::SymbolId) -> Vec<bool> {
+    let (Some(resolved), Some((_, distribution))) = (model.resolve(id), model.distribution_of(id)) else {
+        return Vec::new();
+    };
+    (0..model.symbol(id).rank())
+        .map(|dim| {
+            resolved.axis_of(dim).is_some_and(|(target_dim, _, _)| {
+                distribution.formats.get(target_dim).is_some_and(|it| *it != analysis::model::Format::Collapsed)
+            })
+        })
+        .collect()
 }

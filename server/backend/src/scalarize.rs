@@ -495,7 +495,7 @@ impl Scalarizer<'_> {
         if a.len() != b.len() {
             return false;
         }
-        let distributed = self.distributed_dims(home);
+        let distributed = crate::hoist::distributed_dims(self.model, home);
         let text = |it: &Subscript| -> String {
             self.written(it.range()).chars().filter(|it| !it.is_whitespace()).collect::<String>().to_ascii_lowercase()
         };
@@ -518,20 +518,6 @@ impl Scalarizer<'_> {
             }
         }
         apart
-    }
-
-    /// Per dimension of the distributed array `id`: whether it is distributed.
-    fn distributed_dims(&self, id: SymbolId) -> Vec<bool> {
-        let (Some(resolved), Some((_, distribution))) = (self.model.resolve(id), self.model.distribution_of(id)) else {
-            return Vec::new();
-        };
-        (0..self.model.symbol(id).rank())
-            .map(|dim| {
-                resolved.axis_of(dim).is_some_and(|(target_dim, _, _)| {
-                    distribution.formats.get(target_dim).is_some_and(|it| *it != analysis::model::Format::Collapsed)
-                })
-            })
-            .collect()
     }
 
     /// The subscript of a section that starts at `lo` with `stride`, at the

@@ -7,18 +7,22 @@ use syntax::{LineIndex, SourceForm};
 
 /// The notes as `line: message`, and the generated source.
 fn lower(text: &str) -> (Vec<String>, String) {
+    lowered(text).unwrap_or_else(|errors| panic!("refused: {errors:?}"))
+}
+
+/// The notes (`line: message`) and the source `crate::lower` makes of the
+/// free-form `text`, or its errors the same way.
+pub(crate) fn lowered(text: &str) -> Result<(Vec<String>, String), Vec<String>> {
     let analysis = analysis::analyze(text, SourceForm::Free, ModelConfig { number_of_processors: None });
-    let generated = match crate::lower(&analysis, text) {
-        Ok(it) => it,
-        Err(errors) => panic!("refused: {errors:?}"),
-    };
     let index = LineIndex::new(text);
-    let notes = generated
-        .notes
-        .iter()
-        .map(|it| format!("{}: {}", index.line_col(text, it.range.start).0 + 1, it.message))
-        .collect();
-    (notes, generated.source)
+    let line = |at: usize| index.line_col(text, at).0 + 1;
+    match crate::lower(&analysis, text) {
+        Ok(generated) => Ok((
+            generated.notes.iter().map(|it| format!("{}: {}", line(it.range.start), it.message)).collect(),
+            generated.source,
+        )),
+        Err(errors) => Err(errors.iter().map(|it| format!("{}: {}", line(it.range.start), it.message)).collect()),
+    }
 }
 
 const HEADER: &str = "program p
