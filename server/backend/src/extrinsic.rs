@@ -103,7 +103,7 @@ impl<'a> Lowering<'a> {
                 "an internal procedure of the program is not supported by the MPI backend as HPF_LOCAL (make it an external procedure with an interface block, or a module procedure)".to_string(),
             ));
         }
-        if !self.positional(stmt, args) || args.len() != callee.dummies.len() {
+        if !self.positional(stmt, args).unwrap_or(false) || args.len() != callee.dummies.len() {
             errors
                 .push((stmt.header, "its arguments must be one positional expression per dummy argument".to_string()));
         }
@@ -235,27 +235,6 @@ impl<'a> Lowering<'a> {
         edits.sort_by_key(|it| it.0.start);
         maps.sort();
         Some(Plan::LocalCall(LocalCall { stmt, name: shown, edits, maps }))
-    }
-
-    /// Whether the CALL's arguments are positional, one expression each.
-    fn positional(&self, stmt: &Stmt, args: &[syntax::Expr]) -> bool {
-        let text = self.slice(stmt.range);
-        let close = text.trim_end().len().saturating_sub(1);
-        match text.find('(') {
-            None => args.is_empty(),
-            Some(open) => {
-                let Some(inside) = text.get(open + 1..close).filter(|_| text.trim_end().ends_with(')')) else {
-                    return false;
-                };
-                let parts = top_level_parts(inside);
-                (inside.trim().is_empty() && args.is_empty())
-                    || parts.len() == args.len()
-                        && parts.iter().zip(args).all(|((at, part), arg)| {
-                            stmt.range.start + open + 1 + at + (part.len() - part.trim_start().len()) == arg.range.start
-                                && !part.contains('=')
-                        })
-            }
-        }
     }
 
     pub(crate) fn emit_local_call(&self, out: &mut String, call: &LocalCall) {

@@ -195,23 +195,7 @@ impl<'a> Lowering<'a> {
             return Err(format!("the copy of `{}` would be in a module compiled after the caller", name.text));
         }
         // The arguments as written: positional expressions, one per dummy.
-        let text = self.slice(stmt.range);
-        let close = text.trim_end().len().saturating_sub(1);
-        let positional = match text.find('(') {
-            // `CALL S` of a subroutine without arguments.
-            None => args.is_empty(),
-            Some(open) => {
-                let inside = text.get(open + 1..close).filter(|_| text.trim_end().ends_with(')'));
-                let inside = inside.ok_or("its argument list was not understood")?;
-                let parts = top_level_parts(inside);
-                (inside.trim().is_empty() && args.is_empty())
-                    || parts.len() == args.len()
-                        && parts.iter().zip(args).all(|((at, part), arg)| {
-                            stmt.range.start + open + 1 + at + (part.len() - part.trim_start().len()) == arg.range.start
-                                && !part.contains('=')
-                        })
-            }
-        };
+        let positional = self.positional(stmt, args).ok_or("its argument list was not understood")?;
         if !positional || args.len() != callee.dummies.len() {
             return Err("its arguments are not one positional expression per dummy argument".to_string());
         }
@@ -392,6 +376,8 @@ impl<'a> Lowering<'a> {
         let mut edits = vec![(name.range, procedure.name.clone())];
         edits.extend(remaps.iter().map(|it| (it.range, it.temp.name.clone())));
         if !descriptors.is_empty() {
+            // Before the closing parenthesis of the argument list.
+            let close = self.slice(stmt.range).trim_end().len().saturating_sub(1);
             edits.push((TextRange::empty(stmt.range.start + close), format!(", &\n    {}", descriptors.join(", "))));
         }
         Ok(Plan::Call(SpmdCall { stmt, index, edits, gathers: procedure.gathers, remaps }))
@@ -1336,5 +1322,26 @@ fn statement_exprs(stmt: &Stmt) -> Vec<&syntax::Expr> {
         StmtKind::Do { control, .. } => {
             control.iter().flat_map(|it| [&it.lo, &it.hi].into_iter().chain(it.step.iter())).collect()
         }
+    }
+}
+
+impl Lowering<'_> {
+    /// Whether the arguments of the CALL `stmt` are positional, one
+    /// expression each (`CALL S` without a list when `args` is empty);
+    /// `None` when its argument list is not understood.
+    pub(crate) fn positional(&self, stmt: &Stmt, args: &[syntax::Expr]) -> Option<bool> {
+        let text = self.slice(stmt.range);
+        let close = text.trim_end().len().saturating_sub(1);
+        let Some(open) = text.find('(') else { return Some(args.is_empty()) };
+        let inside = text.get(open + 1..close).filter(|_| text.trim_end().ends_with(')'))?;
+        let parts = top_level_parts(inside);
+        Some(
+            (inside.trim().is_empty() && args.is_empty())
+                || parts.len() == args.len()
+                    && parts.iter().zip(args).all(|((at, part), arg)| {
+                        stmt.range.start + open + 1 + at + (part.len() - part.trim_start().len()) == arg.range.start
+                            && !part.contains('=')
+                    }),
+        )
     }
 }
