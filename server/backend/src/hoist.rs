@@ -35,6 +35,15 @@
 //! the function's copy on the local parts (`procedures.rs`), where rank 0
 //! alone would evaluate the item.
 //!
+//! Reductions to one value (SUM, PRODUCT, MAXVAL, MINVAL, DOT_PRODUCT,
+//! COUNT, ANY, ALL; no DIM) of distributed data inside an assignment to a
+//! distributed array or section, or inside the masks and right sides of a
+//! WHERE that it does not assign (`e = e - sum(e) / n`, `x = x /
+//! maxval(abs(x))`), are computed first into a scalar (`hpf_f1 = sum(e)`, a
+//! reduction every process gets) where their type is certain and they read
+//! no index of a DO loop around them: the assignment then runs on the
+//! owners. Notes that name such a scalar name the user's text instead.
+//!
 //! IF conditions that read distributed arrays (`if (maxval(abs(un - u)) <
 //! tol) exit`) are hoisted the same way into a logical scalar
 //! (`hpf_b1 = ...`, a reduction every process gets), unless they read an
@@ -69,8 +78,9 @@ use syntax::{Expr, ExprKind, SourceForm, Stmt, StmtKind, Subscript, TextRange, U
 /// its output, in text order.
 type Edits = Vec<(TextRange, TextRange)>;
 
-/// What the temporaries' pass made: the text, its edits, the temporaries' names.
-type HoistPass = (String, Edits, Vec<String>);
+/// What the temporaries' pass made: the text, its edits, the temporaries'
+/// names, and the scalar temporaries with the user's text each stands for.
+type HoistPass = (String, Edits, Vec<String>, Vec<(String, String)>);
 
 /// The program with its temporaries.
 pub(crate) struct Hoisted {
@@ -80,6 +90,8 @@ pub(crate) struct Hoisted {
     /// Where the user's lines start.
     user_lines: Vec<usize>,
     temporaries: Vec<String>,
+    /// Scalar temporaries (`hpf_f1`) and the user's text they stand for.
+    scalars: Vec<(String, String)>,
     /// Notes on the user's text from the rewriting (remaps not followed).
     pub(crate) notes: Vec<crate::Note>,
     /// COMMON blocks with distributed arrays became modules: the user's
@@ -94,6 +106,7 @@ fn user_range_of(passes: &[Edits], range: TextRange) -> TextRange {
         passes: passes.to_vec(),
         user_lines: Vec::new(),
         temporaries: Vec::new(),
+        scalars: Vec::new(),
         notes: Vec::new(),
         common: false,
     };
@@ -118,6 +131,28 @@ impl Hoisted {
     /// Whether `name` is one of the temporaries.
     pub(crate) fn is_temporary(&self, name: &str) -> bool {
         self.temporaries.iter().any(|it| it.eq_ignore_ascii_case(name))
+    }
+
+    /// `message` with the scalar temporaries it names replaced by the
+    /// user's text they stand for (a note on `e = e - hpf_f1 / n` speaks
+    /// of `sum(e)`).
+    pub(crate) fn in_user_terms(&self, message: &str) -> String {
+        let mut out = message.to_string();
+        for (temp, text) in &self.scalars {
+            let mut at = 0;
+            while let Some(found) = out[at..].find(temp.as_str()).map(|it| it + at) {
+                let end = found + temp.len();
+                let word = |it: Option<char>| it.is_some_and(|it| it.is_ascii_alphanumeric() || it == '_');
+                if word(out[..found].chars().next_back()) || word(out[end..].chars().next()) {
+                    at = end;
+                    continue;
+                }
+                let replacement = format!("`{text}` (computed first into a scalar)");
+                out.replace_range(found..end, &replacement);
+                at = found + replacement.len();
+            }
+        }
+        out
     }
 
     /// The user's line (1-based) of `offset` of the rewritten text.
@@ -235,8 +270,11 @@ struct Hoister<'a> {
     /// The file's functions that use distributed arrays by host or use
     /// association, and their result types: (name in lower case, type).
     functions: Vec<(String, String)>,
-    /// Their references in output items, replaced by scalar temporaries.
+    /// Their references in output items, and reductions in array
+    /// assignments, replaced by scalar temporaries.
     results: usize,
+    /// Those temporaries and the user's text each stands for.
+    scalars: Vec<(String, String)>,
     /// The FORALL indices `hpf_fi1`.. of section shifts (`section_forall.rs`).
     forall_indices: usize,
 }
@@ -290,18 +328,20 @@ pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Option<(Hoisted, F
     }
     let (base_text, base) = current.as_ref().map_or((text, analysis), |(text, analysis)| (text.as_str(), analysis));
     let mut temporaries = Vec::new();
-    if let Some((rewritten, edits, temps)) = hoist(base, base_text) {
+    let mut scalars = Vec::new();
+    if let Some((rewritten, edits, temps, scalar_texts)) = hoist(base, base_text) {
         let reanalysed = analysis.reanalyze(&rewritten);
         if !clean(&reanalysed) {
             return None;
         }
         passes.push(edits);
         temporaries = temps;
+        scalars = scalar_texts;
         current = Some((rewritten, reanalysed));
     }
     let (rewritten, reanalysed) = current?;
     let user_lines = std::iter::once(0).chain(text.match_indices('\n').map(|(at, _)| at + 1)).collect();
-    Some((Hoisted { text: rewritten, passes, user_lines, temporaries, notes, common }, reanalysed))
+    Some((Hoisted { text: rewritten, passes, user_lines, temporaries, scalars, notes, common }, reanalysed))
 }
 
 /// `LBOUND(X, DIM)`, `UBOUND(X, DIM)` and `SIZE(X [, DIM])` of a
@@ -447,6 +487,7 @@ fn hoist(analysis: &FileAnalysis, text: &str) -> Option<HoistPass> {
         line_end: if text.contains("\r\n") { "\r\n" } else { "\n" },
         functions: functions.clone(),
         results: 0,
+        scalars: Vec::new(),
         forall_indices: 0,
     };
     // A first pass finds where each temporary is read last; the second
@@ -634,7 +675,7 @@ impl Hoister<'_> {
         }
         let mut lines = String::new();
         let line_end = self.line_end;
-        for (expr, lhs) in exprs {
+        for (expr, lhs) in exprs.iter().copied() {
             let target = lhs.and_then(|it| self.whole_array(it));
             let top = whole_right_side == Some(expr.range);
             let first = self.calls.len();
@@ -643,6 +684,29 @@ impl Hoister<'_> {
             }
             for call in &self.calls[first..] {
                 lines.push_str(&format!("{indent}{} = {}{line_end}", call.temp, call.assignment));
+            }
+        }
+        // Reductions of distributed arrays to one value inside an array
+        // assignment (`e = e - sum(e) / n`, `x = x / maxval(abs(x))`): the
+        // right side is evaluated before anything is assigned, so the
+        // reduction may be computed first into a scalar every process gets,
+        // and the assignment runs on the owners.
+        let reduced: Vec<&Expr> = match &stmt.kind {
+            StmtKind::Assign { lhs, rhs } if self.assigns_section_of_distributed(lhs) => vec![rhs],
+            // Masks and right sides a WHERE evaluates before it assigns
+            // what they read (the ones `exprs` kept).
+            StmtKind::Where { .. } => exprs.iter().map(|it| it.0).collect(),
+            _ => Vec::new(),
+        };
+        for expr in reduced {
+            for (call, type_spec) in self.scalar_reductions(expr, indices) {
+                self.results += 1;
+                let temp = self.fresh_name("hpf_f", self.results - 1);
+                let declaration_indent = if matches!(self.form, SourceForm::Fixed { .. }) { "      " } else { "  " };
+                self.declarations.push(format!("{declaration_indent}{type_spec} :: {temp}"));
+                lines.push_str(&format!("{indent}{temp} = {}{line_end}", self.slice(call)));
+                self.scalars.push((temp.clone(), self.slice(call).to_string()));
+                self.replacements.push((call, temp));
             }
         }
         // Functions that use distributed arrays by host or use association,
@@ -667,6 +731,7 @@ impl Hoister<'_> {
                             if matches!(self.form, SourceForm::Fixed { .. }) { "      " } else { "  " };
                         self.declarations.push(format!("{declaration_indent}{type_spec} :: {temp}"));
                         lines.push_str(&format!("{indent}{temp} = {}{line_end}", self.slice(expr.range)));
+                        self.scalars.push((temp.clone(), self.slice(expr.range).to_string()));
                         self.replacements.push((expr.range, temp));
                         continue;
                     }
@@ -707,6 +772,166 @@ impl Hoister<'_> {
         if !lines.is_empty() {
             self.before.push((line_start, format!("{prefix}{lines}{suffix}")));
         }
+    }
+
+    /// Whether `lhs` is a distributed array, whole or a section (not one element).
+    fn assigns_section_of_distributed(&self, lhs: &Expr) -> bool {
+        let (name, args) = match &lhs.kind {
+            ExprKind::Name(name) => (name, &[][..]),
+            ExprKind::Ref { name, args } => (name, &args[..]),
+            _ => return false,
+        };
+        let Some(id) = self.model.lookup(self.unit, &name.key()) else { return false };
+        self.model.symbol(id).is_array()
+            && self.model.distribution_of(id).is_some()
+            && (args.is_empty() || args.iter().any(|it| matches!(it, Subscript::Range { .. })))
+    }
+
+    /// The outermost calls in `expr` of SUM, PRODUCT, MAXVAL, MINVAL,
+    /// DOT_PRODUCT, COUNT, ANY and ALL to one value (no DIM) that read
+    /// distributed arrays and none of `indices`, each with its result's
+    /// type; only where that type is certain (every variable read of one
+    /// declared type, literals and intrinsics that keep it).
+    fn scalar_reductions(&self, expr: &Expr, indices: &[String]) -> Vec<(TextRange, String)> {
+        let mut found = Vec::new();
+        let mut stack = vec![expr];
+        while let Some(expr) = stack.pop() {
+            if let ExprKind::Ref { name, args } = &expr.kind {
+                let key = name.key();
+                let intrinsic = self.model.lookup(self.unit, &key).is_none();
+                let positional: Vec<&Expr> = args
+                    .iter()
+                    .filter_map(|it| match it {
+                        Subscript::Expr(value) => Some(value),
+                        _ => None,
+                    })
+                    .collect();
+                let only_mask = args.iter().all(|it| match it {
+                    Subscript::Expr(_) => true,
+                    Subscript::Keyword { name, .. } => name.key() == "mask",
+                    _ => false,
+                });
+                let result = match key.as_str() {
+                    "count" | "any" | "all" if positional.len() == 1 && args.len() == 1 => {
+                        Some(if key == "count" { "integer".to_string() } else { "logical".to_string() })
+                    }
+                    "sum" | "product" | "maxval" | "minval" if positional.len() == 1 && only_mask => {
+                        self.kept_type(positional[0])
+                    }
+                    "dot_product" if positional.len() == 2 && args.len() == 2 => {
+                        self.kept_type(expr).filter(|it| !it.to_ascii_lowercase().starts_with("complex"))
+                    }
+                    _ => None,
+                };
+                if let Some(result) = result.filter(|_| {
+                    intrinsic
+                        && self.reads_distributed(expr)
+                        && !self.reads_any(expr, indices)
+                        && self.single_line(expr.range)
+                        && !self.replaced.iter().any(|it| overlap(it.0, expr.range))
+                        && !self.replacements.iter().any(|it| overlap(it.0, expr.range))
+                }) {
+                    found.push((expr.range, result));
+                    continue;
+                }
+            }
+            push_children(expr, &mut stack);
+        }
+        found
+    }
+
+    /// The type of the value of `expr` when it is certain: the variables it
+    /// reads are of one declared type (integer ones, which do not change a
+    /// real or complex value's type, aside), combined by `+ - * / **`, with
+    /// integer literals, real ones in a real type (a `d` exponent only in
+    /// DOUBLE PRECISION or REAL(8)) and intrinsics that keep their
+    /// argument's type; else `None`. For DOT_PRODUCT, its arguments' type.
+    fn kept_type(&self, expr: &Expr) -> Option<String> {
+        // Declared types as written, by their text in lower case without blanks.
+        let mut types: Vec<(String, String)> = Vec::new();
+        let mut literals: Vec<&str> = Vec::new();
+        let mut takes_abs = false;
+        let mut stack = vec![expr];
+        let mut root = true;
+        while let Some(expr) = stack.pop() {
+            let outer = std::mem::replace(&mut root, false);
+            match &expr.kind {
+                ExprKind::Int(_) => {}
+                ExprKind::Literal(text) => literals.push(text),
+                ExprKind::Name(name) | ExprKind::Ref { name, .. } => {
+                    let args = match &expr.kind {
+                        ExprKind::Ref { args, .. } => &args[..],
+                        _ => &[][..],
+                    };
+                    match self.model.lookup(self.unit, &name.key()) {
+                        Some(id) => {
+                            let symbol = self.model.symbol(id);
+                            if symbol.type_name.is_empty()
+                                || !matches!(symbol.kind, SymbolKind::Variable | SymbolKind::Constant(_))
+                            {
+                                return None;
+                            }
+                            let written = format!("{}{}", symbol.type_name, symbol.type_kind);
+                            let key = written.to_ascii_lowercase().replace(' ', "");
+                            if !types.iter().any(|it| it.0 == key) {
+                                types.push((key, written));
+                            }
+                            // Subscripts are integers of their own: not the value's type.
+                        }
+                        None => {
+                            let keeps = [
+                                "abs", "sqrt", "exp", "log", "log10", "sin", "cos", "tan", "atan", "sinh", "cosh",
+                                "tanh", "max", "min", "mod", "sign",
+                            ];
+                            let dot = outer && name.key() == "dot_product";
+                            if !keeps.contains(&name.key().as_str()) && !dot {
+                                return None;
+                            }
+                            takes_abs |= name.key() == "abs";
+                            for arg in args {
+                                match arg {
+                                    Subscript::Expr(value) => stack.push(value),
+                                    _ => return None,
+                                }
+                            }
+                        }
+                    }
+                }
+                ExprKind::Unary { operand, .. } => stack.push(operand),
+                ExprKind::Binary { op, lhs, rhs } => {
+                    use syntax::BinaryOp::*;
+                    if !matches!(op, Add | Sub | Mul | Div | Pow) {
+                        return None;
+                    }
+                    stack.push(lhs);
+                    stack.push(rhs);
+                }
+                ExprKind::Paren(inner) => stack.push(inner),
+                ExprKind::Other(_) => return None,
+            }
+        }
+        let others: Vec<&(String, String)> = types.iter().filter(|it| !it.0.starts_with("integer")).collect();
+        let (key, written) = match others[..] {
+            [one] => one.clone(),
+            [] if types.len() == 1 => types[0].clone(),
+            _ => return None,
+        };
+        let real = key.starts_with("real") || key.starts_with("double");
+        let double = key.starts_with("double") || ["real(8)", "real*8", "real(kind=8)"].contains(&key.as_str());
+        if takes_abs && key.starts_with("complex") {
+            return None;
+        }
+        for literal in literals {
+            let lower = literal.to_ascii_lowercase();
+            let numeric = lower.chars().next().is_some_and(|it| it.is_ascii_digit() || it == '.')
+                && !lower.contains('_')
+                && !lower.starts_with(".t")
+                && !lower.starts_with(".f");
+            if !numeric || !real || (lower.contains('d') && !double) {
+                return None;
+            }
+        }
+        Some(written)
     }
 
     /// `X = (/ (e, v = lo, hi) /)` (or `[...]`) for a whole rank-1
@@ -1376,7 +1601,7 @@ impl Hoister<'_> {
         let (text, mapped) = apply(self.text, edits);
         let mut temporaries: Vec<String> = self.calls.iter().map(|it| it.temp.clone()).collect();
         temporaries.dedup();
-        Some((text, mapped, temporaries))
+        Some((text, mapped, temporaries, self.scalars.clone()))
     }
 }
 
@@ -1444,6 +1669,11 @@ fn push_children<'e>(expr: &'e Expr, stack: &mut Vec<&'e Expr>) {
         ExprKind::Other(inner) => stack.extend(inner),
         ExprKind::Int(_) | ExprKind::Literal(_) | ExprKind::Name(_) => {}
     }
+}
+
+/// Whether two ranges share a character.
+fn overlap(a: TextRange, b: TextRange) -> bool {
+    a.start < b.end && b.start < a.end
 }
 
 /// Per dimension of the array `id`: whether it is distributed (empty for an

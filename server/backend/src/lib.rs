@@ -916,6 +916,7 @@ pub fn lower_with(analysis: &FileAnalysis, text: &str, options: &LowerOptions) -
             Ok(mut generated) => {
                 for note in &mut generated.notes {
                     note.range = hoisted.user_range(note.range);
+                    note.message = hoisted.in_user_terms(&note.message);
                 }
                 for note in &hoisted.notes {
                     let at = generated.notes.partition_point(|it| it.range.start <= note.range.start);

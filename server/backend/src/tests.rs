@@ -1280,10 +1280,10 @@ fn where_constructs_run_on_each_process_part_when_they_read_only_their_own_eleme
     // A WHERE of one assignment evaluates its mask and right side before
     // it assigns: the neighbours' elements are fetched before it. One of two
     // assignments, the second reading what the first sets, stays on rank 0.
+    // The SUM in a mask is computed first, by every process.
     assert_eq!(
         notes,
         [
-            "24: runs on one process: it is not an owner-computes assignment: it calls sum, which is not an elemental intrinsic",
             "25: runs on one process: it is not an owner-computes assignment: it reads other processes' elements of un, which an assignment before it in the construct assigns",
         ]
     );
@@ -4154,4 +4154,42 @@ end program p
     assert!(!source.contains("call hpf_gather_r4_32(w"), "{source}");
     assert!(!source.contains("hpf_gather_r4_32(v"), "{source}");
     assert!(!source.contains("hpf_gather_r4_21(u"), "{source}");
+}
+
+/// Reductions to one value inside array assignments and WHEREs (issue 27):
+/// computed first into a scalar by every process, the assignment by the
+/// owners. Not where the type of the value is unsure (an INTEGER array
+/// times a real literal), where the reduction reads an enclosing loop's
+/// index, with DIM, or in an element assignment.
+#[test]
+fn reductions_inside_array_assignments_are_computed_first() {
+    let (notes, source) = lower(&program(
+        "  u = 1.0
+  do step = 1, 3
+    u = u - sum(u) / n
+    un(1:n) = un(1:n) / maxval(abs(u(1:n))) + 0.5
+    k = k - count(k > 4)
+    where (u > 0.0) u = u - minval(un)
+  end do
+  u(1:n) = u(1:n) + sum(k * 0.5)
+  do i = 1, n
+    u(1:n) = u(1:n) / sum(u(1:i))
+  end do
+  u(1) = u(1) - sum(u)
+",
+    ));
+    assert!(source.contains("real :: hpf_f1\n"), "{source}");
+    assert!(source.contains("integer :: hpf_f3\n"), "{source}");
+    assert!(source.contains("hpf_f1 = hpf_r"), "{source}");
+    assert!(source.contains("u(hpf_lo:hpf_hi:1) = u(hpf_lo:hpf_hi:1) - hpf_f1 / n"), "{source}");
+    assert!(source.contains("un(hpf_lo:hpf_hi:1) = un(hpf_lo:hpf_hi:1) / hpf_f2 + 0.5"), "{source}");
+    assert!(source.contains("k(hpf_lo:hpf_hi:1) = k(hpf_lo:hpf_hi:1) - hpf_f3"), "{source}");
+    assert!(source.contains("hpf_f4"), "{source}");
+    assert!(!source.contains("hpf_f5"), "{source}");
+    // Inside the time loop nothing runs on one process; the three left
+    // alone do, and their notes speak of the user's text.
+    let on_rank_zero: Vec<&String> = notes.iter().filter(|it| it.contains("runs on one process")).collect();
+    assert!(on_rank_zero.iter().all(|it| !it.contains("hpf_")), "{notes:?}");
+    let lines: Vec<&str> = on_rank_zero.iter().map(|it| it.split(':').next().unwrap()).collect();
+    assert_eq!(lines, ["17", "18", "21"], "{notes:?}");
 }

@@ -84,6 +84,7 @@ const SUPPORTED: &[&str] = &[
     "on_home.f90",
     "ordered_sums.f90",
     "pic1d_electrostatic.f90",
+    "normalised_fields.f90",
     "poisson_rb_f77.f",
     "power_matvec.f90",
     "private_scalars.f90",

@@ -1,6 +1,5 @@
 ! pic1d_electrostatic.f90:23:3: note: runs on one process: it is not an owner-computes assignment: its right side holds an array constructor or another construct
 ! pic1d_electrostatic.f90:36:9: note: runs on one process: it is not an owner-computes assignment: the distributed subscript of its left side reads a distributed array
-! pic1d_electrostatic.f90:46:6: note: runs on one process: it is not an owner-computes assignment: it calls sum, which is not an elemental intrinsic
 ! pic1d_electrostatic.f90:52:9: note: runs on one process: it is not an owner-computes assignment: it reads efield at another element than the left side's (on a CYCLIC distribution it lives on another process)
 ! pic1d_electrostatic.f90:49:6: note: every process runs this loop, each element assignment on its owner, iteration by iteration: efield and the home are distributed differently
 ! ---
@@ -19,6 +18,7 @@ program pic1d
 !HPF$ DISTRIBUTE (BLOCK) ONTO procs :: rho, efield
   real(8) :: dx, frac, mean, ekin, efld
   integer :: k, i, step, ip1
+  real(8) :: hpf_f1
 
   ! hpf-ls: local parts of the distributed arrays (global indices, with shadow areas)
   double precision, allocatable :: x(:), hpf_g_x(:)
@@ -38,14 +38,15 @@ program pic1d
   integer :: hpf_lo, hpf_hi, hpf_i, hpf_c, hpf_jump, hpf_exit_at
   integer :: hpf_r1
   double precision :: hpf_r2
-  integer :: hpf_r3
-  double precision :: hpf_r4
+  double precision :: hpf_r3
+  integer :: hpf_r4
   double precision :: hpf_r5
   double precision :: hpf_r6
   double precision :: hpf_r7
   double precision :: hpf_r8
   double precision :: hpf_r9
-  integer :: hpf_r10
+  double precision :: hpf_r10
+  integer :: hpf_r11
   call hpf_init()
   hpf_d_x = hpf_make_desc(1, 128, 0, 1, 128, 1, 1)
   call hpf_alloc_bounds(hpf_d_x, 0, 0, hpf_lo, hpf_hi)
@@ -197,12 +198,14 @@ program pic1d
   end if
   i = hpf_final((2), (ng), 1)
   call hpf_stat_end(5)
-  ! hpf-ls: on rank 0 (it is not an owner-computes assignment: it calls sum, which is not an elemental intrinsic)
-  call hpf_gather_r8_11(efield, hpf_d_efield, hpf_g_efield, [1], [32])
-  if (hpf_rank == 0) then
-     hpf_g_efield = hpf_g_efield - sum(hpf_g_efield) / ng
-  end if
-  call hpf_scatter_r8_11(hpf_g_efield, hpf_d_efield, efield)
+  ! hpf-ls: SUM in parallel
+  call hpf_local_bounds(hpf_d_efield, 0, (1), (32), 1, hpf_lo, hpf_hi)
+  hpf_r3 = sum(efield(hpf_lo:hpf_hi:1))
+  call hpf_combine_r8(hpf_r3, .false.)
+     hpf_f1 = hpf_r3
+  ! hpf-ls: owner computes efield = efield - hpf_f1 / ng
+  call hpf_local_bounds(hpf_d_efield, 0, (1), (32), 1, hpf_lo, hpf_hi)
+     efield(hpf_lo:hpf_hi:1) = efield(hpf_lo:hpf_hi:1) - hpf_f1 / ng
   ! hpf-ls: every process runs this loop
   do k = 1, npart
   ! hpf-ls: 2 broadcasts from one owner in one message: the owner runs these statements first
@@ -210,22 +213,13 @@ program pic1d
   character(len=1), allocatable :: hpf_fb(:)
   integer :: hpf_fo, hpf_fq, hpf_fm, hpf_fz
   hpf_fo = hpf_owner(hpf_d_cell, k)
-  allocate (hpf_fb(storage_size(hpf_r3) / 8 + storage_size(hpf_r4) / 8))
+  allocate (hpf_fb(storage_size(hpf_r4) / 8 + storage_size(hpf_r5) / 8))
   do hpf_fz = 0, 2
   if (hpf_fz == 1) then
     call MPI_Bcast(hpf_fb, size(hpf_fb), MPI_BYTE, hpf_fo, MPI_COMM_WORLD)
   else if ((hpf_fz == 0) .eqv. (hpf_rank == hpf_fo)) then
   hpf_fq = 0
-  if (hpf_owns(hpf_d_cell, k)) hpf_r3 = cell(hpf_lx(hpf_d_cell, k))
-  hpf_fm = (storage_size(hpf_r3) / 8) * (1)
-  if (hpf_rank == hpf_fo) then
-    hpf_fb(hpf_fq + 1:hpf_fq + hpf_fm) = transfer(hpf_r3, hpf_fb, hpf_fm)
-  else
-    hpf_r3 = transfer(hpf_fb(hpf_fq + 1:hpf_fq + hpf_fm), hpf_r3)
-  end if
-  hpf_fq = hpf_fq + hpf_fm
-        ip1 = mod(hpf_r3, ng) + 1
-  if (hpf_owns(hpf_d_w, k)) hpf_r4 = w(hpf_lx(hpf_d_w, k))
+  if (hpf_owns(hpf_d_cell, k)) hpf_r4 = cell(hpf_lx(hpf_d_cell, k))
   hpf_fm = (storage_size(hpf_r4) / 8) * (1)
   if (hpf_rank == hpf_fo) then
     hpf_fb(hpf_fq + 1:hpf_fq + hpf_fm) = transfer(hpf_r4, hpf_fb, hpf_fm)
@@ -233,7 +227,16 @@ program pic1d
     hpf_r4 = transfer(hpf_fb(hpf_fq + 1:hpf_fq + hpf_fm), hpf_r4)
   end if
   hpf_fq = hpf_fq + hpf_fm
-        frac = hpf_r4
+        ip1 = mod(hpf_r4, ng) + 1
+  if (hpf_owns(hpf_d_w, k)) hpf_r5 = w(hpf_lx(hpf_d_w, k))
+  hpf_fm = (storage_size(hpf_r5) / 8) * (1)
+  if (hpf_rank == hpf_fo) then
+    hpf_fb(hpf_fq + 1:hpf_fq + hpf_fm) = transfer(hpf_r5, hpf_fb, hpf_fm)
+  else
+    hpf_r5 = transfer(hpf_fb(hpf_fq + 1:hpf_fq + hpf_fm), hpf_r5)
+  end if
+  hpf_fq = hpf_fq + hpf_fm
+        frac = hpf_r5
   end if
   end do
   end block
@@ -261,25 +264,25 @@ program pic1d
   hpf_hi = hpf_lx(hpf_d_v, hpf_lo) + (hpf_hi - hpf_lo)
   hpf_lo = hpf_lx(hpf_d_v, hpf_lo)
   if (hpf_c == 0) then
-    hpf_r5 = sum(v(hpf_lo:hpf_hi:1) * v(hpf_lo:hpf_hi:1))
+    hpf_r6 = sum(v(hpf_lo:hpf_hi:1) * v(hpf_lo:hpf_hi:1))
   else
-    hpf_r5 = hpf_r5 + sum(v(hpf_lo:hpf_hi:1) * v(hpf_lo:hpf_hi:1))
+    hpf_r6 = hpf_r6 + sum(v(hpf_lo:hpf_hi:1) * v(hpf_lo:hpf_hi:1))
   end if
   end do
-  call hpf_combine_r8(hpf_r5, .false.)
-        ekin = 0.5d0 * hpf_r5
+  call hpf_combine_r8(hpf_r6, .false.)
+        ekin = 0.5d0 * hpf_r6
   ! hpf-ls: SUM in parallel
   call hpf_local_bounds(hpf_d_efield, 0, (1), (32), 1, hpf_lo, hpf_hi)
-  hpf_r6 = sum(efield(hpf_lo:hpf_hi:1) * efield(hpf_lo:hpf_hi:1))
-  call hpf_combine_r8(hpf_r6, .false.)
-        efld = 0.5d0 * dx * hpf_r6
+  hpf_r7 = sum(efield(hpf_lo:hpf_hi:1) * efield(hpf_lo:hpf_hi:1))
+  call hpf_combine_r8(hpf_r7, .false.)
+        efld = 0.5d0 * dx * hpf_r7
   ! hpf-ls: MAXVAL in parallel
   call hpf_local_bounds(hpf_d_efield, 0, (1), (32), 1, hpf_lo, hpf_hi)
-  hpf_r7 = maxval(abs(efield(hpf_lo:hpf_hi:1)))
-  call MPI_Allreduce(MPI_IN_PLACE, hpf_r7, 1, MPI_DOUBLE_PRECISION, MPI_MAX, MPI_COMM_WORLD)
+  hpf_r8 = maxval(abs(efield(hpf_lo:hpf_hi:1)))
+  call MPI_Allreduce(MPI_IN_PLACE, hpf_r8, 1, MPI_DOUBLE_PRECISION, MPI_MAX, MPI_COMM_WORLD)
   if (hpf_rank == 0) then
         write (*, '(a, i3, a, f12.7, a, f12.7, a, f9.5)') 'step', step, '  kinetic', ekin, &
-             '  field', efld, '  max|E|', hpf_r7
+             '  field', efld, '  max|E|', hpf_r8
   end if
   end if
   end do
@@ -294,26 +297,26 @@ program pic1d
   hpf_hi = hpf_lx(hpf_d_v, hpf_lo) + (hpf_hi - hpf_lo)
   hpf_lo = hpf_lx(hpf_d_v, hpf_lo)
   if (hpf_c == 0) then
-    hpf_r8 = minval(v(hpf_lo:hpf_hi:1))
+    hpf_r9 = minval(v(hpf_lo:hpf_hi:1))
   else
-    hpf_r8 = min(hpf_r8, minval(v(hpf_lo:hpf_hi:1)))
+    hpf_r9 = min(hpf_r9, minval(v(hpf_lo:hpf_hi:1)))
   end if
   end do
-  call MPI_Allreduce(MPI_IN_PLACE, hpf_r8, 1, MPI_DOUBLE_PRECISION, MPI_MIN, MPI_COMM_WORLD)
+  call MPI_Allreduce(MPI_IN_PLACE, hpf_r9, 1, MPI_DOUBLE_PRECISION, MPI_MIN, MPI_COMM_WORLD)
   ! hpf-ls: MAXVAL in parallel (CYCLIC, course by course)
   do hpf_c = 0, hpf_courses(hpf_d_v) - 1
   call hpf_course_bounds(hpf_d_v, 0, (1), (128), 1, hpf_c, hpf_lo, hpf_hi)
   hpf_hi = hpf_lx(hpf_d_v, hpf_lo) + (hpf_hi - hpf_lo)
   hpf_lo = hpf_lx(hpf_d_v, hpf_lo)
   if (hpf_c == 0) then
-    hpf_r9 = maxval(v(hpf_lo:hpf_hi:1))
+    hpf_r10 = maxval(v(hpf_lo:hpf_hi:1))
   else
-    hpf_r9 = max(hpf_r9, maxval(v(hpf_lo:hpf_hi:1)))
+    hpf_r10 = max(hpf_r10, maxval(v(hpf_lo:hpf_hi:1)))
   end if
   end do
-  call MPI_Allreduce(MPI_IN_PLACE, hpf_r9, 1, MPI_DOUBLE_PRECISION, MPI_MAX, MPI_COMM_WORLD)
+  call MPI_Allreduce(MPI_IN_PLACE, hpf_r10, 1, MPI_DOUBLE_PRECISION, MPI_MAX, MPI_COMM_WORLD)
   if (hpf_rank == 0) then
-  write (*, '(a, f10.5, a, f10.5)') 'min v = ', hpf_r8, '  max v = ', hpf_r9
+  write (*, '(a, f10.5, a, f10.5)') 'min v = ', hpf_r9, '  max v = ', hpf_r10
   end if
   ! hpf-ls: COUNT in parallel (CYCLIC, course by course)
   do hpf_c = 0, hpf_courses(hpf_d_x) - 1
@@ -321,14 +324,14 @@ program pic1d
   hpf_hi = hpf_lx(hpf_d_x, hpf_lo) + (hpf_hi - hpf_lo)
   hpf_lo = hpf_lx(hpf_d_x, hpf_lo)
   if (hpf_c == 0) then
-    hpf_r10 = count(x(hpf_lo:hpf_hi:1) > 0.5d0 * length)
+    hpf_r11 = count(x(hpf_lo:hpf_hi:1) > 0.5d0 * length)
   else
-    hpf_r10 = hpf_r10 + count(x(hpf_lo:hpf_hi:1) > 0.5d0 * length)
+    hpf_r11 = hpf_r11 + count(x(hpf_lo:hpf_hi:1) > 0.5d0 * length)
   end if
   end do
-  call MPI_Allreduce(MPI_IN_PLACE, hpf_r10, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
+  call MPI_Allreduce(MPI_IN_PLACE, hpf_r11, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
   if (hpf_rank == 0) then
-  write (*, '(a, i4)') 'particles right of centre: ', hpf_r10
+  write (*, '(a, i4)') 'particles right of centre: ', hpf_r11
   end if
   call hpf_stat_report([ &
     20, &
