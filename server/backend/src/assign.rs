@@ -749,7 +749,8 @@ impl<'a> Lowering<'a> {
         values: &[&Expr],
         element: bool,
     ) -> Result<SectionAssign<'s>, String> {
-        let first = values.first().and_then(|it| self.first_distributed(it));
+        // Any argument's: `dot_product(x, y)` with `x` replicated goes by `y`.
+        let first = values.iter().find_map(|it| self.first_distributed(it));
         let Some((home, args, name_range)) = first else {
             return Err("a reduction reads no distributed array".to_string());
         };
@@ -893,7 +894,11 @@ impl<'a> Lowering<'a> {
                     self.aligned_read(id, None, name.range, res, lhs_lo, lhs_position)
                         .or_else(|why| self.fetched_read(id, None, expr.range, res, why))
                 } else if model.symbol(id).is_array() {
-                    Err(format!("it reads the replicated array {} as a whole", name.text))
+                    let edit = self
+                        .replicated_operand(id, res)
+                        .ok_or_else(|| format!("it reads the replicated array {} as a whole", name.text))?;
+                    res.edits.push((name.range, edit));
+                    Ok(())
                 } else {
                     Ok(())
                 }
@@ -936,6 +941,50 @@ impl<'a> Lowering<'a> {
                 Ok(())
             }
         }
+    }
+
+    /// A whole replicated rank-1 array read in a section assignment or
+    /// reduction on a BLOCK rank-1 home (`y = y + a * x`, `dot_product(x,
+    /// y)`): element `k` of it goes with element `k` of the home's section,
+    /// so each process reads the part that goes with its own elements,
+    /// `x(xl + (hpf_lo - lo) / step : xl + (hpf_hi - lo) / step)`. `None`
+    /// when the shapes do not conform or the home runs otherwise (course by
+    /// course, element by element, with a run-time stride).
+    fn replicated_operand(&self, id: SymbolId, res: &SectionAssign) -> Option<String> {
+        let home = &self.distributed[&res.home];
+        let symbol = self.analysis.model.symbol(id);
+        if res.courses || res.element || res.step_text.is_some() || home.lbs.len() != 1 || symbol.rank() != 1 {
+            return None;
+        }
+        let (xl, xu) = (symbol.shape[0].lo.known()?, symbol.shape[0].hi.known()?);
+        // The home's section must have the replicated array's extent.
+        let lo = self.constant_text(&res.lo)?;
+        let hi = self.constant_text(&res.hi)?;
+        let count = if (hi - lo) * res.step.signum() < 0 { 0 } else { (hi - lo) / res.step + 1 };
+        if count != xu - xl + 1 {
+            return None;
+        }
+        let step = res.step;
+        let at = |bound: &str| {
+            if step == 1 {
+                format!("{bound}+({})", xl - lo)
+            } else {
+                format!("{xl}+({bound}-({lo}))/({step})")
+            }
+        };
+        Some(format!("{}({}:{})", symbol.name.text, at("hpf_lo"), at("hpf_hi")))
+    }
+
+    /// The value of a section bound's text when it is an integer constant.
+    fn constant_text(&self, text: &str) -> Option<i64> {
+        let trimmed = text.trim().trim_start_matches('(').trim_end_matches(')');
+        trimmed.parse::<i64>().ok().or_else(|| {
+            let id = self.lookup(&trimmed.to_ascii_lowercase())?;
+            match self.analysis.model.symbol(id).kind {
+                SymbolKind::Constant(Some(value)) => Some(value),
+                _ => None,
+            }
+        })
     }
 
     /// Checks that every distributed element `expr` reads is `X(..., e + c, ...)`

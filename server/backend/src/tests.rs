@@ -4193,3 +4193,38 @@ fn reductions_inside_array_assignments_are_computed_first() {
     let lines: Vec<&str> = on_rank_zero.iter().map(|it| it.split(':').next().unwrap()).collect();
     assert_eq!(lines, ["17", "18", "21"], "{notes:?}");
 }
+
+/// A whole replicated rank-1 array read in a section assignment or a
+/// reduction on a BLOCK array (`y = y + 2 * x`, `dot_product(x, y)`, a
+/// strided section) is read at the part that goes with each process's own
+/// elements (issue 27: it was on rank 0). Not when the shapes differ. (With
+/// ordered reductions, DOT_PRODUCT with a replicated operand stays on rank 0.)
+#[test]
+fn replicated_operands_of_block_sections_are_read_at_the_owners_part() {
+    let (notes, source) = lower_unordered(
+        "program p
+  implicit none
+  integer, parameter :: n = 30
+  real(8) :: y(n), x(n), w(0:n-1), h(15), g(n+1), s
+!hpf$ distribute y(block)
+  x = 1.0d0
+  w = 2.0d0
+  h = 3.0d0
+  g = 4.0d0
+  y = y + 2.0d0 * x
+  y = y * w - x
+  y(n:1:-2) = y(n:1:-2) - h
+  s = dot_product(x, y)
+  y = y + g(1:n)
+  y = g
+  print *, s, y(1)
+end program p
+",
+    );
+    assert!(source.contains("y(hpf_lo:hpf_hi:1) = y(hpf_lo:hpf_hi:1) + 2.0d0 * x(hpf_lo+(0):hpf_hi+(0))"), "{source}");
+    assert!(source.contains("* w(hpf_lo+(-1):hpf_hi+(-1)) - x(hpf_lo+(0):hpf_hi+(0))"), "{source}");
+    assert!(source.contains("- h(1+(hpf_lo-(30))/(-2):1+(hpf_hi-(30))/(-2))"), "{source}");
+    assert!(source.contains("dot_product(x(hpf_lo+(0):hpf_hi+(0)), y(hpf_lo:hpf_hi:1))"), "{source}");
+    let lines: Vec<&str> = notes.iter().map(|it| it.split(':').next().unwrap()).collect();
+    assert_eq!(lines, ["14", "15"], "{notes:?}");
+}

@@ -27,6 +27,7 @@ program matvec
   integer :: hpf_lo, hpf_hi, hpf_i, hpf_c, hpf_jump, hpf_exit_at
   real :: hpf_r1
   real :: hpf_r2
+  real :: hpf_r3
   call hpf_init()
   hpf_d_a = hpf_make_desc(1, 64, 0, 1, 64, 0, 0)
   call hpf_alloc_bounds(hpf_d_a, 0, 0, hpf_lo, hpf_hi)
@@ -93,11 +94,13 @@ program matvec
   if (hpf_rank == 0) then
   print '(A,F8.1)', 'maxabs(y-z) =', hpf_r2
   end if
-  call hpf_gather_r4_11(y, hpf_d_y, hpf_g_y, [1], [64])
+  ! hpf-ls: DOT_PRODUCT in parallel
+  call hpf_local_bounds(hpf_d_y, 0, (1), (64), 1, hpf_lo, hpf_hi)
+  hpf_r3 = dot_product(x(hpf_lo+(0):hpf_hi+(0)), y(hpf_lo:hpf_hi:1))
+  call hpf_combine_r4(hpf_r3, .false.)
   if (hpf_rank == 0) then
-  print '(A,F8.1)', 'x.y     =', dot_product(x, hpf_g_y)
+  print '(A,F8.1)', 'x.y     =', hpf_r3
   end if
-  if (allocated(hpf_g_y)) deallocate (hpf_g_y)
   call hpf_stat_report([ &
     20, &
     26, &
