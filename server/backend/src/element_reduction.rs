@@ -150,8 +150,9 @@ impl<'a> Lowering<'a> {
             }
             ExprKind::Ref { name, args } if args.len() == 2 && self.lookup(&name.key()).is_none() => {
                 let op = match name.key().as_str() {
-                    "max" => Op::Max,
-                    "min" => Op::Min,
+                    // The specific names of FORTRAN 77 (`DMAX1(RMAX, DABS(R))`).
+                    "max" | "amax0" | "amax1" | "dmax1" | "max0" | "max1" => Op::Max,
+                    "min" | "amin0" | "amin1" | "dmin1" | "min0" | "min1" => Op::Min,
                     _ => return Err("it is not a reduction".to_string()),
                 };
                 match &args[..] {

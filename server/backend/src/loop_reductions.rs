@@ -126,7 +126,10 @@ impl Lowering<'_> {
         let Some(symbol) = symbol.filter(|it| it.kind == SymbolKind::Variable && it.shape.is_empty()) else {
             return why("which is not a declared scalar variable");
         };
-        if id.is_some_and(|it| it.unit != self.main) || symbol.is_dummy || self.aliased(&key) {
+        // A scalar dummy (`SUBROUTINE RESIDU(RMAX)`) is reduced in place: a
+        // dummy the procedure defines may not be another name of what the
+        // loop reads (the standard forbids that aliasing).
+        if id.is_some_and(|it| it.unit != self.main) || self.aliased(&key) {
             return why("which is not a local variable of this program unit");
         }
         // MAX and MIN need an order: not on COMPLEX.
@@ -163,8 +166,9 @@ impl Lowering<'_> {
             }
             ExprKind::Ref { name, args } if args.len() == 2 && self.lookup(&name.key()).is_none() => {
                 let op = match name.key().as_str() {
-                    "max" => Op::Max,
-                    "min" => Op::Min,
+                    // The specific names of FORTRAN 77 (`DMAX1(RMAX, DABS(R))`).
+                    "max" | "amax0" | "amax1" | "dmax1" | "max0" | "max1" => Op::Max,
+                    "min" | "amin0" | "amin1" | "dmin1" | "min0" | "min1" => Op::Min,
                     _ => return None,
                 };
                 let [Subscript::Expr(first), Subscript::Expr(second)] = &args[..] else { return None };

@@ -51,16 +51,18 @@ contains
   integer, allocatable :: y(:), hpf_g_y(:)
   type(hpf_desc) :: hpf_d_y
   integer :: hpf_lo, hpf_hi, hpf_i, hpf_c, hpf_jump, hpf_exit_at
-  integer :: hpf_r1
   character(len=1), allocatable :: hpf_sb(:)
   total = 0
-  ! hpf-ls: total reduced over i: each process its own i, then combined
-  hpf_r1 = 0
-  do i = 1, len
-    if (hpf_owns(hpf_d_y, i)) hpf_r1 = hpf_r1 + (i * y(i))
+  call hpf_stat_begin()
+  ! hpf-ls: owner computes do i = 1, len
+  call hpf_local_bounds(hpf_d_y, 0, (1), (len), 1, hpf_lo, hpf_hi)
+  if (hpf_rank /= 0) total = 0
+  do i = hpf_lo, hpf_hi, 1
+    total = total + i * y(i)
   end do
-  call MPI_Allreduce(MPI_IN_PLACE, hpf_r1, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
-  total = total + hpf_r1
+  call MPI_Allreduce(MPI_IN_PLACE, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
+  i = hpf_final((1), (len), 1)
+  call hpf_stat_end(2)
   end subroutine hpf_p2_weigh_block
 
   subroutine hpf_p3_scale_inherit(x, len, f, hpf_d_x)
@@ -82,7 +84,7 @@ contains
     x(i) = f * x(i) + real(i)
   end do
   i = hpf_final((1), (len), 1)
-  call hpf_stat_end(2)
+  call hpf_stat_end(3)
   end subroutine hpf_p3_scale_inherit
 
   subroutine hpf_p4_scale_inherit(x, len, f, hpf_d_x)
@@ -104,7 +106,7 @@ contains
     x(i) = f * x(i) + real(i)
   end do
   i = hpf_final((1), (len), 1)
-  call hpf_stat_end(3)
+  call hpf_stat_end(4)
   end subroutine hpf_p4_scale_inherit
 
   subroutine hpf_p5_damp_inherit(z, len, w, hpf_d_z)
@@ -137,7 +139,7 @@ contains
   end do
   end block
   i = hpf_final((1), (len), 1)
-  call hpf_stat_end(4)
+  call hpf_stat_end(5)
   end subroutine hpf_p5_damp_inherit
 
   subroutine hpf_p6_damp_inherit(z, len, w, hpf_d_z)
@@ -170,7 +172,7 @@ contains
   end do
   end block
   i = hpf_final((1), (len), 1)
-  call hpf_stat_end(5)
+  call hpf_stat_end(6)
   end subroutine hpf_p6_damp_inherit
 
   subroutine hpf_p7_rotate_cyclic(x, len, shift, hpf_d_x)
@@ -204,7 +206,7 @@ contains
   end do
   end block
   i = hpf_final((1), (len), 1)
-  call hpf_stat_end(6)
+  call hpf_stat_end(7)
   end subroutine hpf_p7_rotate_cyclic
 
   subroutine hpf_p8_bump(v, len, hpf_d_v)
@@ -235,7 +237,7 @@ contains
   end do
   end block
   i = hpf_final((1), (len), 1)
-  call hpf_stat_end(7)
+  call hpf_stat_end(8)
   end subroutine hpf_p8_bump
 
   subroutine hpf_p9_spread2(v, len, hpf_d_v)
@@ -268,7 +270,7 @@ contains
   end do
   end block
   i = hpf_final((1), (len), 1)
-  call hpf_stat_end(8)
+  call hpf_stat_end(9)
   end subroutine hpf_p9_spread2
 
   subroutine hpf_p10_scale_inherit(x, len, f, hpf_d_x)
@@ -290,7 +292,7 @@ contains
     x(i) = f * x(i) + real(i)
   end do
   i = hpf_final((1), (len), 1)
-  call hpf_stat_end(9)
+  call hpf_stat_end(10)
   end subroutine hpf_p10_scale_inherit
 
   subroutine hpf_p11_nested(x, len, hpf_d_x)
@@ -311,7 +313,7 @@ contains
     x(i) = x(i) + 0.5
   end do
   i = hpf_final((1), (len), 1)
-  call hpf_stat_end(10)
+  call hpf_stat_end(11)
   ! hpf-ls: the dummies are laid out otherwise than their actuals: copy in and out
   block
   REAL, allocatable :: hpf_t1(:)
@@ -360,7 +362,7 @@ contains
       h(i, j) = h(i, j) + real(i * j)
     end do
   i = hpf_final((1), (len), 1)
-  call hpf_stat_end(11)
+  call hpf_stat_end(12)
   end do
   end subroutine hpf_p12_rows2d
 
@@ -397,7 +399,7 @@ contains
   end block
   j = hpf_final((1), (m2), 1)
   if (((m2) - (1)) * (1) >= 0) i = hpf_final((1), (m1), 1)
-  call hpf_stat_end(12)
+  call hpf_stat_end(13)
   end subroutine hpf_p13_cols_cyclic
 
   subroutine hpf_p14_weigh_grid(y, m1, m2, res, hpf_d_y)
@@ -489,7 +491,7 @@ program subroutine_remap
     a(i) = real(mod(i * 5, 11)) + 0.25
   end do
   i = hpf_final((1), (n), 1)
-  call hpf_stat_end(13)
+  call hpf_stat_end(14)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, n
   block
@@ -508,7 +510,7 @@ program subroutine_remap
   end do
   end block
   i = hpf_final((1), (n), 1)
-  call hpf_stat_end(14)
+  call hpf_stat_end(15)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, n
   block
@@ -527,7 +529,7 @@ program subroutine_remap
   end do
   end block
   i = hpf_final((1), (n), 1)
-  call hpf_stat_end(15)
+  call hpf_stat_end(16)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do i = 1, m
   call hpf_local_bounds(hpf_d_d, 0, (1), (m), 1, hpf_lo, hpf_hi)
@@ -535,18 +537,18 @@ program subroutine_remap
     d(i) = i + 3
   end do
   i = hpf_final((1), (m), 1)
-  call hpf_stat_end(16)
+  call hpf_stat_end(17)
   call hpf_stat_begin()
   ! hpf-ls: owner computes forall (i = 1:l, j = 1:l) g(i, j) = real(i + 10 * j) (on a 2-D grid)
   call hpf_local_bounds(hpf_d_g(1), 0, (1), (l), 1, hpf_lo, hpf_hi)
   call hpf_local_bounds(hpf_d_g(2), 0, (1), (l), 1, hpf_lo2, hpf_hi2)
   forall (i = hpf_lo:hpf_hi:1, j = hpf_lo2:hpf_hi2:1) g(i, j) = real(i + 10 * j)
-  call hpf_stat_end(17)
+  call hpf_stat_end(18)
   call hpf_stat_begin()
   ! hpf-ls: owner computes forall (i = 1:l, j = 1:5) e(i, j) = real(3 * i - j)
   call hpf_local_bounds(hpf_d_e, 0, (1), (l), 1, hpf_lo, hpf_hi)
   forall (i = hpf_lo:hpf_hi:1, j = 1:5) e(i, j) = real(3 * i - j)
-  call hpf_stat_end(18)
+  call hpf_stat_end(19)
   ! hpf-ls: the dummies are laid out otherwise than their actuals: copy in and out
   block
   REAL, allocatable :: hpf_t1(:)
@@ -827,6 +829,7 @@ program subroutine_remap
   end if
   call hpf_stat_report([ &
     90, &
+    103, &
     114, &
     114, &
     125, &
@@ -857,12 +860,13 @@ program subroutine_remap
     -1_8, -1_8, &
     -1_8, -1_8, &
     -1_8, -1_8, &
+    -1_8, -1_8, &
     0_8, 0_8, &
     0_8, 0_8, &
     0_8, 0_8, &
     0_8, 0_8, &
     0_8, 0_8, &
-    0_8, 0_8], [2, 18]))
+    0_8, 0_8], [2, 19]))
   call hpf_finalize()
 end program subroutine_remap
 
