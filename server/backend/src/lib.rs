@@ -413,6 +413,10 @@ struct ParallelNest<'a> {
     /// Private scalars read after the nest: the owner of the last
     /// iteration broadcasts the value it left (`private.rs`).
     last_values: Vec<String>,
+    /// Its private scalars (keys): an inner loop whose bounds read one
+    /// gets no final value after the nest (`private.rs` checked that its
+    /// index is not read there).
+    privates: Vec<String>,
     /// Scalars it reduces (`loop_reductions.rs`).
     reductions: Vec<loop_reductions::LoopReduction>,
     /// Elements it writes off the home's cell, `X(v+c)` of a rank-1 BLOCK
@@ -1860,6 +1864,8 @@ impl<'a> Lowering<'a> {
                 private::mentions_word(self.slice(*index), key)
             }
             Plan::If { branches, .. } => branches.iter().any(|it| self.assigns_elements_along(&it.1, key)),
+            // (An inner loop every process runs walks them too.)
+            Plan::Sequential { body, .. } => self.assigns_elements_along(body, key),
             _ => false,
         })
     }
@@ -2498,6 +2504,7 @@ impl<'a> Lowering<'a> {
             remote,
             broadcasts,
             last_values,
+            privates,
             reductions,
             write_backs,
             exit_when,
@@ -3720,7 +3727,7 @@ impl<'a> Lowering<'a> {
         for control in inner.into_iter().filter(|_| outermost) {
             let mut bounds = vec![&control.lo, &control.hi];
             bounds.extend(control.step.as_ref());
-            if bounds.iter().any(|it| mentions(it, &keys)) {
+            if bounds.iter().any(|it| mentions(it, &keys) || mentions(it, &nest.privates)) {
                 continue;
             }
             // Set when the distributing loop ran at least once.

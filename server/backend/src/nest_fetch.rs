@@ -701,7 +701,7 @@ impl Lowering<'_> {
         Ok(())
     }
 
-    fn is_continue(&self, stmt: &Stmt) -> bool {
+    pub(crate) fn is_continue(&self, stmt: &Stmt) -> bool {
         let text = self.slice(stmt.range).trim().trim_start_matches(|it: char| it.is_ascii_digit()).trim();
         text.eq_ignore_ascii_case("continue")
     }

@@ -34,6 +34,8 @@ use crate::Lowering;
 /// A DO nest run as a pipeline along the processes.
 pub(crate) struct Pipeline<'a> {
     pub(crate) stmt: &'a Stmt,
+    /// The inner loop of a nest of two.
+    inner: Option<&'a Stmt>,
     array: SymbolId,
     /// The largest distance of a read below (`v - below`) and above.
     below: i64,
@@ -41,6 +43,9 @@ pub(crate) struct Pipeline<'a> {
     /// The distributed index is the inner loop: the outer one runs in
     /// strips, its index the subscript of dimension `strip_dim` (0-based).
     strip_dim: Option<usize>,
+    /// Private scalars the iterations assign (keys): an inner loop whose
+    /// bounds read one gets no final value after the nest.
+    privates: Vec<String>,
 }
 
 /// Why a nest is not run as a pipeline.
@@ -93,9 +98,9 @@ impl fmt::Display for Refusal {
     }
 }
 
-/// A unit-step counted DO loop's control and body.
-fn unit_loop(stmt: &Stmt) -> Option<(&LoopControl, &[Stmt])> {
-    let StmtKind::Do { label: None, control: Some(control), body } = &stmt.kind else { return None };
+/// A counted DO loop's control and body.
+fn counted_loop(stmt: &Stmt) -> Option<(&LoopControl, &[Stmt])> {
+    let StmtKind::Do { control: Some(control), body, .. } = &stmt.kind else { return None };
     Some((control, &body[..]))
 }
 
@@ -118,29 +123,51 @@ impl<'a> Lowering<'a> {
     }
 
     fn pipeline_of<'s>(&self, stmt: &'s Stmt) -> Result<Pipeline<'s>, Refusal> {
-        let (outer, body) = unit_loop(stmt).ok_or(Refusal::NotUnitStepLoop)?;
+        let (outer, body) = counted_loop(stmt).ok_or(Refusal::NotUnitStepLoop)?;
         let mut controls = vec![outer];
-        let assignment = match body {
-            [only @ Stmt { kind: StmtKind::Assign { .. }, .. }] => only,
+        let mut loops: Vec<&Stmt> = vec![stmt];
+        // Private scalars may be assigned before the inner loop (`ISTART =
+        // ...` read by its bounds) and before the one element assignment
+        // (`GS = ...` read by it).
+        let (before_inner, rest) = self.leading_scalar_assignments(body);
+        let (before_inner, innermost, inner) = match rest {
             [inner @ Stmt { kind: StmtKind::Do { .. }, .. }] => {
-                let (control, body) = unit_loop(inner).ok_or(Refusal::NotUnitStepLoop)?;
+                let (control, body) = counted_loop(inner).ok_or(Refusal::NotUnitStepLoop)?;
                 controls.push(control);
-                match body {
-                    [only @ Stmt { kind: StmtKind::Assign { .. }, .. }] => only,
-                    _ => return Err(Refusal::NotOneAssignment),
-                }
+                loops.push(inner);
+                (before_inner, body, Some(inner))
             }
+            _ => (&[][..], body, None),
+        };
+        let (scalar_assignments, rest) = self.leading_scalar_assignments(innermost);
+        let assignment = match rest {
+            [only @ Stmt { kind: StmtKind::Assign { .. }, .. }] => only,
             _ => return Err(Refusal::NotOneAssignment),
         };
         for control in &controls {
-            let step = control.step.as_ref().map_or(Some(1), |it| self.constant_of(it));
-            if step != Some(1) {
-                return Err(Refusal::NotUnitStepLoop);
-            }
             // Bounds are evaluated on every process, more than once.
             for bound in [&control.lo, &control.hi] {
                 self.check_replicated(bound)?;
             }
+        }
+        // Scalars the iterations assign: private to them, unread after the
+        // nest (each process leaves its own last value).
+        let mut privates: Vec<String> = Vec::new();
+        for scalar in before_inner.iter().chain(scalar_assignments) {
+            let StmtKind::Assign { lhs, rhs } = &scalar.kind else { continue };
+            let Some(name) = lhs.as_name() else { continue };
+            match self.private_scalar(stmt, stmt, &loops, name) {
+                Ok(crate::private::After::Unread) => {}
+                Ok(crate::private::After::LastValue) => {
+                    return Err(Refusal::Unsupported(format!("{} is read after it", name.text)))
+                }
+                Err(why) => return Err(Refusal::Unsupported(why)),
+            }
+            if before_inner.iter().any(|it| std::ptr::eq(it, scalar)) {
+                // Evaluated where the strips' columns are, on every process.
+                self.check_replicated(rhs)?;
+            }
+            privates.push(name.key());
         }
         let StmtKind::Assign { lhs, rhs } = &assignment.kind else { return Err(Refusal::NotOneAssignment) };
         let ExprKind::Ref { name, args } = &lhs.kind else { return Err(Refusal::NoDistributedElement) };
@@ -178,6 +205,16 @@ impl<'a> Lowering<'a> {
         } else {
             None
         };
+        // The loops cut into the processes' parts (the distributed one, and
+        // the strips' loop) go in steps of 1; an inner loop every process
+        // runs whole may take any step.
+        for (control, var) in controls.iter().zip(&vars) {
+            let cut = *var == dvar || strip_dim.is_some();
+            let step = control.step.as_ref().map_or(Some(1), |it| self.constant_of(it));
+            if step.is_none() || (cut && step != Some(1)) {
+                return Err(Refusal::NotUnitStepLoop);
+            }
+        }
         for (k, arg) in args.iter().enumerate() {
             if k != home.dim {
                 match arg {
@@ -189,6 +226,11 @@ impl<'a> Lowering<'a> {
         // The reads.
         let (mut below, mut above) = (0, 0);
         let mut stack = vec![rhs];
+        for scalar in scalar_assignments {
+            if let StmtKind::Assign { rhs, .. } = &scalar.kind {
+                stack.push(rhs);
+            }
+        }
         while let Some(expr) = stack.pop() {
             match &expr.kind {
                 ExprKind::Ref { name, args } => match self.lookup(&name.key()) {
@@ -258,7 +300,24 @@ impl<'a> Lowering<'a> {
         if below == 0 {
             return Err(Refusal::NoCarriedDependence);
         }
-        Ok(Pipeline { stmt, array, below, above, strip_dim })
+        Ok(Pipeline { stmt, inner, array, below, above, strip_dim, privates })
+    }
+
+    /// The assignments to scalars that begin `body` (a terminal CONTINUE
+    /// aside), and the statements after them.
+    fn leading_scalar_assignments<'s>(&self, body: &'s [Stmt]) -> (&'s [Stmt], &'s [Stmt]) {
+        let body = match body.split_last() {
+            Some((last, rest)) if self.is_continue(last) => rest,
+            _ => body,
+        };
+        let count = body
+            .iter()
+            .take_while(|stmt| match &stmt.kind {
+                StmtKind::Assign { lhs, .. } => lhs.as_name().is_some_and(|it| !self.is_distributed_name(it)),
+                _ => false,
+            })
+            .count();
+        body.split_at(count)
     }
 
     /// Refused when `expr` reads a distributed array or calls a procedure
@@ -308,8 +367,8 @@ impl<'a> Lowering<'a> {
     /// The pipeline: old values above fetched first, then receive, compute
     /// and send, once (a chain) or per strip of the outer loop.
     pub(crate) fn emit_pipeline(&self, out: &mut String, plan: &Pipeline) {
-        let Some((outer, body)) = unit_loop(plan.stmt) else { return };
-        let inner = body.first().and_then(unit_loop).map(|it| it.0);
+        let Some((outer, _)) = counted_loop(plan.stmt) else { return };
+        let inner = plan.inner.and_then(counted_loop).map(|it| it.0);
         let home = &self.distributed[&plan.array];
         let name = &home.name;
         let rank = home.lbs.len();
@@ -380,7 +439,7 @@ impl<'a> Lowering<'a> {
         let _ = writeln!(out, "      {name}({incoming}) = reshape(hpf_pl_buf, shape({name}({incoming})))");
         let _ = writeln!(out, "      deallocate (hpf_pl_buf)\n    end if");
         // (From the DO keyword: the line may hold an enclosing loop's statements.)
-        let _ = writeln!(out, "  {}", self.edited(plan.stmt.range, &edits));
+        let _ = writeln!(out, "  {}", crate::assign::close_shared_label(self.edited(plan.stmt.range, &edits)));
         let _ = writeln!(out, "    if (hpf_pl_next >= 0) then");
         let _ = writeln!(out, "      hpf_pl_buf = reshape({name}({outgoing}), [size({name}({outgoing}))])");
         let _ =
@@ -396,7 +455,7 @@ impl<'a> Lowering<'a> {
         if let Some(inner) = inner {
             let keys = [outer.var.key()];
             let bounds = [&inner.lo, &inner.hi];
-            if !bounds.iter().any(|it| crate::mentions(it, &keys)) {
+            if !bounds.iter().any(|it| crate::mentions(it, &keys) || crate::mentions(it, &plan.privates)) {
                 let _ =
                     writeln!(out, "  if ((({ohi}) - ({olo})) >= 0) {} = {}", inner.var.text, self.final_value(inner));
             }
@@ -419,8 +478,8 @@ mod tests {
     /// The notes as `line: message`, the generated source and the refusals.
     fn lower(body: &str) -> (Vec<String>, String, Vec<Refusal>) {
         let text = format!(
-            "program p\n  implicit none\n  integer, parameter :: n = 20\n  real(8) :: u(n, n), v(n, n), x(n), a(n), b(n), c(n)\n  \
-             integer :: k(n), i, j\n!HPF$ DISTRIBUTE u(*, BLOCK)\n!HPF$ DISTRIBUTE v(BLOCK, *)\n\
+            "program p\n  implicit none\n  integer, parameter :: n = 20\n  real(8) :: u(n, n), v(n, n), x(n), a(n), b(n), c(n), gs, t\n  \
+             integer :: k(n), i, j, istart\n!HPF$ DISTRIBUTE u(*, BLOCK)\n!HPF$ DISTRIBUTE v(BLOCK, *)\n\
              !HPF$ DISTRIBUTE (BLOCK) :: x, a, b, k\n!HPF$ DISTRIBUTE c(CYCLIC)\n  \
              u = 1; v = 2; x = 3; a = 0.5; b = 0.25; c = 1; k = 1\n{body}\n  \
              print *, sum(u), sum(v), sum(x), sum(c)\nend program p\n"
@@ -482,6 +541,63 @@ mod tests {
         let (notes, source, _) = lower("  do i = 3, n\n    x(i) = x(i-1) - x(i-2) * 0.5\n  end do");
         assert!(pipelined(&notes), "{notes:?}");
         assert!(source.contains("x(hpf_pl_b - 1:hpf_pl_b)"), "{source}");
+    }
+
+    #[test]
+    fn sweeps_with_private_scalars_and_a_strided_inner_loop_run_as_pipelines() {
+        // Red-black SOR along the distributed columns: `istart` (read by the
+        // inner loop's bounds) and `gs` are private to the iterations.
+        let (notes, source, refusals) = lower(
+            "  do j = 2, n - 1\n    istart = 2 + mod(j, 2)\n    do i = istart, n - 1, 2\n      \
+             gs = 0.25 * (u(i-1, j) + u(i+1, j) + u(i, j-1) + u(i, j+1))\n      u(i, j) = u(i, j) + 1.5 * (gs - u(i, j))\n    \
+             end do\n  end do",
+        );
+        assert!(pipelined(&notes) && notes[0].contains("one process after the other"), "{notes:?}");
+        assert!(refusals.is_empty(), "{refusals:?}");
+        assert!(
+            source.contains("do j = max((2), hpf_pl_a), min((n - 1), hpf_pl_b)\n    istart = 2 + mod(j, 2)\n"),
+            "{source}"
+        );
+        assert!(source.contains("      gs = 0.25 * (u(i-1, j)"), "{source}");
+        // Its index is not read after the nest: no final value from this process's `istart`.
+        assert!(!source.contains("i = hpf_final((istart)"), "{source}");
+        // Gauss-Seidel by rows with two temporaries: a wavefront.
+        let (notes, _, refusals) = lower(
+            "  do j = 2, n - 1; do i = 2, n - 1\n    gs = v(i-1, j) + v(i, j-1)\n    t = v(i+1, j) + v(i, j+1)\n    \
+             v(i, j) = 0.25 * (gs + t)\n  end do; end do",
+        );
+        assert!(pipelined(&notes) && notes[0].contains("in strips"), "{notes:?} {refusals:?}");
+    }
+
+    #[test]
+    fn private_scalars_read_after_the_nest_keep_it_off_the_pipeline() {
+        let sweep = "  do j = 2, n - 1\n    istart = 2 + mod(j, 2)\n    do i = istart, n - 1, 2\n      \
+                     gs = u(i, j-1) + u(i, j+1)\n      u(i, j) = 0.5 * gs\n    end do\n  end do\n";
+        // `gs` printed after it: each process would leave its own.
+        let (notes, _, refusals) = lower(&format!("{sweep}  print *, gs"));
+        assert!(!pipelined(&notes), "{notes:?}");
+        assert!(refusals.iter().any(|it| it.to_string().contains("gs")), "{refusals:?}");
+        // `i` printed after it: its final value depends on the last `istart`.
+        let (notes, _, refusals) = lower(&format!("{sweep}  print *, i"));
+        assert!(!pipelined(&notes), "{notes:?}");
+        assert!(
+            refusals.iter().any(|it| it.to_string().contains("istart, which the bounds of a loop of the nest read")),
+            "{refusals:?}"
+        );
+        // An implied DO over `i` assigns it: not a read.
+        let (notes, _, _) = lower(&format!("{sweep}  print *, (u(i, 2), i = 1, 3)"));
+        assert!(pipelined(&notes), "{notes:?}");
+    }
+
+    #[test]
+    fn independent_sweeps_with_private_bounds_run_owner_computes() {
+        let (notes, source, _) = lower(
+            "!HPF$ INDEPENDENT, NEW(i, istart, gs)\n  do j = 2, n - 1\n    istart = 2 + mod(j, 2)\n    \
+             do i = istart, n - 1, 2\n      gs = u(i, j-1) + u(i, j+1)\n      u(i, j) = 0.5 * gs\n    end do\n  end do",
+        );
+        assert!(notes.iter().all(|it| !it.contains("every process runs") && !it.contains("pipeline")), "{notes:?}");
+        assert!(source.contains("! hpf-ls: owner computes do j = 2, n - 1"), "{source}");
+        assert!(!source.contains("MPI_Bcast"), "{source}");
     }
 
     #[test]

@@ -60,12 +60,26 @@ impl Lowering<'_> {
         if defining.is_none() && !new {
             return not_private("which an iteration may read before it assigns it");
         }
-        // Loop bounds are read before the loop's iterations (and again
-        // for the inner indices' final values after the nest).
-        if loops.iter().any(|it| self.mentions_scalar(it, &key)) {
-            return not_private("which the bounds of a loop of the nest read");
-        }
+        // Loop bounds are read before the loop's iterations: only an inner
+        // loop's, once the iteration has assigned it (`ISTART = ...` then
+        // `DO I = ISTART, N, 2`), and only when that loop's index is not read
+        // after the nest (its final value there would need the last
+        // iteration's bounds; it is not set).
         let unit = analysis::model::flatten_units(&self.analysis.file)[self.main].0;
+        let bounded = loops.iter().filter(|it| self.mentions_scalar(it, &key));
+        for lp in bounded {
+            let StmtKind::Do { control: Some(control), .. } = &lp.kind else {
+                return not_private("which the bounds of a loop of the nest read");
+            };
+            let inside = defining.is_some_and(|it| it.range.contains_range(lp.range) && !std::ptr::eq(it, *lp));
+            let index = control.var.key();
+            let index_new = crate::independent_before(&self.analysis.file, self.text, distributing.range.start)
+                .is_some_and(|(_, independent)| independent.new.iter().any(|it| it.key() == index));
+            let index_read_after = !index_new && self.index_read_elsewhere(&unit.body, nest, &index);
+            if !inside || index_read_after {
+                return not_private("which the bounds of a loop of the nest read");
+            }
+        }
         if !self.read_elsewhere(&unit.body, nest, &key) {
             return Ok(After::Unread);
         }
@@ -205,6 +219,33 @@ impl Lowering<'_> {
         })
     }
 
+    /// Whether a statement of `stmts` other than `nest` may read the loop
+    /// index `key`: a DO loop over `key` elsewhere assigns it before its
+    /// body reads it, so only its bounds count.
+    fn index_read_elsewhere(&self, stmts: &[Stmt], nest: &Stmt, key: &str) -> bool {
+        let keys = [key.to_string()];
+        stmts.iter().any(|stmt| {
+            if std::ptr::eq(stmt, nest) {
+                return false;
+            }
+            if let StmtKind::Do { control: Some(control), .. } = &stmt.kind {
+                if control.var.key() == key {
+                    let mut bounds = vec![&control.lo, &control.hi];
+                    bounds.extend(control.step.as_ref());
+                    return bounds.into_iter().any(|it| mentions(it, &keys));
+                }
+            }
+            // `WRITE (*, *) (A(I), I = 1, N)`: the implied DO assigns it.
+            if let StmtKind::Output { .. } = &stmt.kind {
+                return mentions_word(&without_implied_dos(self.slice(stmt.range), key), key);
+            }
+            if self.mentions_scalar(stmt, key) {
+                return true;
+            }
+            stmt.children().iter().any(|child| self.index_read_elsewhere(std::slice::from_ref(*child), nest, key))
+        })
+    }
+
     /// Whether the specification part may give the scalar `key` another
     /// name: EQUIVALENCE, or TARGET (a pointer), VOLATILE, ASYNCHRONOUS.
     pub(crate) fn aliased(&self, key: &str) -> bool {
@@ -222,6 +263,54 @@ impl Lowering<'_> {
 }
 
 /// Whether `text` holds the identifier `key` (lower case) as a whole word.
+/// `text` without the implied DO loops over `key` (`(A(I), I = 1, N)`):
+/// the parenthesised lists in which `, key =` follows an item.
+fn without_implied_dos(text: &str, key: &str) -> String {
+    let mut text = text.to_ascii_lowercase();
+    let is_ident = |byte: u8| byte.is_ascii_alphanumeric() || byte == b'_';
+    loop {
+        let bytes = text.as_bytes();
+        let control = text.match_indices(key).map(|(at, _)| at).find(|&at| {
+            let before = text[..at].trim_end();
+            let after = text[at + key.len()..].trim_start();
+            before.ends_with(',')
+                && !bytes.get(at + key.len()).copied().is_some_and(is_ident)
+                && after.starts_with('=')
+                && !after.starts_with("==")
+        });
+        let Some(at) = control else { return text };
+        // The unmatched `(` before it and its `)`.
+        let mut depth = 0;
+        let open = (0..at).rev().find(|&it| match bytes[it] {
+            b')' => {
+                depth += 1;
+                false
+            }
+            b'(' if depth == 0 => true,
+            b'(' => {
+                depth -= 1;
+                false
+            }
+            _ => false,
+        });
+        let Some(open) = open else { return text };
+        let mut depth = 0;
+        let close = (open..bytes.len()).find(|&it| match bytes[it] {
+            b'(' => {
+                depth += 1;
+                false
+            }
+            b')' => {
+                depth -= 1;
+                depth == 0
+            }
+            _ => false,
+        });
+        let Some(close) = close else { return text };
+        text.replace_range(open..=close, " ");
+    }
+}
+
 pub(crate) fn mentions_word(text: &str, key: &str) -> bool {
     let lower = text.to_ascii_lowercase();
     let is_ident = |byte: u8| byte.is_ascii_alphanumeric() || byte == b'_';

@@ -1756,6 +1756,8 @@ fn scalars_carried_across_iterations_are_not_private() {
         notes,
         [
             "11: every process runs this loop, each element assignment on its owner, iteration by iteration: it assigns the scalar s, which an iteration may read before it assigns it",
+            // (The assignment sits in an inner loop: the note says so all the same.)
+            "15: every process runs this loop, each element assignment on its owner, iteration by iteration: it assigns the scalar total, which may be read after the loop, and the last iteration may not assign it (an inner loop does)",
             "22: runs on one process: it assigns the scalar s, which an iteration may read before it assigns it, and a statement of its body runs on rank 0 on gathered copies",
         ]
     );

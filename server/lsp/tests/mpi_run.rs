@@ -45,6 +45,7 @@ const SUPPORTED: &[&str] = &[
     "gather_particles.f90",
     "gather_time_loop.f90",
     "gauss_seidel.f90",
+    "gauss_seidel_f77.f",
     "grid3d_reduce.f90",
     "grid3d_star_block_block.f90",
     "grid_branches.f90",
@@ -220,21 +221,10 @@ fn supported_corpus_programs_print_the_same_under_another_mpi() {
         "this test needs {compiler} and {launcher}: apt-get install -y mpich (or set HPF_FC and HPF_LAUNCHER)"
     );
     check_supported_corpus("corpus-other-mpi", Some(&compiler), &launcher, |name| {
-        // MPICH polls while it waits: oversubscribed, a program that sends
-        // one element per message crawls (poisson_rb_f77's sweeps, in
-        // subroutines, broadcast every element they read: 20 minutes and
-        // more on 4 processes under CI's load). Open MPI runs it on 1-5.
-        if MPICH_TOO_SLOW.contains(&name) {
-            return Vec::new();
-        }
         let declared = declared_processes(name);
         [3].into_iter().chain((declared != 3).then_some(declared)).collect()
     });
 }
-
-/// Corpus programs left out of the run under another MPI until they send
-/// fewer, larger messages (issue 27).
-const MPICH_TOO_SLOW: &[&str] = &["poisson_rb_f77.f"];
 
 /// Every supported corpus program, built by `hpf-ls build` with `compiler`
 /// (default: the one on PATH) and run by `launcher` on each of
