@@ -479,7 +479,7 @@ mod tests {
     fn lower(body: &str) -> (Vec<String>, String, Vec<Refusal>) {
         let text = format!(
             "program p\n  implicit none\n  integer, parameter :: n = 20\n  real(8) :: u(n, n), v(n, n), x(n), a(n), b(n), c(n), gs, t\n  \
-             integer :: k(n), i, j, istart\n!HPF$ DISTRIBUTE u(*, BLOCK)\n!HPF$ DISTRIBUTE v(BLOCK, *)\n\
+             integer :: k(n), i, j, istart, it\n!HPF$ DISTRIBUTE u(*, BLOCK)\n!HPF$ DISTRIBUTE v(BLOCK, *)\n\
              !HPF$ DISTRIBUTE (BLOCK) :: x, a, b, k\n!HPF$ DISTRIBUTE c(CYCLIC)\n  \
              u = 1; v = 2; x = 3; a = 0.5; b = 0.25; c = 1; k = 1\n{body}\n  \
              print *, sum(u), sum(v), sum(x), sum(c)\nend program p\n"
@@ -587,6 +587,19 @@ mod tests {
         // An implied DO over `i` assigns it: not a read.
         let (notes, _, _) = lower(&format!("{sweep}  print *, (u(i, 2), i = 1, 3)"));
         assert!(pipelined(&notes), "{notes:?}");
+        // `gs` assigned anew before it is read again: its value after the nest is dead.
+        let reused = "  gs = 0.0\n  do i = 1, n\n    gs = gs + x(i)\n  end do\n  print *, gs";
+        let (notes, _, refusals) = lower(&format!("{sweep}{reused}"));
+        assert!(pipelined(&notes), "{notes:?} {refusals:?}");
+        // Not when it is read first.
+        let (notes, _, _) = lower(&format!("{sweep}  print *, gs\n{reused}"));
+        assert!(!pipelined(&notes), "{notes:?}");
+        // Nor inside a time loop that reads it at its start, before the nest.
+        let (notes, _, _) = lower(&format!("  do it = 1, 2\n  print *, gs\n{sweep}  end do"));
+        assert!(notes.iter().all(|it| !it.contains("pipeline")), "{notes:?}");
+        // (There the value read is the one assigned anew after the nest.)
+        let (notes, _, _) = lower(&format!("  do it = 1, 2\n  print *, gs\n{sweep}{reused}\n  end do"));
+        assert!(notes.iter().any(|it| it.contains("pipeline")), "{notes:?}");
     }
 
     #[test]

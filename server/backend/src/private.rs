@@ -80,7 +80,7 @@ impl Lowering<'_> {
                 return not_private("which the bounds of a loop of the nest read");
             }
         }
-        if !self.read_elsewhere(&unit.body, nest, &key) {
+        if !self.read_elsewhere(&unit.body, nest, &key) || !self.live_after(unit, nest, &key) {
             return Ok(After::Unread);
         }
         // Assigned first in every iteration of the distributing loop, its
@@ -217,6 +217,90 @@ impl Lowering<'_> {
             let children: Vec<&Stmt> = stmt.children();
             children.iter().any(|child| self.read_elsewhere(std::slice::from_ref(*child), nest, key))
         })
+    }
+
+    /// Whether the value of the scalar `key` that `nest` leaves may be read:
+    /// following the statements from `nest` on (around the loops that hold
+    /// it), the first one that mentions `key` must read it, not assign it
+    /// anew (`t = 0.0` after a nest that used `t` as a temporary). In a unit
+    /// with branches by label (GO TO, ERR=, END=, an arithmetic IF) or where
+    /// the value survives the call (SAVE, DATA), always.
+    fn live_after(&self, unit: &syntax::Unit, nest: &Stmt, key: &str) -> bool {
+        let text = self.slice(syntax::TextRange::new(unit.header.start, unit.range.end)).to_ascii_lowercase();
+        let squeezed: String = text.chars().filter(|it| !it.is_whitespace()).collect();
+        let arithmetic_if = text.lines().any(|line| {
+            let line = line.trim_start_matches(|it: char| it.is_ascii_digit() || it.is_whitespace());
+            line.starts_with("if")
+                && line.rsplit(')').next().is_some_and(|tail| {
+                    let labels: Vec<&str> = tail.split(',').map(str::trim).collect();
+                    labels.len() == 3
+                        && labels.iter().all(|it| !it.is_empty() && it.chars().all(|c| c.is_ascii_digit()))
+                })
+        });
+        if ["goto", "err=", "end=", "eor=", "save", "data"].iter().any(|it| squeezed.contains(it)) || arithmetic_if {
+            return true;
+        }
+        // The lists of statements from the unit's body down to `nest`.
+        fn path<'s>(stmts: &'s [Stmt], nest: &Stmt, out: &mut Vec<(&'s [Stmt], usize, bool)>, looped: bool) -> bool {
+            for (at, stmt) in stmts.iter().enumerate() {
+                if std::ptr::eq(stmt, nest) {
+                    out.push((stmts, at, looped));
+                    return true;
+                }
+                if stmt.range.contains_range(nest.range) {
+                    out.push((stmts, at, looped));
+                    let loops = matches!(stmt.kind, StmtKind::Do { .. } | StmtKind::DoWhile { .. });
+                    if let StmtKind::If { branches } = &stmt.kind {
+                        return branches.iter().any(|branch| path(&branch.1, nest, out, false));
+                    }
+                    return match &stmt.kind {
+                        StmtKind::Do { body, .. } | StmtKind::DoWhile { body, .. } => path(body, nest, out, loops),
+                        _ => false,
+                    };
+                }
+            }
+            false
+        }
+        let mut levels = Vec::new();
+        if !path(&unit.body, nest, &mut levels, false) {
+            return true;
+        }
+        let mentions_anywhere = |stmt: &Stmt| -> bool {
+            let mut stack = vec![stmt];
+            while let Some(stmt) = stack.pop() {
+                if self.mentions_scalar(stmt, key) {
+                    return true;
+                }
+                stack.extend(stmt.children());
+            }
+            false
+        };
+        let keys = [key.to_string()];
+        // Some(live) at the first statement that mentions it.
+        let first = |stmts: &[Stmt]| -> Option<bool> {
+            let stmt = stmts.iter().find(|it| mentions_anywhere(it))?;
+            Some(match &stmt.kind {
+                // (`t = 0.0` assigns it anew; `t = t + 1` reads it.)
+                StmtKind::Assign { lhs, rhs } => lhs.as_name().is_none_or(|it| it.key() != key) || mentions(rhs, &keys),
+                _ => true,
+            })
+        };
+        for (depth, (stmts, at, looped)) in levels.iter().enumerate().rev() {
+            if let Some(live) = first(&stmts[at + 1..]) {
+                return live;
+            }
+            if *looped {
+                // The loop runs its body again: its header, then the statements before.
+                let (parents, parent_at, _) = levels[depth - 1];
+                if self.mentions_scalar(&parents[parent_at], key) {
+                    return true;
+                }
+                if let Some(live) = first(&stmts[..*at]) {
+                    return live;
+                }
+            }
+        }
+        false
     }
 
     /// Whether a statement of `stmts` other than `nest` may read the loop
