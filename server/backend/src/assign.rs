@@ -113,6 +113,11 @@ impl SectionAssign<'_> {
         &self.lo
     }
 
+    /// The last element of the section along the distributed dimension, as Fortran text.
+    pub(crate) fn hi(&self) -> &str {
+        &self.hi
+    }
+
     pub(crate) fn reads(&self) -> &BTreeMap<SymbolId, (i64, i64)> {
         &self.reads
     }

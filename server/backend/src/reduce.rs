@@ -1,7 +1,9 @@
 //! Reductions of distributed arrays (SUM, PRODUCT, MAXVAL, MINVAL, COUNT,
 //! ANY, ALL, DOT_PRODUCT; SUM, PRODUCT, MAXVAL and MINVAL also with a MASK
 //! by keyword, lined up with the argument; MAXLOC and MINLOC along DIM=1
-//! of rank-1 BLOCK data, with `MPI_MAXLOC`/`MPI_MINLOC`) in output
+//! of rank-1 BLOCK data, and without DIM of BLOCK data of any rank cut in
+//! one dimension (into a whole replicated array too), with
+//! `MPI_MAXLOC`/`MPI_MINLOC`) in output
 //! statements and in assignments to replicated scalars, computed where the
 //! data lives.
 //!
@@ -130,6 +132,21 @@ pub(crate) struct Reduction<'a> {
     /// MAXLOC, MINLOC: the integer temporary of the position (`temp`
     /// holds the extreme value beside it).
     location: Option<String>,
+    /// MAXLOC, MINLOC without DIM: the positions' array that replaces the
+    /// call, and which of the section's dimensions (0-based) is cut.
+    locations: Option<Locations>,
+}
+
+/// MAXLOC or MINLOC without DIM of a section of rank `rank` whose
+/// dimension `cut` is the distributed one: each process's first extreme
+/// element becomes a position in the whole section in array element order,
+/// combined by `MPI_MAXLOC`/`MPI_MINLOC`, then turned back into subscripts.
+struct Locations {
+    rank: usize,
+    cut: usize,
+    /// The local positions (`maxloc` of the local part), then the result.
+    local: String,
+    result: String,
 }
 
 /// A statement whose reductions are computed first.
@@ -139,6 +156,11 @@ pub(crate) struct Reduce<'a> {
     /// Every reduction call replaced by its temporary.
     edits: Vec<(TextRange, String)>,
     output: bool,
+}
+
+/// Whether `expr` is a call of MAXLOC or MINLOC.
+fn is_location_call(expr: &Expr) -> bool {
+    matches!(&expr.kind, ExprKind::Ref { name, .. } if ["maxloc", "minloc"].contains(&name.key().as_str()))
 }
 
 fn promote(a: ElementType, b: ElementType) -> Option<ElementType> {
@@ -232,13 +254,19 @@ impl<'a> Lowering<'a> {
     where
         'a: 's,
     {
+        let mut assigned_array: Option<String> = None;
         let (exprs, output): (Vec<&'s Expr>, bool) = match &stmt.kind {
             StmtKind::Assign { lhs, rhs } => {
                 match &lhs.kind {
                     ExprKind::Name(name) => {
                         if let Some(id) = self.lookup(&name.key()) {
-                            if self.analysis.model.symbol(id).is_array() {
-                                return Err(format!("it assigns the array {} as a whole", name.text));
+                            let symbol = self.analysis.model.symbol(id);
+                            // (`loc = maxloc(t)`: checked below.)
+                            if symbol.is_array() {
+                                if self.distributed.contains_key(&id) || !is_location_call(rhs) {
+                                    return Err(format!("it assigns the array {} as a whole", name.text));
+                                }
+                                assigned_array = Some(name.text.clone());
                             }
                         }
                     }
@@ -285,8 +313,21 @@ impl<'a> Lowering<'a> {
         let mut edits = Vec::new();
         for (call, kind, args) in calls {
             let reduction = self.reduction(stmt, call, kind, args)?;
-            edits.push((call.range, reduction.location.clone().unwrap_or_else(|| reduction.temp.clone())));
+            let replacement = match (&reduction.locations, &reduction.location) {
+                (Some(locations), _) => locations.result.clone(),
+                (None, Some(position)) => position.clone(),
+                (None, None) => reduction.temp.clone(),
+            };
+            edits.push((call.range, replacement));
             reductions.push(reduction);
+        }
+        // A whole array takes the positions of a MAXLOC or MINLOC without DIM only.
+        if let Some(array) = assigned_array {
+            let positions_only = matches!(&reductions[..], [only] if only.locations.is_some())
+                && matches!(&stmt.kind, StmtKind::Assign { rhs, .. } if rhs.range == edits[0].0);
+            if !positions_only {
+                return Err(format!("it assigns the array {array} as a whole"));
+            }
         }
         Ok(Plan::Reduce(Reduce { stmt, reductions, edits, output }))
     }
@@ -332,6 +373,7 @@ impl<'a> Lowering<'a> {
                     element_edits: self.cyclic_element_edits(call)?,
                     ordered: None,
                     location: None,
+                    locations: None,
                 });
             }
             let Some(Subscript::Expr(index)) = args.get(distributed.dim) else {
@@ -365,6 +407,7 @@ impl<'a> Lowering<'a> {
                 element_edits,
                 ordered: None,
                 location: None,
+                locations: None,
             });
         }
         if let ExprKind::Ref { name, .. } = &call.kind {
@@ -456,6 +499,7 @@ impl<'a> Lowering<'a> {
                     element_edits: Vec::new(),
                     ordered: Some(ordered),
                     location: None,
+                    locations: None,
                 })
             }
             result => result,
@@ -480,28 +524,94 @@ impl<'a> Lowering<'a> {
         let what = kind.intrinsic().to_uppercase();
         let values = crate::permute::intrinsic_arguments(args, &["array", "dim", "mask", "kind", "back"])
             .ok_or_else(|| format!("{what} has arguments it does not know"))?;
-        let (Some(array), Some(dim), mask, None, None) = (values[0], values[1], values[2], values[3], values[4]) else {
-            return Err(format!("{what} without DIM, or with KIND or BACK, runs on rank 0"));
+        let (Some(array), dim, mask, None, None) = (values[0], values[1], values[2], values[3], values[4]) else {
+            return Err(format!("{what} with KIND or BACK runs on rank 0"));
         };
-        if self.constant_of(dim) != Some(1) || self.rank_of(array) != Some(1) {
+        let rank = self.rank_of(array).filter(|it| *it > 0);
+        let rank = rank.ok_or_else(|| format!("{what} of an expression whose rank is not plain"))?;
+        if dim.is_some_and(|dim| self.constant_of(dim) != Some(1) || rank != 1) {
             return Err(format!("{what} of an expression that is not of rank 1 along DIM=1"));
         }
-        if mask.is_some_and(|it| self.type_of(it) != Some(ElementType::L4) || self.rank_of(it) != Some(1)) {
-            return Err("a MASK is not a LOGICAL expression of rank 1".to_string());
+        if mask.is_some_and(|it| self.type_of(it) != Some(ElementType::L4) || self.rank_of(it) != Some(rank)) {
+            return Err(format!("a MASK is not a LOGICAL expression of rank {rank}"));
         }
         let suffix = self.type_of(array).filter(|it| [ElementType::I4, ElementType::R4, ElementType::R8].contains(it));
         let suffix = suffix.ok_or_else(|| format!("{what} of an expression whose type is not plainly numeric"))?;
-        if let Some(reduction) = self.owner_location(call, kind) {
-            return Ok(reduction);
+        if dim.is_some() {
+            if let Some(reduction) = self.owner_location(call, kind) {
+                return Ok(reduction);
+            }
         }
         let mut reduction = self.local_reduction(stmt, kind, suffix, vec![array], mask, false)?;
         if reduction.grid.is_some() || reduction.section.as_ref().is_none_or(|it| it.courses()) {
             return Err(format!("{what} of CYCLIC data or of a 2-D grid runs on rank 0"));
         }
+        if dim.is_none() {
+            let cut = self
+                .cut_dimension(array, rank)
+                .ok_or_else(|| format!("{what} of an expression whose distributed dimension is not a section"))?;
+            let mut positions = || {
+                let name = format!("hpf_r{}", self.temps.len() + 1);
+                self.temps.push((format!("integer, dimension({rank})"), name.clone()));
+                name
+            };
+            let (local, result) = (positions(), positions());
+            reduction.locations = Some(Locations { rank, cut, local, result });
+        }
         let position = format!("hpf_r{}", self.temps.len() + 1);
         self.temps.push(("integer".to_string(), position.clone()));
         reduction.location = Some(position);
         Ok(reduction)
+    }
+
+    /// Which dimension of the section `expr` (of rank `rank`) its
+    /// distributed arrays are cut along: the count of section subscripts
+    /// before the distributed one, alike in every distributed reference.
+    fn cut_dimension(&self, expr: &Expr, rank: usize) -> Option<usize> {
+        let mut cut = None;
+        let mut agree = |here: usize| {
+            let same = cut.is_none_or(|it| it == here);
+            cut = Some(here);
+            same
+        };
+        let mut stack = vec![expr];
+        while let Some(expr) = stack.pop() {
+            match &expr.kind {
+                ExprKind::Name(name) => {
+                    let Some(id) = self.lookup(&name.key()).filter(|id| self.distributed.contains_key(id)) else {
+                        continue;
+                    };
+                    // A whole array: every dimension is a section.
+                    let distributed = &self.distributed[&id];
+                    if distributed.second.is_some() || distributed.lbs.len() != rank || !agree(distributed.dim) {
+                        return None;
+                    }
+                }
+                ExprKind::Ref { name, args } => {
+                    let Some(id) = self.lookup(&name.key()).filter(|id| self.distributed.contains_key(id)) else {
+                        stack.extend(args.iter().filter_map(Subscript::as_expr));
+                        continue;
+                    };
+                    let distributed = &self.distributed[&id];
+                    if distributed.second.is_some() || args.len() != distributed.lbs.len() {
+                        return None;
+                    }
+                    let sections =
+                        |args: &[Subscript]| args.iter().filter(|it| matches!(it, Subscript::Range { .. })).count();
+                    if !matches!(args.get(distributed.dim), Some(Subscript::Range { .. }))
+                        || sections(args) != rank
+                        || !agree(sections(&args[..distributed.dim]))
+                    {
+                        return None;
+                    }
+                }
+                ExprKind::Unary { operand, .. } | ExprKind::Paren(operand) => stack.push(operand),
+                ExprKind::Binary { lhs, rhs, .. } => stack.extend([&**lhs, &**rhs]),
+                ExprKind::Other(_) => return None,
+                ExprKind::Int(_) | ExprKind::Literal(_) => {}
+            }
+        }
+        cut
     }
 
     /// A MAXLOC or MINLOC whose distributed data all lie at one index of
@@ -551,6 +661,7 @@ impl<'a> Lowering<'a> {
             element_edits: edits,
             ordered: None,
             location: None,
+            locations: None,
         })
     }
 
@@ -641,6 +752,7 @@ impl<'a> Lowering<'a> {
                 element_edits: Vec::new(),
                 ordered: None,
                 location: None,
+                locations: None,
             });
         }
         let lined_up: Vec<&'s Expr> = values.iter().copied().chain(mask).collect();
@@ -674,6 +786,7 @@ impl<'a> Lowering<'a> {
             element_edits: Vec::new(),
             ordered: None,
             location: None,
+            locations: None,
         })
     }
 
@@ -717,6 +830,69 @@ impl<'a> Lowering<'a> {
             }
         }
         Ok(())
+    }
+
+    /// MAXLOC or MINLOC without DIM ([`Locations`]): the first extreme of
+    /// the process's part, its position in the whole section in array
+    /// element order, combined across processes (the smallest position
+    /// among equal values, as the sequential intrinsic's first one), then
+    /// one subscript per dimension again.
+    fn emit_locations(
+        &self,
+        out: &mut String,
+        reduction: &Reduction,
+        section: &SectionAssign,
+        (position, locations): (&str, &Locations),
+        args: &[String],
+    ) {
+        let value = if reduction.kind == Kind::MaxLoc { "maxval" } else { "minval" };
+        let local_args = args.join(", ");
+        let (temp, local, result) = (&reduction.temp, &locations.local, &locations.result);
+        let (step, lo, hi) = (section.step(), section.lo(), section.hi());
+        let cut = locations.cut + 1;
+        // The whole section's extents (along the others the process holds all of it).
+        let extents: Vec<String> = (1..=locations.rank)
+            .map(|k| {
+                if k == cut {
+                    format!("max(0, (({hi}) - ({lo}) + ({step})) / ({step}))")
+                } else {
+                    format!("size({}, {k})", args[0])
+                }
+            })
+            .collect();
+        let strides: Vec<String> =
+            (0..locations.rank).map(|k| if k == 0 { "1".to_string() } else { extents[..k].join(" * ") }).collect();
+        let _ = writeln!(out, "  {local} = {}({local_args})", reduction.kind.intrinsic());
+        let _ = writeln!(out, "  {temp} = {value}({local_args})");
+        let _ = writeln!(out, "  if ({local}(1) > 0) then");
+        let _ =
+            writeln!(out, "    {local}({cut}) = (hpf_lo + ({local}({cut}) - 1) * ({step}) - ({lo})) / ({step}) + 1");
+        let terms: Vec<String> =
+            strides.iter().enumerate().map(|(k, stride)| format!("({local}({}) - 1) * ({stride})", k + 1)).collect();
+        let _ = writeln!(
+            out,
+            "    {position} = 1 + {}
+  else
+    {position} = 0
+  end if",
+            terms.join(" + ")
+        );
+        let _ = writeln!(
+            out,
+            "  call hpf_location_{}({temp}, {position}, {})",
+            reduction.suffix,
+            if reduction.kind == Kind::MaxLoc { ".true." } else { ".false." }
+        );
+        let _ = writeln!(out, "  if ({position} > 0) then");
+        for (k, (stride, extent)) in strides.iter().zip(&extents).enumerate() {
+            let _ = writeln!(out, "    {result}({}) = mod(({position} - 1) / ({stride}), {extent}) + 1", k + 1);
+        }
+        let _ = writeln!(
+            out,
+            "  else
+    {result} = 0
+  end if"
+        );
     }
 
     pub(crate) fn emit_reduce(&self, out: &mut String, reduce: &Reduce) {
@@ -808,6 +984,10 @@ impl<'a> Lowering<'a> {
             }
             let _ = writeln!(out, "  ! hpf-ls: {} in parallel", reduction.kind.intrinsic().to_uppercase());
             self.emit_section_bounds(out, section);
+            if let (Some(position), Some(locations)) = (&reduction.location, &reduction.locations) {
+                self.emit_locations(out, reduction, section, (position, locations), &args);
+                continue;
+            }
             if let Some(position) = &reduction.location {
                 // The local extreme and its position in the section.
                 let value = match reduction.kind {

@@ -210,13 +210,13 @@ pub const RULES: &[Rule] = &[
         test: "variables_set_on_rank_zero_arrive_whole_on_every_process",
     },
     Rule {
-        construct: "MAXLOC or MINLOC along DIM=1 of BLOCK data",
+        construct: "MAXLOC or MINLOC along DIM=1, or without DIM, of BLOCK data",
         runs: Runs::Combined,
         example: "step = maxloc(k, 1)",
         test: "supported_corpus_programs_print_what_the_sequential_program_prints",
     },
     Rule {
-        construct: "MAXLOC or MINLOC of CYCLIC data, or without DIM",
+        construct: "MAXLOC or MINLOC of CYCLIC data or of a 2-D grid",
         runs: Runs::Rank0,
         example: "step = maxloc(c, 1)",
         test: "variables_set_on_rank_zero_arrive_whole_on_every_process",

@@ -91,7 +91,7 @@ fn what_does_not_line_up_runs_on_rank_0() {
         [
             "10: runs on one process: it is not an owner-computes assignment: a section stride is not a constant",
             "11: runs on one process: it is not an owner-computes assignment: u is not sectioned along its distributed dimension",
-            "13: runs on one process: it is not an owner-computes assignment: it assigns the replicated variable total from distributed data; MAXLOC without DIM, or with KIND or BACK, runs on rank 0",
+            "13: runs on one process: it is not an owner-computes assignment: it assigns the replicated variable total from distributed data; MAXLOC with KIND or BACK runs on rank 0",
         ]
     );
 }
@@ -4229,4 +4229,49 @@ end program p
     assert!(source.contains("dot_product(x(hpf_lo+(0):hpf_hi+(0)), y(hpf_lo:hpf_hi:1))"), "{source}");
     let lines: Vec<&str> = notes.iter().map(|it| it.split(':').next().unwrap()).collect();
     assert_eq!(lines, ["14", "15"], "{notes:?}");
+}
+
+/// MAXLOC and MINLOC without DIM of data cut along one dimension: every
+/// process's first extreme, as a position in the whole section in array
+/// element order (the smallest wins among equal values), then one
+/// subscript per dimension; on a 2-D grid, rank 0 still.
+#[test]
+fn locations_without_dim_are_found_in_parallel() {
+    let text = "program p
+  implicit none
+  integer, parameter :: n = 12, m = 9
+  real :: a(n, m), g(n, m)
+  integer :: l2(2), l1(1)
+  real :: x(n)
+!HPF$ PROCESSORS q(2, 2)
+!HPF$ DISTRIBUTE a(BLOCK, *)
+!HPF$ DISTRIBUTE x(BLOCK)
+!HPF$ DISTRIBUTE g(BLOCK, BLOCK) ONTO q
+  a = 1.0; x = 2.0; g = 3.0
+  l2 = maxloc(a(2:n, 3:m), mask=a(2:n, 3:m) > 0.5)
+  l1 = minloc(x)
+  print *, l2, l1, maxloc(a)
+  l2 = maxloc(g)
+end program p
+";
+    let (notes, source) = lower(text);
+    assert_eq!(notes, ["15: runs on one process: MAXLOC of CYCLIC data or of a 2-D grid runs on rank 0"]);
+    // The local part's positions, its first extreme's place in the section (cut along its first dimension), combined.
+    assert!(
+        source.contains("  hpf_r2 = maxloc(a(hpf_lo:hpf_hi:1, 3:m), mask=a(hpf_lo:hpf_hi:1, 3:m) > 0.5)\n"),
+        "{source}"
+    );
+    assert!(source.contains("    hpf_r2(1) = (hpf_lo + (hpf_r2(1) - 1) * (1) - (2)) / (1) + 1\n"), "{source}");
+    assert!(
+        source
+            .contains("    hpf_r4 = 1 + (hpf_r2(1) - 1) * (1) + (hpf_r2(2) - 1) * (max(0, ((n) - (2) + (1)) / (1)))\n"),
+        "{source}"
+    );
+    assert!(source.contains("  call hpf_location_r4(hpf_r1, hpf_r4, .true.)\n"), "{source}");
+    assert!(source.contains("    hpf_r3(2) = mod((hpf_r4 - 1) / (max(0, ((n) - (2) + (1)) / (1))), size(a(hpf_lo:hpf_hi:1, 3:m), 2)) + 1\n"), "{source}");
+    assert!(source.contains("  l2 = hpf_r3\n"), "{source}");
+    assert!(
+        source.contains("call hpf_location_r4(") && source.matches("call hpf_location_r4(").count() == 3,
+        "{source}"
+    );
 }

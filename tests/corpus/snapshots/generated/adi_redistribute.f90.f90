@@ -23,7 +23,11 @@ program adi
   integer :: hpf_lo, hpf_hi, hpf_i, hpf_c, hpf_jump, hpf_exit_at
   double precision :: hpf_r1
   double precision :: hpf_r2
-  integer :: hpf_r3
+  double precision :: hpf_r3
+  integer, dimension(2) :: hpf_r4
+  integer, dimension(2) :: hpf_r5
+  integer :: hpf_r6
+  integer :: hpf_r7
   call hpf_init()
   hpf_d_u = hpf_make_desc(1, 24, 0, 1, 24, 0, 0)
   call hpf_alloc_bounds(hpf_d_u, 1, 1, hpf_lo, hpf_hi)
@@ -132,17 +136,32 @@ program adi
   write (*, '(a, 4f10.6)') 'diagonal: ', (hpf_g_u(i, i), i = 4, n, 6)
   end if
   if (allocated(hpf_g_u)) deallocate (hpf_g_u)
-  call hpf_gather_r8_22(u, hpf_d_u, hpf_g_u, [1, 1], [24, 24])
-  if (hpf_rank == 0) then
-  write (*, '(a, 2i4)') 'peak at ', maxloc(hpf_g_u)
+  ! hpf-ls: MAXLOC in parallel
+  call hpf_local_bounds(hpf_d_u, 0, (1), (24), 1, hpf_lo, hpf_hi)
+  hpf_r4 = maxloc(u(:, hpf_lo:hpf_hi:1))
+  hpf_r3 = maxval(u(:, hpf_lo:hpf_hi:1))
+  if (hpf_r4(1) > 0) then
+    hpf_r4(2) = (hpf_lo + (hpf_r4(2) - 1) * (1) - (1)) / (1) + 1
+    hpf_r6 = 1 + (hpf_r4(1) - 1) * (1) + (hpf_r4(2) - 1) * (size(u(:, hpf_lo:hpf_hi:1), 1))
+  else
+    hpf_r6 = 0
   end if
-  if (allocated(hpf_g_u)) deallocate (hpf_g_u)
+  call hpf_location_r8(hpf_r3, hpf_r6, .true.)
+  if (hpf_r6 > 0) then
+    hpf_r5(1) = mod((hpf_r6 - 1) / (1), size(u(:, hpf_lo:hpf_hi:1), 1)) + 1
+    hpf_r5(2) = mod((hpf_r6 - 1) / (size(u(:, hpf_lo:hpf_hi:1), 1)), max(0, ((24) - (1) + (1)) / (1))) + 1
+  else
+    hpf_r5 = 0
+  end if
+  if (hpf_rank == 0) then
+  write (*, '(a, 2i4)') 'peak at ', hpf_r5
+  end if
   ! hpf-ls: COUNT in parallel
   call hpf_local_bounds(hpf_d_u, 0, (1), (24), 1, hpf_lo, hpf_hi)
-  hpf_r3 = count(u(:, hpf_lo:hpf_hi:1) > 0.25d0)
-  call MPI_Allreduce(MPI_IN_PLACE, hpf_r3, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
+  hpf_r7 = count(u(:, hpf_lo:hpf_hi:1) > 0.25d0)
+  call MPI_Allreduce(MPI_IN_PLACE, hpf_r7, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
   if (hpf_rank == 0) then
-  write (*, '(a, i5)') 'cells above 0.25: ', hpf_r3
+  write (*, '(a, i5)') 'cells above 0.25: ', hpf_r7
   end if
   call hpf_finalize()
 end program adi

@@ -26,6 +26,10 @@ program advect
   double precision :: hpf_r2
   double precision :: hpf_r3
   double precision :: hpf_r4
+  double precision :: hpf_r5
+  integer, dimension(1) :: hpf_r6
+  integer, dimension(1) :: hpf_r7
+  integer :: hpf_r8
   call hpf_init()
   hpf_d_q = hpf_make_desc(0, 121, 0, 0, 121, 0, 0)
   call hpf_alloc_bounds(hpf_d_q, 1, 1, hpf_lo, hpf_hi)
@@ -203,11 +207,25 @@ program advect
   end if
   end if
   end do
-  call hpf_gather_r8_11(q, hpf_d_q, hpf_g_q, [0], [121])
-  if (hpf_rank == 0) then
-  write (*, '(a, i4)') 'centre of the pulse at cell', maxloc(hpf_g_q(1:n))
+  ! hpf-ls: MAXLOC in parallel
+  call hpf_local_bounds(hpf_d_q, 0, (1), (n), 1, hpf_lo, hpf_hi)
+  hpf_r6 = maxloc(q(hpf_lo:hpf_hi:1))
+  hpf_r5 = maxval(q(hpf_lo:hpf_hi:1))
+  if (hpf_r6(1) > 0) then
+    hpf_r6(1) = (hpf_lo + (hpf_r6(1) - 1) * (1) - (1)) / (1) + 1
+    hpf_r8 = 1 + (hpf_r6(1) - 1) * (1)
+  else
+    hpf_r8 = 0
   end if
-  if (allocated(hpf_g_q)) deallocate (hpf_g_q)
+  call hpf_location_r8(hpf_r5, hpf_r8, .true.)
+  if (hpf_r8 > 0) then
+    hpf_r7(1) = mod((hpf_r8 - 1) / (1), max(0, ((n) - (1) + (1)) / (1))) + 1
+  else
+    hpf_r7 = 0
+  end if
+  if (hpf_rank == 0) then
+  write (*, '(a, i4)') 'centre of the pulse at cell', hpf_r7
+  end if
   call hpf_gather_r8_11(q, hpf_d_q, hpf_g_q, [0], [121])
   if (hpf_rank == 0) then
   write (*, '(a, 5f9.5)') 'q(20:60:10) = ', hpf_g_q(20:60:10)

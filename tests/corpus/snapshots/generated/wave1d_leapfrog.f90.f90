@@ -21,6 +21,10 @@ program wave1d_leapfrog
   real :: hpf_r1
   real :: hpf_r2
   real :: hpf_r3
+  integer, dimension(1) :: hpf_r4
+  integer, dimension(1) :: hpf_r5
+  integer :: hpf_r6
+  real :: hpf_r7
   call hpf_init()
   hpf_d_uold = hpf_make_desc(1, 64, 0, 1, 64, 0, 0)
   call hpf_alloc_bounds(hpf_d_uold, 0, 0, hpf_lo, hpf_hi)
@@ -87,17 +91,31 @@ program wave1d_leapfrog
   if (hpf_rank == 0) then
   print '(A,F10.5)', 'min(u) =', hpf_r2
   end if
-  call hpf_gather_r4_11(u, hpf_d_u, hpf_g_u, [1], [64])
-  if (hpf_rank == 0) then
-  print '(A,I4)',    'argmax =', maxloc(hpf_g_u)
+  ! hpf-ls: MAXLOC in parallel
+  call hpf_local_bounds(hpf_d_u, 0, (1), (64), 1, hpf_lo, hpf_hi)
+  hpf_r4 = maxloc(u(hpf_lo:hpf_hi:1))
+  hpf_r3 = maxval(u(hpf_lo:hpf_hi:1))
+  if (hpf_r4(1) > 0) then
+    hpf_r4(1) = (hpf_lo + (hpf_r4(1) - 1) * (1) - (1)) / (1) + 1
+    hpf_r6 = 1 + (hpf_r4(1) - 1) * (1)
+  else
+    hpf_r6 = 0
   end if
-  if (allocated(hpf_g_u)) deallocate (hpf_g_u)
+  call hpf_location_r4(hpf_r3, hpf_r6, .true.)
+  if (hpf_r6 > 0) then
+    hpf_r5(1) = mod((hpf_r6 - 1) / (1), max(0, ((64) - (1) + (1)) / (1))) + 1
+  else
+    hpf_r5 = 0
+  end if
+  if (hpf_rank == 0) then
+  print '(A,I4)',    'argmax =', hpf_r5
+  end if
   ! hpf-ls: SUM in parallel
   call hpf_local_bounds(hpf_d_u, 0, (1), (64), 1, hpf_lo, hpf_hi)
-  hpf_r3 = sum(u(hpf_lo:hpf_hi:1))
-  call hpf_combine_r4(hpf_r3, .false.)
+  hpf_r7 = sum(u(hpf_lo:hpf_hi:1))
+  call hpf_combine_r4(hpf_r7, .false.)
   if (hpf_rank == 0) then
-  print '(A,F10.5)', 'sum(u) =', hpf_r3
+  print '(A,F10.5)', 'sum(u) =', hpf_r7
   end if
   call hpf_stat_report([ &
     12, &
