@@ -3780,6 +3780,114 @@ impl<'a> Lowering<'a> {
         );
     }
 
+    /// The box of the elements of `array` (BLOCK along one dimension) that
+    /// the assignment or output statement `stmt` run on rank 0 touches, as
+    /// the gather's `[lo, ...], [hi, ...]`: each subscript a value or a
+    /// section's bounds that every process evaluates alike before the
+    /// statement (replicated scalars, constants, intrinsics), so that only
+    /// the box moves to rank 0 and back. `None`: the whole array.
+    fn rank_zero_box(&self, stmt: &Stmt, array: SymbolId, occurrences: &[(TextRange, SymbolId)]) -> Option<String> {
+        let distributed = &self.distributed[&array];
+        if distributed.cyclic || distributed.second.is_some() {
+            return None;
+        }
+        let exprs: Vec<&syntax::Expr> = match &stmt.kind {
+            StmtKind::Assign { lhs, rhs } => vec![lhs, rhs],
+            StmtKind::Output { items } => items.iter().collect(),
+            _ => return None,
+        };
+        // Implied DO variables change inside the statement.
+        let text = self.slice(stmt.range).to_ascii_lowercase();
+        let implied: Vec<String> = text
+            .match_indices('=')
+            .filter_map(|(at, _)| {
+                let before = text[..at].trim_end();
+                let name: String =
+                    before.chars().rev().take_while(|it| it.is_ascii_alphanumeric() || *it == '_').collect();
+                let name: String = name.chars().rev().collect();
+                let rest = before[..before.len() - name.len()].trim_end();
+                (!name.is_empty() && rest.ends_with(',') && !text[at + 1..].starts_with('=')).then_some(name)
+            })
+            .collect();
+        let rank = distributed.lbs.len();
+        let mut lows: Vec<Vec<String>> = vec![Vec::new(); rank];
+        let mut highs: Vec<Vec<String>> = vec![Vec::new(); rank];
+        for (range, _) in occurrences.iter().filter(|it| it.1 == array) {
+            let args = exprs.iter().find_map(|it| assign::find_reference(it, *range))?;
+            if args.len() != rank {
+                return None;
+            }
+            for (k, arg) in args.iter().enumerate() {
+                let (lo, hi) = match arg {
+                    syntax::Subscript::Expr(value) => (Some(value), Some(value)),
+                    syntax::Subscript::Range { lo, hi, stride, .. } => {
+                        // A negative or run-time stride may run either way.
+                        if stride.as_ref().is_some_and(|it| self.constant_of(it).is_none_or(|step| step < 0)) {
+                            let (Some(lo), Some(hi)) = (lo, hi) else { return None };
+                            let (lo, hi) = (self.box_bound(lo, &implied)?, self.box_bound(hi, &implied)?);
+                            lows[k].push(format!("min({lo}, {hi})"));
+                            highs[k].push(format!("max({lo}, {hi})"));
+                            continue;
+                        }
+                        (lo.as_ref(), hi.as_ref())
+                    }
+                    _ => return None,
+                };
+                lows[k].push(match lo {
+                    Some(lo) => self.box_bound(lo, &implied)?,
+                    None => distributed.lbs[k].to_string(),
+                });
+                highs[k].push(match hi {
+                    Some(hi) => self.box_bound(hi, &implied)?,
+                    None => distributed.ubs[k].to_string(),
+                });
+            }
+        }
+        let fold = |parts: &[String], op: &str| match parts {
+            [] => None,
+            [one] => Some(one.clone()),
+            many => Some(format!("{op}({})", many.join(", "))),
+        };
+        let lows: Option<Vec<String>> = lows.iter().map(|it| fold(it, "min")).collect();
+        let highs: Option<Vec<String>> = highs.iter().map(|it| fold(it, "max")).collect();
+        Some(format!("[{}], [{}]", lows?.join(", "), highs?.join(", ")))
+    }
+
+    /// A box bound's text, when every process can evaluate `expr` alike
+    /// before the statement (no distributed data, no implied DO variable
+    /// `implied`, no call but of an intrinsic).
+    fn box_bound(&self, expr: &syntax::Expr, implied: &[String]) -> Option<String> {
+        let mut stack = vec![expr];
+        while let Some(expr) = stack.pop() {
+            match &expr.kind {
+                ExprKind::Name(name) => {
+                    if self.is_distributed_name(name) || implied.contains(&name.key()) {
+                        return None;
+                    }
+                }
+                ExprKind::Ref { name, args } => {
+                    let array = self.lookup(&name.key()).is_some_and(|id| self.analysis.model.symbol(id).is_array());
+                    let intrinsic = assign::ELEMENTAL.contains(&name.key().as_str())
+                        || ["size", "lbound", "ubound", "len"].contains(&name.key().as_str());
+                    if self.is_distributed_name(name) || !(array || intrinsic) {
+                        return None;
+                    }
+                    for arg in args {
+                        match arg {
+                            syntax::Subscript::Expr(value) => stack.push(value),
+                            _ => return None,
+                        }
+                    }
+                }
+                ExprKind::Unary { operand, .. } | ExprKind::Paren(operand) => stack.push(operand),
+                ExprKind::Binary { lhs, rhs, .. } => stack.extend([&**lhs, &**rhs]),
+                ExprKind::Int(_) | ExprKind::Literal(_) => {}
+                ExprKind::Other(_) => return None,
+            }
+        }
+        Some(format!("({})", self.one_line(expr.range)))
+    }
+
     fn emit_on_rank_zero(&self, out: &mut String, stmt: &Stmt, why: Option<&str>) {
         let occurrences = self.distributed_occurrences(stmt.range);
         let mut arrays: Vec<SymbolId> = occurrences.iter().map(|it| it.1).collect();
@@ -3791,13 +3899,17 @@ impl<'a> Lowering<'a> {
         if let Some(why) = why {
             let _ = writeln!(out, "  ! hpf-ls: on rank 0 ({why})");
         }
-        for array in &arrays {
+        let boxes: Vec<Option<String>> = arrays
+            .iter()
+            .map(|array| if implicit.contains(array) { None } else { self.rank_zero_box(stmt, *array, &occurrences) })
+            .collect();
+        for (array, boxed) in arrays.iter().zip(&boxes) {
             let distributed = &self.distributed[array];
             let _ = writeln!(
                 out,
                 "  call hpf_gather_{}({name}, hpf_d_{name}, hpf_g_{name}, {})",
                 distributed.variant(),
-                distributed.bounds_args(),
+                boxed.clone().unwrap_or_else(|| distributed.bounds_args()),
                 name = distributed.name
             );
         }
@@ -3831,13 +3943,14 @@ impl<'a> Lowering<'a> {
         if self.place.is_none() {
             written_scalars.extend(self.host_variables_set(stmt.range, &written_scalars));
         }
-        for array in &arrays {
+        for (array, boxed) in arrays.iter().zip(&boxes) {
             let distributed = &self.distributed[array];
             if written_arrays.contains(array) || implicit.contains(array) {
                 let _ = writeln!(
                     out,
-                    "  call hpf_scatter_{}(hpf_g_{name}, hpf_d_{name}, {name})",
+                    "  call hpf_scatter_{}(hpf_g_{name}, hpf_d_{name}, {name}{})",
                     distributed.variant(),
+                    boxed.as_ref().map(|it| format!(", {it}")).unwrap_or_default(),
                     name = distributed.name
                 );
             } else {

@@ -794,17 +794,27 @@ fn per_variant(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, dim: us
             .join(",")
     };
     let (s_e, lo_hi, my) = (section("s:e"), section("lo:hi"), section("my_lo:my_hi"));
+    // A BLOCK array's gathers and scatters move the box `bl:bh` only (the
+    // elements a statement on rank 0 touches).
+    let boxed = |range: &str| -> String {
+        (1..=rank)
+            .map(|d| if d == dim { range.to_string() } else { format!("bl({d}):bh({d})") })
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let (lo_hi_box, my_box) = (boxed("lo:hi"), boxed("my_lo:my_hi"));
     // The blocking sends and receives of gathers and scatters.
     let contiguous = dim == rank;
     let packed = if contiguous { "" } else { ", packed(:)" };
     let send_my_8 = send_section(&format!("a({my})"), "0, 8", mpi, contiguous, 8);
-    let send_my_6 = send_section(&format!("a({my})"), "0, 8", mpi, contiguous, 6);
-    let send_g_10 = send_section(&format!("g({lo_hi})"), "r, 9", mpi, contiguous, 10);
-    let recv_g_10 = receive_section(&format!("g({lo_hi})"), "r, 8", mpi, contiguous, 10);
+    let send_my_6 = send_section(&format!("a({my_box})"), "0, 8", mpi, contiguous, 6);
+    let send_g_10 = send_section(&format!("g({lo_hi_box})"), "r, 9", mpi, contiguous, 10);
+    let recv_g_10 = receive_section(&format!("g({lo_hi_box})"), "r, 8", mpi, contiguous, 10);
     let recv_my_8 = receive_section(&format!("a({my})"), "0, 9", mpi, contiguous, 8);
-    let recv_my_6 = receive_section(&format!("a({my})"), "0, 9", mpi, contiguous, 6);
+    let recv_my_6 = receive_section(&format!("a({my_box})"), "0, 9", mpi, contiguous, 6);
     let alloc_bounds = bounds("lo - low:hi + high");
     let gather_bounds = bounds("d%lb:d%ub");
+    let box_bounds = boxed(&format!("max(d%lb, bl({dim})):min(d%ub, bh({dim}))"));
     // A rank's part of a CYCLIC array, packed, and one element of it.
     let part_bounds = bounds("lo:hi");
     let part_bounds_g = (1..=rank)
@@ -949,7 +959,7 @@ fn per_variant(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, dim: us
     type(hpf_desc), intent(in) :: d
     {fortran_type}, allocatable, intent(inout) :: g({colons})
     integer, intent(in) :: lbs({rank}), ubs({rank})
-    integer :: r, lo, hi, my_lo, my_hi, p
+    integer :: r, lo, hi, my_lo, my_hi, p, bl({rank}), bh({rank})
     {fortran_type}, allocatable :: t({colons}){packed}
     if (d%cyc /= 0) then
       ! The owners send their local parts; rank 0 puts each element at its
@@ -980,32 +990,41 @@ fn per_variant(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, dim: us
       end if
       return
     end if
+    ! Only the box lbs:ubs (the declared bounds: the whole array).
+    bl = lbs
+    bh = ubs
     call hpf_owned(d, hpf_rank, my_lo, my_hi)
+    my_lo = max(my_lo, bl({dim}))
+    my_hi = min(my_hi, bh({dim}))
     if (hpf_rank == 0) then
       if (allocated(g)) deallocate (g)
-      allocate (g({gather_bounds}))
+      allocate (g({box_bounds}))
       do r = 0, hpf_nprocs - 1
         call hpf_owned(d, r, lo, hi)
+        lo = max(lo, bl({dim}))
+        hi = min(hi, bh({dim}))
         if (hi < lo) cycle
         if (r == 0) then
-          g({lo_hi}) = a({lo_hi})
+          g({lo_hi_box}) = a({lo_hi_box})
         else
 {recv_g_10}        end if
       end do
     else if (my_hi >= my_lo) then
 {send_my_6}      if (hpf_stats .and. hpf_stat_gathers) then
         hpf_stat_messages = hpf_stat_messages + 1
-        hpf_stat_elements = hpf_stat_elements + size(a({my}))
+        hpf_stat_elements = hpf_stat_elements + size(a({my_box}))
       end if
     end if
   end subroutine hpf_gather_{name}
 
-  ! The inverse: rank 0 sends each rank its part of g.
-  subroutine hpf_scatter_{name}(g, d, a)
+  ! The inverse: rank 0 sends each rank its part of g (of a BLOCK array,
+  ! only the box lbs:ubs when given, as hpf_gather_{name} gathered it).
+  subroutine hpf_scatter_{name}(g, d, a, lbs, ubs)
     {fortran_type}, allocatable, intent(inout) :: g({colons})
     type(hpf_desc), intent(in) :: d
     {fortran_type}, allocatable, intent(inout) :: a({colons})
-    integer :: r, lo, hi, my_lo, my_hi, p
+    integer, intent(in), optional :: lbs({rank}), ubs({rank})
+    integer :: r, lo, hi, my_lo, my_hi, p, bl({rank}), bh({rank})
     {fortran_type}, allocatable :: t({colons}){packed}
     if (d%cyc /= 0) then
       call hpf_cyclic_owned(d, hpf_rank, my_lo, my_hi)
@@ -1029,13 +1048,26 @@ fn per_variant(suffix: &str, fortran_type: &str, mpi: &str, rank: usize, dim: us
 {recv_my_8}      end if
       return
     end if
+    if (present(lbs)) then
+      bl = lbs
+      bh = ubs
+    else
+      bl = lbound(a)
+      bh = ubound(a)
+      bl({dim}) = d%lb
+      bh({dim}) = d%ub
+    end if
     call hpf_owned(d, hpf_rank, my_lo, my_hi)
+    my_lo = max(my_lo, bl({dim}))
+    my_hi = min(my_hi, bh({dim}))
     if (hpf_rank == 0) then
       do r = 0, hpf_nprocs - 1
         call hpf_owned(d, r, lo, hi)
+        lo = max(lo, bl({dim}))
+        hi = min(hi, bh({dim}))
         if (hi < lo) cycle
         if (r == 0) then
-          a({lo_hi}) = g({lo_hi})
+          a({lo_hi_box}) = g({lo_hi_box})
         else
 {send_g_10}        end if
       end do

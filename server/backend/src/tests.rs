@@ -4275,3 +4275,33 @@ end program p
         "{source}"
     );
 }
+
+/// A statement on rank 0 moves only the box of elements it touches (its
+/// subscripts evaluated alike by every process before it), there and back;
+/// the whole array when a subscript changes inside the statement.
+#[test]
+fn statements_on_rank_zero_move_only_the_box_they_touch() {
+    let text = "program p
+  implicit none
+  integer, parameter :: n = 10, m = 7
+  real :: u(n, m), r(m), v(m, n), q(n)
+  integer :: i, k
+!HPF$ DISTRIBUTE u(BLOCK, *)
+!HPF$ DISTRIBUTE v(*, BLOCK)
+  u = 1.0
+  v = 2.0
+  q = 3.0
+  k = 3
+  r = u(k + 2, :)
+  v(m - k, :) = q
+  print *, (u(i, k), i = 1, n, 2)
+  print *, r
+end program p
+";
+    let (_, source) = lower(text);
+    assert!(source.contains("call hpf_gather_r4_21(u, hpf_d_u, hpf_g_u, [(k + 2), 1], [(k + 2), 7])"), "{source}");
+    assert!(source.contains("call hpf_gather_r4_22(v, hpf_d_v, hpf_g_v, [(m - k), 1], [(m - k), 10])"), "{source}");
+    assert!(source.contains("call hpf_scatter_r4_22(hpf_g_v, hpf_d_v, v, [(m - k), 1], [(m - k), 10])"), "{source}");
+    // `i` runs inside the statement: the whole array.
+    assert!(source.contains("call hpf_gather_r4_21(u, hpf_d_u, hpf_g_u, [1, 1], [10, 7])"), "{source}");
+}

@@ -226,7 +226,7 @@ program advect
   if (hpf_rank == 0) then
   write (*, '(a, i4)') 'centre of the pulse at cell', hpf_r7
   end if
-  call hpf_gather_r8_11(q, hpf_d_q, hpf_g_q, [0], [121])
+  call hpf_gather_r8_11(q, hpf_d_q, hpf_g_q, [(20)], [(60)])
   if (hpf_rank == 0) then
   write (*, '(a, 5f9.5)') 'q(20:60:10) = ', hpf_g_q(20:60:10)
   end if

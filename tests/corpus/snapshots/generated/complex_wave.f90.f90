@@ -127,7 +127,7 @@ program complex_wave
   if (hpf_rank == 0) then
   print '(a, 2f14.8)', 'amplitude sum', hpf_r3
   end if
-  call hpf_gather_c8_11(psi, hpf_d_psi, hpf_g_psi, [0], [65])
+  call hpf_gather_c8_11(psi, hpf_d_psi, hpf_g_psi, [(18)], [(21)])
   if (hpf_rank == 0) then
   print '(2f12.6)', hpf_g_psi(18:21)
   end if

@@ -158,7 +158,7 @@ program embed_rank_change
   if (hpf_rank == 0) then
   print '(a, 6i6)', 'w =', w
   end if
-  call hpf_gather_i4_11(y, hpf_d_y, hpf_g_y, [1], [21])
+  call hpf_gather_i4_11(y, hpf_d_y, hpf_g_y, [(1)], [(7)])
   if (hpf_rank == 0) then
   print '(a, 7i6)', 'y(1:7) =', hpf_g_y(1:7)
   end if

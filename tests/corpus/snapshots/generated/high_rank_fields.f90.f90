@@ -146,12 +146,12 @@ program high_rank_fields
   if (hpf_rank == 0) then
   print '(a, 2es24.15)', 'u: sum, max rhs(2) =', total, biggest
   end if
-  call hpf_gather_r8_44(u, hpf_d_u, hpf_g_u, [1, 1, 1, 1], [5, 9, 8, 10])
+  call hpf_gather_r8_44(u, hpf_d_u, hpf_g_u, [1, (4), (4), (5)], [5, (4), (4), (5)])
   if (hpf_rank == 0) then
   print '(a, 5f12.6)', 'u(:, 4, 4, 5) =', hpf_g_u(:, 4, 4, 5)
   end if
   if (allocated(hpf_g_u)) deallocate (hpf_g_u)
-  call hpf_gather_r8_44(u, hpf_d_u, hpf_g_u, [1, 1, 1, 1], [5, 9, 8, 10])
+  call hpf_gather_r8_44(u, hpf_d_u, hpf_g_u, [(1), (2), (3), (nz-2)], [(1), (2), (3), (nz)])
   if (hpf_rank == 0) then
   print '(a, 3f12.6)', 'u(1, 2, 3, nz-2:nz) =', hpf_g_u(1, 2, 3, nz-2:nz)
   end if

@@ -125,7 +125,7 @@ program internal_procedures
   if (hpf_rank == 0) then
   print '(A,I4)', ' boundary calls =', calls
   end if
-  call hpf_gather_r8_11(u, hpf_d_u, hpf_g_u, [0], [41])
+  call hpf_gather_r8_11(u, hpf_d_u, hpf_g_u, [(1)], [(3)])
   if (hpf_rank == 0) then
   print '(A,3F12.6)', ' u(1:3) =', hpf_g_u(1:3)
   end if

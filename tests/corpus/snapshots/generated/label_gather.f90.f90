@@ -106,7 +106,7 @@ program label_gather
   print '(5(a8, 1x))', hpf_g_label
   end if
   if (allocated(hpf_g_label)) deallocate (hpf_g_label)
-  call hpf_gather_ch8_11(shifted, hpf_d_shifted, hpf_g_shifted, [1], [20])
+  call hpf_gather_ch8_11(shifted, hpf_d_shifted, hpf_g_shifted, [(1)], [(10)])
   if (hpf_rank == 0) then
   print '(5(a8, 1x))', hpf_g_shifted(1:10)
   end if

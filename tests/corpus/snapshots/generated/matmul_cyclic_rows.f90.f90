@@ -86,12 +86,12 @@ program matmul_cyclic_rows
     e, lbound(e), ubound(e), [hpf_desc ::], [integer ::], [1, 1], &
     13, 13, 10, .false.)
   call hpf_stat_end(3)
-  call hpf_gather_i4_21(c, hpf_d_c, hpf_g_c, [1, 1], [13, 13])
+  call hpf_gather_i4_21(c, hpf_d_c, hpf_g_c, [(1), 1], [(1), 13])
   if (hpf_rank == 0) then
   print *, 'c row 1:', hpf_g_c(1, :)
   end if
   if (allocated(hpf_g_c)) deallocate (hpf_g_c)
-  call hpf_gather_i4_21(c, hpf_d_c, hpf_g_c, [1, 1], [13, 13])
+  call hpf_gather_i4_21(c, hpf_d_c, hpf_g_c, [1, (n)], [13, (n)])
   if (hpf_rank == 0) then
   print *, 'c col n:', hpf_g_c(:, n)
   end if

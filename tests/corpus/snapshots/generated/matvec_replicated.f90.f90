@@ -75,7 +75,7 @@ program matvec
     z, [lbound(z, 1), 1], [ubound(z, 1), 1], [hpf_d_z], [1], [1, 1], &
     64, 1, 64, .false.)
   call hpf_stat_end(3)
-  call hpf_gather_r4_11(y, hpf_d_y, hpf_g_y, [1], [64])
+  call hpf_gather_r4_11(y, hpf_d_y, hpf_g_y, [(1)], [(8)])
   if (hpf_rank == 0) then
   print '(A,8F6.1)', 'y(1:8)  =', hpf_g_y(1:8)
   end if

@@ -115,12 +115,12 @@ program monte_carlo_seeds
   if (hpf_rank == 0) then
   print '(a, i20)', 'seed checksum', hpf_r5
   end if
-  call hpf_gather_i8_11(seed, hpf_d_seed, hpf_g_seed, [1], [48])
+  call hpf_gather_i8_11(seed, hpf_d_seed, hpf_g_seed, [(1)], [(8)])
   if (hpf_rank == 0) then
   print '(4i14)', hpf_g_seed(1:8)
   end if
   if (allocated(hpf_g_seed)) deallocate (hpf_g_seed)
-  call hpf_gather_i4_11(hits, hpf_d_hits, hpf_g_hits, [1], [48])
+  call hpf_gather_i4_11(hits, hpf_d_hits, hpf_g_hits, [(n - 5)], [(n)])
   if (hpf_rank == 0) then
   print '(a, 6i4)', 'hits', hpf_g_hits(n - 5:n)
   end if

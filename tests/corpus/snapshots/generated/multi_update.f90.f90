@@ -102,7 +102,7 @@ program multi_update
   print '(23I4)', hpf_g_v
   end if
   if (allocated(hpf_g_v)) deallocate (hpf_g_v)
-  call hpf_gather_i4_11(w, hpf_d_w, hpf_g_w, [1], [24])
+  call hpf_gather_i4_11(w, hpf_d_w, hpf_g_w, [(1)], [(n+1)])
   if (hpf_rank == 0) then
   print '(24I4)', hpf_g_w(1:n+1)
   end if
@@ -127,7 +127,7 @@ program multi_update
   end do
   i = hpf_final((1), (n - 2), 1)
   call hpf_stat_end(2)
-  call hpf_gather_i4_11(s, hpf_d_s, hpf_g_s, [1], [23])
+  call hpf_gather_i4_11(s, hpf_d_s, hpf_g_s, [(1)], [(n-2)])
   if (hpf_rank == 0) then
   print '(23I4)', hpf_g_s(1:n-2)
   end if

@@ -68,7 +68,7 @@ program nonascii_scan
   if (hpf_rank == 0) then
   print *, 'scan(n)  =', hpf_r2
   end if
-  call hpf_gather_i4_11(a, hpf_d_a, hpf_g_a, [1], [32])
+  call hpf_gather_i4_11(a, hpf_d_a, hpf_g_a, [(1)], [(8)])
   if (hpf_rank == 0) then
   print *, 'a(1:8)   =', hpf_g_a(1:8)
   end if

@@ -171,12 +171,12 @@ program normalised_fields
     where (w(hpf_lo:hpf_hi:1) > 0.6d0) w(hpf_lo:hpf_hi:1) = w(hpf_lo:hpf_hi:1) - hpf_f6 * 0.5d0
   end do
   end do
-  call hpf_gather_r8_11(e, hpf_d_e, hpf_g_e, [1], [48])
+  call hpf_gather_r8_11(e, hpf_d_e, hpf_g_e, [(1)], [(8)])
   if (hpf_rank == 0) then
   print '(4f14.8)', hpf_g_e(1:8)
   end if
   if (allocated(hpf_g_e)) deallocate (hpf_g_e)
-  call hpf_gather_r8_11(x, hpf_d_x, hpf_g_x, [1], [48])
+  call hpf_gather_r8_11(x, hpf_d_x, hpf_g_x, [(n-7)], [(n)])
   if (hpf_rank == 0) then
   print '(4f14.8)', hpf_g_x(n-7:n)
   end if
@@ -186,7 +186,7 @@ program normalised_fields
   print '(4f14.8)', hpf_g_w(1:8)
   end if
   if (allocated(hpf_g_w)) deallocate (hpf_g_w)
-  call hpf_gather_i4_11(k, hpf_d_k, hpf_g_k, [1], [48])
+  call hpf_gather_i4_11(k, hpf_d_k, hpf_g_k, [(1)], [(16)])
   if (hpf_rank == 0) then
   print '(8i6)', hpf_g_k(1:16)
   end if

@@ -348,7 +348,7 @@ PROGRAM NPBSEC
   if (hpf_rank == 0) then
       WRITE (*, '(A, ES24.15)') ' SUM(RHS) =', hpf_r2
   end if
-  call hpf_gather_r8_44(u, hpf_d_u, hpf_g_u, [1, 1, 1, 1], [5, 6, 5, 8])
+  call hpf_gather_r8_44(u, hpf_d_u, hpf_g_u, [1, (3), (3), (4)], [5, (3), (3), (4)])
   if (hpf_rank == 0) then
       WRITE (*, '(A, 5F12.6)') ' U(:,3,3,4) =', hpf_g_u(:, 3, 3, 4)
   end if

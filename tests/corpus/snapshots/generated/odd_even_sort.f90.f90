@@ -71,12 +71,12 @@ program odd_even_sort
   if (hpf_rank == 0) then
   print *, 'sorted =', hpf_r1
   end if
-  call hpf_gather_i4_11(key, hpf_d_key, hpf_g_key, [1], [40])
+  call hpf_gather_i4_11(key, hpf_d_key, hpf_g_key, [(1)], [(5)])
   if (hpf_rank == 0) then
   print *, 'first  =', hpf_g_key(1:5)
   end if
   if (allocated(hpf_g_key)) deallocate (hpf_g_key)
-  call hpf_gather_i4_11(key, hpf_d_key, hpf_g_key, [1], [40])
+  call hpf_gather_i4_11(key, hpf_d_key, hpf_g_key, [(n-4)], [(n)])
   if (hpf_rank == 0) then
   print *, 'last   =', hpf_g_key(n-4:n)
   end if

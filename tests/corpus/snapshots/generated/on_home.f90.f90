@@ -96,7 +96,7 @@ program on_home
   if (hpf_rank == 0) then
   print '(A,F10.4)', 'sum(b) =', hpf_r2
   end if
-  call hpf_gather_r4_11(a, hpf_d_a, hpf_g_a, [1], [32])
+  call hpf_gather_r4_11(a, hpf_d_a, hpf_g_a, [(1)], [(8)])
   if (hpf_rank == 0) then
   print '(8F8.3)', hpf_g_a(1:8)
   end if

@@ -126,7 +126,7 @@ program private_scalars
   end do
   i = hpf_final((1), (n), 1)
   call hpf_stat_end(4)
-  call hpf_gather_i4_11(b, hpf_d_b, hpf_g_b, [1], [24])
+  call hpf_gather_i4_11(b, hpf_d_b, hpf_g_b, [(13)], [(24)])
   if (hpf_rank == 0) then
   print '(A,12I5)', 'b =', hpf_g_b(13:24)
   end if
@@ -342,12 +342,12 @@ program private_scalars
   if (hpf_rank == 0) then
   print '(A,I6,I6)', 'sum b, sum c =', hpf_r2, hpf_r3
   end if
-  call hpf_gather_i4_11(b, hpf_d_b, hpf_g_b, [1], [24])
+  call hpf_gather_i4_11(b, hpf_d_b, hpf_g_b, [(1)], [(12)])
   if (hpf_rank == 0) then
   print '(A,12I5)', 'b =', hpf_g_b(1:12)
   end if
   if (allocated(hpf_g_b)) deallocate (hpf_g_b)
-  call hpf_gather_i4_11(c, hpf_d_c, hpf_g_c, [1], [24])
+  call hpf_gather_i4_11(c, hpf_d_c, hpf_g_c, [(13)], [(24)])
   if (hpf_rank == 0) then
   print '(A,12I5)', 'c =', hpf_g_c(13:24)
   end if
@@ -362,7 +362,7 @@ program private_scalars
   print '(A,5I6)', 'm column sums =', (sum(hpf_g_m(:, j)), j = 1, 5)
   end if
   if (allocated(hpf_g_m)) deallocate (hpf_g_m)
-  call hpf_gather_i4_21(m, hpf_d_m, hpf_g_m, [1, 1], [24, 5])
+  call hpf_gather_i4_21(m, hpf_d_m, hpf_g_m, [(7), 1], [(7), 5])
   if (hpf_rank == 0) then
   print '(A,5I5)', 'm(7,:) =', hpf_g_m(7, :)
   end if
@@ -402,12 +402,12 @@ program private_scalars
   if (hpf_rank == 0) then
   print '(A,F8.3)', 'last w =', w
   end if
-  call hpf_gather_i4_11(c, hpf_d_c, hpf_g_c, [1], [24])
+  call hpf_gather_i4_11(c, hpf_d_c, hpf_g_c, [(1)], [(12)])
   if (hpf_rank == 0) then
   print '(A,12I5)', 'c =', hpf_g_c(1:12)
   end if
   if (allocated(hpf_g_c)) deallocate (hpf_g_c)
-  call hpf_gather_i4_11(b, hpf_d_b, hpf_g_b, [1], [24])
+  call hpf_gather_i4_11(b, hpf_d_b, hpf_g_b, [(1)], [(12)])
   if (hpf_rank == 0) then
   print '(A,12I5)', 'b =', hpf_g_b(1:12)
   end if

@@ -85,7 +85,7 @@ program read_input
   if (verbose) print *, 'n =', n, ' scale =', scale
   end if
   end if
-  call hpf_gather_r8_11(b, hpf_d_b, hpf_g_b, [1], [40])
+  call hpf_gather_r8_11(b, hpf_d_b, hpf_g_b, [(2)], [(n)])
   if (hpf_rank == 0) then
   print '(5F10.2)', hpf_g_b(2:n)
   end if

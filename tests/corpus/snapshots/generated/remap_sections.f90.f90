@@ -279,7 +279,7 @@ program remap_sections
   x(hpf_lo:hpf_hi:1) = hpf_gv_1(1:hpf_n) * 2.0 + x(hpf_lo+(-1):hpf_hi+(-1):1)
   end block
   call hpf_stat_end(11)
-  call hpf_gather_r4_11(x, hpf_d_x, hpf_g_x, [1], [24])
+  call hpf_gather_r4_11(x, hpf_d_x, hpf_g_x, [(1)], [(n)])
   if (hpf_rank == 0) then
   print '(a, 6f9.4)', 'x =', hpf_g_x(1:n:4)
   end if
@@ -304,7 +304,7 @@ program remap_sections
   d(hpf_lo:hpf_hi:1) = dble(hpf_gv_1(1:hpf_n)) + dble(hpf_gv_2(1:hpf_n)) / 4.0d0
   end block
   call hpf_stat_end(12)
-  call hpf_gather_r8_11(d, hpf_d_d, hpf_g_d, [1], [12])
+  call hpf_gather_r8_11(d, hpf_d_d, hpf_g_d, [(1)], [(m)])
   if (hpf_rank == 0) then
   print '(a, 4f10.4)', 'd =', hpf_g_d(1:m:3)
   end if
@@ -379,7 +379,7 @@ program remap_sections
   forall (i = hpf_lo:hpf_hi:-1) x(i) = hpf_gv_1((i - hpf_lo) / (-1) + 1) - x(i)
   end block
   call hpf_stat_end(15)
-  call hpf_gather_r4_11(x, hpf_d_x, hpf_g_x, [1], [24])
+  call hpf_gather_r4_11(x, hpf_d_x, hpf_g_x, [min((n), (1))], [max((n), (1))])
   if (hpf_rank == 0) then
   print '(a, 6f9.4)', 'x =', hpf_g_x(n:1:-5)
   end if
@@ -425,7 +425,7 @@ program remap_sections
     call hpf_fetch_r4_11(x, hpf_d_x, 1, 0)
   end if
   where (a(hpf_lo+(1):hpf_hi+(1):1) > 0) x(hpf_lo:hpf_hi:1) = x(hpf_lo+(1):hpf_hi+(1):1) + 1.0
-  call hpf_gather_r4_11(x, hpf_d_x, hpf_g_x, [1], [24])
+  call hpf_gather_r4_11(x, hpf_d_x, hpf_g_x, [(1)], [(n)])
   if (hpf_rank == 0) then
   print '(a, 6f9.4)', 'x =', hpf_g_x(1:n:5)
   end if

@@ -182,12 +182,12 @@ call hpf_local_bounds(hpf_d_v(1), 0, (2), (ny), 1, hpf_lo, hpf_hi)
   if (hpf_rank == 0) then
   print '(a, es24.15)', 'sum(r) =', hpf_r2
   end if
-  call hpf_gather_r8_44(u, hpf_d_u, hpf_g_u, [1, 1, 1, 1], [5, 7, 6, 9])
+  call hpf_gather_r8_44(u, hpf_d_u, hpf_g_u, [1, (3), (3), (5)], [5, (3), (3), (5)])
   if (hpf_rank == 0) then
   print '(a, 5f12.6)', 'u(:, 3, 3, 5) =', hpf_g_u(:, 3, 3, 5)
   end if
   if (allocated(hpf_g_u)) deallocate (hpf_g_u)
-  call hpf_gather_r8_44(u, hpf_d_u, hpf_g_u, [1, 1, 1, 1], [5, 7, 6, 9])
+  call hpf_gather_r8_44(u, hpf_d_u, hpf_g_u, [1, (1), (1), (4)], [5, (1), (1), (4)])
   if (hpf_rank == 0) then
   print '(a, 5f12.6)', 'u(:, 1, 1, 4) =', hpf_g_u(:, 1, 1, 4)
   end if

@@ -300,7 +300,7 @@ program section_procedures
   if (hpf_rank == 0) then
   print '(a, es24.15)', 'sum(r) =', hpf_r2
   end if
-  call hpf_gather_r8_44(u, hpf_d_u, hpf_g_u, [1, 1, 1, 1], [4, 7, 6, 10])
+  call hpf_gather_r8_44(u, hpf_d_u, hpf_g_u, [1, (3), (3), (5)], [4, (3), (3), (5)])
   if (hpf_rank == 0) then
   print '(a, 4f12.6)', 'u(:, 3, 3, 5) =', hpf_g_u(:, 3, 3, 5)
   end if

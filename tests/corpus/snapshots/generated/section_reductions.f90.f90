@@ -324,7 +324,7 @@ program section_reductions
   if (hpf_rank == 0) then
   print *, 'k sum, max, min ', hpf_r10, hpf_r11, hpf_r12
   end if
-  call hpf_gather_i4_11(k, hpf_d_k, hpf_g_k, [1], [37])
+  call hpf_gather_i4_11(k, hpf_d_k, hpf_g_k, [(1)], [(5)])
   if (hpf_rank == 0) then
   print *, 'k(1:5) ', hpf_g_k(1:5)
   end if

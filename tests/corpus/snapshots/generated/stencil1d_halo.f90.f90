@@ -77,7 +77,7 @@ program stencil1d_halo
   if (hpf_rank == 0) then
   print '(A,F10.4)', 'peak =', hpf_r2
   end if
-  call hpf_gather_r4_11(a, hpf_d_a, hpf_g_a, [1], [32])
+  call hpf_gather_r4_11(a, hpf_d_a, hpf_g_a, [(9)], [(24)])
   if (hpf_rank == 0) then
   print '(8F8.4)', hpf_g_a(9:24)
   end if

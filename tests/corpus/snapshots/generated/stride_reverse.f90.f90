@@ -133,8 +133,8 @@ program stride_reverse
   end if
   if (allocated(hpf_g_z)) deallocate (hpf_g_z)
   if (allocated(hpf_g_c)) deallocate (hpf_g_c)
-  call hpf_gather_i4_11(y, hpf_d_y, hpf_g_y, [1], [32])
-  call hpf_gather_i4_11(x, hpf_d_x, hpf_g_x, [1], [16])
+  call hpf_gather_i4_11(y, hpf_d_y, hpf_g_y, [(1)], [(4)])
+  call hpf_gather_i4_11(x, hpf_d_x, hpf_g_x, [(1)], [(4)])
   if (hpf_rank == 0) then
   print *, 'x(1:4) =', hpf_g_x(1:4), ' y(1:4) =', hpf_g_y(1:4)
   end if
@@ -163,7 +163,7 @@ program stride_reverse
   if (hpf_owns(hpf_d_a, 1)) then
   a(1) = 0
   end if
-  call hpf_gather_i4_11(a, hpf_d_a, hpf_g_a, [1], [32])
+  call hpf_gather_i4_11(a, hpf_d_a, hpf_g_a, [(1)], [(4)])
   if (hpf_rank == 0) then
   print *, 'a(1:4) =', hpf_g_a(1:4)
   end if

@@ -406,7 +406,7 @@ program subroutine_spmd
   if (hpf_rank == 0) then
   print '(A,F12.5)', 'norm =', norm
   end if
-  call hpf_gather_r4_11(u, hpf_d_u, hpf_g_u, [1], [30])
+  call hpf_gather_r4_11(u, hpf_d_u, hpf_g_u, [(1)], [(6)])
   if (hpf_rank == 0) then
   print '(6F10.5)', hpf_g_u(1:6)
   end if
