@@ -43,6 +43,14 @@
 //! reduction every process gets) where their type is certain and they read
 //! no index of a DO loop around them: the assignment then runs on the
 //! owners. Notes that name such a scalar name the user's text instead.
+//! This one in every unit with executable statements, not the main program
+//! only: external, module and internal subroutines and functions, on their
+//! distributed dummies (their own DISTRIBUTE or ALIGN, INHERIT, or none:
+//! the actual's mapping), module arrays and COMMON arrays (made module
+//! arrays first), in free and fixed form; a copy of the procedure that
+//! every process runs (`procedures.rs`) then computes the reduction in
+//! parallel and assigns on the owners. (HPF_LOCAL procedures are local
+//! Fortran, left as written.) Scalars are numbered across the file.
 //!
 //! IF conditions that read distributed arrays (`if (maxval(abs(un - u)) <
 //! tol) exit`) are hoisted the same way into a logical scalar
@@ -60,9 +68,11 @@
 //! A call is hoisted where evaluating it earlier means the same: in the
 //! main program, from statements that begin their line (no label, not the
 //! action of a logical IF), out of assignments, output items, CALL
-//! arguments, IF conditions and WHERE masks and bodies. Out of a WHERE
-//! construct only when the construct assigns none of the arrays the call
-//! reads (the call then sits before the construct). After a REALIGN or
+//! arguments, IF conditions and WHERE masks and bodies (in other units,
+//! reductions out of array assignments and WHEREs only). Out of a mask or
+//! right side of a WHERE construct only when no assignment before it in the
+//! construct assigns one of the arrays the call reads (the call then sits
+//! before the construct). After a REALIGN or
 //! REDISTRIBUTE, a temporary follows the array it is aligned with, as
 //! every alignee does.
 
@@ -718,25 +728,23 @@ impl Hoister<'_> {
                 });
                 // A WHERE statement evaluates its mask and right side before it assigns.
                 let one_statement = elsewhere.is_empty() && body.len() == 1;
-                let assigned: Vec<String> = assignments
-                    .iter()
-                    .filter_map(|it| match &it.kind {
-                        StmtKind::Assign { lhs, .. } => Some(base_name(lhs)?.to_ascii_lowercase()),
-                        _ => None,
-                    })
-                    .collect();
-                let mut candidates: Vec<(&Expr, Option<&Expr>)> = Vec::new();
-                candidates.extend(mask.iter().map(|it| (it, first_lhs)));
-                for assignment in &assignments {
-                    match &assignment.kind {
-                        StmtKind::Assign { lhs, rhs } => candidates.push((rhs, Some(lhs))),
-                        _ => return,
+                // The masks and right sides in the order the construct
+                // evaluates them (its text's), each with the arrays the
+                // assignments before it assign: one that reads none of them
+                // means the same evaluated before the construct.
+                let mut candidates: Vec<(&Expr, Option<&Expr>, Vec<String>)> = Vec::new();
+                let mut assigned: Vec<String> = Vec::new();
+                let parts = std::iter::once((mask.as_ref(), body)).chain(elsewhere.iter().map(|it| (it.0.as_ref(), &it.1)));
+                for (part_mask, part_body) in parts {
+                    candidates.extend(part_mask.map(|it| (it, first_lhs, assigned.clone())));
+                    for assignment in part_body {
+                        let StmtKind::Assign { lhs, rhs } = &assignment.kind else { return };
+                        candidates.push((rhs, Some(lhs), assigned.clone()));
+                        assigned.extend(base_name(lhs).map(|it| it.to_ascii_lowercase()));
                     }
                 }
-                candidates.extend(elsewhere.iter().filter_map(|it| it.0.as_ref()).map(|it| (it, first_lhs)));
-                for (expr, lhs) in candidates {
-                    let first_mask = mask.as_ref().is_some_and(|it| std::ptr::eq(it, expr));
-                    if one_statement || first_mask || !self.reads_any(expr, &assigned) {
+                for (expr, lhs, assigned_before) in candidates {
+                    if one_statement || !self.reads_any(expr, &assigned_before) {
                         exprs.push((expr, lhs));
                     }
                 }
