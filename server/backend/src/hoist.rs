@@ -690,6 +690,9 @@ impl Hoister<'_> {
         }
         // With the left side the temporaries may align with.
         let mut exprs: Vec<(&Expr, Option<&Expr>)> = Vec::new();
+        // A WHERE's masks and right sides, with the arrays its assignments
+        // before each one assign (a reduction that reads none of them moves).
+        let mut where_parts: Vec<(&Expr, Vec<String>)> = Vec::new();
         // `X = CSHIFT(Y, ...)` is `permute.rs`'s as it is.
         let mut whole_right_side = None;
         let first_call = self.calls.len();
@@ -744,9 +747,11 @@ impl Hoister<'_> {
                     }
                 }
                 for (expr, lhs, assigned_before) in candidates {
-                    if one_statement || !self.reads_any(expr, &assigned_before) {
+                    let assigned_before = if one_statement { Vec::new() } else { assigned_before };
+                    if !self.reads_any(expr, &assigned_before) {
                         exprs.push((expr, lhs));
                     }
+                    where_parts.push((expr, assigned_before));
                 }
             }
             _ => return,
@@ -770,15 +775,17 @@ impl Hoister<'_> {
         // right side is evaluated before anything is assigned, so the
         // reduction may be computed first into a scalar every process gets,
         // and the assignment runs on the owners.
-        let reduced: Vec<&Expr> = match &stmt.kind {
-            StmtKind::Assign { lhs, rhs } if self.assigns_section_of_distributed(lhs) => vec![rhs],
-            // Masks and right sides a WHERE evaluates before it assigns
-            // what they read (the ones `exprs` kept).
-            StmtKind::Where { .. } => exprs.iter().map(|it| it.0).collect(),
+        let reduced: Vec<(&Expr, Vec<String>)> = match &stmt.kind {
+            StmtKind::Assign { lhs, rhs } if self.assigns_section_of_distributed(lhs) => vec![(rhs, Vec::new())],
+            // Masks and right sides of a WHERE: the reductions that read
+            // nothing an assignment of it before them assigns.
+            StmtKind::Where { .. } => where_parts,
             _ => Vec::new(),
         };
-        for expr in reduced {
-            for (call, type_spec) in self.scalar_reductions(expr, indices) {
+        for (expr, assigned_before) in reduced {
+            let mut excluded = indices.to_vec();
+            excluded.extend(assigned_before);
+            for (call, type_spec) in self.scalar_reductions(expr, &excluded) {
                 self.results += 1;
                 let temp = self.fresh_name("hpf_f", self.results - 1);
                 self.declarations.push(format!("{}{type_spec} :: {temp}", self.declaration_indent));
@@ -864,7 +871,7 @@ impl Hoister<'_> {
 
     /// The outermost calls in `expr` of SUM, PRODUCT, MAXVAL, MINVAL,
     /// DOT_PRODUCT, COUNT, ANY and ALL to one value (no DIM) that read
-    /// distributed arrays and none of `indices`, each with its result's
+    /// distributed arrays and none of `indices` (names), each with its result's
     /// type; only where that type is certain (every variable read of one
     /// declared type, literals and intrinsics that keep it).
     fn scalar_reductions(&self, expr: &Expr, indices: &[String]) -> Vec<(TextRange, String)> {

@@ -85,6 +85,7 @@ const SUPPORTED: &[&str] = &[
     "ordered_sums.f90",
     "pic1d_electrostatic.f90",
     "normalised_fields.f90",
+    "normalised_procedures.f90",
     "poisson_rb_f77.f",
     "power_matvec.f90",
     "private_scalars.f90",
