@@ -737,7 +737,8 @@ impl Hoister<'_> {
                 // means the same evaluated before the construct.
                 let mut candidates: Vec<(&Expr, Option<&Expr>, Vec<String>)> = Vec::new();
                 let mut assigned: Vec<String> = Vec::new();
-                let parts = std::iter::once((mask.as_ref(), body)).chain(elsewhere.iter().map(|it| (it.0.as_ref(), &it.1)));
+                let parts =
+                    std::iter::once((mask.as_ref(), body)).chain(elsewhere.iter().map(|it| (it.0.as_ref(), &it.1)));
                 for (part_mask, part_body) in parts {
                     candidates.extend(part_mask.map(|it| (it, first_lhs, assigned.clone())));
                     for assignment in part_body {
@@ -865,8 +866,7 @@ impl Hoister<'_> {
             _ => return false,
         };
         let Some(id) = self.model.lookup(self.unit, &name.key()) else { return false };
-        self.maybe_distributed(id)
-            && (args.is_empty() || args.iter().any(|it| matches!(it, Subscript::Range { .. })))
+        self.maybe_distributed(id) && (args.is_empty() || args.iter().any(|it| matches!(it, Subscript::Range { .. })))
     }
 
     /// The outermost calls in `expr` of SUM, PRODUCT, MAXVAL, MINVAL,
@@ -1241,7 +1241,12 @@ impl Hoister<'_> {
         let temp = self.fresh_name("hpf_t", self.calls.len());
         let colons = vec![":"; result.bounds.len()].join(",");
         let bounds: Vec<String> = result.bounds.iter().map(|(lo, hi)| format!("{lo}:{hi}")).collect();
-        self.declarations.push(format!("{}{} :: {temp}({})", self.declaration_indent, result.type_spec, bounds.join(", ")));
+        self.declarations.push(format!(
+            "{}{} :: {temp}({})",
+            self.declaration_indent,
+            result.type_spec,
+            bounds.join(", ")
+        ));
         self.declarations.push(format!("!HPF$ ALIGN {temp}({colons}) WITH {align_with}({colons})"));
         self.calls.push(Call { temp, assignment, shape: result, align_with, key });
         self.calls.len() - 1

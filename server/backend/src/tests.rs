@@ -4294,13 +4294,18 @@ end program p
 ",
     );
     // Scalars numbered across the file, declared in their units.
-    for declared in ["    real(8) :: hpf_f1\n", "    real(8) :: hpf_f4\n", "  real(8) :: hpf_f5\n", "    real(8) :: hpf_f8\n"] {
+    for declared in
+        ["    real(8) :: hpf_f1\n", "    real(8) :: hpf_f4\n", "  real(8) :: hpf_f5\n", "    real(8) :: hpf_f8\n"]
+    {
         assert!(source.contains(declared), "{declared} {source}");
     }
     assert!(source.contains("hpf_f1 = hpf_r"), "{source}");
     assert!(source.contains("u(hpf_lo:hpf_hi:1) = u(hpf_lo:hpf_hi:1) / hpf_f1"), "{source}");
     assert!(source.contains("e(hpf_lo:hpf_hi:1) = e(hpf_lo:hpf_hi:1) - hpf_f4 / n"), "{source}");
-    assert!(source.contains("x(hpf_lo:hpf_hi:1) = x(hpf_lo:hpf_hi:1) - hpf_f6 / hpf_f5 * y(hpf_lo:hpf_hi:1)"), "{source}");
+    assert!(
+        source.contains("x(hpf_lo:hpf_hi:1) = x(hpf_lo:hpf_hi:1) - hpf_f6 / hpf_f5 * y(hpf_lo:hpf_hi:1)"),
+        "{source}"
+    );
     // In the internal subroutine's construct: the mask's MAXVAL and the first
     // right side's MINVAL move; `sum(u)` after `u` is assigned stays, and the
     // construct runs on one process, its note in the user's terms.
@@ -4358,7 +4363,11 @@ fn reductions_in_fixed_form_procedures_are_computed_first() {
     let (hoisted, _) = crate::hoist::rewrite(&analysis, text).expect("rewritten");
     assert!(hoisted.text.contains("      double precision :: hpf_f1\n"), "{}", hoisted.text);
     assert!(hoisted.text.contains("      hpf_f1 = SUM(U)\n      U = U - hpf_f1 / N\n"), "{}", hoisted.text);
-    assert!(hoisted.text.contains("      hpf_f4 = DOT_PRODUCT(X, X)\n      X = X / SQRT(hpf_f4) + 0.5D0\n"), "{}", hoisted.text);
+    assert!(
+        hoisted.text.contains("      hpf_f4 = DOT_PRODUCT(X, X)\n      X = X / SQRT(hpf_f4) + 0.5D0\n"),
+        "{}",
+        hoisted.text
+    );
     let generated = crate::lower(&analysis, text).expect("lowered");
     assert!(!generated.notes.iter().any(|it| it.message.contains("one process")), "{:?}", generated.notes);
 }
@@ -4406,10 +4415,7 @@ end program p
     assert!(source.contains("z(hpf_lo:hpf_hi:1) = z(hpf_lo:hpf_hi:1) + h(hpf_lo+(0):hpf_hi+(0))"), "{source}");
     assert!(source.contains("- 0.5d0 * h(hpf_lo+((1)-(n/2+1)):hpf_hi+((1)-(n/2+1)))"), "{source}");
     assert!(source.contains("z(hpf_lo:hpf_hi:1) = z(hpf_lo:hpf_hi:1) + w(hpf_lo+(-2):hpf_hi+(-2))"), "{source}");
-    let on_rank_zero: Vec<&str> = notes
-        .iter()
-        .filter(|it| it.contains("runs on one process"))
-        .map(|it| it.split(':').next().unwrap())
-        .collect();
+    let on_rank_zero: Vec<&str> =
+        notes.iter().filter(|it| it.contains("runs on one process")).map(|it| it.split(':').next().unwrap()).collect();
     assert_eq!(on_rank_zero, ["27"], "{notes:?}");
 }
