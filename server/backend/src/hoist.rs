@@ -1682,10 +1682,40 @@ impl Hoister<'_> {
         };
         if edits.iter().flat_map(|it| it.1.lines()).any(too_long)
             || edits.windows(2).any(|it| it[1].0.start < it[0].0.end)
+            || !self.replaced_lines_fit(&edits)
         {
             return None;
         }
         Some(edits)
+    }
+
+    /// In fixed form, whether every line with replacements inside it still
+    /// ends within the line length (`ANY(L)` replaced by `hpf_f10` grows
+    /// the line; what passes column 72 would be cut off), and a line with
+    /// text past it (sequence numbers) keeps its length.
+    fn replaced_lines_fit(&self, edits: &[(TextRange, String)]) -> bool {
+        let SourceForm::Fixed { line_length } = self.form else { return true };
+        // Per line start: how much longer its replacements make it.
+        let mut growth: Vec<(usize, i64)> = Vec::new();
+        for (range, replacement) in edits.iter().filter(|it| !it.0.is_empty()) {
+            let text = self.slice(*range);
+            if text.contains('\n') || replacement.contains('\n') {
+                continue;
+            }
+            let line_start = self.text[..range.start].rfind('\n').map_or(0, |it| it + 1);
+            let delta = replacement.len() as i64 - text.len() as i64;
+            match growth.iter_mut().find(|it| it.0 == line_start) {
+                Some(line) => line.1 += delta,
+                None => growth.push((line_start, delta)),
+            }
+        }
+        growth.iter().all(|(start, delta)| {
+            let line = self.text[*start..].lines().next().unwrap_or("");
+            if line.len() > line_length {
+                return *delta == 0;
+            }
+            (line.trim_end().len() as i64 + delta) <= line_length as i64
+        })
     }
 }
 

@@ -4419,3 +4419,40 @@ end program p
         notes.iter().filter(|it| it.contains("runs on one process")).map(|it| it.split(':').next().unwrap()).collect();
     assert_eq!(on_rank_zero, ["27"], "{notes:?}");
 }
+
+/// Fixed form: a replacement that would move text across column 72 (a line
+/// with sequence numbers past it) leaves its unit as written; the other
+/// units are still rewritten.
+#[test]
+fn fixed_form_replacements_keep_lines_within_their_length() {
+    let text = "      PROGRAM F
+      DOUBLE PRECISION U(24)
+!HPF$ DISTRIBUTE U(BLOCK)
+      U = 1.0D0
+      CALL NORM(U)
+      CALL SCALE(U)
+      PRINT *, U(1)
+      END
+
+      SUBROUTINE NORM(X)
+      DOUBLE PRECISION X(24)
+!HPF$ INHERIT X
+      X = X / MAXVAL(X)                                                 NRM00010
+      END
+
+      SUBROUTINE SCALE(X)
+      DOUBLE PRECISION X(24)
+!HPF$ INHERIT X
+      X = X / MAXVAL(X)
+      END
+";
+    let form = SourceForm::Fixed { line_length: 72 };
+    let analysis = analysis::analyze(text, form, ModelConfig { number_of_processors: None });
+    let (hoisted, _) = crate::hoist::rewrite(&analysis, text).expect("rewritten");
+    assert!(
+        hoisted.text.contains("      X = X / MAXVAL(X)                                                 NRM00010\n"),
+        "{}",
+        hoisted.text
+    );
+    assert!(hoisted.text.contains("      X = X / hpf_f1\n"), "{}", hoisted.text);
+}
