@@ -65,6 +65,9 @@ pub(crate) struct SectionAssign<'a> {
     step: i64,
     /// A run-time stride (a reduction's `X(K:N:K)`), as Fortran text; `step` is then 1.
     step_text: Option<String>,
+    /// `lo` and `hi` in affine form (`n+1`, `2*m-1`; a part that is not
+    /// affine, `n/2`, a term of its own), when they are.
+    affine: Option<(Linear, Linear)>,
     /// Per distributed array read: the smallest and largest distance `c` of
     /// its element `i + c` from the left side's element `i`.
     reads: BTreeMap<SymbolId, (i64, i64)>,
@@ -165,6 +168,18 @@ struct DistributedSection {
     step: i64,
     /// A run-time stride as Fortran text (`step` is then 1).
     step_text: Option<String>,
+}
+
+/// `a + sign * b` (`None` on overflow).
+fn add_linear(a: &Linear, b: &Linear, sign: i64) -> Option<Linear> {
+    let mut res = a.clone();
+    for (key, coef) in &b.coefs {
+        let entry = res.coefs.entry(key.clone()).or_insert(0);
+        *entry = entry.checked_add(coef.checked_mul(sign)?)?;
+    }
+    res.constant = res.constant.checked_add(b.constant.checked_mul(sign)?)?;
+    res.coefs.retain(|_, coef| *coef != 0);
+    Some(res)
 }
 
 /// `lo:hi:step` of the local part, `c` elements away from the left side's
@@ -306,6 +321,7 @@ impl<'a> Lowering<'a> {
             args.map_or(dim, |args| args[..dim].iter().filter(|it| matches!(it, Subscript::Range { .. })).count());
         let step = section.step;
         let (lo, hi) = self.section_bounds(home, args.map(Vec::as_slice));
+        let affine = self.affine_section_bounds(home, args.map(Vec::as_slice));
         // Reads of 1-D arrays distributed differently are fetched when the
         // left side is one run of elements (a rank-1 section), so that the
         // fetched values, in its order, conform with it.
@@ -326,6 +342,7 @@ impl<'a> Lowering<'a> {
                 hi: hi.clone(),
                 step,
                 step_text: None,
+                affine: affine.clone(),
                 reads: BTreeMap::new(),
                 edits: Vec::new(),
                 element: false,
@@ -357,6 +374,7 @@ impl<'a> Lowering<'a> {
             hi,
             step,
             step_text: None,
+            affine,
             reads: BTreeMap::new(),
             edits: Vec::new(),
             element: false,
@@ -658,6 +676,7 @@ impl<'a> Lowering<'a> {
             hi: first.hi.clone(),
             step: first.step,
             step_text: None,
+            affine: first.affine.clone(),
             reads: BTreeMap::new(),
             edits,
             element: false,
@@ -746,6 +765,97 @@ impl<'a> Lowering<'a> {
         }
     }
 
+    /// `section_bounds` in affine form (`affine_terms`).
+    fn affine_section_bounds(&self, id: SymbolId, args: Option<&[Subscript]>) -> Option<(Linear, Linear)> {
+        let distributed = &self.distributed[&id];
+        let (lo, hi) = match args.and_then(|it| it.get(distributed.dim)) {
+            Some(Subscript::Range { lo, hi, .. }) => (lo.as_ref(), hi.as_ref()),
+            _ => (None, None),
+        };
+        let bound = |expr: Option<&Expr>, default: i64| match expr {
+            Some(expr) => self.affine_terms(expr, self.main),
+            None => Some(Linear::constant(default)),
+        };
+        Some((bound(lo, distributed.lb)?, bound(hi, distributed.ub)?))
+    }
+
+    /// The affine form of the integer expression `expr` of `unit`, where a
+    /// part that is not affine but reads scalars only (`n/2`, `m*k`) is a
+    /// term of its own, named by its text: bounds written alike compare
+    /// equal (`x(n/2+1:n)` has the extent of `w(n - n/2)`).
+    fn affine_terms(&self, expr: &Expr, unit: analysis::model::UnitId) -> Option<Linear> {
+        let model = &self.analysis.model;
+        let combine = |left: Linear, right: Linear, sign: i64| add_linear(&left, &right, sign);
+        let scale = |value: Linear, factor: i64| add_linear(&Linear::constant(0), &value, factor);
+        match &expr.kind {
+            ExprKind::Paren(inner) => return self.affine_terms(inner, unit),
+            ExprKind::Unary { op: syntax::UnaryOp::Neg, operand } => {
+                return scale(self.affine_terms(operand, unit)?, -1);
+            }
+            ExprKind::Unary { op: syntax::UnaryOp::Plus, operand } => return self.affine_terms(operand, unit),
+            ExprKind::Binary { op: op @ (syntax::BinaryOp::Add | syntax::BinaryOp::Sub), lhs, rhs } => {
+                let sign = if *op == syntax::BinaryOp::Add { 1 } else { -1 };
+                return combine(self.affine_terms(lhs, unit)?, self.affine_terms(rhs, unit)?, sign);
+            }
+            _ => {}
+        }
+        let is_var = |key: &str| {
+            !matches!(model.lookup(unit, key).map(|id| &model.symbol(id).kind), Some(SymbolKind::Constant(Some(_))))
+        };
+        if let Ok(linear) = analysis::eval::linear(expr, &is_var, &Constants { model, unit }) {
+            return Some(linear);
+        }
+        // A term of its own: scalar variables, named constants, literals and operators only.
+        let mut stack = vec![expr];
+        while let Some(part) = stack.pop() {
+            match &part.kind {
+                ExprKind::Int(_) => {}
+                ExprKind::Name(name) => {
+                    let id = model.lookup(unit, &name.key())?;
+                    if model.symbol(id).rank() != 0 {
+                        return None;
+                    }
+                }
+                ExprKind::Paren(inner) => stack.push(inner),
+                ExprKind::Unary { operand, .. } => stack.push(operand),
+                ExprKind::Binary { lhs, rhs, .. } => stack.extend([&**lhs, &**rhs]),
+                _ => return None,
+            }
+        }
+        let key = analysis::model::render_expr(expr).to_ascii_lowercase().replace(' ', "");
+        Some(Linear::var(&format!("({key})")))
+    }
+
+    /// The declared lower bound and extent of the rank-1 array `id` in
+    /// affine form (`w(n)`: 1 and `n`), from its declaration.
+    fn declared_extent(&self, id: SymbolId) -> Option<(i64, Linear)> {
+        let symbol = self.analysis.model.symbol(id);
+        let [dim] = symbol.shape.as_slice() else { return None };
+        let lo = dim.lo.known()?;
+        if let Some(hi) = dim.hi.known() {
+            return Some((lo, Linear::constant(hi - lo + 1)));
+        }
+        let (unit, _) = *analysis::model::flatten_units(&self.analysis.file).get(id.unit)?;
+        let key = symbol.name.key();
+        let spec = unit.decls.iter().find_map(|decl| {
+            let entity = decl.entities.iter().find(|it| it.name.key() == key)?;
+            entity.dims.as_ref().or_else(|| {
+                decl.attrs.iter().find_map(|it| match it {
+                    syntax::DeclAttr::Dimension(dims) => Some(dims),
+                    _ => None,
+                })
+            })
+        })?;
+        let hi = match spec.as_slice() {
+            [Subscript::Expr(hi)] | [Subscript::Range { hi: Some(hi), .. }] => hi,
+            _ => return None,
+        };
+        let hi = self.affine_terms(hi, id.unit)?;
+        let mut extent = hi;
+        extent.constant = extent.constant.checked_sub(lo)?.checked_add(1)?;
+        Some((lo, extent))
+    }
+
     /// The local sections of the arguments of a reduction: the first
     /// distributed reference of the first argument plays the left side.
     pub(crate) fn reduced_section<'s>(
@@ -764,6 +874,7 @@ impl<'a> Lowering<'a> {
         let position =
             args.map_or(dim, |args| args[..dim].iter().filter(|it| matches!(it, Subscript::Range { .. })).count());
         let (lo, hi) = self.section_bounds(home, args);
+        let affine = self.affine_section_bounds(home, args);
         let mut res = SectionAssign {
             stmt,
             home,
@@ -771,6 +882,7 @@ impl<'a> Lowering<'a> {
             hi,
             step: section.step,
             step_text: section.step_text.clone(),
+            affine,
             reads: BTreeMap::new(),
             edits: Vec::new(),
             element,
@@ -826,7 +938,7 @@ impl<'a> Lowering<'a> {
             return Err(format!("{} is not sectioned along its distributed dimension", distributed.name));
         };
         let lo = match lo {
-            Some(lo) => self.linear_of(lo).ok_or("a section bound is not affine")?,
+            Some(lo) => self.affine_terms(lo, self.main).ok_or("a section bound is not affine")?,
             None => Linear::constant(distributed.lb),
         };
         let (step, step_text) = match stride {
@@ -900,7 +1012,7 @@ impl<'a> Lowering<'a> {
                         .or_else(|why| self.fetched_read(id, None, expr.range, res, why))
                 } else if model.symbol(id).is_array() {
                     let edit = self
-                        .replicated_operand(id, res)
+                        .replicated_operand(id, None, res)
                         .ok_or_else(|| format!("it reads the replicated array {} as a whole", name.text))?;
                     res.edits.push((name.range, edit));
                     Ok(())
@@ -923,9 +1035,14 @@ impl<'a> Lowering<'a> {
                         .aligned_read(id, Some(args), name.range, res, lhs_lo, lhs_position)
                         .or_else(|why| self.fetched_read(id, Some(args), expr.range, res, why));
                 }
-                if id.is_some_and(|id| model.symbol(id).is_array()) {
+                if let Some(id) = id.filter(|id| model.symbol(*id).is_array()) {
                     if args.iter().any(|it| !matches!(it, Subscript::Expr(_))) {
-                        return Err(format!("it reads a section of the replicated array {}", name.text));
+                        let edit = self
+                            .replicated_operand(id, Some(args), res)
+                            .filter(|_| self.distributed_occurrences(expr.range).is_empty())
+                            .ok_or_else(|| format!("it reads a section of the replicated array {}", name.text))?;
+                        res.edits.push((expr.range, edit));
+                        return Ok(());
                     }
                     if !self.distributed_occurrences(expr.range).is_empty() {
                         return Err("a subscript reads a distributed array".to_string());
@@ -948,48 +1065,73 @@ impl<'a> Lowering<'a> {
         }
     }
 
-    /// A whole replicated rank-1 array read in a section assignment or
-    /// reduction on a BLOCK rank-1 home (`y = y + a * x`, `dot_product(x,
-    /// y)`): element `k` of it goes with element `k` of the home's section,
-    /// so each process reads the part that goes with its own elements,
-    /// `x(xl + (hpf_lo - lo) / step : xl + (hpf_hi - lo) / step)`. `None`
-    /// when the shapes do not conform or the home runs otherwise (course by
-    /// course, element by element, with a run-time stride).
-    fn replicated_operand(&self, id: SymbolId, res: &SectionAssign) -> Option<String> {
+    /// A replicated rank-1 array, whole or a section of stride 1, read in a
+    /// section assignment or reduction on a BLOCK rank-1 home (`y = y + a *
+    /// x`, `dot_product(x, y)`, `z(2:n+1) = z(2:n+1) * w` with `w(n)`,
+    /// `z(3:n+2) + w(1:n)`): its element `k` goes with element `k` of the
+    /// home's section, so each process reads the part that goes with its own
+    /// elements, `x(a + (hpf_lo - lo) / step : a + (hpf_hi - lo) / step)`
+    /// for the first element `a` read. The bounds and the array's declared
+    /// extent may be affine in run-time values (`affine_terms`), and must be
+    /// seen to conform. `None` when they are not, or the home runs otherwise
+    /// (course by course, element by element, with a run-time stride).
+    fn replicated_operand(&self, id: SymbolId, args: Option<&[Subscript]>, res: &SectionAssign) -> Option<String> {
         let home = &self.distributed[&res.home];
         let symbol = self.analysis.model.symbol(id);
         if res.courses || res.element || res.step_text.is_some() || home.lbs.len() != 1 || symbol.rank() != 1 {
             return None;
         }
-        let (xl, xu) = (symbol.shape[0].lo.known()?, symbol.shape[0].hi.known()?);
-        // The home's section must have the replicated array's extent.
-        let lo = self.constant_text(&res.lo)?;
-        let hi = self.constant_text(&res.hi)?;
-        let count = if (hi - lo) * res.step.signum() < 0 { 0 } else { (hi - lo) / res.step + 1 };
-        if count != xu - xl + 1 {
+        let (xl, declared) = self.declared_extent(id)?;
+        // The first element read and how many: the whole array, or a
+        // section `w(a:b)` of stride 1.
+        let (first, first_text, extent) = match args {
+            None => (Linear::constant(xl), xl.to_string(), declared),
+            Some([Subscript::Range { lo, hi, stride, .. }]) => {
+                if stride.as_ref().is_some_and(|it| self.constant_of(it) != Some(1)) {
+                    return None;
+                }
+                let first = match lo {
+                    Some(lo) => self.affine_terms(lo, self.main)?,
+                    None => Linear::constant(xl),
+                };
+                let last = match hi {
+                    Some(hi) => self.affine_terms(hi, self.main)?,
+                    None => add_linear(&declared, &Linear::constant(xl - 1), 1)?,
+                };
+                let text = lo.as_ref().map_or(xl.to_string(), |it| self.one_line(it.range).trim().to_string());
+                (first.clone(), text, add_linear(&add_linear(&last, &first, -1)?, &Linear::constant(1), 1)?)
+            }
+            Some(_) => return None,
+        };
+        // The home's section must have as many elements.
+        let (lo, hi) = res.affine.as_ref()?;
+        let step = res.step;
+        let span = add_linear(hi, lo, -1)?;
+        let count = if span.is_constant() {
+            let span = span.constant;
+            Linear::constant(if span * step.signum() < 0 { 0 } else { span / step + 1 })
+        } else {
+            // (hi - lo) / step + 1 exactly when the stride divides every part.
+            if span.constant % step != 0 || span.coefs.values().any(|it| it % step != 0) {
+                return None;
+            }
+            let mut count = span;
+            count.coefs.values_mut().for_each(|it| *it /= step);
+            count.constant = count.constant / step + 1;
+            count
+        };
+        if count != extent {
             return None;
         }
-        let step = res.step;
-        let at = |bound: &str| {
-            if step == 1 {
-                format!("{bound}+({})", xl - lo)
-            } else {
-                format!("{xl}+({bound}-({lo}))/({step})")
-            }
+        let constant = lo.is_constant() && first.is_constant();
+        let lo_text = if lo.is_constant() { lo.constant.to_string() } else { res.lo.trim().to_string() };
+        let at = |bound: &str| match (step, constant) {
+            (1, true) => format!("{bound}+({})", first.constant - lo.constant),
+            (1, false) => format!("{bound}+(({first_text})-({lo_text}))"),
+            (_, true) => format!("{}+({bound}-({}))/({step})", first.constant, lo.constant),
+            _ => format!("({first_text})+({bound}-({lo_text}))/({step})"),
         };
         Some(format!("{}({}:{})", symbol.name.text, at("hpf_lo"), at("hpf_hi")))
-    }
-
-    /// The value of a section bound's text when it is an integer constant.
-    fn constant_text(&self, text: &str) -> Option<i64> {
-        let trimmed = text.trim().trim_start_matches('(').trim_end_matches(')');
-        trimmed.parse::<i64>().ok().or_else(|| {
-            let id = self.lookup(&trimmed.to_ascii_lowercase())?;
-            match self.analysis.model.symbol(id).kind {
-                SymbolKind::Constant(Some(value)) => Some(value),
-                _ => None,
-            }
-        })
     }
 
     /// Checks that every distributed element `expr` reads is `X(..., e + c, ...)`

@@ -43,6 +43,14 @@
 //! reduction every process gets) where their type is certain and they read
 //! no index of a DO loop around them: the assignment then runs on the
 //! owners. Notes that name such a scalar name the user's text instead.
+//! This one in every unit with executable statements, not the main program
+//! only: external, module and internal subroutines and functions, on their
+//! distributed dummies (their own DISTRIBUTE or ALIGN, INHERIT, or none:
+//! the actual's mapping), module arrays and COMMON arrays (made module
+//! arrays first), in free and fixed form; a copy of the procedure that
+//! every process runs (`procedures.rs`) then computes the reduction in
+//! parallel and assigns on the owners. (HPF_LOCAL procedures are local
+//! Fortran, left as written.) Scalars are numbered across the file.
 //!
 //! IF conditions that read distributed arrays (`if (maxval(abs(un - u)) <
 //! tol) exit`) are hoisted the same way into a logical scalar
@@ -60,9 +68,11 @@
 //! A call is hoisted where evaluating it earlier means the same: in the
 //! main program, from statements that begin their line (no label, not the
 //! action of a logical IF), out of assignments, output items, CALL
-//! arguments, IF conditions and WHERE masks and bodies. Out of a WHERE
-//! construct only when the construct assigns none of the arrays the call
-//! reads (the call then sits before the construct). After a REALIGN or
+//! arguments, IF conditions and WHERE masks and bodies (in other units,
+//! reductions out of array assignments and WHEREs only). Out of a mask or
+//! right side of a WHERE construct only when no assignment before it in the
+//! construct assigns one of the arrays the call reads (the call then sits
+//! before the construct). After a REALIGN or
 //! REDISTRIBUTE, a temporary follows the array it is aligned with, as
 //! every alignee does.
 
@@ -277,6 +287,11 @@ struct Hoister<'a> {
     scalars: Vec<(String, String)>,
     /// The FORALL indices `hpf_fi1`.. of section shifts (`section_forall.rs`).
     forall_indices: usize,
+    /// A unit other than the main program: only reductions in array
+    /// assignments and WHEREs are hoisted.
+    reductions_only: bool,
+    /// The indentation of the declarations of the temporaries.
+    declaration_indent: String,
 }
 
 /// The user's program rewritten (inquiries of distributed arrays' bounds
@@ -462,44 +477,106 @@ fn apply(text: &str, edits: Vec<(TextRange, String)>) -> (String, Edits) {
 }
 
 /// The program with temporaries, or `None` when nothing is hoisted: the
-/// text, the edits, the temporaries' names.
+/// text, the edits, the temporaries' names. Other units with executable
+/// statements (external, module and internal procedures) get their
+/// reductions inside array assignments and WHEREs hoisted only: in a copy
+/// that every process runs (`procedures.rs`) the assignment then runs on
+/// the owners too.
 fn hoist(analysis: &FileAnalysis, text: &str) -> Option<HoistPass> {
     let file = &analysis.file;
-    let unit = file.units.iter().map(|it| &**it).find(|it| it.kind == UnitKind::Program)?;
-    let unit_id = analysis::model::flatten_units(file).iter().position(|(it, _)| std::ptr::eq(*it, unit))?;
     let model = &analysis.model;
-    let functions = functions_using_distributed(analysis, text);
-    let new = |last_reads: Option<Vec<usize>>| Hoister {
-        model,
-        unit: unit_id,
-        text,
-        form: file.form,
-        calls: Vec::new(),
-        declarations: Vec::new(),
-        before: Vec::new(),
-        replaced: Vec::new(),
-        available: Vec::new(),
-        next_statement: None,
-        reads: Vec::new(),
-        last_reads,
-        statement_count: 0,
-        replacements: Vec::new(),
-        line_end: if text.contains("\r\n") { "\r\n" } else { "\n" },
-        functions: functions.clone(),
-        results: 0,
-        scalars: Vec::new(),
-        forall_indices: 0,
-    };
-    // A first pass finds where each temporary is read last; the second
-    // assigns temporaries that nothing reads any more anew.
-    let mut first = new(None);
-    first.hoist_statements(unit);
-    let mut hoister = new(Some(first.reads));
-    hoister.hoist_statements(unit);
-    if hoister.calls.is_empty() && hoister.replacements.is_empty() {
+    let normalised = syntax::parser_text(text, file.form);
+    let line_end = if text.contains("\r\n") { "\r\n" } else { "\n" };
+    let mut edits: Vec<(TextRange, String)> = Vec::new();
+    let mut temporaries: Vec<String> = Vec::new();
+    let mut scalars: Vec<(String, String)> = Vec::new();
+    // Scalar temporaries are numbered across the file: a note names one by its name alone.
+    let mut results = 0;
+    for (unit_id, (unit, _)) in analysis::model::flatten_units(file).into_iter().enumerate() {
+        let program = unit.kind == UnitKind::Program;
+        // HPF_LOCAL bodies are local Fortran copied as written (`extrinsic.rs`).
+        if unit.body.is_empty() || (!program && syntax::extrinsic_model(text, unit.header).is_some()) {
+            continue;
+        }
+        let functions = if program { functions_using_distributed(analysis, text) } else { Vec::new() };
+        let declaration_indent = match file.form {
+            SourceForm::Fixed { .. } => "      ".to_string(),
+            SourceForm::Free if program => "  ".to_string(),
+            // A procedure's, as its statements are indented.
+            SourceForm::Free => {
+                let first = unit.body.first().map_or(0, |it| it.range.start);
+                let line_start = text[..first].rfind('\n').map_or(0, |it| it + 1);
+                text[line_start..first].chars().take_while(|it| *it == ' ' || *it == '\t').collect()
+            }
+        };
+        let new = |last_reads: Option<Vec<usize>>| Hoister {
+            model,
+            unit: unit_id,
+            text,
+            form: file.form,
+            calls: Vec::new(),
+            declarations: Vec::new(),
+            before: Vec::new(),
+            replaced: Vec::new(),
+            available: Vec::new(),
+            next_statement: None,
+            reads: Vec::new(),
+            last_reads,
+            statement_count: 0,
+            replacements: Vec::new(),
+            line_end,
+            functions: functions.clone(),
+            results,
+            scalars: Vec::new(),
+            forall_indices: 0,
+            reductions_only: !program,
+            declaration_indent: declaration_indent.clone(),
+        };
+        // A first pass finds where each temporary is read last; the second
+        // assigns temporaries that nothing reads any more anew.
+        let mut first = new(None);
+        first.hoist_statements(unit);
+        let mut hoister = new(Some(first.reads));
+        hoister.hoist_statements(unit);
+        if hoister.calls.is_empty() && hoister.replacements.is_empty() {
+            continue;
+        }
+        let declarations_at = if program {
+            // After the line of the specification part's last declaration or directive.
+            unit.decls
+                .iter()
+                .map(|it| it.range.end)
+                .chain(unit.directives.iter().map(|it| it.range.end))
+                .filter(|it| *it <= unit.execution_start)
+                .max()
+                .and_then(|last| text[last..].find('\n').map(|it| last + it + 1))
+        } else {
+            crate::scalarize::declarations_end(unit, &normalised)
+        };
+        let Some(declarations_at) = declarations_at else { continue };
+        match hoister.edits(declarations_at) {
+            Some(unit_edits) => {
+                edits.extend(unit_edits);
+                let mut temps: Vec<String> = hoister.calls.iter().map(|it| it.temp.clone()).collect();
+                temps.dedup();
+                temporaries.extend(temps);
+                scalars.extend(hoister.scalars);
+                results = hoister.results;
+            }
+            // The main program's temporaries are all or nothing.
+            None if program => return None,
+            None => {}
+        }
+    }
+    if edits.is_empty() {
         return None;
     }
-    hoister.rewrite(unit)
+    edits.sort_by_key(|it| (it.0.start, it.0.end));
+    if edits.windows(2).any(|it| it[1].0.start < it[0].0.end) {
+        return None;
+    }
+    let (text, mapped) = apply(text, edits);
+    Some((text, mapped, temporaries, scalars))
 }
 
 impl Hoister<'_> {
@@ -600,22 +677,27 @@ impl Hoister<'_> {
         let (line_start, indent, prefix, suffix) = self.insertion(stmt);
         let indent = indent.as_str();
         // The expressions evaluated once, before anything the statement assigns.
-        if let Some(forall) = self.constructor_forall(stmt) {
-            self.replacements.push((stmt.range, forall));
-            return;
-        }
-        if let Some((forall, indices)) = self.section_forall(stmt) {
-            self.forall_indices = self.forall_indices.max(indices);
-            self.replacements.push((stmt.range, forall));
-            return;
+        if !self.reductions_only {
+            if let Some(forall) = self.constructor_forall(stmt) {
+                self.replacements.push((stmt.range, forall));
+                return;
+            }
+            if let Some((forall, indices)) = self.section_forall(stmt) {
+                self.forall_indices = self.forall_indices.max(indices);
+                self.replacements.push((stmt.range, forall));
+                return;
+            }
         }
         // With the left side the temporaries may align with.
         let mut exprs: Vec<(&Expr, Option<&Expr>)> = Vec::new();
+        // A WHERE's masks and right sides, with the arrays its assignments
+        // before each one assign (a reduction that reads none of them moves).
+        let mut where_parts: Vec<(&Expr, Vec<String>)> = Vec::new();
         // `X = CSHIFT(Y, ...)` is `permute.rs`'s as it is.
         let mut whole_right_side = None;
         let first_call = self.calls.len();
         match &stmt.kind {
-            StmtKind::Assign { lhs, rhs } if self.form == SourceForm::Free => {
+            StmtKind::Assign { lhs, rhs } if self.form == SourceForm::Free && !self.reductions_only => {
                 if let Some(statements) = self.local_shift_sections(lhs, rhs) {
                     let lines: String = self.calls[first_call..]
                         .iter()
@@ -635,6 +717,7 @@ impl Hoister<'_> {
                 exprs.push((rhs, Some(lhs)));
                 whole_right_side = matches!(lhs.kind, ExprKind::Name(_)).then_some(rhs.range);
             }
+            _ if self.reductions_only && !matches!(stmt.kind, StmtKind::Where { .. }) => {}
             StmtKind::Output { items } => exprs.extend(items.iter().map(|it| (it, None))),
             StmtKind::Call { args, .. } => exprs.extend(args.iter().map(|it| (it, None))),
             StmtKind::If { branches } => {
@@ -648,34 +731,36 @@ impl Hoister<'_> {
                 });
                 // A WHERE statement evaluates its mask and right side before it assigns.
                 let one_statement = elsewhere.is_empty() && body.len() == 1;
-                let assigned: Vec<String> = assignments
-                    .iter()
-                    .filter_map(|it| match &it.kind {
-                        StmtKind::Assign { lhs, .. } => Some(base_name(lhs)?.to_ascii_lowercase()),
-                        _ => None,
-                    })
-                    .collect();
-                let mut candidates: Vec<(&Expr, Option<&Expr>)> = Vec::new();
-                candidates.extend(mask.iter().map(|it| (it, first_lhs)));
-                for assignment in &assignments {
-                    match &assignment.kind {
-                        StmtKind::Assign { lhs, rhs } => candidates.push((rhs, Some(lhs))),
-                        _ => return,
+                // The masks and right sides in the order the construct
+                // evaluates them (its text's), each with the arrays the
+                // assignments before it assign: one that reads none of them
+                // means the same evaluated before the construct.
+                let mut candidates: Vec<(&Expr, Option<&Expr>, Vec<String>)> = Vec::new();
+                let mut assigned: Vec<String> = Vec::new();
+                let parts =
+                    std::iter::once((mask.as_ref(), body)).chain(elsewhere.iter().map(|it| (it.0.as_ref(), &it.1)));
+                for (part_mask, part_body) in parts {
+                    candidates.extend(part_mask.map(|it| (it, first_lhs, assigned.clone())));
+                    for assignment in part_body {
+                        let StmtKind::Assign { lhs, rhs } = &assignment.kind else { return };
+                        candidates.push((rhs, Some(lhs), assigned.clone()));
+                        assigned.extend(base_name(lhs).map(|it| it.to_ascii_lowercase()));
                     }
                 }
-                candidates.extend(elsewhere.iter().filter_map(|it| it.0.as_ref()).map(|it| (it, first_lhs)));
-                for (expr, lhs) in candidates {
-                    let first_mask = mask.as_ref().is_some_and(|it| std::ptr::eq(it, expr));
-                    if one_statement || first_mask || !self.reads_any(expr, &assigned) {
+                for (expr, lhs, assigned_before) in candidates {
+                    let assigned_before = if one_statement { Vec::new() } else { assigned_before };
+                    if !self.reads_any(expr, &assigned_before) {
                         exprs.push((expr, lhs));
                     }
+                    where_parts.push((expr, assigned_before));
                 }
             }
             _ => return,
         }
         let mut lines = String::new();
         let line_end = self.line_end;
-        for (expr, lhs) in exprs.iter().copied() {
+        let reductions_only = self.reductions_only;
+        for (expr, lhs) in exprs.iter().copied().filter(|_| !reductions_only) {
             let target = lhs.and_then(|it| self.whole_array(it));
             let top = whole_right_side == Some(expr.range);
             let first = self.calls.len();
@@ -691,19 +776,20 @@ impl Hoister<'_> {
         // right side is evaluated before anything is assigned, so the
         // reduction may be computed first into a scalar every process gets,
         // and the assignment runs on the owners.
-        let reduced: Vec<&Expr> = match &stmt.kind {
-            StmtKind::Assign { lhs, rhs } if self.assigns_section_of_distributed(lhs) => vec![rhs],
-            // Masks and right sides a WHERE evaluates before it assigns
-            // what they read (the ones `exprs` kept).
-            StmtKind::Where { .. } => exprs.iter().map(|it| it.0).collect(),
+        let reduced: Vec<(&Expr, Vec<String>)> = match &stmt.kind {
+            StmtKind::Assign { lhs, rhs } if self.assigns_section_of_distributed(lhs) => vec![(rhs, Vec::new())],
+            // Masks and right sides of a WHERE: the reductions that read
+            // nothing an assignment of it before them assigns.
+            StmtKind::Where { .. } => where_parts,
             _ => Vec::new(),
         };
-        for expr in reduced {
-            for (call, type_spec) in self.scalar_reductions(expr, indices) {
+        for (expr, assigned_before) in reduced {
+            let mut excluded = indices.to_vec();
+            excluded.extend(assigned_before);
+            for (call, type_spec) in self.scalar_reductions(expr, &excluded) {
                 self.results += 1;
                 let temp = self.fresh_name("hpf_f", self.results - 1);
-                let declaration_indent = if matches!(self.form, SourceForm::Fixed { .. }) { "      " } else { "  " };
-                self.declarations.push(format!("{declaration_indent}{type_spec} :: {temp}"));
+                self.declarations.push(format!("{}{type_spec} :: {temp}", self.declaration_indent));
                 lines.push_str(&format!("{indent}{temp} = {}{line_end}", self.slice(call)));
                 self.scalars.push((temp.clone(), self.slice(call).to_string()));
                 self.replacements.push((call, temp));
@@ -713,6 +799,7 @@ impl Hoister<'_> {
         // in output items (which rank 0 alone evaluates): evaluated first
         // into a scalar, by every process (`procedures.rs`).
         if let StmtKind::Output { items } = &stmt.kind {
+            // (`functions` is empty outside the main program.)
             let mut stack: Vec<&Expr> = items.iter().collect();
             while let Some(expr) = stack.pop() {
                 if let ExprKind::Ref { name, args } = &expr.kind {
@@ -727,9 +814,7 @@ impl Hoister<'_> {
                     {
                         self.results += 1;
                         let temp = self.fresh_name("hpf_f", self.results - 1);
-                        let declaration_indent =
-                            if matches!(self.form, SourceForm::Fixed { .. }) { "      " } else { "  " };
-                        self.declarations.push(format!("{declaration_indent}{type_spec} :: {temp}"));
+                        self.declarations.push(format!("{}{type_spec} :: {temp}", self.declaration_indent));
                         lines.push_str(&format!("{indent}{temp} = {}{line_end}", self.slice(expr.range)));
                         self.scalars.push((temp.clone(), self.slice(expr.range).to_string()));
                         self.replacements.push((expr.range, temp));
@@ -742,7 +827,7 @@ impl Hoister<'_> {
         // IF conditions that read distributed arrays, outside loops over
         // what they read: computed first (reductions in parallel, elements
         // from their owners), so the IF runs on every process alike.
-        if let StmtKind::If { branches } = &stmt.kind {
+        if let (StmtKind::If { branches }, false) = (&stmt.kind, self.reductions_only) {
             for cond in branches.iter().filter_map(|it| it.0.as_ref()) {
                 if !self.reads_distributed(cond)
                     || self.reads_index_in_distributed_element(cond, indices)
@@ -763,8 +848,7 @@ impl Hoister<'_> {
                 }
                 text.push_str(&self.text[at..cond.range.end]);
                 let temp = self.fresh_name("hpf_b", self.replacements.len());
-                let declaration_indent = if matches!(self.form, SourceForm::Fixed { .. }) { "      " } else { "  " };
-                self.declarations.push(format!("{declaration_indent}logical :: {temp}"));
+                self.declarations.push(format!("{}logical :: {temp}", self.declaration_indent));
                 lines.push_str(&format!("{indent}{temp} = {text}{line_end}"));
                 self.replacements.push((cond.range, format!("({temp})")));
             }
@@ -782,14 +866,12 @@ impl Hoister<'_> {
             _ => return false,
         };
         let Some(id) = self.model.lookup(self.unit, &name.key()) else { return false };
-        self.model.symbol(id).is_array()
-            && self.model.distribution_of(id).is_some()
-            && (args.is_empty() || args.iter().any(|it| matches!(it, Subscript::Range { .. })))
+        self.maybe_distributed(id) && (args.is_empty() || args.iter().any(|it| matches!(it, Subscript::Range { .. })))
     }
 
     /// The outermost calls in `expr` of SUM, PRODUCT, MAXVAL, MINVAL,
     /// DOT_PRODUCT, COUNT, ANY and ALL to one value (no DIM) that read
-    /// distributed arrays and none of `indices`, each with its result's
+    /// distributed arrays and none of `indices` (names), each with its result's
     /// type; only where that type is certain (every variable read of one
     /// declared type, literals and intrinsics that keep it).
     fn scalar_reductions(&self, expr: &Expr, indices: &[String]) -> Vec<(TextRange, String)> {
@@ -988,13 +1070,22 @@ impl Hoister<'_> {
         Some(format!("forall ({var} = {lo}:{hi}) {}({var} - ({lo}) + ({lb})) = {item}", name.text))
     }
 
+    /// Whether the array `id` is distributed or, a procedure's dummy, may
+    /// be: INHERIT, an alignment with such a dummy, or no mapping directive
+    /// take the actual's mapping (`procedures.rs`). (Hoisting a reduction of
+    /// a replicated array means the same too.)
+    fn maybe_distributed(&self, id: analysis::model::SymbolId) -> bool {
+        let symbol = self.model.symbol(id);
+        symbol.is_array() && (self.model.distribution_of(id).is_some() || symbol.is_dummy)
+    }
+
     /// Whether `expr` reads a distributed array.
     fn reads_distributed(&self, expr: &Expr) -> bool {
         let mut stack = vec![expr];
         while let Some(expr) = stack.pop() {
             if let ExprKind::Name(name) | ExprKind::Ref { name, .. } = &expr.kind {
                 let id = self.model.lookup(self.unit, &name.key());
-                if id.is_some_and(|id| self.model.symbol(id).is_array() && self.model.distribution_of(id).is_some()) {
+                if id.is_some_and(|id| self.maybe_distributed(id)) {
                     return true;
                 }
             }
@@ -1150,8 +1241,12 @@ impl Hoister<'_> {
         let temp = self.fresh_name("hpf_t", self.calls.len());
         let colons = vec![":"; result.bounds.len()].join(",");
         let bounds: Vec<String> = result.bounds.iter().map(|(lo, hi)| format!("{lo}:{hi}")).collect();
-        let indent = if matches!(self.form, SourceForm::Fixed { .. }) { "      " } else { "  " };
-        self.declarations.push(format!("{indent}{} :: {temp}({})", result.type_spec, bounds.join(", ")));
+        self.declarations.push(format!(
+            "{}{} :: {temp}({})",
+            self.declaration_indent,
+            result.type_spec,
+            bounds.join(", ")
+        ));
         self.declarations.push(format!("!HPF$ ALIGN {temp}({colons}) WITH {align_with}({colons})"));
         self.calls.push(Call { temp, assignment, shape: result, align_with, key });
         self.calls.len() - 1
@@ -1559,25 +1654,17 @@ impl Hoister<'_> {
             .expect("an unused name")
     }
 
-    /// The user's text with the declarations after the specification part,
-    /// the assignments before their statements and the calls replaced.
-    fn rewrite(&self, unit: &syntax::Unit) -> Option<HoistPass> {
+    /// The edits of the unit: the declarations at `declarations_at` (after
+    /// the specification part), the assignments before their statements
+    /// and the calls replaced; `None` when they overlap or a fixed-form
+    /// line would be too long.
+    fn edits(&self, declarations_at: usize) -> Option<Vec<(TextRange, String)>> {
         let line_end = self.line_end;
-        // After the line of the specification part's last declaration or directive.
-        let last = unit
-            .decls
-            .iter()
-            .map(|it| it.range.end)
-            .chain(unit.directives.iter().map(|it| it.range.end))
-            .filter(|it| *it <= unit.execution_start)
-            .max()?;
-        let declarations_at = self.text[last..].find('\n').map(|it| last + it + 1)?;
         let mut edits: Vec<(TextRange, String)> = Vec::new();
         let mut declarations: String = self.declarations.iter().map(|it| format!("{it}{line_end}")).collect();
         if self.forall_indices > 0 {
             let names: Vec<String> = (1..=self.forall_indices).map(|it| format!("hpf_fi{it}")).collect();
-            let indent = if matches!(self.form, SourceForm::Fixed { .. }) { "      " } else { "  " };
-            declarations.push_str(&format!("{indent}integer :: {}{line_end}", names.join(", ")));
+            declarations.push_str(&format!("{}integer :: {}{line_end}", self.declaration_indent, names.join(", ")));
         }
         edits.push((TextRange::empty(declarations_at), declarations));
         for (at, lines) in &self.before {
@@ -1595,13 +1682,40 @@ impl Hoister<'_> {
         };
         if edits.iter().flat_map(|it| it.1.lines()).any(too_long)
             || edits.windows(2).any(|it| it[1].0.start < it[0].0.end)
+            || !self.replaced_lines_fit(&edits)
         {
             return None;
         }
-        let (text, mapped) = apply(self.text, edits);
-        let mut temporaries: Vec<String> = self.calls.iter().map(|it| it.temp.clone()).collect();
-        temporaries.dedup();
-        Some((text, mapped, temporaries, self.scalars.clone()))
+        Some(edits)
+    }
+
+    /// In fixed form, whether every line with replacements inside it still
+    /// ends within the line length (`ANY(L)` replaced by `hpf_f10` grows
+    /// the line; what passes column 72 would be cut off), and a line with
+    /// text past it (sequence numbers) keeps its length.
+    fn replaced_lines_fit(&self, edits: &[(TextRange, String)]) -> bool {
+        let SourceForm::Fixed { line_length } = self.form else { return true };
+        // Per line start: how much longer its replacements make it.
+        let mut growth: Vec<(usize, i64)> = Vec::new();
+        for (range, replacement) in edits.iter().filter(|it| !it.0.is_empty()) {
+            let text = self.slice(*range);
+            if text.contains('\n') || replacement.contains('\n') {
+                continue;
+            }
+            let line_start = self.text[..range.start].rfind('\n').map_or(0, |it| it + 1);
+            let delta = replacement.len() as i64 - text.len() as i64;
+            match growth.iter_mut().find(|it| it.0 == line_start) {
+                Some(line) => line.1 += delta,
+                None => growth.push((line_start, delta)),
+            }
+        }
+        growth.iter().all(|(start, delta)| {
+            let line = self.text[*start..].lines().next().unwrap_or("");
+            if line.len() > line_length {
+                return *delta == 0;
+            }
+            (line.trim_end().len() as i64 + delta) <= line_length as i64
+        })
     }
 }
 

@@ -96,7 +96,7 @@ pub(crate) fn scalarize(analysis: &FileAnalysis, text: &str) -> Option<Vec<(Text
 /// The start of the line after the specification part's last statement
 /// (declarations, directives, USE and IMPLICIT statements, or the unit's
 /// header when there is none), where a declaration of the loops' indices goes.
-fn declarations_end(unit: &syntax::Unit, text: &str) -> Option<usize> {
+pub(crate) fn declarations_end(unit: &syntax::Unit, text: &str) -> Option<usize> {
     let mut last = unit
         .decls
         .iter()

@@ -1852,8 +1852,8 @@ fn stops_that_every_process_takes_finalise_mpi_first() {
 /// expressions become temporaries assigned right before their statement
 /// (`hoist.rs`): each an all-to-all of its own, the statement then runs on
 /// each process's part. Calls that cannot move (the action of a logical IF,
-/// a WHERE construct that assigns what the call reads) keep the rank-0
-/// path, and the notes keep the user's line numbers.
+/// a WHERE construct that assigns what the call reads before it) keep the
+/// rank-0 path, and the notes keep the user's line numbers.
 #[test]
 fn shifts_inside_expressions_become_temporaries() {
     let (notes, source) = lower(&program(
@@ -1865,8 +1865,8 @@ fn shifts_inside_expressions_become_temporaries() {
   print *, maxval(cshift(u, step + 1))
   if (s > 0.0) u = u + cshift(u, 1)
   where (u > 0.0)
-    u = cshift(u, 1)
     un = u
+    u = cshift(un, 1)
   end where
   print *, s, u(1)
 ",
@@ -4198,8 +4198,9 @@ fn reductions_inside_array_assignments_are_computed_first() {
 
 /// A whole replicated rank-1 array read in a section assignment or a
 /// reduction on a BLOCK array (`y = y + 2 * x`, `dot_product(x, y)`, a
-/// strided section) is read at the part that goes with each process's own
-/// elements (issue 27: it was on rank 0). Not when the shapes differ. (With
+/// strided section) or a section of one (`g(1:n)`) is read at the part that
+/// goes with each process's own elements (issue 27: it was on rank 0). Not
+/// when the shapes differ. (With
 /// ordered reductions, DOT_PRODUCT with a replicated operand stays on rank 0.)
 #[test]
 fn replicated_operands_of_block_sections_are_read_at_the_owners_part() {
@@ -4227,8 +4228,235 @@ end program p
     assert!(source.contains("* w(hpf_lo+(-1):hpf_hi+(-1)) - x(hpf_lo+(0):hpf_hi+(0))"), "{source}");
     assert!(source.contains("- h(1+(hpf_lo-(30))/(-2):1+(hpf_hi-(30))/(-2))"), "{source}");
     assert!(source.contains("dot_product(x(hpf_lo+(0):hpf_hi+(0)), y(hpf_lo:hpf_hi:1))"), "{source}");
+    // A section of a replicated array of the home section's extent is read so too.
+    assert!(source.contains("y(hpf_lo:hpf_hi:1) = y(hpf_lo:hpf_hi:1) + g(hpf_lo+(0):hpf_hi+(0))"), "{source}");
     let lines: Vec<&str> = notes.iter().map(|it| it.split(':').next().unwrap()).collect();
-    assert_eq!(lines, ["14", "15"], "{notes:?}");
+    assert_eq!(lines, ["15"], "{notes:?}");
+}
+
+/// Reductions inside array assignments and WHEREs are computed first in
+/// every unit, not the main program only: a module procedure on module
+/// arrays, one on an INHERIT dummy, an external subroutine on a dummy with
+/// its own DISTRIBUTE and an internal one on the host's arrays. The copies
+/// every process runs compute them in parallel and assign on the owners;
+/// a WHERE construct's later assignment that reads what an earlier one
+/// assigned keeps its reduction.
+#[test]
+fn reductions_inside_array_assignments_are_computed_first_in_every_unit() {
+    let (notes, source) = lower(
+        "module fields
+  implicit none
+  integer, parameter :: n = 24
+  real(8) :: u(n), v(n)
+!hpf$ distribute u(block)
+!hpf$ align v(i) with u(i)
+contains
+  subroutine scale_fields()
+    u = u / maxval(abs(u))
+    where (v > 0.5d0 * maxval(v)) v = v - minval(v)
+  end subroutine scale_fields
+  subroutine centre(e)
+    real(8), intent(inout) :: e(n)
+!hpf$ inherit e
+    e(2:n-1) = e(2:n-1) - sum(e) / n
+  end subroutine centre
+end module fields
+
+subroutine project(x, y)
+  use fields, only: n
+  real(8) :: x(n), y(n)
+!hpf$ distribute x(block)
+!hpf$ align y(i) with x(i)
+  x = x - dot_product(x, y) / dot_product(y, y) * y
+end subroutine project
+
+program p
+  use fields
+  implicit none
+  integer :: step
+  u = 1.0d0
+  v = 2.0d0
+  do step = 1, 2
+    call scale_fields()
+    call centre(u)
+    call project(u, v)
+    call relax()
+  end do
+  print *, u(1), v(n)
+contains
+  subroutine relax()
+    where (u > 0.25d0 * maxval(u))
+      u = u - minval(v)
+      v = v + sum(u)
+    elsewhere
+      u = u + sum(v)
+    end where
+  end subroutine relax
+end program p
+",
+    );
+    // Scalars numbered across the file, declared in their units.
+    for declared in
+        ["    real(8) :: hpf_f1\n", "    real(8) :: hpf_f4\n", "  real(8) :: hpf_f5\n", "    real(8) :: hpf_f8\n"]
+    {
+        assert!(source.contains(declared), "{declared} {source}");
+    }
+    assert!(source.contains("hpf_f1 = hpf_r"), "{source}");
+    assert!(source.contains("u(hpf_lo:hpf_hi:1) = u(hpf_lo:hpf_hi:1) / hpf_f1"), "{source}");
+    assert!(source.contains("e(hpf_lo:hpf_hi:1) = e(hpf_lo:hpf_hi:1) - hpf_f4 / n"), "{source}");
+    assert!(
+        source.contains("x(hpf_lo:hpf_hi:1) = x(hpf_lo:hpf_hi:1) - hpf_f6 / hpf_f5 * y(hpf_lo:hpf_hi:1)"),
+        "{source}"
+    );
+    // In the internal subroutine's construct: the mask's MAXVAL and the first
+    // right side's MINVAL move; `sum(u)` after `u` is assigned stays, and the
+    // construct runs on one process, its note in the user's terms.
+    assert!(source.contains("hpf_f7 = maxval(hpf_g_u)\n    hpf_f8 = minval(hpf_g_v)\n"), "{source}");
+    assert!(source.contains("hpf_f8"), "{source}");
+    assert!(!source.contains("hpf_f9"), "{source}");
+    let on_rank_zero: Vec<&String> = notes.iter().filter(|it| it.contains("runs on one process")).collect();
+    assert!(on_rank_zero.iter().all(|it| !it.contains("hpf_")), "{notes:?}");
+    let lines: Vec<&str> = on_rank_zero.iter().map(|it| it.split(':').next().unwrap()).collect();
+    assert_eq!(lines, ["42"], "{notes:?}");
+}
+
+/// Fixed form: a subroutine on COMMON arrays (made module arrays) and one
+/// on an INHERIT dummy get their reductions computed first, declared and
+/// assigned in fixed-form lines; nothing runs on one process.
+#[test]
+fn reductions_in_fixed_form_procedures_are_computed_first() {
+    let text = "      PROGRAM F
+      INTEGER N
+      PARAMETER (N = 24)
+      DOUBLE PRECISION U(N), R(N)
+      COMMON /FLD/ U, R
+!HPF$ DISTRIBUTE U(BLOCK)
+!HPF$ ALIGN R(I) WITH U(I)
+      INTEGER STEP
+      U = 1.0D0
+      R = 2.0D0
+      DO 20 STEP = 1, 3
+         CALL NORM
+         CALL SCALE(R, N)
+   20 CONTINUE
+      PRINT *, U(1), R(N)
+      END
+
+      SUBROUTINE NORM
+      INTEGER N
+      PARAMETER (N = 24)
+      DOUBLE PRECISION U(N), R(N)
+      COMMON /FLD/ U, R
+!HPF$ DISTRIBUTE U(BLOCK)
+!HPF$ ALIGN R(I) WITH U(I)
+      U = U - SUM(U) / N
+      WHERE (U .GT. 0.25D0 * MAXVAL(U)) U = U / MAXVAL(ABS(U))
+      END
+
+      SUBROUTINE SCALE(X, M)
+      INTEGER M
+      DOUBLE PRECISION X(M)
+!HPF$ INHERIT X
+      X = X / SQRT(DOT_PRODUCT(X, X)) + 0.5D0
+      END
+";
+    let form = SourceForm::Fixed { line_length: 72 };
+    let analysis = analysis::analyze(text, form, ModelConfig { number_of_processors: None });
+    let (hoisted, _) = crate::hoist::rewrite(&analysis, text).expect("rewritten");
+    assert!(hoisted.text.contains("      double precision :: hpf_f1\n"), "{}", hoisted.text);
+    assert!(hoisted.text.contains("      hpf_f1 = SUM(U)\n      U = U - hpf_f1 / N\n"), "{}", hoisted.text);
+    assert!(
+        hoisted.text.contains("      hpf_f4 = DOT_PRODUCT(X, X)\n      X = X / SQRT(hpf_f4) + 0.5D0\n"),
+        "{}",
+        hoisted.text
+    );
+    let generated = crate::lower(&analysis, text).expect("lowered");
+    assert!(!generated.notes.iter().any(|it| it.message.contains("one process")), "{:?}", generated.notes);
+}
+
+/// A replicated rank-1 operand of a BLOCK section assignment whose bounds
+/// are known at run time only, affine (`z(2:n+1)` with `w(n)`) or with a
+/// term of their own that is not (`n/2`), and a section of one (`w(1:n)`),
+/// is read at the part that goes with each process's elements; a section
+/// of another extent (`w(1:n-1)`) is not.
+#[test]
+fn replicated_operands_with_run_time_bounds_are_read_at_the_owners_part() {
+    let (notes, source) = lower_unordered(
+        "module ops
+  implicit none
+contains
+  subroutine stretch(z, w, h, n)
+    integer, intent(in) :: n
+    real(8), intent(inout) :: z(:)
+    real(8), intent(in) :: w(n), h(n/2)
+!hpf$ inherit z
+    z(2:n+1) = z(2:n+1) * w
+    z(1:n/2) = z(1:n/2) + h
+    z(n/2+1:n) = z(n/2+1:n) - 0.5d0 * h(1:n - n/2)
+  end subroutine stretch
+end module ops
+
+program p
+  use ops
+  implicit none
+  integer, parameter :: nmax = 41
+  real(8) :: z(nmax), w(nmax)
+  integer :: n
+!hpf$ distribute z(block)
+  n = 36
+  z = 1.0d0
+  w = 2.0d0
+  call stretch(z, w, w, n)
+  z(3:n+2) = z(3:n+2) + w(1:n)
+  z(3:n+2) = z(3:n+2) + w(1:n-1)
+  print *, z(1)
+end program p
+",
+    );
+    assert!(source.contains("z(hpf_lo:hpf_hi:1) = z(hpf_lo:hpf_hi:1) * w(hpf_lo+(-1):hpf_hi+(-1))"), "{source}");
+    assert!(source.contains("z(hpf_lo:hpf_hi:1) = z(hpf_lo:hpf_hi:1) + h(hpf_lo+(0):hpf_hi+(0))"), "{source}");
+    assert!(source.contains("- 0.5d0 * h(hpf_lo+((1)-(n/2+1)):hpf_hi+((1)-(n/2+1)))"), "{source}");
+    assert!(source.contains("z(hpf_lo:hpf_hi:1) = z(hpf_lo:hpf_hi:1) + w(hpf_lo+(-2):hpf_hi+(-2))"), "{source}");
+    let on_rank_zero: Vec<&str> =
+        notes.iter().filter(|it| it.contains("runs on one process")).map(|it| it.split(':').next().unwrap()).collect();
+    assert_eq!(on_rank_zero, ["27"], "{notes:?}");
+}
+
+/// Fixed form: a replacement that would move text across column 72 (a line
+/// with sequence numbers past it) leaves its unit as written; the other
+/// units are still rewritten.
+#[test]
+fn fixed_form_replacements_keep_lines_within_their_length() {
+    let text = "      PROGRAM F
+      DOUBLE PRECISION U(24)
+!HPF$ DISTRIBUTE U(BLOCK)
+      U = 1.0D0
+      CALL NORM(U)
+      CALL SCALE(U)
+      PRINT *, U(1)
+      END
+
+      SUBROUTINE NORM(X)
+      DOUBLE PRECISION X(24)
+!HPF$ INHERIT X
+      X = X / MAXVAL(X)                                                 NRM00010
+      END
+
+      SUBROUTINE SCALE(X)
+      DOUBLE PRECISION X(24)
+!HPF$ INHERIT X
+      X = X / MAXVAL(X)
+      END
+";
+    let form = SourceForm::Fixed { line_length: 72 };
+    let analysis = analysis::analyze(text, form, ModelConfig { number_of_processors: None });
+    let (hoisted, _) = crate::hoist::rewrite(&analysis, text).expect("rewritten");
+    assert!(
+        hoisted.text.contains("      X = X / MAXVAL(X)                                                 NRM00010\n"),
+        "{}",
+        hoisted.text
+    );
+    assert!(hoisted.text.contains("      X = X / hpf_f1\n"), "{}", hoisted.text);
 }
 
 /// MAXLOC and MINLOC without DIM of data cut along one dimension: every

@@ -87,6 +87,7 @@ const SUPPORTED: &[&str] = &[
     "pic1d_electrostatic.f90",
     "normalised_fields.f90",
     "peak_locations.f90",
+    "normalised_procedures.f90",
     "poisson_rb_f77.f",
     "power_matvec.f90",
     "private_scalars.f90",
