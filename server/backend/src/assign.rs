@@ -812,7 +812,7 @@ impl<'a> Lowering<'a> {
             return Ok(DistributedSection {
                 range: name_range,
                 whole: true,
-                lo: Linear::constant(distributed.lb),
+                lo: distributed.lb.linear(),
                 step: 1,
                 step_text: None,
             });
@@ -822,7 +822,7 @@ impl<'a> Lowering<'a> {
         };
         let lo = match lo {
             Some(lo) => self.linear_of(lo).ok_or("a section bound is not affine")?,
-            None => Linear::constant(distributed.lb),
+            None => distributed.lb.linear(),
         };
         let (step, step_text) = match stride {
             Some(stride) => match self.constant_of(stride) {

@@ -45,7 +45,7 @@ use analysis::model::{Axis, Format, SymbolId, SymbolKind, UnitId};
 use syntax::{ExprKind, Stmt, StmtKind, Subscript, TextRange, UnitKind};
 
 use crate::call_remap::{CallRemap, Section};
-use crate::{element_suffix, top_level_parts, Distributed, Lowering, Plan};
+use crate::{element_suffix, top_level_parts, Bound, Distributed, Lowering, Plan};
 
 /// Where the specialised copy of a subroutine goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,11 +121,11 @@ impl ConstEnv for BoundEnv<'_> {
 /// Whether two arrays are laid out alike: the same descriptors, so the
 /// same elements on every process (whatever their types).
 pub(crate) fn same_layout(a: &Distributed, b: &Distributed) -> bool {
-    let second = |it: &Distributed| {
+    fn second(it: &Distributed) -> Option<(usize, &Bound, &Bound, i64, i64, &Bound, &Bound, i64, bool, (i64, i64))> {
         it.second
             .as_ref()
-            .map(|s| (s.dim, s.lb, s.ub, s.offset, s.stride, s.template_lo, s.template_hi, s.block, s.cyclic, s.procs))
-    };
+            .map(|s| (s.dim, &s.lb, &s.ub, s.offset, s.stride, &s.template_lo, &s.template_hi, s.block, s.cyclic, s.procs))
+    }
     a.lbs == b.lbs
         && a.ubs == b.ubs
         && a.dim == b.dim
@@ -154,12 +154,12 @@ fn layout_key(it: &Distributed) -> String {
         it.cyclic,
         it.second.as_ref().map(|s| (
             s.dim,
-            s.lb,
-            s.ub,
+            &s.lb,
+            &s.ub,
             s.offset,
             s.stride,
-            s.template_lo,
-            s.template_hi,
+            &s.template_lo,
+            &s.template_hi,
             s.block,
             s.cyclic,
             s.procs
@@ -307,6 +307,11 @@ impl<'a> Lowering<'a> {
         if let Some(entity) = assumed_size {
             return Err(format!("the replicated dummy {} is assumed-size", entity.name.text));
         }
+        // A copy names its layouts' bounds, which only the main program
+        // holds for an array allocated at run time.
+        if let Some(layout) = dummies.values().chain(host.values()).find(|it| it.has_runtime_bounds()) {
+            return Err(format!("the bounds of {} are known only at run time", layout.name));
+        }
         // One copy per subroutine and layouts of its actuals (which of them
         // share an alignment target included).
         let mut key = format!("{callee_id}{known:?}");
@@ -332,7 +337,10 @@ impl<'a> Lowering<'a> {
             let section = sections
                 .iter()
                 .find(|it| it.0 == position)
-                .map_or(Section { lo: whole.lbs[0], hi: whole.ubs[0], st: 1 }, |it| it.1);
+                .map_or(
+                    Section { lo: whole.lbs[0].known().unwrap_or(1), hi: whole.ubs[0].known().unwrap_or(0), st: 1 },
+                    |it| it.1,
+                );
             let mut temp = dummies[&dummy].clone();
             temp.name = format!("hpf_t{}", remaps.len() + 1);
             remaps.push(CallRemap {
@@ -763,7 +771,7 @@ impl<'a> Lowering<'a> {
                 Subscript::Star(_) => (Some(1), None),
                 Subscript::Keyword { .. } => (None, None),
             };
-            let bounds_match = lo == Some(layout.lbs[k]) && hi.is_none_or(|hi| hi == Some(layout.ubs[k]));
+            let bounds_match = lo.is_some() && lo == layout.lbs[k].known() && hi.is_none_or(|hi| hi.is_some() && hi == layout.ubs[k].known());
             if !bounds_match {
                 return Err(format!(
                     "the bounds of the dummy {name} are not known to be the actual's ({}:{} along dimension {})",
