@@ -258,13 +258,12 @@ impl<'a> Lowering<'a> {
             }) else {
                 continue;
             };
+            // Every bound, for LBOUND, UBOUND and SIZE (`hoist.rs`).
+            let name = &it.name;
             for (k, (lo, hi)) in allocation.dims.iter().enumerate() {
-                if let (Bound::Runtime { text, .. }, Some(lo)) = (&it.lbs[k], lo) {
-                    let _ = writeln!(out, "  {text} = {}", self.one_line(lo.range).trim());
-                }
-                if let Bound::Runtime { text, .. } = &it.ubs[k] {
-                    let _ = writeln!(out, "  {text} = {}", self.one_line(hi.range).trim());
-                }
+                let lo = lo.map_or("1".to_string(), |lo| self.one_line(lo.range).trim().to_string());
+                let _ = writeln!(out, "  hpf_lbs_{name}({}) = {lo}", k + 1);
+                let _ = writeln!(out, "  hpf_ubs_{name}({}) = {}", k + 1, self.one_line(hi.range).trim());
             }
         }
         for it in &distributed {
@@ -277,13 +276,8 @@ impl<'a> Lowering<'a> {
 
     /// The declarations of the run-time bounds of the main program's arrays.
     pub(crate) fn runtime_bound_declarations(&self, out: &mut String) {
-        for it in self.distributed.iter().filter(|it| it.0.unit == self.main).map(|it| it.1) {
-            if it.lbs.iter().any(|it| it.known().is_none()) {
-                let _ = writeln!(out, "  integer :: hpf_lbs_{}({})", it.name, it.lbs.len());
-            }
-            if it.ubs.iter().any(|it| it.known().is_none()) {
-                let _ = writeln!(out, "  integer :: hpf_ubs_{}({})", it.name, it.ubs.len());
-            }
+        for it in self.distributed.iter().filter(|it| it.0.unit == self.main && it.1.allocated_by.is_some()) {
+            let _ = writeln!(out, "  integer :: hpf_lbs_{name}({rank}), hpf_ubs_{name}({rank})", name = it.1.name, rank = it.1.lbs.len());
         }
     }
 }

@@ -1461,7 +1461,10 @@ impl<'a> Lowering<'a> {
             };
             let (lb, ub) = bounds[dim].clone();
             let Some((template_lo, template_hi)) = target_bounds(self, axis) else {
-                self.error(at, "the bounds of the alignment target must be constant for the MPI backend");
+                // (An allocatable target's own error says why.)
+                if !deferred(target_symbol) {
+                    self.error(at, "the bounds of the alignment target must be constant for the MPI backend");
+                }
                 continue;
             };
             // Aligned by `:` with an allocatable target, element LB goes to
@@ -3306,6 +3309,10 @@ impl<'a> Lowering<'a> {
         let (mut messages, mut elements) = (0, 0);
         for report in self.analysis.loops.iter().filter(|it| stmt.range.contains_range(it.range)) {
             if report.accesses.iter().any(|it| self.relaid.contains(&it.array)) {
+                return None;
+            }
+            // Bounds known only at run time: the analysis cannot count (`allocatable.rs`).
+            if report.accesses.iter().any(|it| self.distributed.get(&it.array).is_some_and(|it| it.allocated_by.is_some())) {
                 return None;
             }
             let mut together: BTreeMap<(SymbolId, bool), Vec<&analysis::loops::Access>> = BTreeMap::new();
