@@ -79,12 +79,12 @@ impl<'a> Lowering<'a> {
         };
         let st = value(stride, 1)?;
         // Bounds known only at run time: no section layout.
-        let (first, last) = (layout.lbs[0].known()?, layout.ubs[0].known()?);
-        let (lo, hi) = if st > 0 { (value(lo, first)?, value(hi, last)?) } else { (value(lo, last)?, value(hi, first)?) };
+        let (lb, ub) = (layout.lbs[0].known()?, layout.ubs[0].known()?);
+        let (lo, hi) = if st > 0 { (value(lo, lb)?, value(hi, ub)?) } else { (value(lo, ub)?, value(hi, lb)?) };
         let section = Section { lo, hi, st };
         // Inside the array, not empty.
         let last = lo + (section.extent() - 1) * st;
-        let inside = |i: i64| (first..=last).contains(&i);
+        let inside = |i: i64| (lb..=ub).contains(&i);
         (st != 0 && section.extent() > 0 && inside(lo) && inside(last)).then_some(section)
     }
 
