@@ -20,6 +20,7 @@ const SUPPORTED: &[&str] = &[
     "advect_namelist.f90",
     "align_stride_loops.f90",
     "align_transpose_grid.f90",
+    "alloc_fields.f90",
     "block_cyclic_matmul.f90",
     "blockdata_fields.f",
     "chain_align.hpf",
@@ -299,6 +300,34 @@ fn distributed_arrays_of_every_type_and_kind_run_in_parallel() {
         assert!(!stderr.contains("one process"), "{name}: {stderr}");
         let expected = std::fs::read(corpus().join(format!("expected/{name}.out"))).expect("an expected output");
         runs_print_on(&source, &expected, &["1", "2", "3", "4", "5"]);
+    }
+}
+
+/// Distributed ALLOCATABLE arrays whose bounds the program reads and
+/// computes (`alloc_fields.f90`: a 1-D stencil with ghost cells, a 2-D
+/// (*, BLOCK) Jacobi loop, a CYCLIC array allocated in every step of a
+/// loop) run with no statement on one process, and print what the
+/// sequential program prints on 1 to 5 processes.
+#[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
+fn allocatable_distributed_arrays_run_in_parallel() {
+    require_toolchain();
+    let dir = scratch("allocatable");
+    let name = "alloc_fields.f90";
+    let executable = dir.join("alloc_fields");
+    let build = hpf_ls_build(&corpus().join(name), &executable);
+    let stderr = String::from_utf8_lossy(&build.stderr);
+    assert!(build.status.success(), "{name}: {stderr}");
+    assert!(!stderr.contains("one process"), "{name}: {stderr}");
+    let expected = std::fs::read(corpus().join(format!("expected/{name}.out"))).expect("an expected output");
+    for processes in 1..=5 {
+        let output = mpirun(name, &executable, processes);
+        assert!(output.status.success(), "on {processes}: {}", String::from_utf8_lossy(&output.stderr));
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&expected),
+            "on {processes} processes"
+        );
     }
 }
 
