@@ -4228,3 +4228,165 @@ end program p
     let lines: Vec<&str> = notes.iter().map(|it| it.split(':').next().unwrap()).collect();
     assert_eq!(lines, ["14", "15"], "{notes:?}");
 }
+
+/// A distributed ALLOCATABLE array gets its descriptor and local part at
+/// its ALLOCATE statement, from bounds computed there; loops, sections and
+/// reductions on it run in parallel, and LBOUND/UBOUND/SIZE read the
+/// bounds the ALLOCATE stored, not the local part's.
+#[test]
+fn allocatable_arrays_are_laid_out_at_their_allocate() {
+    let (notes, source) = lower(
+        "program p
+  implicit none
+  integer :: n, i
+  real, allocatable :: a(:), b(:)
+  real :: s
+!HPF$ DISTRIBUTE A(BLOCK)
+!HPF$ ALIGN B(:) WITH A(:)
+  n = 8 * 5 + 3
+  allocate (a(0:n+1), b(0:n+1))
+  a = 1.0
+  b(1:n) = a(0:n-1) + a(2:n+1)
+  s = sum(b(1:n))
+  do i = lbound(a, 1), ubound(a, 1)
+    a(i) = size(a)
+  end do
+  print *, s, a(n)
+  deallocate (a, b)
+end program p
+",
+    );
+    assert!(notes.iter().all(|it| !it.contains("one process")), "{notes:?}");
+    let init = source.find("call hpf_init()").unwrap();
+    let stored = source.find("  hpf_lbs_a(1) = 0\n  hpf_ubs_a(1) = n+1\n").expect(&source);
+    let made = source.find("  hpf_d_a = hpf_make_desc(0, hpf_ubs_a(1), 0, 0, hpf_ubs_a(1), 0, 0)").expect(&source);
+    // B's template is A's: its cells end where A's bounds say.
+    let aligned = source.find("  hpf_d_b = hpf_make_desc(0, hpf_ubs_b(1), 0, 0, hpf_ubs_a(1), 0, 0)").expect(&source);
+    assert!(init < stored && stored < made && made < aligned, "{source}");
+    assert!(source.contains("integer :: hpf_lbs_a(1), hpf_ubs_a(1)"), "{source}");
+    // A halo of one on each side, grown by the stencil.
+    assert!(source.contains("call hpf_alloc_bounds(hpf_d_a, 1, 1, hpf_lo, hpf_hi)"), "{source}");
+    assert!(source.contains("call hpf_fetch_r4_11(a, hpf_d_a,"), "{source}");
+    // `a = 1.0` over the bounds A was allocated with.
+    assert!(source.contains("call hpf_local_bounds(hpf_d_a, 0, (0), (hpf_ubs_a(1)), 1, hpf_lo, hpf_hi)"), "{source}");
+    assert!(source.contains("do i = hpf_lo, hpf_hi, 1") && source.contains("(hpf_lbs_a(1)), (hpf_ubs_a(1)), 1, hpf_lo, hpf_hi)"), "{source}");
+    assert!(source.contains("product(max(0, hpf_ubs_a - hpf_lbs_a + 1))"), "{source}");
+    assert!(source.contains("\n  deallocate (a, b)\n"), "{source}");
+    assert_eq!(source.matches("hpf_make_desc(").count(), 2, "{source}");
+}
+
+/// An ALLOCATE in a loop makes the descriptor anew each time; bounds whose
+/// variables change after the first ALLOCATE are equal only within one
+/// statement, so arrays allocated apart are not taken to be laid out alike.
+#[test]
+fn allocatable_arrays_allocated_in_loops_and_apart() {
+    let (notes, source) = lower(
+        "program p
+  implicit none
+  integer :: n, k, i
+  integer, allocatable :: c(:), a(:), b(:)
+!HPF$ DISTRIBUTE C(CYCLIC)
+!HPF$ DISTRIBUTE (BLOCK) :: A, B
+  n = 10
+  do k = 1, 3
+    allocate (c(n + k))
+    c = k
+    print *, sum(c)
+    deallocate (c)
+  end do
+  allocate (a(n))
+  n = n + 1
+  allocate (b(n))
+  a = 1
+  b(1:5) = a(1:5)
+  print *, b(3)
+end program p
+",
+    );
+    let looped = source.find("  do k = 1, 3\n").unwrap();
+    let made = source.find("  hpf_d_c = hpf_make_desc(1, hpf_ubs_c(1), 0, 1, hpf_ubs_c(1), 1, 1)").expect(&source);
+    assert!(looped < made && source[made..].contains("  allocate (c(hpf_lo:hpf_hi))"), "{source}");
+    // N changes between the ALLOCATEs of A and B: B(1:5) = A(1:5) does not
+    // read A's local part as if cut alike.
+    assert!(!source.contains("b(hpf_lo:hpf_hi:1) = a(hpf_lo:hpf_hi:1)"), "{source}");
+    assert!(source.contains("call hpf_remote_read_i4(a, hpf_d_a,"), "{source}");
+    assert!(notes.iter().all(|it| !it.starts_with("9:") && !it.starts_with("10:")), "{notes:?}");
+}
+
+/// What the backend refuses of ALLOCATABLE distributed arrays, at the place.
+#[test]
+fn allocatable_arrays_it_refuses() {
+    let errors = |text: &str| lowered(text).map(|it| it.1).expect_err("refused");
+    let twice = errors(
+        "program p
+  integer :: n, ierr
+  real, allocatable :: a(:)
+!HPF$ DISTRIBUTE A(BLOCK)
+  n = 10
+  allocate (a(n))
+  deallocate (a)
+  allocate (a(2*n))
+end program p
+",
+    );
+    assert_eq!(twice.len(), 1, "{twice:?}");
+    assert!(twice[0].starts_with("8: `a`: the MPI backend needs one ALLOCATE statement per distributed array"), "{twice:?}");
+    let stat = errors(
+        "program p
+  integer :: n, ierr
+  real, allocatable :: a(:)
+!HPF$ DISTRIBUTE A(BLOCK)
+  n = 10
+  allocate (a(n), stat=ierr)
+end program p
+",
+    );
+    assert!(stat[0].starts_with("6: an ALLOCATE of a distributed array with STAT="), "{stat:?}");
+    let order = errors(
+        "program p
+  integer :: n
+  real, allocatable :: a(:), b(:)
+!HPF$ DISTRIBUTE A(BLOCK)
+!HPF$ ALIGN B(:) WITH A(:)
+  n = 10
+  allocate (b(n))
+  allocate (a(n))
+end program p
+",
+    );
+    assert_eq!(order.len(), 1, "{order:?}");
+    assert!(order[0].starts_with("7: `b` is aligned with `a`, whose bounds its ALLOCATE computes"), "{order:?}");
+    let lower_bounds = errors(
+        "program p
+  integer :: n
+  real, allocatable :: a(:), b(:)
+!HPF$ DISTRIBUTE A(BLOCK)
+!HPF$ ALIGN B(:) WITH A(:)
+  n = 10
+  allocate (a(n), b(0:n-1))
+end program p
+",
+    );
+    assert!(lower_bounds[0].starts_with("7: `b`: its lower bound along its distributed dimension is not known to be that of `a`"), "{lower_bounds:?}");
+    let module = errors(
+        "module m
+  real, allocatable :: g(:)
+!HPF$ DISTRIBUTE G(BLOCK)
+end module m
+program p
+  use m
+  allocate (g(10))
+end program p
+",
+    );
+    assert!(module[0].starts_with("2: `g`: distributed ALLOCATABLE arrays are supported by the MPI backend in the main program only"), "{module:?}");
+    let none = errors(
+        "program p
+  real, allocatable :: a(:)
+!HPF$ DISTRIBUTE A(BLOCK)
+  print *, 1
+end program p
+",
+    );
+    assert!(none[0].starts_with("2: `a`: the MPI backend needs the ALLOCATE statement"), "{none:?}");
+}
