@@ -1214,6 +1214,18 @@ impl<'a> Lowering<'a> {
             if let Some((range, message)) = self.check_allocation_order(*id, distributed) {
                 self.error(range, message);
             }
+            // The remap at a directive copies an allocated array's elements.
+            let remapped =
+                layouts[1..].iter().any(|it| it.get(id).is_none_or(|it| !procedures::same_layout(it, distributed)));
+            if let (Some(at), true) = (distributed.allocated_by, remapped) {
+                self.error(
+                    at,
+                    format!(
+                        "`{}`: REDISTRIBUTE and REALIGN of distributed ALLOCATABLE arrays are not supported by the MPI backend yet",
+                        distributed.name
+                    ),
+                );
+            }
         }
         self.check_epoch_layouts(&layouts);
         self.check_module_variables(&layouts[0]);

@@ -100,13 +100,23 @@ impl<'a> Lowering<'a> {
         if x.suffix != y.suffix {
             return None;
         }
-        // Bounds known only at run time: the rank-0 path.
+        // An extent known at compile time, or the run-time bounds that
+        // give it (equal when they are known equal).
         let extents = |it: &Distributed| {
-            it.lbs.iter().zip(&it.ubs).map(|(lo, hi)| Some(hi.known()? - lo.known()? + 1)).collect::<Option<Vec<_>>>()
+            it.lbs
+                .iter()
+                .zip(&it.ubs)
+                .map(|(lo, hi)| match (lo.known(), hi.known()) {
+                    (Some(lo), Some(hi)) => Ok(hi - lo + 1),
+                    _ => Err((lo.clone(), hi.clone())),
+                })
+                .collect::<Vec<_>>()
         };
-        let (x_extents, y_extents) = (extents(x)?, extents(y)?);
+        let (x_extents, y_extents) = (extents(x), extents(y));
         let shape_fits = match kind {
-            PermuteKind::Transpose => y_extents.len() == 2 && x_extents == [y_extents[1], y_extents[0]],
+            PermuteKind::Transpose => {
+                y_extents.len() == 2 && x_extents == [y_extents[1].clone(), y_extents[0].clone()]
+            }
             _ => x_extents == y_extents,
         };
         if !shape_fits {

@@ -4389,4 +4389,17 @@ end program p
 ",
     );
     assert!(none[0].starts_with("2: `a`: the MPI backend needs the ALLOCATE statement"), "{none:?}");
+    let remapped = errors(
+        "program p
+  real, allocatable :: a(:)
+!HPF$ DYNAMIC A
+!HPF$ DISTRIBUTE A(BLOCK)
+  allocate (a(12))
+  a = 1
+!HPF$ REDISTRIBUTE A(CYCLIC)
+  print *, sum(a)
+end program p
+",
+    );
+    assert!(remapped[0].starts_with("5: `a`: REDISTRIBUTE and REALIGN of distributed ALLOCATABLE arrays"), "{remapped:?}");
 }
