@@ -59,6 +59,13 @@ impl<'a> Lowering<'a> {
         units.get(self.main).map_or(&[], |it| &it.0.body)
     }
 
+    /// The main program's internal procedure `key`.
+    fn internal_procedure(&self, key: &str) -> Option<&'a syntax::Unit> {
+        let units = analysis::model::flatten_units(&self.analysis.file);
+        let main = units.get(self.main)?.0;
+        main.contains.iter().find(|it| it.name.as_ref().is_some_and(|name| name.key() == key))
+    }
+
     pub(crate) fn is_allocate(&self, stmt: &Stmt) -> bool {
         matches!(stmt.kind, StmtKind::Other { .. })
             && self.begins_with_keyword(stmt, &["allocate("])
@@ -193,9 +200,14 @@ impl<'a> Lowering<'a> {
                 base.is_some_and(|it| keys.contains(&it))
             }
             StmtKind::Do { control: Some(control), .. } => keys.contains(&control.var.key()),
-            StmtKind::Call { .. } => {
-                keys.iter().any(|key| crate::private::mentions_word(self.slice(stmt.header), key))
-            }
+            // A subroutine may set what it is passed, the program's
+            // variables it sees by host association, and module variables.
+            StmtKind::Call { name, .. } => keys.iter().any(|key| {
+                let internal = self.internal_procedure(&name.key());
+                crate::private::mentions_word(self.slice(stmt.header), key)
+                    || self.lookup(key).is_none_or(|id| id.unit != self.main)
+                    || internal.is_some_and(|it| crate::private::mentions_word(self.slice(it.range), key))
+            }),
             StmtKind::Other { .. } if !self.is_allocate(stmt) && !self.is_deallocate(stmt) => {
                 keys.iter().any(|key| crate::private::mentions_word(self.slice(stmt.header), key))
             }
