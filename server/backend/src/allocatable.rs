@@ -32,6 +32,9 @@ pub(crate) struct Allocation<'a> {
     dims: Vec<(Option<&'a Expr>, &'a Expr)>,
 }
 
+/// The bounds `(lo, hi)` of every dimension and the ALLOCATE statement.
+type AllocatedBounds = (Vec<(Bound, Bound)>, TextRange);
+
 /// Statements in `body` and below, parents first.
 fn statements(body: &[Stmt]) -> Vec<&Stmt> {
     let mut res = Vec::new();
@@ -101,7 +104,10 @@ impl<'a> Lowering<'a> {
                     })
                     .collect();
                 let Some(dims) = dims else {
-                    return Err((expr.range, format!("`{}`: a bound of this allocation is not `lo:hi` or `hi`", name.text)));
+                    return Err((
+                        expr.range,
+                        format!("`{}`: a bound of this allocation is not `lo:hi` or `hi`", name.text),
+                    ));
                 };
                 res.push(Allocation { stmt, range: expr.range, dims });
             }
@@ -123,11 +129,7 @@ impl<'a> Lowering<'a> {
 
     /// The bounds of the deferred-shape distributed array `id` (`symbol`)
     /// from its ALLOCATE statement, or where and why they are refused.
-    pub(crate) fn allocated_bounds(
-        &self,
-        id: SymbolId,
-        rank: usize,
-    ) -> Result<(Vec<(Bound, Bound)>, TextRange), (TextRange, String)> {
+    pub(crate) fn allocated_bounds(&self, id: SymbolId, rank: usize) -> Result<AllocatedBounds, (TextRange, String)> {
         let symbol = self.analysis.model.symbol(id);
         let name = &symbol.name.text;
         if id.unit != self.main {
@@ -160,8 +162,12 @@ impl<'a> Lowering<'a> {
         let bound = |expr: &Expr, which: &str, k: usize| match analysis::eval::eval_int(expr, &constants) {
             Ok(value) => Bound::Known(value),
             Err(_) => {
-                let written: String =
-                    self.slice(expr.range).chars().filter(|it| !it.is_whitespace()).collect::<String>().to_ascii_lowercase();
+                let written: String = self
+                    .slice(expr.range)
+                    .chars()
+                    .filter(|it| !it.is_whitespace())
+                    .collect::<String>()
+                    .to_ascii_lowercase();
                 let key = if self.never_set_from(&names_read(expr), frozen_from) {
                     written
                 } else {
@@ -218,7 +224,11 @@ impl<'a> Lowering<'a> {
 
     /// An alignee allocated before its deferred-shape target, or aligned by
     /// `:` with one of other lower bounds: where and why it is refused.
-    pub(crate) fn check_allocation_order(&self, id: SymbolId, distributed: &Distributed) -> Option<(TextRange, String)> {
+    pub(crate) fn check_allocation_order(
+        &self,
+        id: SymbolId,
+        distributed: &Distributed,
+    ) -> Option<(TextRange, String)> {
         let at = distributed.allocated_by?;
         let target = distributed.target;
         if target == id {
@@ -236,9 +246,10 @@ impl<'a> Lowering<'a> {
         // The target's bound variables are set at its ALLOCATE: the
         // alignee's must run after it (the same statement, or a later
         // statement of the program's top level).
-        let top = |range: TextRange| self.main_body().iter().find(|it| it.range.contains_range(range)).map(|it| it.range);
-        let after = target_at == at
-            || (top(at) == Some(at) && top(target_at) == Some(target_at) && target_at.start < at.start);
+        let top =
+            |range: TextRange| self.main_body().iter().find(|it| it.range.contains_range(range)).map(|it| it.range);
+        let after =
+            target_at == at || (top(at) == Some(at) && top(target_at) == Some(target_at) && target_at.start < at.start);
         (!after).then(|| {
             (
                 at,
@@ -265,9 +276,10 @@ impl<'a> Lowering<'a> {
         }
         let _ = writeln!(out, "  ! hpf-ls: {}", self.one_line(stmt.range).trim());
         for it in &distributed {
-            let Some(allocation) = self.lookup(&it.name.to_ascii_lowercase()).and_then(|id| {
-                self.allocations_of(id).ok()?.into_iter().find(|a| std::ptr::eq(a.stmt, stmt))
-            }) else {
+            let Some(allocation) = self
+                .lookup(&it.name.to_ascii_lowercase())
+                .and_then(|id| self.allocations_of(id).ok()?.into_iter().find(|a| std::ptr::eq(a.stmt, stmt)))
+            else {
                 continue;
             };
             // Every bound, for LBOUND, UBOUND and SIZE (`hoist.rs`).
@@ -289,7 +301,12 @@ impl<'a> Lowering<'a> {
     /// The declarations of the run-time bounds of the main program's arrays.
     pub(crate) fn runtime_bound_declarations(&self, out: &mut String) {
         for it in self.distributed.iter().filter(|it| it.0.unit == self.main && it.1.allocated_by.is_some()) {
-            let _ = writeln!(out, "  integer :: hpf_lbs_{name}({rank}), hpf_ubs_{name}({rank})", name = it.1.name, rank = it.1.lbs.len());
+            let _ = writeln!(
+                out,
+                "  integer :: hpf_lbs_{name}({rank}), hpf_ubs_{name}({rank})",
+                name = it.1.name,
+                rank = it.1.lbs.len()
+            );
         }
     }
 }

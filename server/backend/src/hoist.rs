@@ -380,7 +380,11 @@ fn inquiries(analysis: &FileAnalysis, text: &str, more: Vec<(TextRange, String)>
             }
             let name = &symbol.name.text;
             let dim = match dim {
-                Some(dim) => Some(analysis::eval::eval_int(dim, &constants).ok().filter(|it| (1..=symbol.rank() as i64).contains(it))?),
+                Some(dim) => Some(
+                    analysis::eval::eval_int(dim, &constants)
+                        .ok()
+                        .filter(|it| (1..=symbol.rank() as i64).contains(it))?,
+                ),
                 None => None,
             };
             match (which.as_str(), dim) {

@@ -14,6 +14,8 @@
 //!   and chains with any offset, any stride along a BLOCK dimension
 //!   (negative: reversed) and transposed; collapsed dimensions, constants and
 //!   `*` in the target (`embed.rs`); replicated scalars and arrays;
+//!   ALLOCATABLE ones of the main program too, laid out at their one
+//!   ALLOCATE statement from bounds known only then (`allocatable.rs`);
 //! - DO nests whose distributing loop updates its home `H(I+q)` and reads
 //!   distributed arrays at `X(I+c)`: each process runs the iterations it
 //!   owns, after one neighbour fetch per array into its shadow area (the
@@ -1430,11 +1432,8 @@ impl<'a> Lowering<'a> {
                         dim.lo == analysis::model::Bound::Assumed && dim.hi == analysis::model::Bound::Assumed
                     })
             };
-            let constant: Option<Vec<(Bound, Bound)>> = symbol
-                .shape
-                .iter()
-                .map(|it| Some((it.lo.known()?.into(), it.hi.known()?.into())))
-                .collect();
+            let constant: Option<Vec<(Bound, Bound)>> =
+                symbol.shape.iter().map(|it| Some((it.lo.known()?.into(), it.hi.known()?.into()))).collect();
             // ALLOCATABLE: the bounds its ALLOCATE statement computes (`allocatable.rs`).
             let (bounds, allocated_by) = match constant {
                 Some(bounds) => (bounds, None),
@@ -3324,7 +3323,11 @@ impl<'a> Lowering<'a> {
                 return None;
             }
             // Bounds known only at run time: the analysis cannot count (`allocatable.rs`).
-            if report.accesses.iter().any(|it| self.distributed.get(&it.array).is_some_and(|it| it.allocated_by.is_some())) {
+            if report
+                .accesses
+                .iter()
+                .any(|it| self.distributed.get(&it.array).is_some_and(|it| it.allocated_by.is_some()))
+            {
                 return None;
             }
             let mut together: BTreeMap<(SymbolId, bool), Vec<&analysis::loops::Access>> = BTreeMap::new();

@@ -114,9 +114,7 @@ impl<'a> Lowering<'a> {
         };
         let (x_extents, y_extents) = (extents(x), extents(y));
         let shape_fits = match kind {
-            PermuteKind::Transpose => {
-                y_extents.len() == 2 && x_extents == [y_extents[1].clone(), y_extents[0].clone()]
-            }
+            PermuteKind::Transpose => y_extents.len() == 2 && x_extents == [y_extents[1].clone(), y_extents[0].clone()],
             _ => x_extents == y_extents,
         };
         if !shape_fits {
@@ -292,7 +290,18 @@ pub(crate) fn laid_out_alike(x: &Distributed, y: &Distributed) -> bool {
             (None, None) => true,
             (Some(a), Some(b)) => {
                 (a.dim, &a.lb, &a.ub, a.offset, a.stride, &a.template_lo, &a.template_hi, a.block, a.cyclic, a.procs)
-                    == (b.dim, &b.lb, &b.ub, b.offset, b.stride, &b.template_lo, &b.template_hi, b.block, b.cyclic, b.procs)
+                    == (
+                        b.dim,
+                        &b.lb,
+                        &b.ub,
+                        b.offset,
+                        b.stride,
+                        &b.template_lo,
+                        &b.template_hi,
+                        b.block,
+                        b.cyclic,
+                        b.procs,
+                    )
             }
             _ => false,
         }

@@ -45,7 +45,7 @@ use analysis::model::{Axis, Format, SymbolId, SymbolKind, UnitId};
 use syntax::{ExprKind, Stmt, StmtKind, Subscript, TextRange, UnitKind};
 
 use crate::call_remap::{CallRemap, Section};
-use crate::{element_suffix, top_level_parts, Bound, Distributed, Lowering, Plan};
+use crate::{element_suffix, top_level_parts, Distributed, Lowering, Plan};
 
 /// Where the specialised copy of a subroutine goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,11 +121,15 @@ impl ConstEnv for BoundEnv<'_> {
 /// Whether two arrays are laid out alike: the same descriptors, so the
 /// same elements on every process (whatever their types).
 pub(crate) fn same_layout(a: &Distributed, b: &Distributed) -> bool {
-    fn second(it: &Distributed) -> Option<(usize, &Bound, &Bound, i64, i64, &Bound, &Bound, i64, bool, (i64, i64))> {
-        it.second
-            .as_ref()
-            .map(|s| (s.dim, &s.lb, &s.ub, s.offset, s.stride, &s.template_lo, &s.template_hi, s.block, s.cyclic, s.procs))
-    }
+    // Shadows aside.
+    let same_second = match (&a.second, &b.second) {
+        (None, None) => true,
+        (Some(s), Some(t)) => {
+            (s.dim, &s.lb, &s.ub, s.offset, s.stride, &s.template_lo, &s.template_hi, s.block, s.cyclic, s.procs)
+                == (t.dim, &t.lb, &t.ub, t.offset, t.stride, &t.template_lo, &t.template_hi, t.block, t.cyclic, t.procs)
+        }
+        _ => false,
+    };
     a.lbs == b.lbs
         && a.ubs == b.ubs
         && a.dim == b.dim
@@ -135,7 +139,7 @@ pub(crate) fn same_layout(a: &Distributed, b: &Distributed) -> bool {
         && a.template_hi == b.template_hi
         && a.block == b.block
         && a.cyclic == b.cyclic
-        && second(a) == second(b)
+        && same_second
 }
 
 /// A layout as text, for telling specialisations apart.
@@ -334,13 +338,10 @@ impl<'a> Lowering<'a> {
             }
             let actual = passed.iter().find(|it| it.0 == position).expect("a passed actual").1;
             let whole = &self.distributed[&actual];
-            let section = sections
-                .iter()
-                .find(|it| it.0 == position)
-                .map_or(
-                    Section { lo: whole.lbs[0].known().unwrap_or(1), hi: whole.ubs[0].known().unwrap_or(0), st: 1 },
-                    |it| it.1,
-                );
+            let section = sections.iter().find(|it| it.0 == position).map_or(
+                Section { lo: whole.lbs[0].known().unwrap_or(1), hi: whole.ubs[0].known().unwrap_or(0), st: 1 },
+                |it| it.1,
+            );
             let mut temp = dummies[&dummy].clone();
             temp.name = format!("hpf_t{}", remaps.len() + 1);
             remaps.push(CallRemap {
@@ -771,7 +772,9 @@ impl<'a> Lowering<'a> {
                 Subscript::Star(_) => (Some(1), None),
                 Subscript::Keyword { .. } => (None, None),
             };
-            let bounds_match = lo.is_some() && lo == layout.lbs[k].known() && hi.is_none_or(|hi| hi.is_some() && hi == layout.ubs[k].known());
+            let bounds_match = lo.is_some()
+                && lo == layout.lbs[k].known()
+                && hi.is_none_or(|hi| hi.is_some() && hi == layout.ubs[k].known());
             if !bounds_match {
                 return Err(format!(
                     "the bounds of the dummy {name} are not known to be the actual's ({}:{} along dimension {})",

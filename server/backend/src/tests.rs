@@ -4269,7 +4269,11 @@ end program p
     assert!(source.contains("call hpf_fetch_r4_11(a, hpf_d_a,"), "{source}");
     // `a = 1.0` over the bounds A was allocated with.
     assert!(source.contains("call hpf_local_bounds(hpf_d_a, 0, (0), (hpf_ubs_a(1)), 1, hpf_lo, hpf_hi)"), "{source}");
-    assert!(source.contains("do i = hpf_lo, hpf_hi, 1") && source.contains("(hpf_lbs_a(1)), (hpf_ubs_a(1)), 1, hpf_lo, hpf_hi)"), "{source}");
+    assert!(
+        source.contains("do i = hpf_lo, hpf_hi, 1")
+            && source.contains("(hpf_lbs_a(1)), (hpf_ubs_a(1)), 1, hpf_lo, hpf_hi)"),
+        "{source}"
+    );
     assert!(source.contains("product(max(0, hpf_ubs_a - hpf_lbs_a + 1))"), "{source}");
     assert!(source.contains("\n  deallocate (a, b)\n"), "{source}");
     assert_eq!(source.matches("hpf_make_desc(").count(), 2, "{source}");
@@ -4330,7 +4334,10 @@ end program p
 ",
     );
     assert_eq!(twice.len(), 1, "{twice:?}");
-    assert!(twice[0].starts_with("8: `a`: the MPI backend needs one ALLOCATE statement per distributed array"), "{twice:?}");
+    assert!(
+        twice[0].starts_with("8: `a`: the MPI backend needs one ALLOCATE statement per distributed array"),
+        "{twice:?}"
+    );
     let stat = errors(
         "program p
   integer :: n, ierr
@@ -4367,7 +4374,11 @@ end program p
 end program p
 ",
     );
-    assert!(lower_bounds[0].starts_with("7: `b`: its lower bound along its distributed dimension is not known to be that of `a`"), "{lower_bounds:?}");
+    assert!(
+        lower_bounds[0]
+            .starts_with("7: `b`: its lower bound along its distributed dimension is not known to be that of `a`"),
+        "{lower_bounds:?}"
+    );
     let module = errors(
         "module m
   real, allocatable :: g(:)
@@ -4379,7 +4390,12 @@ program p
 end program p
 ",
     );
-    assert!(module[0].starts_with("2: `g`: distributed ALLOCATABLE arrays are supported by the MPI backend in the main program only"), "{module:?}");
+    assert!(
+        module[0].starts_with(
+            "2: `g`: distributed ALLOCATABLE arrays are supported by the MPI backend in the main program only"
+        ),
+        "{module:?}"
+    );
     let none = errors(
         "program p
   real, allocatable :: a(:)
@@ -4401,5 +4417,8 @@ end program p
 end program p
 ",
     );
-    assert!(remapped[0].starts_with("5: `a`: REDISTRIBUTE and REALIGN of distributed ALLOCATABLE arrays"), "{remapped:?}");
+    assert!(
+        remapped[0].starts_with("5: `a`: REDISTRIBUTE and REALIGN of distributed ALLOCATABLE arrays"),
+        "{remapped:?}"
+    );
 }
