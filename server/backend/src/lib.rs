@@ -842,7 +842,9 @@ impl Plan<'_> {
             | Plan::ElementReduction(_) => true,
             Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::runs_in_parallel),
             Plan::If { branches, .. } => branches.iter().flat_map(|it| &it.1).any(Plan::runs_in_parallel),
-            Plan::Verbatim(_) | Plan::Allocate(_) | Plan::OnRankZero { .. } => false,
+            // A loop around an ALLOCATE stays on every process.
+            Plan::Allocate(_) => true,
+            Plan::Verbatim(_) | Plan::OnRankZero { .. } => false,
         }
     }
 
@@ -1577,6 +1579,30 @@ impl<'a> Lowering<'a> {
     }
 
     fn plan<'s>(&mut self, stmt: &'s Stmt) -> Plan<'s>
+    where
+        'a: 's,
+    {
+        let plan = self.plan_statement(stmt);
+        // Every process makes and frees the local parts: rank 0 alone cannot
+        // (`allocatable.rs`).
+        if let Plan::OnRankZero { .. } = plan {
+            let mut stack = vec![stmt];
+            while let Some(inner) = stack.pop() {
+                if (self.is_allocate(inner) || self.is_deallocate(inner))
+                    && !self.distributed_occurrences(inner.range).is_empty()
+                {
+                    self.error(
+                        inner.header,
+                        "this ALLOCATE or DEALLOCATE of a distributed array sits in a construct that runs on rank 0: the MPI backend needs it run by every process",
+                    );
+                }
+                stack.extend(inner.children());
+            }
+        }
+        plan
+    }
+
+    fn plan_statement<'s>(&mut self, stmt: &'s Stmt) -> Plan<'s>
     where
         'a: 's,
     {

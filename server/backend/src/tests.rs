@@ -4307,6 +4307,9 @@ fn allocatable_arrays_allocated_in_loops_and_apart() {
 end program p
 ",
     );
+    // (A loop around an ALLOCATE stays on every process, even with nothing
+    // else in parallel.)
+    assert!(notes.iter().all(|it| !it.starts_with("8:")), "{notes:?}");
     let looped = source.find("  do k = 1, 3\n").unwrap();
     let made = source.find("  hpf_d_c = hpf_make_desc(1, hpf_ubs_c(1), 0, 1, hpf_ubs_c(1), 1, 1)").expect(&source);
     assert!(looped < made && source[made..].contains("  allocate (c(hpf_lo:hpf_hi))"), "{source}");
@@ -4421,4 +4424,23 @@ end program p
         remapped[0].starts_with("5: `a`: REDISTRIBUTE and REALIGN of distributed ALLOCATABLE arrays"),
         "{remapped:?}"
     );
+    // A loop that branches out of itself runs on rank 0, which cannot make
+    // the local parts of every process.
+    let on_rank_zero = errors(
+        "program p
+  integer :: k
+  integer, allocatable :: d(:)
+!HPF$ DISTRIBUTE D(BLOCK)
+  do k = 1, 2
+    allocate (d(k))
+    d(1) = k
+    if (k == 2) go to 10
+    deallocate (d)
+  end do
+10 print *, 'done'
+end program p
+",
+    );
+    assert_eq!(on_rank_zero.len(), 2, "{on_rank_zero:?}");
+    assert!(on_rank_zero.iter().all(|it| it.contains("sits in a construct that runs on rank 0")), "{on_rank_zero:?}");
 }
