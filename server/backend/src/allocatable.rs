@@ -1,6 +1,7 @@
-//! Distributed ALLOCATABLE arrays of the main program: their bounds come
-//! from the one ALLOCATE statement that allocates them, and are known only
-//! when it runs.
+//! Distributed ALLOCATABLE arrays of the main program and of modules: their
+//! bounds come from the one ALLOCATE statement of the main program that
+//! allocates them, and are known only when it runs (a module declares the
+//! stored bounds with the local part, `module_arrays.rs`).
 //!
 //! Each bound that does not fold to a constant is a [`Bound::Runtime`]:
 //! the ALLOCATE stores it in `hpf_lbs_X(k)` / `hpf_ubs_X(k)` (declared with
@@ -132,11 +133,33 @@ impl<'a> Lowering<'a> {
     pub(crate) fn allocated_bounds(&self, id: SymbolId, rank: usize) -> Result<AllocatedBounds, (TextRange, String)> {
         let symbol = self.analysis.model.symbol(id);
         let name = &symbol.name.text;
-        if id.unit != self.main {
+        let units = analysis::model::flatten_units(&self.analysis.file);
+        let of_module = units.get(id.unit).is_some_and(|it| it.0.kind == syntax::UnitKind::Module);
+        // (In a copy of a procedure, `main` is the procedure.)
+        if (id.unit != self.main && !of_module) || self.place.is_some() {
             return Err((
                 symbol.name.range,
-                format!("`{name}`: distributed ALLOCATABLE arrays are supported by the MPI backend in the main program only (not in modules or procedures yet)"),
+                format!("`{name}`: distributed ALLOCATABLE arrays are supported by the MPI backend in the main program and modules only (not in procedures yet)"),
             ));
+        }
+        // Every process allocates in the main program's statements; a
+        // procedure's run on rank 0 or on every process could not.
+        for (unit_id, (unit, _)) in units.iter().enumerate().filter(|it| it.0 != self.main) {
+            let elsewhere = statements(&unit.body).into_iter().find(|stmt| {
+                (self.is_allocate(stmt) || self.is_deallocate(stmt)) && {
+                    let StmtKind::Other { exprs, .. } = &stmt.kind else { return false };
+                    exprs.iter().any(|expr| {
+                        let (ExprKind::Name(it) | ExprKind::Ref { name: it, .. }) = &expr.kind else { return false };
+                        self.analysis.model.lookup(unit_id, &it.key()) == Some(id)
+                    })
+                }
+            });
+            if let Some(stmt) = elsewhere {
+                return Err((
+                    stmt.header,
+                    format!("`{name}`: the MPI backend allocates and deallocates distributed arrays in the main program's statements only, not in a procedure"),
+                ));
+            }
         }
         let allocations = self.allocations_of(id)?;
         let allocation = match &allocations[..] {

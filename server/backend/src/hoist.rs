@@ -375,7 +375,12 @@ fn inquiries(analysis: &FileAnalysis, text: &str, more: Vec<(TextRange, String)>
             let deferred = !symbol.is_dummy
                 && symbol.shape.iter().all(|it| it.lo == analysis::model::Bound::Assumed)
                 && symbol.is_array();
-            if Some(id.unit) != main || !deferred || model.distribution_of(id).is_none() {
+            // The main program's arrays where it or its internal procedures
+            // read them; module arrays in its own statements (it imports
+            // their bounds).
+            let of_module = model.units.get(id.unit).is_some_and(|it| it.kind == UnitKind::Module);
+            let seen = Some(id.unit) == main || (of_module && Some(unit_id) == main);
+            if !seen || !deferred || model.distribution_of(id).is_none() {
                 return None;
             }
             let name = &symbol.name.text;

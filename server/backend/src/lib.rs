@@ -14,8 +14,9 @@
 //!   and chains with any offset, any stride along a BLOCK dimension
 //!   (negative: reversed) and transposed; collapsed dimensions, constants and
 //!   `*` in the target (`embed.rs`); replicated scalars and arrays;
-//!   ALLOCATABLE ones of the main program too, laid out at their one
-//!   ALLOCATE statement from bounds known only then (`allocatable.rs`);
+//!   ALLOCATABLE ones of the main program and modules too, laid out at
+//!   their one ALLOCATE statement in the main program from bounds known
+//!   only then (`allocatable.rs`);
 //! - DO nests whose distributing loop updates its home `H(I+q)` and reads
 //!   distributed arrays at `X(I+c)`: each process runs the iterations it
 //!   owns, after one neighbour fetch per array into its shadow area (the
