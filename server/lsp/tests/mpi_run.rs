@@ -329,6 +329,53 @@ fn allocatable_distributed_arrays_run_in_parallel() {
             "on {processes} processes"
         );
     }
+    // Module arrays the program allocates, a bound computed, an ALLOCATE
+    // in a time loop, a subroutine run on rank 0 on gathered copies.
+    let (dir, source) = scratch_program(
+        "allocatable_module",
+        "module fields
+  implicit none
+  integer :: n
+  real(8), allocatable :: f(:), g(:)
+!HPF$ DISTRIBUTE F(BLOCK)
+!HPF$ ALIGN G(:) WITH F(:)
+contains
+  subroutine report()
+    print '(a, f14.6, i5)', 'report', sum(f), size(f)
+  end subroutine report
+end module fields
+
+program allocatable_module
+  use fields
+  implicit none
+  integer :: i, step, m
+  integer, allocatable :: c(:)
+!HPF$ DISTRIBUTE C(BLOCK)
+  n = 3 * 9 + 2
+  allocate (f(0:n+1), g(0:n+1))
+  f = 0.0d0
+  do i = 1, n
+    f(i) = dble(i * i) / dble(n)
+  end do
+  do step = 1, 5
+    g(1:n) = 0.5d0 * (f(0:n-1) + f(2:n+1))
+    f(1:n) = g(1:n)
+    m = n + step
+    allocate (c(m))
+    c = step
+    c(2:m) = c(1:m-1) + c(2:m)
+    print '(i4, i6)', size(c), sum(c)
+    deallocate (c)
+  end do
+  print '(a, i5, i5, i5)', 'bounds', lbound(f, 1), ubound(f, 1), size(g)
+  print '(a, f14.6)', 'max', maxval(f)
+  call report()
+  deallocate (f, g)
+end program allocatable_module
+",
+    );
+    let expected = sequential_output(&dir, &source);
+    runs_print_on(&source, &expected, &["1", "2", "3", "4", "5"]);
 }
 
 /// MATMUL of distributed matrices and vectors (2-D BLOCK grids, CYCLIC(m)
