@@ -191,7 +191,14 @@ impl<'a> Lowering<'a> {
                     .filter(|it| !it.is_whitespace())
                     .collect::<String>()
                     .to_ascii_lowercase();
-                let key = if self.never_set_from(&names_read(expr), frozen_from) {
+                // A function reference may give another value each time.
+                let mut calls = false;
+                expr.walk(|it| {
+                    if let ExprKind::Ref { name, .. } = &it.kind {
+                        calls |= !self.lookup(&name.key()).is_some_and(|id| self.analysis.model.symbol(id).is_array());
+                    }
+                });
+                let key = if !calls && self.never_set_from(&names_read(expr), frozen_from) {
                     written
                 } else {
                     format!("{written}@{}", allocation.stmt.range.start)

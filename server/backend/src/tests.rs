@@ -4317,6 +4317,26 @@ end program p
     // read A's local part as if cut alike.
     assert!(!source.contains("b(hpf_lo:hpf_hi:1) = a(hpf_lo:hpf_hi:1)"), "{source}");
     assert!(source.contains("call hpf_remote_read_i4(a, hpf_d_a,"), "{source}");
+    // A function in a bound may give another value each time: equal only
+    // within one ALLOCATE statement.
+    let (_, source) = lower(
+        "program p
+  implicit none
+  integer :: n
+  integer, allocatable :: a(:), b(:), c(:)
+!HPF$ DISTRIBUTE (BLOCK) :: A, B, C
+  n = 10
+  allocate (a(max(n, 2)), b(max(n, 2)))
+  allocate (c(max(n, 2)))
+  a = 1
+  b = a + 1
+  c = b + 1
+  print *, sum(c)
+end program p
+",
+    );
+    assert!(source.contains("b(hpf_lo:hpf_hi:1) = a(hpf_lo:hpf_hi:1) + 1"), "{source}");
+    assert!(source.contains("call hpf_remote_read_i4(b, hpf_d_b,"), "{source}");
     assert!(notes.iter().all(|it| !it.starts_with("9:") && !it.starts_with("10:")), "{notes:?}");
 }
 
