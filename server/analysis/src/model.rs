@@ -1266,6 +1266,19 @@ fn alignment(
                 };
                 let target_lo = target_symbol.shape[target_dim].lo.known().unwrap_or(1);
                 let source_lo = alignee_symbol.shape.get(source_dim).and_then(|it| it.lo.known());
+                // Deferred shapes on both sides (ALLOCATABLE): `:` puts the
+                // alignee's first element on the target's, taken here to
+                // have the same lower bound (the MPI backend checks their
+                // ALLOCATE statements).
+                let deferred = |it: Option<&Dim>| it.is_some_and(|it| it.lo == Bound::Assumed);
+                if lo.is_none()
+                    && stride.is_none()
+                    && deferred(target_symbol.shape.get(target_dim))
+                    && deferred(alignee_symbol.shape.get(source_dim))
+                {
+                    axes.push(Axis::Affine { source_dim, stride: 1, offset: 0 });
+                    continue;
+                }
                 match (fold(lo, target_lo), fold(stride, 1), source_lo) {
                     // Element LB of the alignee goes to `lo`, each next one `stride` further.
                     (Ok(lo), Ok(stride), Some(source_lo)) => {

@@ -772,11 +772,11 @@ impl<'a> Lowering<'a> {
             Some(Subscript::Range { lo, hi, .. }) => (lo.as_ref(), hi.as_ref()),
             _ => (None, None),
         };
-        let bound = |expr: Option<&Expr>, default: i64| match expr {
+        let bound = |expr: Option<&Expr>, default: &crate::Bound| match expr {
             Some(expr) => self.affine_terms(expr, self.main),
-            None => Some(Linear::constant(default)),
+            None => Some(default.linear()),
         };
-        Some((bound(lo, distributed.lb)?, bound(hi, distributed.ub)?))
+        Some((bound(lo, &distributed.lb)?, bound(hi, &distributed.ub)?))
     }
 
     /// The affine form of the integer expression `expr` of `unit`, where a
@@ -929,7 +929,7 @@ impl<'a> Lowering<'a> {
             return Ok(DistributedSection {
                 range: name_range,
                 whole: true,
-                lo: Linear::constant(distributed.lb),
+                lo: distributed.lb.linear(),
                 step: 1,
                 step_text: None,
             });
@@ -939,7 +939,7 @@ impl<'a> Lowering<'a> {
         };
         let lo = match lo {
             Some(lo) => self.affine_terms(lo, self.main).ok_or("a section bound is not affine")?,
-            None => Linear::constant(distributed.lb),
+            None => distributed.lb.linear(),
         };
         let (step, step_text) = match stride {
             Some(stride) => match self.constant_of(stride) {

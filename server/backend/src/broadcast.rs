@@ -309,7 +309,7 @@ impl Lowering<'_> {
 /// lowest and highest of their extents, within the declared bounds; the
 /// declared bounds when one extent is not known.
 fn read_bounds(distributed: &crate::Distributed, dim: usize, readers: &[&BroadcastRead]) -> String {
-    let (lb, ub) = (distributed.lbs[dim], distributed.ubs[dim]);
+    let (lb, ub) = (&distributed.lbs[dim], &distributed.ubs[dim]);
     let extents: Option<Vec<&(String, String)>> =
         readers.iter().map(|it| it.extents.get(dim).and_then(Option::as_ref)).collect();
     let Some(extents) = extents.filter(|it| !it.is_empty()) else { return format!("{lb}:{ub}") };
@@ -319,12 +319,12 @@ fn read_bounds(distributed: &crate::Distributed, dim: usize, readers: &[&Broadca
 }
 
 /// `max(lb, e1, e2, ...)` (or `min`), folded when every `e` is a literal.
-fn clamped(which: &str, bound: i64, values: &[&str]) -> String {
+fn clamped(which: &str, bound: &crate::Bound, values: &[&str]) -> String {
     let literals: Option<Vec<i64>> = values.iter().map(|it| it.parse::<i64>().ok()).collect();
-    match literals {
-        Some(literals) if which == "max" => literals.into_iter().fold(bound, i64::max).to_string(),
-        Some(literals) => literals.into_iter().fold(bound, i64::min).to_string(),
-        None => format!("{which}({bound}, {})", values.join(", ")),
+    match (literals, bound.known()) {
+        (Some(literals), Some(bound)) if which == "max" => literals.into_iter().fold(bound, i64::max).to_string(),
+        (Some(literals), Some(bound)) => literals.into_iter().fold(bound, i64::min).to_string(),
+        _ => format!("{which}({bound}, {})", values.join(", ")),
     }
 }
 

@@ -78,15 +78,13 @@ impl<'a> Lowering<'a> {
             it.as_ref().map_or(Some(default), |it| analysis::eval::eval_int(it, &env).ok())
         };
         let st = value(stride, 1)?;
-        let (lo, hi) = if st > 0 {
-            (value(lo, layout.lbs[0])?, value(hi, layout.ubs[0])?)
-        } else {
-            (value(lo, layout.ubs[0])?, value(hi, layout.lbs[0])?)
-        };
+        // Bounds known only at run time: no section layout.
+        let (lb, ub) = (layout.lbs[0].known()?, layout.ubs[0].known()?);
+        let (lo, hi) = if st > 0 { (value(lo, lb)?, value(hi, ub)?) } else { (value(lo, ub)?, value(hi, lb)?) };
         let section = Section { lo, hi, st };
         // Inside the array, not empty.
         let last = lo + (section.extent() - 1) * st;
-        let inside = |i: i64| (layout.lbs[0]..=layout.ubs[0]).contains(&i);
+        let inside = |i: i64| (lb..=ub).contains(&i);
         (st != 0 && section.extent() > 0 && inside(lo) && inside(last)).then_some(section)
     }
 
@@ -109,10 +107,10 @@ impl<'a> Lowering<'a> {
             ));
         }
         let mut res = layout.clone();
-        res.lbs = vec![lb];
-        res.ubs = vec![ub];
-        res.lb = lb;
-        res.ub = ub;
+        res.lbs = vec![lb.into()];
+        res.ubs = vec![ub.into()];
+        res.lb = lb.into();
+        res.ub = ub.into();
         res.shadow_low = 0;
         res.shadow_high = 0;
         if !layout.cyclic || section.st == 1 {
@@ -125,8 +123,8 @@ impl<'a> Lowering<'a> {
             res.stride = 1;
             res.offset = 0;
             res.plain = true;
-            res.template_lo = lb;
-            res.template_hi = ub;
+            res.template_lo = lb.into();
+            res.template_hi = ub.into();
             res.target = dummy;
         }
         Ok(res)
@@ -178,12 +176,12 @@ impl<'a> Lowering<'a> {
                 };
                 Some(crate::SecondAxis {
                     dim: second_dim,
-                    lb: like.lbs[second_dim],
-                    ub: like.ubs[second_dim],
+                    lb: like.lbs[second_dim].clone(),
+                    ub: like.ubs[second_dim].clone(),
                     offset: 0,
                     stride: 1,
-                    template_lo: like.lbs[second_dim],
-                    template_hi: like.ubs[second_dim],
+                    template_lo: like.lbs[second_dim].clone(),
+                    template_hi: like.ubs[second_dim].clone(),
                     block,
                     cyclic,
                     shadow_low: 0,
@@ -195,13 +193,13 @@ impl<'a> Lowering<'a> {
         };
         let mut res = like.clone();
         res.dim = dim;
-        res.lb = like.lbs[dim];
-        res.ub = like.ubs[dim];
+        res.lb = like.lbs[dim].clone();
+        res.ub = like.ubs[dim].clone();
         res.offset = 0;
         res.stride = 1;
         res.plain = true;
-        res.template_lo = res.lb;
-        res.template_hi = res.ub;
+        res.template_lo = res.lb.clone();
+        res.template_hi = res.ub.clone();
         res.block = block;
         res.cyclic = cyclic;
         res.target = dummy;

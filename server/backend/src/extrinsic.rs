@@ -201,7 +201,8 @@ impl<'a> Lowering<'a> {
                 .collect();
             edits.push((range, format!("{}({})", layout.name, dims.join(", "))));
             if library {
-                let list = |values: &[i64]| values.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
+                let list =
+                    |values: &[crate::Bound]| values.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
                 maps.push(format!(
                     "  call hpf_set_local_map({}, {desc}, {}, [{}], [{}])",
                     position + 1,

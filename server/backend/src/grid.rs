@@ -662,9 +662,9 @@ impl<'a> Lowering<'a> {
         dim: usize,
     ) -> Result<Option<AxisSection>, String> {
         let distributed = &self.distributed[&id];
-        let (lb, ub) = (distributed.lbs[dim], distributed.ubs[dim]);
+        let (lb, ub) = (&distributed.lbs[dim], &distributed.ubs[dim]);
         let Some(args) = args else {
-            return Ok(Some((Linear::constant(lb), lb.to_string(), ub.to_string(), Step::Constant(1), dim)));
+            return Ok(Some((lb.linear(), lb.to_string(), ub.to_string(), Step::Constant(1), dim)));
         };
         if args.len() != distributed.lbs.len() {
             return Err(format!("the subscripts of {} are not one per dimension", distributed.name));
@@ -673,7 +673,7 @@ impl<'a> Lowering<'a> {
             Subscript::Range { lo, hi, stride, .. } => {
                 let lo_form = match lo {
                     Some(lo) => self.linear_of(lo).ok_or("a section bound is not affine")?,
-                    None => Linear::constant(lb),
+                    None => lb.linear(),
                 };
                 let step = match stride {
                     Some(stride) => match self.constant_of(stride) {
@@ -689,7 +689,7 @@ impl<'a> Lowering<'a> {
                 if step == Step::Constant(0) {
                     return Err("a section stride is zero".to_string());
                 }
-                let text = |it: &Option<Expr>, default: i64| {
+                let text = |it: &Option<Expr>, default: &crate::Bound| {
                     it.as_ref().map_or(default.to_string(), |it| self.one_line(it.range))
                 };
                 let position = args[..dim].iter().filter(|it| matches!(it, Subscript::Range { .. })).count();

@@ -367,8 +367,54 @@ pub(crate) fn rewrite(analysis: &FileAnalysis, text: &str) -> Option<(Hoisted, F
 fn inquiries(analysis: &FileAnalysis, text: &str, more: Vec<(TextRange, String)>) -> Option<(String, Edits)> {
     let model = &analysis.model;
     let mut edits: Vec<(TextRange, String)> = more;
-    for (unit_id, (unit, _)) in analysis::model::flatten_units(&analysis.file).into_iter().enumerate() {
+    let units = analysis::model::flatten_units(&analysis.file);
+    let main = units.iter().position(|it| it.0.kind == UnitKind::Program);
+    for (unit_id, (unit, _)) in units.into_iter().enumerate() {
         let constants = Constants { model, unit: unit_id };
+        // Of a distributed ALLOCATABLE array of the main program: the bounds
+        // its ALLOCATE stored (`allocatable.rs`).
+        let allocated = |expr: &Expr| -> Option<String> {
+            let ExprKind::Ref { name, args } = &expr.kind else { return None };
+            let which = name.key();
+            if !["lbound", "ubound", "size"].contains(&which.as_str()) || model.lookup(unit_id, &which).is_some() {
+                return None;
+            }
+            let (array, dim) = match &args[..] {
+                [Subscript::Expr(array)] => (array, None),
+                [Subscript::Expr(array), Subscript::Expr(dim)] => (array, Some(dim)),
+                _ => return None,
+            };
+            let ExprKind::Name(array) = &array.kind else { return None };
+            let id = model.lookup(unit_id, &array.key())?;
+            let symbol = model.symbol(id);
+            let deferred = !symbol.is_dummy
+                && symbol.shape.iter().all(|it| it.lo == analysis::model::Bound::Assumed)
+                && symbol.is_array();
+            // The main program's arrays where it or its internal procedures
+            // read them; module arrays in its own statements (it imports
+            // their bounds).
+            let of_module = model.units.get(id.unit).is_some_and(|it| it.kind == UnitKind::Module);
+            let seen = Some(id.unit) == main || (of_module && Some(unit_id) == main);
+            if !seen || !deferred || model.distribution_of(id).is_none() {
+                return None;
+            }
+            let name = &symbol.name.text;
+            let dim = match dim {
+                Some(dim) => Some(
+                    analysis::eval::eval_int(dim, &constants)
+                        .ok()
+                        .filter(|it| (1..=symbol.rank() as i64).contains(it))?,
+                ),
+                None => None,
+            };
+            match (which.as_str(), dim) {
+                ("lbound", Some(k)) => Some(format!("hpf_lbs_{name}({k})")),
+                ("ubound", Some(k)) => Some(format!("hpf_ubs_{name}({k})")),
+                ("size", Some(k)) => Some(format!("max(0, hpf_ubs_{name}({k}) - hpf_lbs_{name}({k}) + 1)")),
+                ("size", None) => Some(format!("product(max(0, hpf_ubs_{name} - hpf_lbs_{name} + 1))")),
+                _ => None,
+            }
+        };
         let value = |expr: &Expr| -> Option<i64> {
             let ExprKind::Ref { name, args } = &expr.kind else { return None };
             let which = name.key();
@@ -416,7 +462,10 @@ fn inquiries(analysis: &FileAnalysis, text: &str, more: Vec<(TextRange, String)>
                 match value(expr) {
                     Some(value) if value < 0 => edits.push((expr.range, format!("({value})"))),
                     Some(value) => edits.push((expr.range, value.to_string())),
-                    None => push_children(expr, &mut exprs),
+                    None => match allocated(expr) {
+                        Some(text) => edits.push((expr.range, text)),
+                        None => push_children(expr, &mut exprs),
+                    },
                 }
             }
             stmts.extend(stmt.children());

@@ -14,6 +14,9 @@
 //!   and chains with any offset, any stride along a BLOCK dimension
 //!   (negative: reversed) and transposed; collapsed dimensions, constants and
 //!   `*` in the target (`embed.rs`); replicated scalars and arrays;
+//!   ALLOCATABLE ones of the main program and modules too, laid out at
+//!   their one ALLOCATE statement in the main program from bounds known
+//!   only then (`allocatable.rs`);
 //! - DO nests whose distributing loop updates its home `H(I+q)` and reads
 //!   distributed arrays at `X(I+c)`: each process runs the iterations it
 //!   owns, after one neighbour fetch per array into its shadow area (the
@@ -183,6 +186,7 @@
 //! Output statements run on rank 0 only, so the program prints exactly
 //! what the sequential program prints.
 
+mod allocatable;
 mod assign;
 mod block_sizes;
 mod broadcast;
@@ -259,27 +263,98 @@ pub struct Generated {
     pub lines: Vec<Option<usize>>,
 }
 
+/// A bound of a distributed array: a constant, or for an ALLOCATABLE array
+/// one its ALLOCATE statement computes at run time (`allocatable.rs`).
+#[derive(Clone, Debug)]
+enum Bound {
+    Known(i64),
+    Runtime {
+        /// The generated text that holds the value once the array is
+        /// allocated (`hpf_ubs_a(1)`), valid in the main program.
+        text: String,
+        /// Equal keys mean equal values: the bound's expression as written,
+        /// with the ALLOCATE statement's offset unless the variables it
+        /// reads never change after the program's first ALLOCATE.
+        key: String,
+    },
+}
+
+impl Bound {
+    fn known(&self) -> Option<i64> {
+        match self {
+            Bound::Known(value) => Some(*value),
+            Bound::Runtime { .. } => None,
+        }
+    }
+}
+
+impl Bound {
+    /// As an affine form: a constant, or for a run-time bound the variable
+    /// that holds it (forms may be written back as Fortran text).
+    fn linear(&self) -> analysis::eval::Linear {
+        match self {
+            Bound::Known(value) => analysis::eval::Linear::constant(*value),
+            Bound::Runtime { text, .. } => analysis::eval::Linear::var(text),
+        }
+    }
+}
+
+/// The extent `hi - lo + 1` as Fortran text (a number when both are known).
+fn extent_text(lo: &Bound, hi: &Bound) -> String {
+    match (lo.known(), hi.known()) {
+        (Some(lo), Some(hi)) => (hi - lo + 1).to_string(),
+        _ => format!("({hi} - ({lo}) + 1)"),
+    }
+}
+
+impl PartialEq for Bound {
+    fn eq(&self, other: &Bound) -> bool {
+        match (self, other) {
+            (Bound::Known(a), Bound::Known(b)) => a == b,
+            (Bound::Runtime { key: a, .. }, Bound::Runtime { key: b, .. }) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Bound {}
+
+impl From<i64> for Bound {
+    fn from(value: i64) -> Bound {
+        Bound::Known(value)
+    }
+}
+
+impl std::fmt::Display for Bound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Bound::Known(value) => write!(f, "{value}"),
+            Bound::Runtime { text, .. } => f.write_str(text),
+        }
+    }
+}
+
 /// A distributed array as the runtime describes it.
 #[derive(Clone, Debug)]
 struct Distributed {
     name: String,
     /// The element type; it displays as the runtime routines' suffix (`r8`).
     suffix: ElementType,
-    /// Declared bounds of every dimension.
-    lbs: Vec<i64>,
-    ubs: Vec<i64>,
+    /// Declared (or allocated) bounds of every dimension.
+    lbs: Vec<Bound>,
+    ubs: Vec<Bound>,
     /// The distributed dimension (0-based) and its bounds.
     dim: usize,
-    lb: i64,
-    ub: i64,
+    lb: Bound,
+    ub: Bound,
     offset: i64,
     /// The alignment stride along `dim`: element i sits on template cell
     /// `stride * i + offset` (negative: reversed).
     stride: i64,
     /// Aligned with stride 1 along every dimension, not transposed.
     plain: bool,
-    template_lo: i64,
-    template_hi: i64,
+    template_lo: Bound,
+    template_hi: Bound,
     /// 0 for BLOCK; `m` for BLOCK(m) and CYCLIC(m).
     block: i64,
     /// CYCLIC(m): stored compressed (the owned elements in order, from
@@ -291,6 +366,9 @@ struct Distributed {
     /// Distributed in two dimensions: the second one (`dim` is the first),
     /// over the second axis of a 2-D grid of processes (`grid.rs`).
     second: Option<SecondAxis>,
+    /// ALLOCATABLE: the ALLOCATE statement that makes its descriptor and
+    /// local part (`allocatable.rs`); `None`: made at the program's start.
+    allocated_by: Option<TextRange>,
 }
 
 /// The second distributed dimension of an array distributed in two: BLOCK,
@@ -299,12 +377,12 @@ struct Distributed {
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct SecondAxis {
     dim: usize,
-    lb: i64,
-    ub: i64,
+    lb: Bound,
+    ub: Bound,
     offset: i64,
     stride: i64,
-    template_lo: i64,
-    template_hi: i64,
+    template_lo: Bound,
+    template_hi: Bound,
     block: i64,
     /// CYCLIC(m) along this dimension: stored compressed, as `cyclic` above.
     cyclic: bool,
@@ -322,6 +400,13 @@ impl Distributed {
         }
     }
 
+    /// Some of its bounds are computed by an ALLOCATE statement.
+    fn has_runtime_bounds(&self) -> bool {
+        self.lbs.iter().chain(&self.ubs).any(|it| it.known().is_none())
+            || self.template_lo.known().is_none()
+            || self.template_hi.known().is_none()
+    }
+
     /// Of rank 1, BLOCK or BLOCK(m), over a 1-D arrangement.
     fn is_rank_one_block(&self) -> bool {
         self.lbs.len() == 1 && self.second.is_none() && !self.cyclic
@@ -329,7 +414,7 @@ impl Distributed {
 
     /// The declared bounds as two array constructors, for alloc and gather.
     fn bounds_args(&self) -> String {
-        let join = |it: &[i64]| it.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
+        let join = |it: &[Bound]| it.iter().map(Bound::to_string).collect::<Vec<_>>().join(", ");
         format!("[{}], [{}]", join(&self.lbs), join(&self.ubs))
     }
 
@@ -605,6 +690,9 @@ fn add_part_fetch(fetches: &mut Vec<PartFetch>, mut new: PartFetch, dim: usize) 
 
 enum Plan<'a> {
     Verbatim(&'a Stmt),
+    /// An ALLOCATE of distributed arrays: every process makes their
+    /// descriptors and local parts (`allocatable.rs`).
+    Allocate(&'a Stmt),
     Parallel(ParallelNest<'a>),
     /// A DO loop every process runs (its index and bounds are replicated),
     /// whose body statements are planned one by one.
@@ -759,6 +847,8 @@ impl Plan<'_> {
             | Plan::ElementReduction(_) => true,
             Plan::Sequential { body, .. } | Plan::While { body, .. } => body.iter().any(Plan::runs_in_parallel),
             Plan::If { branches, .. } => branches.iter().flat_map(|it| &it.1).any(Plan::runs_in_parallel),
+            // A loop around an ALLOCATE stays on every process.
+            Plan::Allocate(_) => true,
             Plan::Verbatim(_) | Plan::OnRankZero { .. } => false,
         }
     }
@@ -1129,6 +1219,23 @@ impl<'a> Lowering<'a> {
         if !self.errors.is_empty() {
             return String::new();
         }
+        for (id, distributed) in &layouts[0] {
+            if let Some((range, message)) = self.check_allocation_order(*id, distributed) {
+                self.error(range, message);
+            }
+            // The remap at a directive copies an allocated array's elements.
+            let remapped =
+                layouts[1..].iter().any(|it| it.get(id).is_none_or(|it| !procedures::same_layout(it, distributed)));
+            if let (Some(at), true) = (distributed.allocated_by, remapped) {
+                self.error(
+                    at,
+                    format!(
+                        "`{}`: REDISTRIBUTE and REALIGN of distributed ALLOCATABLE arrays are not supported by the MPI backend yet",
+                        distributed.name
+                    ),
+                );
+            }
+        }
         self.check_epoch_layouts(&layouts);
         self.check_module_variables(&layouts[0]);
         self.check_renamed_module_arrays(&layouts[0]);
@@ -1326,33 +1433,77 @@ impl<'a> Lowering<'a> {
                     continue;
                 }
             };
-            let bounds: Option<Vec<(i64, i64)>> =
-                symbol.shape.iter().map(|it| Some((it.lo.known()?, it.hi.known()?))).collect();
-            let Some(bounds) = bounds else {
+            let deferred = |it: &analysis::model::Symbol| {
+                !it.is_dummy
+                    && it.shape.iter().all(|dim| {
+                        dim.lo == analysis::model::Bound::Assumed && dim.hi == analysis::model::Bound::Assumed
+                    })
+            };
+            let constant: Option<Vec<(Bound, Bound)>> =
+                symbol.shape.iter().map(|it| Some((it.lo.known()?.into(), it.hi.known()?.into()))).collect();
+            // ALLOCATABLE: the bounds its ALLOCATE statement computes (`allocatable.rs`).
+            let (bounds, allocated_by) = match constant {
+                Some(bounds) => (bounds, None),
+                None if deferred(symbol) => match self.allocated_bounds(id, rank) {
+                    Ok((bounds, at)) => (bounds, Some(at)),
+                    Err((range, message)) => {
+                        self.error(range, message);
+                        continue;
+                    }
+                },
+                None => {
+                    self.error(
+                        symbol.name.range,
+                        format!(
+                            "`{}`: the bounds of a distributed array must be constant (or given by its ALLOCATE statement) for the MPI backend",
+                            symbol.name.text
+                        ),
+                    );
+                    continue;
+                }
+            };
+            // The target's bounds along a distributed axis: declared, or
+            // those of its ALLOCATE.
+            let target_bounds = |this: &Self, axis: usize| -> Option<(Bound, Bound)> {
+                let dim = &target_symbol.shape[axis];
+                if let (Some(lo), Some(hi)) = (dim.lo.known(), dim.hi.known()) {
+                    return Some((lo.into(), hi.into()));
+                }
+                if target == id {
+                    return Some(bounds[axis].clone());
+                }
+                if !deferred(target_symbol) {
+                    return None;
+                }
+                this.allocated_bounds(target, target_symbol.rank()).ok().map(|it| it.0[axis].clone())
+            };
+            let (lb, ub) = bounds[dim].clone();
+            let Some((template_lo, template_hi)) = target_bounds(self, axis) else {
+                // (An allocatable target's own error says why.)
+                if !deferred(target_symbol) {
+                    self.error(at, "the bounds of the alignment target must be constant for the MPI backend");
+                }
+                continue;
+            };
+            // Aligned by `:` with an allocatable target, element LB goes to
+            // the target's LB: the analysis takes them equal, and so must
+            // the ALLOCATE statements.
+            if target != id && deferred(target_symbol) && lb != template_lo {
                 self.error(
-                    symbol.name.range,
+                    allocated_by.unwrap_or(at),
                     format!(
-                        "`{}`: the bounds of a distributed array must be constant for the MPI backend",
-                        symbol.name.text
+                        "`{}`: its lower bound along its distributed dimension is not known to be that of `{}`, with which it is aligned (the MPI backend needs them written alike in their ALLOCATE statements)",
+                        symbol.name.text, target_symbol.name.text
                     ),
                 );
                 continue;
-            };
-            let (lb, ub) = bounds[dim];
-            let (Some(template_lo), Some(template_hi)) =
-                (target_symbol.shape[axis].lo.known(), target_symbol.shape[axis].hi.known())
-            else {
-                self.error(at, "the bounds of the alignment target must be constant for the MPI backend");
-                continue;
-            };
+            }
             let (shadow_low, shadow_high) =
                 symbol.mapping.shadow.as_ref().and_then(|it| it.get(dim).copied()).unwrap_or((0, 0));
             let second = match second_cut {
                 None => None,
                 Some((second, second_axis, stride, offset)) => {
-                    let (Some(template_lo), Some(template_hi)) =
-                        (target_symbol.shape[second_axis].lo.known(), target_symbol.shape[second_axis].hi.known())
-                    else {
+                    let Some((template_lo, template_hi)) = target_bounds(self, second_axis) else {
                         self.error(at, "the bounds of the alignment target must be constant for the MPI backend");
                         continue;
                     };
@@ -1377,8 +1528,8 @@ impl<'a> Lowering<'a> {
                         .unwrap_or((0, 0));
                     Some(SecondAxis {
                         dim: second,
-                        lb: bounds[second].0,
-                        ub: bounds[second].1,
+                        lb: bounds[second].0.clone(),
+                        ub: bounds[second].1.clone(),
                         offset,
                         stride,
                         template_lo,
@@ -1396,8 +1547,8 @@ impl<'a> Lowering<'a> {
                 Distributed {
                     name: symbol.name.text.clone(),
                     suffix,
-                    lbs: bounds.iter().map(|it| it.0).collect(),
-                    ubs: bounds.iter().map(|it| it.1).collect(),
+                    lbs: bounds.iter().map(|it| it.0.clone()).collect(),
+                    ubs: bounds.iter().map(|it| it.1.clone()).collect(),
                     dim,
                     lb,
                     ub,
@@ -1412,6 +1563,7 @@ impl<'a> Lowering<'a> {
                     shadow_low,
                     shadow_high,
                     second,
+                    allocated_by,
                 },
             );
         }
@@ -1435,6 +1587,40 @@ impl<'a> Lowering<'a> {
     where
         'a: 's,
     {
+        let plan = self.plan_statement(stmt);
+        // Every process makes and frees the local parts: rank 0 alone cannot
+        // (`allocatable.rs`).
+        if let Plan::OnRankZero { .. } = plan {
+            let mut stack = vec![stmt];
+            while let Some(inner) = stack.pop() {
+                if (self.is_allocate(inner) || self.is_deallocate(inner))
+                    && !self.distributed_occurrences(inner.range).is_empty()
+                {
+                    self.error(
+                        inner.header,
+                        "this ALLOCATE or DEALLOCATE of a distributed array sits in a construct that runs on rank 0: the MPI backend needs it run by every process",
+                    );
+                }
+                stack.extend(inner.children());
+            }
+        }
+        plan
+    }
+
+    fn plan_statement<'s>(&mut self, stmt: &'s Stmt) -> Plan<'s>
+    where
+        'a: 's,
+    {
+        // ALLOCATE and DEALLOCATE of distributed arrays: every process, on
+        // its local parts (`allocatable.rs`).
+        if !self.distributed_occurrences(stmt.range).is_empty() {
+            if self.is_allocate(stmt) {
+                return Plan::Allocate(stmt);
+            }
+            if self.is_deallocate(stmt) {
+                return Plan::Verbatim(stmt);
+            }
+        }
         let (procedures, arrays) = self.implicit_arrays(stmt.range);
         let procedures: Vec<String> = procedures.into_iter().map(str::to_string).collect();
         // A construct whose statements only CALL such subroutines is planned
@@ -2994,6 +3180,7 @@ impl<'a> Lowering<'a> {
             let descriptors = if distributed.second.is_some() { "(2)" } else { "" };
             let _ = writeln!(out, "  type(hpf_desc) :: hpf_d_{}{descriptors}", distributed.name);
         }
+        self.runtime_bound_declarations(out);
         let _ = writeln!(out, "  integer :: hpf_lo, hpf_hi, hpf_i, hpf_c, hpf_jump, hpf_exit_at");
         if self.distributed.values().any(|it| it.second.is_some()) {
             let _ = writeln!(
@@ -3049,7 +3236,8 @@ impl<'a> Lowering<'a> {
         self.local_declarations(&mut out);
         self.mark(&out, Origin::Backend);
         let _ = writeln!(out, "  call hpf_init()");
-        for distributed in self.distributed.values() {
+        // (ALLOCATABLE ones at their ALLOCATE statement.)
+        for distributed in self.distributed.values().filter(|it| it.allocated_by.is_none()) {
             emit_alloc(&mut out, distributed);
         }
         self.emit_initial_values(&mut out, self.main, &unit.decls);
@@ -3168,6 +3356,14 @@ impl<'a> Lowering<'a> {
             if report.accesses.iter().any(|it| self.relaid.contains(&it.array)) {
                 return None;
             }
+            // Bounds known only at run time: the analysis cannot count (`allocatable.rs`).
+            if report
+                .accesses
+                .iter()
+                .any(|it| self.distributed.get(&it.array).is_some_and(|it| it.allocated_by.is_some()))
+            {
+                return None;
+            }
             let mut together: BTreeMap<(SymbolId, bool), Vec<&analysis::loops::Access>> = BTreeMap::new();
             for access in report.accesses.iter().filter(|it| it.transfer.is_some()) {
                 together.entry((access.array, access.attr == AccessAttr::Update)).or_default().push(access);
@@ -3250,6 +3446,7 @@ impl<'a> Lowering<'a> {
             Plan::Verbatim(stmt) => {
                 let _ = writeln!(out, "{}", self.verbatim_text(stmt));
             }
+            Plan::Allocate(stmt) => self.emit_allocate(out, stmt),
             Plan::Parallel(nest) => self.emit_parallel(out, nest),
             Plan::Split(split) => self.emit_split(out, split),
             Plan::Permute(permute) => self.emit_permute(out, permute),

@@ -291,6 +291,11 @@ impl Lowering<'_> {
                 let (name, colons) = (&distributed.name, distributed.colons());
                 lines.push(format!("{type_name}, allocatable :: {name}({colons}), hpf_g_{name}({colons})"));
                 lines.push(format!("type(hpf_desc) :: hpf_d_{name}{descriptors}"));
+                // The bounds its ALLOCATE in the main program stores (`allocatable.rs`).
+                if distributed.allocated_by.is_some() {
+                    let rank = distributed.lbs.len();
+                    lines.push(format!("integer :: hpf_lbs_{name}({rank}), hpf_ubs_{name}({rank})"));
+                }
             }
             edits.push((decl.range, lines.join("\n  ")));
         }
@@ -326,6 +331,9 @@ impl Lowering<'_> {
             if id.unit != self.main {
                 let name = &distributed.name;
                 per_module.entry(id.unit).or_default().push(format!("{name}, hpf_d_{name}, hpf_g_{name}"));
+                if distributed.allocated_by.is_some() {
+                    per_module.entry(id.unit).or_default().push(format!("hpf_lbs_{name}, hpf_ubs_{name}"));
+                }
             }
         }
         // The replicated ones procedures use: broadcast after a call on rank 0.

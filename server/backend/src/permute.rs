@@ -100,10 +100,21 @@ impl<'a> Lowering<'a> {
         if x.suffix != y.suffix {
             return None;
         }
-        let extents = |it: &Distributed| it.lbs.iter().zip(&it.ubs).map(|(lo, hi)| hi - lo + 1).collect::<Vec<_>>();
+        // An extent known at compile time, or the run-time bounds that
+        // give it (equal when they are known equal).
+        let extents = |it: &Distributed| {
+            it.lbs
+                .iter()
+                .zip(&it.ubs)
+                .map(|(lo, hi)| match (lo.known(), hi.known()) {
+                    (Some(lo), Some(hi)) => Ok(hi - lo + 1),
+                    _ => Err((lo.clone(), hi.clone())),
+                })
+                .collect::<Vec<_>>()
+        };
         let (x_extents, y_extents) = (extents(x), extents(y));
         let shape_fits = match kind {
-            PermuteKind::Transpose => y_extents.len() == 2 && x_extents == [y_extents[1], y_extents[0]],
+            PermuteKind::Transpose => y_extents.len() == 2 && x_extents == [y_extents[1].clone(), y_extents[0].clone()],
             _ => x_extents == y_extents,
         };
         if !shape_fits {
@@ -141,8 +152,8 @@ impl<'a> Lowering<'a> {
 
     pub(crate) fn emit_permute(&self, out: &mut String, permute: &Permute) {
         let (x, y) = (&self.distributed[&permute.to], &self.distributed[&permute.from]);
-        let ints = |it: &[i64]| it.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
-        let extents: Vec<i64> = y.lbs.iter().zip(&y.ubs).map(|(lo, hi)| hi - lo + 1).collect();
+        let ints = |it: &[crate::Bound]| it.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
+        let extents: Vec<String> = y.lbs.iter().zip(&y.ubs).map(|(lo, hi)| crate::extent_text(lo, hi)).collect();
         let descriptors = |it: &Distributed| {
             let name = &it.name;
             match &it.second {
@@ -240,7 +251,7 @@ impl<'a> Lowering<'a> {
                 from = y.name,
                 from_desc = descriptors(y),
                 from_lbs = ints(&y.lbs),
-                from_extents = ints(&extents),
+                from_extents = extents.join(", "),
                 to = x.name,
                 to_desc = descriptors(x),
                 to_lbs = ints(&x.lbs),
@@ -253,7 +264,7 @@ impl<'a> Lowering<'a> {
             from = y.name,
             from_desc = descriptors(y),
             from_lbs = ints(&y.lbs),
-            from_extents = ints(&extents),
+            from_extents = extents.join(", "),
             to = x.name,
             to_desc = descriptors(x),
             to_lbs = ints(&x.lbs),
@@ -273,13 +284,24 @@ impl<'a> Lowering<'a> {
 pub(crate) fn laid_out_alike(x: &Distributed, y: &Distributed) -> bool {
     x.lbs == y.lbs
         && x.ubs == y.ubs
-        && (x.dim, x.lb, x.ub, x.offset, x.stride) == (y.dim, y.lb, y.ub, y.offset, y.stride)
-        && (x.template_lo, x.template_hi, x.block, x.cyclic) == (y.template_lo, y.template_hi, y.block, y.cyclic)
+        && (x.dim, &x.lb, &x.ub, x.offset, x.stride) == (y.dim, &y.lb, &y.ub, y.offset, y.stride)
+        && (&x.template_lo, &x.template_hi, x.block, x.cyclic) == (&y.template_lo, &y.template_hi, y.block, y.cyclic)
         && match (&x.second, &y.second) {
             (None, None) => true,
             (Some(a), Some(b)) => {
-                (a.dim, a.lb, a.ub, a.offset, a.stride, a.template_lo, a.template_hi, a.block, a.cyclic, a.procs)
-                    == (b.dim, b.lb, b.ub, b.offset, b.stride, b.template_lo, b.template_hi, b.block, b.cyclic, b.procs)
+                (a.dim, &a.lb, &a.ub, a.offset, a.stride, &a.template_lo, &a.template_hi, a.block, a.cyclic, a.procs)
+                    == (
+                        b.dim,
+                        &b.lb,
+                        &b.ub,
+                        b.offset,
+                        b.stride,
+                        &b.template_lo,
+                        &b.template_hi,
+                        b.block,
+                        b.cyclic,
+                        b.procs,
+                    )
             }
             _ => false,
         }

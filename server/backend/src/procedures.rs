@@ -121,10 +121,14 @@ impl ConstEnv for BoundEnv<'_> {
 /// Whether two arrays are laid out alike: the same descriptors, so the
 /// same elements on every process (whatever their types).
 pub(crate) fn same_layout(a: &Distributed, b: &Distributed) -> bool {
-    let second = |it: &Distributed| {
-        it.second
-            .as_ref()
-            .map(|s| (s.dim, s.lb, s.ub, s.offset, s.stride, s.template_lo, s.template_hi, s.block, s.cyclic, s.procs))
+    // Shadows aside.
+    let same_second = match (&a.second, &b.second) {
+        (None, None) => true,
+        (Some(s), Some(t)) => {
+            (s.dim, &s.lb, &s.ub, s.offset, s.stride, &s.template_lo, &s.template_hi, s.block, s.cyclic, s.procs)
+                == (t.dim, &t.lb, &t.ub, t.offset, t.stride, &t.template_lo, &t.template_hi, t.block, t.cyclic, t.procs)
+        }
+        _ => false,
     };
     a.lbs == b.lbs
         && a.ubs == b.ubs
@@ -135,7 +139,7 @@ pub(crate) fn same_layout(a: &Distributed, b: &Distributed) -> bool {
         && a.template_hi == b.template_hi
         && a.block == b.block
         && a.cyclic == b.cyclic
-        && second(a) == second(b)
+        && same_second
 }
 
 /// A layout as text, for telling specialisations apart.
@@ -154,12 +158,12 @@ fn layout_key(it: &Distributed) -> String {
         it.cyclic,
         it.second.as_ref().map(|s| (
             s.dim,
-            s.lb,
-            s.ub,
+            &s.lb,
+            &s.ub,
             s.offset,
             s.stride,
-            s.template_lo,
-            s.template_hi,
+            &s.template_lo,
+            &s.template_hi,
             s.block,
             s.cyclic,
             s.procs
@@ -307,6 +311,11 @@ impl<'a> Lowering<'a> {
         if let Some(entity) = assumed_size {
             return Err(format!("the replicated dummy {} is assumed-size", entity.name.text));
         }
+        // A copy names its layouts' bounds, which only the main program
+        // holds for an array allocated at run time.
+        if let Some(layout) = dummies.values().chain(host.values()).find(|it| it.has_runtime_bounds()) {
+            return Err(format!("the bounds of {} are known only at run time", layout.name));
+        }
         // One copy per subroutine and layouts of its actuals (which of them
         // share an alignment target included).
         let mut key = format!("{callee_id}{known:?}");
@@ -329,10 +338,10 @@ impl<'a> Lowering<'a> {
             }
             let actual = passed.iter().find(|it| it.0 == position).expect("a passed actual").1;
             let whole = &self.distributed[&actual];
-            let section = sections
-                .iter()
-                .find(|it| it.0 == position)
-                .map_or(Section { lo: whole.lbs[0], hi: whole.ubs[0], st: 1 }, |it| it.1);
+            let section = sections.iter().find(|it| it.0 == position).map_or(
+                Section { lo: whole.lbs[0].known().unwrap_or(1), hi: whole.ubs[0].known().unwrap_or(0), st: 1 },
+                |it| it.1,
+            );
             let mut temp = dummies[&dummy].clone();
             temp.name = format!("hpf_t{}", remaps.len() + 1);
             remaps.push(CallRemap {
@@ -763,7 +772,9 @@ impl<'a> Lowering<'a> {
                 Subscript::Star(_) => (Some(1), None),
                 Subscript::Keyword { .. } => (None, None),
             };
-            let bounds_match = lo == Some(layout.lbs[k]) && hi.is_none_or(|hi| hi == Some(layout.ubs[k]));
+            let bounds_match = lo.is_some()
+                && lo == layout.lbs[k].known()
+                && hi.is_none_or(|hi| hi.is_some() && hi == layout.ubs[k].known());
             if !bounds_match {
                 return Err(format!(
                     "the bounds of the dummy {name} are not known to be the actual's ({}:{} along dimension {})",

@@ -1027,7 +1027,7 @@ impl<'a> Lowering<'a> {
                     let rank = distributed.lbs.len();
                     let _ = writeln!(out, "  do hpf_i = hpf_lo, hpf_hi, {step}");
                     for dim in (1..rank).rev() {
-                        let (lb, ub) = (distributed.lbs[dim - 1], distributed.ubs[dim - 1]);
+                        let (lb, ub) = (&distributed.lbs[dim - 1], &distributed.ubs[dim - 1]);
                         let _ = writeln!(out, "  do hpf_j{dim} = {lb}, {ub}");
                     }
                     let indices: Vec<String> = (1..rank).map(|dim| format!("hpf_j{dim}")).collect();

@@ -349,7 +349,7 @@ impl<'a> Lowering<'a> {
             }
             None => (String::new(), ""),
         };
-        let (lb, ub) = (self.distributed[&scatter.target].lb, self.distributed[&scatter.target].ub);
+        let (lb, ub) = (&self.distributed[&scatter.target].lb, &self.distributed[&scatter.target].ub);
         if let Some(fold) = scatter.fold {
             // One update per element leaves the process, with the number of
             // its last iteration (the owner orders what it gets by those).
@@ -362,7 +362,7 @@ impl<'a> Lowering<'a> {
             let _ = writeln!(
                 out,
                 "  if (hpf_sn >= {}) then\n  allocate (hpf_dt({lb}:{ub}), hpf_do({lb}:{ub}), hpf_dv({lb}:{ub}))\n  hpf_dt = .false.",
-                ub - lb + 1
+                crate::extent_text(lb, ub)
             );
             iterations(
                 out,

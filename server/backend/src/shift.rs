@@ -49,7 +49,7 @@ impl Lowering<'_> {
         }
         let (x, y) = (self.distributed.get(&permute.to)?, self.distributed.get(&permute.from)?);
         let value = permute.shift_value.filter(|it| *it != 0)?;
-        let extent = y.ubs.get(permute.dim)? - y.lbs.get(permute.dim)? + 1;
+        let extent = y.ubs.get(permute.dim)?.known()? - y.lbs.get(permute.dim)?.known()? + 1;
         let fits = y.second.is_none()
             && !y.cyclic
             && y.plain
@@ -83,7 +83,7 @@ impl Lowering<'_> {
             kind = permute.kind as i32,
             dim = permute.dim + 1,
             glb = y.lbs[permute.dim],
-            ext = y.ubs[permute.dim] - y.lbs[permute.dim] + 1,
+            ext = crate::extent_text(&y.lbs[permute.dim], &y.ubs[permute.dim]),
         )
     }
 }

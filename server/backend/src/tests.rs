@@ -4533,3 +4533,273 @@ end program p
     // `i` runs inside the statement: the whole array.
     assert!(source.contains("call hpf_gather_r4_21(u, hpf_d_u, hpf_g_u, [1, 1], [10, 7])"), "{source}");
 }
+
+/// A distributed ALLOCATABLE array gets its descriptor and local part at
+/// its ALLOCATE statement, from bounds computed there; loops, sections and
+/// reductions on it run in parallel, and LBOUND/UBOUND/SIZE read the
+/// bounds the ALLOCATE stored, not the local part's.
+#[test]
+fn allocatable_arrays_are_laid_out_at_their_allocate() {
+    let (notes, source) = lower(
+        "program p
+  implicit none
+  integer :: n, i
+  real, allocatable :: a(:), b(:)
+  real :: s
+!HPF$ DISTRIBUTE A(BLOCK)
+!HPF$ ALIGN B(:) WITH A(:)
+  n = 8 * 5 + 3
+  allocate (a(0:n+1), b(0:n+1))
+  a = 1.0
+  b(1:n) = a(0:n-1) + a(2:n+1)
+  s = sum(b(1:n))
+  do i = lbound(a, 1), ubound(a, 1)
+    a(i) = size(a)
+  end do
+  print *, s, a(n)
+  deallocate (a, b)
+end program p
+",
+    );
+    assert!(notes.iter().all(|it| !it.contains("one process")), "{notes:?}");
+    let init = source.find("call hpf_init()").unwrap();
+    let stored = source.find("  hpf_lbs_a(1) = 0\n  hpf_ubs_a(1) = n+1\n").expect(&source);
+    let made = source.find("  hpf_d_a = hpf_make_desc(0, hpf_ubs_a(1), 0, 0, hpf_ubs_a(1), 0, 0)").expect(&source);
+    // B's template is A's: its cells end where A's bounds say.
+    let aligned = source.find("  hpf_d_b = hpf_make_desc(0, hpf_ubs_b(1), 0, 0, hpf_ubs_a(1), 0, 0)").expect(&source);
+    assert!(init < stored && stored < made && made < aligned, "{source}");
+    assert!(source.contains("integer :: hpf_lbs_a(1), hpf_ubs_a(1)"), "{source}");
+    // A halo of one on each side, grown by the stencil.
+    assert!(source.contains("call hpf_alloc_bounds(hpf_d_a, 1, 1, hpf_lo, hpf_hi)"), "{source}");
+    assert!(source.contains("call hpf_fetch_r4_11(a, hpf_d_a,"), "{source}");
+    // `a = 1.0` over the bounds A was allocated with.
+    assert!(source.contains("call hpf_local_bounds(hpf_d_a, 0, (0), (hpf_ubs_a(1)), 1, hpf_lo, hpf_hi)"), "{source}");
+    assert!(
+        source.contains("do i = hpf_lo, hpf_hi, 1")
+            && source.contains("(hpf_lbs_a(1)), (hpf_ubs_a(1)), 1, hpf_lo, hpf_hi)"),
+        "{source}"
+    );
+    assert!(source.contains("product(max(0, hpf_ubs_a - hpf_lbs_a + 1))"), "{source}");
+    assert!(source.contains("\n  deallocate (a, b)\n"), "{source}");
+    assert_eq!(source.matches("hpf_make_desc(").count(), 2, "{source}");
+}
+
+/// An ALLOCATE in a loop makes the descriptor anew each time; bounds whose
+/// variables change after the first ALLOCATE are equal only within one
+/// statement, so arrays allocated apart are not taken to be laid out alike.
+#[test]
+fn allocatable_arrays_allocated_in_loops_and_apart() {
+    let (notes, source) = lower(
+        "program p
+  implicit none
+  integer :: n, k, i
+  integer, allocatable :: c(:), a(:), b(:)
+!HPF$ DISTRIBUTE C(CYCLIC)
+!HPF$ DISTRIBUTE (BLOCK) :: A, B
+  n = 10
+  do k = 1, 3
+    allocate (c(n + k))
+    c = k
+    print *, sum(c)
+    deallocate (c)
+  end do
+  allocate (a(n))
+  n = n + 1
+  allocate (b(n))
+  a = 1
+  b(1:5) = a(1:5)
+  print *, b(3)
+end program p
+",
+    );
+    // (A loop around an ALLOCATE stays on every process, even with nothing
+    // else in parallel.)
+    assert!(notes.iter().all(|it| !it.starts_with("8:")), "{notes:?}");
+    let looped = source.find("  do k = 1, 3\n").unwrap();
+    let made = source.find("  hpf_d_c = hpf_make_desc(1, hpf_ubs_c(1), 0, 1, hpf_ubs_c(1), 1, 1)").expect(&source);
+    assert!(looped < made && source[made..].contains("  allocate (c(hpf_lo:hpf_hi))"), "{source}");
+    // N changes between the ALLOCATEs of A and B: B(1:5) = A(1:5) does not
+    // read A's local part as if cut alike.
+    assert!(!source.contains("b(hpf_lo:hpf_hi:1) = a(hpf_lo:hpf_hi:1)"), "{source}");
+    assert!(source.contains("call hpf_remote_read_i4(a, hpf_d_a,"), "{source}");
+    // A function in a bound may give another value each time: equal only
+    // within one ALLOCATE statement.
+    let (_, source) = lower(
+        "program p
+  implicit none
+  integer :: n
+  integer, allocatable :: a(:), b(:), c(:)
+!HPF$ DISTRIBUTE (BLOCK) :: A, B, C
+  n = 10
+  allocate (a(max(n, 2)), b(max(n, 2)))
+  allocate (c(max(n, 2)))
+  a = 1
+  b = a + 1
+  c = b + 1
+  print *, sum(c)
+end program p
+",
+    );
+    assert!(source.contains("b(hpf_lo:hpf_hi:1) = a(hpf_lo:hpf_hi:1) + 1"), "{source}");
+    assert!(source.contains("call hpf_remote_read_i4(b, hpf_d_b,"), "{source}");
+    assert!(notes.iter().all(|it| !it.starts_with("9:") && !it.starts_with("10:")), "{notes:?}");
+}
+
+/// What the backend refuses of ALLOCATABLE distributed arrays, at the place.
+#[test]
+fn allocatable_arrays_it_refuses() {
+    let errors = |text: &str| lowered(text).map(|it| it.1).expect_err("refused");
+    let twice = errors(
+        "program p
+  integer :: n, ierr
+  real, allocatable :: a(:)
+!HPF$ DISTRIBUTE A(BLOCK)
+  n = 10
+  allocate (a(n))
+  deallocate (a)
+  allocate (a(2*n))
+end program p
+",
+    );
+    assert_eq!(twice.len(), 1, "{twice:?}");
+    assert!(
+        twice[0].starts_with("8: `a`: the MPI backend needs one ALLOCATE statement per distributed array"),
+        "{twice:?}"
+    );
+    let stat = errors(
+        "program p
+  integer :: n, ierr
+  real, allocatable :: a(:)
+!HPF$ DISTRIBUTE A(BLOCK)
+  n = 10
+  allocate (a(n), stat=ierr)
+end program p
+",
+    );
+    assert!(stat[0].starts_with("6: an ALLOCATE of a distributed array with STAT="), "{stat:?}");
+    let order = errors(
+        "program p
+  integer :: n
+  real, allocatable :: a(:), b(:)
+!HPF$ DISTRIBUTE A(BLOCK)
+!HPF$ ALIGN B(:) WITH A(:)
+  n = 10
+  allocate (b(n))
+  allocate (a(n))
+end program p
+",
+    );
+    assert_eq!(order.len(), 1, "{order:?}");
+    assert!(order[0].starts_with("7: `b` is aligned with `a`, whose bounds its ALLOCATE computes"), "{order:?}");
+    let lower_bounds = errors(
+        "program p
+  integer :: n
+  real, allocatable :: a(:), b(:)
+!HPF$ DISTRIBUTE A(BLOCK)
+!HPF$ ALIGN B(:) WITH A(:)
+  n = 10
+  allocate (a(n), b(0:n-1))
+end program p
+",
+    );
+    assert!(
+        lower_bounds[0]
+            .starts_with("7: `b`: its lower bound along its distributed dimension is not known to be that of `a`"),
+        "{lower_bounds:?}"
+    );
+    // Allocated in a procedure (which may run on rank 0 alone).
+    let in_procedure = errors(
+        "module m
+  real, allocatable :: g(:)
+!HPF$ DISTRIBUTE G(BLOCK)
+contains
+  subroutine make(n)
+    integer :: n
+    allocate (g(n))
+  end subroutine make
+end module m
+program p
+  use m
+  call make(10)
+  print *, sum(g)
+end program p
+",
+    );
+    assert!(
+        in_procedure[0].starts_with("7: `g`: the MPI backend allocates and deallocates distributed arrays in the main program's statements only"),
+        "{in_procedure:?}"
+    );
+    let none = errors(
+        "program p
+  real, allocatable :: a(:)
+!HPF$ DISTRIBUTE A(BLOCK)
+  print *, 1
+end program p
+",
+    );
+    assert!(none[0].starts_with("2: `a`: the MPI backend needs the ALLOCATE statement"), "{none:?}");
+    let remapped = errors(
+        "program p
+  real, allocatable :: a(:)
+!HPF$ DYNAMIC A
+!HPF$ DISTRIBUTE A(BLOCK)
+  allocate (a(12))
+  a = 1
+!HPF$ REDISTRIBUTE A(CYCLIC)
+  print *, sum(a)
+end program p
+",
+    );
+    assert!(
+        remapped[0].starts_with("5: `a`: REDISTRIBUTE and REALIGN of distributed ALLOCATABLE arrays"),
+        "{remapped:?}"
+    );
+    // A loop that branches out of itself runs on rank 0, which cannot make
+    // the local parts of every process.
+    let on_rank_zero = errors(
+        "program p
+  integer :: k
+  integer, allocatable :: d(:)
+!HPF$ DISTRIBUTE D(BLOCK)
+  do k = 1, 2
+    allocate (d(k))
+    d(1) = k
+    if (k == 2) go to 10
+    deallocate (d)
+  end do
+10 print *, 'done'
+end program p
+",
+    );
+    assert_eq!(on_rank_zero.len(), 2, "{on_rank_zero:?}");
+    assert!(on_rank_zero.iter().all(|it| it.contains("sits in a construct that runs on rank 0")), "{on_rank_zero:?}");
+}
+
+/// A distributed ALLOCATABLE array of a module, allocated by the main
+/// program: the module declares its local part and stored bounds, the
+/// program imports them, allocates at its ALLOCATE and reads SIZE from them.
+#[test]
+fn allocatable_module_arrays_are_allocated_by_the_program() {
+    let (notes, source) = lower(
+        "module fields
+  integer :: n
+  real(8), allocatable :: f(:), g(:)
+!HPF$ DISTRIBUTE F(BLOCK)
+!HPF$ ALIGN G(:) WITH F(:)
+end module fields
+program p
+  use fields
+  n = 29
+  allocate (f(0:n+1), g(0:n+1))
+  f = 1.0d0
+  g(1:n) = 0.5d0 * (f(0:n-1) + f(2:n+1))
+  print *, size(g), sum(g(1:n))
+end program p
+",
+    );
+    assert!(notes.iter().all(|it| !it.contains("one process")), "{notes:?}");
+    assert!(source.contains("integer :: hpf_lbs_f(1), hpf_ubs_f(1)"), "{source}");
+    assert!(source.contains(", hpf_lbs_f, hpf_ubs_f"), "{source}");
+    assert!(source.contains("  hpf_d_g = hpf_make_desc(0, hpf_ubs_g(1), 0, 0, hpf_ubs_f(1), 0, 0)"), "{source}");
+    assert!(source.contains("product(max(0, hpf_ubs_g - hpf_lbs_g + 1))"), "{source}");
+}

@@ -20,6 +20,7 @@ const SUPPORTED: &[&str] = &[
     "advect_namelist.f90",
     "align_stride_loops.f90",
     "align_transpose_grid.f90",
+    "alloc_fields.f90",
     "block_cyclic_matmul.f90",
     "blockdata_fields.f",
     "chain_align.hpf",
@@ -292,6 +293,81 @@ fn distributed_arrays_of_every_type_and_kind_run_in_parallel() {
         let expected = std::fs::read(corpus().join(format!("expected/{name}.out"))).expect("an expected output");
         runs_print_on(&source, &expected, &["1", "2", "3", "4", "5"]);
     }
+}
+
+/// Distributed ALLOCATABLE arrays whose bounds the program reads and
+/// computes (`alloc_fields.f90`: a 1-D stencil with ghost cells, a 2-D
+/// (*, BLOCK) Jacobi loop, a CYCLIC array allocated in every step of a
+/// loop) run with no statement on one process, and print what the
+/// sequential program prints on 1 to 5 processes.
+#[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
+fn allocatable_distributed_arrays_run_in_parallel() {
+    require_toolchain();
+    let dir = scratch("allocatable");
+    let name = "alloc_fields.f90";
+    let executable = dir.join("alloc_fields");
+    let build = hpf_ls_build(&corpus().join(name), &executable);
+    let stderr = String::from_utf8_lossy(&build.stderr);
+    assert!(build.status.success(), "{name}: {stderr}");
+    assert!(!stderr.contains("one process"), "{name}: {stderr}");
+    let expected = std::fs::read(corpus().join(format!("expected/{name}.out"))).expect("an expected output");
+    for processes in 1..=5 {
+        let output = mpirun(name, &executable, processes);
+        assert!(output.status.success(), "on {processes}: {}", String::from_utf8_lossy(&output.stderr));
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&expected),
+            "on {processes} processes"
+        );
+    }
+    // Module arrays the program allocates, a bound computed, an ALLOCATE
+    // in a time loop, a subroutine run on rank 0 on gathered copies.
+    let (dir, source) = scratch_program(
+        "allocatable_module",
+        "module fields
+  implicit none
+  integer :: n
+  real(8), allocatable :: f(:), g(:)
+!HPF$ DISTRIBUTE F(BLOCK)
+!HPF$ ALIGN G(:) WITH F(:)
+contains
+  subroutine report()
+    print '(a, f14.6, i5)', 'report', sum(f), size(f)
+  end subroutine report
+end module fields
+
+program allocatable_module
+  use fields
+  implicit none
+  integer :: i, step, m
+  integer, allocatable :: c(:)
+!HPF$ DISTRIBUTE C(BLOCK)
+  n = 3 * 9 + 2
+  allocate (f(0:n+1), g(0:n+1))
+  f = 0.0d0
+  do i = 1, n
+    f(i) = dble(i * i) / dble(n)
+  end do
+  do step = 1, 5
+    g(1:n) = 0.5d0 * (f(0:n-1) + f(2:n+1))
+    f(1:n) = g(1:n)
+    m = n + step
+    allocate (c(m))
+    c = step
+    c(2:m) = c(1:m-1) + c(2:m)
+    print '(i4, i6)', size(c), sum(c)
+    deallocate (c)
+  end do
+  print '(a, i5, i5, i5)', 'bounds', lbound(f, 1), ubound(f, 1), size(g)
+  print '(a, f14.6)', 'max', maxval(f)
+  call report()
+  deallocate (f, g)
+end program allocatable_module
+",
+    );
+    let expected = sequential_output(&dir, &source);
+    runs_print_on(&source, &expected, &["1", "2", "3", "4", "5"]);
 }
 
 /// MATMUL of distributed matrices and vectors (2-D BLOCK grids, CYCLIC(m)

@@ -582,6 +582,8 @@ impl<'a> Lowerer<'a> {
         for child in children {
             if is_expression(child.kind()) {
                 exprs.push(self.expr(*child, depth + 1));
+            } else if let Some(allocation) = self.sized_allocation(*child, depth) {
+                exprs.push(allocation);
             } else if is_statement_like(child.kind()) {
                 body_nodes.push(*child);
             } else {
@@ -601,6 +603,20 @@ impl<'a> Lowerer<'a> {
             }
         }
         StmtKind::Other { exprs, body }
+    }
+
+    /// `A(0:N+1, M)` in an ALLOCATE statement, as a reference with its bounds.
+    fn sized_allocation(&mut self, node: Node, depth: usize) -> Option<Expr> {
+        if node.kind() != "sized_allocation" {
+            return None;
+        }
+        match named_children(node)[..] {
+            [name, size] if name.kind() == "identifier" && size.kind() == "size" => Some(Expr {
+                kind: ExprKind::Ref { name: self.name(name), args: self.subscripts(size, depth + 1) },
+                range: self.range(node),
+            }),
+            _ => None,
+        }
     }
 
     /// An ELSE IF / ELSE / ELSEWHERE clause: its condition and statements.
