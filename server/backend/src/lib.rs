@@ -209,6 +209,7 @@ mod owner_bcasts;
 mod permute;
 mod pipeline;
 mod private;
+mod private_arrays;
 mod procedures;
 mod reduce;
 mod remap;
@@ -2111,9 +2112,37 @@ impl<'a> Lowering<'a> {
                 None => others.push(scalar),
             }
         }
+        // Replicated arrays it writes may be private work arrays (checked
+        // below, once the distributing loop is known): the home is then the
+        // first update of another array.
+        let work_arrays = self.assigned_replicated_arrays(&assignments);
+        let work_ids: Vec<SymbolId> = work_arrays.iter().filter_map(|it| self.lookup(&it.key())).collect();
+        let (first, home_of_work) = match first.home.as_ref() {
+            Some(home) if work_ids.contains(&home.array) => with_home
+                .iter()
+                .find_map(|report| {
+                    let access = report
+                        .accesses
+                        .iter()
+                        .find(|it| it.attr == AccessAttr::Update && !work_ids.contains(&it.array))?;
+                    Some((
+                        report,
+                        analysis::loops::Home {
+                            array: access.array,
+                            range: access.range,
+                            subscripts: access.subscripts.clone(),
+                            triple: Vec::new(),
+                        },
+                    ))
+                })
+                .map_or((first, None), |(report, home)| (report, Some(home))),
+            _ => (first, None),
+        };
         // A nest that only reduces runs where the elements it reads live.
         let read_home = (first.home.is_none() && !reductions.is_empty()).then(|| self.read_home(first)).flatten();
-        let home = first.home.as_ref().or(read_home.as_ref()).ok_or_else(|| match scalars.first() {
+        let home = home_of_work.as_ref().or(first.home.as_ref()).or(read_home.as_ref()).ok_or_else(|| match scalars
+            .first()
+        {
             Some(scalar) => format!("it updates no distributed array (it assigns the scalar {})", scalar.text),
             None => "it updates no distributed array".to_string(),
         })?;
@@ -2164,6 +2193,17 @@ impl<'a> Lowering<'a> {
                 last_values.push(scalar.text.clone());
             }
             privates.push(scalar.key());
+        }
+        for array in &work_arrays {
+            self.private_array(stmt, distributing, &loops, array)?;
+            privates.push(array.key());
+        }
+        if !work_ids.is_empty() && !leaves.is_empty() {
+            // The EXIT's search runs before the iterations that compute them.
+            return Err("a CYCLE or EXIT leaves a loop that writes private arrays".to_string());
+        }
+        if !work_ids.is_empty() && reductions.iter().any(|it| it.is_prefix()) {
+            return Err("it is a scan that writes private arrays (its first pass would not compute them)".to_string());
         }
         if self.analysis.loops.iter().any(|it| stmt.range.contains_range(it.range) && it.kind != LoopKind::Do) {
             return Err("it holds an array assignment or FORALL".to_string());
@@ -2256,6 +2296,10 @@ impl<'a> Lowering<'a> {
         let assigned: Vec<String> = scalars.iter().map(|it| it.key()).collect();
         for report in &reports {
             for access in &report.accesses {
+                // Each process computes the private arrays for its own iterations.
+                if work_ids.contains(&access.array) {
+                    continue;
+                }
                 let symbol = model.symbol(access.array);
                 if let Some(read) = self.broadcast_read(access, (report, &loops), &assigned, &written, independent) {
                     broadcasts.push(read);
@@ -2831,7 +2875,7 @@ impl<'a> Lowering<'a> {
 
     /// Whether `stmt`, or the statement of a logical IF, begins with one of
     /// `keywords` (lower case, blanks removed: `errorstop`).
-    fn begins_with_keyword(&self, stmt: &Stmt, keywords: &[&str]) -> bool {
+    pub(crate) fn begins_with_keyword(&self, stmt: &Stmt, keywords: &[&str]) -> bool {
         let header: String =
             self.slice(stmt.header).chars().filter(|it| !it.is_whitespace()).collect::<String>().to_ascii_lowercase();
         // A logical IF holds its statement in its header.
