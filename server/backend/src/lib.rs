@@ -384,6 +384,9 @@ type StatLoop = (usize, Option<(u64, u64)>);
 /// An owner-computes loop nest.
 struct ParallelNest<'a> {
     stmt: &'a Stmt,
+    /// Replicated work arrays private to the distributing loop's
+    /// iterations (`private_arrays.rs`): each process computes its own.
+    private_arrays: Vec<SymbolId>,
     /// The DO whose iterations are split among the processes.
     distributing: &'a Stmt,
     step: i64,
@@ -2293,7 +2296,8 @@ impl<'a> Lowering<'a> {
         };
         let mut replicated: Vec<SymbolId> = Vec::new();
         let mut broadcasts: Vec<broadcast::BroadcastRead> = Vec::new();
-        let assigned: Vec<String> = scalars.iter().map(|it| it.key()).collect();
+        // Private arrays too: a broadcast's subscripts are read before the nest.
+        let assigned: Vec<String> = scalars.iter().chain(&work_arrays).map(|it| it.key()).collect();
         for report in &reports {
             for access in &report.accesses {
                 // Each process computes the private arrays for its own iterations.
@@ -2530,6 +2534,7 @@ impl<'a> Lowering<'a> {
         };
         Ok(Plan::Parallel(ParallelNest {
             stmt,
+            private_arrays: work_ids,
             distributing,
             step,
             home: home.array,
@@ -3194,7 +3199,7 @@ impl<'a> Lowering<'a> {
     /// nest belong to its innermost loop), `None` if one is not counted.
     /// The references of one array are fetched together, so an element
     /// two of them need moves once: theirs is the union of their transfers.
-    fn predicted_transfers(&self, stmt: &Stmt) -> Option<(u64, u64)> {
+    fn predicted_transfers(&self, stmt: &Stmt, private_arrays: &[SymbolId]) -> Option<(u64, u64)> {
         // A copy of a subroutine (`procedures.rs`) runs on its actuals'
         // mappings, which the analysis of the subroutine does not know.
         if self.place.is_some() {
@@ -3206,7 +3211,9 @@ impl<'a> Lowering<'a> {
                 return None;
             }
             let mut together: BTreeMap<(SymbolId, bool), Vec<&analysis::loops::Access>> = BTreeMap::new();
-            for access in report.accesses.iter().filter(|it| it.transfer.is_some()) {
+            for access in
+                report.accesses.iter().filter(|it| it.transfer.is_some() && !private_arrays.contains(&it.array))
+            {
                 together.entry((access.array, access.attr == AccessAttr::Update)).or_default().push(access);
             }
             for accesses in together.values() {
@@ -3264,14 +3271,24 @@ impl<'a> Lowering<'a> {
                 Plan::Section(section) => {
                     matches!(&section.stmt.kind, StmtKind::Where { body, elsewhere, .. } if body.len() > 1 || !elsewhere.is_empty())
                 }
+                // Nor a loop whose analysed home is a private work array.
                 Plan::Parallel(nest) => {
                     nest.reductions.iter().any(|it| it.chained() || it.is_prefix())
                         || !nest.replicated.is_empty()
                         || nest.read_home
+                        || self.analysis.loops.iter().any(|it| {
+                            stmt.range.contains_range(it.range)
+                                && it.home.as_ref().is_some_and(|home| nest.private_arrays.contains(&home.array))
+                        })
                 }
                 _ => false,
             };
-            stat_loops.push((line, if unmodelled { None } else { self.predicted_transfers(stmt) }));
+            // Private work arrays do not move.
+            let private_arrays = match plan {
+                Plan::Parallel(nest) => &nest.private_arrays[..],
+                _ => &[],
+            };
+            stat_loops.push((line, if unmodelled { None } else { self.predicted_transfers(stmt, private_arrays) }));
             let id = stat_loops.len();
             drop(stat_loops);
             let _ = writeln!(out, "  call hpf_stat_begin()");

@@ -93,7 +93,7 @@ impl Lowering<'_> {
     }
 
     /// Whether a statement among `stmts` (at any depth, the nest `nest` left
-    /// out) may name the array `key` other than in a loop for which it is
+    /// out) may read the array `key` other than in a loop for which it is
     /// private.
     fn array_read_elsewhere(&self, stmts: &[Stmt], nest: &Stmt, key: &str) -> bool {
         stmts.iter().any(|stmt| {
@@ -108,11 +108,31 @@ impl Lowering<'_> {
             {
                 return false;
             }
-            if self.mentions_scalar(stmt, key) {
+            if self.reads_array(stmt, key) {
                 return true;
             }
             stmt.children().iter().any(|child| self.array_read_elsewhere(std::slice::from_ref(*child), nest, key))
         })
+    }
+
+    /// Whether `stmt` itself (not the statements inside it) may read the
+    /// array `key`: an assignment that only writes it (`w = 0`, `w(i) = x`)
+    /// does not.
+    fn reads_array(&self, stmt: &Stmt, key: &str) -> bool {
+        let keys = [key.to_string()];
+        let StmtKind::Assign { lhs, rhs } = &stmt.kind else { return self.mentions_scalar(stmt, key) };
+        let lhs_reads = match &lhs.kind {
+            ExprKind::Name(name) if name.key() == key => false,
+            ExprKind::Ref { name, args } if name.key() == key => args.iter().any(|arg| match arg {
+                Subscript::Expr(value) | Subscript::Keyword { value, .. } => mentions(value, &keys),
+                Subscript::Range { lo, hi, stride, .. } => {
+                    [lo, hi, stride].into_iter().flatten().any(|it| mentions(it, &keys))
+                }
+                Subscript::Star(_) => false,
+            }),
+            _ => mentions(lhs, &keys),
+        };
+        lhs_reads || mentions(rhs, &keys)
     }
 
     /// Whether every read of the rank-1 array `key` in an iteration of the
