@@ -26,10 +26,10 @@ impl Lowering<'_> {
         for stmt in assignments {
             let StmtKind::Assign { lhs, .. } = &stmt.kind else { continue };
             let ExprKind::Ref { name, .. } = &lhs.kind else { continue };
-            let is_array =
-                self.lookup(&name.key()).is_some_and(|id| {
-                    self.analysis.model.symbol(id).kind == SymbolKind::Variable && !self.distributed.contains_key(&id)
-                }) && !self.lookup(&name.key()).is_some_and(|id| self.analysis.model.symbol(id).shape.is_empty());
+            let is_array = self.lookup(&name.key()).is_some_and(|id| {
+                let symbol = self.analysis.model.symbol(id);
+                symbol.kind == SymbolKind::Variable && !symbol.shape.is_empty() && !self.distributed.contains_key(&id)
+            });
             if is_array && !arrays.iter().any(|it| it.key() == name.key()) {
                 arrays.push(name);
             }
@@ -57,6 +57,10 @@ impl Lowering<'_> {
         if self.aliased(&key) || self.in_common(&key) {
             return not_private("which may be reached through another name (EQUIVALENCE, TARGET, COMMON)");
         }
+        let unit = analysis::model::flatten_units(&self.analysis.file)[self.main].0;
+        if unit.contains.iter().any(|it| mentions_word(self.slice(it.range), &key)) {
+            return not_private("which an internal procedure may reach by host association");
+        }
         if loops.iter().any(|it| self.mentions_scalar(it, &key)) {
             return not_private("which the bounds of a loop of the nest read");
         }
@@ -65,7 +69,6 @@ impl Lowering<'_> {
                 "which an iteration may read before it writes it (name it in the loop's INDEPENDENT, NEW(...))",
             );
         }
-        let unit = analysis::model::flatten_units(&self.analysis.file)[self.main].0;
         if self.array_read_elsewhere(&unit.body, nest, &key) {
             return not_private("which is read after the loop, where its values differ from process to process");
         }
@@ -256,7 +259,11 @@ impl Coverage<'_, '_> {
         match &stmt.kind {
             StmtKind::Do { control: Some(control), body, .. } => {
                 let keys = [self.key.to_string()];
-                if mentions(&control.lo, &keys) || mentions(&control.hi, &keys) {
+                if [Some(&control.lo), Some(&control.hi), control.step.as_ref()]
+                    .into_iter()
+                    .flatten()
+                    .any(|it| mentions(it, &keys))
+                {
                     return false;
                 }
                 let step = match &control.step {
@@ -414,7 +421,7 @@ impl Coverage<'_, '_> {
             // by a known amount, else one whose end is not comparable.
             let mut best: Option<(usize, Option<i64>)> = None;
             for (at, cover) in self.covers.iter().enumerate() {
-                if used[at] || !difference(&next, &cover.lo).is_some_and(|it| it >= 0) {
+                if used[at] || difference(&next, &cover.lo).is_none_or(|it| it < 0) {
                     continue;
                 }
                 let gain = difference(&add(&cover.hi, &one), &next);
