@@ -1960,6 +1960,35 @@ impl<'a> Lowering<'a> {
             && array.stride * offset + array.offset == home.stride * home_offset + home.offset
     }
 
+    /// Whether a nest reads `X(.., v+c, ..)` of a BLOCK array distributed
+    /// along another dimension than its BLOCK home `H(.., v+q, ..)` on the
+    /// home element's very template cell for every `v`: `kappa(j)` aligned
+    /// with `t(*, j)` in a loop over the columns of `t(*, BLOCK)`.
+    fn on_home_cell_across(
+        &self,
+        access: &analysis::loops::Access,
+        var_key: &str,
+        nest: &[analysis::loops::NestIndex],
+        home: &Distributed,
+        home_offset: i64,
+    ) -> bool {
+        let Some(array) = self.distributed.get(&access.array) else { return false };
+        if array.cyclic || home.cyclic || array.second.is_some() || home.second.is_some() {
+            return false;
+        }
+        let Some(SubscriptForm::Affine { index, coef: 1, offset }) = access.subscripts.get(array.dim) else {
+            return false;
+        };
+        let same_template = array.target == home.target
+            || (array.template_lo == home.template_lo
+                && array.template_hi == home.template_hi
+                && array.block == home.block);
+        same_template
+            && nest[*index].key == var_key
+            && array.stride == home.stride
+            && array.stride * offset + array.offset == home.stride * home_offset + home.offset
+    }
+
     /// For a nest whose rank-1 BLOCK home is `H(a*v+q)` with `a` other
     /// than 1, an access off the home's cells: a read the inspector/executor
     /// fetches (pushed to `remote`), a distributed array copied whole
@@ -2311,7 +2340,16 @@ impl<'a> Lowering<'a> {
                 }
                 let home_form = (home_coef, home_offset);
                 if access.attr == AccessAttr::Reference
-                    && self.on_home_cell(access, &var_key, &report.nest, &home_distributed, home_form)
+                    && (self.on_home_cell(access, &var_key, &report.nest, &home_distributed, home_form)
+                        || (home_coef == 1
+                            && !written.contains(&access.array)
+                            && self.on_home_cell_across(
+                                access,
+                                &var_key,
+                                &report.nest,
+                                &home_distributed,
+                                home_offset,
+                            )))
                 {
                     continue;
                 }
@@ -3774,7 +3812,8 @@ impl<'a> Lowering<'a> {
                     inner.push(control);
                 }
             }
-            stack.extend(stmt.children());
+            // In text order: of two loops over one index, the later one sets it last.
+            stack.extend(stmt.children().into_iter().rev());
         }
         // (When the distributing loop is itself inside the nest, they may differ.)
         let outermost = std::ptr::eq(nest.stmt, nest.distributing);

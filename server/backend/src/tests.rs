@@ -1828,6 +1828,11 @@ fn new_work_arrays_of_column_solves_run_on_the_owners() {
     assert!(source.contains("call hpf_local_bounds(hpf_d_u, 0, (1), (n), 1, hpf_lo, hpf_hi)"), "{source}");
     assert!(source.contains("do j = hpf_lo, hpf_hi, 1\n    c(1) = 0.5d0"), "{source}");
     assert!(!source.contains("hpf_gather"), "{source}");
+    // Of the two loops over i, the later one leaves its final value.
+    assert!(
+        source.contains("i = hpf_final((2), (m), 1)\n  if (((n) - (1)) * (1) >= 0) i = hpf_final((m - 1), (1), -1)\n"),
+        "{source}"
+    );
 }
 
 /// Without NEW, a work array is private when every element an iteration

@@ -71,8 +71,8 @@ program adi
         u(1, j) = rhs(1, j)
      end do
   j = hpf_final((1), (n), 1)
-  if (((n) - (1)) * (1) >= 0) i = hpf_final((n - 1), (2), -1)
   if (((n) - (1)) * (1) >= 0) i = hpf_final((2), (n - 1), 1)
+  if (((n) - (1)) * (1) >= 0) i = hpf_final((n - 1), (2), -1)
   call hpf_stat_end(1)
   ! hpf-ls: owner computes rhs = u
   call hpf_local_bounds(hpf_d_rhs, 0, (1), (24), 1, hpf_lo, hpf_hi)

@@ -60,8 +60,8 @@ program tridiag_columns
         end do
      end do
   j = hpf_final((1), (n), 1)
-  if (((n) - (1)) * (1) >= 0) i = hpf_final((m - 1), (1), -1)
   if (((n) - (1)) * (1) >= 0) i = hpf_final((2), (m), 1)
+  if (((n) - (1)) * (1) >= 0) i = hpf_final((m - 1), (1), -1)
   call hpf_stat_end(2)
   call hpf_stat_begin()
   ! hpf-ls: owner computes do j = 1, n
