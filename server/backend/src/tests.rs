@@ -1936,6 +1936,58 @@ fn work_arrays_read_before_written_or_after_the_nest_are_not_private() {
     );
 }
 
+/// A subroutine solving columns with NEW work arrays, whose coefficient
+/// dummy is aligned with the columns of the field dummy as its actual is
+/// with the actual field's: every process calls a copy on its own columns,
+/// and `kappa(j)` is read where `t(:, j)` lives, not fetched.
+#[test]
+fn column_solves_in_a_subroutine_with_an_aligned_dummy_run_on_the_owners() {
+    let (notes, source) = lower(
+        "module solver
+  implicit none
+  integer, parameter :: m = 8, n = 12
+contains
+  subroutine solve(t, kappa)
+    real(8), intent(inout) :: t(m, n)
+    real(8), intent(in) :: kappa(n)
+!HPF$ DISTRIBUTE t(*, BLOCK)
+!HPF$ ALIGN kappa(j) WITH t(*, j)
+    real(8) :: c(m), r
+    integer :: i, j
+!HPF$ INDEPENDENT, NEW(c, r, i)
+    do j = 1, n
+      r = kappa(j)
+      c(1) = t(1, j)
+      do i = 2, m
+        c(i) = c(i-1) * r + t(i, j)
+      end do
+      do i = 1, m
+        t(i, j) = c(i)
+      end do
+    end do
+  end subroutine solve
+end module solver
+
+program p
+  use solver
+  implicit none
+  real(8) :: u(m, n), k(n)
+!HPF$ DISTRIBUTE u(*, BLOCK)
+!HPF$ ALIGN k(j) WITH u(*, j)
+  u = 1.0d0
+  k = 0.5d0
+  call solve(u, k)
+  print *, sum(u)
+end program p
+",
+    );
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(source.contains("call hpf_p1_solve(u, k, &"), "{source}");
+    assert!(source.contains("do j = hpf_lo, hpf_hi, 1\n      r = kappa(j)"), "{source}");
+    assert!(!source.contains("hpf_gather"), "{source}");
+    assert!(!source.contains("hpf_remote_read"), "{source}");
+}
+
 /// IF statements and constructs inside the distributing loop run on the
 /// owner of each iteration; their conditions read local elements or the
 /// fetched halo like any other read.
