@@ -213,6 +213,7 @@ mod owner_bcasts;
 mod permute;
 mod pipeline;
 mod private;
+mod private_arrays;
 mod procedures;
 mod reduce;
 mod remap;
@@ -468,6 +469,9 @@ type StatLoop = (usize, Option<(u64, u64)>);
 /// An owner-computes loop nest.
 struct ParallelNest<'a> {
     stmt: &'a Stmt,
+    /// Replicated work arrays private to the distributing loop's
+    /// iterations (`private_arrays.rs`): each process computes its own.
+    private_arrays: Vec<SymbolId>,
     /// The DO whose iterations are split among the processes.
     distributing: &'a Stmt,
     step: i64,
@@ -2148,6 +2152,35 @@ impl<'a> Lowering<'a> {
             && array.stride * offset + array.offset == home.stride * home_offset + home.offset
     }
 
+    /// Whether a nest reads `X(.., v+c, ..)` of a BLOCK array distributed
+    /// along another dimension than its BLOCK home `H(.., v+q, ..)` on the
+    /// home element's very template cell for every `v`: `kappa(j)` aligned
+    /// with `t(*, j)` in a loop over the columns of `t(*, BLOCK)`.
+    fn on_home_cell_across(
+        &self,
+        access: &analysis::loops::Access,
+        var_key: &str,
+        nest: &[analysis::loops::NestIndex],
+        home: &Distributed,
+        home_offset: i64,
+    ) -> bool {
+        let Some(array) = self.distributed.get(&access.array) else { return false };
+        if array.cyclic || home.cyclic || array.second.is_some() || home.second.is_some() {
+            return false;
+        }
+        let Some(SubscriptForm::Affine { index, coef: 1, offset }) = access.subscripts.get(array.dim) else {
+            return false;
+        };
+        let same_template = array.target == home.target
+            || (array.template_lo == home.template_lo
+                && array.template_hi == home.template_hi
+                && array.block == home.block);
+        same_template
+            && nest[*index].key == var_key
+            && array.stride == home.stride
+            && array.stride * offset + array.offset == home.stride * home_offset + home.offset
+    }
+
     /// For a nest whose rank-1 BLOCK home is `H(a*v+q)` with `a` other
     /// than 1, an access off the home's cells: a read the inspector/executor
     /// fetches (pushed to `remote`), a distributed array copied whole
@@ -2303,9 +2336,37 @@ impl<'a> Lowering<'a> {
                 None => others.push(scalar),
             }
         }
+        // Replicated arrays it writes may be private work arrays (checked
+        // below, once the distributing loop is known): the home is then the
+        // first update of another array.
+        let work_arrays = self.assigned_replicated_arrays(&assignments);
+        let work_ids: Vec<SymbolId> = work_arrays.iter().filter_map(|it| self.lookup(&it.key())).collect();
+        let (first, home_of_work) = match first.home.as_ref() {
+            Some(home) if work_ids.contains(&home.array) => with_home
+                .iter()
+                .find_map(|report| {
+                    let access = report
+                        .accesses
+                        .iter()
+                        .find(|it| it.attr == AccessAttr::Update && !work_ids.contains(&it.array))?;
+                    Some((
+                        report,
+                        analysis::loops::Home {
+                            array: access.array,
+                            range: access.range,
+                            subscripts: access.subscripts.clone(),
+                            triple: Vec::new(),
+                        },
+                    ))
+                })
+                .map_or((first, None), |(report, home)| (report, Some(home))),
+            _ => (first, None),
+        };
         // A nest that only reduces runs where the elements it reads live.
         let read_home = (first.home.is_none() && !reductions.is_empty()).then(|| self.read_home(first)).flatten();
-        let home = first.home.as_ref().or(read_home.as_ref()).ok_or_else(|| match scalars.first() {
+        let home = home_of_work.as_ref().or(first.home.as_ref()).or(read_home.as_ref()).ok_or_else(|| match scalars
+            .first()
+        {
             Some(scalar) => format!("it updates no distributed array (it assigns the scalar {})", scalar.text),
             None => "it updates no distributed array".to_string(),
         })?;
@@ -2356,6 +2417,17 @@ impl<'a> Lowering<'a> {
                 last_values.push(scalar.text.clone());
             }
             privates.push(scalar.key());
+        }
+        for array in &work_arrays {
+            self.private_array(stmt, distributing, &loops, array)?;
+            privates.push(array.key());
+        }
+        if !work_ids.is_empty() && !leaves.is_empty() {
+            // The EXIT's search runs before the iterations that compute them.
+            return Err("a CYCLE or EXIT leaves a loop that writes private arrays".to_string());
+        }
+        if !work_ids.is_empty() && reductions.iter().any(|it| it.is_prefix()) {
+            return Err("it is a scan that writes private arrays (its first pass would not compute them)".to_string());
         }
         if self.analysis.loops.iter().any(|it| stmt.range.contains_range(it.range) && it.kind != LoopKind::Do) {
             return Err("it holds an array assignment or FORALL".to_string());
@@ -2445,9 +2517,14 @@ impl<'a> Lowering<'a> {
         };
         let mut replicated: Vec<SymbolId> = Vec::new();
         let mut broadcasts: Vec<broadcast::BroadcastRead> = Vec::new();
-        let assigned: Vec<String> = scalars.iter().map(|it| it.key()).collect();
+        // Private arrays too: a broadcast's subscripts are read before the nest.
+        let assigned: Vec<String> = scalars.iter().chain(&work_arrays).map(|it| it.key()).collect();
         for report in &reports {
             for access in &report.accesses {
+                // Each process computes the private arrays for its own iterations.
+                if work_ids.contains(&access.array) {
+                    continue;
+                }
                 let symbol = model.symbol(access.array);
                 if let Some(read) = self.broadcast_read(access, (report, &loops), &assigned, &written, independent) {
                     broadcasts.push(read);
@@ -2455,7 +2532,16 @@ impl<'a> Lowering<'a> {
                 }
                 let home_form = (home_coef, home_offset);
                 if access.attr == AccessAttr::Reference
-                    && self.on_home_cell(access, &var_key, &report.nest, &home_distributed, home_form)
+                    && (self.on_home_cell(access, &var_key, &report.nest, &home_distributed, home_form)
+                        || (home_coef == 1
+                            && !written.contains(&access.array)
+                            && self.on_home_cell_across(
+                                access,
+                                &var_key,
+                                &report.nest,
+                                &home_distributed,
+                                home_offset,
+                            )))
                 {
                     continue;
                 }
@@ -2678,6 +2764,7 @@ impl<'a> Lowering<'a> {
         };
         Ok(Plan::Parallel(ParallelNest {
             stmt,
+            private_arrays: work_ids,
             distributing,
             step,
             home: home.array,
@@ -3024,7 +3111,7 @@ impl<'a> Lowering<'a> {
 
     /// Whether `stmt`, or the statement of a logical IF, begins with one of
     /// `keywords` (lower case, blanks removed: `errorstop`).
-    fn begins_with_keyword(&self, stmt: &Stmt, keywords: &[&str]) -> bool {
+    pub(crate) fn begins_with_keyword(&self, stmt: &Stmt, keywords: &[&str]) -> bool {
         let header: String =
             self.slice(stmt.header).chars().filter(|it| !it.is_whitespace()).collect::<String>().to_ascii_lowercase();
         // A logical IF holds its statement in its header.
@@ -3345,7 +3432,7 @@ impl<'a> Lowering<'a> {
     /// nest belong to its innermost loop), `None` if one is not counted.
     /// The references of one array are fetched together, so an element
     /// two of them need moves once: theirs is the union of their transfers.
-    fn predicted_transfers(&self, stmt: &Stmt) -> Option<(u64, u64)> {
+    fn predicted_transfers(&self, stmt: &Stmt, private_arrays: &[SymbolId]) -> Option<(u64, u64)> {
         // A copy of a subroutine (`procedures.rs`) runs on its actuals'
         // mappings, which the analysis of the subroutine does not know.
         if self.place.is_some() {
@@ -3365,7 +3452,9 @@ impl<'a> Lowering<'a> {
                 return None;
             }
             let mut together: BTreeMap<(SymbolId, bool), Vec<&analysis::loops::Access>> = BTreeMap::new();
-            for access in report.accesses.iter().filter(|it| it.transfer.is_some()) {
+            for access in
+                report.accesses.iter().filter(|it| it.transfer.is_some() && !private_arrays.contains(&it.array))
+            {
                 together.entry((access.array, access.attr == AccessAttr::Update)).or_default().push(access);
             }
             for accesses in together.values() {
@@ -3423,14 +3512,24 @@ impl<'a> Lowering<'a> {
                 Plan::Section(section) => {
                     matches!(&section.stmt.kind, StmtKind::Where { body, elsewhere, .. } if body.len() > 1 || !elsewhere.is_empty())
                 }
+                // Nor a loop whose analysed home is a private work array.
                 Plan::Parallel(nest) => {
                     nest.reductions.iter().any(|it| it.chained() || it.is_prefix())
                         || !nest.replicated.is_empty()
                         || nest.read_home
+                        || self.analysis.loops.iter().any(|it| {
+                            stmt.range.contains_range(it.range)
+                                && it.home.as_ref().is_some_and(|home| nest.private_arrays.contains(&home.array))
+                        })
                 }
                 _ => false,
             };
-            stat_loops.push((line, if unmodelled { None } else { self.predicted_transfers(stmt) }));
+            // Private work arrays do not move.
+            let private_arrays = match plan {
+                Plan::Parallel(nest) => &nest.private_arrays[..],
+                _ => &[],
+            };
+            stat_loops.push((line, if unmodelled { None } else { self.predicted_transfers(stmt, private_arrays) }));
             let id = stat_loops.len();
             drop(stat_loops);
             let _ = writeln!(out, "  call hpf_stat_begin()");
@@ -3917,7 +4016,8 @@ impl<'a> Lowering<'a> {
                     inner.push(control);
                 }
             }
-            stack.extend(stmt.children());
+            // In text order: of two loops over one index, the later one sets it last.
+            stack.extend(stmt.children().into_iter().rev());
         }
         // (When the distributing loop is itself inside the nest, they may differ.)
         let outermost = std::ptr::eq(nest.stmt, nest.distributing);
@@ -4040,7 +4140,13 @@ impl<'a> Lowering<'a> {
                 });
             }
         }
-        let fold = |parts: &[String], op: &str| match parts {
+        let fold = |parts: &[String], op: &str| match &parts.iter().fold(Vec::new(), |mut unique: Vec<String>, it| {
+            if !unique.contains(it) {
+                unique.push(it.clone());
+            }
+            unique
+        })[..]
+        {
             [] => None,
             [one] => Some(one.clone()),
             many => Some(format!("{op}({})", many.join(", "))),

@@ -142,6 +142,24 @@ pub(crate) fn same_layout(a: &Distributed, b: &Distributed) -> bool {
         && same_second
 }
 
+/// Whether `layout` (an actual's) is the one `ALIGN dummy WITH target(...)`
+/// gives a dummy when the target dummy is laid out as `target`, distributed
+/// along one dimension: `ALIGN kappa(j) WITH t(*, j)` for `t(*, BLOCK)` and
+/// an actual `kap` aligned with the columns of `t`'s actual alike.
+fn aligned_as_laid_out(layout: &Distributed, target: &Distributed, axes: &[Axis]) -> bool {
+    let Some(Axis::Affine { source_dim, stride, offset }) = axes.get(target.dim) else { return false };
+    target.second.is_none()
+        && layout.second.is_none()
+        && !target.cyclic
+        && layout.dim == *source_dim
+        && layout.stride == target.stride * stride
+        && layout.offset == target.stride * offset + target.offset
+        && layout.template_lo == target.template_lo
+        && layout.template_hi == target.template_hi
+        && layout.block == target.block
+        && layout.cyclic == target.cyclic
+}
+
 /// A layout as text, for telling specialisations apart.
 fn layout_key(it: &Distributed) -> String {
     format!(
@@ -815,6 +833,7 @@ impl<'a> Lowering<'a> {
             let target = dummies.get(&align.target).filter(|_| align.target.unit == callee_id);
             return match target {
                 Some(target) if identity && same_layout(layout, target) => Ok(()),
+                Some(target) if aligned_as_laid_out(layout, target, &align.axes) => Ok(()),
                 _ => Err(format!(
                     "the ALIGN of the dummy {name} is not an identity alignment with another distributed dummy laid out as its actual is"
                 )),

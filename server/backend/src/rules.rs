@@ -132,6 +132,12 @@ pub const RULES: &[Rule] = &[
         test: "random_programs_print_what_the_sequential_program_prints",
     },
     Rule {
+        construct: "DO nest with replicated work arrays private to its iterations (NEW, or written before read)",
+        runs: Runs::OwnerComputes,
+        example: "do i = 1, n; do step = 1, n; idx(step) = k(i) + step; end do; do step = 1, n; mat(i, step) = idx(step) * 0.5; end do; end do",
+        test: "private_work_arrays_in_subroutines_run_on_the_owners",
+    },
+    Rule {
         construct: "DO loop on a CYCLIC array, reads on its own cells",
         runs: Runs::OwnerComputes,
         example: "do i = 1, n; c(i) = c(i) * 2.0; end do",

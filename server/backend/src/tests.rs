@@ -1792,6 +1792,204 @@ fn a_private_scalar_read_after_the_nest_gets_the_last_iteration_value() {
     );
 }
 
+const COLUMNS: &str = "program p
+  implicit none
+  integer, parameter :: m = 12, n = 10
+  real(8) :: u(m, n), f(m, n), c(m), d(m), w(0:m+1), denom
+  integer :: i, j
+!HPF$ DISTRIBUTE (*, BLOCK) :: u, f
+";
+
+fn columns(body: &str) -> String {
+    format!("{COLUMNS}{body}end program p\n")
+}
+
+/// Replicated work arrays named NEW in the INDEPENDENT of the distributing
+/// loop are private: each process solves its own columns with its own copy,
+/// and the home is the distributed array the nest writes, not `c`.
+#[test]
+fn new_work_arrays_of_column_solves_run_on_the_owners() {
+    let (notes, source) = lower(&columns(
+        "!HPF$ INDEPENDENT, NEW(c, d, denom, i)
+  do j = 1, n
+    c(1) = 0.5d0
+    d(1) = f(1, j)
+    do i = 2, m
+      denom = 2.0d0 - c(i-1)
+      c(i) = 1.0d0 / denom
+      d(i) = (f(i, j) + d(i-1)) / denom
+    end do
+    u(m, j) = d(m)
+    do i = m - 1, 1, -1
+      u(i, j) = d(i) - c(i) * u(i+1, j)
+    end do
+  end do
+",
+    ));
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(source.contains("call hpf_local_bounds(hpf_d_u, 0, (1), (n), 1, hpf_lo, hpf_hi)"), "{source}");
+    assert!(source.contains("do j = hpf_lo, hpf_hi, 1\n    c(1) = 0.5d0"), "{source}");
+    assert!(!source.contains("hpf_gather"), "{source}");
+    // Of the two loops over i, the later one leaves its final value.
+    assert!(
+        source.contains("i = hpf_final((2), (m), 1)\n  if (((n) - (1)) * (1) >= 0) i = hpf_final((m - 1), (1), -1)\n"),
+        "{source}"
+    );
+}
+
+/// Without NEW, a work array is private when every element an iteration
+/// reads was written earlier in the same iteration: by a loop over a range
+/// that holds the elements read, by single elements (reflecting ends), or
+/// by the same loop one iteration before after its first element.
+#[test]
+fn work_arrays_written_before_they_are_read_are_private_without_new() {
+    let (notes, source) = lower(&columns(
+        "  do j = 1, n
+    do i = 1, m
+      w(i) = u(i, j)
+    end do
+    w(0) = w(2)
+    w(m+1) = w(m-1)
+    do i = 1, m
+      f(i, j) = w(i-1) + w(i) + w(i+1)
+    end do
+  end do
+  do j = 1, n
+    c(1) = f(1, j)
+    do i = 2, m
+      c(i) = 0.5d0 * (c(i-1) + f(i, j))
+    end do
+    do i = m, 1, -1
+      u(i, j) = c(i)
+    end do
+  end do
+",
+    ));
+    assert_eq!(notes, Vec::<String>::new());
+    assert_eq!(source.matches("owner computes do j = 1, n").count(), 2, "{source}");
+    assert!(!source.contains("hpf_gather"), "{source}");
+}
+
+/// A work array an iteration may read before writing it (left from the
+/// iteration before, written only under an IF, or an element no write
+/// reaches), or one read after the nest, is not private: the nest does not
+/// run owner-computes (where the inspector/executor can, every process runs
+/// all its iterations, each distributed element assigned by its owner, so
+/// the work array stays alike everywhere).
+#[test]
+fn work_arrays_read_before_written_or_after_the_nest_are_not_private() {
+    let not_private = |body: &str, why: &str| {
+        let (notes, source) = lower(&columns(body));
+        assert!(notes.iter().any(|it| it.contains(why)), "{notes:?}");
+        assert!(!source.contains("owner computes do j"), "{source}");
+    };
+    let before = "it writes the replicated array w, which an iteration may read before it writes it";
+    let everywhere = "8: runs on every process: each assignment of this nest runs on the owner of its left side";
+    // w(m) is read in the next iteration before it is written.
+    not_private(
+        "  w = 0.0d0
+  do j = 1, n
+    do i = 1, m
+      u(i, j) = w(i) + f(i, j)
+      w(i) = f(i, j)
+    end do
+  end do
+",
+        everywhere,
+    );
+    // Written only when the condition holds (no parallel form at all).
+    not_private(
+        "  w = 0.0d0
+  do j = 1, n
+    if (f(1, j) > 0.0d0) w(1) = f(1, j)
+    u(1, j) = w(1)
+  end do
+",
+        before,
+    );
+    // w(0) is never written.
+    not_private(
+        "  w = 0.0d0
+  do j = 1, n
+    do i = 1, m
+      w(i) = u(i, j)
+    end do
+    do i = 1, m
+      f(i, j) = w(i-1) + w(i)
+    end do
+  end do
+",
+        everywhere,
+    );
+    // NEW, but read after the loop: its values differ from process to process.
+    not_private(
+        "!HPF$ INDEPENDENT, NEW(w, i)
+  do j = 1, n
+    do i = 1, m
+      w(i) = u(i, j)
+    end do
+    do i = 1, m
+      f(i, j) = 2.0d0 * w(i)
+    end do
+  end do
+  print *, w(1)
+",
+        everywhere,
+    );
+}
+
+/// A subroutine solving columns with NEW work arrays, whose coefficient
+/// dummy is aligned with the columns of the field dummy as its actual is
+/// with the actual field's: every process calls a copy on its own columns,
+/// and `kappa(j)` is read where `t(:, j)` lives, not fetched.
+#[test]
+fn column_solves_in_a_subroutine_with_an_aligned_dummy_run_on_the_owners() {
+    let (notes, source) = lower(
+        "module solver
+  implicit none
+  integer, parameter :: m = 8, n = 12
+contains
+  subroutine solve(t, kappa)
+    real(8), intent(inout) :: t(m, n)
+    real(8), intent(in) :: kappa(n)
+!HPF$ DISTRIBUTE t(*, BLOCK)
+!HPF$ ALIGN kappa(j) WITH t(*, j)
+    real(8) :: c(m), r
+    integer :: i, j
+!HPF$ INDEPENDENT, NEW(c, r, i)
+    do j = 1, n
+      r = kappa(j)
+      c(1) = t(1, j)
+      do i = 2, m
+        c(i) = c(i-1) * r + t(i, j)
+      end do
+      do i = 1, m
+        t(i, j) = c(i)
+      end do
+    end do
+  end subroutine solve
+end module solver
+
+program p
+  use solver
+  implicit none
+  real(8) :: u(m, n), k(n)
+!HPF$ DISTRIBUTE u(*, BLOCK)
+!HPF$ ALIGN k(j) WITH u(*, j)
+  u = 1.0d0
+  k = 0.5d0
+  call solve(u, k)
+  print *, sum(u)
+end program p
+",
+    );
+    assert_eq!(notes, Vec::<String>::new());
+    assert!(source.contains("call hpf_p1_solve(u, k, &"), "{source}");
+    assert!(source.contains("do j = hpf_lo, hpf_hi, 1\n      r = kappa(j)"), "{source}");
+    assert!(!source.contains("hpf_gather"), "{source}");
+    assert!(!source.contains("hpf_remote_read"), "{source}");
+}
+
 /// IF statements and constructs inside the distributing loop run on the
 /// owner of each iteration; their conditions read local elements or the
 /// fetched halo like any other read.

@@ -123,6 +123,7 @@ const SUPPORTED: &[&str] = &[
     "subroutine_spmd.f90",
     "transpose_align.f90",
     "triangular_nest.f90",
+    "tridiag_columns.f90",
     "wave1d_leapfrog.f90",
     "wave2d_dynamic.f",
     "where_masks.f90",
@@ -1644,6 +1645,73 @@ end program strided_homes
             assert_eq!(moved, predicted, "line {line}:\n{stderr}");
         }
     }
+}
+
+/// Replicated work arrays private to the iterations of the distributing
+/// loop (NEW, or written before they are read: a recurrence from a first
+/// element) in a subroutine copied SPMD: each process solves its own
+/// columns with its own copy.
+#[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
+fn private_work_arrays_in_subroutines_run_on_the_owners() {
+    require_toolchain();
+    let source = runs_in_parallel_as_sequential(
+        "private_work_arrays",
+        "module solvers
+  implicit none
+  integer, parameter :: m = 12, n = 10
+contains
+  subroutine implicit_step(u, f, a)
+    real(8), intent(inout) :: u(m, n)
+    real(8), intent(in) :: f(m, n), a
+!HPF$ INHERIT u, f
+    real(8) :: c(m), d(m), w(m), denom
+    integer :: i, j
+!HPF$ INDEPENDENT, NEW(c, d, denom, i)
+    do j = 1, n
+       c(1) = -a / (1.0d0 + 2.0d0 * a)
+       d(1) = f(1, j) / (1.0d0 + 2.0d0 * a)
+       do i = 2, m
+          denom = 1.0d0 + 2.0d0 * a + a * c(i-1)
+          c(i) = -a / denom
+          d(i) = (f(i, j) + a * d(i-1)) / denom
+       end do
+       u(m, j) = d(m)
+       do i = m - 1, 1, -1
+          u(i, j) = d(i) - c(i) * u(i+1, j)
+       end do
+    end do
+    do j = 1, n
+       w(1) = u(1, j)
+       do i = 2, m
+          w(i) = 0.5d0 * (w(i-1) + u(i, j))
+       end do
+       do i = 1, m
+          u(i, j) = w(i)
+       end do
+    end do
+  end subroutine implicit_step
+end module solvers
+
+program sub
+  use solvers
+  implicit none
+  real(8) :: u(m, n), f(m, n)
+!HPF$ DISTRIBUTE (*, BLOCK) :: u, f
+  integer :: i, j, step
+  forall (i = 1:m, j = 1:n) u(i, j) = cos(0.4d0 * i) + 0.1d0 * j
+  do step = 1, 4
+     f = u
+     call implicit_step(u, f, 0.3d0)
+     write (*, '(a, i2, f20.14)') 'step', step, sum(u)
+  end do
+  write (*, '(4f18.14)') u(1, 1), u(m, n), u(m/2, n/2), u(3, 7)
+end program sub
+",
+    );
+    let output = hpf_ls_build(&source, &source.with_extension("exe"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("note:"), "{stderr}");
 }
 
 /// LU factorisation and a Gaussian sweep with the matrix distributed by

@@ -220,23 +220,11 @@ program element_reductions
   call hpf_stat_begin()
   ! hpf-ls: owner computes do j = 1, n
   call hpf_local_bounds(hpf_d_a, 0, (1), (n), 1, hpf_lo, hpf_hi)
-  block
-  integer :: hpf_n
-  integer, allocatable :: hpf_gi_1(:)
-  DOUBLE PRECISION, allocatable :: hpf_gv_1(:)
-  hpf_n = 0
-  if ((hpf_hi - hpf_lo) * (1) >= 0) hpf_n = (hpf_hi - hpf_lo) / (1) + 1
-  allocate (hpf_gi_1(hpf_n), hpf_gv_1(hpf_n))
-  do j = hpf_lo, hpf_hi, 1
-    hpf_gi_1((j - hpf_lo) / (1) + 1) = j
-  end do
-  call hpf_remote_read_r8(x, hpf_d_x, hpf_gi_1, hpf_gv_1)
   if (hpf_rank /= 0) s = 0
     do j = hpf_lo, hpf_hi, 1
-      s = s + a(i, j) * hpf_gv_1((j - hpf_lo) / (1) + 1)
+      s = s + a(i, j) * x(j)
     end do
   call hpf_combine_r8(s, .false.)
-  end block
   j = hpf_final((1), (n), 1)
   call hpf_stat_end(1)
   call hpf_stat_begin()

@@ -1,4 +1,4 @@
-! forall_fallback.f90:22:3: note: every process runs this loop, each element assignment on its owner, iteration by iteration: y and the home are distributed differently
+! forall_fallback.f90:22:3: note: every process runs this loop, each element assignment on its owner, iteration by iteration: it writes the replicated array k, which is read after the loop, where its values differ from process to process
 ! forall_fallback.f90:39:3: note: runs on every process: each assignment of this FORALL runs on the owner of its left side, after fetching what x(n + 1 - i), y(i) read(s) by one all-to-all per reference (inspector/executor)
 ! forall_fallback.f90:42:3: note: runs on every process: each assignment of this FORALL runs on the owner of its left side, after fetching what x(i - 1), y(n + 2 - i) read(s) by one all-to-all per reference (inspector/executor)
 ! forall_fallback.f90:45:3: note: runs on every process: each assignment of this FORALL runs on the owner of its left side, after fetching what x(idx(i)), z(idx(n + 1 - i)) read(s) by one all-to-all per reference (inspector/executor)

@@ -68,8 +68,8 @@ PROGRAM THOMAS
    30    CONTINUE
    40 CONTINUE
   J = hpf_final((1), (NS), 1)
-  if (((NS) - (1)) * (1) >= 0) I = hpf_final((N-1), (1), -1)
   if (((NS) - (1)) * (1) >= 0) I = hpf_final((2), (N), 1)
+  if (((NS) - (1)) * (1) >= 0) I = hpf_final((N-1), (1), -1)
   call hpf_stat_end(2)
   if (hpf_owns(hpf_d_X, 1)) hpf_r1 = X(1,1)
   call MPI_Bcast(hpf_r1, 1, MPI_DOUBLE_PRECISION, hpf_owner(hpf_d_X, 1), MPI_COMM_WORLD)
