@@ -198,24 +198,41 @@ impl Lowering<'_> {
     /// the same iteration of a loop: then it may see the value the nest
     /// leaves, which differs from process to process.
     fn read_elsewhere(&self, stmts: &[Stmt], nest: &Stmt, key: &str) -> bool {
+        let defines = |lp: &Stmt| self.defining_loop(lp, key).is_some();
+        self.read_outside(stmts, nest, key, &defines, &|stmt| self.mentions_scalar(stmt, key))
+    }
+
+    /// Whether a statement among `stmts` (at any depth, `nest` left out)
+    /// `reads` the variable `key`, loops that do not mention it in their
+    /// header and `define` it first in every iteration left out (what they
+    /// read is their own value). A loop around the nest runs the nest again
+    /// after its other statements: it is looked into.
+    pub(crate) fn read_outside(
+        &self,
+        stmts: &[Stmt],
+        nest: &Stmt,
+        key: &str,
+        defines: &dyn Fn(&Stmt) -> bool,
+        reads: &dyn Fn(&Stmt) -> bool,
+    ) -> bool {
         stmts.iter().any(|stmt| {
             if std::ptr::eq(stmt, nest) {
                 return false;
             }
-            // A loop around the nest runs the nest again after its other statements.
             let holds_nest = stmt.range.contains_range(nest.range);
             if !holds_nest
                 && matches!(stmt.kind, StmtKind::Do { control: Some(_), .. })
                 && !self.mentions_scalar(stmt, key)
-                && self.defining_loop(stmt, key).is_some()
+                && defines(stmt)
             {
                 return false;
             }
-            if self.mentions_scalar(stmt, key) {
+            if reads(stmt) {
                 return true;
             }
-            let children: Vec<&Stmt> = stmt.children();
-            children.iter().any(|child| self.read_elsewhere(std::slice::from_ref(*child), nest, key))
+            stmt.children()
+                .iter()
+                .any(|child| self.read_outside(std::slice::from_ref(*child), nest, key, defines, reads))
         })
     }
 

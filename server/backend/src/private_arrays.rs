@@ -99,23 +99,8 @@ impl Lowering<'_> {
     /// out) may read the array `key` other than in a loop for which it is
     /// private.
     fn array_read_elsewhere(&self, stmts: &[Stmt], nest: &Stmt, key: &str) -> bool {
-        stmts.iter().any(|stmt| {
-            if std::ptr::eq(stmt, nest) {
-                return false;
-            }
-            let holds_nest = stmt.range.contains_range(nest.range);
-            if !holds_nest
-                && matches!(stmt.kind, StmtKind::Do { control: Some(_), .. })
-                && !self.mentions_scalar(stmt, key)
-                && self.private_in(stmt, key)
-            {
-                return false;
-            }
-            if self.reads_array(stmt, key) {
-                return true;
-            }
-            stmt.children().iter().any(|child| self.array_read_elsewhere(std::slice::from_ref(*child), nest, key))
-        })
+        let private = |lp: &Stmt| self.private_in(lp, key);
+        self.read_outside(stmts, nest, key, &private, &|stmt| self.reads_array(stmt, key))
     }
 
     /// Whether `stmt` itself (not the statements inside it) may read the
