@@ -190,6 +190,7 @@ mod call_remap;
 mod common_blocks;
 mod common_modules;
 mod courses;
+mod dim_reduce;
 pub mod driver;
 mod element_reduction;
 mod element_type;
@@ -681,6 +682,8 @@ enum Plan<'a> {
     Permute(permute::Permute<'a>),
     /// `C = MATMUL(A, B)` with panels of the operands gathered (`matmul.rs`).
     Matmul(matmul::Matmul<'a>),
+    /// `r = RED(x, DIM=k)` into a replicated array (`dim_reduce.rs`).
+    DimReduce(dim_reduce::DimReduce<'a>),
     /// A loop updating elements through computed indices (`scatter.rs`).
     Scatter(scatter::Scatter<'a>),
     /// `y(i) = y(i-1) + x(i)` as a parallel prefix (`scan.rs`).
@@ -751,6 +754,7 @@ impl Plan<'_> {
             | Plan::LocalCall(_)
             | Plan::Permute(_)
             | Plan::Matmul(_)
+            | Plan::DimReduce(_)
             | Plan::Scatter(_)
             | Plan::Recurrence(_)
             | Plan::Pipeline(_)
@@ -1501,6 +1505,14 @@ impl<'a> Lowering<'a> {
         }
         if let Some(matmul) = self.matmul_plan(stmt) {
             return Plan::Matmul(matmul);
+        }
+        match self.dim_reduction(stmt) {
+            Some(Ok(plan)) => return Plan::DimReduce(plan),
+            Some(Err(why)) => {
+                self.notes.push(Note { range: stmt.header, message: format!("runs on one process: {why}") });
+                return Plan::OnRankZero { stmt, why: Some(why) };
+            }
+            None => {}
         }
         if self.is_read(stmt) {
             // Rank 0 reads (the launcher gives it the standard input), then
@@ -3254,6 +3266,7 @@ impl<'a> Lowering<'a> {
             Plan::Split(split) => self.emit_split(out, split),
             Plan::Permute(permute) => self.emit_permute(out, permute),
             Plan::Matmul(matmul) => self.emit_matmul(out, matmul),
+            Plan::DimReduce(plan) => self.emit_dim_reduce(out, plan),
             Plan::Scatter(scatter) => self.emit_scatter(out, scatter),
             Plan::Recurrence(recurrence) => self.emit_recurrence(out, recurrence),
             Plan::ElementReduction(plan) => self.emit_element_reduction(out, plan),
