@@ -976,7 +976,7 @@ impl<'a> Lowering<'a> {
     }
 
     /// The value of a section bound's text when it is an integer constant.
-    fn constant_text(&self, text: &str) -> Option<i64> {
+    pub(crate) fn constant_text(&self, text: &str) -> Option<i64> {
         let trimmed = text.trim().trim_start_matches('(').trim_end_matches(')');
         trimmed.parse::<i64>().ok().or_else(|| {
             let id = self.lookup(&trimmed.to_ascii_lowercase())?;

@@ -50,6 +50,9 @@ pub(crate) struct DimReduce<'a> {
     across: bool,
     /// The extent of the result (the expression's other dimension), as text.
     extent: String,
+    /// A distributed result aligned with the remaining dimension: its
+    /// section's bounds (each process keeps its own part).
+    aligned: Option<(String, String)>,
 }
 
 const WHY_GRID: &str = "a reduction with DIM= of an array distributed in two dimensions runs on rank 0";
@@ -122,12 +125,11 @@ impl<'a> Lowering<'a> {
         let Some(target) = target.filter(|id| self.analysis.model.symbol(*id).is_array()) else {
             return Err(format!("the result of {what} with DIM= is not assigned to an array"));
         };
-        if self.distributed.contains_key(&target) {
-            return Err(format!(
-                "{what} with DIM= is assigned to a distributed array (only replicated results are computed in parallel)"
-            ));
-        }
-        if !self.distributed_occurrences(lhs.range).is_empty() {
+        let subscripts = match &lhs.kind {
+            ExprKind::Ref { name, .. } => syntax::TextRange::new(name.range.end, lhs.range.end),
+            _ => syntax::TextRange::new(lhs.range.end, lhs.range.end),
+        };
+        if !self.distributed_occurrences(subscripts).is_empty() {
             return Err("a subscript of the left side reads a distributed array".to_string());
         }
         let target_key = self.analysis.model.symbol(target).name.key();
@@ -194,10 +196,72 @@ impl<'a> Lowering<'a> {
             }
         };
         let across = dim - 1 == home_dim;
+        let aligned = if self.distributed.contains_key(&target) {
+            Some(self.aligned_result(lhs, target, first, args, across).map_err(|why| format!("{what} with DIM= {why}"))?)
+        } else {
+            None
+        };
         let ordered = self.ordered_reductions && across && suffix.is_floating() && matches!(intrinsic, "sum" | "product");
         let chain = if ordered { Some(self.reduced_section(stmt, &lined_up, true)?) } else { None };
         self.grow_shadows(section.home(), 0, section.reads());
-        Ok(DimReduce { stmt, intrinsic, suffix, section, chain, value, mask, dim, across, extent })
+        Ok(DimReduce { stmt, intrinsic, suffix, section, chain, value, mask, dim, across, extent, aligned })
+    }
+
+    /// A distributed left side whose elements live with the reduced
+    /// expression's remaining dimension (`colmax(j)` aligned with
+    /// `t(*, j)`, reduced along `t`'s first dimension): its section's
+    /// bounds, each process assigning its own part.
+    fn aligned_result(
+        &self,
+        lhs: &Expr,
+        target: crate::SymbolId,
+        home: crate::SymbolId,
+        home_args: Option<&[Subscript]>,
+        across: bool,
+    ) -> Result<(String, String), String> {
+        let (result, data) = (&self.distributed[&target], &self.distributed[&home]);
+        if across {
+            return Err(format!("is assigned to the distributed {} along the reduced dimension", result.name));
+        }
+        let simple = |it: &crate::Distributed| it.plain && !it.cyclic && it.block == 0 && it.second.is_none();
+        let same_template = result.target == data.target
+            || (result.template_lo == data.template_lo && result.template_hi == data.template_hi);
+        if result.lbs.len() != 1 || !simple(result) || !simple(data) || !same_template {
+            return Err(format!("is assigned to {}, distributed otherwise than {}", result.name, data.name));
+        }
+        // The first element of each section and its template cell.
+        let first = |args: Option<&[Subscript]>, dim: usize, lb: i64| -> Option<(i64, String)> {
+            match args.map(|it| &it[dim]) {
+                None => Some((lb, lb.to_string())),
+                Some(Subscript::Range { lo, stride, .. }) => {
+                    if stride.as_ref().is_some_and(|it| self.constant_of(it) != Some(1)) {
+                        return None;
+                    }
+                    match lo {
+                        None => Some((lb, lb.to_string())),
+                        Some(lo) => Some((self.constant_of(lo)?, self.one_line(lo.range))),
+                    }
+                }
+                _ => None,
+            }
+        };
+        let result_args = match &lhs.kind {
+            ExprKind::Ref { args, .. } => Some(args.as_slice()),
+            _ => None,
+        };
+        let (Some((result_lo, lo_text)), Some((data_lo, _))) =
+            (first(result_args, 0, result.lb), first(home_args, data.dim, data.lb))
+        else {
+            return Err(format!("is assigned to a section of {} not known to line up with {}", result.name, data.name));
+        };
+        if result_lo + result.offset != data_lo + data.offset {
+            return Err(format!("is assigned to {}, whose elements do not lie with {}'s", result.name, data.name));
+        }
+        let hi_text = match result_args.map(|it| &it[0]) {
+            Some(Subscript::Range { hi: Some(hi), .. }) => self.one_line(hi.range),
+            _ => result.ub.to_string(),
+        };
+        Ok((lo_text, hi_text))
     }
 
     /// The lower-case names in `range`.
@@ -232,7 +296,9 @@ impl<'a> Lowering<'a> {
 
     pub(crate) fn emit_dim_reduce(&self, out: &mut String, plan: &DimReduce) {
         let one_line = self.copy(plan.stmt.range).replace(['&', '\n'], " ");
-        let how = if !plan.across {
+        let how = if plan.aligned.is_some() {
+            "each process reduces its own part, where the result's elements live"
+        } else if !plan.across {
             "each process reduces its own part, the pieces gathered"
         } else if plan.chain.is_some() {
             "the partial vectors passed along the processes in order"
@@ -242,7 +308,7 @@ impl<'a> Lowering<'a> {
         let _ = writeln!(out, "  ! hpf-ls: {} ({how})", one_line.trim());
         let suffix = plan.suffix;
         let declaration = suffix.declaration();
-        let gathered = if plan.across { "" } else { ", hpf_dfull(:)" };
+        let gathered = if plan.across || plan.aligned.is_some() { "" } else { ", hpf_dfull(:)" };
         let _ = writeln!(out, "  block\n  {declaration}, allocatable :: hpf_dpart(:){gathered}");
         self.emit_section_bounds(out, &plan.section);
         let StmtKind::Assign { lhs, .. } = &plan.stmt.kind else { return };
@@ -278,6 +344,18 @@ impl<'a> Lowering<'a> {
             return;
         }
         let _ = writeln!(out, "  hpf_dpart = {}", local(&plan.section));
+        if let (Some((lo, hi)), StmtKind::Assign { lhs, .. }) = (&plan.aligned, &plan.stmt.kind) {
+            let name = match &lhs.kind {
+                ExprKind::Name(name) | ExprKind::Ref { name, .. } => match self.lookup(&name.key()) {
+                    Some(id) => self.distributed[&id].name.clone(),
+                    None => return,
+                },
+                _ => return,
+            };
+            let _ = writeln!(out, "  call hpf_local_bounds(hpf_d_{name}, 0, ({lo}), ({hi}), 1, hpf_lo, hpf_hi)");
+            let _ = writeln!(out, "  {name}(hpf_lo:hpf_hi) = hpf_dpart\n  end block");
+            return;
+        }
         if !plan.across {
             let _ = writeln!(out, "  call hpf_dimred_gather_{suffix}(hpf_dpart, size(hpf_dpart), hpf_dfull)");
             let _ = writeln!(out, "  {target} = hpf_dfull\n  end block");
