@@ -91,7 +91,15 @@ impl<'a> Lowering<'a> {
         if self.rank_of(value) != Some(2) {
             return None;
         }
-        Some(self.dim_reduction_plan(stmt, lhs, intrinsic, value, dim, if logical { None } else { values[2] }, values[2].is_some() && logical))
+        Some(self.dim_reduction_plan(
+            stmt,
+            lhs,
+            intrinsic,
+            value,
+            dim,
+            if logical { None } else { values[2] },
+            values[2].is_some() && logical,
+        ))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -133,7 +141,9 @@ impl<'a> Lowering<'a> {
             return Err("a subscript of the left side reads a distributed array".to_string());
         }
         let target_key = self.analysis.model.symbol(target).name.key();
-        if self.names_in(value.range).contains(&target_key) || mask.is_some_and(|it| self.names_in(it.range).contains(&target_key)) {
+        if self.names_in(value.range).contains(&target_key)
+            || mask.is_some_and(|it| self.names_in(it.range).contains(&target_key))
+        {
             return Err(format!("{what} with DIM= reads the array it assigns"));
         }
         if self.touches_grid(value.range) || mask.is_some_and(|it| self.touches_grid(it.range)) {
@@ -197,11 +207,15 @@ impl<'a> Lowering<'a> {
         };
         let across = dim - 1 == home_dim;
         let aligned = if self.distributed.contains_key(&target) {
-            Some(self.aligned_result(lhs, target, first, args, across).map_err(|why| format!("{what} with DIM= {why}"))?)
+            Some(
+                self.aligned_result(lhs, target, first, args, across)
+                    .map_err(|why| format!("{what} with DIM= {why}"))?,
+            )
         } else {
             None
         };
-        let ordered = self.ordered_reductions && across && suffix.is_floating() && matches!(intrinsic, "sum" | "product");
+        let ordered =
+            self.ordered_reductions && across && suffix.is_floating() && matches!(intrinsic, "sum" | "product");
         let chain = if ordered { Some(self.reduced_section(stmt, &lined_up, true)?) } else { None };
         self.grow_shadows(section.home(), 0, section.reads());
         Ok(DimReduce { stmt, intrinsic, suffix, section, chain, value, mask, dim, across, extent, aligned })
@@ -329,10 +343,7 @@ impl<'a> Lowering<'a> {
             match plan.mask {
                 Some(mask) => {
                     let mask = self.edited(mask.range, chain.edits());
-                    let _ = writeln!(
-                        out,
-                        "    hpf_dpart = merge(hpf_dpart {op} ({element}), hpf_dpart, {mask})"
-                    );
+                    let _ = writeln!(out, "    hpf_dpart = merge(hpf_dpart {op} ({element}), hpf_dpart, {mask})");
                 }
                 None => {
                     let _ = writeln!(out, "    hpf_dpart = hpf_dpart {op} ({element})");
