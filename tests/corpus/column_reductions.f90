@@ -17,7 +17,8 @@ program column_reductions
   double precision :: dsum(ny), drow(nx)
   integer :: cnt(ny), ksum(nx), kmax(ny), ucnt(nx)
   logical :: anyc(ny), allr(nx), anyu(ny)
-  real :: acolmax(ny), arow(nx), asec(2:6)
+  real :: acolmax(ny), arow(nx), asec(2:6), mean(ny)
+  integer :: ubig(nx)
   integer :: i, j
 !hpf$ distribute (*, block) :: t
 !hpf$ align d(i, j) with t(i, j)
@@ -65,6 +66,9 @@ program column_reductions
   acolmax = maxval(t, dim=1)
   arow = sum(u * 2.0, dim=2)
   asec = minval(t(:, 2:6), dim=1)
+  ! A reduction with DIM= as an operand of a bigger expression.
+  mean = total / real(nx - 2) + 0.5 * maxval(t(2:nx - 1, :), dim=1)
+  ubig = ucnt + count(u > 1.0, dim=2)
 
   print '(a)', 'colmax, colmin, total'
   print '(7es13.5)', colmax
@@ -91,4 +95,6 @@ program column_reductions
   print '(7es13.5)', acolmax
   print '(6es13.5)', arow
   print '(5es13.5)', asec
+  print '(7es13.5)', mean
+  print '(a, 11i4)', 'ubig', ubig
 end program column_reductions

@@ -1,4 +1,5 @@
-//! `r = RED(x, DIM=k)` (SUM, PRODUCT, MAXVAL, MINVAL, COUNT, ANY, ALL; SUM,
+//! `r = RED(x, DIM=k)`, or `r = e` with one such call in an expression `e`
+//! of replicated data (`q = q + minval(t, dim=1)`), (SUM, PRODUCT, MAXVAL, MINVAL, COUNT, ANY, ALL; SUM,
 //! PRODUCT, MAXVAL, MINVAL with a MASK lined up with `x`) of a rank-2
 //! expression of distributed arrays laid out alike (whole arrays or
 //! sections, elemental operators and intrinsics), distributed in BLOCKs
@@ -53,6 +54,8 @@ pub(crate) struct DimReduce<'a> {
     /// A distributed result aligned with the remaining dimension: its
     /// section's bounds (each process keeps its own part).
     aligned: Option<(String, String)>,
+    /// The reduction's call in the right side (replaced by its value).
+    call: syntax::TextRange,
 }
 
 const WHY_GRID: &str = "a reduction with DIM= of an array distributed in two dimensions runs on rank 0";
@@ -66,40 +69,77 @@ impl<'a> Lowering<'a> {
         'a: 's,
     {
         let StmtKind::Assign { lhs, rhs } = &stmt.kind else { return None };
-        let ExprKind::Ref { name, args } = &rhs.kind else { return None };
-        let intrinsic = match name.key().as_str() {
-            "sum" => "sum",
-            "product" => "product",
-            "maxval" => "maxval",
-            "minval" => "minval",
-            "count" => "count",
-            "any" => "any",
-            "all" => "all",
-            _ => return None,
-        };
-        // The intrinsic, not a function or array of the program with its name.
-        if self.lookup(&name.key()).is_some() {
+        // The reduction is the right side, or its one operand that reads
+        // distributed data (`q = q + minval(t, dim=1)`).
+        let mut calls = Vec::new();
+        self.dim_calls(rhs, &mut calls);
+        let [(call, intrinsic, value, dim, mask, kind)] = calls[..] else { return None };
+        let occurrences = self.distributed_occurrences(rhs.range);
+        if occurrences.iter().any(|(range, _)| !call.range.contains_range(*range)) {
             return None;
         }
-        let logical = matches!(intrinsic, "count" | "any" | "all");
-        let keywords: &[&str] = if logical { &["mask", "dim", "kind"] } else { &["array", "dim", "mask"] };
-        let values = crate::permute::intrinsic_arguments(args, keywords)?;
-        let (Some(value), Some(dim)) = (values[0], values[1]) else { return None };
-        if self.distributed_occurrences(value.range).is_empty() {
-            return None;
+        let plan = self.dim_reduction_plan(stmt, lhs, intrinsic, value, dim, mask, kind);
+        Some(plan.and_then(|mut plan| {
+            if plan.aligned.is_some() && call.range != rhs.range {
+                return Err(format!(
+                    "{} with DIM= inside an expression is assigned to a distributed array",
+                    intrinsic.to_uppercase()
+                ));
+            }
+            plan.call = call.range;
+            Ok(plan)
+        }))
+    }
+
+    /// The calls `RED(x, DIM=k)` of a rank-2 `x` that reads distributed
+    /// data in `expr`, outside other calls but elemental intrinsics: the
+    /// call, the intrinsic, `x`, DIM, MASK and whether it has KIND.
+    #[allow(clippy::type_complexity)]
+    fn dim_calls<'s>(
+        &self,
+        expr: &'s Expr,
+        calls: &mut Vec<(&'s Expr, &'static str, &'s Expr, &'s Expr, Option<&'s Expr>, bool)>,
+    ) {
+        match &expr.kind {
+            ExprKind::Ref { name, args } => {
+                let intrinsic = match name.key().as_str() {
+                    "sum" => "sum",
+                    "product" => "product",
+                    "maxval" => "maxval",
+                    "minval" => "minval",
+                    "count" => "count",
+                    "any" => "any",
+                    "all" => "all",
+                    _ => "",
+                };
+                // The intrinsic, not a function or array of the program with its name.
+                if !intrinsic.is_empty() && self.lookup(&name.key()).is_none() {
+                    let logical = matches!(intrinsic, "count" | "any" | "all");
+                    let keywords: &[&str] = if logical { &["mask", "dim", "kind"] } else { &["array", "dim", "mask"] };
+                    let Some(values) = crate::permute::intrinsic_arguments(args, keywords) else { return };
+                    if let (Some(value), Some(dim)) = (values[0], values[1]) {
+                        if !self.distributed_occurrences(value.range).is_empty() && self.rank_of(value) == Some(2) {
+                            let mask = if logical { None } else { values[2] };
+                            calls.push((expr, intrinsic, value, dim, mask, logical && values[2].is_some()));
+                        }
+                    }
+                    return;
+                }
+                if self.lookup(&name.key()).is_none() && crate::assign::ELEMENTAL.contains(&name.key().as_str()) {
+                    for arg in args {
+                        if let Some(value) = arg.as_expr() {
+                            self.dim_calls(value, calls);
+                        }
+                    }
+                }
+            }
+            ExprKind::Unary { operand, .. } | ExprKind::Paren(operand) => self.dim_calls(operand, calls),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                self.dim_calls(lhs, calls);
+                self.dim_calls(rhs, calls);
+            }
+            _ => {}
         }
-        if self.rank_of(value) != Some(2) {
-            return None;
-        }
-        Some(self.dim_reduction_plan(
-            stmt,
-            lhs,
-            intrinsic,
-            value,
-            dim,
-            if logical { None } else { values[2] },
-            values[2].is_some() && logical,
-        ))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -218,7 +258,20 @@ impl<'a> Lowering<'a> {
             self.ordered_reductions && across && suffix.is_floating() && matches!(intrinsic, "sum" | "product");
         let chain = if ordered { Some(self.reduced_section(stmt, &lined_up, true)?) } else { None };
         self.grow_shadows(section.home(), 0, section.reads());
-        Ok(DimReduce { stmt, intrinsic, suffix, section, chain, value, mask, dim, across, extent, aligned })
+        Ok(DimReduce {
+            stmt,
+            intrinsic,
+            suffix,
+            section,
+            chain,
+            value,
+            mask,
+            dim,
+            across,
+            extent,
+            aligned,
+            call: value.range,
+        })
     }
 
     /// A distributed left side whose elements live with the reduced
@@ -325,8 +378,6 @@ impl<'a> Lowering<'a> {
         let gathered = if plan.across || plan.aligned.is_some() { "" } else { ", hpf_dfull(:)" };
         let _ = writeln!(out, "  block\n  {declaration}, allocatable :: hpf_dpart(:){gathered}");
         self.emit_section_bounds(out, &plan.section);
-        let StmtKind::Assign { lhs, .. } = &plan.stmt.kind else { return };
-        let target = self.one_line(lhs.range);
         let intrinsic = plan.intrinsic;
         let local = |section: &SectionAssign| {
             let mut args = vec![self.edited(plan.value.range, section.edits()), format!("dim={}", plan.dim)];
@@ -351,7 +402,11 @@ impl<'a> Lowering<'a> {
             }
             let _ = writeln!(out, "  end do");
             let _ = writeln!(out, "  call hpf_dimred_chain_send_{suffix}(hpf_dpart, size(hpf_dpart))");
-            let _ = writeln!(out, "  {target} = hpf_dpart\n  end block");
+            let _ = writeln!(
+                out,
+                "{}\n  end block",
+                self.edited_statement(plan.stmt, &[(plan.call, "hpf_dpart".to_string())])
+            );
             return;
         }
         let _ = writeln!(out, "  hpf_dpart = {}", local(&plan.section));
@@ -369,7 +424,11 @@ impl<'a> Lowering<'a> {
         }
         if !plan.across {
             let _ = writeln!(out, "  call hpf_dimred_gather_{suffix}(hpf_dpart, size(hpf_dpart), hpf_dfull)");
-            let _ = writeln!(out, "  {target} = hpf_dfull\n  end block");
+            let _ = writeln!(
+                out,
+                "{}\n  end block",
+                self.edited_statement(plan.stmt, &[(plan.call, "hpf_dfull".to_string())])
+            );
             return;
         }
         let op = match intrinsic {
@@ -390,7 +449,8 @@ impl<'a> Lowering<'a> {
                 crate::mpi_type(suffix)
             );
         }
-        let _ = writeln!(out, "  {target} = hpf_dpart\n  end block");
+        let _ =
+            writeln!(out, "{}\n  end block", self.edited_statement(plan.stmt, &[(plan.call, "hpf_dpart".to_string())]));
     }
 }
 

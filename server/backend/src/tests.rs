@@ -4305,6 +4305,12 @@ fn dim_reduction_into_an_aligned_result_and_refusals() {
         "{source}"
     );
     assert!(!source.contains("hpf_dimred_gather"), "{source}");
+    // As an operand of a bigger expression into a replicated array.
+    let (notes, source) = dim_lowered("  colmax = 0.5 * colmax + minval(t, dim=1)\n", false);
+    assert!(notes.iter().all(|it| !it.contains("runs on one process")), "{notes:?}");
+    assert!(source.contains("colmax = 0.5 * colmax + hpf_dfull\n  end block\n"), "{source}");
+    let (notes, _) = dim_lowered("  acol = 1.0 + minval(t, dim=1)\n", false);
+    assert!(notes.iter().any(|it| it.contains("inside an expression is assigned to a distributed array")), "{notes:?}");
     let (notes, _) = dim_lowered("  gsum = sum(g, dim=1)\n", false);
     assert!(
         notes
