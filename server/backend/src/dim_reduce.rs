@@ -1,9 +1,11 @@
-//! `r = RED(x, DIM=k)`, or `r = e` with one such call in an expression `e`
-//! of replicated data (`q = q + minval(t, dim=1)`), (SUM, PRODUCT, MAXVAL, MINVAL, COUNT, ANY, ALL; SUM,
+//! `r = RED(x, DIM=k)` (SUM, PRODUCT, MAXVAL, MINVAL, COUNT, ANY, ALL; SUM,
 //! PRODUCT, MAXVAL, MINVAL with a MASK lined up with `x`) of a rank-2
 //! expression of distributed arrays laid out alike (whole arrays or
 //! sections, elemental operators and intrinsics), distributed in BLOCKs
-//! along one dimension, into a replicated array or section `r`.
+//! along one dimension, into a replicated array or section `r` (also as
+//! the one operand of an expression that reads distributed data,
+//! `q = q + minval(t, dim=1)`), or into an array aligned with the
+//! remaining dimension (each process assigns its own part).
 //!
 //! - Along the undistributed dimension: each process reduces its own
 //!   columns (rows) with the intrinsic itself, in the sequential order, and

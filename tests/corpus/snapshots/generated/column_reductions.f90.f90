@@ -12,7 +12,8 @@ program column_reductions
   double precision :: dsum(ny), drow(nx)
   integer :: cnt(ny), ksum(nx), kmax(ny), ucnt(nx)
   logical :: anyc(ny), allr(nx), anyu(ny)
-  
+  real :: mean(ny)
+  integer :: ubig(nx)
   integer :: i, j
 !hpf$ distribute (*, block) :: t
 !hpf$ align d(i, j) with t(i, j)
@@ -251,6 +252,22 @@ program column_reductions
   call hpf_local_bounds(hpf_d_asec, 0, (2), (6), 1, hpf_lo, hpf_hi)
   asec(hpf_lo:hpf_hi) = hpf_dpart
   end block
+  ! hpf-ls: mean = total / real(nx - 2) + 0.5 * maxval(t(2:nx - 1, :), dim=1) (each process reduces its own part, the pieces gathered)
+  block
+  real, allocatable :: hpf_dpart(:), hpf_dfull(:)
+  call hpf_local_bounds(hpf_d_t, 0, (1), (7), 1, hpf_lo, hpf_hi)
+  hpf_dpart = maxval(t(2:nx - 1, hpf_lo:hpf_hi:1), dim=1)
+  call hpf_dimred_gather_r4(hpf_dpart, size(hpf_dpart), hpf_dfull)
+  mean = total / real(nx - 2) + 0.5 * hpf_dfull
+  end block
+  ! hpf-ls: ubig = ucnt + count(u > 1.0, dim=2) (each process reduces its own part, the pieces gathered)
+  block
+  integer, allocatable :: hpf_dpart(:), hpf_dfull(:)
+  call hpf_local_bounds(hpf_d_u, 0, (1), (11), 1, hpf_lo, hpf_hi)
+  hpf_dpart = count(u(hpf_lo:hpf_hi:1, :) > 1.0, dim=2)
+  call hpf_dimred_gather_i4(hpf_dpart, size(hpf_dpart), hpf_dfull)
+  ubig = ucnt + hpf_dfull
+  end block
   if (hpf_rank == 0) then
   print '(a)', 'colmax, colmin, total'
   end if
@@ -332,9 +349,15 @@ program column_reductions
   print '(5es13.5)', hpf_g_asec
   end if
   if (allocated(hpf_g_asec)) deallocate (hpf_g_asec)
+  if (hpf_rank == 0) then
+  print '(7es13.5)', mean
+  end if
+  if (hpf_rank == 0) then
+  print '(a, 11i4)', 'ubig', ubig
+  end if
   call hpf_stat_report([ &
-    30, &
-    37], &
+    31, &
+    38], &
     reshape([integer(8) :: &
     0_8, 0_8, &
     0_8, 0_8], [2, 2]))
