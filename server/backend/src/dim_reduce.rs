@@ -58,6 +58,10 @@ pub(crate) struct DimReduce<'a> {
     aligned: Option<(String, String)>,
     /// The reduction's call in the right side (replaced by its value).
     call: syntax::TextRange,
+    /// The allocatable temporaries of the partial (or local) vector and of
+    /// the gathered one.
+    part: String,
+    full: String,
 }
 
 const WHY_GRID: &str = "a reduction with DIM= of an array distributed in two dimensions runs on rank 0";
@@ -260,6 +264,14 @@ impl<'a> Lowering<'a> {
             self.ordered_reductions && across && suffix.is_floating() && matches!(intrinsic, "sum" | "product");
         let chain = if ordered { Some(self.reduced_section(stmt, &lined_up, true)?) } else { None };
         self.grow_shadows(section.home(), 0, section.reads());
+        // Declared with the unit's temporaries (not in a BLOCK: the
+        // statement's label stays on the statement that ends it).
+        let part = format!("hpf_dpart{}", self.temps.len() + 1);
+        self.temps.push((format!("{}, allocatable", suffix.declaration()), format!("{part}(:)")));
+        let full = format!("hpf_dfull{}", self.temps.len() + 1);
+        if !across && aligned.is_none() {
+            self.temps.push((format!("{}, allocatable", suffix.declaration()), format!("{full}(:)")));
+        }
         Ok(DimReduce {
             stmt,
             intrinsic,
@@ -273,6 +285,8 @@ impl<'a> Lowering<'a> {
             extent,
             aligned,
             call: value.range,
+            part,
+            full,
         })
     }
 
@@ -376,9 +390,7 @@ impl<'a> Lowering<'a> {
         };
         let _ = writeln!(out, "  ! hpf-ls: {} ({how})", one_line.trim());
         let suffix = plan.suffix;
-        let declaration = suffix.declaration();
-        let gathered = if plan.across || plan.aligned.is_some() { "" } else { ", hpf_dfull(:)" };
-        let _ = writeln!(out, "  block\n  {declaration}, allocatable :: hpf_dpart(:){gathered}");
+        let (p, f) = (&plan.part, &plan.full);
         self.emit_section_bounds(out, &plan.section);
         let intrinsic = plan.intrinsic;
         let local = |section: &SectionAssign| {
@@ -390,28 +402,25 @@ impl<'a> Lowering<'a> {
             let (identity, op) = if intrinsic == "product" { ("1", "*") } else { ("0", "+") };
             let step = chain.step();
             let element = self.edited(plan.value.range, chain.edits());
-            let _ = writeln!(out, "  allocate (hpf_dpart({}))\n  hpf_dpart = {identity}", plan.extent);
-            let _ = writeln!(out, "  call hpf_dimred_chain_recv_{suffix}(hpf_dpart, size(hpf_dpart))");
+            let _ = writeln!(out, "  if (allocated({p})) deallocate ({p})");
+            let _ = writeln!(out, "  allocate ({p}({}))\n  {p} = {identity}", plan.extent);
+            let _ = writeln!(out, "  call hpf_dimred_chain_recv_{suffix}({p}, size({p}))");
             let _ = writeln!(out, "  do hpf_i = hpf_lo, hpf_hi, {step}");
             match plan.mask {
                 Some(mask) => {
                     let mask = self.edited(mask.range, chain.edits());
-                    let _ = writeln!(out, "    hpf_dpart = merge(hpf_dpart {op} ({element}), hpf_dpart, {mask})");
+                    let _ = writeln!(out, "    {p} = merge({p} {op} ({element}), {p}, {mask})");
                 }
                 None => {
-                    let _ = writeln!(out, "    hpf_dpart = hpf_dpart {op} ({element})");
+                    let _ = writeln!(out, "    {p} = {p} {op} ({element})");
                 }
             }
             let _ = writeln!(out, "  end do");
-            let _ = writeln!(out, "  call hpf_dimred_chain_send_{suffix}(hpf_dpart, size(hpf_dpart))");
-            let _ = writeln!(
-                out,
-                "{}\n  end block",
-                self.edited_statement(plan.stmt, &[(plan.call, "hpf_dpart".to_string())])
-            );
+            let _ = writeln!(out, "  call hpf_dimred_chain_send_{suffix}({p}, size({p}))");
+            let _ = writeln!(out, "{}", self.edited_statement(plan.stmt, &[(plan.call, p.clone())]));
             return;
         }
-        let _ = writeln!(out, "  hpf_dpart = {}", local(&plan.section));
+        let _ = writeln!(out, "  {p} = {}", local(&plan.section));
         if let (Some((lo, hi)), StmtKind::Assign { lhs, .. }) = (&plan.aligned, &plan.stmt.kind) {
             let name = match &lhs.kind {
                 ExprKind::Name(name) | ExprKind::Ref { name, .. } => match self.lookup(&name.key()) {
@@ -421,16 +430,15 @@ impl<'a> Lowering<'a> {
                 _ => return,
             };
             let _ = writeln!(out, "  call hpf_local_bounds(hpf_d_{name}, 0, ({lo}), ({hi}), 1, hpf_lo, hpf_hi)");
-            let _ = writeln!(out, "  {name}(hpf_lo:hpf_hi) = hpf_dpart\n  end block");
+            let label =
+                self.slice(syntax::TextRange::new(self.copy_start(plan.stmt.range.start), plan.stmt.range.start));
+            let label = if label.trim().is_empty() { " " } else { label.trim_end() };
+            let _ = writeln!(out, "{label} {name}(hpf_lo:hpf_hi) = {p}");
             return;
         }
         if !plan.across {
-            let _ = writeln!(out, "  call hpf_dimred_gather_{suffix}(hpf_dpart, size(hpf_dpart), hpf_dfull)");
-            let _ = writeln!(
-                out,
-                "{}\n  end block",
-                self.edited_statement(plan.stmt, &[(plan.call, "hpf_dfull".to_string())])
-            );
+            let _ = writeln!(out, "  call hpf_dimred_gather_{suffix}({p}, size({p}), {f})");
+            let _ = writeln!(out, "{}", self.edited_statement(plan.stmt, &[(plan.call, f.clone())]));
             return;
         }
         let op = match intrinsic {
@@ -443,16 +451,15 @@ impl<'a> Lowering<'a> {
         };
         if suffix.is_floating() && matches!(op, "MPI_SUM" | "MPI_PROD") {
             let product = if op == "MPI_PROD" { ".true." } else { ".false." };
-            let _ = writeln!(out, "  call hpf_dimred_combine_{suffix}(hpf_dpart, size(hpf_dpart), {product})");
+            let _ = writeln!(out, "  call hpf_dimred_combine_{suffix}({p}, size({p}), {product})");
         } else {
             let _ = writeln!(
                 out,
-                "  call MPI_Allreduce(MPI_IN_PLACE, hpf_dpart, size(hpf_dpart), {}, {op}, MPI_COMM_WORLD)",
+                "  call MPI_Allreduce(MPI_IN_PLACE, {p}, size({p}), {}, {op}, MPI_COMM_WORLD)",
                 crate::mpi_type(suffix)
             );
         }
-        let _ =
-            writeln!(out, "{}\n  end block", self.edited_statement(plan.stmt, &[(plan.call, "hpf_dpart".to_string())]));
+        let _ = writeln!(out, "{}", self.edited_statement(plan.stmt, &[(plan.call, p.clone())]));
     }
 }
 

@@ -683,7 +683,7 @@ enum Plan<'a> {
     /// `C = MATMUL(A, B)` with panels of the operands gathered (`matmul.rs`).
     Matmul(matmul::Matmul<'a>),
     /// `r = RED(x, DIM=k)` into a replicated array (`dim_reduce.rs`).
-    DimReduce(dim_reduce::DimReduce<'a>),
+    DimReduce(Box<dim_reduce::DimReduce<'a>>),
     /// A loop updating elements through computed indices (`scatter.rs`).
     Scatter(scatter::Scatter<'a>),
     /// `y(i) = y(i-1) + x(i)` as a parallel prefix (`scan.rs`).
@@ -1507,7 +1507,7 @@ impl<'a> Lowering<'a> {
             return Plan::Matmul(matmul);
         }
         match self.dim_reduction(stmt) {
-            Some(Ok(plan)) => return Plan::DimReduce(plan),
+            Some(Ok(plan)) => return Plan::DimReduce(Box::new(plan)),
             Some(Err(why)) => {
                 self.notes.push(Note { range: stmt.header, message: format!("runs on one process: {why}") });
                 return Plan::OnRankZero { stmt, why: Some(why) };

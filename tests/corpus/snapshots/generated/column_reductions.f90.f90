@@ -39,6 +39,42 @@ program column_reductions
   real, allocatable :: asec(:), hpf_g_asec(:)
   type(hpf_desc) :: hpf_d_asec
   integer :: hpf_lo, hpf_hi, hpf_i, hpf_c, hpf_jump, hpf_exit_at
+  real, allocatable :: hpf_dpart1(:)
+  real, allocatable :: hpf_dfull2(:)
+  real, allocatable :: hpf_dpart3(:)
+  real, allocatable :: hpf_dfull4(:)
+  real, allocatable :: hpf_dpart5(:)
+  real, allocatable :: hpf_dfull6(:)
+  integer, allocatable :: hpf_dpart7(:)
+  integer, allocatable :: hpf_dfull8(:)
+  logical, allocatable :: hpf_dpart9(:)
+  logical, allocatable :: hpf_dfull10(:)
+  double precision, allocatable :: hpf_dpart11(:)
+  double precision, allocatable :: hpf_dfull12(:)
+  integer, allocatable :: hpf_dpart13(:)
+  integer, allocatable :: hpf_dfull14(:)
+  real, allocatable :: hpf_dpart15(:)
+  real, allocatable :: hpf_dfull16(:)
+  real, allocatable :: hpf_dpart17(:)
+  double precision, allocatable :: hpf_dpart18(:)
+  integer, allocatable :: hpf_dpart19(:)
+  logical, allocatable :: hpf_dpart20(:)
+  real, allocatable :: hpf_dpart21(:)
+  real, allocatable :: hpf_dpart22(:)
+  logical, allocatable :: hpf_dpart23(:)
+  real, allocatable :: hpf_dpart24(:)
+  real, allocatable :: hpf_dfull25(:)
+  real, allocatable :: hpf_dpart26(:)
+  real, allocatable :: hpf_dfull27(:)
+  integer, allocatable :: hpf_dpart28(:)
+  integer, allocatable :: hpf_dfull29(:)
+  real, allocatable :: hpf_dpart30(:)
+  real, allocatable :: hpf_dpart31(:)
+  real, allocatable :: hpf_dpart32(:)
+  real, allocatable :: hpf_dpart33(:)
+  real, allocatable :: hpf_dfull34(:)
+  integer, allocatable :: hpf_dpart35(:)
+  integer, allocatable :: hpf_dfull36(:)
   call hpf_init()
   hpf_d_t = hpf_make_desc(1, 7, 0, 1, 7, 0, 0)
   call hpf_alloc_bounds(hpf_d_t, 0, 0, hpf_lo, hpf_hi)
@@ -85,189 +121,120 @@ program column_reductions
   i = hpf_final((1), (nx), 1)
   call hpf_stat_end(2)
   ! hpf-ls: colmax = maxval(t, dim=1) (each process reduces its own part, the pieces gathered)
-  block
-  real, allocatable :: hpf_dpart(:), hpf_dfull(:)
   call hpf_local_bounds(hpf_d_t, 0, (1), (7), 1, hpf_lo, hpf_hi)
-  hpf_dpart = maxval(t(:, hpf_lo:hpf_hi:1), dim=1)
-  call hpf_dimred_gather_r4(hpf_dpart, size(hpf_dpart), hpf_dfull)
-  colmax = hpf_dfull
-  end block
+  hpf_dpart1 = maxval(t(:, hpf_lo:hpf_hi:1), dim=1)
+  call hpf_dimred_gather_r4(hpf_dpart1, size(hpf_dpart1), hpf_dfull2)
+  colmax = hpf_dfull2
   ! hpf-ls: colmin = minval(t(2:nx - 1, :), dim=1) (each process reduces its own part, the pieces gathered)
-  block
-  real, allocatable :: hpf_dpart(:), hpf_dfull(:)
   call hpf_local_bounds(hpf_d_t, 0, (1), (7), 1, hpf_lo, hpf_hi)
-  hpf_dpart = minval(t(2:nx - 1, hpf_lo:hpf_hi:1), dim=1)
-  call hpf_dimred_gather_r4(hpf_dpart, size(hpf_dpart), hpf_dfull)
-  colmin = hpf_dfull
-  end block
+  hpf_dpart3 = minval(t(2:nx - 1, hpf_lo:hpf_hi:1), dim=1)
+  call hpf_dimred_gather_r4(hpf_dpart3, size(hpf_dpart3), hpf_dfull4)
+  colmin = hpf_dfull4
   ! hpf-ls: total = sum(t(2:nx - 1, :) ** 2, dim=1) (each process reduces its own part, the pieces gathered)
-  block
-  real, allocatable :: hpf_dpart(:), hpf_dfull(:)
   call hpf_local_bounds(hpf_d_t, 0, (1), (7), 1, hpf_lo, hpf_hi)
-  hpf_dpart = sum(t(2:nx - 1, hpf_lo:hpf_hi:1) ** 2, dim=1)
-  call hpf_dimred_gather_r4(hpf_dpart, size(hpf_dpart), hpf_dfull)
-  total = hpf_dfull
-  end block
+  hpf_dpart5 = sum(t(2:nx - 1, hpf_lo:hpf_hi:1) ** 2, dim=1)
+  call hpf_dimred_gather_r4(hpf_dpart5, size(hpf_dpart5), hpf_dfull6)
+  total = hpf_dfull6
   ! hpf-ls: cnt = count(t > 0.5, dim=1) (each process reduces its own part, the pieces gathered)
-  block
-  integer, allocatable :: hpf_dpart(:), hpf_dfull(:)
   call hpf_local_bounds(hpf_d_t, 0, (1), (7), 1, hpf_lo, hpf_hi)
-  hpf_dpart = count(t(:, hpf_lo:hpf_hi:1) > 0.5, dim=1)
-  call hpf_dimred_gather_i4(hpf_dpart, size(hpf_dpart), hpf_dfull)
-  cnt = hpf_dfull
-  end block
+  hpf_dpart7 = count(t(:, hpf_lo:hpf_hi:1) > 0.5, dim=1)
+  call hpf_dimred_gather_i4(hpf_dpart7, size(hpf_dpart7), hpf_dfull8)
+  cnt = hpf_dfull8
   ! hpf-ls: anyc = any(t < -0.5, dim=1) (each process reduces its own part, the pieces gathered)
-  block
-  logical, allocatable :: hpf_dpart(:), hpf_dfull(:)
   call hpf_local_bounds(hpf_d_t, 0, (1), (7), 1, hpf_lo, hpf_hi)
-  hpf_dpart = any(t(:, hpf_lo:hpf_hi:1) < -0.5, dim=1)
-  call hpf_dimred_gather_l4(hpf_dpart, size(hpf_dpart), hpf_dfull)
-  anyc = hpf_dfull
-  end block
+  hpf_dpart9 = any(t(:, hpf_lo:hpf_hi:1) < -0.5, dim=1)
+  call hpf_dimred_gather_l4(hpf_dpart9, size(hpf_dpart9), hpf_dfull10)
+  anyc = hpf_dfull10
   ! hpf-ls: dsum = sum(d, dim=1) (each process reduces its own part, the pieces gathered)
-  block
-  double precision, allocatable :: hpf_dpart(:), hpf_dfull(:)
   call hpf_local_bounds(hpf_d_d, 0, (1), (7), 1, hpf_lo, hpf_hi)
-  hpf_dpart = sum(d(:, hpf_lo:hpf_hi:1), dim=1)
-  call hpf_dimred_gather_r8(hpf_dpart, size(hpf_dpart), hpf_dfull)
-  dsum = hpf_dfull
-  end block
+  hpf_dpart11 = sum(d(:, hpf_lo:hpf_hi:1), dim=1)
+  call hpf_dimred_gather_r8(hpf_dpart11, size(hpf_dpart11), hpf_dfull12)
+  dsum = hpf_dfull12
   ! hpf-ls: kmax = maxval(k, dim=1) (each process reduces its own part, the pieces gathered)
-  block
-  integer, allocatable :: hpf_dpart(:), hpf_dfull(:)
   call hpf_local_bounds(hpf_d_k, 0, (1), (7), 1, hpf_lo, hpf_hi)
-  hpf_dpart = maxval(k(:, hpf_lo:hpf_hi:1), dim=1)
-  call hpf_dimred_gather_i4(hpf_dpart, size(hpf_dpart), hpf_dfull)
-  kmax = hpf_dfull
-  end block
+  hpf_dpart13 = maxval(k(:, hpf_lo:hpf_hi:1), dim=1)
+  call hpf_dimred_gather_i4(hpf_dpart13, size(hpf_dpart13), hpf_dfull14)
+  kmax = hpf_dfull14
   ! hpf-ls: msum = sum(t, dim=1, mask=t > 0.0) (each process reduces its own part, the pieces gathered)
-  block
-  real, allocatable :: hpf_dpart(:), hpf_dfull(:)
   call hpf_local_bounds(hpf_d_t, 0, (1), (7), 1, hpf_lo, hpf_hi)
-  hpf_dpart = sum(t(:, hpf_lo:hpf_hi:1), dim=1, mask=t(:, hpf_lo:hpf_hi:1) > 0.0)
-  call hpf_dimred_gather_r4(hpf_dpart, size(hpf_dpart), hpf_dfull)
-  msum = hpf_dfull
-  end block
+  hpf_dpart15 = sum(t(:, hpf_lo:hpf_hi:1), dim=1, mask=t(:, hpf_lo:hpf_hi:1) > 0.0)
+  call hpf_dimred_gather_r4(hpf_dpart15, size(hpf_dpart15), hpf_dfull16)
+  msum = hpf_dfull16
   ! hpf-ls: rowsum = sum(t, dim=2) (each process reduces its part, the partial vectors combined)
-  block
-  real, allocatable :: hpf_dpart(:)
   call hpf_local_bounds(hpf_d_t, 0, (1), (7), 1, hpf_lo, hpf_hi)
-  hpf_dpart = sum(t(:, hpf_lo:hpf_hi:1), dim=2)
-  call hpf_dimred_combine_r4(hpf_dpart, size(hpf_dpart), .false.)
-  rowsum = hpf_dpart
-  end block
+  hpf_dpart17 = sum(t(:, hpf_lo:hpf_hi:1), dim=2)
+  call hpf_dimred_combine_r4(hpf_dpart17, size(hpf_dpart17), .false.)
+  rowsum = hpf_dpart17
   ! hpf-ls: drow = product(1.0d0 + d, dim=2) (each process reduces its part, the partial vectors combined)
-  block
-  double precision, allocatable :: hpf_dpart(:)
   call hpf_local_bounds(hpf_d_d, 0, (1), (7), 1, hpf_lo, hpf_hi)
-  hpf_dpart = product(1.0d0 + d(:, hpf_lo:hpf_hi:1), dim=2)
-  call hpf_dimred_combine_r8(hpf_dpart, size(hpf_dpart), .true.)
-  drow = hpf_dpart
-  end block
+  hpf_dpart18 = product(1.0d0 + d(:, hpf_lo:hpf_hi:1), dim=2)
+  call hpf_dimred_combine_r8(hpf_dpart18, size(hpf_dpart18), .true.)
+  drow = hpf_dpart18
   ! hpf-ls: ksum = sum(abs(k), dim=2) (each process reduces its part, the partial vectors combined)
-  block
-  integer, allocatable :: hpf_dpart(:)
   call hpf_local_bounds(hpf_d_k, 0, (1), (7), 1, hpf_lo, hpf_hi)
-  hpf_dpart = sum(abs(k(:, hpf_lo:hpf_hi:1)), dim=2)
-  call MPI_Allreduce(MPI_IN_PLACE, hpf_dpart, size(hpf_dpart), MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
-  ksum = hpf_dpart
-  end block
+  hpf_dpart19 = sum(abs(k(:, hpf_lo:hpf_hi:1)), dim=2)
+  call MPI_Allreduce(MPI_IN_PLACE, hpf_dpart19, size(hpf_dpart19), MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
+  ksum = hpf_dpart19
   ! hpf-ls: allr = all(t > -0.6, dim=2) (each process reduces its part, the partial vectors combined)
-  block
-  logical, allocatable :: hpf_dpart(:)
   call hpf_local_bounds(hpf_d_t, 0, (1), (7), 1, hpf_lo, hpf_hi)
-  hpf_dpart = all(t(:, hpf_lo:hpf_hi:1) > -0.6, dim=2)
-  call MPI_Allreduce(MPI_IN_PLACE, hpf_dpart, size(hpf_dpart), MPI_LOGICAL, MPI_LAND, MPI_COMM_WORLD)
-  allr = hpf_dpart
-  end block
+  hpf_dpart20 = all(t(:, hpf_lo:hpf_hi:1) > -0.6, dim=2)
+  call MPI_Allreduce(MPI_IN_PLACE, hpf_dpart20, size(hpf_dpart20), MPI_LOGICAL, MPI_LAND, MPI_COMM_WORLD)
+  allr = hpf_dpart20
   ! hpf-ls: part = sum(t(3:9, 2:ny), dim=2) (each process reduces its part, the partial vectors combined)
-  block
-  real, allocatable :: hpf_dpart(:)
   call hpf_local_bounds(hpf_d_t, 0, (2), (ny), 1, hpf_lo, hpf_hi)
-  hpf_dpart = sum(t(3:9, hpf_lo:hpf_hi:1), dim=2)
-  call hpf_dimred_combine_r4(hpf_dpart, size(hpf_dpart), .false.)
-  part = hpf_dpart
-  end block
+  hpf_dpart21 = sum(t(3:9, hpf_lo:hpf_hi:1), dim=2)
+  call hpf_dimred_combine_r4(hpf_dpart21, size(hpf_dpart21), .false.)
+  part = hpf_dpart21
   ! hpf-ls: usum = sum(u, dim=1) (each process reduces its part, the partial vectors combined)
-  block
-  real, allocatable :: hpf_dpart(:)
   call hpf_local_bounds(hpf_d_u, 0, (1), (11), 1, hpf_lo, hpf_hi)
-  hpf_dpart = sum(u(hpf_lo:hpf_hi:1, :), dim=1)
-  call hpf_dimred_combine_r4(hpf_dpart, size(hpf_dpart), .false.)
-  usum = hpf_dpart
-  end block
+  hpf_dpart22 = sum(u(hpf_lo:hpf_hi:1, :), dim=1)
+  call hpf_dimred_combine_r4(hpf_dpart22, size(hpf_dpart22), .false.)
+  usum = hpf_dpart22
   ! hpf-ls: anyu = any(u > 2.5, dim=1) (each process reduces its part, the partial vectors combined)
-  block
-  logical, allocatable :: hpf_dpart(:)
   call hpf_local_bounds(hpf_d_u, 0, (1), (11), 1, hpf_lo, hpf_hi)
-  hpf_dpart = any(u(hpf_lo:hpf_hi:1, :) > 2.5, dim=1)
-  call MPI_Allreduce(MPI_IN_PLACE, hpf_dpart, size(hpf_dpart), MPI_LOGICAL, MPI_LOR, MPI_COMM_WORLD)
-  anyu = hpf_dpart
-  end block
+  hpf_dpart23 = any(u(hpf_lo:hpf_hi:1, :) > 2.5, dim=1)
+  call MPI_Allreduce(MPI_IN_PLACE, hpf_dpart23, size(hpf_dpart23), MPI_LOGICAL, MPI_LOR, MPI_COMM_WORLD)
+  anyu = hpf_dpart23
   ! hpf-ls: urow = maxval(u, dim=2) (each process reduces its own part, the pieces gathered)
-  block
-  real, allocatable :: hpf_dpart(:), hpf_dfull(:)
   call hpf_local_bounds(hpf_d_u, 0, (1), (11), 1, hpf_lo, hpf_hi)
-  hpf_dpart = maxval(u(hpf_lo:hpf_hi:1, :), dim=2)
-  call hpf_dimred_gather_r4(hpf_dpart, size(hpf_dpart), hpf_dfull)
-  urow = hpf_dfull
-  end block
+  hpf_dpart24 = maxval(u(hpf_lo:hpf_hi:1, :), dim=2)
+  call hpf_dimred_gather_r4(hpf_dpart24, size(hpf_dpart24), hpf_dfull25)
+  urow = hpf_dfull25
   ! hpf-ls: uprod = product(u(:, 1:4), dim=2) (each process reduces its own part, the pieces gathered)
-  block
-  real, allocatable :: hpf_dpart(:), hpf_dfull(:)
   call hpf_local_bounds(hpf_d_u, 0, (1), (11), 1, hpf_lo, hpf_hi)
-  hpf_dpart = product(u(hpf_lo:hpf_hi:1, 1:4), dim=2)
-  call hpf_dimred_gather_r4(hpf_dpart, size(hpf_dpart), hpf_dfull)
-  uprod = hpf_dfull
-  end block
+  hpf_dpart26 = product(u(hpf_lo:hpf_hi:1, 1:4), dim=2)
+  call hpf_dimred_gather_r4(hpf_dpart26, size(hpf_dpart26), hpf_dfull27)
+  uprod = hpf_dfull27
   ! hpf-ls: ucnt = count(u > 0.0 .and. u < 1.0, dim=2) (each process reduces its own part, the pieces gathered)
-  block
-  integer, allocatable :: hpf_dpart(:), hpf_dfull(:)
   call hpf_local_bounds(hpf_d_u, 0, (1), (11), 1, hpf_lo, hpf_hi)
-  hpf_dpart = count(u(hpf_lo:hpf_hi:1, :) > 0.0 .and. u(hpf_lo:hpf_hi:1, :) < 1.0, dim=2)
-  call hpf_dimred_gather_i4(hpf_dpart, size(hpf_dpart), hpf_dfull)
-  ucnt = hpf_dfull
-  end block
+  hpf_dpart28 = count(u(hpf_lo:hpf_hi:1, :) > 0.0 .and. u(hpf_lo:hpf_hi:1, :) < 1.0, dim=2)
+  call hpf_dimred_gather_i4(hpf_dpart28, size(hpf_dpart28), hpf_dfull29)
+  ucnt = hpf_dfull29
   ! hpf-ls: acolmax = maxval(t, dim=1) (each process reduces its own part, where the result's elements live)
-  block
-  real, allocatable :: hpf_dpart(:)
   call hpf_local_bounds(hpf_d_t, 0, (1), (7), 1, hpf_lo, hpf_hi)
-  hpf_dpart = maxval(t(:, hpf_lo:hpf_hi:1), dim=1)
+  hpf_dpart30 = maxval(t(:, hpf_lo:hpf_hi:1), dim=1)
   call hpf_local_bounds(hpf_d_acolmax, 0, (1), (7), 1, hpf_lo, hpf_hi)
-  acolmax(hpf_lo:hpf_hi) = hpf_dpart
-  end block
+  acolmax(hpf_lo:hpf_hi) = hpf_dpart30
   ! hpf-ls: arow = sum(u * 2.0, dim=2) (each process reduces its own part, where the result's elements live)
-  block
-  real, allocatable :: hpf_dpart(:)
   call hpf_local_bounds(hpf_d_u, 0, (1), (11), 1, hpf_lo, hpf_hi)
-  hpf_dpart = sum(u(hpf_lo:hpf_hi:1, :) * 2.0, dim=2)
+  hpf_dpart31 = sum(u(hpf_lo:hpf_hi:1, :) * 2.0, dim=2)
   call hpf_local_bounds(hpf_d_arow, 0, (1), (11), 1, hpf_lo, hpf_hi)
-  arow(hpf_lo:hpf_hi) = hpf_dpart
-  end block
+  arow(hpf_lo:hpf_hi) = hpf_dpart31
   ! hpf-ls: asec = minval(t(:, 2:6), dim=1) (each process reduces its own part, where the result's elements live)
-  block
-  real, allocatable :: hpf_dpart(:)
   call hpf_local_bounds(hpf_d_t, 0, (2), (6), 1, hpf_lo, hpf_hi)
-  hpf_dpart = minval(t(:, hpf_lo:hpf_hi:1), dim=1)
+  hpf_dpart32 = minval(t(:, hpf_lo:hpf_hi:1), dim=1)
   call hpf_local_bounds(hpf_d_asec, 0, (2), (6), 1, hpf_lo, hpf_hi)
-  asec(hpf_lo:hpf_hi) = hpf_dpart
-  end block
+  asec(hpf_lo:hpf_hi) = hpf_dpart32
   ! hpf-ls: mean = total / real(nx - 2) + 0.5 * maxval(t(2:nx - 1, :), dim=1) (each process reduces its own part, the pieces gathered)
-  block
-  real, allocatable :: hpf_dpart(:), hpf_dfull(:)
   call hpf_local_bounds(hpf_d_t, 0, (1), (7), 1, hpf_lo, hpf_hi)
-  hpf_dpart = maxval(t(2:nx - 1, hpf_lo:hpf_hi:1), dim=1)
-  call hpf_dimred_gather_r4(hpf_dpart, size(hpf_dpart), hpf_dfull)
-  mean = total / real(nx - 2) + 0.5 * hpf_dfull
-  end block
+  hpf_dpart33 = maxval(t(2:nx - 1, hpf_lo:hpf_hi:1), dim=1)
+  call hpf_dimred_gather_r4(hpf_dpart33, size(hpf_dpart33), hpf_dfull34)
+  mean = total / real(nx - 2) + 0.5 * hpf_dfull34
   ! hpf-ls: ubig = ucnt + count(u > 1.0, dim=2) (each process reduces its own part, the pieces gathered)
-  block
-  integer, allocatable :: hpf_dpart(:), hpf_dfull(:)
   call hpf_local_bounds(hpf_d_u, 0, (1), (11), 1, hpf_lo, hpf_hi)
-  hpf_dpart = count(u(hpf_lo:hpf_hi:1, :) > 1.0, dim=2)
-  call hpf_dimred_gather_i4(hpf_dpart, size(hpf_dpart), hpf_dfull)
-  ubig = ucnt + hpf_dfull
-  end block
+  hpf_dpart35 = count(u(hpf_lo:hpf_hi:1, :) > 1.0, dim=2)
+  call hpf_dimred_gather_i4(hpf_dpart35, size(hpf_dpart35), hpf_dfull36)
+  ubig = ucnt + hpf_dfull36
   if (hpf_rank == 0) then
   print '(a)', 'colmax, colmin, total'
   end if
