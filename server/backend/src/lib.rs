@@ -129,6 +129,10 @@
 //!   them where its value goes into a replicated scalar (`r = f()`; PRINT
 //!   items that call one go into such a scalar first, `hoist.rs`); other
 //!   uses run on rank 0 on their gathered copies;
+//! - `R = SUM(X, DIM=K)` (PRODUCT, MAXVAL, MINVAL, COUNT, ANY, ALL) of a
+//!   rank-2 expression of BLOCK arrays into a replicated array or one
+//!   aligned with the remaining dimension: local reductions, then one
+//!   gather or one combining collective (`dim_reduce.rs`);
 //! - `X = TRANSPOSE(Y)`, `X = CSHIFT(Y, ...)`, `X = EOSHIFT(Y, ...)` of
 //!   whole distributed arrays: a shift between arrays laid out alike as
 //!   the halo it crosses plus local copies (`shift.rs`), else one
