@@ -899,7 +899,10 @@ impl<'a> Lowering<'a> {
 
     /// The first reference to a distributed array in `expr`: its array, its
     /// subscripts (`None` for the whole array) and its name's range.
-    fn first_distributed<'e>(&self, expr: &'e Expr) -> Option<(SymbolId, Option<&'e [Subscript]>, TextRange)> {
+    pub(crate) fn first_distributed<'e>(
+        &self,
+        expr: &'e Expr,
+    ) -> Option<(SymbolId, Option<&'e [Subscript]>, TextRange)> {
         let is_distributed =
             |name: &syntax::Name| self.lookup(&name.key()).filter(|id| self.distributed.contains_key(id));
         match &expr.kind {

@@ -132,6 +132,10 @@
 //!   them where its value goes into a replicated scalar (`r = f()`; PRINT
 //!   items that call one go into such a scalar first, `hoist.rs`); other
 //!   uses run on rank 0 on their gathered copies;
+//! - `R = SUM(X, DIM=K)` (PRODUCT, MAXVAL, MINVAL, COUNT, ANY, ALL) of a
+//!   rank-2 expression of BLOCK arrays into a replicated array or one
+//!   aligned with the remaining dimension: local reductions, then one
+//!   gather or one combining collective (`dim_reduce.rs`);
 //! - `X = TRANSPOSE(Y)`, `X = CSHIFT(Y, ...)`, `X = EOSHIFT(Y, ...)` of
 //!   whole distributed arrays: a shift between arrays laid out alike as
 //!   the halo it crosses plus local copies (`shift.rs`), else one
@@ -194,6 +198,7 @@ mod call_remap;
 mod common_blocks;
 mod common_modules;
 mod courses;
+mod dim_reduce;
 pub mod driver;
 mod element_reduction;
 mod element_type;
@@ -773,6 +778,8 @@ enum Plan<'a> {
     Permute(permute::Permute<'a>),
     /// `C = MATMUL(A, B)` with panels of the operands gathered (`matmul.rs`).
     Matmul(matmul::Matmul<'a>),
+    /// `r = RED(x, DIM=k)` into a replicated array (`dim_reduce.rs`).
+    DimReduce(Box<dim_reduce::DimReduce<'a>>),
     /// A loop updating elements through computed indices (`scatter.rs`).
     Scatter(scatter::Scatter<'a>),
     /// `y(i) = y(i-1) + x(i)` as a parallel prefix (`scan.rs`).
@@ -843,6 +850,7 @@ impl Plan<'_> {
             | Plan::LocalCall(_)
             | Plan::Permute(_)
             | Plan::Matmul(_)
+            | Plan::DimReduce(_)
             | Plan::Scatter(_)
             | Plan::Recurrence(_)
             | Plan::Pipeline(_)
@@ -1691,6 +1699,14 @@ impl<'a> Lowering<'a> {
         }
         if let Some(matmul) = self.matmul_plan(stmt) {
             return Plan::Matmul(matmul);
+        }
+        match self.dim_reduction(stmt) {
+            Some(Ok(plan)) => return Plan::DimReduce(Box::new(plan)),
+            Some(Err(why)) => {
+                self.notes.push(Note { range: stmt.header, message: format!("runs on one process: {why}") });
+                return Plan::OnRankZero { stmt, why: Some(why) };
+            }
+            None => {}
         }
         if self.is_read(stmt) {
             // Rank 0 reads (the launcher gives it the standard input), then
@@ -3550,6 +3566,7 @@ impl<'a> Lowering<'a> {
             Plan::Split(split) => self.emit_split(out, split),
             Plan::Permute(permute) => self.emit_permute(out, permute),
             Plan::Matmul(matmul) => self.emit_matmul(out, matmul),
+            Plan::DimReduce(plan) => self.emit_dim_reduce(out, plan),
             Plan::Scatter(scatter) => self.emit_scatter(out, scatter),
             Plan::Recurrence(recurrence) => self.emit_recurrence(out, recurrence),
             Plan::ElementReduction(plan) => self.emit_element_reduction(out, plan),

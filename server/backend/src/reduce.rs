@@ -667,7 +667,7 @@ impl<'a> Lowering<'a> {
 
     /// The rank of an expression made of array references with at most
     /// one section subscript each, scalars and elemental operations.
-    fn rank_of(&self, expr: &Expr) -> Option<usize> {
+    pub(crate) fn rank_of(&self, expr: &Expr) -> Option<usize> {
         let model = &self.analysis.model;
         match &expr.kind {
             ExprKind::Int(_) | ExprKind::Literal(_) => Some(0),

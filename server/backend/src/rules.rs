@@ -192,6 +192,12 @@ pub const RULES: &[Rule] = &[
         test: "matrix_products_of_distributed_arrays_run_in_parallel",
     },
     Rule {
+        construct: "SUM, MAXVAL, COUNT, ... with DIM= of a rank-2 array into an array",
+        runs: Runs::OwnerComputes,
+        example: "w = sum(mat, dim=2)",
+        test: "column_reductions_with_dim_run_in_parallel",
+    },
+    Rule {
         construct: "DO or IF around parallel statements",
         runs: Runs::EveryProcess,
         example: "do step = 1, 3; u(1:n) = v(1:n) + step; if (step > 1) w = w + 1.0; end do",

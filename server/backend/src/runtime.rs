@@ -1735,6 +1735,14 @@ fn runtime_with(types: &[ElementType], wanted: impl Fn(&str) -> bool) -> String 
         if element.is_numeric() && wanted(&format!("hpf_chain_recv_{suffix}(")) {
             res.push_str(&chain(suffix, fortran_type, mpi_type));
         }
+        if wanted(&format!("hpf_dimred_gather_{suffix}(")) {
+            res.push_str(&crate::dim_reduce::gather_runtime(suffix, fortran_type, mpi_type));
+        }
+        if element.is_numeric()
+            && (wanted(&format!("hpf_dimred_combine_{suffix}(")) || wanted(&format!("hpf_dimred_chain_recv_{suffix}(")))
+        {
+            res.push_str(&crate::dim_reduce::combine_runtime(suffix, fortran_type, mpi_type));
+        }
         if element.is_numeric() && wanted(&format!("hpf_combine_{suffix}(")) {
             res.push_str(&combine(suffix, fortran_type, mpi_type));
         }

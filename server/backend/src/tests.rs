@@ -5001,3 +5001,103 @@ end program p
     assert!(source.contains("  hpf_d_g = hpf_make_desc(0, hpf_ubs_g(1), 0, 0, hpf_ubs_f(1), 0, 0)"), "{source}");
     assert!(source.contains("product(max(0, hpf_ubs_g - hpf_lbs_g + 1))"), "{source}");
 }
+
+const DIM_HEADER: &str = "program p
+  implicit none
+  integer, parameter :: nx = 10, ny = 6
+  real :: t(nx, ny), u(nx, ny), colmax(ny), rowsum(nx), total(ny), acol(ny), g(nx, ny), gsum(ny)
+  integer :: cnt(ny)
+  logical :: anyr(nx)
+!hpf$ processors p(2, 2)
+!hpf$ distribute (*, block) :: t
+!hpf$ distribute (block, *) :: u
+!hpf$ align acol(j) with t(*, j)
+!hpf$ distribute (block, block) onto p :: g
+";
+
+fn dim_lowered(body: &str, ordered_reductions: bool) -> (Vec<String>, String) {
+    let text = format!("{DIM_HEADER}  t = 1.0\n  u = 2.0\n  g = 3.0\n{body}  print *, colmax, rowsum\nend program p\n");
+    let analysis = analysis::analyze(&text, SourceForm::Free, ModelConfig { number_of_processors: None });
+    let options = crate::LowerOptions { ordered_reductions, ..Default::default() };
+    let generated = crate::lower_with(&analysis, &text, &options).expect("lowered");
+    let notes = generated.notes.iter().map(|it| it.message.clone()).collect();
+    // The temporaries' numbers left out.
+    let mut source = String::new();
+    let mut rest = generated.source.as_str();
+    while let Some(at) = rest.find("hpf_dpart").into_iter().chain(rest.find("hpf_dfull")).min() {
+        source.push_str(&rest[..at + 9]);
+        rest = rest[at + 9..].trim_start_matches(|it: char| it.is_ascii_digit());
+    }
+    source.push_str(rest);
+    (notes, source)
+}
+
+/// Along the undistributed dimension each process reduces its own columns
+/// with the intrinsic (the sequential order) and the pieces are gathered;
+/// sections and elemental expressions go along.
+#[test]
+fn dim_reduction_along_the_undistributed_dimension_gathers_the_pieces() {
+    let (notes, source) = dim_lowered("  colmax = maxval(t, dim=1)\n  total = sum(t(2:nx-1, :) ** 2, dim=1)\n", false);
+    assert!(notes.iter().all(|it| !it.contains("runs on one process")), "{notes:?}");
+    assert!(source.contains("  hpf_dpart = maxval(t(:, hpf_lo:hpf_hi:1), dim=1)\n"), "{source}");
+    assert!(source.contains("  hpf_dpart = sum(t(2:nx-1, hpf_lo:hpf_hi:1) ** 2, dim=1)\n"), "{source}");
+    assert_eq!(source.matches("  call hpf_dimred_gather_r4(hpf_dpart, size(hpf_dpart), hpf_dfull)\n").count(), 2);
+    assert!(source.contains("  colmax = hpf_dfull\n"), "{source}");
+}
+
+/// Along the distributed dimension the partial vectors are combined in one
+/// collective: MPI_Allreduce for exact operations, a rank-order fold for
+/// floating SUM by default, a chain of running vectors when ordered.
+#[test]
+fn dim_reduction_along_the_distributed_dimension_combines_partial_vectors() {
+    let body = "  rowsum = sum(t, dim=2)\n  cnt = count(u > 1.0, dim=1)\n  anyr = any(t > 0.5, dim=2)\n";
+    let (notes, source) = dim_lowered(body, false);
+    assert!(notes.iter().all(|it| !it.contains("runs on one process")), "{notes:?}");
+    assert!(source.contains("  hpf_dpart = sum(t(:, hpf_lo:hpf_hi:1), dim=2)\n"), "{source}");
+    assert!(source.contains("  call hpf_dimred_combine_r4(hpf_dpart, size(hpf_dpart), .false.)\n"), "{source}");
+    assert!(source.contains("  hpf_dpart = count(u(hpf_lo:hpf_hi:1, :) > 1.0, dim=1)\n"), "{source}");
+    assert!(source.contains(
+        "  call MPI_Allreduce(MPI_IN_PLACE, hpf_dpart, size(hpf_dpart), MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)\n"
+    ));
+    assert!(source.contains("MPI_LOGICAL, MPI_LOR, MPI_COMM_WORLD)\n"), "{source}");
+    let (_, ordered) = dim_lowered("  rowsum = sum(t, dim=2)\n", true);
+    assert!(!ordered.contains("hpf_dimred_combine_r4(hpf_dpart"), "{ordered}");
+    assert!(
+        ordered.contains(
+            "  if (allocated(hpf_dpart)) deallocate (hpf_dpart)\n  allocate (hpf_dpart(10))\n  hpf_dpart = 0\n  call hpf_dimred_chain_recv_r4(hpf_dpart, size(hpf_dpart))\n  do hpf_i = hpf_lo, hpf_hi, 1\n    hpf_dpart = hpf_dpart + (t(:, hpf_i))\n  end do\n  call hpf_dimred_chain_send_r4(hpf_dpart, size(hpf_dpart))\n  rowsum = hpf_dpart\n"
+        ),
+        "{ordered}"
+    );
+}
+
+/// A result aligned with the remaining dimension keeps each process's part;
+/// one distributed along the reduced dimension, or data on a 2-D grid, run
+/// on rank 0 with a note.
+#[test]
+fn dim_reduction_into_an_aligned_result_and_refusals() {
+    let (notes, source) = dim_lowered("  acol = minval(t, dim=1)\n", false);
+    assert!(notes.iter().all(|it| !it.contains("runs on one process")), "{notes:?}");
+    assert!(
+        source.contains(
+            "  call hpf_local_bounds(hpf_d_acol, 0, (1), (6), 1, hpf_lo, hpf_hi)\n  acol(hpf_lo:hpf_hi) = hpf_dpart\n"
+        ),
+        "{source}"
+    );
+    assert!(!source.contains("hpf_dimred_gather"), "{source}");
+    // As an operand of a bigger expression into a replicated array.
+    let (notes, source) = dim_lowered("  colmax = 0.5 * colmax + minval(t, dim=1)\n", false);
+    assert!(notes.iter().all(|it| !it.contains("runs on one process")), "{notes:?}");
+    assert!(source.contains("\n  colmax = 0.5 * colmax + hpf_dfull\n"), "{source}");
+    let (notes, _) = dim_lowered("  acol = 1.0 + minval(t, dim=1)\n", false);
+    assert!(notes.iter().any(|it| it.contains("inside an expression is assigned to a distributed array")), "{notes:?}");
+    let (notes, _) = dim_lowered("  gsum = sum(g, dim=1)\n", false);
+    assert!(
+        notes
+            .iter()
+            .any(|it| it
+                .contains("runs on one process: a reduction with DIM= of an array distributed in two dimensions")),
+        "{notes:?}"
+    );
+    let (notes, _) = dim_lowered("  acol = sum(u, dim=2)\n", false);
+    assert!(notes.iter().any(|it| it.contains("runs on one process: SUM with DIM= is assigned to")), "{notes:?}");
+}

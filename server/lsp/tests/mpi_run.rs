@@ -24,6 +24,7 @@ const SUPPORTED: &[&str] = &[
     "block_cyclic_matmul.f90",
     "blockdata_fields.f",
     "chain_align.hpf",
+    "column_reductions.f90",
     "column_sums.f90",
     "common_blocks.f",
     "common_fields.f",
@@ -522,6 +523,25 @@ fn runs_in_parallel_as_sequential(name: &str, text: &str) -> PathBuf {
     assert!(output.status.success(), "{stderr}");
     assert!(!stderr.contains("runs on one process"), "{stderr}");
     source
+}
+
+/// Reductions with DIM= of distributed arrays into arrays
+/// (`tests/corpus/column_reductions.f90`: along either dimension of
+/// `(*, BLOCK)` and `(BLOCK, *)` data, replicated and aligned results) build
+/// with no statement on one process and print the sequential output on 1 to
+/// 5 processes with `--ordered-reductions`.
+#[test]
+#[ignore = "long, needs MPI: cargo test -p hpf-ls --test mpi_run -- --ignored"]
+fn column_reductions_with_dim_run_in_parallel() {
+    require_toolchain();
+    let source = corpus().join("column_reductions.f90");
+    let expected = std::fs::read(corpus().join("expected/column_reductions.f90.out")).unwrap();
+    let dir = scratch("column_reductions");
+    let output = hpf_ls_build(&source, &dir.join("column_reductions.exe"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(!stderr.contains("runs on one process"), "{stderr}");
+    runs_print_on(&source, &expected, &["1", "2", "3", "4", "5"]);
 }
 
 /// `hpf-ls run --np N source` on each of `processes` exits 0 and prints `expected`.
