@@ -5018,7 +5018,7 @@ const DIM_HEADER: &str = "program p
 fn dim_lowered(body: &str, ordered_reductions: bool) -> (Vec<String>, String) {
     let text = format!("{DIM_HEADER}  t = 1.0\n  u = 2.0\n  g = 3.0\n{body}  print *, colmax, rowsum\nend program p\n");
     let analysis = analysis::analyze(&text, SourceForm::Free, ModelConfig { number_of_processors: None });
-    let options = crate::LowerOptions { ordered_reductions, ..Default::default() };
+    let options = crate::LowerOptions { ordered_reductions };
     let generated = crate::lower_with(&analysis, &text, &options).expect("lowered");
     let notes = generated.notes.iter().map(|it| it.message.clone()).collect();
     // The temporaries' numbers left out.
